@@ -1,0 +1,253 @@
+"""The ``compactscope`` command.
+
+Headless subcommands (never import Qt, start fast):
+  run FILE      run a strategy's pipeline once and print every step
+  check FILE    print the API-validity findings; exit 1 when the API would reject the list
+  info FILE     what the file holds: format, conversations, tool pairs, compaction events, usage
+  replay FILE   run the pipeline before every model call over the conversation's life
+  strategies    list the strategies and their parameters
+
+Anything else opens the window: ``compactscope [FILE] [--step N] [--screenshot out.png]``.
+Exit codes: 0 fine, 1 the API would reject the list (check), 2 bad input or usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HEADLESS = ("run", "check", "info", "replay", "strategies", "proxy", "record")
+
+
+class CliError(Exception):
+    pass
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str, indent=1))
+    sys.stdout.write("\n")
+
+
+def _parse_sets(pairs: list[str]) -> dict:
+    out = {}
+    for p in pairs or []:
+        if "=" not in p:
+            raise CliError(f"--set takes NAME=VALUE, not {p!r}")
+        k, v = p.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _load(path: str, index: int = 0):
+    from core.loaders import LoadError, load
+    try:
+        result = load(path)
+    except LoadError as e:
+        raise CliError(str(e)) from None
+    if not 0 <= index < len(result.conversations):
+        raise CliError(f"{path}: there is no conversation {index} (the file holds {len(result.conversations)})")
+    return result, result.conversations[index]
+
+
+def _engine(args, strategy_name: str):
+    from core import strategies
+    from core.pipeline import Engine
+    from core.summarizers import make_summarizer
+    from core.workspace import Workspace
+    try:
+        strategy = strategies.get(strategy_name)
+    except KeyError as e:
+        raise CliError(str(e.args[0])) from None
+    params = _parse_sets(getattr(args, "set", None))
+    if getattr(args, "variant", None):
+        params["variant"] = args.variant
+    try:
+        resolved = strategy.resolve(params)
+    except (KeyError, ValueError) as e:
+        raise CliError(str(e.args[0] if e.args else e)) from None
+    try:
+        summarizer = make_summarizer(getattr(args, "summarizer", None))
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    order = [s.strip() for s in args.order.split(",")] if getattr(args, "order", None) else None
+    workspace = Workspace(args.workdir) if getattr(args, "workdir", None) else None
+    try:
+        return Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order)
+    except KeyError as e:
+        raise CliError(str(e.args[0])) from None
+
+
+def cmd_run(args) -> int:
+    result, conv = _load(args.file, args.conversation)
+    engine = _engine(args, args.strategy)
+    trace = engine.run(conv.messages, conversation=conv)
+    if args.json:
+        d = trace.to_json(include_messages=not args.no_messages)
+        out = {"strategy": d["strategy"], "params": d["params"],
+               "input": {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
+                         "conversation": args.conversation, "dialect": conv.dialect},
+               "estimators": d["estimators"], "order": d["order"], "steps": d["steps"],
+               "findings": d["findings"], "input_findings": d["input_findings"],
+               "workdir": str(engine.workspace.root)}
+        _print_json(out)
+        return 0
+    print(f"{args.file}: {result.format}, {len(conv.messages)} messages; strategy {trace.strategy}")
+    print(f"sizes: {trace.size_estimator}; tokens: {trace.token_estimator}")
+    print(f"{'layer':<22}{'changed':<9}{'size before':>12}{'size after':>12}{'tok after':>11}  what happened")
+    for s in trace.steps:
+        print(f"{s.layer:<22}{'yes' if s.changed else 'no':<9}{s.size_before:>12,}{s.size_after:>12,}"
+              f"{s.tokens_after:>11,}  {s.explain()}")
+        for e in s.edits:
+            print(f"{'':<22}- {e.text}")
+    findings = trace.final_findings
+    print(f"findings after the last layer: {len(findings)}")
+    for f in findings[:50]:
+        print(f"  {f}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    from core.checker import check, rejected
+    result, conv = _load(args.file, args.conversation)
+    findings = check(conv.messages, conv.dialect)
+    if args.json:
+        _print_json({"path": args.file, "format": result.format, "messages": len(conv.messages),
+                     "findings": [f.to_json() for f in findings], "rejected": rejected(findings)})
+    else:
+        for f in findings:
+            meta = conv.meta_at(f.message)
+            where = f" ({meta.provenance})" if meta.provenance and meta.provenance.line else ""
+            print(f"{f}{where}")
+        print(f"{args.file}: {len(conv.messages)} messages, {len(findings)} finding(s)"
+              + (": the API would reject this list" if rejected(findings) else ""))
+    return 1 if rejected(findings) else 0
+
+
+def cmd_info(args) -> int:
+    from core.info import describe
+    from core.loaders import LoadError, load
+    try:
+        result = load(args.file)
+    except LoadError as e:
+        raise CliError(str(e)) from None
+    info = describe(result)
+    if args.json:
+        _print_json(info)
+        return 0
+    print(f"{info['path']}: {info['format']}, {len(info['conversations'])} conversation(s)")
+    for c in info["conversations"]:
+        print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {c['messages']} messages ({c['dialect']}), "
+              f"{c['tool_pairs']} tool pairs ({c['complete_pairs']} complete)"
+              + (f", model {c['model']}" if c.get("model") else ""))
+        for e in c["events"]:
+            print(f"      compaction at message {e['message_index']}: {e['kind']} trigger={e.get('trigger')} "
+                  f"preTokens={e.get('pre_tokens')}")
+        if c.get("usage"):
+            u = c["usage"]
+            print(f"      usage: {u['calls']} calls, input {u['input_tokens']:,}, output {u['output_tokens']:,}, "
+                  f"peak context {u['peak_context_tokens']:,}")
+        if c["findings"]:
+            print(f"      findings: {len(c['findings'])} (" + ", ".join(
+                f"{k} x{v}" for k, v in c["finding_counts"].items()) + ")")
+    for p in info["problems"]:
+        print(f"  problem: {p}")
+    return 0
+
+
+def cmd_strategies(args) -> int:
+    from core import strategies
+    out = []
+    for name in strategies.available():
+        s = strategies.get(name)
+        out.append({"name": s.name, "title": s.title, "description": s.description, "layers": s.layer_names,
+                    "params": [{"name": p.name, "default": p.default, "help": p.help,
+                                **({"choices": list(p.choices)} if p.choices else {})} for p in s.params]})
+    if args.json:
+        _print_json(out)
+        return 0
+    for s in out:
+        print(f"{s['name']}: {s['title']}\n  {s['description']}\n  layers: {' -> '.join(s['layers'])}")
+        for p in s["params"]:
+            print(f"    {p['name']} = {p['default']!r}: {p['help']}")
+    return 0
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="a transcript file (format detected from its content)")
+    p.add_argument("--conversation", type=int, default=0, metavar="N",
+                   help="which conversation of the file (0 = the main one)")
+
+
+def _add_engine(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strategy", default="s08", help="s08 (default), claude_code or hermes")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
+    p.add_argument("--variant", choices=("guarded", "readme"), help="readme = the seed README's unguarded snip")
+    p.add_argument("--order", help="comma-separated layer order, e.g. micro_compact,tool_result_budget,...")
+    p.add_argument("--summarizer", default="offline", help="offline (default), anthropic[:MODEL] or fixed:TEXT")
+    p.add_argument("--workdir", help="folder for persisted results and transcripts (default: a per-session "
+                                     "folder in the user cache)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="compactscope", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("run", help="run a strategy's pipeline once over FILE")
+    _add_common(p)
+    _add_engine(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--no-messages", action="store_true", help="with --json: message counts instead of lists")
+    p.set_defaults(fn=cmd_run)
+    p = sub.add_parser("check", help="would the API accept FILE's messages? exit 1 if not")
+    _add_common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_check)
+    p = sub.add_parser("info", help="what FILE holds")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_info)
+    p = sub.add_parser("strategies", help="list strategies and parameters")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_strategies)
+    for extra in ("replay", "proxy"):
+        try:
+            mod = __import__(f"app.cli_{extra}", fromlist=["register"])
+        except ModuleNotFoundError:
+            continue
+        mod.register(sub, _add_common, _add_engine, _engine, _load, _print_json, CliError)
+    return ap
+
+
+def headless(argv: list[str]) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        return args.fn(args)
+    except CliError as e:
+        print(f"compactscope: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and (argv[0] in HEADLESS or argv[0] in ("-h", "--help")):
+        if argv[0] in ("-h", "--help"):
+            build_parser().print_help()
+            print("\nWithout a subcommand: compactscope [FILE] [--step N] [--screenshot PNG] opens the window.")
+            return 0
+        return headless(argv)
+    try:
+        from app.gui import main as gui_main
+    except ImportError as e:
+        print(f"compactscope: the window cannot start ({e}); the headless commands still work: "
+              f"compactscope run|check|info FILE", file=sys.stderr)
+        return 2
+    return gui_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""A loaded conversation: messages plus where each came from and what the file
+recorded about it (usage, real compaction events, metadata)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .messages import ANTHROPIC
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a message came from: file and 1-based line(s) (line 0 = whole file)."""
+    path: str
+    line: int = 0
+    end_line: int | None = None
+    note: str = ""
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.path
+        if self.end_line and self.end_line != self.line:
+            return f"{self.path}:{self.line}-{self.end_line}"
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one assistant response as the API reported it."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        """What the model really saw: input + cache creation + cache read."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Usage | None":
+        if not isinstance(d, dict):
+            return None
+
+        def num(key: str) -> int:
+            v = d.get(key)
+            return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+        return cls(num("input_tokens") or num("prompt_tokens"), num("output_tokens") or num("completion_tokens"),
+                   num("cache_creation_input_tokens"), num("cache_read_input_tokens"))
+
+
+@dataclass
+class MessageMeta:
+    """What the file says about one message, beyond the API content."""
+    provenance: Provenance | None = None
+    timestamp: float | None = None     # seconds since the epoch
+    usage: Usage | None = None
+    model: str | None = None
+    uuid: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class CompactionEvent:
+    """A compaction that really happened, as the file records it."""
+    kind: str                      # "claude_code", "hermes", "inspect", "recording"
+    message_index: int             # index in Conversation.messages of the first message after it
+    trigger: str | None = None     # "auto" | "manual" | ...
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    summary_index: int | None = None
+    provenance: Provenance | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Problem:
+    """Something wrong in the file that did not stop the load."""
+    path: str
+    line: int
+    text: str
+    severity: str = "warning"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.text}"
+
+
+@dataclass
+class Conversation:
+    messages: list
+    dialect: str = ANTHROPIC
+    system: Any = None
+    tools: list | None = None
+    model: str | None = None
+    title: str = ""
+    source: str = ""               # file the conversation was read from
+    format: str = ""               # detected format name
+    meta: list[MessageMeta] = field(default_factory=list)   # parallel to messages (may be empty)
+    events: list[CompactionEvent] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+    # For conversations split at real compactions: the index in `messages` where each
+    # segment (the context after a real compaction) starts. [0] when never compacted.
+    segments: list[int] = field(default_factory=lambda: [0])
+
+    def meta_at(self, i: int) -> MessageMeta:
+        return self.meta[i] if 0 <= i < len(self.meta) else MessageMeta()
+
+    def meta_by_identity(self) -> dict[int, MessageMeta]:
+        """Map id(message) -> its meta, so layers can find timestamps of shared messages."""
+        return {id(m): self.meta[i] for i, m in enumerate(self.messages) if i < len(self.meta)}
+
+    def segment(self, k: int) -> list:
+        """The messages of segment k (the context the API saw after the k-th real compaction)."""
+        starts = self.segments + [len(self.messages)]
+        return self.messages[starts[k]:starts[k + 1]]
+
+
+@dataclass
+class LoadResult:
+    """Everything a file holds: one or more conversations, the main one first."""
+    path: str
+    format: str
+    conversations: list[Conversation]
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def main(self) -> Conversation:
+        return self.conversations[0]

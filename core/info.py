@@ -1,0 +1,39 @@
+"""A summary of what a loaded file holds (the ``info`` command and the window's file panel)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from .checker import check
+from .conversation import LoadResult
+from .messages import ToolPairIndex
+
+
+def describe(result: LoadResult) -> dict:
+    convs = []
+    for i, c in enumerate(result.conversations):
+        pairs = ToolPairIndex(c.messages)
+        findings = check(c.messages, c.dialect)
+        usage = [m.usage for m in c.meta if m.usage is not None]
+        entry = {
+            "index": i, "title": c.title, "format": c.format, "dialect": c.dialect, "model": c.model,
+            "messages": len(c.messages), "tool_pairs": len(pairs), "complete_pairs": pairs.complete_count,
+            "segments": list(c.segments),
+            "events": [{"kind": e.kind, "message_index": e.message_index, "trigger": e.trigger,
+                        "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
+                        "where": str(e.provenance) if e.provenance else None} for e in c.events],
+            "findings": [dict(f.to_json(), where=str(c.meta_at(f.message).provenance or "")) for f in findings],
+            "finding_counts": dict(Counter(f.code for f in findings)),
+            "problems": [str(p) for p in c.problems],
+        }
+        if usage:
+            entry["usage"] = {
+                "calls": len(usage),
+                "input_tokens": sum(u.input_tokens for u in usage),
+                "output_tokens": sum(u.output_tokens for u in usage),
+                "cache_creation_input_tokens": sum(u.cache_creation_input_tokens for u in usage),
+                "cache_read_input_tokens": sum(u.cache_read_input_tokens for u in usage),
+                "peak_context_tokens": max(u.context_tokens for u in usage),
+            }
+        convs.append(entry)
+    return {"path": result.path, "format": result.format, "conversations": convs,
+            "problems": [str(p) for p in result.problems]}

@@ -1,0 +1,374 @@
+"""The s08 teaching pipeline (seeds 000 and 001), one traced function per layer.
+
+Order before every model call: tool_result_budget (L3) -> snip_compact (L1) ->
+micro_compact (L2) -> compact_history (L4, only over the size limit). On a
+prompt-too-long error: reactive_compact. The model may also call ``compact``.
+
+Behaviour follows the seed code exactly, including its quirks, except that
+nothing is changed in place: a changed message is a new dict, every other one
+is shared with the input.
+"""
+from __future__ import annotations
+
+import json
+
+from ..messages import block_type, has_tool_use, is_tool_result_message, replace_block
+from ..summarizers import SummaryError, SummaryRequest
+from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
+from .base import Layer, LayerContext
+
+MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"
+SNIP_TEXT = "[snipped {n} messages]"
+README_SNIP_TEXT = "[snipped {n} messages from conversation middle]"
+COMPACTED_PREFIX = "[Compacted]\n\n"
+REACTIVE_PREFIX = "[Reactive compact]\n\n"
+COMPACT_TOOL_RESULT = "[Compacted. History summarized.]"
+SUMMARY_PROMPT = (
+    "Summarize this conversation for continuity. Preserve:\n"
+    "1) the current goal,\n"
+    "2) key findings and decisions,\n"
+    "3) files read or changed,\n"
+    "4) remaining work,\n"
+    "5) user constraints and preferences.\n"
+    "Be compact but concrete.\n\n"
+)
+
+
+def _fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+# ------------------------------------------------------------ L3 budget
+def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
+    max_bytes = int(ctx.p("max_bytes", 200_000))
+    threshold = int(ctx.p("persist_threshold", 30_000))
+    preview = int(ctx.p("preview_chars", 2000))
+    last = messages[-1] if messages else None
+    if last is None:
+        return LayerOutput.unchanged(messages, "there are no messages")
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return LayerOutput.unchanged(messages, "the last message is not a user message (no fresh tool results)")
+    if not isinstance(last.get("content"), list):
+        return LayerOutput.unchanged(messages, "the last message's content is a string, not tool results")
+    blocks = [(i, b) for i, b in enumerate(last["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+    def size_of(b: dict) -> int:
+        return len(str(b.get("content", "")))
+
+    total = sum(size_of(b) for _, b in blocks)
+    vars_ = {"max_bytes": max_bytes, "persist_threshold": threshold, "results": len(blocks),
+             "total_before": total}
+    if total <= max_bytes:
+        vars_["total_after"] = total
+        return LayerOutput.unchanged(
+            messages, f"{len(blocks)} tool result(s) in the last message total {_fmt(total)} chars "
+                      f"<= max_bytes {_fmt(max_bytes)}", vars=vars_)
+    ranked = sorted(blocks, key=lambda p: size_of(p[1]), reverse=True)
+    current = {i: b for i, b in blocks}
+    edits: list[Edit] = []
+    mi = len(messages) - 1
+    for idx, block in ranked:
+        if total <= max_bytes:
+            break
+        text = str(block.get("content", ""))
+        tid = block.get("tool_use_id")
+        if len(text) <= threshold:
+            edits.append(Edit(NOTE, f"kept {tid}: {_fmt(len(text))} chars <= persist_threshold {_fmt(threshold)}",
+                              message=mi, block=idx, tool_id=tid, old_len=len(text)))
+            continue
+        rel, path = ctx.workspace.persist_tool_result(tid, text)
+        new_content = (f"<persisted-output>\nFull output: {rel}\nPreview:\n{text[:preview]}\n"
+                       f"</persisted-output>")
+        current[idx] = {**block, "content": new_content}
+        total = sum(size_of(b) for b in current.values())
+        edits.append(Edit(PERSIST, f"persisted {tid}, {_fmt(len(text))} chars, to {rel} "
+                                   f"(kept a {_fmt(preview)}-char preview)",
+                          message=mi, block=idx, out=mi, tool_id=tid, old_len=len(text),
+                          new_len=len(new_content), path=str(path)))
+    vars_["total_after"] = total
+    persisted = [e for e in edits if e.kind == PERSIST]
+    if not persisted:
+        return LayerOutput.unchanged(
+            messages, f"total {_fmt(total)} > {_fmt(max_bytes)} but no single result exceeds persist_threshold "
+                      f"{_fmt(threshold)}", edits=edits, vars=vars_)
+    content = list(last["content"])
+    for idx, b in current.items():
+        content[idx] = b
+    new_last = {**last, "content": content}
+    out = list(messages[:-1]) + [new_last]
+    note = (f"persisted {len(persisted)} of {len(blocks)} tool result(s): total {_fmt(vars_['total_before'])} -> "
+            f"{_fmt(total)} chars" + ("" if total <= max_bytes else f", still over {_fmt(max_bytes)}"))
+    return LayerOutput(out, list(range(len(out))), edits, vars_, note)
+
+
+# ------------------------------------------------------------ L1 snip
+def _describe(messages: list, i: int) -> str:
+    m = messages[i]
+    if has_tool_use(m):
+        return "an assistant tool_use"
+    if is_tool_result_message(m):
+        return "a user tool_result"
+    return f"a {m.get('role', '?')} message" if isinstance(m, dict) else "not a message"
+
+
+def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    max_messages = int(ctx.p("max_messages", 50))
+    keep_head_p = int(ctx.p("keep_head", 3))
+    readme = ctx.p("variant", "guarded") == "readme"
+    n = len(messages)
+    if n <= max_messages:
+        return LayerOutput.unchanged(messages, f"{n} messages <= max_messages {max_messages}",
+                                     vars={"messages": n, "max_messages": max_messages})
+    keep_head, keep_tail = keep_head_p, max_messages - keep_head_p
+    head_end, tail_start = keep_head, n - keep_tail
+    v = {"messages": n, "max_messages": max_messages, "variant": "readme" if readme else "guarded",
+         "keep_head": keep_head, "keep_tail": keep_tail,
+         "head_end_initial": head_end, "tail_start_initial": tail_start}
+    edits: list[Edit] = []
+
+    def index_error(where: str) -> LayerOutput:
+        v.update(head_end=head_end, tail_start=tail_start)
+        return LayerOutput(messages, list(range(n)), edits, v,
+                           f"the README code reads messages[{where}] of {n}: IndexError",
+                           error=f"IndexError: list index out of range (messages[{where}] with {n} messages); "
+                                 "the guarded code checks its bounds first")
+
+    # head guard
+    check_head = head_end > 0 if not readme else True
+    if check_head:
+        if not (-n <= head_end - 1 < n):
+            return index_error(str(head_end - 1))
+        if has_tool_use(messages[head_end - 1]):
+            before = head_end
+            while head_end < n and is_tool_result_message(messages[head_end]):
+                head_end += 1
+            if head_end != before:
+                held = (f"message {before} holds its tool_result" if head_end - before == 1
+                        else f"messages {before}..{head_end - 1} hold tool_results")
+                edits.append(Edit(BOUNDARY, f"head_end {before} -> {head_end}: message {before - 1} is an "
+                                            f"assistant tool_use and {held}", var="head_end", old=before,
+                                  new=head_end))
+            else:
+                edits.append(Edit(NOTE, f"head_end stays {head_end}: message {head_end - 1} is an assistant tool_use "
+                                        f"but message {head_end} is {_describe(messages, head_end) if head_end < n else 'past the end'}"))
+    v["head_end_after_guard"] = head_end
+    # tail guard
+    if readme:
+        if not (-n <= tail_start < n):
+            return index_error(str(tail_start))
+        if not (-n <= tail_start - 1 < n):
+            return index_error(str(tail_start - 1))
+        cond = is_tool_result_message(messages[tail_start]) and has_tool_use(messages[tail_start - 1])
+    else:
+        cond = (0 < tail_start < n and is_tool_result_message(messages[tail_start])
+                and has_tool_use(messages[tail_start - 1]))
+    if cond:
+        edits.append(Edit(BOUNDARY, f"tail_start {tail_start} -> {tail_start - 1}: message {tail_start} is a user "
+                                    f"tool_result and message {tail_start - 1} holds its tool_use",
+                          var="tail_start", old=tail_start, new=tail_start - 1))
+        tail_start -= 1
+    v["tail_start_after_guard"] = tail_start
+    v["head_end"], v["tail_start"] = head_end, tail_start
+    if not readme and head_end >= tail_start:
+        v["snipped"] = 0
+        return LayerOutput(messages, list(range(n)), edits, v,
+                           f"head_end {head_end} >= tail_start {tail_start}: head and tail overlap, nothing to snip")
+    snipped = tail_start - head_end
+    v["snipped"] = snipped
+    text = (README_SNIP_TEXT if readme else SNIP_TEXT).format(n=snipped)
+    placeholder = {"role": "user", "content": text}
+    head = messages[:head_end]
+    tail = messages[tail_start:]
+    out = head + [placeholder] + tail
+    origin = list(range(len(head))) + [None] + list(range(tail_start if tail_start >= 0 else n + tail_start, n))
+    if snipped >= 0:
+        edits.append(Edit(SNIP, f"snipped {snipped} messages, {head_end}..{tail_start - 1}" if snipped
+                          else "snipped 0 messages (placeholder only)",
+                          start=head_end, end=tail_start, out=len(head), data={"placeholder": text}))
+        note = f"kept {len(head)} head + {len(tail)} tail messages, snipped {snipped}"
+    else:
+        dup = list(range(tail_start, head_end))
+        edits.append(Edit(SNIP, f"snipped {snipped} messages: head_end {head_end} > tail_start {tail_start}, "
+                                f"so messages {dup[0]}..{dup[-1]} appear twice (the README code has no "
+                                f"head_end >= tail_start check)", start=head_end, end=tail_start,
+                          out=len(head), data={"placeholder": text, "duplicated": dup}))
+        note = f"BUG: negative snip ({snipped}); {len(dup)} message(s) duplicated"
+    return LayerOutput(out, origin, edits, v, note)
+
+
+# ------------------------------------------------------------ L2 micro
+def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    keep_recent = int(ctx.p("keep_recent", 3))
+    min_chars = int(ctx.p("micro_min_chars", 120))
+    found = []
+    for mi, m in enumerate(messages):
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), list):
+            for bi, b in enumerate(m["content"]):
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    found.append((mi, bi, b))
+    v = {"tool_results": len(found), "keep_recent": keep_recent}
+    if len(found) <= keep_recent:
+        return LayerOutput.unchanged(messages, f"{len(found)} tool result(s) <= keep_recent {keep_recent}", vars=v)
+    older = found[:-keep_recent] if keep_recent > 0 else found
+    edits: list[Edit] = []
+    changed: dict[int, dict] = {}
+    for mi, bi, b in older:
+        content = b.get("content", "")
+        tid = b.get("tool_use_id")
+        try:
+            length = len(content)
+        except TypeError:
+            edits.append(Edit(NOTE, f"skipped {tid}: its content is {type(content).__name__}; the teaching code "
+                                    "would raise TypeError on len() here", message=mi, block=bi, tool_id=tid))
+            continue
+        if length <= min_chars:
+            if isinstance(content, list) and len(str(content)) > min_chars:
+                edits.append(Edit(NOTE, f"kept {tid}: its content is a list of {length} block(s), and len() counts "
+                                        f"blocks, not characters ({_fmt(len(str(content)))} chars): the seed's "
+                                        "quirk never compacts list results", message=mi, block=bi, tool_id=tid,
+                                  old_len=len(str(content))))
+            continue
+        if content == MICRO_PLACEHOLDER:
+            continue
+        msg = changed.get(mi, messages[mi])
+        changed[mi] = replace_block(msg, bi, {**b, "content": MICRO_PLACEHOLDER})
+        edits.append(Edit(REPLACE, f"replaced {tid} ({_fmt(length)} chars) with the placeholder",
+                          message=mi, block=bi, out=mi, tool_id=tid, old_len=length,
+                          new_len=len(MICRO_PLACEHOLDER)))
+    v["replaced"] = sum(1 for e in edits if e.kind == REPLACE)
+    v["kept_recent"] = [f[2].get("tool_use_id") for f in found[-keep_recent:]] if keep_recent > 0 else []
+    if not changed:
+        return LayerOutput.unchanged(messages, f"all {len(older)} older tool result(s) are <= {min_chars} chars "
+                                               "or not strings", edits=edits, vars=v)
+    out = [changed.get(i, m) for i, m in enumerate(messages)]
+    return LayerOutput(out, list(range(len(out))), edits, v,
+                       f"replaced {v['replaced']} of {len(older)} older tool result(s); kept the last {keep_recent}")
+
+
+# ------------------------------------------------------------ L4 summary
+def _summarize(messages: list, ctx: LayerContext, purpose: str):
+    cap = int(ctx.p("summary_input_chars", 80_000))
+    prompt = SUMMARY_PROMPT + json.dumps(messages, default=str, ensure_ascii=False)[:cap]
+    req = SummaryRequest(prompt=prompt, messages=tuple(messages), max_tokens=int(ctx.p("summary_max_tokens", 2000)),
+                         purpose=purpose)
+    return ctx.summarizer.summarize(req, ctx.cancel)
+
+
+def compact_history(messages: list, ctx: LayerContext) -> LayerOutput:
+    limit = int(ctx.p("context_limit", 50_000))
+    max_failures = int(ctx.p("max_failures", 3))
+    size = ctx.meter.size(messages)
+    failures = int(ctx.state.get("consecutive_failures", 0))
+    v = {"size": size, "context_limit": limit, "consecutive_failures": failures}
+    if size <= limit:
+        return LayerOutput.unchanged(messages, f"size {_fmt(size)} <= context_limit {_fmt(limit)}", vars=v,
+                                     triggered=False)
+    if failures >= max_failures:
+        return LayerOutput.unchanged(messages, f"size {_fmt(size)} > {_fmt(limit)} but the circuit breaker is open "
+                                               f"after {failures} consecutive summary failures", vars=v,
+                                     triggered=False)
+    return _summary_layer(messages, ctx, v, list(range(len(messages))), [], COMPACTED_PREFIX, "compact_history",
+                          f"size {_fmt(size)} > context_limit {_fmt(limit)}")
+
+
+def _summary_layer(messages, ctx, v, summarised: list, kept_tail: list, prefix: str, purpose: str, why: str,
+                   tail_start: int | None = None) -> LayerOutput:
+    transcript = ctx.workspace.write_transcript(messages)
+    part = [messages[i] for i in summarised]
+    try:
+        res = _summarize(part, ctx, purpose)
+    except SummaryError as e:
+        v["consecutive_failures"] = v.get("consecutive_failures", 0) + 1
+        return LayerOutput(messages, list(range(len(messages))), [], v, f"{why}; the summary failed",
+                           triggered=True, state={"consecutive_failures": v["consecutive_failures"]},
+                           error=str(e), summary={"error": str(e), "kind": e.kind})
+    text = prefix + res.text
+    out = [{"role": "user", "content": text}] + [messages[i] for i in kept_tail]
+    origin = [None] + kept_tail
+    end = summarised[-1] + 1 if summarised else 0
+    edits = [Edit(SUMMARY, f"replaced messages 0..{end - 1} ({len(summarised)}) with a summary by "
+                           f"{res.summarizer}{' (cached)' if res.cached else ''}; transcript saved to {transcript.name}",
+                  start=0, end=end, out=0, new_len=len(text), path=str(transcript))]
+    v.update(summarised=len(summarised), kept=len(kept_tail), transcript=str(transcript))
+    if tail_start is not None:
+        v["tail_start"] = tail_start
+    return LayerOutput(out, origin, edits, v, f"{why}: summarised {len(summarised)} message(s)", triggered=True,
+                       state={"consecutive_failures": 0}, summary={**res.to_json(), "text": res.text})
+
+
+def reactive_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    keep = int(ctx.p("reactive_keep", 5))
+    n = len(messages)
+    tail_start = max(0, n - keep)
+    v = {"messages": n, "reactive_keep": keep, "tail_start_initial": tail_start}
+    edits: list[Edit] = []
+    if 0 < tail_start < n and is_tool_result_message(messages[tail_start]) and has_tool_use(messages[tail_start - 1]):
+        edits.append(Edit(BOUNDARY, f"tail_start {tail_start} -> {tail_start - 1}: message {tail_start} is a user "
+                                    f"tool_result and message {tail_start - 1} holds its tool_use",
+                          var="tail_start", old=tail_start, new=tail_start - 1))
+        tail_start -= 1
+    out = _summary_layer(messages, ctx, v, list(range(tail_start)), list(range(tail_start, n)), REACTIVE_PREFIX,
+                         "reactive_compact", "the API said the prompt is too long", tail_start)
+    out.edits[:0] = edits
+    return out
+
+
+def compact_tool(messages: list, ctx: LayerContext) -> LayerOutput:
+    """The model called the ``compact`` tool. The teaching code replaces the
+    history before appending the batch's tool results, so those results point at
+    tool_use ids that no longer exist (an API 400). ``compact_tool_mode=deferred``
+    (later versions) appends the results first and compacts after the batch."""
+    deferred = ctx.p("compact_tool_mode", "teaching") == "deferred"
+    n = len(messages)
+    # find the assistant message that called compact and its results, if already appended
+    if n and is_tool_result_message(messages[-1]) and n >= 2 and has_tool_use(messages[-2]):
+        history, results_msg = messages[:-1], messages[-1]
+    elif n and has_tool_use(messages[-1]):
+        history, results_msg = messages, None
+    else:
+        return LayerOutput.unchanged(messages, "the last turn did not call the compact tool")
+    call = next((b for b in messages[len(history) - 1]["content"]
+                 if block_type(b) == "tool_use" and b.get("name") == "compact"), None)
+    if call is None:
+        return LayerOutput.unchanged(messages, "the last assistant message did not call the compact tool")
+    results = [b for b in (results_msg["content"] if results_msg else []) if block_type(b) == "tool_result"
+               and b.get("tool_use_id") != call.get("id")]
+    results.append({"type": "tool_result", "tool_use_id": call.get("id"), "content": COMPACT_TOOL_RESULT})
+    v = {"mode": "deferred" if deferred else "teaching", "batch_results": len(results)}
+    results_message = {"role": "user", "content": results}
+    if deferred:
+        full = history + [results_message]
+        out = _summary_layer(full, ctx, v, list(range(len(full))), [], COMPACTED_PREFIX, "compact_tool",
+                             "the model called compact (deferred until after the batch)")
+        # origin refers to `full`; the last message of full is new
+        return out
+    out = _summary_layer(history, ctx, v, list(range(len(history))), [], COMPACTED_PREFIX, "compact_tool",
+                         "the model called compact")
+    if out.error:
+        return out
+    out.messages = out.messages + [results_message]
+    out.origin = out.origin + [None]
+    out.edits.append(Edit(NOTE, f"appended {len(results)} tool result(s) after the summary: their tool_use ids are "
+                                "gone with the history (the teaching code's bug; the API answers 400)"))
+    return out
+
+
+LAYERS = {
+    "tool_result_budget": Layer("tool_result_budget", tool_result_budget,
+                                "L3: if the last message's tool results total more than max_bytes, persist the "
+                                "largest (over persist_threshold) to disk and leave a preview", label="L3 budget"),
+    "snip_compact": Layer("snip_compact", snip_compact,
+                          "L1: over max_messages, keep the first keep_head and the last max_messages-keep_head "
+                          "messages, moving the cut so no tool_use/tool_result pair is split", label="L1 snip"),
+    "micro_compact": Layer("micro_compact", micro_compact,
+                           "L2: replace all but the last keep_recent tool results longer than 120 chars with a "
+                           "placeholder", label="L2 micro"),
+    "compact_history": Layer("compact_history", compact_history,
+                             "L4: over context_limit, save a transcript and replace everything with an LLM summary",
+                             llm=True, label="L4 summary"),
+    "reactive_compact": Layer("reactive_compact", reactive_compact,
+                              "On 'prompt too long': summarise all but the last reactive_keep messages",
+                              llm=True, label="reactive"),
+    "compact_tool": Layer("compact_tool", compact_tool,
+                          "The model called the compact tool: summarise the history", llm=True, label="compact tool"),
+}

@@ -1,0 +1,64 @@
+"""Loaders: a file in, a ``LoadResult`` (one or more ``Conversation``) out.
+
+The format is detected from the content, never the file extension. One module
+per format; each exposes ``FORMAT`` (its name), ``sniff(probe) -> bool`` and
+``load(probe) -> LoadResult``. ``load(path)`` tries them in order. The source
+file is only ever opened for reading.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ..conversation import LoadResult
+from .base import LoadError, Probe, read_probe
+
+# Tried in order: the most specific formats first.
+_MODULES = [
+    "claude_code",
+    "recording",
+    "inspect",
+    "hermes_db",
+    "gemini",
+    "openai_chat",
+    "anthropic_messages",
+]
+
+
+def _loaders():
+    for name in _MODULES:
+        try:
+            yield importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name and e.name.endswith(f"loaders.{name}"):
+                continue   # not built yet
+            raise
+
+
+def detect(path: str | Path) -> str:
+    """The name of the format of the file at ``path``; LoadError when none fits."""
+    probe = read_probe(path)
+    for mod in _loaders():
+        if mod.sniff(probe):
+            return mod.FORMAT
+    raise LoadError(str(path), 0, probe.describe_unknown())
+
+
+def load(path: str | Path) -> LoadResult:
+    """Load any supported file. Raises ``LoadError`` (with file and line) and nothing else."""
+    probe = read_probe(path)
+    for mod in _loaders():
+        if mod.sniff(probe):
+            try:
+                return mod.load(probe)
+            except LoadError:
+                raise
+            except (MemoryError, RecursionError) as e:
+                raise LoadError(str(path), 0, f"the file is too large or too deeply nested to load "
+                                              f"({type(e).__name__})") from None
+            except Exception as e:  # a loader bug must still not show the user a traceback
+                raise LoadError(str(path), 0, f"could not read it as {mod.FORMAT}: {type(e).__name__}: {e}") from e
+    raise LoadError(str(path), 0, probe.describe_unknown())
+
+
+__all__ = ["load", "detect", "LoadError", "Probe", "read_probe"]

@@ -1,0 +1,153 @@
+"""What every loader shares: the error type, the probe, and line reading."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+try:
+    import orjson
+
+    def loads(data: bytes | str) -> Any:
+        return orjson.loads(data)
+    JSONDecodeError: tuple = (orjson.JSONDecodeError,)
+except ImportError:  # pragma: no cover - orjson is a dependency
+    import json
+
+    def loads(data: bytes | str) -> Any:
+        return json.loads(data)
+    JSONDecodeError = (json.JSONDecodeError,)
+
+PROBE_BYTES = 256 * 1024
+MAX_LINE_BYTES = 256 * 1024 * 1024      # one JSONL line larger than this is reported, not loaded
+MAX_JSON_BYTES = 2 * 1024 * 1024 * 1024  # a whole-document JSON file larger than this is refused
+
+
+class LoadError(Exception):
+    """A file could not be loaded. Always names the file and, where known, the line."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(message)
+        self.path, self.line, self.message = str(path), line, message
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class Probe:
+    """The first bytes of a file, read once and shared by every sniffer."""
+    path: Path
+    head: bytes
+    size: int
+    _first_lines: list | None = field(default=None, repr=False)
+
+    @property
+    def text_head(self) -> str:
+        return self.head.decode("utf-8", errors="replace")
+
+    def first_json_lines(self, n: int = 20) -> list:
+        """Up to n parsed complete lines from the head (unparseable lines are None)."""
+        if self._first_lines is None:
+            out = []
+            lines = self.head.split(b"\n")
+            if len(self.head) < self.size:
+                lines = lines[:-1]   # last line may be cut off
+            for raw in lines:
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    out.append(loads(raw))
+                except JSONDecodeError:
+                    out.append(None)
+                if len(out) >= n:
+                    break
+            self._first_lines = out
+        return self._first_lines
+
+    def starts_with(self, *prefixes: bytes) -> bool:
+        h = self.head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        return any(h.startswith(p) for p in prefixes)
+
+    def describe_unknown(self) -> str:
+        if self.starts_with(b"{", b"["):
+            return ("this JSON is not a format Compactscope knows: expected a list of messages, a request body with "
+                    "\"messages\", JSONL with one message per line, a Claude Code session, an Inspect log, or a "
+                    "recording")
+        return "not a conversation file Compactscope can read (no JSON, JSONL, SQLite or zip content found)"
+
+
+def read_probe(path: str | Path) -> Probe:
+    p = Path(path)
+    if not p.exists():
+        raise LoadError(str(p), 0, "no such file")
+    if p.is_dir():
+        raise LoadError(str(p), 0, "this is a folder, not a file: open a transcript file inside it")
+    try:
+        size = p.stat().st_size
+        with p.open("rb") as f:
+            head = f.read(PROBE_BYTES)
+    except PermissionError:
+        raise LoadError(str(p), 0, "permission denied: the file cannot be read") from None
+    except OSError as e:
+        raise LoadError(str(p), 0, f"cannot read the file: {e.strerror or e}") from None
+    if size == 0 or not head.strip():
+        raise LoadError(str(p), 0, "the file is empty")
+    probe = Probe(p, head, size)
+    is_zip = head.startswith(b"PK\x03\x04")
+    is_sqlite = head.startswith(b"SQLite format 3\x00")
+    if not (is_zip or is_sqlite) and b"\x00" in head[:8192]:
+        raise LoadError(str(p), 0, "this is a binary file, not a JSON or JSONL transcript")
+    return probe
+
+
+def iter_lines(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """Yield (1-based line number, raw bytes) for each non-blank line.
+
+    A line longer than ``max_line`` is yielded as (n, None) without holding it in
+    memory, so one huge line can be reported instead of exhausting memory.
+    """
+    with path.open("rb") as f:
+        n = 0
+        while True:
+            raw = f.readline(max_line + 1)
+            if not raw:
+                return
+            n += 1
+            if len(raw) > max_line and not raw.endswith(b"\n"):
+                while True:   # skip to the end of this line
+                    chunk = f.readline(1 << 20)
+                    if not chunk or chunk.endswith(b"\n"):
+                        break
+                yield n, None
+                continue
+            if raw.strip():
+                yield n, raw
+
+
+def read_json_document(path: Path) -> Any:
+    """Parse a whole file as one JSON value; LoadError with line and column."""
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise LoadError(str(path), 0, f"the file is {size:,} bytes, over the {MAX_JSON_BYTES:,}-byte limit for one "
+                                      "JSON document")
+    data = path.read_bytes()
+    try:
+        return loads(data)
+    except JSONDecodeError as e:
+        pos = getattr(e, "pos", None)
+        if pos is None:
+            import re
+            m = re.search(r"char (\d+)", str(e))
+            pos = int(m.group(1)) if m else 0
+        line = data.count(b"\n", 0, pos) + 1
+        col = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
+        msg = str(e).split(":")[0]
+        raise LoadError(str(path), line, f"broken JSON at column {col}: {msg}") from None
+
+
+def path_str(p: Path) -> str:
+    return os.fspath(p)

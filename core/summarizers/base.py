@@ -1,0 +1,104 @@
+"""The summarizer interface and its cache."""
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class SummaryError(Exception):
+    """A summary could not be made. ``hint`` says what the user can do."""
+
+    def __init__(self, message: str, hint: str = "", kind: str = "error"):
+        super().__init__(message)
+        self.hint = hint
+        self.kind = kind          # "auth", "network", "rate_limit", "overloaded", "prompt_too_long", "bad_request", ...
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return f"{base} ({self.hint})" if self.hint else base
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """What a strategy asks for. ``prompt`` is the full user prompt (it already
+    contains the conversation text as the strategy formats it); ``messages`` are
+    the messages being summarised, for summarizers that read structure."""
+    prompt: str
+    messages: tuple = ()
+    system: str | None = None
+    max_tokens: int = 2000
+    purpose: str = "compact_history"
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    text: str
+    summarizer: str               # who wrote it, shown next to the summary
+    model: str | None = None
+    cached: bool = False
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def to_json(self) -> dict:
+        d = {"summarizer": self.summarizer, "cached": self.cached, "chars": len(self.text)}
+        if self.model:
+            d["model"] = self.model
+        return d
+
+
+class Summarizer(Protocol):
+    name: str
+
+    def summarize(self, request: SummaryRequest, cancel: Any = None) -> SummaryResult: ...
+
+
+class CachedSummarizer:
+    """Caches results keyed by the hash of the summarizer and the request."""
+
+    def __init__(self, inner: Summarizer):
+        self.inner = inner
+        self.name = inner.name
+        self._cache: dict[str, SummaryResult] = {}
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    @staticmethod
+    def key(name: str, req: SummaryRequest) -> str:
+        h = hashlib.sha256()
+        for part in (name, req.purpose, req.system or "", str(req.max_tokens), req.prompt):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+        return h.hexdigest()
+
+    def summarize(self, request: SummaryRequest, cancel: Any = None) -> SummaryResult:
+        k = self.key(self.name, request)
+        with self._lock:
+            hit = self._cache.get(k)
+        if hit is not None:
+            return SummaryResult(hit.text, hit.summarizer, hit.model, True, hit.input_tokens, hit.output_tokens)
+        res = self.inner.summarize(request, cancel)
+        self.calls += 1
+        with self._lock:
+            self._cache[k] = res
+        return res
+
+
+def make_summarizer(spec: str | None, settings: dict | None = None) -> CachedSummarizer:
+    """``offline`` (default), ``anthropic``, or ``fixed:TEXT``."""
+    from .fixed import FixedSummarizer
+    from .offline import OfflineSummarizer
+    spec = spec or "offline"
+    if spec.startswith("fixed:"):
+        return CachedSummarizer(FixedSummarizer(spec[len("fixed:"):]))
+    if spec == "offline":
+        return CachedSummarizer(OfflineSummarizer())
+    if spec == "anthropic" or spec.startswith("anthropic:"):
+        from .anthropic_api import AnthropicSummarizer
+        settings = dict(settings or {})
+        if spec.startswith("anthropic:"):
+            settings["model"] = spec.split(":", 1)[1]
+        return CachedSummarizer(AnthropicSummarizer(**settings))
+    raise ValueError(f"unknown summarizer {spec!r}: use offline, anthropic[:MODEL] or fixed:TEXT")

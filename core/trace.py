@@ -1,0 +1,183 @@
+"""Traces: what each layer did, in data a view can show without re-deriving it.
+
+A ``Step`` is one layer's run: the input and output lists, for each output
+message the index of the input message it came from (``None`` for an inserted
+placeholder or summary), the edits in words and data, the layer's working
+variables, sizes and tokens before and after, and the checker's findings on the
+output. A ``Trace`` is the ordered steps of one pipeline run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .checker import Finding
+
+# Edit kinds
+SNIP = "snip"            # a range of input messages removed (and maybe a placeholder inserted)
+REPLACE = "replace"      # a block's content replaced (old and new length)
+PERSIST = "persist"      # a block's full content written to a file, a preview left in place
+SUMMARY = "summary"      # a summary inserted, replacing a range of input messages
+BOUNDARY = "boundary"    # a working variable (a boundary) moved, with the reason
+INSERT = "insert"        # a message inserted (restored file, note, ...)
+DROP = "drop"            # messages or blocks removed (not a contiguous snip)
+CONVERT = "convert"      # dialect conversion
+NOTE = "note"            # an observation that changed nothing (quirk, skipped block, ...)
+
+
+@dataclass(frozen=True)
+class Edit:
+    kind: str
+    text: str                                   # the edit in words
+    start: int | None = None                    # input range [start, end)
+    end: int | None = None
+    message: int | None = None                  # input message index (block edits)
+    block: int | None = None                    # block index within that message
+    out: int | None = None                      # output message index it produced
+    tool_id: str | None = None
+    old_len: int | None = None
+    new_len: int | None = None
+    path: str | None = None                     # file written (persisted result, transcript)
+    var: str | None = None                      # for BOUNDARY: the variable
+    old: Any = None                             # for BOUNDARY: value before
+    new: Any = None                             # for BOUNDARY: value after
+    data: dict | None = None
+
+    def to_json(self) -> dict:
+        d = {"kind": self.kind, "text": self.text}
+        for k in ("start", "end", "message", "block", "out", "tool_id", "old_len", "new_len", "path",
+                  "var", "old", "new", "data"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
+
+
+@dataclass
+class LayerOutput:
+    """What a layer function returns. The pipeline wraps it into a Step."""
+    messages: list
+    origin: list                       # per output message: input index or None
+    edits: list[Edit] = field(default_factory=list)
+    vars: dict = field(default_factory=dict)
+    note: str = ""                     # why nothing changed, or a one-line account
+    triggered: bool | None = None      # for conditional layers (compact_history)
+    state: dict = field(default_factory=dict)  # updates to the pipeline state (circuit breaker, ...)
+    error: str | None = None           # the layer failed (e.g. summary API error); messages unchanged
+    summary: dict | None = None        # {"summarizer", "cached", "text", ...} when an LLM summary was made
+    dialect: str | None = None         # set when the layer changes the dialect
+
+    @classmethod
+    def unchanged(cls, messages: list, note: str = "", **kw) -> "LayerOutput":
+        return cls(messages, list(range(len(messages))), note=note, **kw)
+
+
+@dataclass
+class Step:
+    layer: str
+    input: list
+    messages: list
+    origin: list
+    edits: list[Edit]
+    vars: dict
+    note: str
+    size_before: int
+    size_after: int
+    tokens_before: int
+    tokens_after: int
+    findings: list[Finding] = field(default_factory=list)
+    triggered: bool | None = None
+    error: str | None = None
+    summary: dict | None = None
+    dialect: str = "anthropic"
+    seconds: float = 0.0
+    description: str = ""
+
+    @property
+    def changed(self) -> bool:
+        if self.messages is self.input:
+            return False
+        if len(self.messages) != len(self.input):
+            return True
+        return any(a is not b for a, b in zip(self.messages, self.input))
+
+    def explain(self) -> str:
+        """One sentence for the stepper: what happened, or why nothing did."""
+        if self.error:
+            return f"failed: {self.error}"
+        if not self.changed:
+            return f"no change: {self.note}" if self.note else "no change"
+        return self.note or "; ".join(e.text for e in self.edits[:3])
+
+    def to_json(self, include_messages: bool = True) -> dict:
+        d = {
+            "layer": self.layer,
+            "changed": self.changed,
+            "size_before": self.size_before,
+            "size_after": self.size_after,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "origin": self.origin,
+            "edits": [e.to_json() for e in self.edits],
+            "vars": self.vars,
+            "note": self.note,
+            "findings": [f.to_json() for f in self.findings],
+        }
+        if include_messages:
+            d["messages"] = self.messages
+        else:
+            d["messages"] = len(self.messages)
+        if self.triggered is not None:
+            d["triggered"] = self.triggered
+        if self.error is not None:
+            d["error"] = self.error
+        if self.summary is not None:
+            d["summary"] = self.summary
+        if self.dialect != "anthropic":
+            d["dialect"] = self.dialect
+        return d
+
+
+@dataclass
+class Trace:
+    strategy: str
+    params: dict
+    input: list
+    steps: list[Step]
+    size_estimator: str
+    token_estimator: str
+    input_findings: list[Finding] = field(default_factory=list)
+    state_before: dict = field(default_factory=dict)
+    state_after: dict = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    dialect: str = "anthropic"
+
+    @property
+    def output(self) -> list:
+        return self.steps[-1].messages if self.steps else self.input
+
+    @property
+    def final_findings(self) -> list[Finding]:
+        return self.steps[-1].findings if self.steps else self.input_findings
+
+    def step(self, layer: str) -> Step | None:
+        for s in self.steps:
+            if s.layer == layer:
+                return s
+        return None
+
+    def stages(self) -> list[tuple[str, list]]:
+        """(name, messages) for Original and after every layer: what a stepper steps through."""
+        return [("original", self.input)] + [(s.layer, s.messages) for s in self.steps]
+
+    def to_json(self, include_messages: bool = True) -> dict:
+        return {
+            "strategy": self.strategy,
+            "params": self.params,
+            "order": self.order,
+            "estimators": {"size": self.size_estimator, "tokens": self.token_estimator},
+            "steps": [s.to_json(include_messages) for s in self.steps],
+            "findings": [f.to_json() for f in self.final_findings],
+            "input_findings": [f.to_json() for f in self.input_findings],
+            "state": self.state_after,
+        }
