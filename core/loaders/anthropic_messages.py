@@ -39,7 +39,7 @@ def _check_messages(items, path: str, line_of) -> list:
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
     first = probe.first_json_lines(2)
-    jsonl = len(first) >= 2 or (len(first) == 1 and _is_message(first[0]) and probe.starts_with(b"{"))
+    jsonl = probe.starts_with(b"{") and any(_is_message(x) for x in first)
     problems: list[Problem] = []
     meta: list[MessageMeta] = []
     system = tools = model = None
