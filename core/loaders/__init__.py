@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 
 from ..conversation import LoadResult
-from .base import LoadError, Probe, read_probe
+from .base import LoadError, Probe, read_json_document, read_probe
 
 # Tried in order: the most specific formats first.
 _MODULES = [
@@ -58,7 +58,16 @@ def load(path: str | Path) -> LoadResult:
                                               f"({type(e).__name__})") from None
             except Exception as e:  # a loader bug must still not show the user a traceback
                 raise LoadError(str(path), 0, f"could not read it as {mod.FORMAT}: {type(e).__name__}: {e}") from e
-    raise LoadError(str(path), 0, probe.describe_unknown())
+    _raise_unknown(probe)
+
+
+def _raise_unknown(probe: Probe):
+    """No loader took the file: say where its JSON breaks, if it does, else what was expected."""
+    if probe.starts_with(b"{", b"[") and probe.size <= 64 * 1024 * 1024:
+        first = probe.first_json_lines(3)
+        if not first or first[0] is None:
+            read_json_document(probe.path)   # raises LoadError with line and column when broken
+    raise LoadError(str(probe.path), 0, probe.describe_unknown())
 
 
 __all__ = ["load", "detect", "LoadError", "Probe", "read_probe"]
