@@ -1,0 +1,406 @@
+"""Claude Code's production pipeline (seed 001's deep dive), one traced function per layer.
+
+Order before every model call (``query.ts``): tool result budget -> snip -> time-based
+microcompact -> (context collapse: not public, not reproduced) -> auto-compact.
+
+* ``tool_result_budget`` and ``snip_compact`` are the s08 functions called with Claude
+  Code's parameters (the behaviour is the same; snip sits behind the ``HISTORY_SNIP``
+  feature gate in Claude Code and is off by default here).
+* ``time_micro_compact``: after an idle gap (60 minutes by default, the server prompt
+  cache has expired by then so clearing costs nothing) every compactable tool result
+  older than the gap, except the 5 most recent, becomes ``[Old tool result content cleared]``.
+* ``auto_compact``: when the estimated tokens reach
+  ``window - min(max_output, 20_000) - 13_000`` (167,000 for a 200k window), summarise
+  everything with the nine-section prompt, strip ``<analysis>``, keep ``<summary>``, then
+  restore up to 5 recently read files (5,000 tokens each, 50,000 in all). Circuit breaker
+  after 3 consecutive failures; on prompt-too-long the oldest API-round groups are
+  dropped and the summary retried (up to 3 times).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+
+from ..messages import block_type, blocks, content_text, replace_block, ToolPairIndex
+from ..summarizers import SummaryError, SummaryRequest
+from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Edit, LayerOutput
+from . import s08
+from .base import Layer, LayerContext
+
+CLEARED = "[Old tool result content cleared]"
+SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "
+                 "The summary below covers the earlier portion of the conversation.\n\n")
+TRANSCRIPT_HINT = ("\n\nIf you need specific details from before compaction (like exact code snippets, error "
+                   "messages, or content you generated), read the full transcript at: {path}")
+CONTINUE_TEXT = ("\nPlease continue the conversation from where we left it off without asking the user any "
+                 "further questions. Continue with the last task that you were asked to work on.")
+TRUNCATED = "\n\n[... truncated: the file is larger than the per-file restore budget]"
+PTL_MARKER = "[earlier conversation truncated for compaction retry]"
+DEFAULT_COMPACTABLE = "Read,Bash,Grep,Glob,WebSearch,WebFetch,Edit,Write"
+
+NO_TOOLS_PREAMBLE = (
+    "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n"
+    "Tool calls will be rejected and you will fail the task. Your entire response must be plain text: "
+    "an <analysis> block followed by a <summary> block.\n\n")
+NO_TOOLS_TRAILER = ("\n\nREMINDER: Do NOT call any tools. Respond with plain text only: an <analysis> block "
+                    "followed by a <summary> block.")
+SECTIONS = (
+    "Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections", "Errors and fixes",
+    "Problem Solving", "All user messages", "Pending Tasks", "Current Work", "Optional Next Step",
+)
+SECTION_HELP = (
+    "Capture all of the user's explicit requests and intents in detail",
+    "List the important technical concepts, technologies and frameworks discussed",
+    "Enumerate the files and code sections examined, modified or created, with snippets where useful",
+    "List the errors you ran into and how you fixed them, including user feedback",
+    "Document problems solved and any ongoing troubleshooting",
+    "List ALL user messages that are not tool results",
+    "Outline any pending tasks you have explicitly been asked to work on",
+    "Describe precisely what was being worked on immediately before this summary request",
+    "List the next step, directly in line with the user's most recent explicit request",
+)
+COMPACT_PROMPT = (
+    "Your task is to create a detailed summary of the conversation so far, paying close attention to the "
+    "user's explicit requests and your previous actions. This summary should be thorough in capturing technical "
+    "details, code patterns, and architectural decisions that would be essential for continuing development "
+    "work without losing context.\n\n"
+    "Before providing your final summary, wrap your analysis in <analysis> tags to organize your thoughts and "
+    "ensure you've covered all necessary points.\n\n"
+    "Your summary should include the following sections:\n\n"
+    + "\n".join(f"{i}. {name}: {why}" for i, (name, why) in enumerate(zip(SECTIONS, SECTION_HELP), 1))
+    + "\n\nPut the summary itself inside <summary></summary> tags.")
+
+
+def _fmt(n) -> str:
+    return f"{n:,}"
+
+
+def _sub(ctx: LayerContext, **params) -> LayerContext:
+    """The same context with some parameters renamed/overridden (to call an s08 layer)."""
+    return dataclasses.replace(ctx, params={**ctx.params, **params})
+
+
+# ------------------------------------------------------------ budget, snip: the s08 functions
+def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
+    return s08.tool_result_budget(messages, _sub(
+        ctx, max_bytes=ctx.p("budget_chars", 200_000), persist_threshold=ctx.p("persist_threshold", 30_000),
+        preview_chars=ctx.p("preview_chars", 2000)))
+
+
+def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    limit = int(ctx.p("snip_max_messages", 0))
+    if limit <= 0:
+        return LayerOutput.unchanged(messages, "snip is off (snip_max_messages = 0): Claude Code gates it behind "
+                                               "HISTORY_SNIP and its rules are not public",
+                                     vars={"snip_max_messages": limit})
+    return s08.snip_compact(messages, _sub(ctx, max_messages=limit, keep_head=ctx.p("snip_keep_head", 3),
+                                           variant="guarded"))
+
+
+# ------------------------------------------------------------ time-based microcompact
+def _timestamp(ctx: LayerContext, m) -> float | None:
+    meta = ctx.meta.get(id(m))
+    ts = getattr(meta, "timestamp", None) if meta is not None else None
+    return float(ts) if isinstance(ts, (int, float)) else None
+
+
+def latest_timestamp(messages: list, ctx: LayerContext) -> float | None:
+    for m in reversed(messages):
+        ts = _timestamp(ctx, m)
+        if ts is not None:
+            return ts
+    return None
+
+
+def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    gap_min = float(ctx.p("idle_gap_minutes", 60))
+    keep = int(ctx.p("micro_keep_recent", 5))
+    tools_p = str(ctx.p("compactable_tools", DEFAULT_COMPACTABLE))
+    allowed = None if tools_p.strip() == "*" else {t.strip() for t in tools_p.split(",") if t.strip()}
+    v: dict = {"idle_gap_minutes": gap_min, "keep_recent": keep}
+    if gap_min <= 0:
+        return LayerOutput.unchanged(messages, "time-based microcompact is off (idle_gap_minutes = 0)", vars=v)
+    now = ctx.now if ctx.now is not None else latest_timestamp(messages, ctx)
+    last_ai, last_ai_ts = None, None
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            ts = _timestamp(ctx, m)
+            if ts is not None:
+                last_ai, last_ai_ts = i, ts
+                break
+    if now is None or last_ai_ts is None:
+        return LayerOutput.unchanged(messages, "the messages carry no timestamps, so the idle gap is unknown",
+                                     vars=v)
+    gap = (now - last_ai_ts) / 60.0
+    v.update(now=now, last_assistant=last_ai, last_assistant_time=last_ai_ts, gap_minutes=round(gap, 2))
+    if gap < gap_min:
+        return LayerOutput.unchanged(messages, f"{gap:.1f} min since the last assistant message (message "
+                                               f"{last_ai}) < idle gap {gap_min:g} min", vars=v)
+    pairs = ToolPairIndex(messages)
+    found = []   # (mi, bi, block, name)
+    for mi, m in enumerate(messages):
+        if not (isinstance(m, dict) and m.get("role") == "user"):
+            continue
+        for bi, b in enumerate(blocks(m)):
+            if block_type(b) != "tool_result":
+                continue
+            p = pairs.get(b.get("tool_use_id")) if isinstance(b.get("tool_use_id"), str) else None
+            name = p.name if p is not None else None
+            if allowed is not None and name not in allowed:
+                continue
+            found.append((mi, bi, b, name))
+    kept = found[-keep:] if keep > 0 else []
+    older = found[:-keep] if keep > 0 else found
+    v.update(compactable_results=len(found), kept_recent=[f[2].get("tool_use_id") for f in kept])
+    edits: list[Edit] = []
+    changed: dict[int, dict] = {}
+    for mi, bi, b, name in older:
+        tid = b.get("tool_use_id")
+        content = b.get("content")
+        if content == CLEARED:
+            continue
+        ts = _timestamp(ctx, messages[mi])
+        age_ok = (now - ts) / 60.0 >= gap_min if ts is not None else mi < last_ai
+        if not age_ok:
+            edits.append(Edit(NOTE, f"kept {tid}: younger than the idle gap", message=mi, block=bi, tool_id=tid))
+            continue
+        text_len = len(content_text(content)) if not isinstance(content, str) else len(content)
+        msg = changed.get(mi, messages[mi])
+        changed[mi] = replace_block(msg, bi, {**b, "content": CLEARED})
+        edits.append(Edit(REPLACE, f"cleared {tid} ({name}, {_fmt(text_len)} chars)", message=mi, block=bi, out=mi,
+                          tool_id=tid, old_len=text_len, new_len=len(CLEARED)))
+    v["cleared"] = sum(1 for e in edits if e.kind == REPLACE)
+    if not changed:
+        return LayerOutput.unchanged(messages, f"idle {gap:.1f} min >= {gap_min:g} min, but no older compactable "
+                                               f"result is left to clear ({len(found)} found, keep {keep})",
+                                     edits=edits, vars=v)
+    out = [changed.get(i, m) for i, m in enumerate(messages)]
+    return LayerOutput(out, list(range(len(out))), edits, v,
+                       f"idle {gap:.1f} min >= {gap_min:g} min: cleared {v['cleared']} old tool result(s), "
+                       f"kept the {len(kept)} most recent")
+
+
+# ------------------------------------------------------------ auto-compact
+def threshold(params: dict) -> int:
+    """``window - min(max_output, summary_max_output) - buffer``: 167,000 for 200k, 32k, 20k, 13k."""
+    window = int(params.get("window", 200_000))
+    max_out = int(params.get("max_output", 32_000))
+    summary_out = int(params.get("summary_max_output", 20_000))
+    return window - min(max_out, summary_out) - int(params.get("buffer", 13_000))
+
+
+def format_summary(text: str) -> str:
+    """Claude Code's formatting of the summary reply: drop ``<analysis>``, unwrap ``<summary>``."""
+    out = re.sub(r"<analysis>.*?</analysis>", "", text, flags=re.S)
+    m = re.search(r"<summary>(.*?)</summary>", out, flags=re.S)
+    if m:
+        out = out[:m.start()] + "Summary:\n" + m.group(1).strip() + out[m.end():]
+    out = re.sub(r"\n{3,}", "\n\n", out)
+    return out.strip()
+
+
+def api_round_groups(messages: list) -> list[tuple[int, int]]:
+    """[start, end) of each API round: a new group begins at every assistant message."""
+    starts = [0] + [i for i, m in enumerate(messages) if i > 0 and isinstance(m, dict)
+                    and m.get("role") == "assistant"]
+    starts = sorted(set(starts))
+    return [(s, e) for s, e in zip(starts, starts[1:] + [len(messages)])]
+
+
+def _ptl_gap(error: SummaryError) -> int | None:
+    m = re.search(r"(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)", str(error))
+    if not m:
+        return None
+    a, b = (int(x.replace(",", "")) for x in m.groups())
+    return a - b if a > b else None
+
+
+def drop_oldest_groups(messages: list, gap_tokens: int | None, fraction: float) -> tuple[list, int]:
+    """Drop the oldest API-round groups (enough to cover ``gap_tokens`` when known, else
+    ``fraction`` of the groups, at least one); keep at least one group. Returns (messages, dropped)."""
+    if messages and messages[0].get("content") == PTL_MARKER:
+        messages = messages[1:]
+    groups = api_round_groups(messages)
+    if len(groups) < 2:
+        return messages, 0
+    if gap_tokens:
+        n, acc = 0, 0
+        while n < len(groups) - 1 and acc < gap_tokens:
+            s, e = groups[n]
+            acc += len(json.dumps(messages[s:e], default=str, ensure_ascii=False)) // 4
+            n += 1
+    else:
+        n = max(1, int(len(groups) * fraction))
+    n = min(n, len(groups) - 1)
+    rest = messages[groups[n][0]:]
+    if rest and rest[0].get("role") != "user":
+        rest = [{"role": "user", "content": PTL_MARKER}] + rest
+    return rest, n
+
+
+def _render(messages: list) -> str:
+    return "\n".join(json.dumps(m, default=str, ensure_ascii=False) for m in messages)
+
+
+def recent_reads(messages: list, read_tools: set[str]) -> list[dict]:
+    """The files the conversation read, most recent first, one entry per path:
+    {"path", "text", "message", "tool_id", "input"}; failed or cleared reads are skipped."""
+    pairs = ToolPairIndex(messages)
+    seen: set[str] = set()
+    out = []
+    items = [p for p in pairs if p.name in read_tools and p.use is not None and p.results]
+    items.sort(key=lambda p: p.results[-1][0], reverse=True)
+    for p in items:
+        um, ub = p.use
+        use = messages[um]["content"][ub]
+        inp = use.get("input") if isinstance(use.get("input"), dict) else {}
+        path = inp.get("file_path") or inp.get("path") or inp.get("notebook_path")
+        if not isinstance(path, str) or path in seen:
+            continue
+        rm, rb = p.results[-1]
+        res = messages[rm]["content"][rb] if rb >= 0 else {}
+        if not isinstance(res, dict) or res.get("is_error"):
+            continue
+        text = content_text(res.get("content"))
+        if not text.strip() or text in (CLEARED, s08.MICRO_PLACEHOLDER) or text.startswith("<persisted-output>"):
+            continue
+        seen.add(path)
+        out.append({"path": path, "text": text, "message": rm, "tool_id": p.id, "input": inp})
+    return out
+
+
+def _restore_files(messages: list, ctx: LayerContext) -> tuple[list, list[Edit], dict]:
+    max_files = int(ctx.p("restore_max_files", 5))
+    per_file = int(ctx.p("restore_tokens_per_file", 5_000))
+    total_budget = int(ctx.p("restore_total_tokens", 50_000))
+    tools = {t.strip() for t in str(ctx.p("read_tools", "Read")).split(",") if t.strip()}
+    candidates = recent_reads(messages, tools)[:max_files] if max_files > 0 else []
+    out, edits, used, restored = [], [], 0, []
+    for c in candidates:
+        text = c["text"]
+        tokens = math.ceil(len(text) / 4)
+        truncated = False
+        if tokens > per_file:
+            text = text[:max(0, per_file * 4 - len(TRUNCATED))] + TRUNCATED
+            tokens, truncated = math.ceil(len(text) / 4), True
+        if used + tokens > total_budget:
+            edits.append(Edit(NOTE, f"did not restore {c['path']}: {_fmt(tokens)} tokens would pass the "
+                                    f"{_fmt(total_budget)}-token restore budget ({_fmt(used)} used)",
+                              message=c["message"], tool_id=c["tool_id"]))
+            continue
+        used += tokens
+        body = (f"<system-reminder>\nCalled the Read tool with the following input: "
+                f"{json.dumps(c['input'], ensure_ascii=False)}\nResult of calling the Read tool:\n{text}\n"
+                f"</system-reminder>")
+        out.append({"role": "user", "content": [{"type": "text", "text": body}]})
+        restored.append({"path": c["path"], "tokens": tokens, "truncated": truncated, "from_message": c["message"]})
+        edits.append(Edit(INSERT, f"restored {c['path']} ({_fmt(tokens)} tokens{', truncated' if truncated else ''}) "
+                                  f"from the Read result in message {c['message']}", message=c["message"],
+                          tool_id=c["tool_id"], new_len=len(body), data={"path": c["path"]}))
+    return out, edits, {"restored_files": restored, "restored_tokens": used,
+                        "read_candidates": len(candidates)}
+
+
+def auto_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    limit = threshold(ctx.params)
+    tokens = ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools)
+    failures = int(ctx.state.get("consecutive_failures", 0))
+    max_failures = int(ctx.p("max_failures", 3))
+    v = {"tokens": tokens, "threshold": limit, "window": ctx.p("window", 200_000),
+         "max_output": ctx.p("max_output", 32_000), "buffer": ctx.p("buffer", 13_000),
+         "consecutive_failures": failures}
+    if not ctx.p("autocompact", True):
+        return LayerOutput.unchanged(messages, "auto-compact is off", vars=v, triggered=False)
+    if tokens < limit:
+        return LayerOutput.unchanged(messages, f"{_fmt(tokens)} tokens < threshold {_fmt(limit)}", vars=v,
+                                     triggered=False)
+    if failures >= max_failures:
+        return LayerOutput.unchanged(messages, f"{_fmt(tokens)} tokens >= {_fmt(limit)} but the circuit breaker is "
+                                               f"open after {failures} consecutive failures", vars=v,
+                                     triggered=False)
+    why = f"{_fmt(tokens)} tokens >= threshold {_fmt(limit)}"
+    return compact(messages, ctx, v, why, "auto_compact")
+
+
+def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) -> LayerOutput:
+    transcript = ctx.workspace.write_transcript(messages)
+    edits: list[Edit] = []
+    part = messages
+    retries = int(ctx.p("ptl_retries", 3))
+    attempt = 0
+    while True:
+        prompt = NO_TOOLS_PREAMBLE + COMPACT_PROMPT + "\n\n<conversation>\n" + _render(part) + \
+            "\n</conversation>" + NO_TOOLS_TRAILER
+        req = SummaryRequest(prompt=prompt, messages=tuple(part), max_tokens=int(ctx.p("summary_max_output", 20_000)),
+                             purpose=purpose)
+        try:
+            res = ctx.summarizer.summarize(req, ctx.cancel)
+            break
+        except SummaryError as e:
+            if e.kind == "prompt_too_long" and attempt < retries:
+                attempt += 1
+                new_part, n = drop_oldest_groups(part, _ptl_gap(e), float(ctx.p("ptl_drop_fraction", 0.2)))
+                if n:
+                    edits.append(Edit(DROP, f"prompt too long (retry {attempt}): dropped the oldest {n} API-round "
+                                            f"group(s) from the summary input", data={"groups": n}))
+                    part = new_part
+                    continue
+            failures = int(v.get("consecutive_failures", 0)) + 1
+            v.update(consecutive_failures=failures, ptl_retries=attempt)
+            return LayerOutput(messages, list(range(len(messages))), edits, v, f"{why}; the summary failed",
+                               triggered=True, state={"consecutive_failures": failures}, error=str(e),
+                               summary={"error": str(e), "kind": e.kind})
+    body = format_summary(res.text)
+    text = SUMMARY_INTRO + body + TRANSCRIPT_HINT.format(path=transcript) + CONTINUE_TEXT
+    out = [{"role": "user", "content": text}]
+    edits.append(Edit(SUMMARY, f"replaced messages 0..{len(messages) - 1} ({len(messages)}) with a summary by "
+                               f"{res.summarizer}{' (cached)' if res.cached else ''}; transcript saved to "
+                               f"{transcript.name}", start=0, end=len(messages), out=0, new_len=len(text),
+                      path=str(transcript)))
+    restored, r_edits, r_vars = _restore_files(messages, ctx) if ctx.p("restore_files", True) else ([], [], {})
+    k = 0
+    for e in r_edits:
+        if e.kind == INSERT:
+            k += 1
+            e = dataclasses.replace(e, out=k)
+        edits.append(e)
+    out += restored
+    dropped_total = len(messages) - sum(1 for m in part if m.get("content") != PTL_MARKER)
+    v.update(summarised=len(messages), ptl_retries=attempt, summary_input_messages=len(part),
+             transcript=str(transcript), analysis_stripped="<analysis>" in res.text, **r_vars)
+    if dropped_total:
+        v["ptl_dropped_messages"] = dropped_total
+    origin = [None] * len(out)
+    note = f"{why}: summarised {len(messages)} message(s)"
+    if restored:
+        note += f", restored {len(restored)} file(s) ({_fmt(r_vars['restored_tokens'])} tokens)"
+    return LayerOutput(out, origin, edits, v, note, triggered=True, state={"consecutive_failures": 0},
+                       summary={**res.to_json(), "text": res.text})
+
+
+def manual_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    """``/compact``: the same summary, whatever the size, ignoring the circuit breaker."""
+    v = {"tokens": ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools),
+         "consecutive_failures": int(ctx.state.get("consecutive_failures", 0))}
+    return compact(messages, ctx, v, "manual /compact", "manual_compact")
+
+
+LAYERS = {
+    "tool_result_budget": Layer("tool_result_budget", tool_result_budget,
+                                "If the last message's tool results total more than budget_chars (200,000), persist "
+                                "the largest to disk and leave a preview (the s08 function)", label="budget"),
+    "snip_compact": Layer("snip_compact", snip_compact,
+                          "HISTORY_SNIP (feature-gated in Claude Code): off unless snip_max_messages > 0, then the "
+                          "s08 snip with that limit", label="snip"),
+    "time_micro_compact": Layer("time_micro_compact", time_micro_compact,
+                                "After idle_gap_minutes without a model call, clear every compactable tool result "
+                                "older than the gap except the micro_keep_recent most recent", label="time micro"),
+    "auto_compact": Layer("auto_compact", auto_compact,
+                          "At window - min(max_output, 20,000) - buffer tokens, summarise everything (nine "
+                          "sections), then restore recently read files", llm=True, label="auto-compact"),
+    "manual_compact": Layer("manual_compact", manual_compact, "/compact: summarise now, whatever the size",
+                            llm=True, label="/compact"),
+}
