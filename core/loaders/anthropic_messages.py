@@ -1,16 +1,30 @@
 """Anthropic Messages: a JSON list of messages, a request body with
-"messages", or JSONL with one message per line (the s08 transcripts)."""
+"messages", or JSONL with one message per line (the s08 transcripts).
+
+s08 transcripts were written with ``default=str``, so assistant blocks may be
+SDK repr strings ("[TextBlock(...), ToolUseBlock(...)]"); they are parsed back
+into blocks (see ``sdk_repr``, never eval). An API trace document with
+``cycles`` of ``{request, response}`` (learn-claude-code traces) loads as the
+last request's messages plus the last response, with usage per response.
+"""
 from __future__ import annotations
 
-from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance
-from ..messages import ANTHROPIC, OPENAI, detect_dialect
-from .base import JSONDecodeError, LoadError, Probe, iter_lines, loads, read_json_document
+from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..messages import ANTHROPIC, detect_dialect
+from .base import JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp, read_json_document
+from .sdk_repr import content_from_repr
 
 FORMAT = "anthropic-messages"
 
 
 def _is_message(x) -> bool:
     return isinstance(x, dict) and isinstance(x.get("role"), str)
+
+
+def first_line_is_object(probe: Probe) -> bool:
+    """JSONL: the first non-blank line is a whole JSON object (a pretty-printed document's is not)."""
+    lines = probe.first_json_lines(1)
+    return bool(lines) and isinstance(lines[0], dict) and probe.starts_with(b"{")
 
 
 def sniff(probe: Probe) -> bool:
@@ -21,7 +35,7 @@ def sniff(probe: Probe) -> bool:
         if probe.starts_with(b"["):
             return True   # a JSON list: validated on load
         head = probe.text_head
-        return '"messages"' in head
+        return '"messages"' in head or '"cycles"' in head
     return False
 
 
@@ -36,13 +50,33 @@ def _check_messages(items, path: str, line_of) -> list:
     return msgs
 
 
-def load(probe: Probe) -> LoadResult:
+def _fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
+    """Parse SDK repr strings back into blocks (a new dict for each changed message)."""
+    out = []
+    fixed = 0
+    for i, m in enumerate(msgs):
+        c = m.get("content")
+        if isinstance(c, (str, list)):
+            new, changed = content_from_repr(c)
+            if changed:
+                m = {**m, "content": new}
+                fixed += 1
+                if i < len(meta):
+                    meta[i].extra["from_sdk_repr"] = True
+        out.append(m)
+    if fixed:
+        problems.append(Problem(path, 0, f"{fixed} message(s) held SDK repr strings (written with default=str); "
+                                         "parsed back into blocks", "info"))
+    return out
+
+
+def read_messages(probe: Probe) -> tuple:
+    """(messages, meta, system, tools, model, problems, document) for a list, body or JSONL file."""
     path = str(probe.path)
-    first = probe.first_json_lines(2)
-    jsonl = probe.starts_with(b"{") and any(_is_message(x) for x in first)
+    jsonl = first_line_is_object(probe)
     problems: list[Problem] = []
     meta: list[MessageMeta] = []
-    system = tools = model = None
+    system = tools = model = doc = None
     if jsonl:
         msgs = []
         for n, raw in iter_lines(probe.path):
@@ -58,7 +92,7 @@ def load(probe: Probe) -> LoadResult:
                 problems.append(Problem(path, n, "not a message object (no \"role\"), skipped", "error"))
                 continue
             msgs.append(m)
-            meta.append(MessageMeta(Provenance(path, n)))
+            meta.append(MessageMeta(Provenance(path, n), parse_timestamp(m.get("timestamp"))))
         if not msgs:
             raise LoadError(path, 0, "no message found: " + (str(problems[0]) if problems else "every line is blank"))
     else:
@@ -74,6 +108,56 @@ def load(probe: Probe) -> LoadResult:
             raise LoadError(path, 1, f"the file holds a JSON {type(doc).__name__}, not a list of messages")
         msgs = _check_messages(items, path, lambda i: 0)
         meta = [MessageMeta(Provenance(path, 0, note=f"message {i}")) for i in range(len(msgs))]
+    msgs = _fix_repr(msgs, meta, path, problems)
+    if tools is not None and not isinstance(tools, list):
+        tools = None
+    if model is not None and not isinstance(model, str):
+        model = None
+    return msgs, meta, system, tools, model, problems, doc
+
+
+def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
+    path = str(probe.path)
+    cycles = [c for c in doc["cycles"] if isinstance(c, dict) and isinstance(c.get("request"), dict)]
+    if not cycles:
+        raise LoadError(path, 1, "an API trace whose \"cycles\" hold no request")
+    last = cycles[-1]
+    req = last["request"]
+    items = req.get("messages")
+    if not isinstance(items, list):
+        raise LoadError(path, 1, "the last cycle's request has no \"messages\" list")
+    msgs = _check_messages(items, path, lambda i: 0)
+    meta = [MessageMeta(Provenance(path, 0, note=f"cycle {len(cycles)} request message {i}"))
+            for i in range(len(msgs))]
+    # usage: the response of cycle k is the assistant message that the request of cycle k+1 ends with
+    asst = [i for i, m in enumerate(msgs) if m.get("role") == "assistant"]
+    for k, c in enumerate(cycles[:-1]):
+        resp = c.get("response")
+        if isinstance(resp, dict) and k < len(asst):
+            meta[asst[k]].usage = Usage.from_dict(resp.get("usage"))
+            meta[asst[k]].model = resp.get("model")
+    resp = last.get("response")
+    if isinstance(resp, dict) and isinstance(resp.get("content"), list):
+        msgs.append({"role": "assistant", "content": resp["content"]})
+        meta.append(MessageMeta(Provenance(path, 0, note=f"cycle {len(cycles)} response"), None,
+                                Usage.from_dict(resp.get("usage")), resp.get("model")))
+    problems: list[Problem] = []
+    msgs = _fix_repr(msgs, meta, path, problems)
+    conv = Conversation(msgs, detect_dialect(msgs), req.get("system"),
+                        req.get("tools") if isinstance(req.get("tools"), list) else None,
+                        req.get("model") or doc.get("model"), str(doc.get("prompt") or probe.path.name)[:80],
+                        path, FORMAT, meta, problems=problems,
+                        extra={k: v for k, v in doc.items() if k != "cycles"} | {"cycles": len(cycles)})
+    return LoadResult(path, FORMAT, [conv], problems)
+
+
+def load(probe: Probe) -> LoadResult:
+    path = str(probe.path)
+    if probe.starts_with(b"{") and '"cycles"' in probe.text_head:
+        doc = read_json_document(probe.path)
+        if isinstance(doc, dict) and isinstance(doc.get("cycles"), list) and not isinstance(doc.get("messages"), list):
+            return _load_cycles(probe, doc)
+    msgs, meta, system, tools, model, problems, _ = read_messages(probe)
     dialect = detect_dialect(msgs)
     conv = Conversation(msgs, dialect, system, tools, model, probe.path.name, path,
                         FORMAT if dialect == ANTHROPIC else "openai-chat", meta, problems=problems)

@@ -63,10 +63,10 @@ class Probe:
                     out.append(loads(raw))
                 except JSONDecodeError:
                     out.append(None)
-                if len(out) >= n:
+                if len(out) >= max(n, 20):
                     break
             self._first_lines = out
-        return self._first_lines
+        return self._first_lines[:n]
 
     def starts_with(self, *prefixes: bytes) -> bool:
         h = self.head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -151,3 +151,62 @@ def read_json_document(path: Path) -> Any:
 
 def path_str(p: Path) -> str:
     return os.fspath(p)
+
+
+_TS_CACHE: dict = {}
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """Seconds since the epoch from an ISO-8601 string ("...Z" allowed) or a number (s or ms); None if unreadable."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        v = float(value)
+        return v / 1000.0 if v > 1e11 else v
+    if not isinstance(value, str) or not value:
+        return None
+    from datetime import datetime, timezone
+    s = value.strip()
+    if s.endswith("Z") or s.endswith("z"):
+        s = s[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        try:
+            dt = datetime.fromisoformat(s.replace(" ", "T", 1))
+        except ValueError:
+            return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def recover_records(raw: bytes | str, accept=None) -> list:
+    """Parse a broken JSONL line that holds several records joined together
+    (e.g. ``{...}{...}`` with the newline lost, or a truncated record followed by
+    a whole one). Returns the JSON objects found, in order, that ``accept``
+    approves (default: any dict). Never raises."""
+    import json as _json
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
+    accept = accept or (lambda o: isinstance(o, dict))
+    dec = _json.JSONDecoder()
+    out: list = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            break
+        try:
+            obj, end = dec.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            obj, end = None, -1
+        if end > i and accept(obj):
+            out.append(obj)
+            i = end
+            continue
+        j = text.find('{"', i + 1)   # resynchronise at the next object start
+        if j < 0:
+            break
+        i = j
+    return out

@@ -1,0 +1,467 @@
+"""Claude Code session JSONL (``~/.claude/projects/<cwd>/<sessionId>.jsonl``).
+
+Rebuilds what the API saw from the one-record-per-line log:
+
+* assistant records that share ``message.id`` (streaming writes one line per
+  content block; parallel tool calls) become one assistant message;
+* consecutive user records (parallel tool results, interrupts, meta lines)
+  become one user message;
+* non-conversation records (system, summary, file-history-snapshot, progress,
+  queue-operation, unknown types) are dropped from the messages and kept as
+  metadata in ``Conversation.extra["records"]``;
+* a ``compact_boundary`` record starts a new segment: ``Conversation.messages``
+  is the full history (following ``logicalParentUuid`` across boundaries) and
+  ``Conversation.segments`` marks where each post-compaction context starts (its
+  first message is the ``isCompactSummary`` user message);
+* records on an abandoned branch (a rewind) are left out, and counted;
+* sidechains (``isSidechain: true``) and subagent messages carried by
+  ``progress``/``agent_progress`` records become separate conversations after
+  the main one.
+
+A corrupt line is reported as a Problem with its line number; records joined on
+one line are recovered. The file is streamed and parsed with orjson.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..messages import ANTHROPIC
+from .base import JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp, recover_records
+
+FORMAT = "claude-code"
+
+CONVERSATION_TYPES = ("user", "assistant")
+KNOWN_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "progress", "queue-operation",
+               "attachment", "custom-title", "last-prompt", "pr-link", "tag", "agent-name"}
+# Record fields every line carries: not copied into per-message metadata.
+_STANDARD = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug", "type",
+             "message", "uuid", "timestamp", "logicalParentUuid"}
+_HEAD_RE = re.compile(rb'"(parentUuid|sessionId|leafUuid)"\s*:')
+_TYPE_RE = re.compile(rb'"type"\s*:\s*"(user|assistant|system|summary|file-history-snapshot|progress|queue-operation)"')
+
+
+def _is_record(x) -> bool:
+    if not isinstance(x, dict):
+        return False
+    t = x.get("type")
+    if not isinstance(t, str):
+        return False
+    if t in CONVERSATION_TYPES:
+        return isinstance(x.get("message"), dict) and ("uuid" in x or "sessionId" in x or "parentUuid" in x)
+    return t in KNOWN_TYPES and any(k in x for k in ("uuid", "sessionId", "leafUuid", "messageId", "snapshot"))
+
+
+def sniff(probe: Probe) -> bool:
+    if not probe.starts_with(b"{"):
+        return False
+    lines = [x for x in probe.first_json_lines(20) if x is not None]
+    if lines:
+        return any(_is_record(x) for x in lines) and not all(
+            isinstance(x, dict) and "role" in x and "type" not in x for x in lines)
+    # no complete line in the head: one very long first line (a JSONL record), not a pretty-printed document
+    h = probe.head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if b"\n" in h[:PROBE_SCAN] and len(probe.head) >= probe.size:
+        return False
+    if b"\n" in h.rstrip(b"\r\n") and len(probe.head) < probe.size and b"\n" in h[:4096]:
+        return False
+    head = h[:PROBE_SCAN]
+    return bool(_HEAD_RE.search(head) and _TYPE_RE.search(head))
+
+
+PROBE_SCAN = 64 * 1024
+
+
+# --------------------------------------------------------------------------- reading
+
+class _Record:
+    """One conversation record (user/assistant line), kept light."""
+    __slots__ = ("line", "rec", "uuid", "parent", "sidechain")
+
+    def __init__(self, line: int, rec: dict):
+        self.line = line
+        self.rec = rec
+        self.uuid = rec.get("uuid")
+        self.parent = rec.get("parentUuid")
+        self.sidechain = rec.get("isSidechain") is True
+
+
+def _read(path_str: str, path) -> tuple:
+    """Stream the file: conversation records, other records, the uuid->parent map, problems."""
+    conv: list[_Record] = []
+    others: list[tuple[int, dict]] = []
+    parents: dict = {}
+    seen: set = set()
+    problems: list[Problem] = []
+    types: Counter = Counter()
+    nonrecord = 0
+
+    def take(n: int, rec) -> None:
+        nonlocal nonrecord
+        if not isinstance(rec, dict):
+            nonrecord += 1
+            problems.append(Problem(path_str, n, f"a JSON {type(rec).__name__}, not a record: skipped"))
+            return
+        t = rec.get("type")
+        types[t if isinstance(t, str) else "?"] += 1
+        u = rec.get("uuid")
+        if isinstance(u, str):
+            if u in seen:
+                types["(duplicate)"] += 1
+                return          # the same record written twice
+            seen.add(u)
+            p = rec.get("parentUuid")
+            if p is None:
+                p = rec.get("logicalParentUuid")
+            parents[u] = p if isinstance(p, str) else None
+        if t in CONVERSATION_TYPES and isinstance(rec.get("message"), dict):
+            conv.append(_Record(n, rec))
+        else:
+            others.append((n, rec))
+
+    for n, raw in iter_lines(path):
+        if raw is None:
+            problems.append(Problem(path_str, n, "line is too long to load; skipped", "error"))
+            continue
+        try:
+            rec = loads(raw)
+        except JSONDecodeError as e:
+            found = recover_records(raw, _is_record)
+            why = str(e).split(":")[0]
+            if found:
+                problems.append(Problem(path_str, n, f"corrupt line ({why}): {len(found)} record(s) joined on one "
+                                                     f"line; recovered " + ", ".join(
+                                                         str(r.get("type")) for r in found), "error"))
+                for r in found:
+                    take(n, r)
+            else:
+                problems.append(Problem(path_str, n, f"corrupt line ({why}): skipped", "error"))
+            continue
+        take(n, rec)
+    return conv, others, parents, problems, types
+
+
+# --------------------------------------------------------------------------- building
+
+def _blocks_of(content) -> list:
+    if isinstance(content, list):
+        return list(content)
+    if content is None:
+        return []
+    return [{"type": "text", "text": content if isinstance(content, str) else str(content)}]
+
+
+def _tool_use_ids(content) -> list:
+    if not isinstance(content, list):
+        return []
+    return [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+
+
+def _only_tool_results(content) -> bool:
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+class _Builder:
+    """Turns conversation records (in order) into API messages with metadata."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.msgs: list = []
+        self.meta: list[MessageMeta] = []
+        self.events: list[CompactionEvent] = []
+        self.segments = [0]
+        self.pending: tuple | None = None     # (line, boundary record)
+        self.last_asst = -1                   # index of the last assistant message
+        self.models: Counter = Counter()
+
+    def boundary(self, line: int, rec: dict) -> None:
+        self.pending = (line, rec)
+
+    def _new(self, role: str, content, line: int, rec: dict, m: dict) -> None:
+        msg = {"role": role, "content": list(content) if isinstance(content, list) else content}
+        if content is None:
+            msg["content"] = []
+        extra = {k: v for k, v in rec.items() if k not in _STANDARD}
+        extra["lines"] = [line]
+        if role == "assistant":
+            for k in ("id", "stop_reason", "stop_sequence", "type"):
+                if k in m:
+                    extra.setdefault("api_" + k, m[k])
+        model = m.get("model") if role == "assistant" else None
+        if model:
+            self.models[model] += 1
+            if model == "<synthetic>":
+                extra["synthetic"] = True
+        meta = MessageMeta(Provenance(self.path, line), parse_timestamp(rec.get("timestamp")),
+                           Usage.from_dict(m.get("usage")) if role == "assistant" else None, model,
+                           rec.get("uuid"), extra)
+        self.msgs.append(msg)
+        self.meta.append(meta)
+        if role == "assistant":
+            self.last_asst = len(self.msgs) - 1
+
+    def _extend(self, i: int, content, line: int, rec: dict, m: dict) -> None:
+        msg = self.msgs[i]
+        if not isinstance(msg["content"], list):
+            msg["content"] = _blocks_of(msg["content"])
+        msg["content"].extend(_blocks_of(content))
+        meta = self.meta[i]
+        lines = meta.extra.setdefault("lines", [])
+        lines.append(line)
+        first = meta.provenance.line if meta.provenance else line
+        meta.provenance = Provenance(self.path, first, max(lines))
+        u = rec.get("uuid")
+        if u:
+            meta.extra.setdefault("merged_uuids", []).append(u)
+        for k, v in rec.items():
+            if k not in _STANDARD and k not in meta.extra:
+                meta.extra[k] = v
+        if msg["role"] == "assistant":
+            usage = Usage.from_dict(m.get("usage"))
+            if usage is not None:
+                meta.usage = usage        # the last streamed line has the final output count
+
+    def add(self, r: _Record) -> None:
+        rec, line = r.rec, r.line
+        m = rec["message"]
+        role = rec.get("type")
+        content = m.get("content")
+        if self.pending is not None:
+            bline, brec = self.pending
+            self.pending = None
+            cm = brec.get("compactMetadata") if isinstance(brec.get("compactMetadata"), dict) else {}
+            idx = len(self.msgs)
+            if idx > 0:
+                self.segments.append(idx)
+            self._new(role, content, line, rec, m)
+            pre = cm.get("preTokens")
+            post = cm.get("postTokens")
+            self.events.append(CompactionEvent(
+                "claude_code", idx, cm.get("trigger"),
+                pre if isinstance(pre, int) else None, post if isinstance(post, int) else None,
+                idx if rec.get("isCompactSummary") else None, Provenance(self.path, bline),
+                {k: v for k, v in brec.items() if k not in _STANDARD and k != "compactMetadata"} | {
+                    "compactMetadata": cm, "uuid": brec.get("uuid"),
+                    "logicalParentUuid": brec.get("logicalParentUuid")}))
+            return
+        seg_start = self.segments[-1]
+        if role == "assistant":
+            mid = m.get("id")
+            la = self.last_asst
+            if mid and la >= seg_start and la >= len(self.msgs) - 2 \
+                    and self.meta[la].extra.get("api_id") == mid \
+                    and all(self.msgs[j]["role"] == "user" and _only_tool_results(self.msgs[j]["content"])
+                            for j in range(la + 1, len(self.msgs))):
+                self._extend(la, content, line, rec, m)
+                return
+            self._new("assistant", content, line, rec, m)
+            return
+        # user
+        if self.msgs and len(self.msgs) - 1 >= seg_start and self.msgs[-1]["role"] == "user":
+            self._extend(len(self.msgs) - 1, content, line, rec, m)
+            return
+        self._new("user", content, line, rec, m)
+
+    def conversation(self, title: str, source: str, problems: list) -> Conversation:
+        model = self.models.most_common(1)[0][0] if self.models else None
+        if model == "<synthetic>" and len(self.models) > 1:
+            model = [k for k, _ in self.models.most_common(2) if k != "<synthetic>"][0]
+        return Conversation(self.msgs, ANTHROPIC, None, None, model, title, source, FORMAT, self.meta,
+                            self.events, problems, {}, self.segments)
+
+
+def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[list, int]:
+    """The main-chain records in file order, without abandoned branches; with the boundaries."""
+    main = [r for r in conv if not r.sidechain]
+    leaf = next((r.uuid for r in reversed(main) if isinstance(r.uuid, str)), None)
+    path: set = set()
+    u = leaf
+    while isinstance(u, str) and u not in path and u in parents:
+        path.add(u)
+        u = parents[u]
+    # which records descend from the path (fork) rather than being on it or disconnected from it
+    reach: dict = {}
+
+    def reaches(x) -> bool:
+        chain = []
+        while isinstance(x, str) and x not in reach and x not in path and x in parents and len(chain) < 100000:
+            chain.append(x)
+            x = parents[x]
+        res = (x in path) if isinstance(x, str) and x not in reach else reach.get(x, False)
+        for c in chain:
+            reach[c] = res
+        return res
+
+    kept: list = []
+    kept_msg_ids: set = set()
+    kept_tool_ids: set = set()
+    dropped = 0
+    for r in main:
+        ok = True
+        if leaf is not None and isinstance(r.uuid, str) and r.uuid not in path:
+            if reaches(r.parent if isinstance(r.parent, str) else None):
+                m = r.rec["message"]
+                c = m.get("content")
+                if r.rec.get("type") == "assistant":
+                    ok = m.get("id") in kept_msg_ids
+                else:
+                    ok = _only_tool_results(c) and all(b.get("tool_use_id") in kept_tool_ids for b in c)
+        if ok:
+            kept.append(r)
+            m = r.rec["message"]
+            if r.rec.get("type") == "assistant":
+                if m.get("id"):
+                    kept_msg_ids.add(m.get("id"))
+                kept_tool_ids.update(_tool_use_ids(m.get("content")))
+        else:
+            dropped += 1
+    # compact boundaries: those on the chain (or all, when there is no chain)
+    bounds = [(n, rec) for n, rec in others
+              if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary"
+              and rec.get("isSidechain") is not True
+              and (leaf is None or not isinstance(rec.get("uuid"), str) or rec.get("uuid") in path
+                   or not reaches(rec.get("uuid")))]
+    merged: list = []
+    bi = 0
+    for r in kept:
+        while bi < len(bounds) and bounds[bi][0] <= r.line:
+            merged.append(("b", bounds[bi]))
+            bi += 1
+        merged.append(("r", r))
+    return merged, dropped
+
+
+def _group_sidechains(conv: list[_Record], parents: dict) -> list[list[_Record]]:
+    root: dict = {}
+    groups: dict = {}
+    for r in conv:
+        if not r.sidechain:
+            continue
+        p = r.parent
+        key = root.get(p) if isinstance(p, str) else None
+        if key is None:
+            key = r.uuid if isinstance(r.uuid, str) else f"line{r.line}"
+        if isinstance(r.uuid, str):
+            root[r.uuid] = key
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
+def _agent_groups(others: list) -> dict:
+    """progress/agent_progress records carry subagent messages: group them by agent."""
+    groups: dict = {}
+    seen: set = set()
+    for n, rec in others:
+        if rec.get("type") != "progress":
+            continue
+        d = rec.get("data")
+        if not isinstance(d, dict) or d.get("type") != "agent_progress":
+            continue
+        inner = d.get("message")
+        if not isinstance(inner, dict) or inner.get("type") not in CONVERSATION_TYPES \
+                or not isinstance(inner.get("message"), dict):
+            continue
+        u = inner.get("uuid")
+        if isinstance(u, str):
+            if u in seen:
+                continue
+            seen.add(u)
+        key = d.get("agentId") or rec.get("parentToolUseID") or "agent"
+        g = groups.setdefault(key, {"records": [], "parent_tool_use_id": rec.get("parentToolUseID"),
+                                    "prompt": d.get("prompt")})
+        g["records"].append(_Record(n, inner))
+    return groups
+
+
+def _first_text(msgs: list, limit: int = 70) -> str:
+    for m in msgs:
+        c = m.get("content")
+        if isinstance(c, str) and c.strip():
+            t = c.strip()
+        elif isinstance(c, list):
+            t = next((b.get("text", "").strip() for b in c if isinstance(b, dict) and b.get("type") == "text"
+                      and b.get("text", "").strip()), "")
+        else:
+            t = ""
+        if t:
+            t = " ".join(t.split())
+            return t if len(t) <= limit else t[:limit - 1] + "…"
+    return ""
+
+
+def _task_prompts(msgs: list) -> dict:
+    out = {}
+    for m in msgs:
+        if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
+            continue
+        for b in m["content"]:
+            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
+                p = b["input"].get("prompt")
+                if isinstance(p, str):
+                    out.setdefault(p.strip(), b.get("id"))
+    return out
+
+
+def load(probe: Probe) -> LoadResult:
+    path = str(probe.path)
+    conv, others, parents, problems, types = _read(path, probe.path)
+    if not conv and not any(r.get("type") == "progress" for _, r in others):
+        raise LoadError(path, 0, "a Claude Code session with no user or assistant message"
+                        + (f" ({problems[0]})" if problems else ""))
+    merged, dropped = _main_records(conv, others, parents)
+    b = _Builder(path)
+    for kind, item in merged:
+        if kind == "b":
+            b.boundary(*item)
+        else:
+            b.add(item)
+    if b.pending is not None:
+        line, _ = b.pending
+        problems.append(Problem(path, line, "compact boundary with no message after it"))
+    summaries = [rec.get("summary") for _, rec in others if rec.get("type") == "summary"
+                 and isinstance(rec.get("summary"), str)]
+    titles = [rec.get("customTitle") or rec.get("title") for _, rec in others if rec.get("type") == "custom-title"]
+    main_title = next((t for t in titles if isinstance(t, str)), None) or (summaries[-1] if summaries else "") \
+        or _first_text(b.msgs) or probe.path.name
+    if dropped:
+        problems.append(Problem(path, 0, f"{dropped} record(s) on an abandoned branch (rewound) left out", "info"))
+    main = b.conversation(main_title, path, list(problems))
+    first = next((r.rec for r in conv), {})
+    versions = sorted({r.rec.get("version") for r in conv if isinstance(r.rec.get("version"), str)})
+    main.extra = {
+        "session_id": first.get("sessionId"), "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
+        "versions": versions, "record_counts": dict(types), "summaries": summaries,
+        "abandoned_records": dropped,
+        # non-conversation records, passed through as metadata: (line, record)
+        "records": others,
+    }
+    convs = [main]
+    prompts = _task_prompts(b.msgs)
+    for group in _group_sidechains(conv, parents):
+        sb = _Builder(path)
+        for r in group:
+            sb.add(r)
+        if not sb.msgs:
+            continue
+        c = sb.conversation("sidechain: " + (_first_text(sb.msgs) or f"line {group[0].line}"), path, [])
+        first_user = sb.msgs[0].get("content")
+        key = first_user.strip() if isinstance(first_user, str) else _first_text(sb.msgs[:1], 10 ** 9)
+        c.extra = {"kind": "sidechain", "root_uuid": group[0].uuid, "first_line": group[0].line,
+                   "parent_tool_use_id": prompts.get(key)}
+        convs.append(c)
+    for agent, g in _agent_groups(others).items():
+        ab = _Builder(path)
+        for r in g["records"]:
+            ab.add(r)
+        if not ab.msgs:
+            continue
+        c = ab.conversation(f"subagent {agent}: " + (_first_text(ab.msgs) or ""), path, [])
+        c.extra = {"kind": "agent_progress", "agent_id": agent, "parent_tool_use_id": g["parent_tool_use_id"]}
+        convs.append(c)
+    if not main.messages and len(convs) > 1:
+        # a file that only holds a subagent (agent-*.jsonl): that is the main conversation
+        convs = convs[1:]
+        convs[0].problems = list(problems)
+    return LoadResult(path, FORMAT, convs, problems)

@@ -1,0 +1,157 @@
+"""OpenAI chat-completions messages (roles system/developer/user/assistant/tool,
+``tool_calls``): a list, a request body, JSONL, an agent trajectory with a
+``history``/``messages`` field (SWE-agent ``.traj``), or a Hermes session
+snapshot ``{session_id, model, system_prompt, tools, messages}``.
+
+Messages keep their API fields; anything else a tool wrote next to them
+(SWE-agent's thought/action/agent, keys starting with ``_``) moves into the
+message metadata. Hermes summary messages (content starting with
+"[CONTEXT COMPACTION" or "[CONTEXT SUMMARY]:") become compaction events.
+"""
+from __future__ import annotations
+
+import re
+
+from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..messages import OPENAI, detect_dialect
+from .anthropic_messages import read_messages
+from .base import LoadError, Probe, parse_timestamp, read_json_document
+
+FORMAT = "openai-chat"
+HERMES_FORMAT = "hermes-session"
+TRAJECTORY_FORMAT = "agent-trajectory"
+
+API_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning", "reasoning_content",
+            "reasoning_details", "refusal", "function_call", "audio"}
+SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
+_MARKERS = re.compile(r'"(tool_calls|tool_call_id|session_id|system_prompt)"\s*:|"role"\s*:\s*"(tool|system|developer)"')
+_TRAJ = re.compile(r'"(history|trajectory)"\s*:\s*\[')
+
+
+def sniff(probe: Probe) -> bool:
+    if not probe.starts_with(b"[", b"{"):
+        return False
+    head = probe.text_head
+    if probe.starts_with(b"{") and _TRAJ.search(head):
+        return True
+    return bool(_MARKERS.search(head)) and ('"role"' in head or '"messages"' in head or '"history"' in head)
+
+
+def normalize(m: dict) -> tuple[dict, dict]:
+    """(API message, extra fields) for one OpenAI-style message."""
+    msg = {k: v for k, v in m.items() if k in API_KEYS}
+    extra = {k: v for k, v in m.items() if k not in API_KEYS}
+    if msg.get("role") == "tool" and "tool_call_id" not in msg:
+        ids = m.get("tool_call_ids")
+        if isinstance(ids, list) and ids and isinstance(ids[0], str):
+            msg["tool_call_id"] = ids[0]
+            if len(ids) > 1:
+                extra["note"] = f"one tool message for {len(ids)} calls; tied to the first"
+    if "content" not in msg:
+        msg["content"] = None if msg.get("tool_calls") else ""
+    return msg, extra
+
+
+def is_summary(m: dict) -> bool:
+    c = m.get("content")
+    if isinstance(c, list):
+        c = next((p.get("text") for p in c if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
+    return isinstance(c, str) and c.lstrip().startswith(SUMMARY_PREFIXES)
+
+
+def summary_events(msgs: list, meta: list, kind: str = "hermes") -> tuple[list, list]:
+    events, segments = [], [0]
+    for i, m in enumerate(msgs):
+        if is_summary(m):
+            events.append(CompactionEvent(kind, i, summary_index=i,
+                                          provenance=meta[i].provenance if i < len(meta) else None))
+            if i > 0:
+                segments.append(i)
+    return events, segments
+
+
+def _build(items: list, path: str, line_of, problems: list) -> tuple[list, list]:
+    msgs, meta = [], []
+    for i, m in enumerate(items):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            problems.append(Problem(path, line_of(i), f"item {i} is not a message (no \"role\"): skipped"))
+            continue
+        msg, extra = normalize(m)
+        ts = None
+        for k in ("timestamp", "created_at", "time"):
+            if k in m:
+                ts = parse_timestamp(m[k])
+                break
+        usage = Usage.from_dict(m.get("usage")) if isinstance(m.get("usage"), dict) else None
+        msgs.append(msg)
+        meta.append(MessageMeta(Provenance(path, line_of(i), note=f"message {i}"), ts, usage,
+                                m.get("model") if isinstance(m.get("model"), str) else None,
+                                m.get("id") if isinstance(m.get("id"), str) else None, extra))
+    return msgs, meta
+
+
+def load(probe: Probe) -> LoadResult:
+    path = str(probe.path)
+    head = probe.text_head
+    if probe.starts_with(b"{") and (_TRAJ.search(head) or '"session_id"' in head or '"system_prompt"' in head):
+        doc = read_json_document(probe.path)
+        if isinstance(doc, dict):
+            return _load_document(probe, doc)
+    msgs, meta, system, tools, model, problems, _ = read_messages(probe)
+    out_msgs, out_meta = [], []
+    for m, mm in zip(msgs, meta):
+        msg, extra = normalize(m)
+        mm.extra.update(extra)
+        out_msgs.append(msg)
+        out_meta.append(mm)
+    events, segments = summary_events(out_msgs, out_meta)
+    dialect = detect_dialect(out_msgs)
+    fmt = FORMAT if dialect == OPENAI else "anthropic-messages"
+    conv = Conversation(out_msgs, dialect, system, tools, model, probe.path.name, path, fmt, out_meta, events,
+                        problems, segments=segments)
+    return LoadResult(path, fmt, [conv], problems)
+
+
+def _load_document(probe: Probe, doc: dict) -> LoadResult:
+    path = str(probe.path)
+    problems: list[Problem] = []
+    key = next((k for k in ("messages", "history") if isinstance(doc.get(k), list)), None)
+    if key is None:
+        if isinstance(doc.get("trajectory"), list):
+            return _load_trajectory_steps(probe, doc)
+        raise LoadError(path, 1, "a JSON object with no \"messages\" or \"history\" list of messages")
+    msgs, meta = _build(doc[key], path, lambda i: 0, problems)
+    if not msgs:
+        raise LoadError(path, 1, f"the \"{key}\" list holds no message")
+    hermes = "session_id" in doc or "system_prompt" in doc
+    fmt = HERMES_FORMAT if hermes else (TRAJECTORY_FORMAT if key == "history" or "trajectory" in doc else FORMAT)
+    system = doc.get("system_prompt") if hermes else doc.get("system")
+    tools = doc.get("tools") if isinstance(doc.get("tools"), list) else None
+    model = doc.get("model") if isinstance(doc.get("model"), str) else None
+    if model is None and isinstance(doc.get("replay_config"), dict):
+        agent = doc["replay_config"].get("agent")
+        if isinstance(agent, dict) and isinstance(agent.get("model"), dict):
+            model = agent["model"].get("name")
+    events, segments = summary_events(msgs, meta)
+    title = str(doc.get("session_id") or doc.get("title") or probe.path.name)
+    extra = {k: v for k, v in doc.items() if k not in (key, "tools", "system_prompt", "trajectory")}
+    if isinstance(doc.get("trajectory"), list):
+        extra["trajectory_steps"] = len(doc["trajectory"])
+    conv = Conversation(msgs, detect_dialect(msgs) if not hermes else OPENAI, system, tools, model, title, path,
+                        fmt, meta, events, problems, extra, segments)
+    return LoadResult(path, fmt, [conv], problems)
+
+
+def _load_trajectory_steps(probe: Probe, doc: dict) -> LoadResult:
+    """A trajectory with only ``trajectory`` steps (no history): the last step's ``messages`` if present."""
+    path = str(probe.path)
+    steps = [s for s in doc["trajectory"] if isinstance(s, dict)]
+    for s in reversed(steps):
+        if isinstance(s.get("messages"), list):
+            problems: list[Problem] = []
+            msgs, meta = _build(s["messages"], path, lambda i: 0, problems)
+            if msgs:
+                conv = Conversation(msgs, detect_dialect(msgs), None, None, None, probe.path.name, path,
+                                    TRAJECTORY_FORMAT, meta, problems=problems)
+                return LoadResult(path, TRAJECTORY_FORMAT, [conv], problems)
+    raise LoadError(path, 1, "an agent trajectory with no \"history\" and no step holding \"messages\"")
