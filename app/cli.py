@@ -72,10 +72,25 @@ def _engine(args, strategy_name: str):
         raise CliError(str(e)) from None
     order = [s.strip() for s in args.order.split(",")] if getattr(args, "order", None) else None
     workspace = Workspace(args.workdir) if getattr(args, "workdir", None) else None
+    tokens = _token_estimator(getattr(args, "tokens", None))
     try:
-        return Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order)
+        return Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order, tokens=tokens)
     except KeyError as e:
         raise CliError(str(e.args[0])) from None
+
+
+def _token_estimator(spec: str | None):
+    from core.size import CharsPerToken, make_anthropic_counter
+    if not spec:
+        return None
+    if spec in ("chars4", "chars/4"):
+        return CharsPerToken()
+    if spec == "anthropic" or spec.startswith("anthropic:"):
+        try:
+            return make_anthropic_counter(spec.partition(":")[2] or None)
+        except ValueError as e:
+            raise CliError(str(e)) from None
+    raise CliError(f"unknown token estimator {spec!r}: use chars4 or anthropic[:MODEL]")
 
 
 def cmd_run(args) -> int:
@@ -187,6 +202,8 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summarizer", default="offline", help="offline (default), anthropic[:MODEL] or fixed:TEXT")
     p.add_argument("--workdir", help="folder for persisted results and transcripts (default: a per-session "
                                      "folder in the user cache)")
+    p.add_argument("--tokens", default=None, help="token estimator: the strategy's own (default), chars4, or "
+                                                  "anthropic[:MODEL] (count_tokens; needs ANTHROPIC_API_KEY)")
 
 
 def build_parser() -> argparse.ArgumentParser:

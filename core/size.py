@@ -113,6 +113,25 @@ class AnthropicTokenCounter:
         return n
 
 
+def make_anthropic_counter(model: str | None = None, api_key: str | None = None,
+                           base_url: str | None = None) -> AnthropicTokenCounter:
+    """An Anthropic count_tokens estimator from settings or the environment
+    (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, COMPACTSCOPE_MODEL)."""
+    import os
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise ValueError("counting tokens with Anthropic needs an API key: set ANTHROPIC_API_KEY "
+                         "(or use the chars/4 estimate)")
+    import anthropic
+    kw = {"api_key": key, "max_retries": 2}
+    url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
+    if url:
+        kw["base_url"] = url
+    from .summarizers.anthropic_api import DEFAULT_MODEL
+    return AnthropicTokenCounter(anthropic.Anthropic(**kw), model or os.environ.get("COMPACTSCOPE_MODEL")
+                                 or DEFAULT_MODEL)
+
+
 @dataclass(frozen=True)
 class Measure:
     size: int

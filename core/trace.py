@@ -25,7 +25,7 @@ CONVERT = "convert"      # dialect conversion
 NOTE = "note"            # an observation that changed nothing (quirk, skipped block, ...)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Edit:
     kind: str
     text: str                                   # the edit in words

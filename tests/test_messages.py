@@ -135,7 +135,9 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             replies.append(body)
-            if "TOO LONG" in body["messages"][0]["content"]:
+            if self.path.endswith("/count_tokens"):
+                out, code = {"input_tokens": 1000 + len(body["messages"])}, 200
+            elif "TOO LONG" in body["messages"][0]["content"]:
                 out = {"type": "error", "error": {"type": "invalid_request_error",
                                                   "message": "prompt is too long: 200251 tokens > 200000 maximum"}}
                 code = 400
@@ -164,6 +166,18 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
         with pytest.raises(SummaryError) as e:
             s.summarize(SummaryRequest("TOO LONG"))
         assert e.value.kind == "prompt_too_long"
+        # count_tokens: used when configured, cached, and the figure names its estimator
+        from core.pipeline import Engine
+        from core.size import make_anthropic_counter
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-not-a-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}")
+        counter = make_anthropic_counter("m")
+        eng = Engine("s08", {}, tokens=counter, summarizer=FixedSummarizer("S"))
+        n_before = len(replies)
+        t = eng.run([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+        assert t.token_estimator == "anthropic count_tokens (m)"
+        assert t.steps[0].tokens_before == 1002
+        assert len(replies) - n_before == 1          # four layers, unchanged list: counted once
     finally:
         srv.shutdown()
         srv.server_close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..messages import block_type, has_tool_use, is_tool_result_message, replace_block
+from ..messages import block_type, has_tool_use, is_tool_result_message
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
 from .base import Layer, LayerContext
@@ -230,9 +230,11 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
             continue
         if content == MICRO_PLACEHOLDER:
             continue
-        msg = changed.get(mi, messages[mi])
-        changed[mi] = replace_block(msg, bi, {**b, "content": MICRO_PLACEHOLDER})
-        edits.append(Edit(REPLACE, f"replaced {tid} ({_fmt(length)} chars) with the placeholder",
+        blocks_ = changed.get(mi)
+        if blocks_ is None:
+            blocks_ = changed[mi] = list(messages[mi]["content"])
+        blocks_[bi] = {**b, "content": MICRO_PLACEHOLDER}
+        edits.append(Edit(REPLACE, f"replaced {tid} ({length:,} chars) with the placeholder",
                           message=mi, block=bi, out=mi, tool_id=tid, old_len=length,
                           new_len=len(MICRO_PLACEHOLDER)))
     v["replaced"] = sum(1 for e in edits if e.kind == REPLACE)
@@ -240,7 +242,9 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     if not changed:
         return LayerOutput.unchanged(messages, f"all {len(older)} older tool result(s) are <= {min_chars} chars "
                                                "or not strings", edits=edits, vars=v)
-    out = [changed.get(i, m) for i, m in enumerate(messages)]
+    out = list(messages)
+    for mi, content in changed.items():
+        out[mi] = {**messages[mi], "content": content}
     return LayerOutput(out, list(range(len(out))), edits, v,
                        f"replaced {v['replaced']} of {len(older)} older tool result(s); kept the last {keep_recent}")
 
