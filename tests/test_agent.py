@@ -1,0 +1,246 @@
+"""The built-in s08 agent against a local fake Messages API (real HTTP, real SDK)."""
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from core.agent import Agent, AgentError, AgentStopped, WorkspaceTools, is_prompt_too_long
+from core.recording import RecordingWriter, read_recording
+from tests.fakeapi import (FakeAnthropic, error, message, overloaded, prompt_too_long, rate_limited, reply,
+                           text_block, tool_use_block)
+
+KEY = "sk-ant-test-0123456789abcdefghij"
+
+
+def make_agent(fake, tmp_path, **kw):
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    events = []
+    kw.setdefault("max_retries", 2)
+    agent = Agent(ws, api_key=KEY, base_url=fake.url, model="fake-model", timeout=10,
+                  on_event=lambda k, d: events.append((k, d)), **kw)
+    return agent, events
+
+
+def kinds(events):
+    return [k for k, _ in events]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_multi_call_tool_session(tmp_path, stream):
+    rec_path = tmp_path / "rec.jsonl"
+    script = [
+        reply(message([text_block("I'll write it."), tool_use_block("write_file", {"path": "a/hello.txt",
+                                                                                   "content": "hi there"}, "toolu_w")],
+                      usage={"input_tokens": 50, "output_tokens": 20})),
+        reply(message([tool_use_block("read_file", {"path": "a/hello.txt"}, "toolu_r"),
+                       tool_use_block("glob", {"pattern": "**/*.txt"}, "toolu_g")],
+                      usage={"input_tokens": 90, "output_tokens": 30, "cache_read_input_tokens": 40})),
+        reply(message([text_block("Done: the file says hi there.")])),
+    ]
+    with FakeAnthropic(script) as fake:
+        rec = RecordingWriter(rec_path, source="agent", meta={"model": "fake-model"})
+        agent, events = make_agent(fake, tmp_path, recorder=rec, stream=stream)
+        out = agent.send("write hello")
+        rec.close()
+    assert out == "Done: the file says hi there."
+    assert (tmp_path / "ws" / "a" / "hello.txt").read_text() == "hi there"
+    reqs = fake.message_requests
+    assert len(reqs) == 3
+    h = reqs[0]["headers"]
+    assert KEY in (h.get("x-api-key", "") + h.get("authorization", ""))   # the key goes to the API...
+    assert bool(reqs[0]["body"].get("stream")) == stream
+    assert [t["name"] for t in reqs[0]["body"]["tools"]] == ["bash", "read_file", "write_file", "edit_file", "glob",
+                                                             "compact"]
+    last = reqs[2]["body"]["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
+    results = {b["tool_use_id"]: b["content"] for b in last[4]["content"]}
+    assert results["toolu_r"] == "hi there"
+    assert results["toolu_g"] == "a/hello.txt"
+    assert last[2]["content"][0]["tool_use_id"] == "toolu_w"
+    # one pipeline trace before every call, the seed's order
+    traces = [d["trace"] for k, d in events if k == "trace"]
+    assert len(traces) == 3
+    assert traces[0].order == ["tool_result_budget", "snip_compact", "micro_compact", "compact_history"]
+    assert kinds(events).count("response") == 3 and kinds(events)[-1] == "done"
+    if stream:
+        assert "".join(d["text"] for k, d in events if k == "stream").startswith("I'll write it.")
+    # ...but never into the recording
+    text = rec_path.read_text()
+    assert KEY not in text and "x-api-key" not in text
+    rr = read_recording(rec_path)
+    assert rr.header["source"] == "agent" and not rr.problems
+    assert [c.seq for c in rr.calls] == [1, 2, 3]
+    assert rr.calls[1].usage["cache_read_input_tokens"] == 40
+    assert rr.calls[2].messages == last
+    assert rr.calls[0].trace["order"][0] == "tool_result_budget"
+    assert rr.calls[0].response["content"][1]["name"] == "write_file"
+
+
+@pytest.mark.parametrize("wording", ["prompt is too long: 200251 tokens > 200000 maximum", "prompt_too_long",
+                                     "too many tokens"])
+def test_prompt_too_long_triggers_reactive_compact_once(tmp_path, wording):
+    script = [error(400, "invalid_request_error", wording),
+              reply(message([text_block("SUMMARY OF EARLIER WORK")])),    # the reactive summary call
+              reply(message([text_block("ok after compact")]))]
+    with FakeAnthropic(script) as fake:
+        agent, events = make_agent(fake, tmp_path)
+        agent.messages = [m for i in range(4) for m in ({"role": "user", "content": f"question {i} " + "x" * 100},
+                                                        {"role": "assistant", "content": f"answer {i}"})]
+        assert agent.send("go on") == "ok after compact"
+    reqs = fake.message_requests
+    assert len(reqs) == 3
+    assert "tools" not in reqs[1]["body"]                       # the summary call
+    retry = reqs[2]["body"]["messages"]
+    assert retry[0]["content"].startswith("[Reactive compact]") and "SUMMARY OF EARLIER WORK" in retry[0]["content"]
+    assert retry[-1]["content"] == "go on" and len(retry) == 6   # summary + the last 5 kept
+    comp = [d for k, d in events if k == "compaction"]
+    assert len(comp) == 1 and comp[0]["kind"] == "reactive"
+    assert [d["error"].kind for k, d in events if k == "error"] == ["prompt_too_long"]
+
+
+def test_prompt_too_long_twice_reraises(tmp_path):
+    script = [prompt_too_long(), reply(message([text_block("summary")])), prompt_too_long()]
+    with FakeAnthropic(script) as fake:
+        agent, events = make_agent(fake, tmp_path)
+        agent.messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+        with pytest.raises(AgentError) as ei:
+            agent.send("c")
+    assert ei.value.kind == "prompt_too_long" and ei.value.status == 400
+    assert "context_limit" in ei.value.hint
+    assert len(fake.message_requests) == 3                    # one reactive compact, then re-raised
+    assert kinds(events).count("compaction") == 1
+
+
+def test_429_and_529_are_retried(tmp_path):
+    with FakeAnthropic([rate_limited(), overloaded(), reply(message([text_block("finally")]))]) as fake:
+        agent, events = make_agent(fake, tmp_path, max_retries=2)
+        assert agent.send("hi") == "finally"
+    assert len(fake.message_requests) == 3
+    assert "error" not in kinds(events)
+
+
+@pytest.mark.parametrize("make,kind", [(rate_limited, "rate_limit"), (overloaded, "overloaded")])
+def test_retries_exhausted_are_classified(tmp_path, make, kind):
+    rec_path = tmp_path / "r.jsonl"
+    with FakeAnthropic([make(), make()]) as fake:
+        rec = RecordingWriter(rec_path, source="agent")
+        agent, events = make_agent(fake, tmp_path, max_retries=1, recorder=rec)
+        with pytest.raises(AgentError) as ei:
+            agent.send("hi")
+        rec.close()
+    assert len(fake.message_requests) == 2
+    assert ei.value.kind == kind and "wait" in ei.value.hint
+    rr = read_recording(rec_path)
+    assert rr.calls[0].error["kind"] == kind and rr.calls[0].response is None
+
+
+def test_no_key_wrong_key_and_network(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    ws = tmp_path / "w"
+    ws.mkdir()
+    agent = Agent(ws, api_key="", base_url="http://127.0.0.1:9", summarizer="offline")
+    with pytest.raises(AgentError) as ei:
+        agent.send("hi")
+    assert ei.value.kind == "no_key" and "ANTHROPIC_API_KEY" in ei.value.hint
+    with FakeAnthropic([error(401, "authentication_error", "invalid x-api-key")]) as fake:
+        agent, _ = make_agent(fake, tmp_path)
+        with pytest.raises(AgentError) as ei:
+            agent.send("hi")
+    assert ei.value.kind == "auth" and "key" in ei.value.hint
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()   # nothing listens there now
+    agent = Agent(ws, api_key=KEY, base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=5)
+    with pytest.raises(AgentError) as ei:
+        agent.send("hi")
+    assert ei.value.kind == "network" and "network" in ei.value.hint
+
+
+def test_compact_tool_runs_after_the_batch(tmp_path):
+    script = [reply(message([tool_use_block("compact", {}, "toolu_c")])),
+              reply(message([text_block("the summary")])),
+              reply(message([text_block("continuing")]))]
+    with FakeAnthropic(script) as fake:
+        agent, events = make_agent(fake, tmp_path, params={"compact_tool_mode": "deferred"})
+        assert agent.send("please compact") == "continuing"
+    msgs = fake.message_requests[2]["body"]["messages"]
+    assert msgs[0]["content"].startswith("[Compacted]") and "the summary" in msgs[0]["content"]
+    assert [d["kind"] for k, d in events if k == "compaction"] == ["compact_tool"]
+
+
+def test_stop_keeps_the_list_valid(tmp_path):
+    script = [reply(message([tool_use_block("write_file", {"path": "x.txt", "content": "1"}, "t1"),
+                             tool_use_block("write_file", {"path": "y.txt", "content": "2"}, "t2")])),
+              reply(message([text_block("after stop")]))]
+    with FakeAnthropic(script) as fake:
+        agent, events = make_agent(fake, tmp_path)
+
+        def on_event(k, d):
+            events.append((k, d))
+            if k == "tool" and d["id"] == "t1":
+                agent.stop()
+        agent.on_event = on_event
+        with pytest.raises(AgentStopped):
+            agent.send("write two files")
+        assert (tmp_path / "ws" / "x.txt").exists() and not (tmp_path / "ws" / "y.txt").exists()
+        last = agent.messages[-1]
+        assert [b["tool_use_id"] for b in last["content"]] == ["t1", "t2"]
+        assert last["content"][1]["is_error"]
+        assert agent.send("go on") == "after stop"
+    sent = fake.message_requests[1]["body"]["messages"]
+    assert sent[-1]["role"] == "user" and sent[-1]["content"][-1] == {"type": "text", "text": "go on"}
+
+
+def test_tools_are_confined(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("outside")
+    asked = []
+    tools = WorkspaceTools(root, confirm_bash=lambda c: asked.append(c) or "deny")
+    for name, args in [("read_file", {"path": "../secret.txt"}), ("write_file", {"path": "/etc/x", "content": "y"}),
+                       ("edit_file", {"path": "../secret.txt", "old_text": "o", "new_text": "p"}),
+                       ("glob", {"pattern": "../*"}), ("glob", {"pattern": "/etc/*"})]:
+        out, is_err = tools.run(name, args)
+        assert is_err and "escapes workspace" in out, (name, out)
+    (root / "link").symlink_to(tmp_path / "secret.txt")
+    out, is_err = tools.run("read_file", {"path": "link"})
+    assert is_err and "escapes" in out
+    assert (tmp_path / "secret.txt").read_text() == "outside"
+    out, is_err = tools.run("bash", {"command": "echo hi > made.txt"})
+    assert is_err and "declined" in out and asked == ["echo hi > made.txt"] and not (root / "made.txt").exists()
+    answers = iter(["once", "session"])
+    tools.confirm_bash = lambda c: asked.append(c) or next(answers)
+    assert tools.run("bash", {"command": "echo one"}) == ("one", False)
+    assert tools.run("bash", {"command": "pwd"})[0] == str(root.resolve())
+    assert tools.run("bash", {"command": "echo three"}) == ("three", False)   # allowed for the session: not asked
+    assert asked[1:] == ["echo one", "pwd"]
+    assert tools.run("bash", {"command": "env"})[0].count("ANTHROPIC_API_KEY") == 0
+    assert tools.run("bash", {"command": "sudo ls"}) == ("Error: Dangerous command blocked", True)
+    assert tools.run("nope", {}) == ("Unknown tool: nope", True)
+    assert tools.run("read_file", {"pathx": "a"})[1]
+
+
+def test_is_prompt_too_long_only_on_400():
+    class E(Exception):
+        def __init__(self, status, msg):
+            super().__init__(msg)
+            self.status_code, self.message = status, msg
+    assert is_prompt_too_long(E(400, "prompt is too long: 5 tokens > 4 maximum"))
+    assert not is_prompt_too_long(E(500, "prompt is too long"))
+    assert not is_prompt_too_long(E(400, "messages: roles must alternate"))
+
+
+def test_recording_never_holds_the_key_even_if_the_model_echoes_it(tmp_path):
+    rec_path = tmp_path / "r.jsonl"
+    with FakeAnthropic([reply(message([text_block(f"your key is {KEY}")]))]) as fake:
+        rec = RecordingWriter(rec_path, source="agent")
+        agent, _ = make_agent(fake, tmp_path, recorder=rec)
+        agent.send(f"my key is {KEY}")
+        rec.close()
+    text = rec_path.read_text()
+    assert KEY not in text and "[redacted]" in text
+    json.loads(text.splitlines()[1])
