@@ -2,25 +2,42 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from .checker import check
 from .conversation import LoadResult
 from .messages import ToolPairIndex
 
 
+def _findings(c) -> list:
+    """Checker findings per real API context: each segment of a conversation split at real compactions
+    is checked on its own (message indices stay those of the full history)."""
+    if len(c.segments) <= 1:
+        return check(c.messages, c.dialect)
+    out = []
+    starts = list(c.segments) + [len(c.messages)]
+    for k in range(len(c.segments)):
+        off = starts[k]
+        for f in check(c.messages[off:starts[k + 1]], c.dialect):
+            out.append(replace(f, message=f.message + off))
+    return out
+
+
 def describe(result: LoadResult) -> dict:
     convs = []
     for i, c in enumerate(result.conversations):
         pairs = ToolPairIndex(c.messages)
-        findings = check(c.messages, c.dialect)
+        findings = _findings(c)
         usage = [m.usage for m in c.meta if m.usage is not None]
         entry = {
             "index": i, "title": c.title, "format": c.format, "dialect": c.dialect, "model": c.model,
             "messages": len(c.messages), "tool_pairs": len(pairs), "complete_pairs": pairs.complete_count,
             "segments": list(c.segments),
             "events": [{"kind": e.kind, "message_index": e.message_index, "trigger": e.trigger,
-                        "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
+                        "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens, "summary_index": e.summary_index,
                         "where": str(e.provenance) if e.provenance else None} for e in c.events],
+            "role_counts": dict(Counter(m.get("role") if isinstance(m, dict) else "?" for m in c.messages)),
+            "kind": c.extra.get("kind") if isinstance(c.extra, dict) else None,
             "findings": [dict(f.to_json(), where=str(c.meta_at(f.message).provenance or "")) for f in findings],
             "finding_counts": dict(Counter(f.code for f in findings)),
             "problems": [str(p) for p in c.problems],
@@ -33,7 +50,12 @@ def describe(result: LoadResult) -> dict:
                 "cache_creation_input_tokens": sum(u.cache_creation_input_tokens for u in usage),
                 "cache_read_input_tokens": sum(u.cache_read_input_tokens for u in usage),
                 "peak_context_tokens": max(u.context_tokens for u in usage),
+                "last_context_tokens": usage[-1].context_tokens,
             }
         convs.append(entry)
     return {"path": result.path, "format": result.format, "conversations": convs,
-            "problems": [str(p) for p in result.problems]}
+            "messages": sum(c["messages"] for c in convs),
+            "compactions": sum(len(c["events"]) for c in convs),
+            "problems": [str(p) for p in result.problems],
+            "problem_list": [{"path": p.path, "line": p.line, "severity": p.severity, "text": p.text}
+                             for p in result.problems]}

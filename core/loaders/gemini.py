@@ -1,0 +1,114 @@
+"""Gemini CLI session JSON (``~/.gemini/tmp/<project>/chats/session-*.json``):
+``{sessionId, projectHash, startTime, lastUpdated, messages: [{id, timestamp,
+type: user|gemini|info|error|warning, content, thoughts?, tokens?, model?,
+toolCalls?: [{id, name, args, result: [{functionResponse: {response}}], status}]}]}``.
+
+Mapped onto OpenAI chat messages: a ``gemini`` message becomes an assistant
+message with ``tool_calls``, followed by one ``tool`` message per call; info,
+error and warning records are kept as metadata. ``tokens.cached`` is reported
+as cache reads, so the context size is ``tokens.input``.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..messages import OPENAI
+from .base import LoadError, Probe, parse_timestamp, read_json_document
+
+FORMAT = "gemini-cli"
+_HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')
+
+
+def sniff(probe: Probe) -> bool:
+    if not probe.starts_with(b"{"):
+        return False
+    head = probe.text_head
+    return '"sessionId"' in head and '"messages"' in head and bool(_HEAD.search(head))
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    if content is None:
+        return ""
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _result_text(call: dict) -> str:
+    res = call.get("result")
+    parts = []
+    if isinstance(res, list):
+        for r in res:
+            fr = r.get("functionResponse") if isinstance(r, dict) else None
+            resp = fr.get("response") if isinstance(fr, dict) else None
+            if isinstance(resp, dict) and set(resp) <= {"output", "error"}:
+                parts.append(str(resp.get("output", resp.get("error", ""))))
+            elif resp is not None:
+                parts.append(json.dumps(resp, ensure_ascii=False, default=str))
+            elif isinstance(r, dict) and "text" in r:
+                parts.append(str(r["text"]))
+    elif res is not None:
+        parts.append(_text(res))
+    if not parts and isinstance(call.get("resultDisplay"), str):
+        parts.append(call["resultDisplay"])
+    return "\n".join(parts)
+
+
+def load(probe: Probe) -> LoadResult:
+    path = str(probe.path)
+    doc = read_json_document(probe.path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        raise LoadError(path, 1, "not a Gemini CLI session: no \"messages\" list")
+    msgs, meta, notes = [], [], []
+    problems: list[Problem] = []
+    model = None
+    for i, rec in enumerate(doc["messages"]):
+        if not isinstance(rec, dict):
+            problems.append(Problem(path, 0, f"messages[{i}] is not an object: skipped"))
+            continue
+        t = rec.get("type")
+        ts = parse_timestamp(rec.get("timestamp"))
+        prov = Provenance(path, 0, note=f"messages[{i}]")
+        extra = {k: v for k, v in rec.items() if k not in ("content", "toolCalls", "type", "timestamp", "id")}
+        if t == "user":
+            msgs.append({"role": "user", "content": _text(rec.get("content"))})
+            meta.append(MessageMeta(prov, ts, uuid=rec.get("id"), extra=extra))
+        elif t in ("gemini", "model", "assistant"):
+            tok = rec.get("tokens") if isinstance(rec.get("tokens"), dict) else {}
+
+            def num(k):
+                v = tok.get(k)
+                return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+            usage = Usage(max(num("input") - num("cached"), 0), num("output") + num("thoughts"), 0,
+                          num("cached")) if tok else None
+            if isinstance(rec.get("model"), str):
+                model = rec["model"]
+            calls = [c for c in rec.get("toolCalls") or [] if isinstance(c, dict)]
+            msg = {"role": "assistant", "content": _text(rec.get("content")) or None}
+            if calls:
+                msg["tool_calls"] = [{"id": str(c.get("id") or f"call_{i}_{k}"), "type": "function",
+                                      "function": {"name": str(c.get("name") or "?"),
+                                                   "arguments": json.dumps(c.get("args") or {}, ensure_ascii=False)}}
+                                     for k, c in enumerate(calls)]
+            elif msg["content"] is None:
+                msg["content"] = ""
+            msgs.append(msg)
+            meta.append(MessageMeta(prov, ts, usage, rec.get("model"), rec.get("id"), extra))
+            for k, c in enumerate(calls):
+                msgs.append({"role": "tool", "tool_call_id": msg["tool_calls"][k]["id"], "content": _result_text(c)})
+                meta.append(MessageMeta(Provenance(path, 0, note=f"messages[{i}].toolCalls[{k}]"),
+                                        parse_timestamp(c.get("timestamp")) or ts,
+                                        extra={kk: v for kk, v in c.items() if kk not in ("result", "args")}))
+        else:
+            notes.append({"index": i, "type": t, "content": rec.get("content"), "timestamp": rec.get("timestamp")})
+    if not msgs:
+        raise LoadError(path, 1, "a Gemini CLI session with no user or model message")
+    extra = {k: v for k, v in doc.items() if k != "messages"}
+    extra["notes"] = notes
+    conv = Conversation(msgs, OPENAI, None, None, model, str(doc.get("sessionId") or probe.path.name), path, FORMAT,
+                        meta, problems=problems, extra=extra)
+    return LoadResult(path, FORMAT, [conv], problems)
