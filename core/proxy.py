@@ -1,0 +1,308 @@
+"""The recording proxy: point any Anthropic client at it and watch its context.
+
+    ANTHROPIC_BASE_URL=http://127.0.0.1:8788 claude
+
+An HTTP server (stdlib ``ThreadingHTTPServer``) that forwards every request to
+the upstream API unchanged and passes the response back unchanged, streamed
+(SSE) bytes included, chunk by chunk as they arrive. For each
+``POST .../v1/messages`` it records the request's model, system, tools and
+messages plus the response and its usage (parsed from the SSE stream) to a
+recording (``core.recording``). Headers are never recorded, so neither the API
+key nor any auth header reaches the file.
+
+It listens on loopback only; another address needs ``allow_remote=True``.
+"""
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import socket
+import ssl
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from .recording import RecordingWriter, StreamAccumulator, scrub
+
+DEFAULT_PORT = 8788
+DEFAULT_UPSTREAM = "https://api.anthropic.com"
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
+              "transfer-encoding", "upgrade", "proxy-connection"}
+_CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+MAX_BODY = 512 * 1024 * 1024
+
+
+class ProxyError(Exception):
+    """The proxy cannot start: the message says why and what to do."""
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, allow_remote: bool) -> None:
+    if not is_loopback(host) and not allow_remote:
+        raise ProxyError(f"refusing to listen on {host!r}: the proxy forwards your API key's requests, so it only "
+                         "listens on loopback (127.0.0.1); pass --allow-remote if you really want other machines to "
+                         "reach it")
+
+
+def parse_upstream(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path prefix) of the upstream base URL."""
+    u = urlsplit(url if "://" in url else "https://" + url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ProxyError(f"the upstream {url!r} is not an http(s) URL, e.g. https://api.anthropic.com")
+    port = u.port or (443 if u.scheme == "https" else 80)
+    return u.scheme, u.hostname, port, u.path.rstrip("/")
+
+
+class RecordingProxy:
+    """``start()`` serves in a background thread; ``stop()`` shuts down and joins.
+
+    ``on_call(record: dict)`` runs after every recorded call (from a server
+    thread) with the same fields the recording gets.
+    """
+
+    def __init__(self, upstream: str = DEFAULT_UPSTREAM, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                 recorder: RecordingWriter | None = None, allow_remote: bool = False,
+                 on_call: Callable[[dict], None] | None = None, upstream_timeout: float = 600.0,
+                 ssl_context: ssl.SSLContext | None = None):
+        check_bind(host, allow_remote)
+        self.upstream = upstream
+        self.scheme, self.up_host, self.up_port, self.up_prefix = parse_upstream(upstream)
+        self.recorder = recorder
+        self.on_call = on_call
+        self.upstream_timeout = upstream_timeout
+        self.ssl_context = ssl_context
+        self.calls = 0
+        self.errors = 0
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        handler = _make_handler(self)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        class Server(ThreadingHTTPServer):
+            address_family = family
+            daemon_threads = True
+            allow_reuse_address = True
+        try:
+            self.server = Server((host, port), handler)
+        except OSError as e:
+            raise ProxyError(f"cannot listen on {host}:{port}: {e.strerror or e} (another program may be using the "
+                             "port: pick another with --port)") from None
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        host = self.server.server_address[0]
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    def start(self) -> "RecordingProxy":
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="compactscope-proxy", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.server.serve_forever(poll_interval=0.2)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.up_host, self.up_port, timeout=self.upstream_timeout,
+                                               context=self.ssl_context or ssl.create_default_context())
+        return http.client.HTTPConnection(self.up_host, self.up_port, timeout=self.upstream_timeout)
+
+    def _record(self, rec: dict) -> None:
+        with self._lock:
+            self.calls += 1
+            if rec.get("error"):
+                self.errors += 1
+                self.last_error = str(rec["error"].get("message") or rec["error"])
+        if self.recorder is not None:
+            try:
+                self.recorder.call(**{k: rec[k] for k in ("request", "response", "usage", "error", "t_start",
+                                                          "t_end", "http")}, extra={"source": "proxy"})
+            except (OSError, ValueError) as e:
+                self.last_error = f"cannot write the recording: {e}"
+        if self.on_call is not None:
+            try:
+                self.on_call(rec)
+            except Exception:
+                pass
+
+
+def _is_messages_call(method: str, path: str) -> bool:
+    return method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/v1/messages")
+
+
+def _make_handler(proxy: RecordingProxy):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "compactscope-proxy"
+
+        def log_message(self, *a):
+            pass
+
+        def _read_body(self) -> bytes | None:
+            if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+                parts = []
+                while True:
+                    line = self.rfile.readline(65537)
+                    size = int(line.split(b";")[0].strip() or b"0", 16)
+                    if size == 0:
+                        while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                            pass
+                        return b"".join(parts)
+                    parts.append(self.rfile.read(size))
+                    self.rfile.readline(3)
+            n = int(self.headers.get("content-length") or 0)
+            if n > MAX_BODY:
+                return None
+            return self.rfile.read(n) if n > 0 else b""
+
+        def _error(self, status: int, message: str) -> None:
+            data = json.dumps({"type": "error", "error": {"type": "api_error",
+                                                          "message": f"compactscope proxy: {message}"}}).encode()
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except _CLIENT_GONE:
+                self.close_connection = True
+
+        def _forward(self) -> None:
+            t0 = time.time()
+            body = self._read_body()
+            if body is None:
+                self.close_connection = True
+                return self._error(413, "request body too large")
+            recording = _is_messages_call(self.command, self.path)
+            req_json: Any = None
+            if recording:
+                try:
+                    req_json = json.loads(body)
+                except ValueError:
+                    req_json = None
+                recording = isinstance(req_json, dict) and isinstance(req_json.get("messages"), list)
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP
+                       and k.lower() not in ("host", "content-length", "accept-encoding")}
+            headers["Host"] = proxy.up_host if proxy.up_port in (80, 443) else f"{proxy.up_host}:{proxy.up_port}"
+            headers["Accept-Encoding"] = "identity"      # so the proxy can read what it passes through
+            headers["Content-Length"] = str(len(body))
+            rec: dict = {"request": scrub(req_json) if recording else None, "response": None, "usage": None,
+                         "error": None, "t_start": t0, "t_end": None,
+                         "http": {"method": self.command, "path": self.path.split("?", 1)[0]}}
+            conn = proxy._connect()
+            try:
+                conn.request(self.command, proxy.up_prefix + self.path, body=body, headers=headers)
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as e:
+                conn.close()
+                msg = f"cannot reach the upstream {proxy.upstream}: {e}"
+                self._error(502, msg)
+                if recording:
+                    rec.update(t_end=time.time(), error={"kind": "network", "message": msg, "status": 502})
+                    proxy._record(rec)
+                return
+            status = resp.status
+            ctype = resp.getheader("content-type", "") or ""
+            streamed = "text/event-stream" in ctype
+            length = resp.getheader("content-length")
+            rec["http"].update(status=status, streamed=streamed)
+            acc = StreamAccumulator() if (recording and streamed) else None
+            kept = bytearray()
+            client_gone = False
+            upstream_error = None
+            try:
+                self.send_response_only(status, resp.reason)
+                for k, v in resp.getheaders():
+                    if k.lower() not in HOP_BY_HOP and not (k.lower() == "content-length" and length is None):
+                        self.send_header(k, v)
+                chunked = length is None and self.command != "HEAD" and status not in (204, 304)
+                if chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                while self.command != "HEAD":
+                    try:
+                        data = resp.read1(65536) if chunked else resp.read(65536)
+                    except (OSError, http.client.HTTPException) as e:
+                        upstream_error = f"the upstream connection broke mid-response: {e}"
+                        break
+                    if not data:
+                        break
+                    if acc is not None:
+                        acc.feed(data)
+                    elif recording and len(kept) < 64 * 1024 * 1024:
+                        kept += data
+                    if chunked:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    else:
+                        self.wfile.write(data)
+                    self.wfile.flush()
+                if chunked and upstream_error is None:
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                if upstream_error is not None:
+                    self.close_connection = True
+            except _CLIENT_GONE:
+                client_gone = True
+                self.close_connection = True
+            finally:
+                resp.close()
+                conn.close()
+            if not recording:
+                return
+            rec["t_end"] = time.time()
+            if acc is not None:
+                rec["response"], rec["usage"] = acc.response(), (acc.usage or None)
+                if acc.error:
+                    rec["error"] = {"kind": "stream_error", "status": status, **acc.error}
+            else:
+                try:
+                    rj = json.loads(bytes(kept)) if kept else None
+                except ValueError:
+                    rj = None
+                if isinstance(rj, dict) and rj.get("type") == "error":
+                    err = rj.get("error") if isinstance(rj.get("error"), dict) else {}
+                    rec["error"] = {"kind": "api", "status": status, **err}
+                elif isinstance(rj, dict) and "content" in rj:
+                    rec["response"] = {k: v for k, v in rj.items() if k != "usage"}
+                    rec["usage"] = rj.get("usage")
+                elif status >= 400:
+                    rec["error"] = {"kind": "api", "status": status, "message": f"HTTP {status}"}
+            if client_gone:
+                rec["error"] = {"kind": "client_disconnected", "status": status,
+                                "message": "the client closed the connection before the response ended"}
+            elif upstream_error:
+                rec["error"] = {"kind": "network", "status": status, "message": upstream_error}
+            proxy._record(scrub(rec))
+
+        do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
+
+    return Handler
