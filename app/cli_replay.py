@@ -1,0 +1,106 @@
+"""``compactscope replay FILE``: the pipeline before every model call, one row per call.
+
+    compactscope replay FILE [--strategy NAME] [--set NAME=VALUE]... [--json | --csv]
+    compactscope replay FILE --compare s08 --compare claude_code --compare "s08:context_limit=100000"
+
+Headless: never imports Qt.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def _parse_compare(spec: str, CliError) -> tuple[str, str, dict]:
+    """``NAME`` or ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V``."""
+    label = None
+    if "=" in spec.split(":", 1)[0]:
+        label, spec = spec.split("=", 1)
+    name, _, rest = spec.partition(":")
+    params = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        if "=" not in part:
+            raise CliError(f"--compare takes NAME or NAME:KEY=VALUE,..., not {spec!r}")
+        k, v = part.split("=", 1)
+        params[k.strip()] = v.strip()
+    return label or (name + (":" + rest if rest else "")), name.strip(), params
+
+
+def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
+    p = sub.add_parser("replay", help="run the pipeline before every model call over the conversation's life")
+    add_common(p)
+    add_engine(p)
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object: totals, compactions, one entry per call")
+    fmt.add_argument("--csv", action="store_true", help="CSV, one row per call")
+    p.add_argument("--compare", action="append", metavar="[LABEL=]NAME[:K=V,...]",
+                   help="replay again with this strategy/parameters and print the comparison table (repeatable)")
+    p.add_argument("--max-calls", type=int, metavar="N", help="stop after N calls")
+    p.add_argument("--check", action="store_true", help="run the API checker on every step (slower)")
+
+    def cmd_replay(args) -> int:
+        from core.replay import compare, format_table, replay
+        result, conv = load(args.file, args.conversation)
+        engine = make_engine(args, args.strategy)
+        try:
+            res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False)
+        except Exception as e:  # a strategy bug must not show a traceback to the user
+            raise CliError(f"{args.file}: the replay failed: {type(e).__name__}: {e}") from e
+        if not res.calls:
+            raise CliError(f"{args.file}: the conversation has no model call (no assistant message) to replay")
+        others = []
+        for spec in args.compare or []:
+            label, name, params = _parse_compare(spec, CliError)
+            args2 = type(args)(**{**vars(args), "set": [f"{k}={v}" for k, v in params.items()], "variant": None,
+                                  "order": None})
+            eng2 = make_engine(args2, name)
+            others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
+                              max_calls=args.max_calls, keep_inputs=False)
+        if args.json:
+            d = res.to_json()
+            d["input"] = {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
+                          "conversation": args.conversation}
+            if others:
+                d["comparison"] = [r.totals() for r in [res] + others]
+            print_json(d)
+            return 0
+        if args.csv:
+            sys.stdout.write(res.to_csv())
+            return 0
+        tot = res.totals()
+        unit = res.threshold_unit
+        print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls; "
+              f"strategy {res.strategy}" + (f", threshold {res.threshold:,.0f} {unit}" if res.threshold else ""))
+        print(f"sizes: {res.size_estimator}; tokens: {res.token_estimator}; {res.seconds:.2f} s")
+        real = any(c.real_tokens is not None for c in res.calls)
+        print(f"{'call':>5}{'msg':>6}{'ctx msgs':>9}{'size before':>13}{'size after':>12}{'tok before':>12}"
+              f"{'tok after':>11}" + (f"{'real tok':>10}" if real else "") + "  fired")
+        for c in res.calls:
+            line = (f"{c.index:>5}{c.message_index:>6}{c.messages_before:>9}{c.size_before:>13,}{c.size_after:>12,}"
+                    f"{c.tokens_before:>12,}{c.tokens_after:>11,}"
+                    + (f"{c.real_tokens:>10,}" if real and c.real_tokens is not None else (" " * 10 if real else "")))
+            line += "  " + ", ".join(c.fired)
+            if c.real_boundary:
+                line += f"  [REAL {c.real_boundary.get('trigger') or ''} compaction, preTokens " \
+                        f"{c.real_boundary.get('pre_tokens')}]"
+            print(line)
+            for e in c.events:
+                if not e.startswith(("micro_compact", "time_micro_compact", "snip_compact")) or c.summaries:
+                    print(f"{'':>11}- {e}")
+            for e in c.errors:
+                print(f"{'':>11}! {e}")
+        print(f"compactions {tot['compactions']}, summaries {tot['summaries']}, peak {tot['peak_tokens']:,} tokens, "
+              f"total input {tot['total_input_tokens']:,} tokens, messages dropped {tot['messages_dropped']}, "
+              f"tool results dropped {tot['tool_results_dropped']}")
+        for b in res.boundary_report():
+            sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
+                   f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
+                   else "no simulated summary")
+            print(f"real {b['trigger']} compaction before call {b['real_call']} (preTokens {b['real_pre_tokens']}): "
+                  f"{sim}")
+        if others:
+            print()
+            print(format_table([res] + others))
+        return 0
+
+    p.set_defaults(fn=cmd_replay)
