@@ -23,8 +23,12 @@ def _is_message(x) -> bool:
 
 def first_line_is_object(probe: Probe) -> bool:
     """JSONL: the first non-blank line is a whole JSON object (a pretty-printed document's is not)."""
-    lines = probe.first_json_lines(1)
-    return bool(lines) and isinstance(lines[0], dict) and probe.starts_with(b"{")
+    if not probe.starts_with(b"{"):
+        return False
+    lines = probe.first_json_lines(2)
+    if not lines or not isinstance(lines[0], dict):
+        return False
+    return _is_message(lines[0]) or (len(lines) >= 2 and isinstance(lines[1], dict))
 
 
 def sniff(probe: Probe) -> bool:
