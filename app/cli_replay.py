@@ -37,13 +37,17 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                    help="replay again with this strategy/parameters and print the comparison table (repeatable)")
     p.add_argument("--max-calls", type=int, metavar="N", help="stop after N calls")
     p.add_argument("--check", action="store_true", help="run the API checker on every step (slower)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="recordings with usage: add what the API saw beyond the recorded messages (system prompt, "
+                        "tools, history before the file starts) to every token estimate")
 
     def cmd_replay(args) -> int:
         from core.replay import compare, format_table, replay
         result, conv = load(args.file, args.conversation)
         engine = make_engine(args, args.strategy)
         try:
-            res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False)
+            res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
+                         calibrate=args.calibrate)
         except Exception as e:  # a strategy bug must not show a traceback to the user
             raise CliError(f"{args.file}: the replay failed: {type(e).__name__}: {e}") from e
         if not res.calls:
@@ -55,7 +59,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                                   "order": None})
             eng2 = make_engine(args2, name)
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
-                              max_calls=args.max_calls, keep_inputs=False)
+                              max_calls=args.max_calls, keep_inputs=False, calibrate=args.calibrate)
         if args.json:
             d = res.to_json()
             d["input"] = {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
@@ -72,6 +76,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls; "
               f"strategy {res.strategy}" + (f", threshold {res.threshold:,.0f} {unit}" if res.threshold else ""))
         print(f"sizes: {res.size_estimator}; tokens: {res.token_estimator}; {res.seconds:.2f} s")
+        if res.calibration:
+            print(f"calibration: fixed overhead {res.calibration['fixed']:,} tokens, history before the file "
+                  f"{res.calibration['hidden']:,} tokens")
         real = any(c.real_tokens is not None for c in res.calls)
         print(f"{'call':>5}{'msg':>6}{'ctx msgs':>9}{'size before':>13}{'size after':>12}{'tok before':>12}"
               f"{'tok after':>11}" + (f"{'real tok':>10}" if real else "") + "  fired")

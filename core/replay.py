@@ -143,6 +143,7 @@ class ReplayResult:
     engine: Engine | None = field(default=None, repr=False)
     conversation: Any = field(default=None, repr=False)
     pending: bool = False            # the last call has no recorded answer (the recording ends before it)
+    calibration: dict | None = None  # with calibrate=True: the overhead added to the token estimate
 
     # ------------------------------------------------ derived
     @property
@@ -217,6 +218,7 @@ class ReplayResult:
                 "layers": self.layer_names, "threshold": self.threshold, "threshold_unit": self.threshold_unit,
                 "estimators": {"size": self.size_estimator, "tokens": self.token_estimator},
                 "source": self.source, "seconds": round(self.seconds, 4), "totals": self.totals(),
+                "calibration": self.calibration,
                 "real_compactions": self.real_events, "simulated_compactions": self.compactions,
                 "boundaries": self.boundary_report(), "calls": [c.to_json() for c in self.calls]}
 
@@ -321,7 +323,7 @@ def _tool_results(m) -> int:
 def replay(conversation, strategy: str | Strategy = "s08", params: dict | None = None, *,
            engine: Engine | None = None, label: str | None = None, check: bool = False,
            keep_traces: bool = False, keep_inputs: bool = True, skip_real_summaries: bool = True,
-           pending_call: bool = True, max_calls: int | None = None, progress: Callable[[int, int], Any] | None = None,
+           pending_call: bool = True, calibrate: bool = False, max_calls: int | None = None, progress: Callable[[int, int], Any] | None = None,
            cancel=None, **engine_kw) -> ReplayResult:
     """Run the strategy's pipeline before every model call of ``conversation``.
 
@@ -332,6 +334,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     threading.Event that stops the walk early. ``pending_call``: when the recording ends after
     the last assistant message with more messages (a user turn or tool results), the model
     call they were waiting for is replayed too (its ``message_index`` is the message count).
+    ``calibrate``: for recordings with usage, add to every token estimate what the API saw
+    beyond the recorded messages (see ``_calibration``), so thresholds compare with reality.
     """
     t0 = time.perf_counter()
     conv = _as_conversation(conversation)
@@ -369,6 +373,14 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
         if ev["call"] is not None:
             real_by_call.setdefault(ev["call"], ev)
 
+    base_tok, base_cpt = tok, cpt
+    calib = None
+    if calibrate:
+        calib = _calibration(conv, msgs, metas, origin, inv, call_at, meter, base_tok)
+        if calib is not None:
+            tok = _OffsetTokens(base_tok)
+            engine.tokens = tok
+            cpt = None
     thr, unit = threshold_for(strat, engine.params)
     result = ReplayResult(strat.name, dict(engine.params), label or strat.name, [l.name for l in engine.layers],
                           [], thr, unit, real_events, meter.name, tok.name, conv.source)
@@ -381,6 +393,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     last = 0
     raw_sum, raw_n = 0, 0
     raw_list: list = []
+    sim_compacted, last_over = False, None     # for calibrate
     total = len(call_at)
     for k, j in enumerate(call_at):
         if cancel is not None and cancel.is_set():
@@ -395,15 +408,24 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
         raw_size = 2 + raw_sum + 2 * (raw_n - 1) if raw_n else 2
         if cpt:
             raw_tokens = raw_size // cpt
+        elif calib is not None and base_cpt:
+            raw_tokens = raw_size // base_cpt
         else:
             raw_list.extend(msgs[i] for i in new)
-            raw_tokens = tok.tokens(raw_list, meter, system=view.system, tools=view.tools)
+            raw_tokens = base_tok.tokens(raw_list, meter, system=view.system, tools=view.tools)
         ts = None
         for i in range(j - 1, -1, -1):
             if metas[i].timestamp is not None:
                 ts = metas[i].timestamp
                 break
         state_before = dict(engine.state)
+        if calib is not None:
+            over, seg = calib["per_call"][k], calib["segment"][k]
+            if seg == 0 and over is not None:
+                last_over = over
+            uncompacted = last_over if seg == 0 and last_over is not None else calib["fixed"] + calib["hidden"]
+            tok.offset = calib["fixed"] if sim_compacted else uncompacted
+            raw_tokens += uncompacted
         trace = engine.run(context, conversation=view, now=ts, dialect=strat.dialect)
         # compose origins through the steps to know what survived
         cur = list(range(len(context)))
@@ -456,10 +478,67 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
             result.traces.append(trace)
         # the recorded assistant message joins at the next call (it is the answer to this one)
         context, src = out, new_src
+        sim_compacted = sim_compacted or summaries > 0
         if progress is not None and (k % 50 == 0 or k == total - 1):
             progress(k + 1, total)
+    if calib is not None:
+        engine.tokens = base_tok
+        result.calibration = {k: v for k, v in calib.items() if k not in ("per_call", "segment")}
+        result.token_estimator = f"{base_tok.name} + recorded overhead"
     result.seconds = time.perf_counter() - t0
     return result
+
+
+class _OffsetTokens:
+    """The base estimate plus what the API saw beyond the recorded messages."""
+
+    def __init__(self, base):
+        self.base = base
+        self.offset = 0
+        self.name = f"{base.name} + recorded overhead"
+
+    def tokens(self, messages, meter, *, system=None, tools=None) -> int:
+        return self.base.tokens(messages, meter, system=system, tools=tools) + int(self.offset)
+
+
+def _calibration(conv, msgs, metas, origin, inv, call_at, meter, tok) -> dict | None:
+    """Per call: overhead = real context tokens - estimate of the recorded context (the
+    current segment up to the call). It holds the system prompt, tools and attachments the
+    transcript does not record and, in the first segment of an excerpt, history from before
+    the file starts. ``fixed`` = median overhead at the first call after each real
+    compaction (or the first call when there is none); ``hidden`` = the first segment's
+    extra history, which the simulated context carries until its own first summary."""
+    starts = sorted({inv.get(s, s) for s in (conv.segments or [0])} | {0})
+    seg_of, per_call = [], []
+    si = 0
+    for j in call_at:
+        while si + 1 < len(starts) and starts[si + 1] <= j:
+            si += 1
+        seg_of.append(si)
+        u = metas[j].usage if j < len(msgs) else None
+        if u is None or u.context_tokens <= 0:
+            per_call.append(None)
+            continue
+        per_call.append(u.context_tokens - tok.tokens(msgs[starts[si]:j], meter))
+    known = [(s, o) for s, o in zip(seg_of, per_call) if o is not None]
+    if not known:
+        return None
+    firsts = []
+    seen = set()
+    for s, o in known:
+        if s > 0 and s not in seen:
+            seen.add(s)
+            firsts.append(o)
+    seg0 = [o for s, o in known if s == 0]
+    if firsts:
+        firsts.sort()
+        fixed = firsts[len(firsts) // 2]
+        hidden = max(0, (seg0[-1] if seg0 else fixed) - fixed)
+    else:
+        fixed, hidden = known[0][1], 0
+    return {"fixed": max(0, fixed), "hidden": hidden, "per_call": per_call, "segment": seg_of,
+            "note": "overhead = real context tokens - estimate of the recorded context; fixed = system prompt, "
+                    "tools and attachments; hidden = history from before the file starts (first segment)"}
 
 
 def compare(conversation, configs: Iterable, **kw) -> list[ReplayResult]:

@@ -314,3 +314,14 @@ def test_budget_and_snip_reuse_s08(tmp_path):
     # head 3 + placeholder + tail 17, plus one message when the tail guard keeps a pair together
     assert len(snip.messages) == 3 + 1 + 17 + (snip.vars["tail_start_initial"] - snip.vars["tail_start"])
     assert not rejected(check(snip.messages))
+
+
+def test_rough_tokens_count_images_flat():
+    from core.size import SizeMeter
+    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400_000}}
+    m = {"role": "user", "content": [img, {"type": "text", "text": "look"}]}
+    plain = {"role": "user", "content": [{"type": "text", "text": "look"}]}
+    meter, rough = SizeMeter(), cc.RoughTokens()
+    assert rough.tokens([plain], meter) == meter.size([plain]) // 4
+    assert 2000 <= rough.tokens([m], meter) < 2100
+    assert strategies.get("claude_code").token_estimator is cc.RoughTokens

@@ -1,7 +1,7 @@
 """Claude Code's production pipeline (seed 001's deep dive, "深入 CC 源码")."""
 from __future__ import annotations
 
-from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS
+from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, RoughTokens
 from .base import Param, Strategy
 
 CLAUDE_CODE = Strategy(
@@ -17,7 +17,9 @@ CLAUDE_CODE = Strategy(
         Param("max_output", 32_000, "the model's max output tokens; the threshold reserves min(max_output, "
               "summary_max_output) for the summary reply", minimum=0, unit="tokens"),
         Param("summary_max_output", 20_000, "MAX_OUTPUT_TOKENS_FOR_SUMMARY (autoCompact.ts): max_tokens of the "
-              "summary call", minimum=1, unit="tokens"),
+              "summary call, also reserved below the window. 32,000 gives the 155,000 threshold of Claude Code "
+              "2.0.76-2.1.14 (the corpus boundaries: preTokens 155,2xx-155,8xx); 20,000 gives 167,000 (2.1.29: "
+              "167,174)", minimum=1, unit="tokens"),
         Param("buffer", 13_000, "AUTOCOMPACT_BUFFER_TOKENS (autoCompact.ts): headroom kept below the effective "
               "window; auto-compact fires at window - min(max_output, summary_max_output) - buffer",
               minimum=0, unit="tokens"),
@@ -38,7 +40,9 @@ CLAUDE_CODE = Strategy(
         Param("read_tools", "Read", "comma-separated tool names whose results count as file reads (input "
               "file_path) for the restore"),
         Param("idle_gap_minutes", 60.0, "time-based microcompact fires when the last assistant message is this "
-              "old (the prompt cache has expired); 0 = off (timeBasedMCConfig.ts)", minimum=0, unit="min"),
+              "old (the prompt cache has expired); 0 = off (timeBasedMCConfig.ts). It is server-gated: the corpus "
+              "sessions (2.0.76-2.1.29) never cleared after idle gaps of 106-529 min, so 0 reproduces them",
+              minimum=0, unit="min"),
         Param("micro_keep_recent", 5, "time-based microcompact keeps this many most recent compactable results",
               minimum=0),
         Param("compactable_tools", DEFAULT_COMPACTABLE, "comma-separated tools whose results microcompact may "
@@ -54,6 +58,7 @@ CLAUDE_CODE = Strategy(
     ),
     threshold_param=None,       # the threshold is derived: core.layers.claude_code.threshold(params)
     threshold_unit="tokens",
+    token_estimator=RoughTokens,
     compact_tool_layer="manual_compact",
     notes={"threshold": "window - min(max_output, summary_max_output) - buffer",
            "not reproduced": "context collapse and session-memory compaction (not in the public source); "
