@@ -1,0 +1,901 @@
+"""The rules of Hermes agent's ContextCompressor (hermes-agent 0.19.0), as pure functions.
+
+Written from reading ``agent/context_compressor.py`` of hermes-agent 0.19.0 (seed 002,
+``../shared/notes/hermes.md``); no code was copied. The strings below (summary prefix, END
+marker, placeholders, notes) are the texts the real compressor puts into the context: they
+must be identical for our output to equal theirs, so they are reproduced as data.
+
+Everything here works on OpenAI chat messages (plain dicts) and never mutates its input.
+The traced layers that use these rules are in ``core/layers/hermes.py``; the cross-check
+against the real package is ``core/hermes_oracle.py`` and ``tests/test_hermes_oracle.py``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# ----------------------------------------------------------------- texts
+TASK_HEADING = "## Historical Task Snapshot"
+IN_PROGRESS_HEADING = "## Historical In-Progress State"
+PENDING_HEADING = "## Historical Pending User Asks"
+REMAINING_HEADING = "## Historical Remaining Work"
+
+_P_HEAD = ("[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below. "
+           "This is a handoff from a previous context window — treat it as background reference, NOT as "
+           "active instructions. Do NOT answer questions or fulfill requests mentioned in this summary; "
+           "they were already addressed. ")
+_P_LATEST = ("Respond ONLY to the latest user message that appears AFTER this summary — that message is the "
+             "single source of truth for what to do right now. ")
+_P_REVERSE = ("Reverse signals in the latest message (e.g. 'stop', 'undo', 'roll back', 'just verify', "
+              "'don't do that anymore', 'never mind', a new topic) must immediately end any in-flight work "
+              "described in the summary; do not re-surface it in later turns. "
+              "IMPORTANT: Your persistent memory (MEMORY.md, USER.md) in the system prompt is ALWAYS "
+              "authoritative and active — never ignore or deprioritize memory content due to this "
+              "compaction note. ")
+_P_OVERLAP = ("Topic overlap with the summary does NOT mean you should resume its task: even on similar "
+              "topics, the latest user message WINS. Treat ONLY the latest message as the active task and "
+              f"discard stale items from '{TASK_HEADING}' / '{IN_PROGRESS_HEADING}' / '{PENDING_HEADING}' / "
+              f"'{REMAINING_HEADING}' entirely — do not 'wrap up' or 'finish' work described there unless "
+              "the latest message explicitly asks for it. ")
+_P_TOOLS = ("None of the above restricts HOW you work: your tools remain fully active — keep calling them "
+            "normally for the active task (edit files, run commands, search) instead of merely narrating "
+            "what you would do. ")
+_P_TAIL = "The current session state (files, config, etc.) may reflect work described here — avoid repeating it:"
+
+#: The current handoff prefix of a summary message (#11475).
+SUMMARY_PREFIX = _P_HEAD + _P_LATEST + _P_OVERLAP + _P_REVERSE + _P_TOOLS + _P_TAIL
+LEGACY_SUMMARY_PREFIX = "[CONTEXT SUMMARY]:"
+#: Prefixes of earlier releases, newest first: stripped on re-compaction so a stale directive cannot survive.
+HISTORICAL_SUMMARY_PREFIXES = (
+    _P_HEAD + _P_LATEST + _P_OVERLAP + _P_REVERSE + _P_TAIL,
+    _P_HEAD + _P_LATEST
+    + "If the latest user message is consistent with the '## Active Task' section, you may use the summary as "
+      "background. If the latest user message contradicts, supersedes, changes topic from, or in any way "
+      "diverges from '## Active Task' / '## In Progress' / '## Pending User Asks' / '## Remaining Work', the "
+      "latest message WINS — discard those stale items entirely and do not 'wrap up the old task first'. "
+    + _P_REVERSE + _P_TAIL,
+    _P_HEAD + "Your current task is identified in the '## Active Task' section of the summary — resume exactly "
+              "from there. Respond ONLY to the latest user message that appears AFTER this summary. " + _P_TAIL,
+)
+SUMMARY_END_MARKER = "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
+MERGED_PRIOR_CONTEXT_HEADER = "[PRIOR CONTEXT — for reference only; not a new message]"
+MERGED_SUMMARY_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
+SYSTEM_COMPACTION_NOTE = (
+    "[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve context "
+    "space. The current session state may still reflect earlier work, so build on that summary and state "
+    "rather than re-doing work. Your persistent memory (MEMORY.md, USER.md) remains fully authoritative "
+    "regardless of compaction.]")
+SUMMARY_FLAG = "_compressed_summary"          # in-process key marking the summary message
+DB_PERSISTED = "_db_persisted"                # session-store marker, stripped from every copy (#57491)
+DUPLICATE_TEXT = "[Duplicate tool output — same content as a more recent call]"
+PRUNED_PLACEHOLDER = "[Old tool output cleared to save context space]"
+SCREENSHOT_TEXT = "[screenshot removed to save context]"
+ATTACHED_IMAGE_TEXT = "[Attached image — stripped after compression]"
+TOOL_CALL_REMOVED = "(tool call removed)"
+
+# ----------------------------------------------------------------- numbers
+CHARS_PER_TOKEN = 4
+IMAGE_TOKENS_BUDGET = 1600           # per image in the tail/prune budget walks
+IMAGE_TOKENS_ROUGH = 1500            # per image in the rough (preflight) estimate
+MIN_CONTEXT = 64_000                 # threshold floor (MINIMUM_CONTEXT_LENGTH)
+SMALL_WINDOW = 512_000               # under this the threshold pct is raised to >= 0.75
+SMALL_WINDOW_PCT = 0.75
+MIN_WINDOW_TRIGGER = 0.85            # when the floor reaches the window
+MIN_SUMMARY_TOKENS = 2000
+SUMMARY_RATIO = 0.20
+SUMMARY_TOKENS_CEILING = 10_000
+MAX_TAIL_FLOOR = 8
+DEDUP_MIN_CHARS = 200
+PRUNE_MIN_CHARS = 200
+ARGS_SHRINK_OVER = 500
+ARGS_HEAD = 200
+FALLBACK_MAX_CHARS = 8000
+FALLBACK_TURN_MAX = 700
+ACTIVE_TASK_MAX = 1400
+IMAGE_TYPES = frozenset({"image_url", "input_image", "image"})
+REPLAY_KEYS = ("reasoning", "reasoning_content", "reasoning_details", "codex_reasoning_items",
+               "codex_message_items")
+SYNTHETIC_USER_FLAGS = ("_todo_snapshot_synthetic", "_empty_recovery_synthetic", "_verification_stop_synthetic",
+                        "_pre_verify_synthetic")
+SYNTHETIC_USER_PREFIXES = (
+    "[System: Your previous response was truncated",
+    "[System: The previous response was cut off",
+    "[System: Your previous tool call",
+    "[Your active task list was preserved across context compression]",
+    "[IMPORTANT: Background process ",
+)
+
+
+# ----------------------------------------------------------------- token estimates
+def _content_budget_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if not isinstance(content, list):
+        return len(str(content or ""))
+    n = 0
+    for part in content:
+        if isinstance(part, str):
+            n += len(part)
+        elif not isinstance(part, dict):
+            n += len(str(part))
+        elif part.get("type") in IMAGE_TYPES:
+            n += IMAGE_TOKENS_BUDGET * CHARS_PER_TOKEN
+        else:
+            n += len(part.get("text", "") or "")
+    return n
+
+
+def _replay_chars(value: Any) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    try:
+        return len(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    except (TypeError, ValueError):
+        return len(str(value))
+
+
+def budget_tokens(msg: dict) -> int:
+    """Tokens of one message in the tail and prune walks: content // 4 + 10, the whole repr of
+    every tool call // 4 (#28053), and each replay field (reasoning, codex items...) // 4 (#55572)."""
+    n = _content_budget_chars(msg.get("content") or "") // CHARS_PER_TOKEN + 10
+    for call in msg.get("tool_calls") or []:
+        if isinstance(call, dict):
+            n += len(str(call)) // CHARS_PER_TOKEN
+    for key in REPLAY_KEYS:
+        n += _replay_chars(msg.get(key)) // CHARS_PER_TOKEN
+    return n
+
+
+def _rough_chars_and_images(msg: Any) -> tuple[int, int]:
+    if not isinstance(msg, dict):
+        return len(str(msg)), 0
+    shadow: dict = {}
+    images = 0
+    for k, v in msg.items():
+        if k == "_anthropic_content_blocks":
+            if isinstance(v, list):
+                images += sum(1 for p in v if isinstance(p, dict) and p.get("type") == "image")
+            continue
+        if k == "content" and isinstance(v, list):
+            parts = []
+            for p in v:
+                if isinstance(p, dict) and p.get("type") in IMAGE_TYPES:
+                    parts.append({"type": p.get("type"), "image": "[stripped]"})
+                    images += 1
+                else:
+                    parts.append(p)
+            shadow[k] = parts
+        elif k == "content" and isinstance(v, dict) and v.get("_multimodal"):
+            shadow[k] = v.get("text_summary", "")
+            inner = v.get("content")
+            if isinstance(inner, list):
+                images += sum(1 for p in inner if isinstance(p, dict) and p.get("type") in ("image", "image_url"))
+        else:
+            shadow[k] = v
+    return len(str(shadow)), images
+
+
+def rough_tokens(messages: list) -> int:
+    """The preflight estimate: (chars of each message's repr, images blanked, + 3) // 4 plus 1,500 per image."""
+    chars = images = 0
+    for m in messages:
+        c, i = _rough_chars_and_images(m)
+        chars += c
+        images += i
+    return (chars + 3) // 4 + images * IMAGE_TOKENS_ROUGH
+
+
+class HermesTokens:
+    """Token estimator of the hermes strategy: the rough request estimate
+    (messages, plus the system prompt when it is not in the list, plus tool schemas)."""
+    name = "hermes rough (chars+3)//4, images 1,500"
+
+    def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
+        n = rough_tokens(messages)
+        lead = messages[0] if messages else None
+        if system and not (isinstance(lead, dict) and lead.get("role") == "system"):
+            text = system if isinstance(system, str) else json.dumps(system, ensure_ascii=False, default=str)
+            n += (len(text) + 3) // 4
+        if tools:
+            n += (len(json.dumps(tools, ensure_ascii=False, default=str)) + 3) // 4
+        return n
+
+
+# ----------------------------------------------------------------- threshold
+@dataclass(frozen=True)
+class Budgets:
+    context_length: int
+    max_tokens: int | None
+    threshold_pct: float          # after the small-window raise
+    threshold_tokens: int
+    tail_budget: int
+    max_summary_tokens: int
+    why: str
+
+
+def budgets(context_length: int, threshold_pct: float = 0.50, max_tokens: int | None = None,
+            summary_target_ratio: float = 0.20) -> Budgets:
+    """The trigger threshold and the tail and summary budgets for a window."""
+    max_tokens = max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else None
+    pct = threshold_pct
+    why = []
+    if context_length and context_length < SMALL_WINDOW and pct < SMALL_WINDOW_PCT:
+        pct = SMALL_WINDOW_PCT
+        why.append(f"pct raised to {SMALL_WINDOW_PCT} (window under {SMALL_WINDOW:,})")
+    window = context_length - (max_tokens or 0)
+    if window <= 0:
+        window = context_length
+    value = int(window * pct)
+    floored = max(value, MIN_CONTEXT)
+    if window > 0 and floored >= window:
+        threshold = max(1, min(int(window * MIN_WINDOW_TRIGGER), window - 1))
+        why.append(f"the {MIN_CONTEXT:,} floor reaches the usable window {window:,}: 85% of it")
+    else:
+        threshold = floored
+        why.append(f"int({window:,} x {pct}) = {value:,}" + (f", floored at {MIN_CONTEXT:,}" if floored > value else ""))
+    ratio = max(0.10, min(summary_target_ratio, 0.80))
+    return Budgets(context_length, max_tokens, pct, threshold, int(threshold * ratio),
+                   min(int(context_length * 0.05), SUMMARY_TOKENS_CEILING), "; ".join(why))
+
+
+def summary_budget(turns: list, max_summary_tokens: int) -> int:
+    return max(MIN_SUMMARY_TOKENS, min(int(rough_tokens(turns) * SUMMARY_RATIO), max_summary_tokens))
+
+
+# ----------------------------------------------------------------- content helpers
+def content_text(content: Any) -> str:
+    """Text of a content value for substring checks: str as is, text parts joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict) and isinstance(p.get("text"), str):
+                parts.append(p["text"])
+        return "\n".join(p for p in parts if p)
+    return str(content)
+
+
+def append_text(content: Any, text: str, prepend: bool = False) -> Any:
+    if content is None:
+        return text
+    if isinstance(content, str):
+        return text + content if prepend else content + text
+    if isinstance(content, list):
+        part = {"type": "text", "text": text}
+        return [part, *content] if prepend else [*content, part]
+    return text + str(content) if prepend else str(content) + text
+
+
+def is_image_part(p: Any) -> bool:
+    return isinstance(p, dict) and p.get("type") in IMAGE_TYPES
+
+
+def has_images(content: Any) -> bool:
+    return isinstance(content, list) and any(is_image_part(p) for p in content)
+
+
+# ----------------------------------------------------------------- summary prefix
+def strip_summary_prefix(summary: str | None) -> str:
+    text = (summary or "").strip()
+    if MERGED_SUMMARY_DELIMITER in text:
+        text = text.split(MERGED_SUMMARY_DELIMITER, 1)[1].strip()
+    for prefix in (SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES):
+        if text.startswith(prefix):
+            text = text[len(prefix):].lstrip()
+            break
+    if text.endswith(SUMMARY_END_MARKER):
+        text = text[: -len(SUMMARY_END_MARKER)].rstrip()
+    return text
+
+
+def with_summary_prefix(summary: str) -> str:
+    body = strip_summary_prefix(summary)
+    return f"{SUMMARY_PREFIX}\n{body}" if body else SUMMARY_PREFIX
+
+
+def is_summary_content(content: Any) -> bool:
+    text = content_text(content).lstrip()
+    if MERGED_SUMMARY_DELIMITER in text:
+        text = text.split(MERGED_SUMMARY_DELIMITER, 1)[1].lstrip()
+    return text.startswith((SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES))
+
+
+def latest_summary(messages: list, start: int, end: int) -> tuple[int | None, str]:
+    for i in range(end - 1, start - 1, -1):
+        c = messages[i].get("content")
+        if is_summary_content(c):
+            return i, strip_summary_prefix(content_text(c))
+    return None, ""
+
+
+# ----------------------------------------------------------------- reply cleaning and grounding
+_REASONING_TAGS = ("think", "thinking", "reasoning", "REASONING_SCRATCHPAD", "thought")
+_TOOL_XML_TAGS = ("tool_call", "tool_calls", "tool_result", "function_call", "function_calls")
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop inline reasoning blocks and stray tool-call XML from an LLM reply."""
+    if not text:
+        return ""
+    flags = re.DOTALL | re.IGNORECASE
+    for tag in _REASONING_TAGS:
+        text = re.sub(rf"<{tag}>.*?</{tag}>", "", text, flags=flags)
+    for tag in _TOOL_XML_TAGS:
+        text = re.sub(rf"<{tag}\b[^>]*>.*?</{tag}>", "", text, flags=flags)
+    text = re.sub(r"(?:(?<=^)|(?<=[\n\r.!?:]))[ \t]*<function\b[^>]*\bname\s*=[^>]*>(?:(?:(?!</function>).)*)"
+                  r"</function>", "", text, flags=flags)
+    alt = "|".join(_REASONING_TAGS)
+    text = re.sub(rf"(?:^|\n)[ \t]*<(?:{alt})\b[^>]*>.*$", "", text, flags=flags)
+    text = re.sub(rf"</?(?:{alt})>\s*", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"</(?:tool_call|tool_calls|tool_result|function_call|function_calls|function)>\s*", "", text,
+                  flags=re.IGNORECASE)
+    return text
+
+
+def _user_text_for_realness(msg: dict) -> str:
+    c = msg.get("content")
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        return "\n".join(str(p.get("text") or p.get("content") or "") for p in c if isinstance(p, dict))
+    return ""
+
+
+def is_real_user(msg: Any) -> bool:
+    """A human turn, not user-role scaffolding (synthetic flags, runtime notices, a summary)."""
+    if not isinstance(msg, dict) or msg.get("role") != "user":
+        return False
+    if any(msg.get(f) for f in SYNTHETIC_USER_FLAGS):
+        return False
+    text = _user_text_for_realness(msg).strip()
+    if not text or text.startswith(SYNTHETIC_USER_PREFIXES):
+        return False
+    return not is_summary_content(text)
+
+
+def task_snapshot(turns: list) -> str | None:
+    for m in reversed(turns):
+        if not is_real_user(m):
+            continue
+        text = content_text(m.get("content")).strip()
+        if not text:
+            continue
+        text = re.sub(r"\s+", " ", text)
+        if len(text) > ACTIVE_TASK_MAX:
+            text = text[: ACTIVE_TASK_MAX - 15].rstrip() + " ...[truncated]"
+        return (f"User asked (deterministic, from compacted turns): {text!r}\n"
+                "Historical only; newer protected-tail messages after this summary win.")
+    return None
+
+
+_TASK_SECTION = re.compile(rf"(?ms)^{re.escape(TASK_HEADING)}\s*\n.*?(?=^## |\Z)")
+
+
+def ground_task_snapshot(summary: str, turns: list) -> str:
+    """Replace (or add) the task-snapshot section with the newest real user turn, verbatim."""
+    snap = task_snapshot(turns)
+    if not snap:
+        return summary
+    body = strip_summary_prefix(summary)
+    section = f"{TASK_HEADING}\n{snap}\n\n"
+    if _TASK_SECTION.search(body):
+        return _TASK_SECTION.sub(lambda _m: section, body, count=1).strip()
+    return f"{section}{body}".strip()
+
+
+# ----------------------------------------------------------------- tool-call helpers
+def call_name_args(call: Any) -> tuple[str, str]:
+    if isinstance(call, dict):
+        fn = call.get("function") or {}
+        return str(fn.get("name") or "unknown"), str(fn.get("arguments") or "")
+    return "unknown", ""
+
+
+def call_id(call: Any) -> str:
+    """The id a sanitation pass matches results against: ``call_id`` first, else ``id``."""
+    if isinstance(call, dict):
+        return call.get("call_id", "") or call.get("id", "") or ""
+    return ""
+
+
+def _s(args: dict, key: str, default: str = "") -> str:
+    v = args.get(key, default)
+    return v if isinstance(v, str) else (str(v) if v is not None else default)
+
+
+def tool_one_liner(name: Any, raw_args: Any, content: Any) -> str:
+    """The informative one-line replacement of an old tool result, per tool."""
+    try:
+        return _one_liner(name, raw_args, content)
+    except Exception:  # a malformed historical call must never break compaction
+        n = len(content) if isinstance(content, str) else 0
+        return f"[{name}] ({n:,} chars result)"
+
+
+def _one_liner(name: Any, raw_args: Any, content: Any) -> str:
+    try:
+        args = json.loads(raw_args) if raw_args else {}
+    except (ValueError, TypeError):
+        args = {}
+    if not isinstance(args, dict):
+        args = {}
+    text = content or ""
+    size = len(text)
+    lines = text.count("\n") + 1 if text.strip() else 0
+    g = args.get
+    if name == "terminal":
+        cmd = _s(args, "command")
+        cmd = cmd[:77] + "..." if len(cmd) > 80 else cmd
+        m = re.search(r'"exit_code"\s*:\s*(-?\d+)', text)
+        return f"[terminal] ran `{cmd}` -> exit {m.group(1) if m else '?'}, {lines} lines output"
+    if name == "read_file":
+        return f"[read_file] read {g('path', '?')} from line {g('offset', 1)} ({size:,} chars)"
+    if name == "write_file":
+        written = _s(args, "content").count("\n") + 1 if g("content") else "?"
+        return f"[write_file] wrote to {g('path', '?')} ({written} lines)"
+    if name == "search_files":
+        m = re.search(r'"total_count"\s*:\s*(\d+)', text)
+        return (f"[search_files] {g('target', 'content')} search for '{g('pattern', '?')}' in {g('path', '.')} "
+                f"-> {m.group(1) if m else '?'} matches")
+    if name == "patch":
+        return f"[patch] {g('mode', 'replace')} in {g('path', '?')} ({size:,} chars result)"
+    if name in ("browser_navigate", "browser_click", "browser_snapshot", "browser_type", "browser_scroll",
+                "browser_vision"):
+        url, ref = g("url", ""), g("ref", "")
+        detail = f" {url}" if url else (f" ref={ref}" if ref else "")
+        return f"[{name}]{detail} ({size:,} chars)"
+    if name == "web_search":
+        return f"[web_search] query='{g('query', '?')}' ({size:,} chars result)"
+    if name == "web_extract":
+        urls = g("urls", [])
+        first = urls[0] if isinstance(urls, list) and urls else "?"
+        if isinstance(first, dict):
+            first = first.get("url") or first.get("href") or "?"
+        elif not isinstance(first, str):
+            first = "?"
+        if isinstance(urls, list) and len(urls) > 1:
+            first += f" (+{len(urls) - 1} more)"
+        return f"[web_extract] {first} ({size:,} chars)"
+    if name == "delegate_task":
+        goal = _s(args, "goal")
+        goal = goal[:57] + "..." if len(goal) > 60 else goal
+        return f"[delegate_task] '{goal}' ({size:,} chars result)"
+    if name == "execute_code":
+        code = _s(args, "code")
+        preview = code[:60].replace("\n", " ") + ("..." if len(code) > 60 else "")
+        return f"[execute_code] `{preview}` ({lines} lines output)"
+    if name in ("skill_view", "skills_list", "skill_manage"):
+        return f"[{name}] name={g('name', '?')} ({size:,} chars)"
+    if name == "vision_analyze":
+        return f"[vision_analyze] '{_s(args, 'question')[:50]}' ({size:,} chars)"
+    if name == "memory":
+        return f"[memory] {g('action', '?')} on {g('target', '?')}"
+    if name == "todo":
+        return "[todo] updated task list"
+    if name == "clarify":
+        return "[clarify] asked user a question"
+    if name == "text_to_speech":
+        return f"[text_to_speech] generated audio ({size:,} chars)"
+    if name == "cronjob":
+        return f"[cronjob] {g('action', '?')}"
+    if name == "process":
+        return f"[process] {g('action', '?')} session={g('session_id', '?')}"
+    first = "".join(f" {k}={str(v)[:40]}" for k, v in list(args.items())[:2])
+    return f"[{name}]{first} ({size:,} chars result)"
+
+
+def shrink_args_json(args: str, head: int = ARGS_HEAD) -> str:
+    """Shorten long string values inside a JSON arguments string, keeping it valid JSON;
+    arguments that are not JSON are returned unchanged (#11762)."""
+    try:
+        value = json.loads(args)
+    except (ValueError, TypeError):
+        return args
+
+    def walk(v):
+        if isinstance(v, str):
+            return v[:head] + "...[truncated]" if len(v) > head else v
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v
+    return json.dumps(walk(value), ensure_ascii=False)
+
+
+def dedup_key(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8", errors="replace")).hexdigest()[:12]
+
+
+# ----------------------------------------------------------------- boundaries
+@dataclass
+class Cut:
+    """Where the tail starts, and every step that moved it (for the stepper)."""
+    index: int
+    steps: list = field(default_factory=list)    # (var, old, new, reason)
+    vars: dict = field(default_factory=dict)
+
+    def move(self, new: int, reason: str) -> None:
+        if new != self.index:
+            self.steps.append((self.index, new, reason))
+        self.index = new
+
+
+def align_forward(messages: list, i: int) -> int:
+    while i < len(messages) and messages[i].get("role") == "tool":
+        i += 1
+    return i
+
+
+def align_backward(messages: list, i: int) -> int:
+    if i <= 0 or i >= len(messages):
+        return i
+    j = i - 1
+    while j >= 0 and messages[j].get("role") == "tool":
+        j -= 1
+    if j >= 0 and messages[j].get("role") == "assistant" and messages[j].get("tool_calls"):
+        return j
+    return i
+
+
+def last_user_index(messages: list, head_end: int) -> int:
+    for i in range(len(messages) - 1, head_end - 1, -1):
+        m = messages[i]
+        if m.get("role") == "user" and not is_summary_content(m.get("content")):
+            return i
+    return -1
+
+
+def last_assistant_index(messages: list, head_end: int) -> int:
+    """The last assistant message with visible text; else the last assistant message of any kind."""
+    any_ = -1
+    for i in range(len(messages) - 1, head_end - 1, -1):
+        m = messages[i]
+        if m.get("role") != "assistant":
+            continue
+        if any_ < 0:
+            any_ = i
+        c = m.get("content")
+        if isinstance(c, str) and c.strip():
+            return i
+        if isinstance(c, list):
+            for p in c:
+                if isinstance(p, dict):
+                    t = p.get("text") or p.get("content")
+                    if isinstance(t, str) and t.strip():
+                        return i
+    return any_
+
+
+def turn_pair_end(messages: list, user: int) -> int:
+    i = user + 1
+    if i >= len(messages) or messages[i].get("role") != "assistant":
+        return i
+    i += 1
+    while i < len(messages) and messages[i].get("role") == "tool":
+        i += 1
+    return i
+
+
+def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int) -> Cut:
+    """Walk back from the end by tokens (soft ceiling 1.5x the budget, a floor of 3-8 messages),
+    then apply every anchor: tool groups, the last real user message, the last assistant reply."""
+    n = len(messages)
+    available = max(0, n - head_end - 1)
+    floor = max(3, min(protect_last_n, MAX_TAIL_FLOOR))
+    min_tail = min(floor, max(3, available - 2), available) if available > 1 else 0
+    soft = int(budget * 1.5)
+    acc = 0
+    cut = Cut(n, vars={"tail_budget": budget, "soft_ceiling": soft, "min_tail": min_tail})
+    idx = n
+    for i in range(n - 1, head_end - 1, -1):
+        t = budget_tokens(messages[i])
+        if acc + t > soft and (n - i) >= min_tail:
+            break
+        acc += t
+        idx = i
+    cut.move(idx, f"token walk: {acc:,} tokens fit under the soft ceiling {soft:,} (1.5 x {budget:,})")
+    if cut.index <= head_end and 0 < acc <= soft:
+        acc2, idx = 0, cut.index
+        for j in range(n - 1, head_end - 1, -1):
+            t = budget_tokens(messages[j])
+            if acc2 + t > budget and (n - j) >= min_tail:
+                idx = j
+                break
+            acc2 += t
+            idx = j
+        cut.move(idx, f"everything fit under the soft ceiling: re-walked with the plain budget {budget:,}")
+    cut.vars["tail_tokens"] = acc
+    fallback = n - min_tail
+    cut.move(min(cut.index, fallback), f"keep at least min_tail={min_tail} messages")
+    if cut.index <= head_end:
+        cut.move(max(fallback, head_end + 1), "the tail swallowed the head: cut right after the head")
+    cut.move(align_backward(messages, cut.index), "pulled back so an assistant(tool_calls) and its results stay together")
+    # the last real user message stays in the tail (#10896), without splitting its turn pair (#22523)
+    u = last_user_index(messages, head_end)
+    cut.vars["last_user"] = u
+    if 0 <= u < cut.index:
+        adj = max(u, head_end + 1)
+        if adj > u:
+            cut.move(max(turn_pair_end(messages, u), head_end + 1),
+                     f"last user message {u} sits at the head: its whole turn pair goes to the summary")
+        else:
+            cut.move(adj, f"anchor: the last user message ({u}) stays in the tail")
+    # the last visible assistant reply stays in the tail (#29824)
+    a = last_assistant_index(messages, head_end)
+    cut.vars["last_assistant"] = a
+    if 0 <= a < cut.index:
+        cut.move(max(align_backward(messages, a), head_end + 1),
+                 f"anchor: the last assistant reply ({a}) stays in the tail")
+    cut.move(align_forward(messages, max(cut.index, head_end + 1)), "moved past tool results at the cut")
+    return cut
+
+
+# ----------------------------------------------------------------- fallback summary
+_PATH_RE = re.compile(r"(?:/|~/?|[A-Za-z]:\\)[^\s`'\")\]}<>]+")
+_GH_TOKEN = re.compile(r"\bgh[pousr]_[A-Za-z0-9_]{8,}\b")
+_GH_TOKEN_TAIL = re.compile(r"\bgh[pousr]_[A-Za-z0-9_.-]+")
+
+
+def _add_unique(items: list, value: str, limit: int) -> None:
+    value = value.strip()
+    if value and value not in items and len(items) < limit:
+        items.append(value)
+
+
+def _paths_in(text: str, files: list) -> None:
+    for m in _PATH_RE.findall(text):
+        _add_unique(files, m.rstrip(".,:;"), 12)
+
+
+def fallback_summary(turns: list, reason: str | None, had_previous: bool) -> str:
+    """The deterministic handoff used when the summary LLM fails: same headings as the LLM
+    template, files from path mentions and tool arguments, the last dropped turns."""
+    asks, actions, tool_lines, files, blockers, last_turns = [], [], [], [], [], []
+
+    def compact(value: Any) -> str:
+        text = _GH_TOKEN.sub("[REDACTED]", content_text(value))
+        text = re.sub(r"\s+", " ", text).strip()
+        if len(text) > FALLBACK_TURN_MAX:
+            text = text[: FALLBACK_TURN_MAX - 15].rstrip() + " ...[truncated]"
+        return _GH_TOKEN_TAIL.sub("[REDACTED]", text)
+
+    def remember(label: str, text: str) -> None:
+        text = text.strip()
+        if text:
+            last_turns.append(f"{label}: {text}")
+            del last_turns[:-8]
+
+    def walk_json(v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k in ("path", "workdir", "file_path", "output_path") and isinstance(x, str):
+                    _add_unique(files, x, 12)
+                walk_json(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk_json(x)
+        elif isinstance(v, str):
+            _paths_in(v, files)
+
+    calls: dict = {}
+    for m in turns:
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            for c in m.get("tool_calls") or []:
+                name, args = call_name_args(c)
+                cid = str(c.get("id") or "") if isinstance(c, dict) else ""
+                if cid:
+                    calls[cid] = (name, args)
+                if args:
+                    try:
+                        parsed = json.loads(args)
+                    except Exception:
+                        parsed = args
+                    walk_json(parsed)
+    for m in turns:
+        role = m.get("role", "unknown")
+        text = compact(m.get("content"))
+        _paths_in(text, files)
+        names = [call_name_args(c)[0] for c in (m.get("tool_calls") or [])] \
+            if role == "assistant" and m.get("tool_calls") else []
+        turn = text
+        if names:
+            prefix = "tool calls: " + ", ".join(names[:6])
+            turn = f"{prefix}; {turn}" if turn else prefix
+        remember(str(role).upper(), turn)
+        if len(text) > 600:
+            text = text[:420].rstrip() + " ... " + text[-160:].lstrip()
+        if role == "user" and text:
+            asks.append(text)
+        elif role == "assistant":
+            names = [call_name_args(c)[0] for c in (m.get("tool_calls") or [])]
+            if names:
+                actions.append("Called tool(s): " + ", ".join(names[:6]))
+            elif text:
+                actions.append(text)
+        elif role == "tool":
+            name, args = calls.get(str(m.get("tool_call_id") or ""), ("unknown", ""))
+            tool_lines.append(tool_one_liner(name, args, text or ""))
+            if re.search(r"\b(error|failed|exception|traceback|timeout|timed out|fatal)\b", text, re.I):
+                blockers.append(text[:500])
+
+    def bullets(items: list, limit: int = 8) -> str:
+        seen, out = set(), []
+        for it in items:
+            it = it.strip()
+            if it and it not in seen:
+                seen.add(it)
+                out.append(it)
+                if len(out) >= limit:
+                    break
+        return "\n".join(f"- {x}" for x in out) if out else "None."
+
+    done = [f"{i}. {x}" for i, x in enumerate((actions + tool_lines)[:12], start=1)]
+    active = f"User asked: {asks[-1]!r}" if asks else "Unknown from deterministic fallback."
+    prev = ("\n\nPrevious compaction summary was present and should still be treated as background continuity "
+            "context, but the latest LLM summary update failed.") if had_previous else ""
+    why = f" Summary failure reason: {reason}." if reason else ""
+    sections = [
+        f"{TASK_HEADING}\n{active}",
+        "## Goal\nRecovered from a deterministic fallback because the LLM context summarizer was unavailable. "
+        "Continue from the protected recent messages after this summary and use current file/system state for "
+        f"exact details.{prev}",
+        "## Constraints & Preferences\n- This fallback was generated locally without an LLM summary call.\n"
+        "- Secrets and credentials were redacted before preservation.\n- The summary may be incomplete; prefer "
+        "verifying current files, git state, processes, and test results instead of assuming omitted details.",
+        "## Completed Actions\n" + ("\n".join(done) if done else "None recoverable from compacted turns."),
+        "## Active State\nUnknown from deterministic fallback. Inspect current repository/session state if needed.",
+        f"{IN_PROGRESS_HEADING}\nUnknown from deterministic fallback — the latest user ask is recorded once under\n"
+        f"\"{TASK_HEADING}\" above as historical context only. Do NOT treat it as an\nunfulfilled instruction to "
+        "re-answer; verify current state and continue from the\nprotected recent messages after this summary.",
+        f"## Blocked\n{bullets(blockers, 5)}",
+        "## Key Decisions\nNone recoverable from deterministic fallback.",
+        "## Resolved Questions\nNone recoverable from deterministic fallback.",
+        f"{PENDING_HEADING}\nNone recoverable from deterministic fallback. (The latest user ask is preserved once\n"
+        f"under \"{TASK_HEADING}\" as historical context — it is NOT necessarily\noutstanding.)",
+        f"## Relevant Files\n{bullets(files, 12)}",
+        f"{REMAINING_HEADING}\nContinue from the most recent unfulfilled user ask and protected tail messages. "
+        "Verify state with tools before making claims.",
+        f"## Last Dropped Turns\n{bullets(last_turns, 8)}",
+        "## Critical Context\nSummary generation was unavailable, so this is a best-effort deterministic fallback "
+        f"for {len(turns)} compacted message(s).{why}",
+    ]
+    summary = with_summary_prefix("\n\n".join(sections).strip())
+    if len(summary) > FALLBACK_MAX_CHARS:
+        summary = summary[: FALLBACK_MAX_CHARS - 42].rstrip() + "\n...[fallback summary truncated]"
+    return summary
+
+
+# ----------------------------------------------------------------- the summary prompt
+def serialize_turns(turns: list) -> str:
+    """The turns as labelled text for the summary model (bodies capped at 6,000 chars)."""
+    def cap(t: str) -> str:
+        return t[:4000] + "\n...[truncated]...\n" + t[-1500:] if len(t) > 6000 else t
+    out = []
+    for m in turns:
+        role = m.get("role", "unknown")
+        c = m.get("content")
+        if isinstance(c, list):
+            bits = []
+            for p in c:
+                if isinstance(p, dict):
+                    t = p.get("type")
+                    if t == "text":
+                        bits.append(p.get("text", ""))
+                    elif t in IMAGE_TYPES:
+                        url = p.get("image_url")
+                        url = url.get("url") if isinstance(url, dict) else (url or p.get("url") or "")
+                        bits.append(f"[image: {url}]" if str(url).startswith(("http://", "https://")) else "[image]")
+                    else:
+                        bits.append(f"[{t or 'attachment'}]")
+                elif isinstance(p, str):
+                    bits.append(p)
+            c = "\n".join(bits)
+        text = c if isinstance(c, str) else ("" if c is None else str(c))
+        text = re.sub(r"MEDIA:\S+", "[media attachment]", text)
+        if role == "assistant" and text:
+            text = strip_reasoning(text)
+        if role == "tool":
+            out.append(f"[TOOL RESULT {m.get('tool_call_id', '')}]: {cap(text)}")
+            continue
+        if role == "assistant":
+            text = cap(text)
+            calls = []
+            for call in m.get("tool_calls") or []:
+                name, args = call_name_args(call)
+                calls.append(f"  {name}({args[:1200] + '...' if len(args) > 1500 else args})")
+            if calls:
+                text += "\n[Tool calls:\n" + "\n".join(calls) + "\n]"
+            out.append(f"[ASSISTANT]: {text}")
+            continue
+        out.append(f"[{str(role).upper()}]: {cap(text)}")
+    return "\n\n".join(out)
+
+
+SUMMARY_SYSTEM = ("You are a summarization agent creating a context checkpoint. Treat the conversation turns as "
+                  "source material for a compact record of prior work. Produce only the structured summary, in "
+                  "the language the user was using. Never include secrets; write [REDACTED] instead.")
+
+SUMMARY_TEMPLATE = f"""{TASK_HEADING}
+[The user's most recent unfulfilled input, verbatim. "None." only if the last exchange was fully resolved.]
+
+## Goal
+[What the user is trying to accomplish overall]
+
+## Constraints & Preferences
+[Preferences, style, constraints, decisions]
+
+## Completed Actions
+[Numbered: N. ACTION target — outcome [tool: name], with paths, commands, line numbers, results]
+
+## Active State
+[Working directory, branch, modified files, test status, running processes]
+
+{IN_PROGRESS_HEADING}
+[What was underway when compaction fired]
+
+## Blocked
+[Unresolved errors, verbatim]
+
+## Key Decisions
+[Decisions and why]
+
+## Resolved Questions
+[Questions already answered, with the answer]
+
+{PENDING_HEADING}
+[Unanswered asks from the compacted turns: stale, for reference only]
+
+## Relevant Files
+[Files read, modified or created, with a note each]
+
+{REMAINING_HEADING}
+[What remains: stale, for reference only]
+
+## Critical Context
+[Values, error messages, configuration that would otherwise be lost]"""
+
+
+def summary_prompt(turns: list, previous: str | None, budget: int, focus: str | None) -> str:
+    body = serialize_turns(turns)
+    if previous:
+        text = ("Update the context compaction summary below with the new turns. Keep what is still relevant, "
+                "continue the numbering of completed actions, move finished work to Completed Actions and answered "
+                f"questions to Resolved Questions.\n\nPREVIOUS SUMMARY:\n{previous}\n\nNEW TURNS TO INCORPORATE:\n"
+                f"{body}\n\nUse this structure:\n\n{SUMMARY_TEMPLATE}")
+    else:
+        text = ("Create a structured checkpoint summary of the conversation turns below, detailed enough to "
+                f"continue without re-reading them.\n\nTURNS TO SUMMARIZE:\n{body}\n\nUse this structure:\n\n"
+                f"{SUMMARY_TEMPLATE}")
+    text += f"\n\nTarget ~{budget} tokens. Be concrete. Write only the summary body, no preamble or prefix."
+    if focus:
+        text += f"\n\nFOCUS TOPIC: \"{focus}\" — give it most of the budget, summarise the rest briefly."
+    return text
+
+
+def auto_focus(messages: list) -> str | None:
+    """A focus hint from the last three real user turns (shown in the prompt only)."""
+    found = []
+    for m in reversed(messages):
+        if m.get("role") != "user" or is_summary_content(m.get("content")):
+            continue
+        t = " ".join(content_text(m.get("content")).strip().split())
+        if not t:
+            continue
+        found.append(t[:259].rstrip() + "…" if len(t) > 260 else t)
+        if len(found) >= 3:
+            break
+    if not found:
+        return None
+    focus = "Recent user focus:\n" + "\n".join(f"- {t}" for t in reversed(found))
+    return focus[:699].rstrip() + "…" if len(focus) > 700 else focus
