@@ -1,0 +1,164 @@
+"""The replay timeline widget, offscreen: curve data, markers, cursor, clicks, playback,
+the comparison table. Assertions are on the data, not on pixels."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyqtgraph")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from core.conversation import CompactionEvent, Conversation, MessageMeta, Usage  # noqa: E402
+from core.replay import replay  # noqa: E402
+from core.summarizers import FixedSummarizer  # noqa: E402
+from core.workspace import Workspace  # noqa: E402
+from widgets.timeline import ComparisonTable, TimelineWidget  # noqa: E402
+
+
+def session(n, size=2000):
+    msgs = [{"role": "user", "content": "start"}]
+    meta = [MessageMeta()]
+    for k in range(n):
+        msgs.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "Bash",
+                                                       "input": {"command": str(k)}}]})
+        meta.append(MessageMeta(usage=Usage(input_tokens=1000 + 50 * k)))
+        msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}",
+                                                  "content": "r" * size}]})
+        meta.append(MessageMeta())
+    return Conversation(msgs, meta=meta, events=[CompactionEvent("claude_code", 21, "auto", pre_tokens=4321)])
+
+
+@pytest.fixture
+def result(tmp_path):
+    return replay(session(40), "s08", {"context_limit": 12_000, "keep_recent": 100},
+                  workspace=Workspace(tmp_path), summarizer=FixedSummarizer("S"))
+
+
+def test_curves_follow_the_replay(qtbot, result):
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.set_replay(result)
+    n = len(result.calls)
+    x, y = w.curve_data("after")
+    assert list(x) == list(range(n)) and list(y) == [c.tokens_after for c in result.calls]
+    assert list(w.curve_data("raw")[1]) == [c.raw_tokens for c in result.calls]
+    assert list(w.curve_data("before")[1]) == [c.tokens_before for c in result.calls]
+    real = w.curve_data("real")[1]
+    assert real[0] == 1000 and np.isnan(real[-1])          # the pending last call has no usage
+    # a marker per firing, at the sent size of that call
+    for name in result.layer_names:
+        mx, my = w.curve_data(f"marker:{name}")
+        fired = [c.index for c in result.calls if name in c.fired]
+        assert list(mx) == fired
+        assert list(my) == [result.calls[i].tokens_after for i in fired]
+    assert len(w.curve_data("marker:compact_history")[0]) == result.totals()["summaries"] > 0
+    # the real boundary (message 21 = the assistant of call 10) with its preTokens
+    rx, ry = w.curve_data("real_markers")
+    assert list(rx) == [10] and list(ry) == [4321]
+    # threshold: s08's is in chars, shown approximately in tokens, exactly in chars
+    assert w.threshold_line.value() == pytest.approx(12_000 / 4)
+    w.set_unit("size")
+    assert list(w.curve_data("after")[1]) == [c.size_after for c in result.calls]
+    assert w.threshold_line.value() == 12_000
+    assert len(w.curve_data("real")[0]) == 0
+
+
+def test_set_replay_updates_in_place(qtbot, result, tmp_path):
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.set_replay(result)
+    curve, items = w.after_curve, set(map(id, w.plot.getPlotItem().items))
+    other = replay(session(15), "claude_code", {"window": 40_000}, workspace=Workspace(tmp_path))
+    w.set_replay(other)
+    assert w.after_curve is curve
+    assert list(w.curve_data("after")[1]) == [c.tokens_after for c in other.calls]
+    assert len(w.curve_data("marker:compact_history")[0]) == 0          # hidden: not a layer of this run
+    w.set_replay(result)
+    assert set(map(id, w.plot.getPlotItem().items)) >= items
+    w.set_replay(None)
+    assert len(w.curve_data("after")[0]) == 0
+
+
+def test_cursor_click_and_keys(qtbot, result):
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.resize(900, 500)
+    w.show()
+    qtbot.waitExposed(w)
+    w.set_replay(result)
+    w.set_cursor(7)
+    assert w.cursor() == 7 and w.cursor_line.value() == 7
+    w.set_cursor(10_000)
+    assert w.cursor() == len(result.calls) - 1
+    # a click at call 12 selects it (once the view has its range)
+    qtbot.wait(30)
+    view = w.plot
+    scene_pt = w.scene_pos_of_call(12)
+    pos = view.mapFromScene(scene_pt)
+    with qtbot.waitSignal(w.sigCallSelected, timeout=2000) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.LeftButton, pos=pos)
+    assert blocker.args == [12] and w.cursor() == 12
+    with qtbot.waitSignal(w.sigCallSelected, timeout=1000) as blocker:
+        qtbot.keyClick(w, Qt.Key_Right)
+    assert blocker.args == [13]
+    qtbot.keyClick(w, Qt.Key_Left, Qt.ShiftModifier)
+    assert w.cursor() == 3
+
+
+def test_playback_steps_the_cursor(qtbot, result):
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.set_replay(result)
+    w.set_cursor(0)
+    w.speed.setValue(200)
+    seen = []
+    w.sigCallSelected.connect(seen.append)
+    qtbot.keyClick(w, Qt.Key_Space)
+    assert w.playing()
+    qtbot.waitUntil(lambda: len(seen) >= 3, timeout=3000)
+    qtbot.keyClick(w, Qt.Key_Space)
+    assert not w.playing()
+    assert seen == list(range(1, len(seen) + 1))
+
+
+def test_overlay_and_comparison_table(qtbot, result, tmp_path):
+    other = replay(session(40), "s08", {"context_limit": 30_000, "keep_recent": 100}, label="loose",
+                   workspace=Workspace(tmp_path), summarizer=FixedSummarizer("S"))
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.set_replays([result, other])
+    assert list(w.curve_data("overlay:0")[1]) == [c.tokens_after for c in other.calls]
+    t = ComparisonTable()
+    qtbot.addWidget(t)
+    t.set_results([result, other])
+    assert t.rowCount() == 2
+    assert t.value(1, "label") == "loose"
+    assert t.value(0, "summaries") == result.totals()["summaries"] > t.value(1, "summaries")
+    assert t.value(1, "total_input_tokens") == sum(c.tokens_after for c in other.calls)
+
+
+def test_ten_thousand_calls_render_quickly(qtbot, tmp_path):
+    from bench.bench_replay import make_session
+    res = replay(make_session(10_000), "s08", workspace=Workspace(tmp_path), keep_inputs=False)
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.resize(1200, 500)
+    w.show()
+    qtbot.waitExposed(w)
+    t0 = time.perf_counter()
+    w.set_replay(res)
+    w.plot.repaint()
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for i in range(0, 10_000, 1000):
+        w.set_cursor(i)
+        w.plot.repaint()
+    per_move = (time.perf_counter() - t0) / 10
+    assert len(w.curve_data("after")[0]) == len(res.calls) >= 10_000
+    assert w.after_curve.opts["clipToView"] and w.after_curve.opts["autoDownsample"]
+    # generous bounds (2 shared cores): the point is that nothing is O(n^2)
+    assert first < 5.0 and per_move < 0.5, (first, per_move)

@@ -1,0 +1,442 @@
+"""The replay timeline (pyqtgraph): a conversation's whole life, call by call.
+
+x = model call, y = context tokens (or size in chars). Curves: the raw growth without
+compaction, the context before and after the pipeline (the sawtooth), the strategy's
+threshold, a marker per layer firing (one colour per layer), the real context tokens and
+the real compaction boundaries when the recording has them, and overlays of other runs
+for comparison. A vertical cursor marks the selected call; clicking a call emits
+``sigCallSelected(int)``; a playback bar steps the cursor (Space plays/pauses, arrows step).
+
+API: ``set_replay(result)``, ``set_replays([results])`` (the first is the main one, the
+rest are overlaid), ``set_cursor(call_index)``, ``set_unit("tokens" | "size")``,
+``sigCallSelected``. Items are created once and updated with setData; curves use
+clip-to-view and peak downsampling so 10k calls stay smooth.
+
+``ComparisonTable`` shows the totals of several runs side by side.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget, QHeaderView, QAbstractItemView)
+
+from core.replay import COMPARISON_COLUMNS
+
+LAYER_COLORS = ["#dc2626", "#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#db2777", "#65a30d",
+                "#7c3aed", "#ca8a04"]
+KNOWN_LAYER_COLORS = {
+    "tool_result_budget": "#0891b2", "snip_compact": "#9333ea", "micro_compact": "#16a34a",
+    "time_micro_compact": "#16a34a", "compact_history": "#dc2626", "auto_compact": "#dc2626",
+    "reactive_compact": "#ea580c", "manual_compact": "#ea580c",
+}
+OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
+SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
+
+
+def _fmt(v) -> str:
+    try:
+        return f"{int(v):,}"
+    except (TypeError, ValueError):
+        return str(v)
+
+
+class TimelineWidget(QWidget):
+    sigCallSelected = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("replayTimeline")
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.result = None
+        self.overlays: list = []
+        self.unit = "tokens"
+        self._cursor = -1
+        self._n = 0
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        # ---- controls
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 0)
+        self.play_button = QPushButton("Play")
+        self.play_button.setCheckable(True)
+        self.play_button.setToolTip("Play the replay call by call (Space); arrows step")
+        self.play_button.toggled.connect(self._toggle_play)
+        self.speed = QSpinBox()
+        self.speed.setRange(1, 200)
+        self.speed.setValue(5)
+        self.speed.setSuffix(" calls/s")
+        self.speed.setToolTip("Playback speed")
+        self.speed.valueChanged.connect(self._speed_changed)
+        self.unit_box = QComboBox()
+        self.unit_box.addItem("tokens", "tokens")
+        self.unit_box.addItem("size (chars)", "size")
+        self.unit_box.setToolTip("y axis: estimated tokens, or len(str(messages)) characters")
+        self.unit_box.currentIndexChanged.connect(lambda _i: self.set_unit(self.unit_box.currentData()))
+        self.show_raw = QCheckBox("raw growth")
+        self.show_raw.setChecked(True)
+        self.show_raw.setToolTip("The whole recorded history up to each call, never compacted")
+        self.show_before = QCheckBox("before pipeline")
+        self.show_before.setChecked(True)
+        self.show_before.setToolTip("The running context before the pipeline ran at each call")
+        for cb in (self.show_raw, self.show_before):
+            cb.toggled.connect(self._visibility)
+        self.info = QLabel("")
+        self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        for w in (self.play_button, self.speed, QLabel("y:"), self.unit_box, self.show_raw, self.show_before):
+            bar.addWidget(w)
+        bar.addWidget(self.info, 1)
+        lay.addLayout(bar)
+        # ---- plot
+        self.plot = pg.PlotWidget(self)
+        lay.addWidget(self.plot, 1)
+        pi = self.plot.getPlotItem()
+        pi.setMenuEnabled(False)
+        pi.showGrid(x=True, y=True, alpha=0.2)
+        pi.setLabel("bottom", "model call")
+        pi.setLabel("left", "context", units="tokens")
+        self.legend = pi.addLegend(offset=(10, 10), brush=pg.mkBrush(20, 20, 20, 200), pen=pg.mkPen("#475569"))
+        self.legend.setColumnCount(3)
+
+        def curve(name, pen, **kw):
+            c = pi.plot([], [], pen=pen, name=name, **kw)
+            c.setClipToView(True)
+            c.setDownsampling(auto=True, method="peak")
+            return c
+        self.raw_curve = curve("raw growth (no compaction)", pg.mkPen("#94a3b8", width=1, style=Qt.DashLine))
+        self.before_curve = curve("before the pipeline", pg.mkPen("#93c5fd", width=1))
+        self.after_curve = curve("sent (after the pipeline)", pg.mkPen("#1d4ed8", width=2))
+        self.real_curve = curve("real context (usage)", pg.mkPen("#f97316", width=2), connect="finite")
+        self.threshold_line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#dc2626", width=1,
+                                                                                   style=Qt.DotLine))
+        self.threshold_label = pg.InfLineLabel(self.threshold_line, text="", position=0.98,
+                                               anchors=[(1, 1), (1, 1)], color="#dc2626")
+        pi.addItem(self.threshold_line)
+        self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#facc15", width=2))
+        pi.addItem(self.cursor_line)
+        self.real_markers = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),
+                                               pen=pg.mkPen("#7c2d12"), name="real compaction (preTokens)")
+        pi.addItem(self.real_markers)      # a named item: the legend picks it up
+        self.real_lines: list[pg.InfiniteLine] = []
+        self.layer_markers: dict[str, pg.ScatterPlotItem] = {}
+        self.overlay_curves: list[pg.PlotDataItem] = []
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
+        # ---- playback
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self._tick)
+        self._speed_changed(self.speed.value())
+
+    # ------------------------------------------------------------ data
+    def set_replay(self, result) -> None:
+        """Show one replay (``core.replay.ReplayResult``); ``None`` clears the chart."""
+        self.set_replays([result] if result is not None else [])
+
+    def set_replays(self, results: list) -> None:
+        """The first result is drawn in full; the others' 'sent' curves are overlaid for comparison."""
+        results = [r for r in results if r is not None]
+        self.result = results[0] if results else None
+        self.overlays = results[1:]
+        self._n = len(self.result.calls) if self.result else 0
+        self._refresh()
+        if self._n:
+            self.set_cursor(min(max(self._cursor, 0), self._n - 1), emit=False)
+        else:
+            self._cursor = -1
+            self.cursor_line.hide()
+
+    def set_unit(self, unit: str) -> None:
+        if unit not in ("tokens", "size"):
+            raise ValueError(f"unit is 'tokens' or 'size', not {unit!r}")
+        self.unit = unit
+        i = self.unit_box.findData(unit)
+        if i != self.unit_box.currentIndex():
+            self.unit_box.blockSignals(True)
+            self.unit_box.setCurrentIndex(i)
+            self.unit_box.blockSignals(False)
+        self._refresh()
+
+    def _series(self, result, attr_tokens: str, attr_size: str) -> np.ndarray:
+        a = attr_tokens if self.unit == "tokens" else attr_size
+        return np.fromiter((getattr(c, a) for c in result.calls), dtype=float, count=len(result.calls))
+
+    def layer_color(self, name: str, k: int) -> str:
+        return KNOWN_LAYER_COLORS.get(name) or LAYER_COLORS[k % len(LAYER_COLORS)]
+
+    def _refresh(self) -> None:
+        r = self.result
+        pi = self.plot.getPlotItem()
+        pi.setLabel("left", "context", units="tokens" if self.unit == "tokens" else "chars")
+        if r is None:
+            for c in (self.raw_curve, self.before_curve, self.after_curve, self.real_curve):
+                c.setData([], [])
+            self.real_markers.setData([], [])
+            for m in self.layer_markers.values():
+                m.setData([], [])
+            for c in self.overlay_curves:
+                c.setData([], [])
+            self.threshold_line.hide()
+            self._set_real_lines([])
+            self.info.setText("no replay")
+            return
+        x = np.arange(len(r.calls), dtype=float)
+        after = self._series(r, "tokens_after", "size_after")
+        self.raw_curve.setData(x, self._series(r, "raw_tokens", "raw_size"))
+        self.before_curve.setData(x, self._series(r, "tokens_before", "size_before"))
+        self.after_curve.setData(x, after)
+        # real context tokens (only in tokens)
+        if self.unit == "tokens" and any(c.real_tokens is not None for c in r.calls):
+            real = np.array([np.nan if c.real_tokens is None else c.real_tokens for c in r.calls], dtype=float)
+            self.real_curve.setData(x, real)
+        else:
+            self.real_curve.setData([], [])
+        # real boundaries
+        evs = [e for e in r.real_events if e.get("call") is not None]
+        self._set_real_lines(evs)
+        pts = [(e["call"], e["pre_tokens"]) for e in evs if e.get("pre_tokens")]
+        if self.unit == "tokens" and pts:
+            self.real_markers.setData([p[0] for p in pts], [p[1] for p in pts],
+                                      data=[f"real {e.get('trigger') or ''} compaction, preTokens "
+                                            f"{_fmt(e['pre_tokens'])}" for e in evs if e.get("pre_tokens")])
+        else:
+            self.real_markers.setData([], [])
+        # threshold
+        thr = r.threshold
+        if thr is not None and r.threshold_unit != self.unit:
+            thr = thr * 4 if self.unit == "size" else thr / 4     # chars/4: an approximate line
+            approx = "≈ "
+        else:
+            approx = ""
+        if thr is None:
+            self.threshold_line.hide()
+        else:
+            self.threshold_line.setPos(thr)
+            self.threshold_line.show()
+            self.threshold_label.setFormat(f"threshold {approx}{_fmt(thr)} {'tokens' if self.unit == 'tokens' else 'chars'}")
+        # layer markers: one scatter per layer, created once per layer name
+        names = list(r.layer_names)
+        for k, name in enumerate(names):
+            m = self.layer_markers.get(name)
+            if m is None:
+                col = self.layer_color(name, k)
+                m = pg.ScatterPlotItem(symbol=SYMBOLS[k % len(SYMBOLS)], size=9, brush=pg.mkBrush(col),
+                                       pen=pg.mkPen(col), name=f"{name} fired")
+                pi.addItem(m)
+                self.layer_markers[name] = m
+            idx = [c.index for c in r.calls if name in c.fired]
+            m.setData(np.array(idx, dtype=float), after[idx] if idx else np.array([]),
+                      data=[f"call {i}: {name}" for i in idx])
+            m.show()
+            self._legend_text(m, f"{name} fired ({len(idx):,})")
+        for name, m in self.layer_markers.items():
+            if name not in names:
+                m.setData([], [])
+                m.hide()
+        # overlays (comparison)
+        while len(self.overlay_curves) < len(self.overlays):
+            k = len(self.overlay_curves)
+            c = pi.plot([], [], pen=pg.mkPen(OVERLAY_COLORS[k % len(OVERLAY_COLORS)], width=2, style=Qt.DashDotLine),
+                        name=f"run {k + 2}")
+            c.setClipToView(True)
+            c.setDownsampling(auto=True, method="peak")
+            self.overlay_curves.append(c)
+        for k, c in enumerate(self.overlay_curves):
+            if k < len(self.overlays):
+                o = self.overlays[k]
+                c.setData(np.arange(len(o.calls), dtype=float), self._series(o, "tokens_after", "size_after"))
+                c.opts["name"] = o.label
+                try:
+                    self.legend.removeItem(c)
+                    self.legend.addItem(c, f"{o.label} (sent)")
+                except Exception:  # legend bookkeeping differs between pyqtgraph versions
+                    pass
+            else:
+                c.setData([], [])
+        self._visibility()
+        t = r.totals()
+        self.info.setText(f"{r.label}: {len(r.calls):,} calls, {t['compactions']} compactions, "
+                          f"{t['summaries']} summaries, peak {_fmt(t['peak_tokens'])} tokens"
+                          + (f"; {len(r.real_events)} real compaction(s)" if r.real_events else ""))
+        self._update_cursor_info()
+
+    def _legend_text(self, item, text: str) -> None:
+        for sample, label in getattr(self.legend, "items", []):
+            if sample.item is item:
+                label.setText(text)
+                return
+
+    def _set_real_lines(self, evs: list) -> None:
+        pi = self.plot.getPlotItem()
+        while len(self.real_lines) < len(evs):
+            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#f97316", width=2, style=Qt.DashLine))
+            pg.InfLineLabel(line, text="", position=0.75, rotateAxis=(1, 0), anchor=(1, 1), color="#c2410c")
+            pi.addItem(line)
+            self.real_lines.append(line)
+        for k, line in enumerate(self.real_lines):
+            if k < len(evs):
+                e = evs[k]
+                line.setPos(e["call"] - 0.5)
+                text = f"real {e.get('trigger') or ''} compaction" + (
+                    f" ({_fmt(e['pre_tokens'])})" if e.get("pre_tokens") else "")
+                for child in line.childItems():
+                    if isinstance(child, pg.InfLineLabel):
+                        child.setFormat(text)
+                line.show()
+            else:
+                line.hide()
+
+    def _visibility(self, *_):
+        self.raw_curve.setVisible(self.show_raw.isChecked())
+        self.before_curve.setVisible(self.show_before.isChecked())
+
+    # ------------------------------------------------------------ cursor
+    def cursor(self) -> int:
+        return self._cursor
+
+    def set_cursor(self, call_index: int, emit: bool = False) -> None:
+        """Move the cursor to a call (clamped). ``emit`` also sends sigCallSelected."""
+        if not self._n:
+            return
+        i = max(0, min(int(call_index), self._n - 1))
+        changed = i != self._cursor
+        self._cursor = i
+        self.cursor_line.setPos(i)
+        self.cursor_line.show()
+        self._update_cursor_info()
+        if emit and changed:
+            self.sigCallSelected.emit(i)
+
+    def _update_cursor_info(self):
+        r = self.result
+        if r is None or not (0 <= self._cursor < len(r.calls)):
+            self.plot.getPlotItem().setTitle("")
+            return
+        c = r.calls[self._cursor]
+        fired = ", ".join(c.fired) if c.fired else "nothing fired"
+        real = f", real {_fmt(c.real_tokens)}" if c.real_tokens is not None else ""
+        self.plot.getPlotItem().setTitle(
+            f"call {c.index} (message {c.message_index}): {_fmt(c.tokens_before)} -> {_fmt(c.tokens_after)} tokens"
+            f"{real}; {fired}", size="9pt")
+
+    def call_at_scene_pos(self, scene_pos) -> int | None:
+        vb = self.plot.getPlotItem().vb
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = vb.mapSceneToView(scene_pos)
+        if not self._n:
+            return None
+        return max(0, min(int(round(p.x())), self._n - 1))
+
+    def _clicked(self, ev) -> None:
+        if ev.button() != Qt.LeftButton:
+            return
+        i = self.call_at_scene_pos(ev.scenePos())
+        if i is not None:
+            self.set_cursor(i, emit=False)
+            self.sigCallSelected.emit(i)
+
+    def scene_pos_of_call(self, i: int, y: float | None = None) -> QPointF:
+        """Where call ``i`` is drawn (for tests and tooltips)."""
+        vb = self.plot.getPlotItem().vb
+        if y is None:
+            (_, _), (y0, y1) = vb.viewRange()
+            y = (y0 + y1) / 2
+        return vb.mapViewToScene(QPointF(float(i), float(y)))
+
+    # ------------------------------------------------------------ playback
+    def _speed_changed(self, v: int) -> None:
+        self.timer.setInterval(max(5, int(1000 / max(1, v))))
+
+    def _toggle_play(self, on: bool) -> None:
+        self.play_button.setText("Pause" if on else "Play")
+        if on and self._n:
+            if self._cursor >= self._n - 1:
+                self.set_cursor(0, emit=True)
+            self.timer.start()
+        else:
+            self.timer.stop()
+            if on:
+                self.play_button.setChecked(False)
+
+    def play(self, on: bool = True) -> None:
+        self.play_button.setChecked(on)
+
+    def playing(self) -> bool:
+        return self.timer.isActive()
+
+    def step(self, delta: int) -> None:
+        self.set_cursor((self._cursor if self._cursor >= 0 else 0) + delta, emit=True)
+
+    def _tick(self) -> None:
+        if self._cursor >= self._n - 1:
+            self.play(False)
+            return
+        self.step(1)
+
+    def keyPressEvent(self, ev) -> None:
+        k = ev.key()
+        if k == Qt.Key_Space:
+            self.play(not self.playing())
+        elif k in (Qt.Key_Right, Qt.Key_Down):
+            self.step(10 if ev.modifiers() & Qt.ShiftModifier else 1)
+        elif k in (Qt.Key_Left, Qt.Key_Up):
+            self.step(-10 if ev.modifiers() & Qt.ShiftModifier else -1)
+        elif k == Qt.Key_Home:
+            self.set_cursor(0, emit=True)
+        elif k == Qt.Key_End:
+            self.set_cursor(self._n - 1, emit=True)
+        else:
+            super().keyPressEvent(ev)
+            return
+        ev.accept()
+
+    # ------------------------------------------------------------ for tests and other views
+    def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(x, y) of a curve: "raw", "before", "after", "real", "marker:<layer>", "real_markers", "overlay:<k>"."""
+        if name.startswith("marker:"):
+            item = self.layer_markers[name.split(":", 1)[1]]
+            return item.getData()
+        if name.startswith("overlay:"):
+            return self.overlay_curves[int(name.split(":", 1)[1])].getOriginalDataset()
+        if name == "real_markers":
+            return self.real_markers.getData()
+        item = {"raw": self.raw_curve, "before": self.before_curve, "after": self.after_curve,
+                "real": self.real_curve}[name]
+        x, y = item.getOriginalDataset()
+        return (np.array([]) if x is None else x), (np.array([]) if y is None else y)
+
+
+class ComparisonTable(QTableWidget):
+    """One row per run: compactions, peak context, total input tokens, drops, summaries."""
+    sigRunSelected = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("replayComparison")
+        self.setColumnCount(len(COMPARISON_COLUMNS))
+        self.setHorizontalHeaderLabels([t for _, t in COMPARISON_COLUMNS])
+        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.verticalHeader().setVisible(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.itemSelectionChanged.connect(lambda: self.sigRunSelected.emit(self.currentRow()))
+        self.setToolTip("total input tokens = the tokens sent summed over every call (a cost proxy)")
+
+    def set_results(self, results: list) -> None:
+        rows = [r.totals() for r in results]
+        self.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, (key, _) in enumerate(COMPARISON_COLUMNS):
+                v = row.get(key, "")
+                item = QTableWidgetItem(_fmt(v) if isinstance(v, int) else str(v))
+                item.setData(Qt.UserRole, v)
+                if j:
+                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                if j == 0 and i:
+                    item.setForeground(pg.mkColor(OVERLAY_COLORS[(i - 1) % len(OVERLAY_COLORS)]))
+                self.setItem(i, j, item)
+
+    def value(self, row: int, key: str):
+        j = [k for k, _ in COMPARISON_COLUMNS].index(key)
+        return self.item(row, j).data(Qt.UserRole)
