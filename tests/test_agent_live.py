@@ -1,0 +1,159 @@
+"""The live panel and its controller, driving the real agent, proxy and follower."""
+from __future__ import annotations
+
+import time
+
+import anthropic
+import pytest
+
+pytest.importorskip("PySide6")
+
+from app.live import LiveController, attach_to_main_window   # noqa: E402
+from core.recording import read_recording                    # noqa: E402
+from tests.fakeapi import FakeAnthropic, error, message, reply, text_block, tool_use_block   # noqa: E402
+from widgets.live_panel import LivePanel                     # noqa: E402
+
+KEY = "sk-ant-live-panel-test-0123456789"
+
+
+def setup_panel(qtbot, tmp_path, fake, answers=("once",)):
+    panel = LivePanel()
+    qtbot.addWidget(panel)
+    ctl = LiveController(panel, strategy=lambda: ("s08", {}))
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    panel.workdir.setText(str(ws))
+    panel.key_edit.setText(KEY)
+    panel.base_url.setText(fake.url)
+    panel.model_edit.setText("fake-model")
+    panel.agent_record.setText(str(tmp_path / "live.jsonl"))
+    asked = []
+    it = iter(answers)
+    panel.ask_bash = lambda cmd: asked.append(cmd) or next(it)
+    return panel, ctl, asked
+
+
+def send(qtbot, panel, ctl, text):
+    panel.input.setPlainText(text)
+    with qtbot.waitSignal(ctl.sigFinished, timeout=20000) as blocker:
+        panel.send_btn.click()
+    return blocker.args[0]
+
+
+def test_panel_runs_a_session_with_bash_confirmation(qtbot, tmp_path):
+    script = [reply(message([text_block("Listing."), tool_use_block("bash", {"command": "echo made > f.txt"}, "b1")])),
+              reply(message([tool_use_block("read_file", {"path": "f.txt"}, "r1")])),
+              reply(message([text_block("The file says made.")]))]
+    with FakeAnthropic(script) as fake:
+        panel, ctl, asked = setup_panel(qtbot, tmp_path, fake)
+        traces = []
+        ctl.sigTrace.connect(lambda conv, tr: traces.append((conv, tr)))
+        assert send(qtbot, panel, ctl, "make a file") == "done"
+        ctl.shutdown()
+    assert asked == ["echo made > f.txt"]
+    assert (tmp_path / "ws" / "f.txt").read_text().strip() == "made"
+    log = panel.log.toPlainText()
+    assert "make a file" in log and "bash" in log and "The file says made." in log and "made" in log
+    assert len(traces) == 3 and traces[0][1].order[0] == "tool_result_budget"
+    assert len(traces[2][0].messages) == 5
+    assert panel.error_box.isHidden() and panel.send_btn.isEnabled() and not panel.stop_btn.isEnabled()
+    rr = read_recording(tmp_path / "live.jsonl")
+    assert len(rr.calls) == 3 and KEY not in (tmp_path / "live.jsonl").read_text()
+
+
+def test_panel_shows_what_to_do_on_a_wrong_key(qtbot, tmp_path):
+    with FakeAnthropic([error(401, "authentication_error", "invalid x-api-key")]) as fake:
+        panel, ctl, _ = setup_panel(qtbot, tmp_path, fake)
+        panel.show()
+        assert send(qtbot, panel, ctl, "hi") == "error"
+        ctl.shutdown()
+    text = panel.error_box.text()
+    assert not panel.error_box.isHidden() and "What to do" in text and "key" in text
+    assert panel.state == "error"
+
+
+def test_denied_bash_and_stop(qtbot, tmp_path):
+    script = [reply(message([tool_use_block("bash", {"command": "touch nope"}, "b1")])),
+              reply(message([tool_use_block("bash", {"command": "sleep 30"}, "b2")])),
+              reply(message([text_block("never")]))]
+    with FakeAnthropic(script) as fake:
+        panel, ctl, asked = setup_panel(qtbot, tmp_path, fake, answers=("deny", "session"))
+        panel.input.setPlainText("go")
+        with qtbot.waitSignal(ctl.sigFinished, timeout=20000) as blocker:
+            panel.send_btn.click()
+            qtbot.waitUntil(lambda: len(asked) == 2, timeout=10000)
+            qtbot.wait(300)                          # sleep 30 is running now
+            panel.stop_btn.click()
+        assert blocker.args[0] == "stopped"
+        ctl.shutdown()
+    assert not (tmp_path / "ws" / "nope").exists()
+    assert "declined" in panel.log.toPlainText() and "stopped" in panel.log.toPlainText()
+    assert ctl.agent is None
+
+
+def test_proxy_toggle_shows_each_call(qtbot, tmp_path):
+    with FakeAnthropic([reply(message([text_block("one")])), reply(message([text_block("two")]))]) as fake:
+        panel, ctl, _ = setup_panel(qtbot, tmp_path, fake)
+        panel.port.setValue(0)
+        panel.upstream.setText(fake.url)
+        panel.proxy_record.setText(str(tmp_path / "proxy.jsonl"))
+        panel.proxy_btn.click()
+        assert ctl.proxy is not None and "127.0.0.1" in panel.proxy_hint.text()
+        client = anthropic.Anthropic(api_key=KEY, base_url=ctl.proxy.url, max_retries=0, timeout=10)
+        convs = []
+        ctl.sigContext.connect(convs.append)
+        client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "long " * 50},
+                                                                  {"role": "assistant", "content": "x"},
+                                                                  {"role": "user", "content": "q"}])
+        qtbot.waitUntil(lambda: len(convs) == 1, timeout=5000)
+        client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "summary"}])
+        qtbot.waitUntil(lambda: len(convs) == 2, timeout=5000)
+        panel.proxy_btn.click()
+        assert ctl.proxy is None
+    assert [len(c.messages) for c in convs] == [3, 1]
+    assert "changed its context" in panel.log.toPlainText()
+    assert len(read_recording(tmp_path / "proxy.jsonl").calls) == 2
+
+
+def test_follow_from_the_panel(qtbot, tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_text('{"role": "user", "content": "hi"}\n')
+    panel = LivePanel()
+    qtbot.addWidget(panel)
+    ctl = LiveController(panel)
+    convs = []
+    ctl.sigContext.connect(convs.append)
+    panel.follow_path.setText(str(p))
+    panel.follow_btn.click()
+    qtbot.waitUntil(lambda: len(convs) == 1, timeout=5000)
+    with p.open("a") as f:
+        f.write('{"role": "assistant", "content": "hello"}\n{"role": "us')
+    qtbot.waitUntil(lambda: len(convs) == 2, timeout=5000)
+    assert [m["content"] for m in convs[-1].messages] == ["hi", "hello"]
+    panel.follow_btn.click()
+    assert ctl.follow is None
+    panel.follow_path.setText(str(tmp_path / "missing.jsonl"))
+    panel.follow_btn.click()
+    assert not panel.error_box.isHidden() and not panel.follow_btn.isChecked()
+
+
+def test_main_window_follows_the_agent(qtbot, tmp_path):
+    mw = pytest.importorskip("app.main_window")
+    from app.settings import Settings
+    win = mw.MainWindow(Settings(enabled=False))
+    qtbot.addWidget(win)
+    dock, ctl = attach_to_main_window(win)
+    script = [reply(message([tool_use_block("write_file", {"path": "a.txt", "content": "A" * 500}, "w1")])),
+              reply(message([text_block("ok")]))]
+    with FakeAnthropic(script) as fake:
+        panel = win.live_panel
+        panel.workdir.setText(str(tmp_path))
+        panel.key_edit.setText(KEY)
+        panel.base_url.setText(fake.url)
+        panel.agent_record.setText(str(tmp_path / "w.jsonl"))
+        assert send(qtbot, panel, ctl, "write a") == "done"
+        ctl.shutdown()
+    assert win.trace is not None and win.trace.order == ["tool_result_budget", "snip_compact", "micro_compact",
+                                                         "compact_history"]
+    assert len(win.trace.input) == 3              # the context of the agent's second call
+    assert win.conversation.title == "live agent, call 2"
