@@ -1,0 +1,128 @@
+"""Start the window: ``compactscope [FILE] [--step N] [--screenshot out.png] [--size 1400x900]``.
+
+With ``--screenshot`` the window renders offscreen at stage N (0 = Original,
+1 = after the first layer, ...), saves a PNG and exits; nothing is written to
+the user's settings.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="compactscope", description="The Compactscope debugger window.")
+    ap.add_argument("file", nargs="?", help="a transcript (default: the bundled long_session.json example)")
+    ap.add_argument("--step", type=int, default=None, metavar="N",
+                    help="open at stage N (0 = Original, 1 = after the first layer; -1 = the last)")
+    ap.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG and exit")
+    ap.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
+    ap.add_argument("--strategy", help="strategy name (s08, claude_code, hermes)")
+    ap.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
+    ap.add_argument("--summarizer", help="offline, anthropic[:MODEL] or fixed:TEXT")
+    ap.add_argument("--dark", action="store_true", help="dark palette")
+    ap.add_argument("--mode", choices=("after", "before"), help="message list shows the stage after/before the layer")
+    ap.add_argument("--tab", choices=("diff", "snip", "timeline"), help="which centre tab to show")
+    ap.add_argument("--select", type=int, metavar="I", help="select message I")
+    ap.add_argument("--zoom", type=float, help="zoom steps (points added to the font size)")
+    return ap
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = text.lower().split("x")
+        return max(400, int(w)), max(300, int(h))
+    except ValueError:
+        raise SystemExit(f"compactscope: --size takes WxH, e.g. 1400x900, not {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    if args.screenshot and "QT_QPA_PLATFORM" not in os.environ:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    w, h = _size(args.size)
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "compactscope"])
+    app.setOrganizationName("Compactscope")
+    app.setApplicationName("compactscope")
+    from .main_window import MainWindow
+    from .settings import Settings
+    win = MainWindow(Settings(enabled=not args.screenshot))
+    if args.strategy:
+        win.params_panel.set_strategies(win.params_panel.strategy_box.property("names") or
+                                        [win.params_panel.strategy_box.itemText(i)
+                                         for i in range(win.params_panel.strategy_box.count())], args.strategy)
+        win.set_strategy(args.strategy)
+    if args.summarizer:
+        win.params_panel.set_summarizer(args.summarizer)
+    if args.set:
+        vals = win.params_panel.values()
+        for pair in args.set:
+            if "=" not in pair:
+                print(f"compactscope: --set takes NAME=VALUE, not {pair!r}", file=sys.stderr)
+                return 2
+            k, v = pair.split("=", 1)
+            vals[k.strip()] = v.strip()
+        try:
+            win.params = win.strategy.resolve(vals)
+        except (KeyError, ValueError) as e:
+            print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
+            return 2
+        for k, v in win.params.items():
+            win.params_panel.set_value(k, v)
+    if args.dark:
+        win.dark_action.setChecked(True)
+        win.set_dark(True, save=False)
+    if args.zoom is not None:
+        win.set_zoom(args.zoom, save=False)
+    win.resize(w, h)
+    ok = win.open_path(args.file) if args.file else win.open_default()
+    if args.screenshot:
+        if not ok:
+            print(f"compactscope: {getattr(win, 'last_error', 'could not open the file')}", file=sys.stderr)
+            return 2
+        return _screenshot(app, win, args, w, h)
+    win.show()
+    if args.step is not None or args.mode or args.tab or args.select is not None:
+        win.wait_idle(60000)
+        _apply_view_args(win, args)
+    return app.exec()
+
+
+def _apply_view_args(win, args) -> None:
+    if args.mode:
+        win.set_view_mode(args.mode)
+    if args.step is not None:
+        n = len(win.stepper.stages)
+        k = args.step if args.step >= 0 else n + args.step
+        win.stepper.set_current(max(0, min(k, n - 1)))
+    if args.tab:
+        win.tabs.setCurrentIndex({"diff": 0, "snip": 1, "timeline": 2}[args.tab])
+    if args.select is not None:
+        win.select_message(args.select)
+
+
+def _screenshot(app, win, args, w, h) -> int:
+    from pathlib import Path
+    win.show()
+    win.resize(w, h)
+    if not win.wait_idle(120000):
+        print("compactscope: the pipeline did not finish within 120 s; no screenshot", file=sys.stderr)
+        return 1
+    _apply_view_args(win, args)
+    for _ in range(5):
+        app.processEvents()
+    img = win.grab().toImage()
+    out = Path(args.screenshot)
+    if out.parent and not out.parent.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+    if not img.save(str(out)):
+        print(f"compactscope: could not write {out}", file=sys.stderr)
+        return 1
+    print(f"{out}: {img.width()}x{img.height()} at stage {win.stage} "
+          f"({win.stepper.stages[win.stage][1] if win.stepper.stages else '?'})")
+    win.runner.cancel()
+    win.close()
+    return 0

@@ -1,0 +1,82 @@
+"""Settings kept with QSettings: window layout, recent files, zoom, palette, strategy, parameters.
+
+Organisation and application names are fixed so tests can isolate them with
+``QSettings.setPath(..., tmp_path)``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+ORG = "Compactscope"
+APP = "compactscope"
+MAX_RECENT = 10
+
+
+class Settings:
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self.q = QSettings(ORG, APP)
+
+    def value(self, key: str, default=None):
+        v = self.q.value(key, default)
+        return default if v is None else v
+
+    def set(self, key: str, value) -> None:
+        if self.enabled:
+            self.q.setValue(key, value)
+
+    # recent files
+    def recent_files(self) -> list[str]:
+        raw = self.q.value("recent_files", [])
+        if isinstance(raw, str):
+            raw = [raw]
+        return [str(p) for p in (raw or []) if p]
+
+    def add_recent(self, path: str) -> list[str]:
+        p = str(Path(path).resolve())
+        files = [f for f in self.recent_files() if f != p]
+        files.insert(0, p)
+        files = files[:MAX_RECENT]
+        self.set("recent_files", files)
+        return files
+
+    def clear_recent(self) -> None:
+        self.set("recent_files", [])
+
+    # layout
+    def save_layout(self, geometry: QByteArray, state: QByteArray, splitter: QByteArray | None = None) -> None:
+        self.set("window/geometry", geometry)
+        self.set("window/state", state)
+        if splitter is not None:
+            self.set("window/splitter", splitter)
+
+    def layout(self) -> tuple:
+        return self.q.value("window/geometry"), self.q.value("window/state"), self.q.value("window/splitter")
+
+    # typed helpers
+    def zoom(self) -> float:
+        try:
+            return float(self.value("view/zoom", 0.0))
+        except (TypeError, ValueError):
+            return 0.0
+
+    def dark(self) -> bool:
+        return str(self.value("view/dark", "false")).lower() in ("true", "1")
+
+    def params(self, strategy: str) -> dict:
+        raw = self.value(f"params/{strategy}", "")
+        try:
+            d = json.loads(raw) if raw else {}
+        except (TypeError, ValueError):
+            return {}
+        return d if isinstance(d, dict) else {}
+
+    def set_params(self, strategy: str, params: dict) -> None:
+        self.set(f"params/{strategy}", json.dumps(params, default=str))
+
+    def sync(self) -> None:
+        if self.enabled:
+            self.q.sync()

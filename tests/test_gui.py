@@ -1,0 +1,373 @@
+"""The debugger window, offscreen with pytest-qt."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl  # noqa: E402
+from PySide6.QtGui import QDropEvent, QImage  # noqa: E402
+
+from core.align import DUPLICATED, align  # noqa: E402
+from core.loaders import LoadError, load  # noqa: E402
+from core.messages import ToolPairIndex  # noqa: E402
+from core.summarizers import CachedSummarizer, SummaryError, SummaryResult  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "assets" / "examples"
+EXAMPLE_FILES = ["long_session.json", "boundary_case.json", "short_session.json"]
+CORPUS_FILES = [
+    "claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    "learn-claude-code/s01.json",
+    "entireio-cli/37-995ebed6e4-2-full.jsonl",
+    "swe-agent/function_calling_simple.traj.json",
+]
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path):
+    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
+        QSettings.setPath(fmt, QSettings.UserScope, str(tmp_path / "settings"))
+    yield
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    from app.main_window import MainWindow
+    from app.settings import Settings
+    from core.workspace import Workspace
+
+    def make():
+        w = MainWindow(Settings(), workspace=Workspace(tmp_path / "ws"))
+        qtbot.addWidget(w)
+        w.resize(1400, 900)
+        w.show()
+        return w
+    return make
+
+
+@pytest.fixture
+def win(make_window):
+    return make_window()
+
+
+def open_wait(qtbot, w, path) -> None:
+    with qtbot.waitSignal(w.sigTraceReady, timeout=60000):
+        assert w.open_path(str(path)), getattr(w, "last_error", "")
+
+
+def wait_run(qtbot, w, fn) -> None:
+    with qtbot.waitSignal(w.sigTraceReady, timeout=60000):
+        fn()
+
+
+def check_stage_matches_trace(w) -> None:
+    """The views show exactly the core trace's data for the current stage."""
+    k = w.stage
+    tr = w.trace
+    msgs = tr.stages()[k][1]
+    assert len(w.model.messages) == len(msgs)
+    assert all(a is b for a, b in zip(w.model.messages, msgs))
+    if k == 0:
+        assert w.diff_model.rowCount() == 0
+        return
+    step = tr.steps[k - 1]
+    rows = w.diff_model.rows
+    assert rows == align(step)
+    m = w.diff_model
+    # right column, in order, is the layer's output; left column (without repeats) is its input
+    rights = [m.message(r, 1) for r in range(m.rowCount()) if m.rows[r].right is not None]
+    lefts = [m.message(r, 0) for r in range(m.rowCount()) if m.rows[r].left is not None
+             and m.rows[r].kind != DUPLICATED]
+    assert len(rights) == len(step.messages) and all(a is b for a, b in zip(rights, step.messages))
+    assert len(lefts) == len(step.input) and all(a is b for a, b in zip(lefts, step.input))
+    # the stepper's words are the step's own explanation
+    assert step.explain().split(":")[0][:30].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
+        in w.stepper.explain.text()
+
+
+def step_all_with_keyboard(qtbot, w) -> list[int]:
+    w.view.setFocus()
+    qtbot.keyClick(w.view, Qt.Key_End)
+    assert w.stage == len(w.trace.steps)
+    qtbot.keyClick(w.view, Qt.Key_Home)
+    assert w.stage == 0
+    seen = [w.stage]
+    check_stage_matches_trace(w)
+    for k in range(1, len(w.trace.steps) + 1):
+        qtbot.keyClick(w.view, Qt.Key_Right)
+        assert w.stage == k
+        check_stage_matches_trace(w)
+        seen.append(w.stage)
+    qtbot.keyClick(w.view, Qt.Key_Right)       # past the end stays at the end
+    assert w.stage == len(w.trace.steps)
+    qtbot.keyClick(w.view, Qt.Key_Left)
+    assert w.stage == len(w.trace.steps) - 1
+    return seen
+
+
+@pytest.mark.parametrize("name", EXAMPLE_FILES)
+def test_examples_step_all_layers(qtbot, win, name):
+    path = EXAMPLES / name
+    if not path.is_file():
+        pytest.skip(f"{name} not generated")
+    open_wait(qtbot, win, path)
+    assert len(win.stepper.stages) == len(win.trace.steps) + 1
+    seen = step_all_with_keyboard(qtbot, win)
+    assert seen == list(range(len(win.trace.steps) + 1))
+    statuses = [s[2] for s in win.stepper.stages[1:]]
+    assert statuses == ["failed" if s.error else "changed" if s.changed else "unchanged" for s in win.trace.steps]
+    if name == "short_session.json":
+        assert all(not s.changed for s in win.trace.steps)
+        assert "no change" in win.stepper._explanations[2]
+    if name == "long_session.json":
+        assert all(s.changed for s in win.trace.steps)
+
+
+@pytest.mark.parametrize("rel", CORPUS_FILES)
+def test_corpus_files(qtbot, win, corpus, rel):
+    path = corpus / rel
+    if not path.is_file():
+        pytest.skip(f"{rel} not in the corpus")
+    try:
+        load(path)
+    except LoadError as e:
+        # a file the loaders cannot read yet: the window says so, names the file, and keeps going
+        assert not win.open_path(str(path))
+        assert win.banner.isVisible() and path.name in win.banner.text() and "What to do" in win.banner.text()
+        assert str(e).split(":")[0] in win.banner.text() or path.name in win.banner.text()
+        return
+    open_wait(qtbot, win, path)
+    step_all_with_keyboard(qtbot, win)
+
+
+def test_models_pass_qtmodeltester(qtbot, qtmodeltester, win):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    qtmodeltester.check(win.model)
+    for k in range(1, len(win.trace.steps) + 1):
+        win.stepper.set_current(k)
+        qtmodeltester.check(win.diff_model)
+    win.model.set_filters(role="user")
+    qtmodeltester.check(win.model)
+
+
+def test_selecting_tool_result_highlights_its_partner(qtbot, win):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    win.stepper.first()
+    msgs = win.model.messages
+    pairs = ToolPairIndex(msgs)
+    pair = next(p for p in pairs if p.complete and p.use[0] != p.result[0])
+    res_msg, use_msg = pair.result[0], pair.use[0]
+    # click on the tool_result row
+    win.view.scrollTo(win.model.index_of_message(res_msg))
+    rect = win.view.visualRect(win.model.index_of_message(res_msg))
+    qtbot.mouseClick(win.view.viewport(), Qt.LeftButton, pos=rect.center())
+    assert win.view.currentIndex().data(Qt.UserRole + 2) == res_msg
+    assert use_msg in win.model.highlight
+    from widgets.message_view import HighlightRole
+    assert win.model.index_of_message(use_msg).data(HighlightRole) is True
+    assert win.model.index_of_message(res_msg).data(HighlightRole) is False
+    # the jump command goes to the partner
+    assert win.jump_to_partner()
+    assert win.view.currentIndex().data(Qt.UserRole + 2) == use_msg
+    assert res_msg in win.model.highlight
+
+
+def test_dragging_the_threshold_reruns_the_pipeline(qtbot, win):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    tp = win.strategy.threshold_param
+    runs = win.runs
+    assert win.trace.step("compact_history").triggered is True
+    line = win.chart.threshold
+    assert line.value() == win.params[tp]
+    new = 400_000
+    wait_run(qtbot, win, lambda: (line.setValue(new), line.sigPositionChangeFinished.emit(line)))
+    assert win.runs == runs + 1
+    assert win.trace.params[tp] == new
+    assert win.params_panel.values()[tp] == new
+    assert win.trace.step("compact_history").triggered is False     # now under the limit
+    # the chart shows the new run's sizes
+    x, y = win.chart.size_curve.getData()
+    assert list(y) == [win.meter.size(win.trace.input)] + [s.size_after for s in win.trace.steps]
+
+
+def test_param_edit_reruns(qtbot, win):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    assert len(win.params_panel.editors) == len(win.strategy.params)
+    _, ed = win.params_panel.editors["max_messages"]
+    wait_run(qtbot, win, lambda: (ed.setValue(500), win.params_panel.flush()))
+    assert win.trace.params["max_messages"] == 500
+    assert not win.trace.step("snip_compact").changed
+
+
+def test_readme_variant_beside_guarded(qtbot, win):
+    path = EXAMPLES / "boundary_case.json"
+    open_wait(qtbot, win, path)
+    assert win.result.readme_trace is not None
+    k = [s.layer for s in win.trace.steps].index("snip_compact") + 1
+    win.stepper.set_current(k)
+    lines = win.explainer.lines_guarded
+    assert any("head_end 3 -> 4" in l for l in lines)
+    html = win.explainer.toPlainText()
+    assert "README variant" in html
+    readme_snip = win.result.readme_trace.step("snip_compact")
+    broken = [f for f in readme_snip.findings if f.code in ("orphan_tool_result", "unanswered_tool_use")]
+    if broken:
+        assert "broken tool pairs" in html
+    # cut lines in the message list, before the layer: where the cut started and where the guards moved it
+    win.set_view_mode("before")
+    he = win.trace.steps[k - 1].vars["head_end"]
+    assert any(style == "cut" for _, style in win.model.cuts[he])
+    assert win.model.cuts.get(win.trace.steps[k - 1].vars["head_end_initial"])
+
+
+def test_search_filters_and_zoom(qtbot, win):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    win.stepper.first()
+    qtbot.keyClick(win, Qt.Key_F, Qt.ControlModifier)
+    assert win.search.hasFocus()
+    qtbot.keyClicks(win.search, "pool.py")
+    expected = {i for i, m in enumerate(win.model.messages) if "pool.py" in json.dumps(m, ensure_ascii=False).lower()
+                or "pool.py" in str(m).lower()}
+    assert win.model.matches and win.model.matches <= expected
+    qtbot.keyClick(win.search, Qt.Key_Return)
+    assert win.view.currentIndex().data(Qt.UserRole + 2) == min(win.model.matches)
+    win.matches_only.setChecked(True)
+    assert win.model.rowCount() == len(win.model.matches)
+    win.matches_only.setChecked(False)
+    win.search.clear()
+    win.role_filter.setCurrentText("assistant")
+    assert win.model.rowCount() > 0
+    assert all(win.model.messages[mi]["role"] == "assistant" for mi in win.model.rows)
+    win.role_filter.setCurrentIndex(0)
+    k = [s.layer for s in win.trace.steps].index("micro_compact") + 1
+    win.stepper.set_current(k)
+    win.changed_only.setChecked(True)
+    changed = {r.right for r in align(win.trace.steps[k - 1]) if r.kind == "changed"}
+    assert set(win.model.rows) == changed and changed
+    win.changed_only.setChecked(False)
+    pt = win.view.font().pointSizeF()
+    qtbot.keyClick(win.view, Qt.Key_Plus, Qt.ControlModifier)
+    assert win.view.font().pointSizeF() > pt
+    qtbot.keyClick(win.view, Qt.Key_Minus, Qt.ControlModifier)
+    assert win.view.font().pointSizeF() == pt
+
+
+def test_inspector_shows_persisted_file(qtbot, win):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    step = win.trace.step("tool_result_budget")
+    persist = next(e for e in step.edits if e.kind == "persist")
+    k = win.trace.steps.index(step) + 1
+    win.stepper.set_current(k)
+    win._block_selected(persist.out, persist.block)
+    full = Path(persist.path).read_text(encoding="utf-8")
+    assert len(full) == persist.old_len
+    assert full[-200:] in win.inspector.persisted.toPlainText()
+    assert "Full output" in win.inspector.text.toPlainText()
+    assert win.inspector.text.isReadOnly()
+    win.inspector.copy()
+    from PySide6.QtGui import QGuiApplication
+    assert QGuiApplication.clipboard().text() == win.inspector.visible_text()
+
+
+def test_settings_recent_files_and_layout(qtbot, make_window):
+    w = make_window()
+    open_wait(qtbot, w, EXAMPLES / "short_session.json")
+    w.set_zoom(3)
+    w.close()
+    w2 = make_window()
+    assert str((EXAMPLES / "short_session.json").resolve()) == w2.settings.recent_files()[0]
+    assert w2.zoom == 3
+    assert w2.recent_menu.actions()[0].text().endswith("short_session.json")
+
+
+def test_drop_opens_file(qtbot, win):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(EXAMPLES / "short_session.json"))])
+    ev = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    wait_run(qtbot, win, lambda: win.dropEvent(ev))
+    assert win.path.endswith("short_session.json")
+    assert len(win.model.messages) == len(load(EXAMPLES / "short_session.json").main.messages)
+
+
+def test_bad_file_shows_what_to_do(qtbot, win, tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('[{"role": "user", "content": "hi"},\n{"role": ', encoding="utf-8")
+    assert not win.open_path(str(bad))
+    assert win.banner.isVisible()
+    assert "broken.json" in win.banner.text() and "What to do" in win.banner.text()
+
+
+class _Failing:
+    name = "failing"
+
+    def summarize(self, request, cancel=None):
+        raise SummaryError("no API key", hint="set ANTHROPIC_API_KEY or pick the offline summarizer", kind="auth")
+
+
+class _Blocking:
+    name = "blocking"
+
+    def __init__(self):
+        self.entered = threading.Event()
+
+    def summarize(self, request, cancel=None):
+        self.entered.set()
+        if cancel is not None and cancel.wait(20):
+            raise SummaryError("cancelled", kind="cancelled")
+        return SummaryResult("late", "blocking")
+
+
+def test_summary_error_marks_step_failed(qtbot, win):
+    win.summarizers["failing"] = CachedSummarizer(_Failing())
+    win.params_panel.set_summarizer("failing")
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    step = win.trace.step("compact_history")
+    assert step.error and "no API key" in step.error
+    k = win.trace.steps.index(step) + 1
+    assert win.stepper.stages[k][2] == "failed"
+    assert win.banner.isVisible() and "ANTHROPIC_API_KEY" in win.banner.text() and "nothing is lost" in \
+        win.banner.text()
+    win.stepper.set_current(k)
+    assert all(a is b for a, b in zip(win.model.messages, step.input))     # input kept
+
+
+def test_slow_summary_runs_in_worker_and_cancels(qtbot, win):
+    blocking = _Blocking()
+    win.summarizers["blocking"] = CachedSummarizer(blocking)
+    win.params_panel.set_summarizer("blocking")
+    assert win.open_path(str(EXAMPLES / "long_session.json"))
+    assert blocking.entered.wait(20)
+    # the window is responsive while the summary is pending
+    assert win.runner.busy and win.cancel_btn.isVisibleTo(win)
+    qtbot.keyClick(win.view, Qt.Key_End)
+    qtbot.wait(20)
+    with qtbot.waitSignal(win.sigTraceReady, timeout=20000):
+        win.cancel_btn.click()
+    assert win.result.cancelled
+    assert win.trace.step("compact_history").error
+
+
+def test_screenshot_command_writes_png(tmp_path):
+    out = tmp_path / "shot.png"
+    r = subprocess.run([sys.executable, "-m", "app.cli", str(EXAMPLES / "long_session.json"), "--step", "2",
+                        "--screenshot", str(out), "--size", "1200x800"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert r.returncode == 0, r.stderr
+    img = QImage(str(out))
+    assert img.width() == 1200 and img.height() == 800
+    colors = {img.pixel(x, y) for x in range(0, img.width(), 13) for y in range(0, img.height(), 13)}
+    assert len(colors) > 20          # not blank
+
+
+def test_screenshot_bad_file_exits_2(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "app.cli", str(tmp_path / "missing.json"), "--screenshot",
+                        str(tmp_path / "x.png")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "missing.json" in r.stderr and "Traceback" not in r.stderr

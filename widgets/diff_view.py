@@ -1,0 +1,257 @@
+"""Before/after of one layer as ONE aligned two-column table model.
+
+Rows come from ``core.align.align(step)``: kept messages side by side, removed
+ones only on the left with a hatched gap on the right, inserted ones (placeholder,
+summary) only on the right, changed blocks marked with old -> new size. One
+scrollbar keeps both sides aligned.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
+
+from core.align import align
+
+from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, message_chips, pair_color
+
+KindRole = Qt.UserRole + 1
+MessageRole = Qt.UserRole + 2
+IndexRole = Qt.UserRole + 3
+BlocksRole = Qt.UserRole + 4
+RowRole = Qt.UserRole + 5
+
+LINES = 3
+
+
+class DiffModel(QAbstractTableModel):
+    """Column 0 = the layer's input, column 1 = its output."""
+
+    HEADERS = ("before (layer input)", "after (layer output)")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.step = None
+        self.rows: list = []
+        self._chips: dict = {}
+
+    def set_step(self, step) -> None:
+        self.beginResetModel()
+        self.step = step
+        self.rows = align(step) if step is not None else []
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else 2
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if role != Qt.DisplayRole:
+            return None
+        if orientation == Qt.Horizontal and 0 <= section < 2:
+            return self.HEADERS[section]
+        if orientation == Qt.Vertical and 0 <= section < len(self.rows):
+            return str(section)
+        return None
+
+    def side_index(self, row: int, col: int):
+        r = self.rows[row]
+        return r.left if col == 0 else r.right
+
+    def message(self, row: int, col: int):
+        i = self.side_index(row, col)
+        if i is None or self.step is None:
+            return None
+        return (self.step.input if col == 0 else self.step.messages)[i]
+
+    def chips(self, m) -> list:
+        hit = self._chips.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        c = message_chips(m)
+        self._chips[id(m)] = (m, c)
+        return c
+
+    def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < 2:
+            return None
+        row, col = index.row(), index.column()
+        r = self.rows[row]
+        if role == KindRole:
+            return r.kind
+        if role == RowRole:
+            return r
+        if role == IndexRole:
+            return self.side_index(row, col)
+        if role == BlocksRole:
+            return r.blocks
+        m = self.message(row, col)
+        if role == MessageRole:
+            return m
+        if role == Qt.DisplayRole or role == Qt.AccessibleTextRole:
+            i = self.side_index(row, col)
+            if i is None:
+                return "(gap)" if r.kind != "kept" else ""
+            chips = self.chips(m)
+            rl = m.get("role", "?") if isinstance(m, dict) else "?"
+            return f"#{i} {rl} [{r.kind}] " + (chips[0].summary[:100] if chips else "")
+        if role == Qt.ToolTipRole and self.step is not None and r.edits:
+            return "\n".join(self.step.edits[k].text for k in r.edits)
+        return None
+
+    def flags(self, index: QModelIndex):
+        if not index.isValid():
+            return Qt.NoItemFlags
+        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+
+
+class DiffDelegate(QStyledItemDelegate):
+    def paint(self, p: QPainter, option, index) -> None:
+        pal = option.palette
+        dark = is_dark(pal)
+        r = option.rect
+        fm = QFontMetrics(option.font)
+        lh = fm.height() + 2
+        model = index.model()
+        col = index.column()
+        row = model.rows[index.row()]
+        kind = row.kind
+        m = model.message(index.row(), col)
+        p.save()
+        p.setClipRect(r)
+        p.fillRect(r, pal.base().color())
+        if m is None:
+            # the hatched gap: this side has no message in this row
+            p.fillRect(r, QBrush(color("#94a3b8", 110), Qt.BDiagPattern))
+            p.setPen(color(pal.text().color().name(), 150))
+            small = QFont(option.font)
+            small.setItalic(True)
+            p.setFont(small)
+            label = "removed by this layer" if col == 1 else "inserted by this layer"
+            p.drawText(r.adjusted(12, 0, -6, 0), Qt.AlignVCenter | Qt.AlignLeft, label)
+            p.restore()
+            return
+        tint = {"removed": "removed", "inserted": "inserted", "changed": "changed", "duplicated": "duplicated"}.get(kind)
+        if tint:
+            p.fillRect(r, color(STATUS_COLORS[tint], 52 if dark else 40))
+        if option.state & QStyle.State_Selected:
+            p.fillRect(r, color(pal.highlight().color().name(), 80))
+        chips = model.chips(m)
+        role = m.get("role", "?") if isinstance(m, dict) else "?"
+        i = row.left if col == 0 else row.right
+        p.fillRect(QRect(r.left(), r.top(), 5, r.height()), QColor(ROLE_COLORS.get(role, "#94a3b8")))
+        left, right = r.left() + 10, r.right() - 6
+        bold = QFont(option.font)
+        bold.setBold(True)
+        small = QFont(option.font)
+        small.setPointSizeF(max(6.0, option.font.pointSizeF() * 0.85))
+        sfm = QFontMetrics(small)
+        top = r.top() + 3
+        p.setFont(bold)
+        p.setPen(pal.text().color())
+        head = f"#{i} {role}"
+        p.drawText(QRect(left, top, 300, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
+        x = left + QFontMetrics(bold).horizontalAdvance(head) + 10
+        if kind != "kept":
+            word = {"removed": "REMOVED", "inserted": "INSERTED", "changed": "CHANGED",
+                    "duplicated": "DUPLICATED (appears twice)"}.get(kind, kind)
+            x = _pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm)
+        size_text = f"{fmt(sum(c.size for c in chips))} chars"
+        p.setFont(option.font)
+        if x + fm.horizontalAdvance(size_text) + 4 < right:
+            p.setPen(color(pal.text().color().name(), 160))
+            p.drawText(QRect(left, top, right - left, lh), Qt.AlignVCenter | Qt.AlignRight, size_text)
+        top += lh
+        blocks = row.blocks if col == 1 or kind == "changed" else ()
+        changed_blocks = {b.block: b for b in blocks}
+        shown = 0
+        for c in chips:
+            if shown >= LINES - 1:
+                break
+            x = left + 4
+            bc = QColor(BLOCK_COLORS.get(c.type, "#94a3b8"))
+            if c.is_tool and c.tool_id:
+                p.fillRect(QRect(left, top + 2, 3, lh - 4), pair_color(c.tool_id, dark))
+            x = _pill(p, x, top, lh, c.label, bc, small, sfm)
+            bchg = changed_blocks.get(c.block)
+            if bchg is not None:
+                arrow = f"{fmt(bchg.old_len)} \u2192 {fmt(bchg.new_len)} chars"
+                verb = {"persist": "persisted", "replace": "replaced"}.get(bchg.kind, bchg.kind)
+                x = _pill(p, x, top, lh, f"{verb} {arrow}", QColor("#b45309"), small, sfm)
+            end = right
+            last_line = shown == LINES - 2 and len(chips) > LINES - 1
+            if last_line:
+                more = f"+{len(chips) - shown - 1} more"
+                end = right - sfm.horizontalAdvance(more) - 8
+                p.setFont(small)
+                p.setPen(color(pal.text().color().name(), 150))
+                p.drawText(QRect(end, top, right - end, lh), Qt.AlignVCenter | Qt.AlignRight, more)
+            p.setFont(option.font)
+            p.setPen(pal.text().color())
+            p.drawText(QRect(x, top, max(end - x, 1), lh), Qt.AlignVCenter | Qt.AlignLeft,
+                       fm.elidedText(c.summary, Qt.ElideRight, max(10, end - x)))
+            top += lh
+            shown += 1
+        p.setPen(QPen(color(pal.text().color().name(), 40), 1))
+        p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
+        p.restore()
+
+
+def _pill(p, x, top, lh, text, col, font, fm) -> int:
+    w = fm.horizontalAdvance(text) + 10
+    rect = QRect(x, top + 2, w, lh - 4)
+    p.setPen(Qt.NoPen)
+    p.setBrush(col)
+    p.drawRoundedRect(rect, 4, 4)
+    p.setPen(QColor("white"))
+    p.setFont(font)
+    p.drawText(rect, Qt.AlignCenter, text)
+    p.setBrush(Qt.NoBrush)
+    return x + w + 6
+
+
+class DiffView(QTableView):
+    sigMessageSelected = Signal(int, int)   # (column: 0 before / 1 after, message index)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("diffView")
+        self.setItemDelegate(DiffDelegate(self))
+        self.setVerticalScrollMode(QAbstractItemView.ScrollPerPixel)
+        self.setSelectionBehavior(QAbstractItemView.SelectItems)
+        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        vh = self.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.Fixed)
+        vh.setVisible(False)
+        self._apply_row_height()
+
+    def _apply_row_height(self) -> None:
+        lh = QFontMetrics(self.font()).height() + 2
+        self.verticalHeader().setDefaultSectionSize(LINES * lh + 8)
+
+    def changeEvent(self, e) -> None:
+        super().changeEvent(e)
+        if e.type() == e.Type.FontChange:
+            self._apply_row_height()
+
+    def setModel(self, model) -> None:
+        super().setModel(model)
+        self.selectionModel().currentChanged.connect(self._current)
+
+    def _current(self, cur, prev) -> None:
+        if cur.isValid():
+            i = cur.data(IndexRole)
+            if i is not None:
+                self.sigMessageSelected.emit(cur.column(), i)
+
+    def scroll_to_first_change(self) -> None:
+        m = self.model()
+        for row, r in enumerate(m.rows):
+            if r.kind != "kept":
+                self.scrollTo(m.index(row, 0), QAbstractItemView.PositionAtTop)
+                return

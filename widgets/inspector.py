@@ -1,0 +1,114 @@
+"""The inspector: the full content of the selected message or block, selectable and copyable.
+
+For a persisted tool result it also shows the persisted file's content (the
+window passes a ``resolve_persisted(text) -> (path, content) | None``).
+"""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtGui import QFont, QGuiApplication
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from core.messages import block_type, content_text
+
+MAX_SHOWN = 2_000_000
+
+
+def _clip(s: str) -> str:
+    if len(s) <= MAX_SHOWN:
+        return s
+    return s[:MAX_SHOWN] + f"\n\n[... {len(s) - MAX_SHOWN:,} more chars not shown; copy the JSON to get all]"
+
+
+class Inspector(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("inspector")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        top = QHBoxLayout()
+        self.title = QLabel("Select a message or a block", self)
+        self.title.setWordWrap(True)
+        top.addWidget(self.title, 1)
+        self.copy_btn = QPushButton("Copy", self)
+        self.copy_btn.setToolTip("Copy the text of the visible tab")
+        self.copy_btn.clicked.connect(self.copy)
+        top.addWidget(self.copy_btn)
+        lay.addLayout(top)
+        self.tabs = QTabWidget(self)
+        lay.addWidget(self.tabs, 1)
+        mono = QFont("DejaVu Sans Mono")
+        mono.setStyleHint(QFont.Monospace)
+        self.text = self._edit(mono)
+        self.json = self._edit(mono)
+        self.persisted = self._edit(mono)
+        self.tabs.addTab(self.text, "Text")
+        self.tabs.addTab(self.json, "JSON")
+        self.tabs.addTab(self.persisted, "Persisted file")
+        self.resolve_persisted = None
+        self.current = None
+
+    def _edit(self, font) -> QPlainTextEdit:
+        e = QPlainTextEdit(self)
+        e.setReadOnly(True)
+        e.setFont(font)
+        e.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        return e
+
+    def clear(self) -> None:
+        self.title.setText("Select a message or a block")
+        for e in (self.text, self.json, self.persisted):
+            e.setPlainText("")
+        self.current = None
+
+    def show_message(self, mi: int, m, block: int | None = None, where: str = "") -> None:
+        self.current = (mi, block)
+        obj = m
+        label = f"message #{mi}"
+        if block is not None and isinstance(m, dict) and isinstance(m.get("content"), list) \
+                and 0 <= block < len(m["content"]):
+            obj = m["content"][block]
+            label += f", block {block} ({block_type(obj)})"
+        role = m.get("role", "?") if isinstance(m, dict) else "?"
+        self.title.setText(f"<b>{label}</b> \u00b7 {role} \u00b7 {len(str(obj)):,} chars {where}")
+        if isinstance(obj, dict) and "role" in obj:
+            text = content_text(obj.get("content"))
+            for call in obj.get("tool_calls") or []:
+                if isinstance(call, dict):
+                    fn = call.get("function") or {}
+                    text += f"\n{fn.get('name')}({fn.get('arguments')})"
+        elif isinstance(obj, dict):
+            t = block_type(obj)
+            if t == "tool_use":
+                text = f"{obj.get('name')} (id {obj.get('id')})\n" + json.dumps(obj.get("input"), indent=2,
+                                                                               ensure_ascii=False, default=str)
+            elif t == "tool_result":
+                text = (f"result of {obj.get('tool_use_id')}" + (" (is_error)" if obj.get("is_error") else "")
+                        + "\n" + content_text(obj.get("content")))
+            else:
+                text = content_text([obj]) or json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+        else:
+            text = str(obj)
+        self.text.setPlainText(_clip(text))
+        self.json.setPlainText(_clip(json.dumps(obj, indent=2, ensure_ascii=False, default=str)))
+        persisted = None
+        if self.resolve_persisted is not None:
+            persisted = self.resolve_persisted(str(obj))
+        if persisted:
+            path, content = persisted
+            self.persisted.setPlainText(_clip(f"{path}\n{'=' * 40}\n{content}"))
+            self.tabs.setTabText(2, "Persisted file \u2713")
+        else:
+            self.persisted.setPlainText("This block was not persisted to a file.")
+            self.tabs.setTabText(2, "Persisted file")
+
+    def visible_text(self) -> str:
+        return self.tabs.currentWidget().toPlainText()
+
+    def copy(self) -> None:
+        w = self.tabs.currentWidget()
+        cur = w.textCursor()
+        QGuiApplication.clipboard().setText(cur.selectedText().replace("\u2029", "\n") if cur.hasSelection()
+                                            else w.toPlainText())

@@ -1,0 +1,523 @@
+"""The message list: QListView + QAbstractListModel + a painting delegate.
+
+No widget per row. Each row is painted from a small ``Chip`` list computed
+lazily and cached by message identity (messages are shared between the stages
+of a trace, so stepping reuses the cache). Row heights come from line counts
+only (no text layout), cached by (message identity, expanded, extras).
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
+from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate
+
+from core.messages import ToolPairIndex, message_text
+
+from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, message_chips, pair_color
+
+MessageRole = Qt.UserRole + 1
+IndexRole = Qt.UserRole + 2
+ChipsRole = Qt.UserRole + 3
+StatusRole = Qt.UserRole + 4
+HighlightRole = Qt.UserRole + 5
+FindingsRole = Qt.UserRole + 6
+CutsRole = Qt.UserRole + 7
+MatchRole = Qt.UserRole + 8
+ExpandedRole = Qt.UserRole + 9
+SizeRole = Qt.UserRole + 10
+SelectedBlockRole = Qt.UserRole + 11
+
+MAX_BLOCKS_SHOWN = 12
+EXPANDED_LINES = 8
+
+
+class MessageListModel(QAbstractListModel):
+    """The messages of one stage, filtered; rows map to message indexes."""
+
+    sigFilterChanged = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.messages: list = []
+        self.rows: list[int] = []            # message index per visible row
+        self._row_of: dict[int, int] = {}
+        self.pairs = ToolPairIndex([])
+        self.status: dict[int, str] = {}     # message index -> changed/inserted/removed/duplicated
+        self.findings: dict[int, list] = {}  # message index -> [Finding]
+        self.cuts: dict[int, list] = {}      # message index -> [(label, style)] drawn above the row
+        self.highlight: set[int] = set()
+        self.matches: set[int] = set()
+        self.expanded: set[int] = set()
+        self.expand_all = False
+        self.selected_block: tuple[int, int] | None = None
+        self.filter_role = ""
+        self.filter_block = ""
+        self.only_changed = False
+        self.only_matches = False
+        self.search_text = ""
+        self._chips: dict[int, tuple] = {}   # id(message) -> (message, chips)
+        self._text: dict[int, tuple] = {}    # id(message) -> (message, lowercased text)
+
+    # ------------------------------------------------------------ data in
+    def set_messages(self, messages: list, *, status: dict | None = None, findings=None,
+                     cuts: dict | None = None) -> None:
+        self.beginResetModel()
+        self.messages = list(messages)
+        self.pairs = ToolPairIndex(self.messages)
+        self.status = dict(status or {})
+        self.findings = {}
+        for f in findings or []:
+            self.findings.setdefault(f.message, []).append(f)
+        self.cuts = dict(cuts or {})
+        self.highlight = set()
+        self.selected_block = None
+        self.expanded = set()
+        if len(self._chips) > 4 * max(len(self.messages), 1000):
+            self._chips.clear()
+        self._recompute_matches()
+        self._refilter()
+        self.endResetModel()
+
+    def chips(self, mi: int) -> list:
+        m = self.messages[mi]
+        hit = self._chips.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        chips = message_chips(m)
+        self._chips[id(m)] = (m, chips)
+        return chips
+
+    def text_of(self, mi: int) -> str:
+        m = self.messages[mi]
+        hit = self._text.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        t = message_text(m).lower()
+        self._text[id(m)] = (m, t)
+        return t
+
+    # ------------------------------------------------------------ filters
+    def _accept(self, mi: int) -> bool:
+        m = self.messages[mi]
+        if self.filter_role and (not isinstance(m, dict) or m.get("role") != self.filter_role):
+            return False
+        if self.filter_block and not any(c.type == self.filter_block for c in self.chips(mi)):
+            return False
+        if self.only_changed and mi not in self.status:
+            return False
+        if self.only_matches and self.search_text and mi not in self.matches:
+            return False
+        return True
+
+    def _refilter(self) -> None:
+        if not (self.filter_role or self.filter_block or self.only_changed or
+                (self.only_matches and self.search_text)):
+            self.rows = list(range(len(self.messages)))
+        else:
+            self.rows = [i for i in range(len(self.messages)) if self._accept(i)]
+        self._row_of = {mi: r for r, mi in enumerate(self.rows)}
+
+    def set_filters(self, role: str | None = None, block: str | None = None, only_changed: bool | None = None,
+                    only_matches: bool | None = None) -> None:
+        self.beginResetModel()
+        if role is not None:
+            self.filter_role = role
+        if block is not None:
+            self.filter_block = block
+        if only_changed is not None:
+            self.only_changed = only_changed
+        if only_matches is not None:
+            self.only_matches = only_matches
+        self._refilter()
+        self.endResetModel()
+        self.sigFilterChanged.emit()
+
+    def _recompute_matches(self) -> None:
+        q = self.search_text.lower()
+        self.matches = {i for i in range(len(self.messages)) if q in self.text_of(i)} if q else set()
+
+    def set_search(self, text: str) -> None:
+        self.search_text = text
+        old = set(self.matches)
+        self._recompute_matches()
+        if self.only_matches:
+            self.beginResetModel()
+            self._refilter()
+            self.endResetModel()
+        else:
+            self._touch(old ^ self.matches)
+
+    # ------------------------------------------------------------ state
+    def row_of(self, mi: int) -> int | None:
+        return self._row_of.get(mi)
+
+    def index_of_message(self, mi: int) -> QModelIndex:
+        r = self._row_of.get(mi)
+        return self.index(r, 0) if r is not None else QModelIndex()
+
+    def _touch(self, mis) -> None:
+        for mi in mis:
+            r = self._row_of.get(mi)
+            if r is not None:
+                ix = self.index(r, 0)
+                self.dataChanged.emit(ix, ix)
+
+    def set_highlight(self, mis: set) -> None:
+        old = self.highlight
+        self.highlight = set(mis)
+        self._touch(old ^ self.highlight)
+
+    def partners_of(self, mi: int, block: int | None = None) -> set:
+        """Message indexes holding the other half of the tool pairs of message mi (or of one block)."""
+        out = set()
+        if block is not None:
+            p = self.pairs.partner(mi, block)
+            if p is not None:
+                out.add(p[0])
+            return out - {mi}
+        for tid in self.pairs.ids_in_message(mi):
+            pair = self.pairs.get(tid)
+            if pair is None:
+                continue
+            if pair.use is not None:
+                out.add(pair.use[0])
+            out.update(r[0] for r in pair.results)
+        out.discard(mi)
+        return out
+
+    def toggle_expanded(self, mi: int) -> None:
+        if mi in self.expanded:
+            self.expanded.discard(mi)
+        else:
+            self.expanded.add(mi)
+        r = self._row_of.get(mi)
+        if r is not None:
+            self.layoutAboutToBeChanged.emit()
+            self.layoutChanged.emit()
+
+    def set_expand_all(self, on: bool) -> None:
+        self.layoutAboutToBeChanged.emit()
+        self.expand_all = on
+        self.expanded = set()
+        self.layoutChanged.emit()
+
+    def is_expanded(self, mi: int) -> bool:
+        return self.expand_all != (mi in self.expanded)
+
+    def set_selected_block(self, mi: int, block: int | None) -> None:
+        old = self.selected_block
+        self.selected_block = (mi, block) if block is not None else None
+        self._touch({x[0] for x in (old, self.selected_block) if x})
+
+    # ------------------------------------------------------------ Qt model
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or index.column() != 0:
+            return None
+        mi = self.rows[index.row()]
+        if role == Qt.DisplayRole or role == Qt.AccessibleTextRole:
+            m = self.messages[mi]
+            r = m.get("role", "?") if isinstance(m, dict) else "?"
+            chips = self.chips(mi)
+            return f"#{mi} {r}: " + (f"[{chips[0].label}] {chips[0].summary[:120]}" if chips else "")
+        if role == Qt.ToolTipRole:
+            fs = self.findings.get(mi)
+            return "\n".join(str(f) for f in fs) if fs else None
+        if role == IndexRole:
+            return mi
+        if role == MessageRole:
+            return self.messages[mi]
+        if role == ChipsRole:
+            return self.chips(mi)
+        if role == StatusRole:
+            return self.status.get(mi, "")
+        if role == HighlightRole:
+            return mi in self.highlight
+        if role == FindingsRole:
+            return self.findings.get(mi, [])
+        if role == CutsRole:
+            return self.cuts.get(mi, [])
+        if role == MatchRole:
+            return mi in self.matches
+        if role == ExpandedRole:
+            return self.is_expanded(mi)
+        if role == SizeRole:
+            return sum(c.size for c in self.chips(mi))
+        if role == SelectedBlockRole:
+            sb = self.selected_block
+            return sb[1] if sb and sb[0] == mi else None
+        return None
+
+    def flags(self, index: QModelIndex):
+        if not index.isValid():
+            return Qt.NoItemFlags
+        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+
+
+class MessageDelegate(QStyledItemDelegate):
+    """Paints a message: role stripe, header, one line per block (chips), cut bands, findings."""
+
+    PAD = 4
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._heights: dict = {}
+        self._font_key = None
+
+    def _metrics(self, option) -> tuple[QFontMetrics, int]:
+        fm = QFontMetrics(option.font)
+        key = (option.font.toString(),)
+        if key != self._font_key:
+            self._heights.clear()
+            self._font_key = key
+        return fm, fm.height() + 2
+
+    def layout_lines(self, index) -> list:
+        """[(what, chip index or None, n lines)] for one row: the shared layout of paint, size and hit test."""
+        model, mi = index.model(), index.model().rows[index.row()]
+        cuts = model.cuts.get(mi, ())
+        chips = model.chips(mi)
+        expanded = model.is_expanded(mi)
+        findings = model.findings.get(mi, ())
+        out = [("cut", k, 1) for k in range(len(cuts))]
+        out.append(("header", None, 1))
+        for ci, c in enumerate(chips[:MAX_BLOCKS_SHOWN]):
+            n = 1
+            if expanded:
+                n += min(len(c.lines), EXPANDED_LINES)
+            elif c.type == "text" and len(c.lines) > 1:
+                n += 1
+            out.append(("chip", ci, n))
+        if len(chips) > MAX_BLOCKS_SHOWN:
+            out.append(("more", None, 1))
+        if findings:
+            out.append(("findings", None, min(len(findings), 3)))
+        return out
+
+    def sizeHint(self, option, index) -> QSize:
+        fm, lh = self._metrics(option)
+        model, mi = index.model(), index.model().rows[index.row()]
+        m = model.messages[mi]
+        key = (id(m), model.is_expanded(mi), len(model.cuts.get(mi, ())), len(model.findings.get(mi, ())))
+        h = self._heights.get(key)
+        if h is None:
+            h = sum(n for _, _, n in self.layout_lines(index)) * lh + 2 * self.PAD + 2
+            self._heights[key] = h
+        return QSize(max(option.rect.width(), 200), h)
+
+    def block_at(self, option, index, y: int) -> int | None:
+        """The block index under the row-relative y coordinate, or None."""
+        fm, lh = self._metrics(option)
+        top = self.PAD
+        chips = index.model().chips(index.model().rows[index.row()])
+        for what, ci, n in self.layout_lines(index):
+            if top <= y < top + n * lh and what == "chip":
+                return chips[ci].block
+            top += n * lh
+        return None
+
+    def paint(self, p: QPainter, option, index) -> None:
+        fm, lh = self._metrics(option)
+        pal = option.palette
+        dark = is_dark(pal)
+        r = option.rect
+        p.save()
+        p.setClipRect(r)
+        model = index.model()
+        mi = model.rows[index.row()]
+        status = model.status.get(mi, "")
+        selected = bool(option.state & QStyle.State_Selected)
+        highlight = mi in model.highlight
+        base = pal.base().color()
+        p.fillRect(r, base)
+        if status and STATUS_COLORS.get(status):
+            p.fillRect(r, color(STATUS_COLORS[status], 46 if dark else 34))
+        if status == "removed":
+            p.fillRect(r, QBrush(color(STATUS_COLORS["removed"], 60), Qt.BDiagPattern))
+        if mi in model.matches:
+            p.fillRect(r, color("#facc15", 50))
+        if selected:
+            p.fillRect(r, color(pal.highlight().color().name(), 70))
+        m = model.messages[mi]
+        role = m.get("role", "?") if isinstance(m, dict) else "?"
+        chips = model.chips(mi)
+        cuts = model.cuts.get(mi, ())
+        findings = model.findings.get(mi, ())
+        expanded = model.is_expanded(mi)
+        sb = model.selected_block
+        sel_block = sb[1] if sb and sb[0] == mi else None
+        text_col = pal.text().color()
+        dim = QColor(text_col)
+        dim.setAlpha(150)
+        top = r.top() + self.PAD
+        left = r.left() + 10
+        right = r.right() - 6
+        bold = QFont(option.font)
+        bold.setBold(True)
+        small = QFont(option.font)
+        small.setPointSizeF(max(6.0, option.font.pointSizeF() * 0.85))
+        sfm = QFontMetrics(small)
+        for what, ci, n in self.layout_lines(index):
+            h = n * lh
+            if what == "cut":
+                label, style = cuts[ci]
+                col = QColor("#dc2626") if style == "cut" else QColor("#64748b")
+                pen = QPen(col, 2 if style == "cut" else 1, Qt.SolidLine if style == "cut" else Qt.DashLine)
+                p.setPen(pen)
+                y = top + lh // 2
+                p.setFont(bold if style == "cut" else small)
+                tw = QFontMetrics(p.font()).horizontalAdvance(label) + 12
+                p.drawLine(r.left(), y, r.left() + 12, y)
+                p.drawLine(r.left() + 12 + tw, y, r.right(), y)
+                p.drawText(QRect(r.left() + 16, top, tw, lh), Qt.AlignVCenter | Qt.AlignLeft, label)
+            elif what == "header":
+                p.fillRect(QRect(r.left(), top, 5, r.bottom() - top), color(ROLE_COLORS.get(role, "#94a3b8")))
+                p.setFont(bold)
+                p.setPen(QColor(ROLE_COLORS.get(role, "#94a3b8")).darker(140 if not dark else 60)
+                         if not dark else QColor(ROLE_COLORS.get(role, "#94a3b8")).lighter(130))
+                head = f"#{mi}  {role}"
+                p.drawText(QRect(left, top, 400, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
+                x = left + QFontMetrics(bold).horizontalAdvance(head) + 12
+                if status:
+                    tag = {"changed": "CHANGED", "inserted": "INSERTED", "removed": "REMOVED",
+                           "duplicated": "DUPLICATED"}.get(status, status.upper())
+                    x = self._pill(p, x, top, lh, tag, QColor(STATUS_COLORS.get(status) or "#64748b"), small, sfm)
+                if findings:
+                    x = self._pill(p, x, top, lh, f"\u26a0 {len(findings)} finding(s)", QColor("#dc2626"), small, sfm)
+                size_text = f"{fmt(sum(c.size for c in chips))} chars"
+                p.setFont(option.font)
+                if x + fm.horizontalAdvance(size_text) + 4 < right:
+                    p.setPen(dim)
+                    p.drawText(QRect(left, top, right - left, lh), Qt.AlignVCenter | Qt.AlignRight, size_text)
+            elif what == "chip":
+                c = chips[ci]
+                x = left + 6
+                bc = QColor(BLOCK_COLORS.get(c.type, "#94a3b8"))
+                if sel_block is not None and sel_block == c.block:
+                    p.fillRect(QRect(left, top, right - left, h), color(pal.highlight().color().name(), 60))
+                if c.is_tool and c.tool_id:
+                    pc = pair_color(c.tool_id, dark)
+                    p.fillRect(QRect(left, top + 2, 4, lh - 4), pc)
+                    x += 4
+                x = self._pill(p, x, top, lh, c.label, bc, small, sfm)
+                if c.is_tool and c.tool_id:
+                    p.setFont(small)
+                    p.setPen(pair_color(c.tool_id, dark))
+                    tid = c.tool_id if len(c.tool_id) <= 18 else c.tool_id[:8] + "\u2026" + c.tool_id[-6:]
+                    p.drawText(QRect(x, top, 200, lh), Qt.AlignVCenter | Qt.AlignLeft, tid)
+                    x += sfm.horizontalAdvance(tid) + 8
+                if c.error:
+                    x = self._pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
+                p.setFont(option.font)
+                p.setPen(text_col)
+                p.drawText(QRect(x, top, right - x, lh), Qt.AlignVCenter | Qt.AlignLeft,
+                           fm.elidedText(c.summary, Qt.ElideRight, max(10, right - x)))
+                if n > 1:
+                    p.setPen(dim)
+                    lines = c.lines[1:2] if not expanded else c.lines[:EXPANDED_LINES]
+                    yy = top + lh
+                    for ln in lines:
+                        p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignVCenter | Qt.AlignLeft,
+                                   fm.elidedText(ln, Qt.ElideRight, max(10, right - left - 22)))
+                        yy += lh
+            elif what == "more":
+                p.setPen(dim)
+                p.setFont(small)
+                p.drawText(QRect(left + 6, top, right - left, lh), Qt.AlignVCenter | Qt.AlignLeft,
+                           f"+ {len(chips) - MAX_BLOCKS_SHOWN} more block(s) (see the inspector)")
+            elif what == "findings":
+                p.setFont(small)
+                p.setPen(QColor("#dc2626"))
+                yy = top
+                for f in findings[:3]:
+                    where = f"block {f.block}: " if f.block is not None else ""
+                    p.drawText(QRect(left + 6, yy, right - left - 6, lh), Qt.AlignVCenter | Qt.AlignLeft,
+                               sfm.elidedText(f"\u26a0 {where}{f.text} [{f.code}]", Qt.ElideRight, right - left - 6))
+                    yy += lh
+            top += h
+        if highlight:
+            p.setPen(QPen(QColor("#e11d48"), 3))
+            p.setBrush(Qt.NoBrush)
+            p.drawRect(r.adjusted(2, 2, -2, -2))
+        p.setPen(QPen(color(text_col.name(), 40), 1))
+        p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
+        p.restore()
+
+    @staticmethod
+    def _pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics) -> int:
+        w = fm.horizontalAdvance(text) + 10
+        rect = QRect(x, top + 2, w, lh - 4)
+        p.setPen(Qt.NoPen)
+        p.setBrush(col)
+        p.drawRoundedRect(rect, 4, 4)
+        p.setPen(QColor("white"))
+        p.setFont(font)
+        p.drawText(rect, Qt.AlignCenter, text)
+        p.setBrush(Qt.NoBrush)
+        return x + w + 6
+
+
+class MessageView(QListView):
+    """The list view; emits the message and block under a click."""
+
+    sigMessageSelected = Signal(int)
+    sigBlockSelected = Signal(int, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("messageView")
+        self.setVerticalScrollMode(QAbstractItemView.ScrollPerPixel)
+        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setUniformItemSizes(False)
+        self.setLayoutMode(QListView.Batched)
+        self.setBatchSize(400)
+        self.setMouseTracking(False)
+        self.delegate = MessageDelegate(self)
+        self.setItemDelegate(self.delegate)
+        self.verticalScrollBar().setSingleStep(24)
+
+    def setModel(self, model) -> None:
+        super().setModel(model)
+        self.selectionModel().currentChanged.connect(self._current)
+
+    def _current(self, cur, prev) -> None:
+        if cur.isValid():
+            self.sigMessageSelected.emit(cur.data(IndexRole))
+
+    def mousePressEvent(self, e) -> None:
+        super().mousePressEvent(e)
+        ix = self.indexAt(e.position().toPoint())
+        if ix.isValid():
+            opt = self.viewOptions() if hasattr(self, "viewOptions") else None
+            from PySide6.QtWidgets import QStyleOptionViewItem
+            opt = QStyleOptionViewItem()
+            self.initViewItemOption(opt)
+            rect = self.visualRect(ix)
+            b = self.delegate.block_at(opt, ix, e.position().toPoint().y() - rect.top())
+            mi = ix.data(IndexRole)
+            self.model().set_selected_block(mi, b)
+            if b is not None:
+                self.sigBlockSelected.emit(mi, b)
+
+    def mouseDoubleClickEvent(self, e) -> None:
+        ix = self.indexAt(e.position().toPoint())
+        if ix.isValid():
+            self.model().toggle_expanded(ix.data(IndexRole))
+            return
+        super().mouseDoubleClickEvent(e)
+
+    def keyPressEvent(self, e) -> None:
+        if e.key() == Qt.Key_Space and self.currentIndex().isValid():
+            self.model().toggle_expanded(self.currentIndex().data(IndexRole))
+            return
+        super().keyPressEvent(e)
+
+    def select_message(self, mi: int) -> bool:
+        ix = self.model().index_of_message(mi)
+        if not ix.isValid():
+            return False
+        self.setCurrentIndex(ix)
+        self.scrollTo(ix, QAbstractItemView.PositionAtCenter)
+        return True

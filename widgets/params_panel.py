@@ -1,0 +1,177 @@
+"""Strategy, summarizer and every parameter of the strategy, generic over ``Strategy.params``.
+
+Edits emit ``sigParamsChanged(dict)`` after a short debounce, so the window
+re-runs the pipeline at once without a run per keystroke.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QPushButton,
+                               QScrollArea, QSpinBox, QVBoxLayout, QWidget)
+
+INT_MAX = 2_147_483_647
+
+
+class ParamsPanel(QWidget):
+    sigParamsChanged = Signal(dict)
+    sigStrategyChanged = Signal(str)
+    sigSummarizerChanged = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("paramsPanel")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        top = QFormLayout()
+        self.strategy_box = QComboBox(self)
+        self.strategy_box.setObjectName("strategyBox")
+        self.strategy_box.currentTextChanged.connect(self._strategy_changed)
+        top.addRow("Strategy", self.strategy_box)
+        self.summarizer_box = QComboBox(self)
+        self.summarizer_box.setObjectName("summarizerBox")
+        self.summarizer_box.setEditable(True)
+        self.summarizer_box.addItems(["offline", "anthropic", "fixed:A fixed test summary."])
+        self.summarizer_box.setToolTip("offline = deterministic, no LLM; anthropic[:MODEL] needs ANTHROPIC_API_KEY; "
+                                       "fixed:TEXT for tests")
+        self.summarizer_box.activated.connect(lambda *_: self.sigSummarizerChanged.emit(self.summarizer()))
+        self.summarizer_box.lineEdit().editingFinished.connect(
+            lambda: self.sigSummarizerChanged.emit(self.summarizer()))
+        top.addRow("Summarizer", self.summarizer_box)
+        lay.addLayout(top)
+        self.description = QLabel(self)
+        self.description.setWordWrap(True)
+        lay.addWidget(self.description)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        lay.addWidget(self.scroll, 1)
+        self.reset_btn = QPushButton("Reset to defaults", self)
+        self.reset_btn.clicked.connect(self.reset)
+        lay.addWidget(self.reset_btn)
+        self.strategy = None
+        self.editors: dict = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(250)
+        self._timer.timeout.connect(self._emit)
+        self._building = False
+
+    def set_strategies(self, names: list[str], current: str) -> None:
+        self._building = True
+        self.strategy_box.clear()
+        self.strategy_box.addItems(names)
+        self.strategy_box.setCurrentText(current)
+        self._building = False
+
+    def _strategy_changed(self, name: str) -> None:
+        if not self._building and name:
+            self.sigStrategyChanged.emit(name)
+
+    def summarizer(self) -> str:
+        return self.summarizer_box.currentText().strip() or "offline"
+
+    def set_summarizer(self, spec: str) -> None:
+        self.summarizer_box.setCurrentText(spec)
+
+    def set_strategy(self, strategy, values: dict) -> None:
+        self._building = True
+        self.strategy = strategy
+        if self.strategy_box.currentText() != strategy.name:
+            self.strategy_box.setCurrentText(strategy.name)
+        self.description.setText(f"<b>{strategy.title}</b><br>{strategy.description}<br>"
+                                 "layers: " + " \u2192 ".join(strategy.layer_names))
+        form_w = QWidget()
+        form = QFormLayout(form_w)
+        self.editors = {}
+        for p in strategy.params:
+            v = values.get(p.name, p.default)
+            ed = self._editor(p, v)
+            ed.setObjectName(f"param_{p.name}")
+            ed.setToolTip(p.help)
+            lab = QLabel(p.name + (f" ({p.unit})" if p.unit else ""))
+            lab.setToolTip(p.help)
+            form.addRow(lab, ed)
+            self.editors[p.name] = (p, ed)
+        self.scroll.setWidget(form_w)
+        self._building = False
+
+    def _editor(self, p, v):
+        if p.choices:
+            ed = QComboBox()
+            ed.addItems([str(c) for c in p.choices])
+            ed.setCurrentText(str(v))
+            ed.currentTextChanged.connect(self._changed)
+        elif isinstance(p.default, bool):
+            ed = QCheckBox()
+            ed.setChecked(bool(v))
+            ed.toggled.connect(self._changed)
+        elif isinstance(p.default, int):
+            ed = QSpinBox()
+            ed.setRange(int(p.minimum) if p.minimum is not None else -INT_MAX,
+                        int(p.maximum) if p.maximum is not None else INT_MAX)
+            ed.setGroupSeparatorShown(True)
+            ed.setValue(int(v))
+            ed.setKeyboardTracking(False)
+            ed.valueChanged.connect(self._changed)
+        elif isinstance(p.default, float):
+            ed = QDoubleSpinBox()
+            ed.setDecimals(3)
+            ed.setRange(p.minimum if p.minimum is not None else -1e12, p.maximum if p.maximum is not None else 1e12)
+            ed.setValue(float(v))
+            ed.setKeyboardTracking(False)
+            ed.valueChanged.connect(self._changed)
+        else:
+            ed = QLineEdit("" if v is None else str(v))
+            ed.editingFinished.connect(self._changed)
+        return ed
+
+    def _changed(self, *_):
+        if not self._building:
+            self._timer.start()
+
+    def values(self) -> dict:
+        out = {}
+        for name, (p, ed) in self.editors.items():
+            if isinstance(ed, QComboBox):
+                raw = ed.currentText()
+                out[name] = next((c for c in p.choices if str(c) == raw), raw)
+            elif isinstance(ed, QCheckBox):
+                out[name] = ed.isChecked()
+            elif isinstance(ed, (QSpinBox, QDoubleSpinBox)):
+                out[name] = ed.value()
+            else:
+                out[name] = ed.text()
+        return out
+
+    def set_value(self, name: str, value) -> None:
+        """Set one parameter (e.g. from the chart's threshold) without emitting."""
+        if name not in self.editors:
+            return
+        p, ed = self.editors[name]
+        self._building = True
+        if isinstance(ed, QComboBox):
+            ed.setCurrentText(str(value))
+        elif isinstance(ed, QCheckBox):
+            ed.setChecked(bool(value))
+        elif isinstance(ed, QSpinBox):
+            ed.setValue(int(value))
+        elif isinstance(ed, QDoubleSpinBox):
+            ed.setValue(float(value))
+        else:
+            ed.setText(str(value))
+        self._building = False
+
+    def reset(self) -> None:
+        if self.strategy is None:
+            return
+        for p in self.strategy.params:
+            self.set_value(p.name, p.default)
+        self._emit()
+
+    def _emit(self) -> None:
+        self._timer.stop()
+        self.sigParamsChanged.emit(self.values())
+
+    def flush(self) -> None:
+        """Emit now if an edit is pending (tests, shortcuts)."""
+        if self._timer.isActive():
+            self._emit()

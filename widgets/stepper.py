@@ -1,0 +1,157 @@
+"""The layer stepper: Original -> layer 1 -> ... with first/prev/play/next/last.
+
+Knows only stage names and their status (changed / no change / failed); the
+window feeds it from a Trace. Left/Right/Home/End are window shortcuts that call
+``step()``/``first()``/``last()``; Space toggles play.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout,
+                               QWidget)
+
+STATUS_STYLE = {
+    "original": ("#475569", ""),
+    "changed": ("#b45309", "\u25cf "),
+    "unchanged": ("#64748b", "\u25cb "),
+    "failed": ("#dc2626", "\u2716 "),
+}
+
+
+class LayerStepper(QWidget):
+    sigStageChanged = Signal(int)
+    sigPlayingChanged = Signal(bool)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("layerStepper")
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.stages: list[tuple[str, str, str]] = []   # (name, label, status)
+        self.current = 0
+        self._timer = QTimer(self)
+        self._timer.setInterval(1200)
+        self._timer.timeout.connect(self._tick)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 2, 4, 2)
+        outer.setSpacing(2)
+        row = QHBoxLayout()
+        row.setSpacing(3)
+        outer.addLayout(row)
+
+        def tb(text, tip, slot):
+            b = QToolButton(self)
+            b.setText(text)
+            b.setToolTip(tip)
+            b.setAutoRaise(True)
+            b.clicked.connect(slot)
+            row.addWidget(b)
+            return b
+        self.btn_first = tb("|\u25c0", "First stage (Home)", self.first)
+        self.btn_prev = tb("\u25c0", "Previous layer (Left)", lambda: self.step(-1))
+        self.btn_play = tb("Play", "Play through the layers (P)", self.toggle_play)
+        self.btn_play.setCheckable(True)
+        self.btn_next = tb("\u25b6", "Next layer (Right)", lambda: self.step(1))
+        self.btn_last = tb("\u25b6|", "Last stage (End)", self.last)
+        self._stage_row = QHBoxLayout()
+        self._stage_row.setSpacing(2)
+        row.addLayout(self._stage_row)
+        row.addStretch(1)
+        self.group = QButtonGroup(self)
+        self.group.setExclusive(True)
+        self.group.idClicked.connect(self.set_current)
+        self.explain = QLabel(self)
+        self.explain.setObjectName("stepExplain")
+        self.explain.setWordWrap(True)
+        self.explain.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.explain.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        outer.addWidget(self.explain)
+        self._explanations: list[str] = []
+
+    def set_stages(self, stages: list[tuple[str, str, str]], explanations: list[str], keep: bool = True) -> None:
+        """stages: (name, label, status) per stage, Original first."""
+        for b in self.group.buttons():
+            self.group.removeButton(b)
+        self.clear_arrows()
+        self.stages = list(stages)
+        self._explanations = list(explanations)
+        for k, (name, label, status) in enumerate(self.stages):
+            colr, mark = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])
+            b = QToolButton(self)
+            b.setCheckable(True)
+            b.setText(f"{mark}{label}")
+            b.setToolTip(f"{name}: {explanations[k] if k < len(explanations) else ''}")
+            b.setStyleSheet(f"QToolButton {{ color: {colr}; font-weight: bold; padding: 3px 8px; }}"
+                            f"QToolButton:checked {{ background: {QColor(colr).name()}; color: white; "
+                            f"border-radius: 4px; }}")
+            b.setFocusPolicy(Qt.NoFocus)
+            self.group.addButton(b, k)
+            self._stage_row.addWidget(b)
+            if k < len(self.stages) - 1:
+                arrow = QLabel("\u2192", self)
+                arrow.setProperty("stageArrow", True)
+                self._stage_row.addWidget(arrow)
+        cur = min(self.current, len(self.stages) - 1) if keep else 0
+        self.current = -1
+        self.set_current(max(cur, 0))
+
+    def clear_arrows(self) -> None:
+        while self._stage_row.count():
+            item = self._stage_row.takeAt(0)
+            w = item.widget()
+            if w is not None:
+                w.hide()
+                w.deleteLater()
+
+    def set_current(self, k: int) -> None:
+        if not self.stages:
+            return
+        k = max(0, min(k, len(self.stages) - 1))
+        b = self.group.button(k)
+        if b is not None:
+            b.setChecked(True)
+        name, label, status = self.stages[k]
+        text = self._explanations[k] if k < len(self._explanations) else ""
+        colr = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])[0]
+        self.explain.setText(f"<b style='color:{colr}'>{k}/{len(self.stages) - 1} \u00b7 {label}</b> "
+                             f"&nbsp; {_esc(text)}")
+        if k != self.current:
+            self.current = k
+            self.sigStageChanged.emit(k)
+
+    def step(self, d: int) -> None:
+        self.set_current(self.current + d)
+
+    def first(self) -> None:
+        self.set_current(0)
+
+    def last(self) -> None:
+        self.set_current(len(self.stages) - 1)
+
+    def toggle_play(self) -> None:
+        self.set_playing(not self._timer.isActive())
+
+    def set_playing(self, on: bool) -> None:
+        if on:
+            if self.current >= len(self.stages) - 1:
+                self.set_current(0)
+            self._timer.start()
+        else:
+            self._timer.stop()
+        self.btn_play.setChecked(on)
+        self.btn_play.setText("Pause" if on else "Play")
+        self.sigPlayingChanged.emit(on)
+
+    @property
+    def playing(self) -> bool:
+        return self._timer.isActive()
+
+    def _tick(self) -> None:
+        if self.current >= len(self.stages) - 1:
+            self.set_playing(False)
+            return
+        self.step(1)
+
+
+def _esc(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

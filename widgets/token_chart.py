@@ -1,0 +1,156 @@
+"""The token chart (pyqtgraph).
+
+Left: size and tokens after each stage, with the strategy's threshold as a
+draggable horizontal line (``sigThresholdChanged`` on release). Right: for the
+current stage a bar per message stacked by block type; clicking a bar emits
+``sigMessageClicked``. Curves are updated with setData, never recreated.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from .common import BLOCK_COLORS, BLOCK_TYPES, block_sizes, fmt
+
+
+class TokenChart(QWidget):
+    sigThresholdChanged = Signal(float)
+    sigMessageClicked = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("tokenChart")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.glw = pg.GraphicsLayoutWidget(self)
+        lay.addWidget(self.glw)
+        self._sizes_cache: dict = {}
+        self.unit = "size"
+        self.param_name = ""
+        # ---- stage plot
+        self.stage_plot = self.glw.addPlot(row=0, col=0)
+        self.stage_plot.setMenuEnabled(False)
+        self.stage_plot.showGrid(x=False, y=True, alpha=0.25)
+        self.stage_plot.addLegend(offset=(-10, 10))
+        self.stage_plot.setMouseEnabled(x=False, y=False)
+        self.size_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#2563eb", width=3), symbol="o", symbolSize=9,
+                                               symbolBrush="#2563eb", name="size after the stage")
+        self.tokens_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#16a34a", width=2, style=Qt.DashLine),
+                                                 symbol="s", symbolSize=7, symbolBrush="#16a34a",
+                                                 name="tokens (est.) after the stage")
+        self.threshold = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#dc2626", width=2),
+                                         hoverPen=pg.mkPen("#f97316", width=4))
+        self.threshold_label = pg.InfLineLabel(self.threshold, text="", position=0.02, anchors=[(0, 1), (0, 1)],
+                                               color="#dc2626")
+        self.stage_plot.addItem(self.threshold)
+        self.threshold.sigPositionChangeFinished.connect(self._threshold_released)
+        self.threshold.sigPositionChanged.connect(self._threshold_moving)
+        self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#64748b", width=1, style=Qt.DotLine))
+        self.stage_plot.addItem(self.cursor)
+        # ---- message bars
+        self.bar_plot = self.glw.addPlot(row=0, col=1)
+        self.bar_plot.setMenuEnabled(False)
+        self.bar_plot.setTitle("chars per message, by block type (click a bar)", size="9pt")
+        self.bar_plot.setLabel("bottom", "message")
+        self.bar_plot.setMouseEnabled(x=True, y=False)
+        self.bar_plot.showGrid(x=False, y=True, alpha=0.2)
+        self.glw.ci.layout.setColumnStretchFactor(0, 2)
+        self.glw.ci.layout.setColumnStretchFactor(1, 3)
+        self.bars: dict[str, pg.BarGraphItem] = {}
+        legend = self.bar_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        for t in BLOCK_TYPES:
+            item = pg.BarGraphItem(x=[], height=[], width=0.8, brush=QColor(BLOCK_COLORS[t]), pen=None)
+            self.bar_plot.addItem(item)
+            self.bars[t] = item
+            legend.addItem(item, t)
+        self.sel_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#e11d48", width=2))
+        self.bar_plot.addItem(self.sel_line)
+        self.sel_line.hide()
+        self.glw.scene().sigMouseClicked.connect(self._clicked)
+        self.n_messages = 0
+        self.stage_labels: list[str] = []
+        self.sizes: list[int] = []
+        self.tokens: list[int] = []
+
+    # ------------------------------------------------------------ stages
+    def set_series(self, labels: list[str], sizes: list[int], tokens: list[int], threshold: float | None,
+                   unit: str = "size", param_name: str = "") -> None:
+        self.stage_labels, self.sizes, self.tokens = list(labels), list(sizes), list(tokens)
+        self.unit, self.param_name = unit, param_name
+        x = np.arange(len(labels))
+        self.size_curve.setData(x, np.asarray(sizes, dtype=float))
+        self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
+        ax = self.stage_plot.getAxis("bottom")
+        ax.setTicks([[(i, l) for i, l in enumerate(labels)]])
+        self.stage_plot.setLabel("left", "chars / tokens")
+        if threshold is None:
+            self.threshold.hide()
+        else:
+            self.threshold.show()
+            self.threshold.blockSignals(True)
+            self.threshold.setValue(float(threshold))
+            self.threshold.blockSignals(False)
+            self._threshold_moving()
+        top = max([*sizes, *tokens, threshold or 0, 1]) * 1.15
+        self.stage_plot.setYRange(0, top, padding=0)
+        self.stage_plot.setXRange(-0.5, max(len(labels) - 0.5, 0.5), padding=0)
+        self.threshold.setBounds((0, None))
+
+    def _threshold_moving(self, *_):
+        unit = "chars" if self.unit == "size" else "tokens"
+        self.threshold_label.setText(f"{self.param_name or 'threshold'} = {fmt(self.threshold.value())} {unit}"
+                                     "  (drag me)")
+
+    def _threshold_released(self, *_):
+        self.sigThresholdChanged.emit(float(self.threshold.value()))
+
+    def threshold_value(self) -> float:
+        return float(self.threshold.value())
+
+    def set_stage(self, k: int) -> None:
+        self.cursor.setValue(k)
+
+    # ------------------------------------------------------------ bars
+    def _block_sizes(self, m) -> dict:
+        hit = self._sizes_cache.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        d = block_sizes(m)
+        self._sizes_cache[id(m)] = (m, d)
+        return d
+
+    def set_messages(self, messages: list) -> None:
+        n = len(messages)
+        self.n_messages = n
+        if len(self._sizes_cache) > 4 * max(n, 1000):
+            self._sizes_cache.clear()
+        per = [self._block_sizes(m) for m in messages]
+        x = np.arange(n, dtype=float)
+        base = np.zeros(n)
+        for t in BLOCK_TYPES:
+            h = np.fromiter((d[t] for d in per), dtype=float, count=n)
+            self.bars[t].setOpts(x=x, height=h, y0=base.copy(), width=0.8)
+            base += h
+        self.bar_plot.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.01)
+        self.bar_plot.setYRange(0, max(float(base.max()) if n else 1.0, 1.0) * 1.05, padding=0)
+        self.bar_heights = base
+
+    def set_selected(self, i: int | None) -> None:
+        if i is None or i < 0:
+            self.sel_line.hide()
+            return
+        self.sel_line.setValue(i)
+        self.sel_line.show()
+
+    def _clicked(self, ev) -> None:
+        vb = self.bar_plot.vb
+        pos = ev.scenePos()
+        if not vb.sceneBoundingRect().contains(pos):
+            return
+        x = vb.mapSceneToView(pos).x()
+        i = int(round(x))
+        if 0 <= i < self.n_messages:
+            self.sigMessageClicked.emit(i)
