@@ -157,3 +157,34 @@ def hermes_oracle_check(messages: list, params: dict | None = None, summary_text
         version = installed_version()
         return MATCH if version in (None, VERSION) else f"{MATCH} (installed: {version})"
     return diff
+
+
+def check_trace(trace) -> str:
+    """For the window: compare a finished hermes-strategy ``Trace`` with what hermes-agent 0.19.0
+    makes of the same input (the messages after conversion), the same parameters, the same
+    pipeline state (previous summary, compaction count) and the summary text the run got.
+    Returns ``MATCH``, ``ABSENT``, a sentence why nothing was compared, or the first difference."""
+    if module() is None:
+        return ABSENT
+    if getattr(trace, "strategy", None) != "hermes":
+        return "not a hermes run"
+    prune = trace.step("hermes_prune")
+    if prune is None:
+        return "the run has no hermes_prune step"
+    summ = trace.step("hermes_summarize")
+    if not prune.triggered or summ is None or summ.summary is None:
+        return "nothing to compare: the strategy did not compact in this run"
+    fail = None
+    text = summ.summary.get("text") or ""
+    if summ.vars.get("fallback"):
+        fail = summ.summary.get("reason") or "summary failed"
+    params = {k: v for k, v in trace.params.items() if k in _CTOR or k in ("context_length", "max_tokens")}
+    theirs_c = TheirCompressor(params, text, fail)
+    before = trace.state_before or {}
+    theirs_c.obj.compression_count = int(before.get("hermes_compression_count", 0) or 0)
+    theirs_c.obj._previous_summary = before.get("hermes_previous_summary") or None
+    try:
+        theirs = theirs_c.compress(prune.input, trace.params.get("focus_topic"))
+    except Exception as e:
+        return f"hermes-agent {VERSION} raised {type(e).__name__}: {e}"
+    return first_difference(trace.output, theirs) or MATCH

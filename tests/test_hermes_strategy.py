@@ -340,3 +340,19 @@ def test_iteration_budget_refund_semantics():
     # the cap still holds for real turns
     budget, ran = simulate_turns(["turn"] * 7 + ["compact"], 5)
     assert ran == 5 and budget.events[-1] == ("refused", 5)
+
+
+def test_check_trace_for_the_window():
+    pytest.importorskip("agent.context_compressor", reason="hermes-agent is not installed")
+    from core.hermes_oracle import MATCH, check_trace
+    rec = Recording("## Goal\nfinish")
+    e = engine(rec, trigger="always", context_length=16000)
+    t1 = e.run(conv(), dialect="openai")
+    assert check_trace(t1) == MATCH
+    t2 = e.run(t1.output + conv(turns=12, system=False), dialect="openai")   # iterative: state primed
+    assert check_trace(t2) == MATCH
+    t3 = engine(Failing(), trigger="always").run(conv(), dialect="openai")  # deterministic fallback
+    assert check_trace(t3) == MATCH
+    assert check_trace(engine().run(conv(turns=2), dialect="openai")).startswith("nothing to compare")
+    t1.steps[-1].messages[1] = {"role": "user", "content": "tampered"}
+    assert check_trace(t1).startswith("message 1 (user)")
