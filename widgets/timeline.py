@@ -100,12 +100,15 @@ class TimelineWidget(QWidget):
         self.legend = pi.addLegend(offset=(10, 10), brush=pg.mkBrush(20, 20, 20, 200), pen=pg.mkPen("#475569"))
         self.legend.setColumnCount(3)
 
-        def curve(name, pen, **kw):
-            c = pi.plot([], [], pen=pen, name=name, **kw)
+        def curve(name, pen, ignore_bounds=False, **kw):
+            c = pg.PlotDataItem([], [], pen=pen, name=name, **kw)
             c.setClipToView(True)
             c.setDownsampling(auto=True, method="peak")
+            pi.addItem(c, ignoreBounds=ignore_bounds)
             return c
-        self.raw_curve = curve("raw growth (no compaction)", pg.mkPen("#94a3b8", width=1, style=Qt.DashLine))
+        # the raw growth can be 100x the compacted context: it does not set the y range
+        self.raw_curve = curve("raw growth (no compaction)", pg.mkPen("#94a3b8", width=1, style=Qt.DashLine),
+                               ignore_bounds=True)
         self.before_curve = curve("before the pipeline", pg.mkPen("#93c5fd", width=1))
         self.after_curve = curve("sent (after the pipeline)", pg.mkPen("#1d4ed8", width=2))
         self.real_curve = curve("real context (usage)", pg.mkPen("#f97316", width=2), connect="finite")
@@ -225,6 +228,7 @@ class TimelineWidget(QWidget):
                 pi.addItem(m)
                 self.layer_markers[name] = m
             idx = [c.index for c in r.calls if name in c.fired]
+            m.setSize(9 if len(r.calls) <= 1500 else 5)
             m.setData(np.array(idx, dtype=float), after[idx] if idx else np.array([]),
                       data=[f"call {i}: {name}" for i in idx])
             m.show()
@@ -236,10 +240,11 @@ class TimelineWidget(QWidget):
         # overlays (comparison)
         while len(self.overlay_curves) < len(self.overlays):
             k = len(self.overlay_curves)
-            c = pi.plot([], [], pen=pg.mkPen(OVERLAY_COLORS[k % len(OVERLAY_COLORS)], width=2, style=Qt.DashDotLine),
-                        name=f"run {k + 2}")
+            c = pg.PlotDataItem([], [], pen=pg.mkPen(OVERLAY_COLORS[k % len(OVERLAY_COLORS)], width=2,
+                                                     style=Qt.DashDotLine), name=f"run {k + 2}")
             c.setClipToView(True)
             c.setDownsampling(auto=True, method="peak")
+            pi.addItem(c)
             self.overlay_curves.append(c)
         for k, c in enumerate(self.overlay_curves):
             if k < len(self.overlays):
