@@ -102,9 +102,9 @@ class TimelineWidget(QWidget):
 
         def curve(name, pen, ignore_bounds=False, **kw):
             c = pg.PlotDataItem([], [], pen=pen, name=name, **kw)
+            pi.addItem(c, ignoreBounds=ignore_bounds)     # (addItem applies the plot's own settings first)
             c.setClipToView(True)
             c.setDownsampling(auto=True, method="peak")
-            pi.addItem(c, ignoreBounds=ignore_bounds)
             return c
         # the raw growth can be 100x the compacted context: it does not set the y range
         self.raw_curve = curve("raw growth (no compaction)", pg.mkPen("#94a3b8", width=1, style=Qt.DashLine),
@@ -242,9 +242,9 @@ class TimelineWidget(QWidget):
             k = len(self.overlay_curves)
             c = pg.PlotDataItem([], [], pen=pg.mkPen(OVERLAY_COLORS[k % len(OVERLAY_COLORS)], width=2,
                                                      style=Qt.DashDotLine), name=f"run {k + 2}")
+            pi.addItem(c)
             c.setClipToView(True)
             c.setDownsampling(auto=True, method="peak")
-            pi.addItem(c)
             self.overlay_curves.append(c)
         for k, c in enumerate(self.overlay_curves):
             if k < len(self.overlays):
