@@ -96,7 +96,14 @@ def _token_estimator(spec: str | None):
 def cmd_run(args) -> int:
     result, conv = _load(args.file, args.conversation)
     engine = _engine(args, args.strategy)
-    trace = engine.run(conv.messages, conversation=conv)
+    layers = None
+    if args.reactive or args.compact_tool:
+        extra = engine.strategy.reactive_layer if args.reactive else engine.strategy.compact_tool_layer
+        if not extra:
+            raise CliError(f"strategy {engine.strategy.name} has no "
+                           f"{'reactive compaction' if args.reactive else 'compact tool'}")
+        layers = [l.name for l in engine.layers] + [extra]
+    trace = engine.run(conv.messages, conversation=conv, layers=layers)
     if args.json:
         d = trace.to_json(include_messages=not args.no_messages)
         out = {"strategy": d["strategy"], "params": d["params"],
@@ -214,6 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--no-messages", action="store_true", help="with --json: message counts instead of lists")
+    p.add_argument("--reactive", action="store_true",
+                   help="then simulate the API's prompt-too-long error: run reactive compaction on the result")
+    p.add_argument("--compact-tool", action="store_true",
+                   help="then run the compact tool path (the last assistant message called `compact`)")
     p.set_defaults(fn=cmd_run)
     p = sub.add_parser("check", help="would the API accept FILE's messages? exit 1 if not")
     _add_common(p)

@@ -153,3 +153,13 @@ def test_console_script_entry_point_works():
     r = subprocess.run([sys.executable, "-m", "app.cli", "strategies"], cwd=ROOT, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and "s08" in r.stdout and "max_messages" in r.stdout
+
+
+def test_run_reactive_appends_the_reactive_step(capsys, examples, tmp_path):
+    rc, out, _ = run_cli(capsys, "run", str(examples / "boundary_case.json"), "--json", "--reactive",
+                         "--workdir", str(tmp_path), "--summarizer", "fixed:R")
+    d = json.loads(out)
+    assert [s["layer"] for s in d["steps"]][-1] == "reactive_compact"
+    last = d["steps"][-1]
+    assert last["messages"][0]["content"] == "[Reactive compact]\n\nR"
+    assert len(last["messages"]) == 6 and last["origin"][0] is None
