@@ -111,7 +111,11 @@ class CallRecord:
 
 
 def threshold_for(strategy: Strategy, params: dict) -> tuple[float | None, str]:
-    """The value a strategy compacts at, and its unit ("size" chars or "tokens")."""
+    """The value a strategy compacts at, and its unit ("size" chars or "tokens"): a strategy
+    whose threshold is derived can put ``notes["threshold_fn"] = f(params)``."""
+    fn = strategy.notes.get("threshold_fn") if isinstance(strategy.notes, dict) else None
+    if callable(fn):
+        return float(fn(params)), strategy.threshold_unit
     if strategy.name == "claude_code":
         from .layers.claude_code import threshold
         return float(threshold(params)), "tokens"

@@ -226,3 +226,16 @@ def test_cli_compare_and_errors(tmp_path, capsys):
     g.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     rc, out, _ = _cli(capsys, "replay", str(g))     # one user message: the call it waits for
     assert rc == 0 and "1 model calls" in out
+
+
+def test_replay_converts_to_the_strategy_dialect(tmp_path):
+    from core import strategies
+    if "hermes" not in strategies.available():
+        pytest.skip("the hermes strategy is not built")
+    msgs = pairs_session(20, size=4000)
+    res = replay(msgs, "hermes", workspace=Workspace(tmp_path), summarizer=FixedSummarizer("S"), keep_traces=True)
+    assert len(res.calls) == 21 and [c.message_index for c in res.calls][:3] == [1, 3, 5]
+    for tr in res.traces:
+        assert tr.dialect == "openai"
+        assert not rejected(check(tr.output, "openai"))
+        assert all(s.layer != "convert" for s in tr.steps)     # converted once, not at every call
