@@ -110,10 +110,12 @@ def iter_lines(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int
     A line longer than ``max_line`` is yielded as (n, None) without holding it in
     memory, so one huge line can be reported instead of exhausting memory.
     """
-    with path.open("rb") as f:
+    with path.open("rb", buffering=1 << 20) as f:
         n = 0
+        readline = f.readline
+        limit = max_line + 1
         while True:
-            raw = f.readline(max_line + 1)
+            raw = readline(limit)
             if not raw:
                 return
             n += 1
@@ -166,6 +168,12 @@ def parse_timestamp(value: Any) -> float | None:
     if not isinstance(value, str) or not value:
         return None
     from datetime import datetime, timezone
+    try:
+        dt = datetime.fromisoformat(value)   # Python 3.11+ reads "...Z" itself
+        if dt.tzinfo is not None:
+            return dt.timestamp()
+    except ValueError:
+        pass
     s = value.strip()
     if s.endswith("Z") or s.endswith("z"):
         s = s[:-1] + "+00:00"

@@ -23,12 +23,18 @@ one line are recovered. The file is streamed and parsed with orjson.
 """
 from __future__ import annotations
 
+import gc
 import re
 from collections import Counter
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import ANTHROPIC
 from .base import JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp, recover_records
+
+try:
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _fast_loads = loads
 
 FORMAT = "claude-code"
 
@@ -92,9 +98,8 @@ def _read(path_str: str, path) -> tuple:
     conv: list[_Record] = []
     others: list[tuple[int, dict]] = []
     parents: dict = {}
-    seen: set = set()
     problems: list[Problem] = []
-    types: Counter = Counter()
+    types: dict = {}
     nonrecord = 0
 
     def take(n: int, rec) -> None:
@@ -104,13 +109,14 @@ def _read(path_str: str, path) -> tuple:
             problems.append(Problem(path_str, n, f"a JSON {type(rec).__name__}, not a record: skipped"))
             return
         t = rec.get("type")
-        types[t if isinstance(t, str) else "?"] += 1
+        if not isinstance(t, str):
+            t = "?"
+        types[t] = types.get(t, 0) + 1
         u = rec.get("uuid")
         if isinstance(u, str):
-            if u in seen:
-                types["(duplicate)"] += 1
+            if u in parents:
+                types["(duplicate)"] = types.get("(duplicate)", 0) + 1
                 return          # the same record written twice
-            seen.add(u)
             p = rec.get("parentUuid")
             if p is None:
                 p = rec.get("logicalParentUuid")
@@ -120,12 +126,13 @@ def _read(path_str: str, path) -> tuple:
         else:
             others.append((n, rec))
 
+    conv_append, others_append = conv.append, others.append
     for n, raw in iter_lines(path):
         if raw is None:
             problems.append(Problem(path_str, n, "line is too long to load; skipped", "error"))
             continue
         try:
-            rec = loads(raw)
+            rec = _fast_loads(raw)
         except JSONDecodeError as e:
             found = recover_records(raw, _is_record)
             why = str(e).split(":")[0]
@@ -138,6 +145,21 @@ def _read(path_str: str, path) -> tuple:
             else:
                 problems.append(Problem(path_str, n, f"corrupt line ({why}): skipped", "error"))
             continue
+        # the common case of take(), inlined: this loop runs once per line of a 100 MB file
+        if rec.__class__ is dict:
+            t = rec.get("type")
+            u = rec.get("uuid")
+            if t.__class__ is str and u.__class__ is str and u not in parents:
+                types[t] = types.get(t, 0) + 1
+                p = rec.get("parentUuid")
+                if p is None:
+                    p = rec.get("logicalParentUuid")
+                parents[u] = p if p.__class__ is str else None
+                if (t == "user" or t == "assistant") and rec.get("message").__class__ is dict:
+                    conv_append(_Record(n, rec))
+                else:
+                    others_append((n, rec))
+                continue
         take(n, rec)
     return conv, others, parents, problems, types
 
@@ -175,6 +197,8 @@ class _Builder:
         self.pending: tuple | None = None     # (line, boundary record)
         self.last_asst = -1                   # index of the last assistant message
         self.models: Counter = Counter()
+        self.raw_usage: dict = {}             # message index -> the API's usage dict (converted at the end)
+        self.touched: set = set()             # indices of messages merged from several lines
 
     def boundary(self, line: int, rec: dict) -> None:
         self.pending = (line, rec)
@@ -194,9 +218,10 @@ class _Builder:
             self.models[model] += 1
             if model == "<synthetic>":
                 extra["synthetic"] = True
-        meta = MessageMeta(Provenance(self.path, line), parse_timestamp(rec.get("timestamp")),
-                           Usage.from_dict(m.get("usage")) if role == "assistant" else None, model,
+        meta = MessageMeta(Provenance(self.path, line), parse_timestamp(rec.get("timestamp")), None, model,
                            rec.get("uuid"), extra)
+        if role == "assistant" and m.get("usage") is not None:
+            self.raw_usage[len(self.msgs)] = m["usage"]
         self.msgs.append(msg)
         self.meta.append(meta)
         if role == "assistant":
@@ -208,20 +233,16 @@ class _Builder:
             msg["content"] = _blocks_of(msg["content"])
         msg["content"].extend(_blocks_of(content))
         meta = self.meta[i]
-        lines = meta.extra.setdefault("lines", [])
-        lines.append(line)
-        first = meta.provenance.line if meta.provenance else line
-        meta.provenance = Provenance(self.path, first, max(lines))
+        meta.extra.setdefault("lines", []).append(line)
+        self.touched.add(i)                   # its provenance gets the line range at the end
         u = rec.get("uuid")
         if u:
             meta.extra.setdefault("merged_uuids", []).append(u)
         for k, v in rec.items():
             if k not in _STANDARD and k not in meta.extra:
                 meta.extra[k] = v
-        if msg["role"] == "assistant":
-            usage = Usage.from_dict(m.get("usage"))
-            if usage is not None:
-                meta.usage = usage        # the last streamed line has the final output count
+        if msg["role"] == "assistant" and m.get("usage") is not None:
+            self.raw_usage[i] = m["usage"]     # the last streamed line has the final output count
 
     def add(self, r: _Record) -> None:
         rec, line = r.rec, r.line
@@ -265,6 +286,13 @@ class _Builder:
         self._new("user", content, line, rec, m)
 
     def conversation(self, title: str, source: str, problems: list) -> Conversation:
+        for i, u in self.raw_usage.items():
+            self.meta[i].usage = Usage.from_dict(u)
+        self.raw_usage = {}
+        for i in self.touched:
+            lines = self.meta[i].extra.get("lines") or [0]
+            self.meta[i].provenance = Provenance(self.path, lines[0], max(lines))
+        self.touched = set()
         model = self.models.most_common(1)[0][0] if self.models else None
         if model == "<synthetic>" and len(self.models) > 1:
             model = [k for k, _ in self.models.most_common(2) if k != "<synthetic>"][0]
@@ -297,24 +325,31 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
     kept: list = []
     kept_msg_ids: set = set()
     kept_tool_ids: set = set()
+    scanned = 0                 # kept[:scanned] is in the two id sets (filled only when a fork needs them)
     dropped = 0
     for r in main:
-        ok = True
-        if leaf is not None and isinstance(r.uuid, str) and r.uuid not in path:
-            if reaches(r.parent if isinstance(r.parent, str) else None):
-                m = r.rec["message"]
-                c = m.get("content")
-                if r.rec.get("type") == "assistant":
-                    ok = m.get("id") in kept_msg_ids
-                else:
-                    ok = _only_tool_results(c) and all(b.get("tool_use_id") in kept_tool_ids for b in c)
+        u = r.uuid
+        if leaf is None or u in path or u.__class__ is not str \
+                or not reaches(r.parent if isinstance(r.parent, str) else None):
+            kept.append(r)
+            continue
+        # a record that forks off the chain: a sibling of the same turn (another block of the same
+        # assistant message, another tool result) or an abandoned branch
+        for k in kept[scanned:]:
+            if k.rec.get("type") == "assistant":
+                km = k.rec["message"]
+                if km.get("id"):
+                    kept_msg_ids.add(km.get("id"))
+                kept_tool_ids.update(_tool_use_ids(km.get("content")))
+        scanned = len(kept)
+        m = r.rec["message"]
+        c = m.get("content")
+        if r.rec.get("type") == "assistant":
+            ok = m.get("id") in kept_msg_ids
+        else:
+            ok = _only_tool_results(c) and all(b.get("tool_use_id") in kept_tool_ids for b in c)
         if ok:
             kept.append(r)
-            m = r.rec["message"]
-            if r.rec.get("type") == "assistant":
-                if m.get("id"):
-                    kept_msg_ids.add(m.get("id"))
-                kept_tool_ids.update(_tool_use_ids(m.get("content")))
         else:
             dropped += 1
     # compact boundaries: those on the chain (or all, when there is no chain)
@@ -405,6 +440,18 @@ def _task_prompts(msgs: list) -> dict:
 
 
 def load(probe: Probe) -> LoadResult:
+    # Parsing creates millions of small objects and no reference cycles: the cyclic garbage collector
+    # would only walk them again and again (about a third of the load time on a 100 MB session).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(probe)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(probe: Probe) -> LoadResult:
     path = str(probe.path)
     conv, others, parents, problems, types = _read(path, probe.path)
     if not conv and not any(r.get("type") == "progress" for _, r in others):
