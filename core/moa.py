@@ -220,3 +220,19 @@ def simulate_turns(model_calls: list[str], max_total: int = 90) -> tuple[Iterati
         if ev == "compact":
             budget.compaction_restart()
     return budget, ran
+
+
+def budget_for_replay(result: Any, max_total: int = 90) -> tuple[IterationBudget, int | None]:
+    """Walk a ``core.replay.ReplayResult`` through an iteration budget: each model call consumes
+    one iteration; a call before which the strategy compacted first consumed one for the
+    compaction restart and got it refunded. Returns the budget and the index of the first call
+    the cap would have refused (None if the whole recording fits)."""
+    budget = IterationBudget(max_total)
+    for call in getattr(result, "calls", []):
+        if getattr(call, "compacted", False):
+            if not budget.consume():
+                return budget, call.index
+            budget.compaction_restart()
+        if not budget.consume():
+            return budget, call.index
+    return budget, None

@@ -356,3 +356,17 @@ def test_check_trace_for_the_window():
     assert check_trace(engine().run(conv(turns=2), dialect="openai")).startswith("nothing to compare")
     t1.steps[-1].messages[1] = {"role": "user", "content": "tampered"}
     assert check_trace(t1).startswith("message 1 (user)")
+
+
+def test_budget_for_replay_refunds_compaction_restarts(tmp_path):
+    from core.moa import budget_for_replay
+    from core.replay import replay
+    msgs = conv(turns=25)
+    res = replay(msgs, "hermes", {"context_length": 8000}, summarizer=CachedSummarizer(FixedSummarizer("S")))
+    compactions = sum(1 for c in res.calls if c.compacted)
+    assert compactions >= 1
+    budget, stop = budget_for_replay(res, max_total=len(res.calls))
+    assert stop is None and budget.used == len(res.calls)      # restarts refunded: every call fits the cap
+    assert [e for e, _ in budget.events].count("refund") == compactions
+    budget, stop = budget_for_replay(res, max_total=len(res.calls) - 1)
+    assert stop == res.calls[-1].index

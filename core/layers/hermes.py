@@ -288,9 +288,9 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
                 "reason": reason or kind}
     out = messages[:start] + [{"role": "user", "content": text, R.SUMMARY_FLAG: True}] + messages[end:]
     origin = list(range(start)) + [None] + list(range(end, n))
-    how = "deterministic fallback summary" if v.get("fallback") else \
-        ("updated summary (iterative)" if previous else "new summary")
-    edit = Edit(SUMMARY, f"messages [{start}, {end}) replaced by a {how} of {_fmt(len(text))} chars",
+    how = "a deterministic fallback summary" if v.get("fallback") else \
+        ("an updated summary (iterative)" if previous else "a new summary")
+    edit = Edit(SUMMARY, f"messages [{start}, {end}) replaced by {how} of {_fmt(len(text))} chars",
                 start=start, end=end, out=start, new_len=len(text))
     state[PASS] = {**p, "summary_at": start, "fallback": bool(v.get("fallback"))}
     return LayerOutput(out, origin, [edit], v, edit.text + " (its role is chosen by assemble)", triggered=True,
