@@ -176,6 +176,11 @@ class LiveController(QObject):
             changed = [s.layer for s in tr.steps if s.changed]
             p.set_status("calling", f"call {call.n}: sending {call.messages} messages, {_fmt(call.size)} chars"
                          + (f" (changed by {', '.join(changed)})" if changed else ""))
+            for s in tr.steps:
+                if s.error:
+                    fails = tr.state_after.get("consecutive_failures")
+                    p.append_note(f"{s.layer} failed before call {call.n}: {s.error}; the context was sent "
+                                  f"unchanged" + (f" (consecutive failures: {fails})" if fails else ""), "#dc2626")
             if any(s.layer == "compact_history" and s.changed for s in tr.steps):
                 p.append_note(f"compact_history summarised the conversation before call {call.n}: "
                               f"{len(tr.input)} \u2192 {len(tr.output)} messages")
@@ -357,5 +362,10 @@ def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:
     dock.setObjectName("dock_live")
     dock.setWidget(panel)
     win.addDockWidget(Qt.RightDockWidgetArea, dock)
+    inspector = getattr(win, "dock_inspector", None)
+    if inspector is not None:
+        win.tabifyDockWidget(inspector, dock)      # full height, next to the inspector and parameters
+    dock.raise_()
+    win.resizeDocks([dock], [440], Qt.Horizontal)
     win.live_panel, win.live_controller, win.live_dock = panel, ctl, dock
     return dock, ctl

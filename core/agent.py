@@ -116,6 +116,16 @@ def is_prompt_too_long(e: BaseException) -> bool:
     return "prompt is too long" in msg or "prompt_too_long" in msg or "too many tokens" in msg
 
 
+def api_message(e: BaseException) -> str:
+    """The API's own words from an SDK error (body.error.message), else the exception text."""
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error") if isinstance(body.get("error"), dict) else body
+        if isinstance(err.get("message"), str) and err["message"]:
+            return err["message"]
+    return str(getattr(e, "message", None) or e) or type(e).__name__
+
+
 def classify(e: BaseException) -> AgentError:
     """An SDK exception as an AgentError with what to do."""
     if isinstance(e, AgentError):
@@ -123,10 +133,17 @@ def classify(e: BaseException) -> AgentError:
     from .summarizers.anthropic_api import classify_api_error
     se = classify_api_error(e) if not isinstance(e, SummaryError) else e
     status = getattr(e, "status_code", None)
-    kind = se.kind
-    if is_prompt_too_long(e):
-        kind = "prompt_too_long"
-    text = str(se.args[0]) if se.args else str(e)
+    kind = "prompt_too_long" if is_prompt_too_long(e) else se.kind
+    msg = api_message(e)
+    http = f"HTTP {status}: " if status else ""
+    text = {
+        "auth": f"The API rejected the key ({http}{msg})",
+        "rate_limit": f"Rate limited ({http}{msg})",
+        "overloaded": f"The API is overloaded ({http}{msg})",
+        "network": f"Cannot reach the API ({msg})",
+        "prompt_too_long": f"The prompt is too long ({http}{msg})",
+        "bad_request": f"The API refused the request ({http}{msg})",
+    }.get(kind, f"API error ({http}{msg})" if status else f"{type(e).__name__}: {msg}")
     return AgentError(text, _HINTS.get(kind, se.hint or "retry; if it persists, check the settings"), kind, status)
 
 

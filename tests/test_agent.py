@@ -150,6 +150,7 @@ def test_no_key_wrong_key_and_network(tmp_path, monkeypatch):
         with pytest.raises(AgentError) as ei:
             agent.send("hi")
     assert ei.value.kind == "auth" and "key" in ei.value.hint
+    assert ei.value.message == "The API rejected the key (HTTP 401: invalid x-api-key)"
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]

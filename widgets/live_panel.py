@@ -15,8 +15,8 @@ import os
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (QCheckBox, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
-                               QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QTabWidget, QTextBrowser,
-                               QVBoxLayout, QWidget)
+                               QMessageBox, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox, QTabWidget,
+                               QTextBrowser, QVBoxLayout, QWidget)
 
 from .common import ROLE_COLORS, fmt
 
@@ -64,6 +64,7 @@ class LivePanel(QWidget):
         self.tabs.addTab(self._agent_tab(), "Agent")
         self.tabs.addTab(self._proxy_tab(), "Proxy")
         self.tabs.addTab(self._follow_tab(), "Follow file")
+        self.tabs.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
         outer.addWidget(self.tabs, 0)
 
         self.error_box = QLabel(self)
@@ -72,6 +73,7 @@ class LivePanel(QWidget):
         self.error_box.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.error_box.setStyleSheet("QLabel { background: #fee2e2; color: #7f1d1d; border: 1px solid #ef4444; "
                                      "border-radius: 4px; padding: 6px; }")
+        self.error_box.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         self.error_box.hide()
         outer.addWidget(self.error_box)
 
@@ -80,6 +82,7 @@ class LivePanel(QWidget):
         self.log.setOpenLinks(False)
         self.log.setPlaceholderText("The live session appears here: your messages, the agent's answers and tool "
                                     "calls, and every compaction.")
+        self.log.setMinimumHeight(120)
         outer.addWidget(self.log, 1)
 
         row = QHBoxLayout()
