@@ -292,7 +292,13 @@ def test_api_trace_cycles(corpus):
     conv = load(path).main
     last = doc["cycles"][-1]
     assert conv.messages[:-1] == last["request"]["messages"]
-    assert conv.messages[-1]["content"] == last["response"]["content"]
+    # the response's thinking block was stored as {"type": "unknown", "raw": "ThinkingBlock(...)"}
+    assert last["response"]["content"][0]["type"] == "unknown"
+    thinking, text = conv.messages[-1]["content"]
+    assert thinking["type"] == "thinking" and thinking["signature"].startswith("809abb")
+    assert thinking["thinking"].startswith("I've successfully found all Python files")
+    assert text == last["response"]["content"][1]
+    assert check(conv.messages, conv.dialect) == []
     assert conv.system == last["request"]["system"] and conv.tools == last["request"]["tools"]
     assert sum(m.usage.output_tokens for m in conv.meta if m.usage) == doc["total_output_tokens"]
 

@@ -25,6 +25,10 @@ def looks_like_repr(s) -> bool:
     return isinstance(s, str) and bool(_REPR_START.match(s)) and "type=" in s
 
 
+def _unknown_raw(block) -> bool:
+    return isinstance(block, dict) and block.get("type") == "unknown" and looks_like_repr(block.get("raw"))
+
+
 def _convert(node, depth: int = 0):
     if depth > 200:
         raise ReprError("nested too deeply")
@@ -94,9 +98,12 @@ def content_from_repr(content):
         if isinstance(v, list) and all(isinstance(b, dict) for b in v):
             return v, True
         return content, False
-    if isinstance(content, list) and any(looks_like_repr(b) for b in content):
+    if isinstance(content, list) and any(looks_like_repr(b) or _unknown_raw(b) for b in content):
         out, changed = [], False
-        for b in content:
+        for orig in content:
+            b = orig
+            if _unknown_raw(b):        # {"type": "unknown", "raw": "ThinkingBlock(...)"} (learn-claude-code traces)
+                b = b["raw"]
             if looks_like_repr(b):
                 try:
                     v = parse_repr(b)
@@ -110,6 +117,6 @@ def content_from_repr(content):
                     out.extend(v)
                     changed = True
                     continue
-            out.append(b)
+            out.append(orig)
         return out, changed
     return content, False
