@@ -299,3 +299,47 @@ def test_oracle_check_reports_a_difference():
     diff = first_difference(tampered, theirs)
     assert diff and diff.startswith(f"message {len(theirs) - 1}")
     assert first_difference(theirs[:-1], theirs) == f"ours has {len(theirs) - 1} messages, hermes-agent {len(theirs)}"
+
+
+def _odd_message(rng: random.Random, i: int) -> dict:
+    role = rng.choice(["user", "assistant", "tool", "system", "developer", None]) if rng.random() < 0.15 \
+        else rng.choice(["user", "assistant", "tool"])
+    m: dict = {"role": role} if role is not None else {}
+    if rng.random() < 0.9:
+        m["content"] = rng.choice([None, "", "x" * rng.randint(0, 3000), [], "   ", 123, ["a", "b"], [{"type": "text"}],
+                                   [{"type": "text", "text": "t" * rng.randint(0, 500)}],
+                                   [{"type": "input_image", "image_url": "u"}, "raw str part", 5],
+                                   {"_multimodal": True, "content": [{"type": "image"}]},
+                                   [{"type": "image", "source": {}}]])
+    if role == "assistant" and rng.random() < 0.6:
+        calls = []
+        for k in range(rng.randint(0, 3)):
+            args = rng.choice(["{}", '{"path": 5}', "[1,2]", {"k": 1}, "x" * 600, '{"a":"%s"}' % ("y" * 700),
+                               '"str"', "null"])
+            calls.append(rng.choice([
+                {"id": f"c{i}_{k}", "type": "function",
+                 "function": {"name": rng.choice(["terminal", "read_file", "x", None]), "arguments": args}},
+                {"id": f"c{i}_{k}"}, {"call_id": f"c{i}_{k}", "function": {}}, "notadict",
+                {"id": None, "function": {"name": "n", "arguments": "{}"}}]))
+        m["tool_calls"] = calls if rng.random() < 0.9 else None
+    if role == "tool":
+        m["tool_call_id"] = rng.choice([f"c{i - 1}_0", f"c{i - 2}_1", None, "", "zz"])
+    return m
+
+
+def test_odd_shapes_match_hermes_agent():
+    """Malformed-but-possible histories: missing roles, None/int/dict contents, non-dict tool calls, calls
+    without ids, results without ids, non-JSON arguments, Codex call_ids."""
+    failures, summarised = [], 0
+    for seed in range(150):
+        rng = random.Random(10_000 + seed)
+        msgs = [_odd_message(rng, i) for i in range(rng.randint(1, 40))]
+        params = {"context_length": rng.choice([2000, 4000, 16000]), "protect_first_n": rng.choice([0, 1, 3]),
+                  "protect_last_n": rng.choice([1, 3, 20])}
+        theirs = TheirCompressor(params, "S").compress(msgs)
+        summarised += any(isinstance(m, dict) and m.get(R.SUMMARY_FLAG) for m in theirs)
+        diff = first_difference(OurCompressor(params, "S").compress(msgs), theirs)
+        if diff:
+            failures.append(f"seed {10_000 + seed}: {diff}")
+    assert summarised >= 100
+    assert not failures, failures[:3]
