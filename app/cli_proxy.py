@@ -1,4 +1,6 @@
-"""``compactscope proxy``: the recording proxy from the command line (no Qt)."""
+"""``compactscope proxy`` (the recording proxy) and ``compactscope record`` (the
+built-in s08 agent in the terminal), both recording to a Compactscope recording.
+No Qt."""
 from __future__ import annotations
 
 import sys
@@ -70,3 +72,106 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         return 0
 
     p.set_defaults(fn=cmd_proxy)
+    register_record(sub, CliError)
+
+
+def register_record(sub, CliError) -> None:
+    p = sub.add_parser("record", help="run the built-in s08 agent in the terminal and record every model call")
+    p.add_argument("prompt", nargs="*", help="one turn per prompt; without any, read prompts from stdin")
+    p.add_argument("--workspace", required=True, metavar="DIR",
+                   help="the folder the agent may read, write and run commands in")
+    p.add_argument("--record", metavar="FILE", help="recording file (default: a new file under the user cache)")
+    p.add_argument("--model", help="model (default: COMPACTSCOPE_MODEL or claude-sonnet-4-6)")
+    p.add_argument("--base-url", help="API base URL (default: ANTHROPIC_BASE_URL or the Anthropic API)")
+    p.add_argument("--strategy", default="s08", help="the pipeline run before every call (default s08)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
+    p.add_argument("--summarizer", default="api", choices=("api", "offline"),
+                   help="who writes compact_history's summary: the API (the seed's way, default) or offline")
+    p.add_argument("--allow-bash", action="store_true", help="run bash commands without asking")
+    p.add_argument("--max-retries", type=int, default=2, help="SDK retries on 429/5xx/529 (default 2)")
+
+    def cmd_record(args) -> int:
+        from core.agent import Agent, AgentError, AgentStopped
+        from core.recording import RecordingWriter
+        params = {}
+        for kv in args.set or []:
+            if "=" not in kv:
+                raise CliError(f"--set takes NAME=VALUE, not {kv!r}")
+            k, v = kv.split("=", 1)
+            params[k.strip()] = v.strip()
+        ws = Path(args.workspace).expanduser()
+        if not ws.is_dir():
+            raise CliError(f"{ws}: no such folder (the agent's workspace must exist)")
+        path = Path(args.record) if args.record else default_record_path().with_name(
+            f"agent-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+        try:
+            rec = RecordingWriter(path, source="agent", meta={"strategy": args.strategy, "workdir": str(ws)})
+        except OSError as e:
+            raise CliError(f"{path}: cannot write the recording: {e.strerror or e}") from None
+
+        def ask(command: str) -> str:
+            if args.allow_bash:
+                return "once"
+            try:
+                a = input(f"run `{command}`? [y]es / [a]lways this session / [N]o: ").strip().lower()
+            except EOFError:
+                return "deny"
+            return "session" if a.startswith("a") else "once" if a.startswith("y") else "deny"
+
+        def on_event(kind: str, d: dict) -> None:
+            if kind == "stream":
+                print(d["text"], end="", flush=True)
+            elif kind == "response":
+                print(flush=True)
+            elif kind == "tool":
+                out = str(d["output"]).replace("\n", " | ")
+                print(f"  [{d['name']}] {str(d['input'])[:100]} -> {out[:160]}", flush=True)
+            elif kind == "compaction":
+                tr = d["trace"]
+                print(f"  [{d['kind']}] {len(tr.input)} -> {len(tr.output)} messages", flush=True)
+            elif kind == "trace":
+                for s in d["trace"].steps:
+                    if s.changed or s.error:
+                        print(f"  [{s.layer}] {s.explain()}", flush=True)
+        try:
+            agent = Agent(ws, strategy=args.strategy, params=params, model=args.model, base_url=args.base_url,
+                          recorder=rec, on_event=on_event, confirm_bash=ask, max_retries=args.max_retries,
+                          summarizer=None if args.summarizer == "offline" else "api")
+        except (AgentError, KeyError, ValueError) as e:
+            rec.close()
+            raise CliError(str(e.args[0] if isinstance(e, KeyError) else e)) from None
+        print(f"recording to {path}", file=sys.stderr)
+        prompts = list(args.prompt)
+        interactive = not prompts
+        code = 0
+        try:
+            while True:
+                if interactive:
+                    try:
+                        text = input("> ").strip()
+                    except EOFError:
+                        break
+                    if not text:
+                        continue
+                elif prompts:
+                    text = prompts.pop(0)
+                else:
+                    break
+                try:
+                    agent.send(text)
+                except AgentError as e:
+                    print(f"compactscope: {e.message}\n  what to do: {e.hint}", file=sys.stderr)
+                    code = 1
+                    if not interactive:
+                        break
+        except KeyboardInterrupt:
+            agent.stop()
+            code = 130
+        except AgentStopped:
+            code = 130
+        finally:
+            rec.close()
+            print(f"{len(agent.calls)} call(s) recorded in {path}", file=sys.stderr)
+        return code
+
+    p.set_defaults(fn=cmd_record)

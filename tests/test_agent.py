@@ -245,3 +245,24 @@ def test_recording_never_holds_the_key_even_if_the_model_echoes_it(tmp_path):
     text = rec_path.read_text()
     assert KEY not in text and "[redacted]" in text
     json.loads(text.splitlines()[1])
+
+
+def test_cli_record_runs_a_turn(tmp_path, monkeypatch, capsys):
+    from app.cli import main
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rec = tmp_path / "cli.jsonl"
+    script = [reply(message([tool_use_block("bash", {"command": "echo cli > out.txt"}, "b1")])),
+              reply(message([text_block("wrote out.txt")]))]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with FakeAnthropic(script) as fake:
+        code = main(["record", "--workspace", str(ws), "--record", str(rec), "--base-url", fake.url,
+                     "--allow-bash", "--max-retries", "0", "write out.txt"])
+    out = capsys.readouterr()
+    assert code == 0 and (ws / "out.txt").read_text().strip() == "cli"
+    assert "wrote out.txt" in out.out and "[bash]" in out.out
+    assert len(read_recording(rec).calls) == 2 and KEY not in rec.read_text()
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["record", "--workspace", str(ws), "--record", str(rec), "hi"]) == 1
+    assert "what to do" in capsys.readouterr().err
+    assert main(["record", "--workspace", str(tmp_path / "nope"), "hi"]) == 2
