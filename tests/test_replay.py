@@ -239,3 +239,28 @@ def test_replay_converts_to_the_strategy_dialect(tmp_path):
         assert tr.dialect == "openai"
         assert not rejected(check(tr.output, "openai"))
         assert all(s.layer != "convert" for s in tr.steps)     # converted once, not at every call
+
+
+def test_bundled_long_session_fires_by_the_rules(tmp_path, examples):
+    p = examples / "long_session.json"
+    if not p.exists():
+        pytest.skip("bundled example missing")
+    msgs = json.loads(p.read_text())
+    res = replay(msgs, engine=Engine("s08", {}, workspace=Workspace(tmp_path), summarizer=FixedSummarizer("S")),
+                 keep_traces=True)
+    for c, tr in zip(res.calls, res.traces):
+        ctx = tr.input
+        last = ctx[-1]
+        batch = sum(len(str(b.get("content", ""))) for b in last["content"] if b.get("type") == "tool_result") \
+            if last["role"] == "user" and isinstance(last["content"], list) else 0
+        # budget: the last message's results total over 200,000 chars (and one is over 30,000)
+        assert ("tool_result_budget" in c.fired) == (batch > 200_000), c.index
+        # snip: more than 50 messages reach it (budget never changes the count)
+        if len(ctx) <= 50:
+            assert "snip_compact" not in c.fired
+        else:
+            assert "snip_compact" in c.fired or tr.step("snip_compact").vars.get("snipped") == 0
+        # the summary: len(str(...)) of what reaches it is over 50,000
+        before_summary = tr.step("compact_history").input
+        assert ("compact_history" in c.fired) == (len(str(before_summary)) > 50_000), c.index
+    assert "tool_result_budget" in res.calls[-1].fired and "compact_history" in res.calls[-1].fired
