@@ -6,6 +6,7 @@ Every parameter edit, strategy or summarizer change, and threshold drag re-runs.
 """
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 
@@ -68,6 +69,7 @@ class MainWindow(QMainWindow):
         self.load_result = None
         self.conversation = None
         self.result = None            # PipelineResult
+        self._align_cache: dict = {}
         self.trace = None
         self.runs = 0                 # completed pipeline runs (tests and the status bar)
         self.stage = 0
@@ -398,6 +400,9 @@ class MainWindow(QMainWindow):
         if not result.conversations:
             self.show_error(f"{path} holds no conversation.", "Open another file.")
             return False
+        # a loaded transcript is long-lived and has no cycles: keep the cyclic GC from rescanning its
+        # 100k+ objects on every collection (a 10k-message list otherwise makes each step ~3x slower)
+        gc.freeze()
         self.path = str(path)
         self.load_result = result
         self.hide_error()
@@ -474,10 +479,11 @@ class MainWindow(QMainWindow):
         self._run_finished_ui()
         self.result = result
         self.trace = result.trace
+        self._align_cache = {}
         self.runs += 1
         tr = self.trace
         labels, statuses, expl = ["Original"], ["original"], [
-            f"{len(tr.input)} messages, {fmt(self.meter.size(tr.input))} chars as loaded"
+            f"{len(tr.input)} messages, {fmt(tr.steps[0].size_before if tr.steps else 0)} chars as loaded"
             + (f"; {len(tr.input_findings)} API finding(s)" if tr.input_findings else "")]
         for s in tr.steps:
             labels.append(stage_label(self.strategy, s.layer))
@@ -489,7 +495,8 @@ class MainWindow(QMainWindow):
         self.stepper.current = min(keep, len(stages) - 1)
         self.stepper.set_stages(stages, expl, keep=True)
         self.stepper.blockSignals(False)
-        sizes = [self.meter.size(tr.input)] + [s.size_after for s in tr.steps]
+        sizes = [tr.steps[0].size_before if tr.steps else self.meter.size(tr.input)] + \
+            [s.size_after for s in tr.steps]
         tokens = [tr.steps[0].tokens_before if tr.steps else 0] + [s.tokens_after for s in tr.steps]
         tp = self.strategy.threshold_param
         self.chart.set_series(labels, sizes, tokens, self.params.get(tp) if tp else None,
@@ -543,6 +550,14 @@ class MainWindow(QMainWindow):
         self.run_pipeline()
 
     # ================================================================== stages
+    def rows_of(self, step) -> list:
+        """core.align rows of a step, computed once per step."""
+        hit = self._align_cache.get(id(step))
+        if hit is None or hit[0] is not step:
+            hit = (step, align(step))
+            self._align_cache[id(step)] = hit
+        return hit[1]
+
     def current_step(self):
         if self.trace is None or self.stage <= 0 or self.stage > len(self.trace.steps):
             return None
@@ -580,7 +595,7 @@ class MainWindow(QMainWindow):
             snip = self._snip_step()
             self.explainer.set_steps(snip, self._readme_snip(), self.result.readme_error if self.result else None)
         else:
-            rows = align(step)
+            rows = self.rows_of(step)
             cuts_before, cuts_after = self._cuts(step)
             if self.view_mode == "before":
                 status = {r.left: r.kind for r in rows if r.left is not None and r.kind in (REMOVED, CHANGED,
@@ -593,7 +608,7 @@ class MainWindow(QMainWindow):
                                                                                             DUPLICATED)}
                 self.model.set_messages(step.messages, status=status, findings=step.findings, cuts=cuts_after)
                 msgs = step.messages
-            self.diff_model.set_step(step)
+            self.diff_model.set_step(step, rows)
             self.diff.scroll_to_first_change()
             self.edits.set_step(step, stage_label(self.strategy, step.layer))
             self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), self._readme_snip(),
@@ -859,13 +874,19 @@ class MainWindow(QMainWindow):
                 tokens = step.tokens_after
             elif tr.steps:
                 tokens = tr.steps[0].tokens_before
-        size = self.meter.size(msgs)
-        pairs = len(self.model.pairs)
+        size = None
+        if tr is not None:
+            step = self.current_step()
+            if step is not None:
+                size = step.size_before if self.view_mode == "before" else step.size_after
+            elif tr.steps:
+                size = tr.steps[0].size_before
         run = f" \u00b7 run {self.runs}, {self.result.seconds * 1000:.0f} ms" if self.result else ""
         self.status_label.setText(
-            f"{len(msgs):,} messages \u00b7 {fmt(size)} chars ({size_name}) \u00b7 "
+            f"{len(msgs):,} messages \u00b7 "
+            + (f"{fmt(size)} chars ({size_name})" if size is not None else "size: computing\u2026") + " \u00b7 "
             + (f"{fmt(tokens)} tokens ({tok_name})" if tokens is not None else "tokens: computing\u2026")
-            + f" \u00b7 {pairs} tool pair(s) \u00b7 strategy {self.strategy.name}{run}")
+            + f" \u00b7 strategy {self.strategy.name}{run}")
 
     # ================================================================== errors
     def show_error(self, what: str, todo: str = "") -> None:

@@ -17,7 +17,7 @@ lists the indexes of the step's edits that concern it, and for changed rows the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 KEPT = "kept"
 CHANGED = "changed"
@@ -27,8 +27,7 @@ DUPLICATED = "duplicated"
 KINDS = (KEPT, CHANGED, REMOVED, INSERTED, DUPLICATED)
 
 
-@dataclass(frozen=True)
-class BlockChange:
+class BlockChange(NamedTuple):
     block: int
     kind: str                 # the edit kind (replace, persist, ...)
     old_len: int | None
@@ -37,86 +36,97 @@ class BlockChange:
     path: str | None = None
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
+    """One line of the diff (a NamedTuple: 10k+ rows are built per step, cheaply)."""
     left: int | None
     right: int | None
     kind: str
-    edits: tuple[int, ...] = ()
-    blocks: tuple[BlockChange, ...] = field(default=())
+    edits: tuple = ()
+    blocks: tuple = ()
 
 
 def align_origin(n_in: int, origin: list, same=None) -> list[Row]:
     """Rows for an output whose ``origin`` maps each output to an input index
     (or None). ``same(i, j)`` says whether output j is input i unchanged."""
     rows: list[Row] = []
-    seen: set[int] = set()
-    nxt = 0                      # first input index not yet placed in order
+    nxt = 0                      # every input index < nxt is already placed; none >= nxt is
     pending: list[int] = []      # inserted outputs waiting for the removed run before them
 
     def flush_removed(upto: int) -> None:
         nonlocal nxt
-        for i in range(nxt, min(upto, n_in)):
-            if i not in seen:
-                rows.append(Row(i, None, REMOVED))
-                seen.add(i)
-        nxt = max(nxt, min(upto, n_in))
+        upto = min(upto, n_in)
+        if upto > nxt:
+            rows.extend([Row(i, None, REMOVED) for i in range(nxt, upto)])
+            nxt = upto
 
     def flush_pending() -> None:
         for j in pending:
             rows.append(Row(None, j, INSERTED))
         pending.clear()
 
+    append = rows.append
     for j, i in enumerate(origin):
-        if i is None or not isinstance(i, int) or not (0 <= i < n_in):
+        if i is None or i.__class__ is not int or not (0 <= i < n_in):
             pending.append(j)
             continue
-        if i in seen:
-            flush_pending()
-            rows.append(Row(i, j, DUPLICATED))
+        if i < nxt:
+            if pending:
+                flush_pending()
+            append(Row(i, j, DUPLICATED))
             continue
-        flush_removed(i)
-        flush_pending()
-        kind = KEPT if (same is None or same(i, j)) else CHANGED
-        rows.append(Row(i, j, kind))
-        seen.add(i)
-        nxt = max(nxt, i + 1)
+        if i > nxt:
+            flush_removed(i)
+        if pending:
+            flush_pending()
+        append(Row(i, j, KEPT if (same is None or same(i, j)) else CHANGED))
+        nxt = i + 1
     flush_removed(n_in)
     flush_pending()
     return rows
 
 
 def _edit_rows(step, rows: list[Row]) -> list[Row]:
-    """Attach edit indexes and block changes to rows."""
-    by_left: dict[int, list[int]] = {}
-    by_right: dict[int, list[int]] = {}
-    ranges: list[tuple[int, int, int]] = []
-    for k, e in enumerate(step.edits):
-        if e.message is not None:
-            by_left.setdefault(e.message, []).append(k)
-        if e.out is not None:
-            by_right.setdefault(e.out, []).append(k)
-        if e.start is not None and e.end is not None and e.end > e.start:
-            ranges.append((e.start, e.end, k))
-    out = []
-    for r in rows:
-        ks: list[int] = []
-        if r.left is not None:
-            ks += by_left.get(r.left, [])
-            ks += [k for s, e, k in ranges if s <= r.left < e]
+    """Attach edit indexes and block changes to the rows they concern (cost ~ rows touched by edits)."""
+    if not step.edits:
+        return rows
+    left_rows: dict[int, int] = {}
+    right_rows: dict[int, int] = {}
+    for ri, r in enumerate(rows):
+        if r.left is not None and r.kind != DUPLICATED and r.left not in left_rows:
+            left_rows[r.left] = ri
         if r.right is not None:
-            ks += by_right.get(r.right, [])
-        ks = sorted(set(ks))
+            right_rows[r.right] = ri
+    touched: dict[int, list] = {}
+    for k, e in enumerate(step.edits):
+        if e.message is not None and e.message in left_rows:
+            touched.setdefault(left_rows[e.message], []).append(k)
+        if e.out is not None and e.out in right_rows:
+            touched.setdefault(right_rows[e.out], []).append(k)
+        if e.start is not None and e.end is not None and e.end > e.start:
+            get = left_rows.get
+            for i in range(max(e.start, 0), e.end):
+                ri = get(i)
+                if ri is not None:
+                    lst = touched.get(ri)
+                    if lst is None:
+                        touched[ri] = [k]
+                    else:
+                        lst.append(k)
+    out = list(rows)
+    shared: dict = {}
+    for ri, ks_set in touched.items():
+        r = rows[ri]
+        key = tuple(ks_set)
+        ks = shared.get(key)
+        if ks is None:
+            ks = shared[key] = tuple(sorted(set(ks_set)))
         blocks = []
         if r.kind == CHANGED:
             for k in ks:
                 e = step.edits[k]
-                if e.block is not None and e.message == r.left and (e.old_len is not None or e.new_len is not None) \
-                        and e.new_len is not None:
+                if e.block is not None and e.message == r.left and e.new_len is not None:
                     blocks.append(BlockChange(e.block, e.kind, e.old_len, e.new_len, e.tool_id, e.path))
-        if ks or blocks:
-            r = Row(r.left, r.right, r.kind, tuple(ks), tuple(blocks))
-        out.append(r)
+        out[ri] = Row(r.left, r.right, r.kind, ks, tuple(blocks))
     return out
 
 

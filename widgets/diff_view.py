@@ -35,10 +35,11 @@ class DiffModel(QAbstractTableModel):
         self.rows: list = []
         self._chips: dict = {}
 
-    def set_step(self, step) -> None:
+    def set_step(self, step, rows: list | None = None) -> None:
+        """Show a step; ``rows`` = ``align(step)`` when the caller already has them."""
         self.beginResetModel()
         self.step = step
-        self.rows = align(step) if step is not None else []
+        self.rows = (rows if rows is not None else align(step)) if step is not None else []
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:

@@ -35,13 +35,14 @@ class MessageListModel(QAbstractListModel):
     """The messages of one stage, filtered; rows map to message indexes."""
 
     sigFilterChanged = Signal()
+    sigRepaint = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.messages: list = []
         self.rows: list[int] = []            # message index per visible row
         self._row_of: dict[int, int] = {}
-        self.pairs = ToolPairIndex([])
+        self._pairs = ToolPairIndex([])
         self.status: dict[int, str] = {}     # message index -> changed/inserted/removed/duplicated
         self.findings: dict[int, list] = {}  # message index -> [Finding]
         self.cuts: dict[int, list] = {}      # message index -> [(label, style)] drawn above the row
@@ -63,7 +64,7 @@ class MessageListModel(QAbstractListModel):
                      cuts: dict | None = None) -> None:
         self.beginResetModel()
         self.messages = list(messages)
-        self.pairs = ToolPairIndex(self.messages)
+        self._pairs = None                   # built on first use (partner highlighting)
         self.status = dict(status or {})
         self.findings = {}
         for f in findings or []:
@@ -77,6 +78,12 @@ class MessageListModel(QAbstractListModel):
         self._recompute_matches()
         self._refilter()
         self.endResetModel()
+
+    @property
+    def pairs(self) -> ToolPairIndex:
+        if self._pairs is None:
+            self._pairs = ToolPairIndex(self.messages)
+        return self._pairs
 
     def chips(self, mi: int) -> list:
         m = self.messages[mi]
@@ -156,11 +163,11 @@ class MessageListModel(QAbstractListModel):
         return self.index(r, 0) if r is not None else QModelIndex()
 
     def _touch(self, mis) -> None:
-        for mi in mis:
-            r = self._row_of.get(mi)
-            if r is not None:
-                ix = self.index(r, 0)
-                self.dataChanged.emit(ix, ix)
+        """Highlight, match and block-selection changes only change paint, never sizes. They are not
+        sent as dataChanged: QListView answers dataChanged with a full relayout when item sizes are not
+        uniform (10k rows: ~1 s of batched layout and a jumping scrollbar). The view repaints instead."""
+        if mis:
+            self.sigRepaint.emit()
 
     def set_highlight(self, mis: set) -> None:
         old = self.highlight
@@ -481,6 +488,7 @@ class MessageView(QListView):
     def setModel(self, model) -> None:
         super().setModel(model)
         self.selectionModel().currentChanged.connect(self._current)
+        model.sigRepaint.connect(self.viewport().update)
 
     def _current(self, cur, prev) -> None:
         if cur.isValid():

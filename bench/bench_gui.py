@@ -1,0 +1,167 @@
+"""Benchmark the window on a 10k-message conversation (offscreen). Prints figures; asserts nothing.
+
+    python bench/bench_gui.py [--messages 10000] [--frames 200]
+
+Figures:
+* first screen: MainWindow() + open_path(file) + the message list painted (the pipeline then runs
+  in a worker; "trace ready" is when the stepper, diff and chart are filled)
+* stepping one layer: stepper.step(+1/-1) + a synchronous repaint of the window
+* scrolling: per frame, move the message list by 3 rows' worth of pixels (and by a page) and
+  repaint its viewport synchronously; median / p95 / max frame time
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def make_conversation(n: int) -> list:
+    msgs = [{"role": "user", "content": "Refactor the HTTP client and keep the tests green."}]
+    k = 0
+    while len(msgs) < n - 1:
+        tid = f"toolu_{k:06d}"
+        msgs.append({"role": "assistant", "content": [
+            {"type": "text", "text": f"Step {k}: reading file {k % 97}.py to check the retry logic."},
+            {"type": "tool_use", "id": tid, "name": "read_file" if k % 3 else "bash",
+             "input": {"path": f"src/pkg/mod_{k % 97}.py"} if k % 3 else {"command": f"pytest -k t{k}"}}]})
+        body = "\n".join(f"line {j}: def f_{k}_{j}(x): return x * {j}" for j in range(5 + (k * 7) % 60))
+        msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": body,
+                                                  **({"is_error": True} if k % 41 == 0 else {})}]})
+        k += 1
+    msgs.append({"role": "assistant", "content": "Done: all tests pass."})
+    return msgs[:n]
+
+
+def ms(t: float) -> str:
+    return f"{t * 1000:.1f} ms"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=10_000)
+    ap.add_argument("--frames", type=int, default=200)
+    args = ap.parse_args()
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    tmp = Path(tempfile.mkdtemp(prefix="cs-bench-"))
+    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
+        QSettings.setPath(fmt, QSettings.UserScope, str(tmp / "settings"))
+    path = tmp / "ten_k.json"
+    msgs = make_conversation(args.messages)
+    path.write_text(json.dumps(msgs), encoding="utf-8")
+    print(f"conversation: {len(msgs):,} messages, {path.stat().st_size / 1e6:.1f} MB JSON")
+
+    app = QApplication.instance() or QApplication([])
+    t_import = time.perf_counter()
+    from app.main_window import MainWindow
+    from app.settings import Settings
+    from core.workspace import Workspace
+    t_import = time.perf_counter() - t_import
+
+    t0 = time.perf_counter()
+    win = MainWindow(Settings(enabled=False), workspace=Workspace(tmp / "ws"))
+    win.resize(1400, 900)
+    t_ctor = time.perf_counter() - t0
+    win.show()
+    t1 = time.perf_counter()
+    win.open_path(str(path), remember=False)
+    t_open = time.perf_counter() - t1
+    win.view.viewport().repaint()
+    app.processEvents()
+    t_first = time.perf_counter() - t0
+    print(f"imports of the window modules: {ms(t_import)} (once per process)")
+    print(f"first screen (window + load + list painted): {ms(t_first)}  [window {ms(t_ctor)}, load+model {ms(t_open)}]")
+    win.wait_idle(300_000)
+    t_trace = time.perf_counter() - t0
+    print(f"trace ready (pipeline in the worker, {len(win.trace.steps)} layers, run took "
+          f"{ms(win.result.seconds)}): {ms(t_trace)} after start")
+
+    # stepping
+    times = []
+    n = len(win.stepper.stages)
+    for _ in range(2):
+        for d in [1] * (n - 1) + [-1] * (n - 1):
+            s = time.perf_counter()
+            win.stepper.step(d)
+            win.repaint()
+            app.processEvents()
+            times.append(time.perf_counter() - s)
+    print(f"stepping one layer ({len(times)} steps, window repainted): median {ms(statistics.median(times))}, "
+          f"max {ms(max(times))}")
+    per_stage = {}
+    for k in range(n):
+        s = time.perf_counter()
+        win.stepper.set_current(k)
+        win.repaint()
+        app.processEvents()
+        per_stage[win.stepper.stages[k][1]] = time.perf_counter() - s
+    print("  per stage: " + ", ".join(f"{k} {ms(v)}" for k, v in per_stage.items()))
+
+    # scrolling (after the batched layout of the list has finished)
+    win.stepper.set_current(0)
+    s = time.perf_counter()
+    sb = win.view.verticalScrollBar()
+    quiet, batches = 0, []
+    while quiet < 5:
+        b = time.perf_counter()
+        app.processEvents()
+        dt = time.perf_counter() - b
+        quiet = quiet + 1 if dt < 0.002 else 0
+        if dt >= 0.002:
+            batches.append(dt)
+        time.sleep(0.002)
+    print(f"batched layout of the whole list (idle time, the list is usable meanwhile): "
+          f"{ms(time.perf_counter() - s)} in {len(batches)} batches, longest {ms(max(batches or [0]))}; "
+          f"scroll range {sb.maximum():,} px")
+    s = time.perf_counter()
+    ok = win.select_message(len(win.model.messages) - 10)
+    win.view.viewport().repaint()
+    print(f"select a message near the end (scrollTo): {ms(time.perf_counter() - s)} ({'ok' if ok else 'FAILED'})")
+    sb = win.view.verticalScrollBar()
+    for label, step_px in (("3 rows", 3 * 48), ("1 page", win.view.viewport().height())):
+        frames = []
+        sb.setValue(0)
+        app.processEvents()
+        for _ in range(args.frames):
+            s = time.perf_counter()
+            sb.setValue(sb.value() + step_px)
+            win.view.viewport().repaint()
+            frames.append(time.perf_counter() - s)
+        frames.sort()
+        p95 = frames[int(len(frames) * 0.95) - 1]
+        print(f"scroll by {label}: {len(frames)} frames, median {ms(statistics.median(frames))}, p95 {ms(p95)}, "
+              f"max {ms(frames[-1])} (scroll range {sb.maximum():,} px)")
+    # jump to the end and back (uncached rows)
+    s = time.perf_counter()
+    sb.setValue(sb.maximum())
+    win.view.viewport().repaint()
+    t_end = time.perf_counter() - s
+    print(f"jump to the end of the list: {ms(t_end)}")
+    # expand all
+    s = time.perf_counter()
+    win.model.set_expand_all(True)
+    win.view.viewport().repaint()
+    app.processEvents()
+    print(f"expand all: {ms(time.perf_counter() - s)}")
+    s = time.perf_counter()
+    win.search.setText("retry logic")
+    app.processEvents()
+    print(f"search over {len(win.model.messages):,} messages ({len(win.model.matches):,} matches): "
+          f"{ms(time.perf_counter() - s)}")
+    win.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
