@@ -409,19 +409,17 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
         with path.open("rb") as f:
             f.seek(size - 1)
             last_line_complete = f.read(1) == b"\n"
-    lines = list(iter_lines(path))
-    for idx, (n, raw) in enumerate(lines):
-        is_last = idx == len(lines) - 1
+    from .loaders.base import JSONDecodeError, loads
+    last_n = 0
+    for n, raw in iter_lines(path):
+        last_n = n
         if raw is None:
             problems.append((n, "line is too long to load; skipped"))
             continue
         try:
-            rec = json.loads(raw)
-        except ValueError as e:
-            if is_last and not last_line_complete:
-                problems.append((n, "the last record is cut off (the writer stopped mid-line); skipped"))
-            else:
-                problems.append((n, f"broken JSON, skipped: {str(e).split(':')[0]}"))
+            rec = loads(raw)
+        except (ValueError, *JSONDecodeError) as e:
+            problems.append((n, f"broken JSON, skipped: {str(e).split(':')[0]}"))
             continue
         if not isinstance(rec, dict):
             problems.append((n, f"a JSON {type(rec).__name__}, not a record; skipped"))
@@ -452,4 +450,6 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
         else:
             if len(problems) < max_problems:
                 problems.append((n, f"unknown record type {t!r}; skipped"))
+    if problems and problems[-1][0] == last_n and not last_line_complete and "broken JSON" in problems[-1][1]:
+        problems[-1] = (last_n, "the last record is cut off (the writer stopped mid-line); skipped")
     return ReadResult(header, calls, events, problems, fmt)
