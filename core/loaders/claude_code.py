@@ -188,8 +188,9 @@ def _only_tool_results(content) -> bool:
 class _Builder:
     """Turns conversation records (in order) into API messages with metadata."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, copy: bool = False):
         self.path = path
+        self.copy = copy                      # copy content lists (records kept as metadata elsewhere)
         self.msgs: list = []
         self.meta: list[MessageMeta] = []
         self.events: list[CompactionEvent] = []
@@ -204,9 +205,12 @@ class _Builder:
         self.pending = (line, rec)
 
     def _new(self, role: str, content, line: int, rec: dict, m: dict) -> None:
-        msg = {"role": role, "content": list(content) if isinstance(content, list) else content}
+        # the record is dropped after the load, so its content list becomes the message's (no copy)
         if content is None:
-            msg["content"] = []
+            content = []
+        elif self.copy and isinstance(content, list):
+            content = list(content)
+        msg = {"role": role, "content": content}
         extra = {k: v for k, v in rec.items() if k not in _STANDARD}
         extra["lines"] = [line]
         if role == "assistant":
@@ -499,7 +503,7 @@ def _load(probe: Probe) -> LoadResult:
                    "parent_tool_use_id": prompts.get(key)}
         convs.append(c)
     for agent, g in _agent_groups(others).items():
-        ab = _Builder(path)
+        ab = _Builder(path, copy=True)
         for r in g["records"]:
             ab.add(r)
         if not ab.msgs:
