@@ -415,19 +415,26 @@ def _agent_groups(others: list) -> dict:
 
 
 def _first_text(msgs: list, limit: int = 70) -> str:
-    for m in msgs:
-        c = m.get("content")
-        if isinstance(c, str) and c.strip():
-            t = c.strip()
-        elif isinstance(c, list):
-            t = next((b.get("text", "").strip() for b in c if isinstance(b, dict) and b.get("type") == "text"
-                      and b.get("text", "").strip()), "")
-        else:
-            t = ""
-        if t:
-            t = " ".join(t.split())
-            return t if len(t) <= limit else t[:limit - 1] + "…"
-    return ""
+    """The first prose the user or model wrote (command wrappers like <command-name> are skipped)."""
+    for m in msgs[:50]:
+        t = _first_text_of(m, limit)
+        if t and not t.startswith("<"):
+            return t
+    return next((t for t in (_first_text_of(m, limit) for m in msgs[:50]) if t), "")
+
+
+def _first_text_of(m: dict, limit: int) -> str:
+    c = m.get("content")
+    t = ""
+    if isinstance(c, str):
+        t = c.strip()
+    elif isinstance(c, list):
+        t = next((b["text"].strip() for b in c if isinstance(b, dict) and b.get("type") == "text"
+                  and isinstance(b.get("text"), str) and b["text"].strip()), "")
+    if not t:
+        return ""
+    t = " ".join(t.split())
+    return t if len(t) <= limit else t[:limit - 1] + "…"
 
 
 def _task_prompts(msgs: list) -> dict:
@@ -439,7 +446,7 @@ def _task_prompts(msgs: list) -> dict:
             if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
                 p = b["input"].get("prompt")
                 if isinstance(p, str):
-                    out.setdefault(p.strip(), b.get("id"))
+                    out.setdefault(" ".join(p.split()), b.get("id"))
     return out
 
 
@@ -498,7 +505,7 @@ def _load(probe: Probe) -> LoadResult:
             continue
         c = sb.conversation("sidechain: " + (_first_text(sb.msgs) or f"line {group[0].line}"), path, [])
         first_user = sb.msgs[0].get("content")
-        key = first_user.strip() if isinstance(first_user, str) else _first_text(sb.msgs[:1], 10 ** 9)
+        key = " ".join(first_user.split()) if isinstance(first_user, str) else _first_text_of(sb.msgs[0], 10 ** 9)
         c.extra = {"kind": "sidechain", "root_uuid": group[0].uuid, "first_line": group[0].line,
                    "parent_tool_use_id": prompts.get(key)}
         convs.append(c)
