@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
 from core.conversation import Conversation
@@ -368,4 +369,42 @@ def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:
     dock.raise_()
     win.resizeDocks([dock], [440], Qt.Horizontal)
     win.live_panel, win.live_controller, win.live_dock = panel, ctl, dock
+    closer = _ShutdownOnClose(ctl, win)
+    win.installEventFilter(closer)
     return dock, ctl
+
+
+class _ShutdownOnClose(QObject):
+    """Stop the agent, the proxy and the follower when the window closes."""
+
+    def __init__(self, ctl: LiveController, parent):
+        super().__init__(parent)
+        self.ctl = ctl
+
+    def eventFilter(self, obj, ev) -> bool:
+        if ev.type() == QEvent.Close:
+            self.ctl.shutdown()
+        return False
+
+
+def open_live(win, tab: int | None = None):
+    """Show the live dock (creating it on first use), optionally on a tab: 0 agent, 1 proxy, 2 follow."""
+    if getattr(win, "live_dock", None) is None:
+        attach_to_main_window(win)
+    win.live_dock.show()
+    win.live_dock.raise_()
+    if tab is not None:
+        win.live_panel.tabs.setCurrentIndex(tab)
+    (win.live_panel.input if tab in (None, 0) else win.live_panel.tabs).setFocus()
+    return win.live_dock
+
+
+def install_menu(win):
+    """A "Live" menu in the window's menu bar; the panel is created when first opened."""
+    menu = win.menuBar().addMenu("&Live")
+    a = menu.addAction("&Agent (chat with the s08 agent)…", lambda: open_live(win, 0))
+    a.setShortcut(QKeySequence("Ctrl+L"))
+    menu.addAction("Recording &proxy…", lambda: open_live(win, 1))
+    menu.addAction("&Follow a session file…", lambda: open_live(win, 2))
+    win.live_menu = menu
+    return menu

@@ -306,6 +306,12 @@ class MainWindow(QMainWindow):
         vm.addSeparator()
         for d in (self.dock_inspector, self.dock_params, self.dock_chart, self.dock_findings):
             vm.addAction(d.toggleViewAction())
+        # -- Live menu (issue 7, app/live.py): agent, recording proxy and follow mode in a dock
+        try:
+            from app.live import install_menu
+            install_menu(self)
+        except ImportError:
+            pass
         nm = mb.addMenu("&Navigate")
         a = nm.addAction("&Find\u2026", self.focus_search)
         a.setShortcut(QKeySequence.Find)

@@ -157,3 +157,26 @@ def test_main_window_follows_the_agent(qtbot, tmp_path):
                                                          "compact_history"]
     assert len(win.trace.input) == 3              # the context of the agent's second call
     assert win.conversation.title == "live agent, call 2"
+
+
+def test_live_menu_opens_the_dock_and_close_stops_the_proxy(qtbot, tmp_path):
+    mw = pytest.importorskip("app.main_window")
+    from app.settings import Settings
+    win = mw.MainWindow(Settings(enabled=False))
+    qtbot.addWidget(win)
+    menu = getattr(win, "live_menu", None)
+    assert menu is not None and getattr(win, "live_dock", None) is None     # created on first use
+    proxy_action = [a for a in menu.actions() if "proxy" in a.text().lower()][0]
+    proxy_action.trigger()
+    assert win.live_dock.isVisibleTo(win) and win.live_panel.tabs.currentIndex() == 1
+    win.live_panel.port.setValue(0)
+    win.live_panel.upstream.setText("http://127.0.0.1:9")
+    win.live_panel.proxy_record.setText(str(tmp_path / "p.jsonl"))
+    win.live_panel.proxy_btn.click()
+    proxy = win.live_controller.proxy
+    assert proxy is not None
+    win.close()
+    assert win.live_controller.proxy is None
+    with pytest.raises(OSError):
+        import socket
+        socket.create_connection(("127.0.0.1", proxy.port), timeout=1)
