@@ -345,12 +345,15 @@ def show_trace_in_window(win, conv: Conversation, trace) -> None:
     if hasattr(win, "show_external_trace"):
         win.show_external_trace(conv, trace)
         return
-    from app.workers import PipelineResult
-    win.runner.cancel()
-    win.runner.current = None
-    win.conversation = conv
-    win.setWindowTitle(f"Compactscope \u2014 {conv.title}")
-    win._pipeline_done(None, PipelineResult(trace, params=dict(trace.params)))
+    try:
+        from app.workers import PipelineResult
+        win.runner.cancel()
+        win.runner.current = None
+        win.conversation = conv
+        win.setWindowTitle(f"Compactscope \u2014 {conv.title}")
+        win._pipeline_done(None, PipelineResult(trace, params=dict(trace.params)))
+    except (AttributeError, ImportError, TypeError):
+        win.set_conversation(conv, title=conv.title)   # the window re-runs the pipeline itself
 
 
 def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:

@@ -99,6 +99,10 @@ class RecordingProxy:
         except OSError as e:
             raise ProxyError(f"cannot listen on {host}:{port}: {e.strerror or e} (another program may be using the "
                              "port: pick another with --port)") from None
+        if is_loopback(self.up_host) and self.up_port == self.port:
+            self.server.server_close()
+            raise ProxyError(f"the upstream {upstream} is this proxy itself: requests would loop; set --upstream "
+                             "to the real API (https://api.anthropic.com)")
 
     @property
     def port(self) -> int:

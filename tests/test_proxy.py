@@ -186,3 +186,14 @@ def test_cli_proxy_end_to_end(tmp_path):
                 proc.wait()
     assert proc.returncode == 0
     assert KEY not in rec_path.read_text()
+
+
+def test_refuses_to_proxy_to_itself():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with pytest.raises(ProxyError, match="loop"):
+        RecordingProxy(f"http://127.0.0.1:{port}", port=port)
+    with RecordingProxy(f"http://127.0.0.1:{port}", port=0) as p:   # a different port is fine
+        assert p.port != port
