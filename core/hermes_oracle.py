@@ -101,18 +101,22 @@ class OurCompressor:
 
     def __init__(self, params: dict | None = None, summary_text: str = "Summary.", fail: str | None = None):
         from .pipeline import Engine
-        from .summarizers import CachedSummarizer, FixedSummarizer, SummaryError
+        from .summarizers import SummaryError, SummaryResult
 
-        class _Failing:
-            name = "failing"
+        outer = self
+        self.summary_text, self.fail = summary_text, fail   # both may be changed between calls
+
+        class _Reply:
+            name = "fixed reply"
 
             def summarize(self, request, cancel=None):
-                raise SummaryError(fail)
+                if outer.fail is not None:
+                    raise SummaryError(outer.fail)
+                return SummaryResult(outer.summary_text, self.name)
 
-        inner = _Failing() if fail is not None else FixedSummarizer(summary_text)
         p = {k: v for k, v in dict(params or {}).items()}
         p["trigger"] = "always"
-        self.engine = Engine("hermes", p, summarizer=CachedSummarizer(inner))
+        self.engine = Engine("hermes", p, summarizer=_Reply())
         self.trace = None
 
     def compress(self, messages: list) -> list:

@@ -224,7 +224,13 @@ def _compare(seed: int) -> tuple[str | None, int]:
     diff = first_difference(ours, theirs)
     if diff:
         return f"seed {seed} (first compaction, params {params}): {diff}", 1
-    if seed % 3 == 0 and fail is None:   # iterative: a second compaction of the compacted list plus new turns
+    if seed % 3 == 0 or (seed % 5 == 1 and fail is None):
+        # iterative: a second compaction of the compacted list plus new turns; on some, the summary LLM now
+        # fails (fallback after a previous summary), on others it recovers after a failure
+        if seed % 5 == 1:
+            theirs_c.fail = ours_c.fail = "second call failed"
+        elif fail is not None:
+            theirs_c.fail = ours_c.fail = None
         nxt = _more_turns(seed, theirs)
         diff = first_difference(ours_c.compress(nxt), theirs_c.compress(nxt))
         if diff:
