@@ -178,6 +178,15 @@ class MainWindow(QMainWindow):
         dw = QWidget()
         dl = QVBoxLayout(dw)
         dl.setContentsMargins(0, 0, 0, 0)
+        drow = QHBoxLayout()
+        self.diff_counts = QLabel("", dw)
+        self.diff_counts.setObjectName("diffCounts")
+        drow.addWidget(self.diff_counts, 1)
+        self.diff_changes_only = QCheckBox("hide unchanged rows", dw)
+        self.diff_changes_only.setObjectName("diffChangesOnly")
+        self.diff_changes_only.toggled.connect(self._diff_changes_only)
+        drow.addWidget(self.diff_changes_only)
+        dl.addLayout(drow)
         dsplit = QSplitter(Qt.Vertical, dw)
         self.diff_model = DiffModel(self)
         self.diff = DiffView(dsplit)
@@ -615,10 +624,11 @@ class MainWindow(QMainWindow):
                 self.model.set_messages(step.messages, status=status, findings=step.findings, cuts=cuts_after)
                 msgs = step.messages
             self.diff_model.set_step(step, rows)
-            self.diff.scroll_to_first_change()
+            QTimer.singleShot(0, self.diff.scroll_to_first_change)
             self.edits.set_step(step, stage_label(self.strategy, step.layer))
             self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), self._readme_snip(),
                                      self.result.readme_error if self.result else None)
+        self._update_diff_counts()
         self.findings.set_findings(self.stage_findings(k), "after " + (stage_label(self.strategy, step.layer)
                                                                       if step else "loading"))
         self.chart.set_stage(k)
@@ -628,6 +638,10 @@ class MainWindow(QMainWindow):
             self._update_match_label()
         if sel is not None and sel < len(msgs):
             self.view.select_message(sel)
+        elif self.model.status:
+            # nothing selected: show the first message this layer changed
+            first = min(self.model.status)
+            self.view.select_message(first)
         self.sigStageShown.emit(k)
 
     def _snip_step(self):
@@ -736,6 +750,20 @@ class MainWindow(QMainWindow):
             self.inspector.show_message(i, msgs[i], None, "(before the layer)" if col == 0 else "(after the layer)")
             if (col == 0) == (self.view_mode == "before"):
                 self.view.select_message(i)
+
+    def _diff_changes_only(self, on: bool) -> None:
+        self.diff_model.set_changes_only(on)
+        QTimer.singleShot(0, self.diff.scroll_to_first_change)
+
+    def _update_diff_counts(self) -> None:
+        if self.diff_model.step is None:
+            self.diff_counts.setText("Original: step right (\u2192) to see what each layer did")
+            return
+        c = self.diff_model.counts()
+        parts = [f"<span style='color:{col}'><b>{c[k]}</b> {k}</span>"
+                 for k, col in (("kept", "#64748b"), ("changed", "#b45309"), ("removed", "#dc2626"),
+                                ("inserted", "#16a34a"), ("duplicated", "#9333ea")) if c.get(k)]
+        self.diff_counts.setText(" \u00b7 ".join(parts) or "no rows")
 
     def _edit_clicked(self, k: int) -> None:
         m = self.diff_model
@@ -862,7 +890,7 @@ class MainWindow(QMainWindow):
         pal = dark_palette() if on else light_palette()
         app.setPalette(pal)
         self.setPalette(pal)
-        self.chart.glw.setBackground(pal.color(QPalette.Base))
+        self.chart.set_theme(pal.color(QPalette.Base), pal.color(QPalette.Text))
         if save:
             self.settings.set("view/dark", on)
         self.view.viewport().update()

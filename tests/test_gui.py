@@ -371,3 +371,30 @@ def test_screenshot_bad_file_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "app.cli", str(tmp_path / "missing.json"), "--screenshot",
                         str(tmp_path / "x.png")], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "missing.json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_diff_hide_unchanged_rows(qtbot, win, qtmodeltester):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    k = [s.layer for s in win.trace.steps].index("micro_compact") + 1
+    win.stepper.set_current(k)
+    rows = align(win.trace.steps[k - 1])
+    win.diff_changes_only.setChecked(True)
+    assert win.diff_model.rows == [r for r in rows if r.kind != "kept"] and win.diff_model.rows
+    qtmodeltester.check(win.diff_model)
+    assert f"{sum(1 for r in rows if r.kind == 'changed')}</b> changed" in win.diff_counts.text()
+    win.diff_changes_only.setChecked(False)
+    assert win.diff_model.rows == rows
+
+
+def test_timeline_tab_runs_replay_and_opens_a_call(qtbot, win):
+    if win.timeline is None:
+        pytest.skip("widgets/timeline.py is not available")
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    with qtbot.waitSignal(win.sigReplayReady, timeout=120000):
+        win.tabs.setCurrentIndex(2)
+    rr = win.replay_result
+    assert rr is not None and len(rr.calls) > 0 and win.timeline.result is rr
+    i = len(rr.calls) - 1
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        win.timeline.sigCallSelected.emit(i)
+    assert len(win.trace.input) == rr.calls[i].messages_before

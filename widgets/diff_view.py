@@ -33,14 +33,32 @@ class DiffModel(QAbstractTableModel):
         super().__init__(parent)
         self.step = None
         self.rows: list = []
+        self.all_rows: list = []
+        self.changes_only = False
         self._chips: dict = {}
 
     def set_step(self, step, rows: list | None = None) -> None:
         """Show a step; ``rows`` = ``align(step)`` when the caller already has them."""
         self.beginResetModel()
         self.step = step
-        self.rows = (rows if rows is not None else align(step)) if step is not None else []
+        self.all_rows = (rows if rows is not None else align(step)) if step is not None else []
+        self._apply_filter()
         self.endResetModel()
+
+    def _apply_filter(self) -> None:
+        self.rows = [r for r in self.all_rows if r.kind != "kept"] if self.changes_only else self.all_rows
+
+    def set_changes_only(self, on: bool) -> None:
+        self.beginResetModel()
+        self.changes_only = on
+        self._apply_filter()
+        self.endResetModel()
+
+    def counts(self) -> dict:
+        out: dict = {}
+        for r in self.all_rows:
+            out[r.kind] = out.get(r.kind, 0) + 1
+        return out
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QTextBrowser
 
 from .common import fmt
 
-EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\U0001f4be", "summary": "\u03a3",
+EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summary": "\u03a3",
               "boundary": "\u2194", "insert": "+", "drop": "\u2212", "convert": "\u21bb", "note": "\u2139"}
 
 
@@ -105,10 +105,13 @@ def boundary_lines(step) -> list[str]:
     notes = [e for e in step.edits if e.kind == "note" and ("head_end" in e.text or "tail_start" in e.text)]
     he0, he1 = v.get("head_end_initial"), v.get("head_end_after_guard", v.get("head_end"))
     ts0, ts1 = v.get("tail_start_initial"), v.get("tail_start_after_guard", v.get("tail_start"))
-    out.append(f"head_end starts at keep_head = {he0}; after the head guard: {he1}"
-               + (f"  \u2190 {moves['head_end'].text}" if "head_end" in moves else "  (no move)"))
-    out.append(f"tail_start starts at n \u2212 keep_tail = {ts0}; after the tail guard: {ts1}"
-               + (f"  \u2190 {moves['tail_start'].text}" if "tail_start" in moves else "  (no move)"))
+    def why(var):
+        e = moves.get(var)
+        if e is None:
+            return " (the guard did not move it)"
+        return ", because " + (e.text.split(": ", 1)[1] if ": " in e.text else e.text)
+    out.append(f"head_end starts at keep_head = {he0}; after the head guard: {he1}{why('head_end')}")
+    out.append(f"tail_start starts at n \u2212 keep_tail = {ts0}; after the tail guard: {ts1}{why('tail_start')}")
     for e in notes:
         out.append(f"note: {e.text}")
     if "snipped" in v:
@@ -158,6 +161,10 @@ class SnipExplainer(QTextBrowser):
             elif st is not None:
                 body += "<li style='color:#16a34a'>every tool_use still has its tool_result</li>"
             cells.append(f"<td valign='top' width='50%'><h4>{html.escape(title)}</h4><ul>{body}</ul></td>")
+        if readme_step is not None and self.lines_readme == self.lines_guarded:
+            cells.append("</tr><tr><td colspan='2' style='color:#475569'>Here both variants cut at the same place: "
+                         "the README code differs only when the guards push head_end past tail_start (it then "
+                         "duplicates messages) or when the cut falls at the list's ends (IndexError).</td>")
         if readme_error:
             cells.append(f"<td valign='top'><p style='color:#dc2626'>{html.escape(readme_error)}</p></td>")
         self.setHtml("<h3>Snip boundary: where the cut landed and why</h3>"

@@ -48,6 +48,7 @@ class TokenChart(QWidget):
         self.stage_plot.addItem(self.threshold)
         self.threshold.sigPositionChangeFinished.connect(self._threshold_released)
         self.threshold.sigPositionChanged.connect(self._threshold_moving)
+        self.value_labels: list = []
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#64748b", width=1, style=Qt.DotLine))
         self.stage_plot.addItem(self.cursor)
         # ---- message bars
@@ -69,7 +70,7 @@ class TokenChart(QWidget):
             item.setZValue(-z)
             self.bar_plot.addItem(item)
             self.bars[t] = item
-            legend.addItem(item, t)
+            legend.addItem(pg.ScatterPlotItem(symbol="s", size=10, brush=QColor(BLOCK_COLORS[t]), pen=None), t)
         self.sel_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#e11d48", width=2))
         self.bar_plot.addItem(self.sel_line)
         self.sel_line.hide()
@@ -79,6 +80,19 @@ class TokenChart(QWidget):
         self.sizes: list[int] = []
         self.tokens: list[int] = []
 
+    def set_theme(self, background: QColor, foreground: QColor) -> None:
+        """Follow the window palette (light/dark): background, axes, titles and legends."""
+        self.glw.setBackground(background)
+        for plot in (self.stage_plot, self.bar_plot):
+            for name in ("left", "bottom"):
+                ax = plot.getAxis(name)
+                ax.setPen(foreground)
+                ax.setTextPen(foreground)
+            if plot.legend is not None:
+                plot.legend.setLabelTextColor(foreground)
+        self.bar_plot.setTitle("chars per message, by block type (click a bar)", size="9pt",
+                               color=foreground.name())
+
     # ------------------------------------------------------------ stages
     def set_series(self, labels: list[str], sizes: list[int], tokens: list[int], threshold: float | None,
                    unit: str = "size", param_name: str = "") -> None:
@@ -86,6 +100,14 @@ class TokenChart(QWidget):
         self.unit, self.param_name = unit, param_name
         x = np.arange(len(labels))
         self.size_curve.setData(x, np.asarray(sizes, dtype=float))
+        for t in self.value_labels:
+            self.stage_plot.removeItem(t)
+        self.value_labels = []
+        for i, v in enumerate(sizes):
+            t = pg.TextItem(_short(v), color="#1d4ed8", anchor=(0.5, 1.3))
+            t.setPos(i, float(v))
+            self.stage_plot.addItem(t)
+            self.value_labels.append(t)
         self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
         ax = self.stage_plot.getAxis("bottom")
         ax.setTicks([[(i, l) for i, l in enumerate(labels)]])
@@ -140,7 +162,7 @@ class TokenChart(QWidget):
             base = base + h
             self.stacks[t] = base
             self.bars[t].setData(edges, base)
-        self.bar_plot.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.01)
+        self.bar_plot.setXRange(-0.5, max(n, 10) - 0.5, padding=0.01)
         self.bar_plot.setYRange(0, max(float(base.max()) if n else 1.0, 1.0) * 1.05, padding=0)
         self.bar_heights = base
 
@@ -160,3 +182,14 @@ class TokenChart(QWidget):
         i = int(round(x))
         if 0 <= i < self.n_messages:
             self.sigMessageClicked.emit(i)
+
+
+def _short(v) -> str:
+    v = float(v)
+    if v >= 1e6:
+        return f"{v / 1e6:.1f}M"
+    if v >= 1e4:
+        return f"{v / 1e3:.0f}k"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.0f}"
