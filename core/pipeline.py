@@ -81,7 +81,8 @@ class Engine:
         dt = time.perf_counter() - t0
         new_dialect = out.dialect or dialect
         meter, tok = self.meter, self.tokens
-        size_before, size_after = meter.size(messages), meter.size(out.messages)
+        size_before = meter.size(messages)
+        size_after = size_before if out.messages is messages else meter.size(out.messages)
         tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
         tokens_after = tokens_before if out.messages is messages else \
             tok.tokens(out.messages, meter, system=ctx.system, tools=ctx.tools)

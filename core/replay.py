@@ -353,6 +353,9 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     view = _View(conv, meta_map, strat.dialect)
     meter, tok = engine.meter, engine.tokens
     cpt = getattr(tok, "cpt", None) if type(tok).__name__ == "CharsPerToken" else None
+    # an estimator that is a sum over messages (``message_chars``) gets the raw curve incrementally
+    per_msg = getattr(tok, "message_chars", None) if getattr(tok, "cpt", None) else None
+    raw_est = 0
     call_at = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"]
     pending = False
     if pending_call and (not call_at or call_at[-1] < len(msgs) - 1) and \
@@ -405,6 +408,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
         new = [i for i in range(last, j) if i not in skip]
         for i in new:
             raw_sum += meter.message_size(msgs[i])
+            if per_msg is not None:
+                raw_est += per_msg(msgs[i], meter)
         raw_n += len(new)
         context = context + [msgs[i] for i in new]
         src = src + new
@@ -414,6 +419,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
             raw_tokens = raw_size // cpt
         elif calib is not None and base_cpt:
             raw_tokens = raw_size // base_cpt
+        elif per_msg is not None:
+            raw_tokens = (2 + raw_est + 2 * (raw_n - 1)) // base_tok.cpt if raw_n else 0
         else:
             raw_list.extend(msgs[i] for i in new)
             raw_tokens = base_tok.tokens(raw_list, meter, system=view.system, tools=view.tools)
@@ -453,7 +460,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
             cleared += sum(1 for e in s.edits if e.kind in (REPLACE, PERSIST) and e.tool_id is not None)
         out = trace.output
         survived = {x for x in cur if x is not None}
-        dropped_pos = [p for p in range(len(context)) if p not in survived]
+        dropped_pos = [] if len(survived) == len(context) else \
+            [p for p in range(len(context)) if p not in survived]
         dropped = [src[p] for p in dropped_pos if src[p] is not None]
         results_dropped = sum(_tool_results(context[p]) for p in dropped_pos)
         new_src = [src[x] if x is not None else None for x in cur]

@@ -79,9 +79,15 @@ class RoughTokens:
     Per-message figures are cached by identity, like ``SizeMeter``."""
     name = "chars/4, images 2,000"
     IMAGE_TOKENS = 2000
+    cpt = 4
 
     def __init__(self):
         self._cache: dict[int, tuple] = {}
+        self._last = None
+
+    def message_chars(self, m, meter) -> int:
+        """The message's share of the character count (its repr, images flat): additive."""
+        return self._chars(m, meter)
 
     def _chars(self, m, meter) -> int:
         hit = self._cache.get(id(m))
@@ -103,7 +109,13 @@ class RoughTokens:
     def tokens(self, messages, meter, *, system=None, tools=None) -> int:
         if not messages:
             return 0
-        return (2 + sum(self._chars(m, meter) for m in messages) + 2 * (len(messages) - 1)) // 4
+        last = self._last
+        if last is not None and last[0] is messages and last[1] == len(messages) and last[2] is messages[0] \
+                and last[3] is messages[-1]:
+            return last[4]       # the same list again (an unchanged layer passes its input on)
+        n = (2 + sum(self._chars(m, meter) for m in messages) + 2 * (len(messages) - 1)) // 4
+        self._last = (messages, len(messages), messages[0], messages[-1], n)
+        return n
 
 
 def _fmt(n) -> str:
