@@ -349,3 +349,40 @@ def test_odd_shapes_match_hermes_agent():
             failures.append(f"seed {10_000 + seed}: {diff}")
     assert summarised >= 100
     assert not failures, failures[:3]
+
+
+def _corpus_conversations():
+    from core import loaders
+    root = CORPUS.parent
+    if not root.is_dir():
+        return []
+    out = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".eval")):
+        try:
+            result = loaders.load(path)
+        except Exception:
+            continue
+        for k, c in enumerate(result.conversations):
+            if len(c.messages) >= 6:
+                out.append(pytest.param(c, id=f"{path.relative_to(root)}#{k}"))
+    return out
+
+
+def _openai_messages(c) -> list:
+    from core.messages import to_openai
+    if c.dialect == "openai":
+        msgs = list(c.messages)
+        if c.system and not (msgs and msgs[0].get("role") == "system"):
+            msgs.insert(0, {"role": "system", "content": c.system if isinstance(c.system, str) else str(c.system)})
+        return msgs
+    return to_openai(c.messages, c.system).messages
+
+
+@pytest.mark.parametrize("conversation", _corpus_conversations())
+def test_every_corpus_conversation_matches_hermes_agent(conversation):
+    """All corpus conversations (Claude Code and entire.io sessions converted from Anthropic, Gemini CLI,
+    Inspect logs, SWE-agent), as the strategy sees them after its convert step."""
+    msgs = _openai_messages(conversation)
+    for params in ({"context_length": 4000}, {"context_length": 16000, "protect_first_n": 1},
+                   {"context_length": 64000, "protect_last_n": 3}):
+        assert hermes_oracle_check(msgs, params, SUMMARIES[1]) == MATCH
