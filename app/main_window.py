@@ -181,6 +181,9 @@ class MainWindow(QMainWindow):
         drow = QHBoxLayout()
         self.diff_counts = QLabel("", dw)
         self.diff_counts.setObjectName("diffCounts")
+        self.diff_counts.setMinimumWidth(10)
+        from PySide6.QtWidgets import QSizePolicy
+        self.diff_counts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         drow.addWidget(self.diff_counts, 1)
         self.diff_changes_only = QCheckBox("hide unchanged rows", dw)
         self.diff_changes_only.setObjectName("diffChangesOnly")

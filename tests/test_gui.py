@@ -214,7 +214,12 @@ def test_readme_variant_beside_guarded(qtbot, win):
     k = [s.layer for s in win.trace.steps].index("snip_compact") + 1
     win.stepper.set_current(k)
     lines = win.explainer.lines_guarded
-    assert any("head_end 3 -> 4" in l for l in lines)
+    v = win.trace.steps[k - 1].vars
+    he0, he1, ts0, ts1 = v["head_end_initial"], v["head_end"], v["tail_start_initial"], v["tail_start"]
+    assert he1 != he0 and ts1 != ts0          # boundary_case: both guards move
+    assert any(f"after the head guard: {he1}, because message {he0 - 1} is an assistant tool_use" in l
+               for l in lines)
+    assert any(f"after the tail guard: {ts1}, because message {ts0} is a user tool_result" in l for l in lines)
     html = win.explainer.toPlainText()
     assert "README variant" in html
     readme_snip = win.result.readme_trace.step("snip_compact")
