@@ -517,8 +517,16 @@ class MainWindow(QMainWindow):
             [s.size_after for s in tr.steps]
         tokens = [tr.steps[0].tokens_before if tr.steps else 0] + [s.tokens_after for s in tr.steps]
         tp = self.strategy.threshold_param
-        self.chart.set_series(labels, sizes, tokens, self.params.get(tp) if tp else None,
-                              self.strategy.threshold_unit, tp or "")
+        if tp:
+            self.chart.set_series(labels, sizes, tokens, self.params.get(tp), self.strategy.threshold_unit, tp)
+        else:
+            # a derived threshold (e.g. claude_code: window - output reserve - buffer): shown, not draggable
+            try:
+                from core.replay import threshold_for
+                value, unit = threshold_for(self.strategy, self.params)
+            except Exception:   # noqa: BLE001 - the chart line is optional
+                value, unit = None, self.strategy.threshold_unit
+            self.chart.set_series(labels, sizes, tokens, value, unit, "compaction threshold", movable=False)
         failed = [s for s in tr.steps if s.error]
         if failed:
             s = failed[0]

@@ -34,7 +34,9 @@ class TokenChart(QWidget):
         self.stage_plot = self.glw.addPlot(row=0, col=0)
         self.stage_plot.setMenuEnabled(False)
         self.stage_plot.showGrid(x=False, y=True, alpha=0.25)
-        self.stage_plot.addLegend(offset=(-10, 10))
+        self.stage_plot.setTitle("<span style='color:#2563eb'>\u25cf size (chars)</span> &nbsp; "
+                                 "<span style='color:#16a34a'>\u25a0 tokens (estimate)</span> &nbsp; after each stage",
+                                 size="9pt")
         self.stage_plot.setMouseEnabled(x=False, y=False)
         self.size_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#2563eb", width=3), symbol="o", symbolSize=9,
                                                symbolBrush="#2563eb", name="size after the stage")
@@ -95,9 +97,12 @@ class TokenChart(QWidget):
 
     # ------------------------------------------------------------ stages
     def set_series(self, labels: list[str], sizes: list[int], tokens: list[int], threshold: float | None,
-                   unit: str = "size", param_name: str = "") -> None:
+                   unit: str = "size", param_name: str = "", movable: bool = True) -> None:
+        """``param_name`` = the parameter the line edits; ``movable=False`` for a derived threshold."""
         self.stage_labels, self.sizes, self.tokens = list(labels), list(sizes), list(tokens)
         self.unit, self.param_name = unit, param_name
+        self.threshold.setMovable(movable)
+        self.movable = movable
         x = np.arange(len(labels))
         self.size_curve.setData(x, np.asarray(sizes, dtype=float))
         for t in self.value_labels:
@@ -120,15 +125,15 @@ class TokenChart(QWidget):
             self.threshold.setValue(float(threshold))
             self.threshold.blockSignals(False)
             self._threshold_moving()
-        top = max([*sizes, *tokens, threshold or 0, 1]) * 1.15
+        top = max([*sizes, *tokens, threshold or 0, 1]) * 1.25
         self.stage_plot.setYRange(0, top, padding=0)
-        self.stage_plot.setXRange(-0.5, max(len(labels) - 0.5, 0.5), padding=0)
+        self.stage_plot.setXRange(-0.6, max(len(labels) - 0.4, 0.6), padding=0)
         self.threshold.setBounds((0, None))
 
     def _threshold_moving(self, *_):
         unit = "chars" if self.unit == "size" else "tokens"
         self.threshold_label.setText(f"{self.param_name or 'threshold'} = {fmt(self.threshold.value())} {unit}"
-                                     "  (drag me)")
+                                     + ("  (drag me)" if getattr(self, "movable", True) else ""))
 
     def _threshold_released(self, *_):
         self.sigThresholdChanged.emit(float(self.threshold.value()))
