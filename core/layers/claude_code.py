@@ -161,7 +161,7 @@ def latest_timestamp(messages: list, ctx: LayerContext) -> float | None:
 
 def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     gap_min = float(ctx.p("idle_gap_minutes", 60))
-    keep = int(ctx.p("micro_keep_recent", 5))
+    keep = max(1, int(ctx.p("micro_keep_recent", 5)))     # Claude Code keeps at least one
     tools_p = str(ctx.p("compactable_tools", DEFAULT_COMPACTABLE))
     allowed = None if tools_p.strip() == "*" else {t.strip() for t in tools_p.split(",") if t.strip()}
     v: dict = {"idle_gap_minutes": gap_min, "keep_recent": keep}
@@ -197,8 +197,8 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
             if allowed is not None and name not in allowed:
                 continue
             found.append((mi, bi, b, name))
-    kept = found[-keep:] if keep > 0 else []
-    older = found[:-keep] if keep > 0 else found
+    kept = found[-keep:]
+    older = found[:-keep]
     v.update(compactable_results=len(found), kept_recent=[f[2].get("tool_use_id") for f in kept])
     edits: list[Edit] = []
     changed: dict[int, dict] = {}

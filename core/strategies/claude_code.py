@@ -43,8 +43,8 @@ CLAUDE_CODE = Strategy(
               "old (the prompt cache has expired); 0 = off (timeBasedMCConfig.ts). It is server-gated: the corpus "
               "sessions (2.0.76-2.1.29) never cleared after idle gaps of 106-529 min, so 0 reproduces them",
               minimum=0, unit="min"),
-        Param("micro_keep_recent", 5, "time-based microcompact keeps this many most recent compactable results",
-              minimum=0),
+        Param("micro_keep_recent", 5, "time-based microcompact keeps this many most recent compactable results "
+              "(at least 1)", minimum=1),
         Param("compactable_tools", DEFAULT_COMPACTABLE, "comma-separated tools whose results microcompact may "
               "clear ('*' = every tool)"),
         Param("budget_chars", 200_000, "tool result budget (toolLimits.ts): the last message's tool results may "
