@@ -148,6 +148,7 @@ class ReplayResult:
     conversation: Any = field(default=None, repr=False)
     pending: bool = False            # the last call has no recorded answer (the recording ends before it)
     calibration: dict | None = None  # with calibrate=True: the overhead added to the token estimate
+    offsets: list = field(default_factory=list, repr=False)    # with calibrate: the overhead at each call
 
     # ------------------------------------------------ derived
     @property
@@ -208,13 +209,17 @@ class ReplayResult:
         eng = engine or self.engine
         if eng is None:
             raise ValueError("this replay kept no engine; pass one")
-        saved = eng.state
+        saved, saved_tokens = eng.state, eng.tokens
         eng.state = dict(self.states[i])
+        if self.offsets:
+            eng.tokens = _OffsetTokens(saved_tokens)
+            eng.tokens.offset = self.offsets[i]
         try:
-            view = _View(self.conversation) if self.conversation is not None else None
-            return eng.run(self.inputs[i], conversation=view, now=self.calls[i].timestamp, keep_state=False)
+            view = self.conversation
+            return eng.run(self.inputs[i], conversation=view, now=self.calls[i].timestamp, keep_state=False,
+                           dialect=view.dialect if view is not None else None)
         finally:
-            eng.state = saved
+            eng.state, eng.tokens = saved, saved_tokens
 
     # ------------------------------------------------ output
     def to_json(self) -> dict:
@@ -486,6 +491,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
         if keep_inputs:
             result.inputs.append(context)
             result.states.append(state_before)
+            if calib is not None:
+                result.offsets.append(tok.offset)
         if keep_traces:
             result.traces.append(trace)
         # the recorded assistant message joins at the next call (it is the answer to this one)

@@ -44,3 +44,15 @@ def test_simulated_auto_compaction_lands_at_the_real_boundary(corpus, tmp_path, 
             assert b["calls_apart"] >= 0
     calls = [c for c in res.calls if c.real_tokens is not None]
     assert calls and all(c.real_tokens > 0 for c in calls[1:])
+
+
+def test_rerun_of_a_calibrated_call_fires_like_the_replay(corpus, tmp_path):
+    from core.workspace import Workspace
+    conv = _load(corpus, "a6-e4c2a0fbd1-0-full.jsonl")
+    res = replay(conv, "claude_code", {"summary_max_output": 32_000, "idle_gap_minutes": 0}, calibrate=True,
+                 workspace=Workspace(tmp_path))
+    k = res.summary_calls()[0]
+    tr = res.rerun(k)
+    assert tr.step("auto_compact").triggered
+    assert tr.step("auto_compact").tokens_before == res.calls[k].tokens_before
+    assert not res.rerun(k - 1).step("auto_compact").triggered
