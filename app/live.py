@@ -372,9 +372,37 @@ def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:
     dock.raise_()
     win.resizeDocks([dock], [440], Qt.Horizontal)
     win.live_panel, win.live_controller, win.live_dock = panel, ctl, dock
+    _remember_settings(win, panel)
     closer = _ShutdownOnClose(ctl, win)
     win.installEventFilter(closer)
     return dock, ctl
+
+
+_SAVED = (("live/workdir", "workdir"), ("live/model", "model_edit"), ("live/base_url", "base_url"),
+          ("live/upstream", "upstream"), ("live/follow", "follow_path"))
+
+
+def _remember_settings(win, panel: LivePanel) -> None:
+    """Restore and save the panel's fields in the window's settings. The API key is never saved."""
+    settings = getattr(win, "settings", None)
+    if settings is None:
+        return
+    for key, attr in _SAVED:
+        v = settings.value(key, "")
+        if isinstance(v, str) and v:
+            getattr(panel, attr).setText(v)
+    try:
+        panel.port.setValue(int(settings.value("live/port", 8788)))
+    except (TypeError, ValueError):
+        pass
+
+    def save(*_):
+        for key, attr in _SAVED:
+            settings.set(key, getattr(panel, attr).text().strip())
+        settings.set("live/port", panel.port.value())
+    panel.sigAgentSettings.connect(save)
+    panel.sigStartProxy.connect(save)
+    panel.sigFollow.connect(save)
 
 
 class _ShutdownOnClose(QObject):

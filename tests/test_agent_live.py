@@ -180,3 +180,30 @@ def test_live_menu_opens_the_dock_and_close_stops_the_proxy(qtbot, tmp_path):
     with pytest.raises(OSError):
         import socket
         socket.create_connection(("127.0.0.1", proxy.port), timeout=1)
+
+
+def test_panel_fields_are_remembered_but_never_the_key(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+    mw = pytest.importorskip("app.main_window")
+    from app.live import open_live
+    from app.settings import Settings
+    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
+        QSettings.setPath(fmt, QSettings.UserScope, str(tmp_path / "settings"))
+    win = mw.MainWindow(Settings())
+    qtbot.addWidget(win)
+    open_live(win, 0)
+    p = win.live_panel
+    p.workdir.setText(str(tmp_path))
+    p.model_edit.setText("claude-haiku-4-5")
+    p.key_edit.setText(KEY)
+    p.agent_record.setText(str(tmp_path / "r.jsonl"))
+    p.sigAgentSettings.emit(p.agent_settings())
+    win.live_controller.shutdown()
+    win.settings.sync()
+    saved = "".join(p.read_text(errors="replace") for p in (tmp_path / "settings").rglob("*") if p.is_file())
+    assert "claude-haiku-4-5" in saved and KEY not in saved
+    win2 = mw.MainWindow(Settings())
+    qtbot.addWidget(win2)
+    open_live(win2, 0)
+    assert win2.live_panel.workdir.text() == str(tmp_path) and win2.live_panel.key_edit.text() == ""
+    win2.live_controller.shutdown()
