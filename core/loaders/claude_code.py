@@ -156,7 +156,10 @@ def _read(path_str: str, path) -> tuple:
                     p = rec.get("logicalParentUuid")
                 parents[u] = p if p.__class__ is str else None
                 if (t == "user" or t == "assistant") and rec.get("message").__class__ is dict:
-                    conv_append(_Record(n, rec))
+                    r = object.__new__(_Record)
+                    r.line, r.rec, r.uuid, r.parent = n, rec, u, p
+                    r.sidechain = rec.get("isSidechain") is True
+                    conv_append(r)
                 else:
                     others_append((n, rec))
                 continue
@@ -211,7 +214,12 @@ class _Builder:
         elif self.copy and isinstance(content, list):
             content = list(content)
         msg = {"role": role, "content": content}
-        extra = {k: v for k, v in rec.items() if k not in _STANDARD}
+        if self.copy:
+            extra = {k: v for k, v in rec.items() if k not in _STANDARD}
+        else:
+            # the record itself (dropped after the load) becomes the metadata, without its message
+            extra = rec
+            rec.pop("message", None)
         extra["lines"] = [line]
         if role == "assistant":
             for k in ("id", "stop_reason", "stop_sequence", "type"):
@@ -487,7 +495,9 @@ def _load(probe: Probe) -> LoadResult:
         problems.append(Problem(path, 0, f"{dropped} record(s) on an abandoned branch (rewound) left out", "info"))
     main = b.conversation(main_title, path, list(problems))
     first = next((r.rec for r in conv), {})
-    versions = sorted({r.rec.get("version") for r in conv if isinstance(r.rec.get("version"), str)})
+    # versions seen (a session can change version mid-file; a change persists, so a sample finds it)
+    sample = conv[::16] + conv[-1:]
+    versions = sorted({v for v in (r.rec.get("version") for r in sample) if isinstance(v, str)})
     main.extra = {
         "session_id": first.get("sessionId"), "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
         "versions": versions, "record_counts": dict(types), "summaries": summaries,
@@ -496,8 +506,9 @@ def _load(probe: Probe) -> LoadResult:
         "records": others,
     }
     convs = [main]
-    prompts = _task_prompts(b.msgs)
-    for group in _group_sidechains(conv, parents):
+    groups = _group_sidechains(conv, parents)
+    prompts = _task_prompts(b.msgs) if groups else {}
+    for group in groups:
         sb = _Builder(path)
         for r in group:
             sb.add(r)
