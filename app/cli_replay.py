@@ -7,6 +7,7 @@ Headless: never imports Qt.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -37,9 +38,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                    help="replay again with this strategy/parameters and print the comparison table (repeatable)")
     p.add_argument("--max-calls", type=int, metavar="N", help="stop after N calls")
     p.add_argument("--check", action="store_true", help="run the API checker on every step (slower)")
-    p.add_argument("--calibrate", action="store_true",
+    p.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=None,
                    help="recordings with usage: add what the API saw beyond the recorded messages (system prompt, "
-                        "tools, history before the file starts) to every token estimate")
+                        "tools, history before the file starts) to every token estimate (default: on when the file "
+                        "has usage and the strategy's threshold is in tokens)")
 
     def cmd_replay(args) -> int:
         from core.replay import compare, format_table, replay

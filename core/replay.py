@@ -332,7 +332,8 @@ def _tool_results(m) -> int:
 def replay(conversation, strategy: str | Strategy = "s08", params: dict | None = None, *,
            engine: Engine | None = None, label: str | None = None, check: bool = False,
            keep_traces: bool = False, keep_inputs: bool = True, skip_real_summaries: bool = True,
-           pending_call: bool = True, calibrate: bool = False, max_calls: int | None = None, progress: Callable[[int, int], Any] | None = None,
+           pending_call: bool = True, calibrate: bool | None = None, max_calls: int | None = None,
+           progress: Callable[[int, int], Any] | None = None,
            cancel=None, **engine_kw) -> ReplayResult:
     """Run the strategy's pipeline before every model call of ``conversation``.
 
@@ -345,6 +346,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     call they were waiting for is replayed too (its ``message_index`` is the message count).
     ``calibrate``: for recordings with usage, add to every token estimate what the API saw
     beyond the recorded messages (see ``_calibration``), so thresholds compare with reality.
+    ``None`` (default) = calibrate when the recording has usage and the strategy's threshold
+    is in tokens.
     """
     t0 = time.perf_counter()
     conv = _as_conversation(conversation)
@@ -387,6 +390,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
 
     base_tok, base_cpt = tok, cpt
     calib = None
+    if calibrate is None:
+        calibrate = strat.threshold_unit == "tokens" and any(m.usage is not None for m in metas)
     if calibrate:
         calib = _calibration(conv, msgs, metas, origin, inv, call_at, meter, base_tok)
         if calib is not None:

@@ -163,11 +163,12 @@ def test_real_usage_and_boundaries_are_kept(tmp_path):
     meta = meta[:11] + [MessageMeta()] + meta[11:]
     conv = Conversation(msgs, meta=meta, events=[CompactionEvent("claude_code", 11, "auto", pre_tokens=1234,
                                                                  summary_index=11)])
-    res = replay(conv, engine=cc_engine(tmp_path, window=42_000))
+    res = replay(conv, engine=cc_engine(tmp_path, window=42_000), calibrate=False)
+    assert res.calibration is None
     assert res.calls[0].real_tokens == 107
     assert res.real_events[0]["call"] == 5 and res.calls[5].real_boundary["pre_tokens"] == 1234
     assert all(i != 11 for c in res.calls for i in c.dropped)
-    raw = replay(conv, engine=cc_engine(tmp_path, window=10**6))
+    raw = replay(conv, engine=cc_engine(tmp_path, window=10**6), calibrate=False)
     assert raw.calls[5].messages_before == 11   # u0 + 5 pairs: the real summary was not appended
     rep = res.boundary_report()
     assert rep[0]["real_call"] == 5 and rep[0]["simulated_call"] == 4 and rep[0]["calls_apart"] == -1
@@ -264,3 +265,20 @@ def test_bundled_long_session_fires_by_the_rules(tmp_path, examples):
         before_summary = tr.step("compact_history").input
         assert ("compact_history" in c.fired) == (len(str(before_summary)) > 50_000), c.index
     assert "tool_result_budget" in res.calls[-1].fired and "compact_history" in res.calls[-1].fired
+
+
+def test_calibration_adds_the_recorded_overhead(tmp_path):
+    # usage says the API saw 50,000 tokens more than the recorded messages (system prompt, tools)
+    msgs = pairs_session(10)
+    meta = [MessageMeta(usage=Usage(input_tokens=50_000 + 1000 * i)) if m["role"] == "assistant" else MessageMeta()
+            for i, m in enumerate(msgs)]
+    conv = Conversation(msgs, meta=meta)
+    res = replay(conv, engine=cc_engine(tmp_path, window=10**6))      # auto: usage present, threshold in tokens
+    assert res.calibration is not None and "recorded overhead" in res.token_estimator
+    for c in res.calls[:-1]:
+        # LenTokens says 1000 per message; the context before assistant message j holds j messages
+        assert c.tokens_before == c.real_tokens, c.index
+    plain = replay(conv, engine=cc_engine(tmp_path, window=10**6), calibrate=False)
+    assert plain.calls[3].tokens_before == 1000 * 7
+    s08 = replay(conv, engine=s08_engine(tmp_path))                    # threshold in chars: not calibrated
+    assert s08.calibration is None
