@@ -61,7 +61,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                                   "order": None})
             eng2 = make_engine(args2, name)
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
-                              max_calls=args.max_calls, keep_inputs=False, calibrate=args.calibrate)
+                              max_calls=args.max_calls, keep_inputs=False,
+                              calibrate=res.calibration is not None if args.calibrate is None else args.calibrate)
         if args.json:
             d = res.to_json()
             d["input"] = {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),

@@ -566,15 +566,20 @@ def _calibration(conv, msgs, metas, origin, inv, call_at, meter, tok) -> dict | 
 
 
 def compare(conversation, configs: Iterable, **kw) -> list[ReplayResult]:
-    """Replay the same conversation under several (label, strategy, params) configurations."""
-    out = []
+    """Replay the same conversation under several (label, strategy, params) configurations.
+    Calibration (``calibrate=None``) is decided once for all runs, so their tokens compare:
+    on when the recording has usage and any of the strategies counts its threshold in tokens."""
+    cfgs = []
     for cfg in configs:
         if isinstance(cfg, dict):
-            label, strat, params = cfg.get("label"), cfg.get("strategy", "s08"), cfg.get("params") or {}
+            cfgs.append((cfg.get("label"), cfg.get("strategy", "s08"), cfg.get("params") or {}))
         else:
-            label, strat, params = cfg
-        out.append(replay(conversation, strat, params, label=label, **kw))
-    return out
+            cfgs.append(tuple(cfg))
+    if kw.get("calibrate") is None:
+        conv = _as_conversation(conversation)
+        kw["calibrate"] = any(m.usage is not None for m in conv.meta) and any(
+            (strategies.get(s) if isinstance(s, str) else s).threshold_unit == "tokens" for _, s, _ in cfgs)
+    return [replay(conversation, strat, params, label=label, **kw) for label, strat, params in cfgs]
 
 
 COMPARISON_COLUMNS = [
