@@ -198,6 +198,9 @@ class LiveController(QObject):
             p.set_status("tool" if d.get("stop_reason") == "tool_use" else "idle",
                          f"call {d['call'].n}: {d['seconds']:.1f} s, context {_fmt(ctx)} tokens, output "
                          f"{_fmt(u.get('output_tokens'))} tokens, stop {d.get('stop_reason')}")
+        elif kind == "retry":
+            p.set_status("calling", d["text"])
+            p.append_note(d["text"], "#b45309")
         elif kind == "tool":
             p.append_tool(d["name"], d["input"], d["output"], d["is_error"])
         elif kind == "compaction":

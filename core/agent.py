@@ -43,6 +43,7 @@ EVENTS = (
     "response",      # {"message", "usage", "stop_reason", "call", "seconds", "messages"}
     "tool",          # {"name", "input", "output", "is_error", "id"}
     "compaction",    # {"kind": "reactive" | "compact_tool", "trace", "messages"}
+    "retry",         # {"status", "text"}: an attempt failed with a status the SDK retries
     "error",         # {"error": AgentError, "call"}
     "done",          # {"text", "calls"}
     "stopped",       # {"calls"}
@@ -355,8 +356,22 @@ class Agent:
             kw: dict = {"api_key": self._api_key, "max_retries": self.max_retries, "timeout": self.timeout}
             if self.base_url:
                 kw["base_url"] = self.base_url
+            import inspect
+            if "middleware" in inspect.signature(anthropic.Anthropic.__init__).parameters:
+                kw["middleware"] = [self._watch_attempt]      # SDK 2.x: see each attempt, incl. retried ones
             self._client = anthropic.Anthropic(**kw)
         return self._client
+
+    def _watch_attempt(self, request, call_next):
+        """Runs inside the SDK's retry loop, once per HTTP attempt: tells the UI about
+        responses the SDK will retry (429, 5xx, 529) while it waits."""
+        resp = call_next(request)
+        status = getattr(resp, "status_code", 200)
+        if status in (408, 409, 429) or status >= 500:
+            name = {429: "rate limited", 529: "overloaded"}.get(status, "server error")
+            self._emit("retry", status=status, text=f"HTTP {status} ({name}): the SDK retries "
+                                                    f"(up to {self.max_retries} time(s))")
+        return resp
 
     def _emit(self, _event: str, **data) -> None:
         if self.on_event is not None:

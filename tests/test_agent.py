@@ -120,6 +120,7 @@ def test_429_and_529_are_retried(tmp_path):
         assert agent.send("hi") == "finally"
     assert len(fake.message_requests) == 3
     assert "error" not in kinds(events)
+    assert [d["status"] for k, d in events if k == "retry"] == [429, 529]     # the UI hears about each retry
 
 
 @pytest.mark.parametrize("make,kind", [(rate_limited, "rate_limit"), (overloaded, "overloaded")])

@@ -10,7 +10,7 @@ from core.loaders import LoadError, detect, load
 from core.recording import RecordingWriter, StreamAccumulator, read_recording, scrub
 from tests.fakeapi import message, sse_chunks, text_block, tool_use_block
 
-KEY = "sk-ant-api03-recordingtest-XYZ0123456789"
+KEY = "sk-ant-fake-recordingtest-XYZ0123456789"
 
 
 def u(text):
