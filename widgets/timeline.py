@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget, QHeaderView, QAbstractItemView)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.replay import COMPARISON_COLUMNS
 
@@ -67,25 +67,30 @@ class TimelineWidget(QWidget):
         self.speed = QSpinBox()
         self.speed.setRange(1, 200)
         self.speed.setValue(5)
-        self.speed.setSuffix(" calls/s")
-        self.speed.setToolTip("Playback speed")
+        self.speed.setSuffix("/s")
+        self.speed.setToolTip("Playback speed: model calls per second")
         self.speed.valueChanged.connect(self._speed_changed)
         self.unit_box = QComboBox()
         self.unit_box.addItem("tokens", "tokens")
         self.unit_box.addItem("size (chars)", "size")
         self.unit_box.setToolTip("y axis: estimated tokens, or len(str(messages)) characters")
         self.unit_box.currentIndexChanged.connect(lambda _i: self.set_unit(self.unit_box.currentData()))
-        self.show_raw = QCheckBox("raw growth")
+        self.show_raw = QCheckBox("raw")
         self.show_raw.setChecked(True)
         self.show_raw.setToolTip("The whole recorded history up to each call, never compacted")
-        self.show_before = QCheckBox("before pipeline")
+        self.show_before = QCheckBox("before")
         self.show_before.setChecked(True)
         self.show_before.setToolTip("The running context before the pipeline ran at each call")
         for cb in (self.show_raw, self.show_before):
             cb.toggled.connect(self._visibility)
+        self.show_legend = QCheckBox("legend")
+        self.show_legend.setChecked(True)
+        self.show_legend.toggled.connect(lambda on: self.legend.setVisible(on))
         self.info = QLabel("")
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        for w in (self.play_button, self.speed, QLabel("y:"), self.unit_box, self.show_raw, self.show_before):
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)   # long text must not widen the view
+        self.info.setMinimumWidth(0)
+        for w in (self.play_button, self.speed, self.unit_box, self.show_raw, self.show_before, self.show_legend):
             bar.addWidget(w)
         bar.addWidget(self.info, 1)
         lay.addLayout(bar)
@@ -260,6 +265,9 @@ class TimelineWidget(QWidget):
                 c.setData([], [])
         self._visibility()
         t = r.totals()
+        self.info.setToolTip(f"{r.label}: strategy {r.strategy}, tokens by {r.token_estimator}"
+                             + (f"; calibrated: +{_fmt(r.calibration['fixed'])} tokens not in the file"
+                                if getattr(r, "calibration", None) else ""))
         self.info.setText(f"{r.label}: {len(r.calls):,} calls, {t['compactions']} compactions, "
                           f"{t['summaries']} summaries, peak {_fmt(t['peak_tokens'])} tokens"
                           + (f"; {len(r.real_events)} real compaction(s)" if r.real_events else ""))
@@ -294,6 +302,12 @@ class TimelineWidget(QWidget):
     def _visibility(self, *_):
         self.raw_curve.setVisible(self.show_raw.isChecked())
         self.before_curve.setVisible(self.show_before.isChecked())
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        cols = 3 if self.width() >= 1000 else 2 if self.width() >= 650 else 1
+        if getattr(self.legend, "columnCount", cols) != cols:
+            self.legend.setColumnCount(cols)
 
     # ------------------------------------------------------------ cursor
     def cursor(self) -> int:
