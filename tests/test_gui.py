@@ -403,3 +403,57 @@ def test_timeline_tab_runs_replay_and_opens_a_call(qtbot, win):
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         win.timeline.sigCallSelected.emit(i)
     assert len(win.trace.input) == rr.calls[i].messages_before
+
+
+def test_object_names_for_automation(win):
+    from PySide6.QtWidgets import QWidget
+    for name in ("messageView", "diffView", "layerStepper", "tokenChart", "inspector", "paramsPanel",
+                 "findingsPanel"):
+        w = win.findChild(QWidget, name)
+        assert w is not None, name
+
+
+def test_clicking_a_bar_selects_the_message(qtbot, win):
+    from PySide6.QtCore import QPointF
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    win.stepper.first()
+    qtbot.wait(50)
+    chart = win.chart
+    target = 12
+    vb = chart.bar_plot.vb
+    scene_pos = vb.mapViewToScene(QPointF(target, 1.0))
+
+    class Ev:
+        def scenePos(self):
+            return scene_pos
+    with qtbot.waitSignal(chart.sigMessageClicked) as blocker:
+        chart._clicked(Ev())
+    assert blocker.args == [target]
+    assert win.view.currentIndex().data(Qt.UserRole + 2) == target
+    assert chart.sel_line.value() == target
+
+
+def test_play_expand_and_every_strategy(qtbot, win):
+    from core import strategies
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    win.stepper.first()
+    win.stepper._timer.setInterval(10)
+    win.stepper.toggle_play()
+    qtbot.waitUntil(lambda: win.stage == len(win.trace.steps) and not win.stepper.playing, timeout=5000)
+    # expanding a row makes it taller (lines for the block contents)
+    win.stepper.first()
+    mi = next(i for i, m in enumerate(win.model.messages) if isinstance(m.get("content"), list)
+              and any(b.get("type") == "tool_result" and len(str(b.get("content"))) > 200 for b in m["content"]))
+    ix = win.model.index_of_message(mi)
+    h0 = win.view.visualRect(ix).height()
+    win.model.toggle_expanded(mi)
+    qtbot.waitUntil(lambda: win.view.visualRect(win.model.index_of_message(mi)).height() > h0, timeout=3000)
+    for name in strategies.available():
+        with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+            if win.params_panel.strategy_box.currentText() == name:
+                win.run_pipeline()
+            else:
+                win.params_panel.strategy_box.setCurrentText(name)
+        assert win.trace.strategy == name
+        assert len(win.params_panel.editors) == len(strategies.get(name).params)
+        step_all_with_keyboard(qtbot, win)
