@@ -282,3 +282,46 @@ def test_calibration_adds_the_recorded_overhead(tmp_path):
     assert plain.calls[3].tokens_before == 1000 * 7
     s08 = replay(conv, engine=s08_engine(tmp_path))                    # threshold in chars: not calibrated
     assert s08.calibration is None
+
+
+# --------------------------------------------------------------- property: any valid conversation stays valid
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def conversations(draw):
+    """Valid Anthropic conversations: text turns and batches of 1-3 parallel tool calls, some huge."""
+    msgs = [{"role": "user", "content": "go"}]
+    n = draw(st.integers(1, 40))
+    k = 0
+    for _ in range(n):
+        if draw(st.integers(0, 4)) == 0:
+            msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok " * draw(st.integers(1, 50))}]})
+            msgs.append({"role": "user", "content": "next"})
+            continue
+        ids = [f"t{k + i}" for i in range(draw(st.integers(1, 3)))]
+        k += len(ids)
+        name = draw(st.sampled_from(["Read", "Bash", "Grep"]))
+        msgs.append({"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": name,
+                                                       "input": {"file_path": f"/f{i}.py"}} for i in ids]})
+        msgs.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": i,
+             "content": "x" * draw(st.sampled_from([10, 300, 5000, 40_000, 120_000]))} for i in ids]})
+    return msgs
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(msgs=conversations(), limit=st.sampled_from([2_000, 20_000, 200_000]), window=st.integers(40_000, 80_000),
+       max_messages=st.integers(4, 30))
+def test_any_valid_conversation_stays_valid_call_after_call(tmp_path, msgs, limit, window, max_messages):
+    for eng in (Engine("s08", {"context_limit": limit, "max_messages": max_messages}, workspace=Workspace(tmp_path),
+                       summarizer=FixedSummarizer("S")),
+                Engine("claude_code", {"window": window, "snip_max_messages": max_messages if limit < 20_000 else 0},
+                       workspace=Workspace(tmp_path), summarizer=FixedSummarizer("<summary>S</summary>"))):
+        res = replay(msgs, engine=eng, keep_traces=True)
+        assert len(res.calls) == sum(1 for m in msgs if m["role"] == "assistant") + 1
+        for c, tr in zip(res.calls, res.traces):
+            assert not rejected(check(tr.output)), (eng.strategy.name, c.index, check(tr.output)[:2])
+            assert c.messages_after == len(tr.output) and c.tokens_after == tr.steps[-1].tokens_after
+            assert c.summaries == sum(1 for s in tr.steps if s.summary and not s.error)
