@@ -632,7 +632,14 @@ class MainWindow(QMainWindow):
             else:
                 status = {r.right: r.kind for r in rows if r.right is not None and r.kind in (INSERTED, CHANGED,
                                                                                             DUPLICATED)}
-                self.model.set_messages(step.messages, status=status, findings=step.findings, cuts=cuts_after)
+                badges = {}
+                if step.summary and step.summary.get("summarizer"):
+                    for e in step.edits:
+                        if e.kind == "summary" and e.out is not None:
+                            badges[e.out] = ("summary by " + str(step.summary["summarizer"]).split(" (")[0]
+                                             + (" (cached)" if step.summary.get("cached") else ""))
+                self.model.set_messages(step.messages, status=status, findings=step.findings, cuts=cuts_after,
+                                        badges=badges)
                 msgs = step.messages
             self.diff_model.set_step(step, rows)
             QTimer.singleShot(0, self.diff.scroll_to_first_change)

@@ -457,3 +457,16 @@ def test_play_expand_and_every_strategy(qtbot, win):
         assert win.trace.strategy == name
         assert len(win.params_panel.editors) == len(strategies.get(name).params)
         step_all_with_keyboard(qtbot, win)
+
+
+def test_summary_names_its_summarizer(qtbot, win):
+    win.params_panel.set_summarizer("fixed:The goal is X.")
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    step = win.trace.step("compact_history")
+    assert step.summary["summarizer"]
+    win.stepper.set_current(win.trace.steps.index(step) + 1)
+    out = next(e.out for e in step.edits if e.kind == "summary")
+    assert win.model.badges[out].startswith("summary by " + step.summary["summarizer"].split(" (")[0])
+    texts = [win.edits.item(i).text() for i in range(win.edits.count())]
+    assert any(t.startswith("summary written by " + step.summary["summarizer"]) for t in texts)
+    assert "The goal is X." in json.dumps(win.model.messages[out])

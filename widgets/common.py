@@ -118,8 +118,8 @@ def message_chips(m) -> list[Chip]:
         s = content or ""
         if m.get("role") == "tool":
             tid = m.get("tool_call_id")
-            chips.append(Chip(-1, "tool_result", "tool_result", f"{tid} \u00b7 {fmt(len(s))} chars \u00b7 "
-                              + _one_line(s, 200), _lines(s), len(s), tid if isinstance(tid, str) else None))
+            chips.append(Chip(-1, "tool_result", "tool_result", f"{fmt(len(s))} chars \u00b7 " + _one_line(s, 200),
+                              _lines(s), len(s), tid if isinstance(tid, str) else None))
         else:
             chips.append(Chip(-1, "text", "text", _one_line(s), _lines(s), len(s)))
     elif isinstance(content, list):

@@ -46,6 +46,7 @@ class MessageListModel(QAbstractListModel):
         self.status: dict[int, str] = {}     # message index -> changed/inserted/removed/duplicated
         self.findings: dict[int, list] = {}  # message index -> [Finding]
         self.cuts: dict[int, list] = {}      # message index -> [(label, style)] drawn above the row
+        self.badges: dict[int, str] = {}
         self.highlight: set[int] = set()
         self.matches: set[int] = set()
         self.expanded: set[int] = set()
@@ -61,8 +62,10 @@ class MessageListModel(QAbstractListModel):
 
     # ------------------------------------------------------------ data in
     def set_messages(self, messages: list, *, status: dict | None = None, findings=None,
-                     cuts: dict | None = None) -> None:
+                     cuts: dict | None = None, badges: dict | None = None) -> None:
+        """``badges``: message index -> a short note drawn in its header (e.g. who wrote a summary)."""
         self.beginResetModel()
+        self.badges = dict(badges or {})
         self.messages = list(messages)
         self._pairs = None                   # built on first use (partner highlighting)
         self.status = dict(status or {})
@@ -393,6 +396,9 @@ class MessageDelegate(QStyledItemDelegate):
                     x = self._pill(p, x, top, lh, tag, QColor(STATUS_COLORS.get(status) or "#64748b"), small, sfm)
                 if findings:
                     x = self._pill(p, x, top, lh, f"\u26a0 {len(findings)} finding(s)", QColor("#dc2626"), small, sfm)
+                badge = model.badges.get(mi)
+                if badge:
+                    x = self._pill(p, x, top, lh, badge, QColor("#7c3aed"), small, sfm)
                 size_text = f"{fmt(sum(c.size for c in chips))} chars"
                 p.setFont(option.font)
                 if x + fm.horizontalAdvance(size_text) + 4 < right:
