@@ -309,6 +309,7 @@ class LiveController(QObject):
         self.panel.clear_error()
         self.panel.set_follow_running(True)
         self.panel.set_status("following", f"following {path}")
+        self.panel.append_note(f"following {path}: the views update as complete lines arrive", "#059669")
         return True
 
     def stop_follow(self) -> None:
