@@ -470,3 +470,33 @@ def test_summary_names_its_summarizer(qtbot, win):
     texts = [win.edits.item(i).text() for i in range(win.edits.count())]
     assert any(t.startswith("summary written by " + step.summary["summarizer"]) for t in texts)
     assert "The goal is X." in json.dumps(win.model.messages[out])
+
+
+def test_readme_duplicates_shown(qtbot, win, tmp_path):
+    """Guards push head_end past tail_start: the README variant duplicates messages; the window shows it."""
+    msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "ok"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "a", "input": {}}
+                                              for k in range(3)]}]
+    msgs += [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "r"}]}
+             for k in range(3)]
+    msgs += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}]
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps(msgs), encoding="utf-8")
+    _, ed = win.params_panel.editors["max_messages"]
+    win.params_panel.set_value("max_messages", 6)
+    win.params = win.strategy.resolve(win.params_panel.values())
+    open_wait(qtbot, win, path)
+    k = [s.layer for s in win.trace.steps].index("snip_compact") + 1
+    win.stepper.set_current(k)
+    readme = win.result.readme_trace.step("snip_compact")
+    assert readme.vars["snipped"] < 0
+    assert any("appear twice" in l for l in win.explainer.lines_readme)
+    assert "appear twice" in win.explainer.toPlainText()
+    # now show the README variant itself: duplicated rows in the diff and the list
+    win.params_panel.set_value("variant", "readme")
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        win.params_panel.sigParamsChanged.emit(win.params_panel.values())
+    step = win.trace.step("snip_compact")
+    dups = [r for r in win.diff_model.rows if r.kind == DUPLICATED]
+    assert [r.left for r in dups] == step.edits[-1].data["duplicated"]
+    assert "duplicated" in win.model.status.values()
