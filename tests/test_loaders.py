@@ -85,6 +85,8 @@ def test_every_corpus_file_loads_with_provenance(corpus, path):
         for m, meta in zip(conv.messages, conv.meta):
             assert isinstance(m, dict) and isinstance(m.get("role"), str)
             assert meta.provenance is not None and meta.provenance.path == str(path)
+            if path.suffix != ".eval" and "response" not in meta.provenance.note:
+                assert meta.provenance.line > 0      # a line number even inside a pretty-printed document
         assert conv.segments[0] == 0 and conv.segments == sorted(set(conv.segments))
 
 

@@ -307,3 +307,38 @@ def test_cli_info_json_and_check_accept_other_formats(tmp_path, capsys):
     assert main(["check", str(db)]) == 0
     assert main(["info", str(tmp_path)]) == 2
     assert "folder" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- line numbers inside JSON documents
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from core.loaders.base import array_element_lines  # noqa: E402
+
+_json_text = st.text(alphabet=st.sampled_from(list('ab"\\{}[],: \n\té')), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(msgs=st.lists(st.fixed_dictionaries({"role": _json_text, "content": st.one_of(
+    _json_text, st.lists(st.dictionaries(_json_text, _json_text, max_size=2), max_size=2))}), max_size=6),
+    before=st.dictionaries(_json_text, st.lists(_json_text, max_size=2), max_size=2))
+def test_array_element_lines_find_each_message(msgs, before):
+    doc = {**{k: v for k, v in before.items() if k != "messages"}, "messages": msgs}
+    text = json.dumps(doc, indent=1)
+    lines = array_element_lines(text, ("messages",)).get(("messages",), [])
+    assert len(lines) == len(msgs)
+    rows = text.split("\n")
+    assert all(rows[n - 1].strip() == "{" for n in lines)
+    assert lines == sorted(set(lines))
+    assert array_element_lines(json.dumps(doc), ("messages",)).get(("messages",), []) == [1] * len(msgs)
+
+
+def test_documents_give_message_lines(tmp_path):
+    msgs = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    p = tmp_path / "body.json"
+    p.write_text(json.dumps({"model": "m", "messages": msgs}, indent=2))
+    rows = p.read_text().split("\n")
+    metas = load(p).main.meta
+    assert [rows[m.provenance.line - 1].strip() for m in metas] == ["{", "{"]
+    assert metas[0].provenance.line < metas[1].provenance.line

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import ANTHROPIC, detect_dialect
-from .base import JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp, read_json_document
+from .base import (JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads, parse_timestamp,
+                   read_json_document)
 from .sdk_repr import content_from_repr
 
 FORMAT = "anthropic-messages"
@@ -110,8 +111,13 @@ def read_messages(probe: Probe) -> tuple:
             items = doc
         else:
             raise LoadError(path, 1, f"the file holds a JSON {type(doc).__name__}, not a list of messages")
-        msgs = _check_messages(items, path, lambda i: 0)
-        meta = [MessageMeta(Provenance(path, 0, note=f"message {i}")) for i in range(len(msgs))]
+        lines = document_lines(probe.path, ("messages",) if isinstance(doc, dict) else ()).get(
+            ("messages",) if isinstance(doc, dict) else (), [])
+
+        def line_of(i: int) -> int:
+            return lines[i] if i < len(lines) else 0
+        msgs = _check_messages(items, path, line_of)
+        meta = [MessageMeta(Provenance(path, line_of(i), note=f"message {i}")) for i in range(len(msgs))]
     msgs = _fix_repr(msgs, meta, path, problems)
     if tools is not None and not isinstance(tools, list):
         tools = None
@@ -130,8 +136,14 @@ def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
     items = req.get("messages")
     if not isinstance(items, list):
         raise LoadError(path, 1, "the last cycle's request has no \"messages\" list")
-    msgs = _check_messages(items, path, lambda i: 0)
-    meta = [MessageMeta(Provenance(path, 0, note=f"cycle {len(cycles)} request message {i}"))
+    last_i = max(i for i, c in enumerate(doc["cycles"]) if c is last)
+    lines = document_lines(probe.path, ("cycles", last_i, "request", "messages")).get(
+        ("cycles", last_i, "request", "messages"), [])
+
+    def line_of(i: int) -> int:
+        return lines[i] if i < len(lines) else 0
+    msgs = _check_messages(items, path, line_of)
+    meta = [MessageMeta(Provenance(path, line_of(i), note=f"cycle {len(cycles)} request message {i}"))
             for i in range(len(msgs))]
     # usage: the response of cycle k is the assistant message that the request of cycle k+1 ends with
     asst = [i for i, m in enumerate(msgs) if m.get("role") == "assistant"]

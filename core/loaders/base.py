@@ -230,3 +230,90 @@ def recover_records(raw: bytes | str, accept=None) -> list:
             break
         i = j
     return out
+
+
+_TOKEN = None
+
+
+def array_element_lines(data: bytes | str, pattern: tuple) -> dict:
+    """1-based line numbers where each element of the arrays at ``pattern`` starts, in a JSON document.
+
+    ``pattern`` is a path of object keys, with "*" for any array index, e.g. ("messages",) or
+    ("samples", "*", "messages"). Returns {concrete path: [line of element 0, line of element 1, ...]}.
+    A quick scan with a regex over strings and punctuation; on anything it does not understand it
+    returns what it found so far (provenance is a help, never a reason to fail).
+    """
+    import bisect
+    import re
+    global _TOKEN
+    if _TOKEN is None:
+        _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray)) else data
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    out: dict = {}
+    # stack entries: [kind, key or index, expecting_value]; path = keys/indices of enclosing containers
+    stack: list = []
+    path: list = []
+    depth_pattern = len(pattern)
+
+    def matches(p) -> bool:
+        return len(p) == depth_pattern and all(a == "*" or a == b for a, b in zip(pattern, p))
+
+    def line_of(pos: int) -> int:
+        return bisect.bisect_right(newlines, pos - 1) + 1
+
+    pending_key = None
+    expect_elem = False
+    try:
+        for m in _TOKEN.finditer(text):
+            tok = m.group()
+            c = tok[0]
+            top = stack[-1] if stack else None
+            if top is not None and top[0] == "a" and expect_elem and c not in "]":
+                # a new element of the array on top starts here
+                if matches(path):
+                    out.setdefault(tuple(path), []).append(line_of(m.start()))
+                expect_elem = False
+            if c == '"':
+                if top is not None and top[0] == "o" and top[2] == "key":
+                    pending_key = tok[1:-1]
+                continue
+            if c == ":":
+                if top is not None and top[0] == "o":
+                    top[2] = "value"
+                continue
+            if c == ",":
+                if top is not None and top[0] == "o":
+                    top[2] = "key"
+                elif top is not None and top[0] == "a":
+                    top[1] += 1
+                    expect_elem = True
+                continue
+            if c in "{[":
+                if top is not None:
+                    path.append(pending_key if top[0] == "o" else top[1])
+                stack.append(["o", None, "key"] if c == "{" else ["a", 0, None])
+                if c == "[":
+                    expect_elem = True
+                continue
+            if c in "}]":
+                stack.pop()
+                if stack:
+                    path.pop()
+                expect_elem = False
+    except (IndexError, TypeError):
+        pass
+    return out
+
+
+MAX_LINE_SCAN_BYTES = 64 * 1024 * 1024
+
+
+def document_lines(path: Path, pattern: tuple) -> dict:
+    """``array_element_lines`` for a file, or {} when it is too large to scan cheaply."""
+    try:
+        if path.stat().st_size > MAX_LINE_SCAN_BYTES:
+            return {}
+        return array_element_lines(path.read_bytes(), pattern)
+    except (OSError, MemoryError, RecursionError):
+        return {}

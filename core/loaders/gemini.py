@@ -15,7 +15,7 @@ import re
 
 from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
-from .base import LoadError, Probe, parse_timestamp, read_json_document
+from .base import LoadError, Probe, document_lines, parse_timestamp, read_json_document
 
 FORMAT = "gemini-cli"
 _HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')
@@ -63,6 +63,7 @@ def load(probe: Probe) -> LoadResult:
     doc = read_json_document(probe.path)
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise LoadError(path, 1, "not a Gemini CLI session: no \"messages\" list")
+    lines = document_lines(probe.path, ("messages",)).get(("messages",), [])
     msgs, meta, notes = [], [], []
     problems: list[Problem] = []
     model = None
@@ -72,7 +73,7 @@ def load(probe: Probe) -> LoadResult:
             continue
         t = rec.get("type")
         ts = parse_timestamp(rec.get("timestamp"))
-        prov = Provenance(path, 0, note=f"messages[{i}]")
+        prov = Provenance(path, lines[i] if i < len(lines) else 0, note=f"messages[{i}]")
         extra = {k: v for k, v in rec.items() if k not in ("content", "toolCalls", "type", "timestamp", "id")}
         if t == "user":
             msgs.append({"role": "user", "content": _text(rec.get("content"))})
@@ -100,7 +101,7 @@ def load(probe: Probe) -> LoadResult:
             meta.append(MessageMeta(prov, ts, usage, rec.get("model"), rec.get("id"), extra))
             for k, c in enumerate(calls):
                 msgs.append({"role": "tool", "tool_call_id": msg["tool_calls"][k]["id"], "content": _result_text(c)})
-                meta.append(MessageMeta(Provenance(path, 0, note=f"messages[{i}].toolCalls[{k}]"),
+                meta.append(MessageMeta(Provenance(path, prov.line, note=f"messages[{i}].toolCalls[{k}]"),
                                         parse_timestamp(c.get("timestamp")) or ts,
                                         extra={kk: v for kk, v in c.items() if kk not in ("result", "args")}))
         else:

@@ -15,7 +15,7 @@ import zipfile
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
-from .base import JSONDecodeError, LoadError, Probe, loads, parse_timestamp, read_json_document
+from .base import JSONDecodeError, LoadError, Probe, document_lines, loads, parse_timestamp, read_json_document
 
 FORMAT = "inspect-log"
 MAX_MEMBER_BYTES = 1024 * 1024 * 1024
@@ -121,7 +121,7 @@ def _usage(u) -> Usage | None:
                  num("input_tokens_cache_read"))
 
 
-def _sample(s: dict, path: str, where: str, header: dict) -> Conversation:
+def _sample(s: dict, path: str, where: str, header: dict, lines: list | None = None) -> Conversation:
     attachments = s.get("attachments") if isinstance(s.get("attachments"), dict) else {}
     raw = s.get("messages") if isinstance(s.get("messages"), list) else []
     msgs, meta, problems = [], [], []
@@ -132,7 +132,8 @@ def _sample(s: dict, path: str, where: str, header: dict) -> Conversation:
         m = _resolve(m, attachments)
         msg, extra = _message(m)
         msgs.append(msg)
-        meta.append(MessageMeta(Provenance(path, 0, note=f"{where} messages[{i}]"), None, None,
+        meta.append(MessageMeta(Provenance(path, lines[i] if lines and i < len(lines) else 0,
+                                           note=f"{where} messages[{i}]"), None, None,
                                 m.get("model") if isinstance(m.get("model"), str) else None,
                                 m.get("id") if isinstance(m.get("id"), str) else None, extra))
     events, model_events = [], []
@@ -181,7 +182,9 @@ def load(probe: Probe) -> LoadResult:
     samples = doc.get("samples")
     if not isinstance(samples, list) or not samples:
         raise LoadError(path, 1, "an Inspect log with no samples (was it written with samples excluded?)")
-    convs = [_sample(s, path, f"samples[{i}]", doc) for i, s in enumerate(samples) if isinstance(s, dict)]
+    lines = document_lines(probe.path, ("samples", "*", "messages"))
+    convs = [_sample(s, path, f"samples[{i}]", doc, lines.get(("samples", i, "messages")))
+             for i, s in enumerate(samples) if isinstance(s, dict)]
     return _result(path, convs)
 
 

@@ -15,7 +15,7 @@ import re
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI, detect_dialect
 from .anthropic_messages import read_messages
-from .base import LoadError, Probe, parse_timestamp, read_json_document
+from .base import LoadError, Probe, document_lines, parse_timestamp, read_json_document
 
 FORMAT = "openai-chat"
 HERMES_FORMAT = "hermes-session"
@@ -120,7 +120,8 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
         if isinstance(doc.get("trajectory"), list):
             return _load_trajectory_steps(probe, doc)
         raise LoadError(path, 1, "a JSON object with no \"messages\" or \"history\" list of messages")
-    msgs, meta = _build(doc[key], path, lambda i: 0, problems)
+    lines = document_lines(probe.path, (key,)).get((key,), [])
+    msgs, meta = _build(doc[key], path, lambda i: lines[i] if i < len(lines) else 0, problems)
     if not msgs:
         raise LoadError(path, 1, f"the \"{key}\" list holds no message")
     hermes = "session_id" in doc or "system_prompt" in doc
