@@ -288,8 +288,18 @@ class LiveController(QObject):
         err = r.get("error")
         self.panel.set_status("listening", f"{self.proxy_calls} call(s); last: {req.get('model')}, {len(msgs)} "
                               f"messages, context {_fmt(ctx)} tokens" + (f", error {err.get('kind')}" if err else ""))
-        if err and err.get("kind") != "client_disconnected":
-            self.panel.append_note(f"call {self.proxy_calls}: {err.get('message') or err}", "#dc2626")
+        if err:
+            what = f"HTTP {err.get('status')} {err.get('type') or err.get('kind')}: {err.get('message') or ''}"
+            if err.get("kind") == "client_disconnected":
+                what = "the client closed the connection mid-response"
+            elif err.get("status") in (429, 529) or (err.get("status") or 0) >= 500:
+                what += " (clients usually retry)"
+            self.panel.append_note(f"call {self.proxy_calls}: {what}", "#dc2626")
+        else:
+            resp = r.get("response") or {}
+            self.panel.append_note(f"call {self.proxy_calls}: {req.get('model')}, {len(msgs)} messages, context "
+                                   f"{_fmt(ctx)} tokens, output {_fmt(u.get('output_tokens'))}, stop "
+                                   f"{resp.get('stop_reason')}", "#475569")
         if msgs:
             self.sigContext.emit(Conversation(msgs, system=req.get("system"), tools=req.get("tools"),
                                               model=req.get("model"), title=f"proxy call {self.proxy_calls}",
