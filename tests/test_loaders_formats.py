@@ -342,3 +342,17 @@ def test_documents_give_message_lines(tmp_path):
     metas = load(p).main.meta
     assert [rows[m.provenance.line - 1].strip() for m in metas] == ["{", "{"]
     assert metas[0].provenance.line < metas[1].provenance.line
+
+
+def test_first_line_longer_than_the_probe(tmp_path):
+    from core.loaders.base import PROBE_BYTES
+    big = "x" * (PROBE_BYTES + 1000)
+    p = _jsonl(tmp_path / "cc.jsonl", [
+        {"message": {"role": "user", "content": big}, "parentUuid": None, "sessionId": "s", "type": "user",
+         "uuid": "u1"},
+        _cc("a1", "u1", "assistant", _asst("m1", {"type": "text", "text": "ok"}))])
+    r = load(p)
+    assert r.format == "claude-code" and len(r.main.messages[0]["content"]) == len(big)
+    p = _jsonl(tmp_path / "m.jsonl", [{"role": "user", "content": big}, {"role": "assistant", "content": "ok"}])
+    r = load(p)
+    assert r.format == "anthropic-messages" and [m.provenance.line for m in r.main.meta] == [1, 2]

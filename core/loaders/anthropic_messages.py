@@ -27,7 +27,9 @@ def first_line_is_object(probe: Probe) -> bool:
     if not probe.starts_with(b"{"):
         return False
     lines = probe.first_json_lines(2)
-    if not lines or not isinstance(lines[0], dict):
+    if not lines:
+        return _is_message(probe.first_line_value())    # a first line longer than the probe
+    if not isinstance(lines[0], dict):
         return False
     return _is_message(lines[0]) or (len(lines) >= 2 and isinstance(lines[1], dict))
 
@@ -37,6 +39,8 @@ def sniff(probe: Probe) -> bool:
         lines = probe.first_json_lines(5)
         if lines and all(_is_message(x) for x in lines if x is not None) and any(_is_message(x) for x in lines):
             return True   # JSONL of messages
+        if not lines and _is_message(probe.first_line_value()):
+            return True   # JSONL whose first message is longer than the probe
         if probe.starts_with(b"["):
             return True   # a JSON list: validated on load
         head = probe.text_head

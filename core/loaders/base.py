@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency
     JSONDecodeError = (json.JSONDecodeError,)
 
 PROBE_BYTES = 256 * 1024
+_UNSET = object()
 MAX_LINE_BYTES = 256 * 1024 * 1024      # one JSONL line larger than this is reported, not loaded
 MAX_JSON_BYTES = 2 * 1024 * 1024 * 1024  # a whole-document JSON file larger than this is refused
 
@@ -43,6 +44,10 @@ class Probe:
     head: bytes
     size: int
     _first_lines: list | None = field(default=None, repr=False)
+    _first_value: Any = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self._first_value = _UNSET
 
     @property
     def text_head(self) -> str:
@@ -67,6 +72,31 @@ class Probe:
                     break
             self._first_lines = out
         return self._first_lines[:n]
+
+    def first_line_value(self, limit: int = 64 * 1024 * 1024):
+        """The first non-blank line parsed as JSON, reading past the head when that line is longer than
+        the probe (a JSONL file whose first record is huge). None when it is not one JSON value."""
+        if self._first_value is not _UNSET:
+            return self._first_value
+        value = None
+        h = self.head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        nl = h.find(b"\n")
+        try:
+            if nl >= 0 or len(self.head) >= self.size:
+                value = loads(h[:nl] if nl >= 0 else h)
+            else:
+                with self.path.open("rb") as f:
+                    raw = b""
+                    while not raw.strip():
+                        raw = f.readline(limit + 1)
+                        if not raw:
+                            break
+                    if len(raw) <= limit:
+                        value = loads(raw)
+        except (OSError, MemoryError) + tuple(JSONDecodeError):
+            value = None
+        self._first_value = value
+        return value
 
     def starts_with(self, *prefixes: bytes) -> bool:
         h = self.head.lstrip(b"\xef\xbb\xbf \t\r\n")

@@ -66,14 +66,13 @@ def sniff(probe: Probe) -> bool:
     if lines:
         return any(_is_record(x) for x in lines) and not all(
             isinstance(x, dict) and "role" in x and "type" not in x for x in lines)
-    # no complete line in the head: one very long first line (a JSONL record), not a pretty-printed document
+    # no complete line in the head: a first record longer than the probe, or a pretty-printed document
     h = probe.head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if b"\n" in h[:PROBE_SCAN] and len(probe.head) >= probe.size:
+    if b"\n" in h.rstrip(b"\r\n"):
+        return False           # its first line is not JSON: a pretty-printed document
+    if not (_HEAD_RE.search(h[:PROBE_SCAN]) or b'"message"' in h[:1024]):
         return False
-    if b"\n" in h.rstrip(b"\r\n") and len(probe.head) < probe.size and b"\n" in h[:4096]:
-        return False
-    head = h[:PROBE_SCAN]
-    return bool(_HEAD_RE.search(head) and _TYPE_RE.search(head))
+    return _is_record(probe.first_line_value())
 
 
 PROBE_SCAN = 64 * 1024
