@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 import pytest
 
@@ -267,3 +268,29 @@ def test_cli_record_runs_a_turn(tmp_path, monkeypatch, capsys):
     assert main(["record", "--workspace", str(ws), "--record", str(rec), "hi"]) == 1
     assert "what to do" in capsys.readouterr().err
     assert main(["record", "--workspace", str(tmp_path / "nope"), "hi"]) == 2
+
+
+def test_stop_mid_stream_drops_the_connection_and_records_it(tmp_path):
+    rec_path = tmp_path / "s.jsonl"
+    long = message([text_block("streaming slowly " * 60)])
+    with FakeAnthropic([reply(long, chunk_delay=0.01)]) as fake:
+        rec = RecordingWriter(rec_path, source="agent")
+        agent, events = make_agent(fake, tmp_path, recorder=rec)
+
+        def on_event(k, d):
+            events.append((k, d))
+            if k == "stream":
+                agent.stop()
+        agent.on_event = on_event
+        t0 = time.monotonic()
+        with pytest.raises(AgentStopped):
+            agent.send("talk")
+        assert time.monotonic() - t0 < 5                      # did not wait for the whole stream
+        rec.close()
+        end = time.monotonic() + 5
+        while fake.disconnects == 0 and time.monotonic() < end:
+            time.sleep(0.02)
+        assert fake.disconnects == 1                          # the HTTP stream was closed mid-way
+    assert agent.messages == [{"role": "user", "content": "talk"}]
+    rr = read_recording(rec_path)
+    assert rr.calls[0].error["kind"] == "stopped" and rr.events[-1]["kind"] == "stopped"
