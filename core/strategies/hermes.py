@@ -8,6 +8,7 @@ and the decaying head protection live in the pipeline state between runs.
 from __future__ import annotations
 
 from ..layers.hermes import LAYERS
+from ..layers.hermes import threshold as hermes_threshold
 from ..layers.hermes_rules import HermesTokens
 from ..messages import OPENAI
 from ..moa import MOA_LAYER
@@ -50,5 +51,6 @@ HERMES = Strategy(
     threshold_param=None,            # the threshold is computed: core.layers.hermes.threshold(params)
     threshold_unit="tokens",
     token_estimator=HermesTokens,
-    notes={"source": "hermes-agent 0.19.0 agent/context_compressor.py", "docs": "docs/hermes.md"},
+    notes={"source": "hermes-agent 0.19.0 agent/context_compressor.py", "docs": "docs/hermes.md",
+           "threshold_fn": hermes_threshold},
 )
