@@ -80,6 +80,10 @@ class MainWindow(QMainWindow):
         saved = str(self.settings.value("strategy", "s08"))
         self.strategy = strategies.get(saved if saved in names else names[0])
         self.params = self._saved_params(self.strategy)
+        self._run_text = ""
+        self._elapsed_timer = QTimer(self)
+        self._elapsed_timer.setInterval(250)
+        self._elapsed_timer.timeout.connect(self._tick_elapsed)
         self.runner = TaskRunner(self)
         self.runner.sigDone.connect(self._pipeline_done)
         self.runner.sigFailed.connect(self._pipeline_failed)
@@ -126,7 +130,7 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.match_label)
         self.mode_box = QComboBox(mp)
         self.mode_box.setObjectName("viewMode")
-        self.mode_box.addItems(["after this layer", "before this layer"])
+        self.mode_box.addItems(["after layer", "before layer"])
         self.mode_box.setToolTip("Show the conversation as this layer left it, or as it entered the layer")
         self.mode_box.currentIndexChanged.connect(lambda i: self.set_view_mode("before" if i else "after"))
         ml.addLayout(bar)
@@ -467,7 +471,9 @@ class MainWindow(QMainWindow):
                                                 "strategy panel.")
             return
         slow = any(l.llm for l in self.strategy.layers) and "anthropic" in self.params_panel.summarizer()
-        self.progress_label.setText("running " + self.strategy.name + (" (an LLM may summarise)" if slow else ""))
+        self._run_text = "running " + self.strategy.name + (" (an LLM may summarise)" if slow else "")
+        self.progress_label.setText(self._run_text)
+        self._elapsed_timer.start()
         self.progress.show()
         self.cancel_btn.show()
         self.progress_label.show()
@@ -483,7 +489,16 @@ class MainWindow(QMainWindow):
             self.replay_runner.cancel()
         self.progress_label.setText("cancelling after the current layer\u2026")
 
+    def _tick_elapsed(self) -> None:
+        if not self.runner.busy:
+            self._elapsed_timer.stop()
+            return
+        import time
+        dt = time.perf_counter() - self.runner.started_at
+        self.progress_label.setText(f"{self._run_text}\u2026 {dt:.1f} s")
+
     def _run_finished_ui(self) -> None:
+        self._elapsed_timer.stop()
         self.progress.hide()
         self.cancel_btn.hide()
         self.progress_label.setText("")
@@ -894,6 +909,7 @@ class MainWindow(QMainWindow):
         self.setFont(f)
         for w in (self.view, self.diff, self.edits, self.findings, self.explainer, self.stepper):
             w.setFont(f)
+        self.chart.set_font_size(pt)
         mono = QFont(self.inspector.text.font())
         mono.setPointSizeF(pt)
         for e in (self.inspector.text, self.inspector.json, self.inspector.persisted):

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, Q
                                QWidget)
 
 STATUS_STYLE = {
-    "original": ("#475569", ""),
+    "original": ("#64748b", ""),
     "changed": ("#b45309", "\u25cf "),
     "unchanged": ("#64748b", "\u25cb "),
     "failed": ("#dc2626", "\u2716 "),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from .common import BLOCK_COLORS, BLOCK_TYPES, block_sizes, fmt
@@ -95,6 +95,17 @@ class TokenChart(QWidget):
         self.bar_plot.setTitle("chars per message, by block type (click a bar)", size="9pt",
                                color=foreground.name())
 
+    def set_font_size(self, pt: float) -> None:
+        """Zoom: tick labels and value labels follow the window font (for a projector)."""
+        f = QFont()
+        f.setPointSizeF(max(6.0, pt * 0.9))
+        for plot in (self.stage_plot, self.bar_plot):
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setTickFont(f)
+        for t in self.value_labels:
+            t.setFont(f)
+        self._font = f
+
     # ------------------------------------------------------------ stages
     def set_series(self, labels: list[str], sizes: list[int], tokens: list[int], threshold: float | None,
                    unit: str = "size", param_name: str = "", movable: bool = True) -> None:
@@ -109,7 +120,9 @@ class TokenChart(QWidget):
             self.stage_plot.removeItem(t)
         self.value_labels = []
         for i, v in enumerate(sizes):
-            t = pg.TextItem(_short(v), color="#1d4ed8", anchor=(0.5, 1.3))
+            t = pg.TextItem(_short(v), color="#2563eb", anchor=(0.5, 1.3))
+            if getattr(self, "_font", None) is not None:
+                t.setFont(self._font)
             t.setPos(i, float(v))
             self.stage_plot.addItem(t)
             self.value_labels.append(t)
