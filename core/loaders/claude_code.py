@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import gc
 import re
-from collections import Counter
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import ANTHROPIC
-from .base import JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp, recover_records
+from .base import (MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp,
+                   recover_records)
 
 try:
     from orjson import loads as _fast_loads
@@ -92,6 +92,24 @@ class _Record:
         self.sidechain = rec.get("isSidechain") is True
 
 
+def _lines(path):
+    """(line number, bytes) of the non-blank lines. When the file is smaller than the longest line allowed,
+    no line can be too long, so the file object's own (C) line iteration is used."""
+    try:
+        small = path.stat().st_size <= MAX_LINE_BYTES
+    except OSError:
+        small = False
+    if not small:
+        yield from iter_lines(path)
+        return
+    with path.open("rb", buffering=1 << 20) as f:
+        n = 0
+        for raw in f:
+            n += 1
+            if len(raw) > 2 or raw.strip():
+                yield n, raw
+
+
 def _read(path_str: str, path) -> tuple:
     """Stream the file: conversation records, other records, the uuid->parent map, problems."""
     conv: list[_Record] = []
@@ -126,13 +144,15 @@ def _read(path_str: str, path) -> tuple:
             others.append((n, rec))
 
     conv_append, others_append = conv.append, others.append
-    for n, raw in iter_lines(path):
+    for n, raw in _lines(path):
         if raw is None:
             problems.append(Problem(path_str, n, "line is too long to load; skipped", "error"))
             continue
         try:
             rec = _fast_loads(raw)
         except JSONDecodeError as e:
+            if not raw.strip():
+                continue               # a blank line
             found = recover_records(raw, _is_record)
             why = str(e).split(":")[0]
             if found:
@@ -199,7 +219,8 @@ class _Builder:
         self.segments = [0]
         self.pending: tuple | None = None     # (line, boundary record)
         self.last_asst = -1                   # index of the last assistant message
-        self.models: Counter = Counter()
+        self.models: dict = {}
+        self.last_id = None                   # message.id of the last assistant message
         self.raw_usage: dict = {}             # message index -> the API's usage dict (converted at the end)
         self.touched: set = set()             # indices of messages merged from several lines
 
@@ -220,40 +241,51 @@ class _Builder:
             extra = rec
             rec.pop("message", None)
         extra["lines"] = [line]
+        i = len(self.msgs)
+        model = None
         if role == "assistant":
-            for k in ("id", "stop_reason", "stop_sequence", "type"):
-                if k in m:
-                    extra.setdefault("api_" + k, m[k])
-        model = m.get("model") if role == "assistant" else None
-        if model:
-            self.models[model] += 1
-            if model == "<synthetic>":
-                extra["synthetic"] = True
-        meta = MessageMeta(Provenance(self.path, line), parse_timestamp(rec.get("timestamp")), None, model,
-                           rec.get("uuid"), extra)
-        if role == "assistant" and m.get("usage") is not None:
-            self.raw_usage[len(self.msgs)] = m["usage"]
+            self.last_asst = i
+            self.last_id = m.get("id")
+            extra["api_id"] = self.last_id
+            sr = m.get("stop_reason")
+            if sr is not None:
+                extra["api_stop_reason"] = sr
+            model = m.get("model")
+            if model:
+                self.models[model] = self.models.get(model, 0) + 1
+                if model == "<synthetic>":
+                    extra["synthetic"] = True
+            u = m.get("usage")
+            if u is not None:
+                self.raw_usage[i] = u
         self.msgs.append(msg)
-        self.meta.append(meta)
-        if role == "assistant":
-            self.last_asst = len(self.msgs) - 1
+        self.meta.append(MessageMeta(Provenance(self.path, line), parse_timestamp(rec.get("timestamp")), None,
+                                     model, rec.get("uuid"), extra))
 
     def _extend(self, i: int, content, line: int, rec: dict, m: dict) -> None:
         msg = self.msgs[i]
         if not isinstance(msg["content"], list):
             msg["content"] = _blocks_of(msg["content"])
-        msg["content"].extend(_blocks_of(content))
-        meta = self.meta[i]
-        meta.extra.setdefault("lines", []).append(line)
+        if isinstance(content, list):
+            msg["content"].extend(content)
+        else:
+            msg["content"].extend(_blocks_of(content))
+        extra = self.meta[i].extra
+        extra["lines"].append(line)
         self.touched.add(i)                   # its provenance gets the line range at the end
         u = rec.get("uuid")
         if u:
-            meta.extra.setdefault("merged_uuids", []).append(u)
-        for k, v in rec.items():
-            if k not in _STANDARD and k not in meta.extra:
-                meta.extra[k] = v
-        if msg["role"] == "assistant" and m.get("usage") is not None:
-            self.raw_usage[i] = m["usage"]     # the last streamed line has the final output count
+            extra.setdefault("merged_uuids", []).append(u)
+        # the merged line's own fields (e.g. each tool result's toolUseResult), without its message
+        if self.copy:
+            extra.setdefault("merged", []).append({k: v for k, v in rec.items() if k not in _STANDARD})
+        else:
+            rec.pop("message", None)
+            extra.setdefault("merged", []).append(rec)
+        if msg["role"] == "assistant":
+            u = m.get("usage")
+            if u is not None:
+                self.raw_usage[i] = u          # the last streamed line has the final output count
 
     def add(self, r: _Record) -> None:
         rec, line = r.rec, r.line
@@ -304,9 +336,8 @@ class _Builder:
             lines = self.meta[i].extra.get("lines") or [0]
             self.meta[i].provenance = Provenance(self.path, lines[0], max(lines))
         self.touched = set()
-        model = self.models.most_common(1)[0][0] if self.models else None
-        if model == "<synthetic>" and len(self.models) > 1:
-            model = [k for k, _ in self.models.most_common(2) if k != "<synthetic>"][0]
+        ranked = sorted(self.models, key=lambda k: (k == "<synthetic>", -self.models[k]))
+        model = ranked[0] if ranked else None
         return Conversation(self.msgs, ANTHROPIC, None, None, model, title, source, FORMAT, self.meta,
                             self.events, problems, {}, self.segments)
 
