@@ -108,7 +108,7 @@ def _hermes_db(path):
                                token_count INTEGER, finish_reason TEXT, active INTEGER, compacted INTEGER);
     """)
     con.execute("INSERT INTO sessions VALUES ('a', 'hermes-4', 'sys A', NULL, 'main task')")
-    con.execute("INSERT INTO sessions VALUES ('b', 'hermes-4', 'sys B', NULL, 'other')")
+    con.execute("INSERT INTO sessions VALUES ('b', 'hermes-4', 'sys B', 'a', 'other')")
     rows = [
         ("a", "user", "do the thing", None, None, None, 1, 1),
         ("a", "assistant", None, None, json.dumps([{"id": "c1", "type": "function",
@@ -143,6 +143,7 @@ def test_hermes_state_db(tmp_path):
     assert c.events[0].extra["compacted_rows_before"] == 3
     assert c.segments == [0, 3]
     assert c.extra["live_context"] == [3, 4]
+    assert c.extra["child_session_ids"] == ["b"] and result.conversations[1].extra["parent_session_id"] == "a"
     assert c.meta[4].usage.output_tokens == 7 and c.meta[0].timestamp == 1700000000.0
     assert pair_errors(check(c.messages, c.dialect)) == []
     # read-only: the database is untouched and no journal or WAL file appeared

@@ -103,6 +103,13 @@ def _load(con, path: str) -> LoadResult:
     convs = []
     for sid, rows in by_session.items():
         convs.append(_conversation(path, sid, rows, sessions.get(sid, {})))
+    # a compaction may rotate into a child session: link parents and children both ways
+    for c in convs:
+        parent = c.extra["session"].get("parent_session_id")
+        c.extra["parent_session_id"] = parent
+        c.extra["child_session_ids"] = [d.extra["session_id"] for d in convs
+                                        if d.extra["session"].get("parent_session_id") == c.extra["session_id"]
+                                        and c.extra["session_id"] is not None]
     convs.sort(key=lambda c: -len(c.messages))
     problems = [p for c in convs for p in c.problems]
     return LoadResult(path, FORMAT, convs, problems)
