@@ -275,6 +275,12 @@ def test_inspect_and_swe_agent_tool_pairs_intact(corpus):
     traj = load(_by_name("marshmallow-1867.function_calling_replace.traj.json")).main
     assert len(traj.messages) == 24 and traj.messages[0]["role"] == "system"
     assert traj.extra["info"]["exit_status"] == "submitted"
+    # this replay reuses call ids: reported, since pairing by id alone is ambiguous there
+    ids = [tc["id"] for m in traj.messages for tc in m.get("tool_calls") or []]
+    reused = {i for i in ids if ids.count(i) > 1}
+    reported = {p.text.split()[3] for p in load(_by_name("marshmallow-1867.function_calling_replace.traj.json")).problems
+                if "is used by" in p.text}
+    assert reused and reported == reused
     browser = load(_by_name("2025-05-12T20-27-36-04-00_browser.json")).main
     assert browser.events == []        # no compaction event in this log
     assert any(m.usage for m in browser.meta)

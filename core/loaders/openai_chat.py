@@ -70,6 +70,23 @@ def summary_events(msgs: list, meta: list, kind: str = "hermes") -> tuple[list, 
     return events, segments
 
 
+def reused_call_ids(msgs: list, meta: list, path: str) -> list[Problem]:
+    """A tool-call id used by several calls (SWE-agent replays reuse them): pairs by id become ambiguous."""
+    seen: dict = {}
+    for i, m in enumerate(msgs):
+        for tc in m.get("tool_calls") or []:
+            if isinstance(tc, dict) and isinstance(tc.get("id"), str):
+                seen.setdefault(tc["id"], []).append(i)
+    out = []
+    for tid, where in seen.items():
+        if len(where) > 1:
+            first = meta[where[1]].provenance if where[1] < len(meta) else None
+            out.append(Problem(path, first.line if first else 0,
+                               f"tool call id {tid} is used by {len(where)} calls (messages "
+                               f"{', '.join(map(str, where))}); each result pairs with the call just before it"))
+    return out
+
+
 def _build(items: list, path: str, line_of, problems: list) -> tuple[list, list]:
     msgs, meta = [], []
     for i, m in enumerate(items):
@@ -134,6 +151,7 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
         if isinstance(agent, dict) and isinstance(agent.get("model"), dict):
             model = agent["model"].get("name")
     events, segments = summary_events(msgs, meta)
+    problems.extend(reused_call_ids(msgs, meta, path))
     title = str(doc.get("session_id") or doc.get("title") or probe.path.name)
     extra = {k: v for k, v in doc.items() if k not in (key, "tools", "system_prompt", "trajectory")}
     if isinstance(doc.get("trajectory"), list):
