@@ -60,6 +60,7 @@ class LiveController(QObject):
         panel.sigAgentSettings.connect(self.configure_agent)
         panel.sigSend.connect(self.send)
         panel.sigStop.connect(self.stop)
+        panel.sigNewSession.connect(self.new_session)
         panel.sigStartProxy.connect(self.start_proxy)
         panel.sigStopProxy.connect(self.stop_proxy)
         panel.sigFollow.connect(self.start_follow)
@@ -135,6 +136,15 @@ class LiveController(QObject):
     def stop(self) -> None:
         if self.agent is not None:
             self.agent.stop()
+
+    def new_session(self) -> None:
+        if self.agent is None or (self._thread is not None and self._thread.is_alive()):
+            return
+        self.agent.reset()
+        self.panel.clear_error()
+        self.panel.log.clear()
+        self.panel.append_note(f"new session in {self.agent.workdir}; the recording continues", "#64748b")
+        self.panel.set_status("idle", "new session: send a message")
 
     def wait(self, timeout: float = 30.0) -> bool:
         """Block until the agent's turn ends (tests, closing)."""

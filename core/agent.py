@@ -425,6 +425,8 @@ class Agent:
                     raise
                 except Exception as e:
                     err = classify(e)
+                    if err.kind == "bad_request":
+                        err.hint = self._bad_request_hint(trace) or err.hint
                     info.error, info.seconds = err, time.time() - t0
                     self._record(request, t0, trace, error=err.to_json())
                     self._emit("error", error=err, call=info)
@@ -453,6 +455,28 @@ class Agent:
             if self.recorder is not None:
                 self.recorder.event("stopped", calls=calls)
             raise
+
+    def _bad_request_hint(self, trace) -> str | None:
+        """When the checker already said the API would reject the context, say so (and why)."""
+        from .checker import rejected
+        findings = trace.final_findings if trace is not None else []
+        if not rejected(findings):
+            return None
+        first = next(f for f in findings if f.severity == "error")
+        hint = (f"the context sent breaks an API rule ({first}); see the API findings. Start a new session to "
+                "continue")
+        if self.engine.params.get("compact_tool_mode") == "teaching" and any(
+                s.layer == "compact_tool" for s in getattr(self, "_last_compaction_steps", [])):
+            hint += ("; this is the teaching code's compact-tool bug (results appended after the summary): set "
+                     "compact_tool_mode=deferred to avoid it")
+        return hint
+
+    def reset(self) -> None:
+        """Forget the conversation (a new session in the same workspace); the recording goes on."""
+        self.messages = []
+        self.engine.state = {}
+        if self.recorder is not None:
+            self.recorder.event("new_session")
 
     def _create(self, request: dict):
         client = self.client()
@@ -500,6 +524,7 @@ class Agent:
                 self.recorder.event(kind, trace=trace_summary(trace), error=step.error)
             raise err
         self.messages = list(trace.output)
+        self._last_compaction_steps = list(trace.steps)
         if self.recorder is not None:
             self.recorder.event(kind, trace=trace_summary(trace), messages_after=len(self.messages))
         self._emit("compaction", kind=kind, trace=trace, messages=self.messages)

@@ -294,3 +294,26 @@ def test_stop_mid_stream_drops_the_connection_and_records_it(tmp_path):
     assert agent.messages == [{"role": "user", "content": "talk"}]
     rr = read_recording(rec_path)
     assert rr.calls[0].error["kind"] == "stopped" and rr.events[-1]["kind"] == "stopped"
+
+
+def test_teaching_compact_tool_bug_is_explained(tmp_path):
+    """The seed's compact tool appends the results after the summary: the next call breaks an API rule.
+    The fake answers 400 like the real API; the error says why and what to do."""
+    def handler(req):
+        msgs = req["body"]["messages"]
+        if "tools" not in req["body"]:
+            return reply(message([text_block("the summary")]))
+        if any(isinstance(m["content"], list) and any(b.get("type") == "tool_result" for b in m["content"])
+               for m in msgs) and not any(isinstance(m["content"], list) and any(
+                   b.get("type") == "tool_use" for b in m["content"]) for m in msgs):
+            return error(400, "invalid_request_error", "messages.1.content.0: unexpected `tool_use_id` found in "
+                                                       "`tool_result` blocks")
+        return reply(message([tool_use_block("compact", {}, "toolu_c")]))
+    with FakeAnthropic(handler=handler) as fake:
+        agent, events = make_agent(fake, tmp_path)               # compact_tool_mode defaults to teaching
+        with pytest.raises(AgentError) as ei:
+            agent.send("compact please")
+    assert ei.value.kind == "bad_request"
+    assert "compact_tool_mode=deferred" in ei.value.hint and "orphan" in ei.value.hint.lower()
+    agent.reset()
+    assert agent.messages == []

@@ -70,6 +70,11 @@ def test_panel_shows_what_to_do_on_a_wrong_key(qtbot, tmp_path):
     text = panel.error_box.text()
     assert not panel.error_box.isHidden() and "What to do" in text and "key" in text
     assert panel.state == "error"
+    ctl.configure_agent(panel.agent_settings())
+    ctl.agent.messages = [{"role": "user", "content": "old"}]
+    panel.new_btn.click()
+    assert ctl.agent.messages == [] and panel.error_box.isHidden() and "new session" in panel.log.toPlainText()
+    ctl.shutdown()
 
 
 def test_denied_bash_and_stop(qtbot, tmp_path):

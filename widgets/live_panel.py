@@ -46,6 +46,7 @@ class LivePanel(QWidget):
     sigSend = Signal(str)                 # the user's message
     sigStop = Signal()                    # stop the agent (after the current step)
     sigAgentSettings = Signal(dict)       # {"workdir", "model", "api_key", "base_url", "record"} when Send is pressed
+    sigNewSession = Signal()              # forget the conversation, keep workspace and settings
     # proxy
     sigStartProxy = Signal(dict)          # {"port", "upstream", "record"}
     sigStopProxy = Signal()
@@ -152,6 +153,11 @@ class LivePanel(QWidget):
         self.agent_record.setObjectName("agentRecord")
         self.agent_record.setPlaceholderText("recording file (default: a new one in the user cache)")
         f.addRow("Record to", self.agent_record)
+        self.new_btn = QPushButton("New session", w)
+        self.new_btn.setObjectName("newSession")
+        self.new_btn.setToolTip("Forget the conversation and start again (the recording goes on)")
+        self.new_btn.clicked.connect(lambda: None if self.busy else self.sigNewSession.emit())
+        f.addRow("", self.new_btn)
         return w
 
     def _proxy_tab(self) -> QWidget:
@@ -278,6 +284,7 @@ class LivePanel(QWidget):
         self.busy = busy
         self.send_btn.setEnabled(not busy)
         self.stop_btn.setEnabled(busy)
+        self.new_btn.setEnabled(not busy)
 
     def set_status(self, state: str, text: str) -> None:
         c = STATE_COLORS.get(state, "#64748b")
