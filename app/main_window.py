@@ -70,6 +70,9 @@ class MainWindow(QMainWindow):
         self.conversation = None
         self.result = None            # PipelineResult
         self._align_cache: dict = {}
+        self._shown_stage: int | None = None
+        self._sel_override: int | None = None
+        self._rerun_pending = False
         self.trace = None
         self.runs = 0                 # completed pipeline runs (tests and the status bar)
         self.stage = 0
@@ -510,9 +513,20 @@ class MainWindow(QMainWindow):
 
     def _pipeline_done(self, tid, result) -> None:
         self._run_finished_ui()
+        # the selection, as an index into the input, so it survives the re-run
+        cur = self.view.currentIndex()
+        sel0 = None
+        if cur.isValid():
+            sel_i = cur.data(IndexRole)
+            if self.trace is not None and self.trace.input is result.trace.input and self._shown_stage is not None:
+                sel0 = self.map_index(sel_i, self._shown_stage, 0)
+            elif self.trace is None:
+                sel0 = sel_i
         self.result = result
         self.trace = result.trace
         self._align_cache = {}
+        self._sel_override = sel0
+        self._rerun_pending = True
         self.runs += 1
         tr = self.trace
         labels, statuses, expl = ["Original"], ["original"], [
@@ -628,6 +642,10 @@ class MainWindow(QMainWindow):
         self.stage = k
         step = self.current_step()
         sel = self.view.currentIndex().data(IndexRole) if self.view.currentIndex().isValid() else None
+        old_shown = self._shown_stage
+        if self._rerun_pending:           # a new trace: the selection was saved as an input index
+            sel, old_shown = self._sel_override, 0
+            self._sel_override, self._rerun_pending = None, False
         if step is None:
             msgs = self.stage_messages(0)
             self.model.set_messages(msgs, findings=self.stage_findings(0))
@@ -669,13 +687,39 @@ class MainWindow(QMainWindow):
         self._update_status(msgs)
         if self.model.search_text:
             self._update_match_label()
-        if sel is not None and sel < len(msgs):
-            self.view.select_message(sel)
+        self._shown_stage = k if (step is None or self.view_mode == "after") else k - 1
+        if sel is not None and old_shown is not None:
+            # keep the same message selected across stages: follow it through the layers' origin maps
+            same = self.map_index(sel, old_shown, self._shown_stage)
+            if same is not None:
+                self.view.select_message(same)
         elif self.model.status:
             # nothing selected: show the first message this layer changed
             first = min(self.model.status)
             self.view.select_message(first)
         self.sigStageShown.emit(k)
+
+    def map_index(self, i: int, a: int, b: int) -> int | None:
+        """Index in stage b's messages of message i of stage a (None when a layer removed it)."""
+        if self.trace is None or i is None:
+            return None
+        steps = self.trace.steps
+        if not (0 <= a <= len(steps) and 0 <= b <= len(steps)):
+            return None
+        while a < b:                      # forward: the output that came from i
+            origin = steps[a].origin
+            try:
+                i = origin.index(i)
+            except ValueError:
+                return None
+            a += 1
+        while a > b:                      # backward: the input i came from
+            o = steps[a - 1].origin
+            if not 0 <= i < len(o) or o[i] is None:
+                return None
+            i = o[i]
+            a -= 1
+        return i
 
     def _snip_step(self):
         if self.trace is None:

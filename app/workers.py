@@ -100,7 +100,9 @@ class TaskRunner(QObject):
     def __init__(self, parent=None, pool: QThreadPool | None = None):
         super().__init__(parent)
         self.pool = pool or QThreadPool.globalInstance()
-        self._signals = _Signals(self)
+        # no parent: a task still running when the window closes keeps its signal object alive (it
+        # holds a reference) and Qt drops the connection to the destroyed runner instead of crashing
+        self._signals = _Signals()
         self._signals.done.connect(self._done)
         self._signals.failed.connect(self._failed)
         self._next = 0

@@ -286,11 +286,16 @@ def test_settings_recent_files_and_layout(qtbot, make_window):
     w = make_window()
     open_wait(qtbot, w, EXAMPLES / "short_session.json")
     w.set_zoom(3)
+    with qtbot.waitSignal(w.sigTraceReady, timeout=60000):
+        w.params_panel.set_value("keep_recent", 5)
+        w.params_panel._changed()
+        w.params_panel.flush()
     w.close()
     w2 = make_window()
     assert str((EXAMPLES / "short_session.json").resolve()) == w2.settings.recent_files()[0]
     assert w2.zoom == 3
     assert w2.recent_menu.actions()[0].text().endswith("short_session.json")
+    assert w2.params["keep_recent"] == 5 and w2.params_panel.values()["keep_recent"] == 5
 
 
 def test_drop_opens_file(qtbot, win):
@@ -411,6 +416,36 @@ def test_object_names_for_automation(win):
                  "findingsPanel"):
         w = win.findChild(QWidget, name)
         assert w is not None, name
+
+
+def test_selection_follows_the_message_across_stages(qtbot, win):
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    win.stepper.first()
+    snip = win.trace.step("snip_compact")
+    last = len(win.trace.input) - 1
+    win.select_message(last)
+    obj = win.model.messages[last]
+    win.stepper.set_current(win.trace.steps.index(snip) + 1)
+    cur = win.view.currentIndex().data(Qt.UserRole + 2)
+    assert cur == len(snip.messages) - 1 and win.model.messages[cur] is snip.messages[-1]
+    k = win.trace.steps.index(snip) + 1
+    assert win.map_index(last, 0, k) == cur and win.map_index(cur, k, 0) == last
+    # switching to "before" keeps the message selected (found in the layer's input)
+    win.set_view_mode("before")
+    assert win.view.currentIndex().data(Qt.UserRole + 2) == win.map_index(last, 0, k - 1)
+    win.set_view_mode("after")
+    assert win.view.currentIndex().data(Qt.UserRole + 2) == cur
+    # a re-run keeps it too
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        win.run_pipeline()
+    assert win.view.currentIndex().data(Qt.UserRole + 2) == cur
+    # a message the snip removed has no place after it
+    removed = snip.vars["head_end"]
+    win.set_view_mode("before")
+    win.select_message(removed)
+    win.set_view_mode("after")
+    assert win.map_index(removed, k - 1, k) is None
+    assert obj is win.trace.input[last]
 
 
 def test_clicking_a_bar_selects_the_message(qtbot, win):
