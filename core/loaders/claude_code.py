@@ -207,6 +207,19 @@ def _only_tool_results(content) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+def _usage(d) -> Usage | None:
+    """Usage.from_dict, inlined for speed (one call per assistant message of a large session)."""
+    if d.__class__ is not dict:
+        return Usage.from_dict(d)
+    g = d.get
+    i, o, cc, cr = g("input_tokens"), g("output_tokens"), g("cache_creation_input_tokens"), \
+        g("cache_read_input_tokens")
+    if i.__class__ is int and o.__class__ is int and (cc is None or cc.__class__ is int) \
+            and (cr is None or cr.__class__ is int):
+        return Usage(i, o, cc or 0, cr or 0)
+    return Usage.from_dict(d)
+
+
 class _Builder:
     """Turns conversation records (in order) into API messages with metadata."""
 
@@ -330,7 +343,7 @@ class _Builder:
 
     def conversation(self, title: str, source: str, problems: list) -> Conversation:
         for i, u in self.raw_usage.items():
-            self.meta[i].usage = Usage.from_dict(u)
+            self.meta[i].usage = _usage(u)
         self.raw_usage = {}
         for i in self.touched:
             lines = self.meta[i].extra.get("lines") or [0]
@@ -342,15 +355,18 @@ class _Builder:
                             self.events, problems, {}, self.segments)
 
 
-def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[list, int]:
-    """The main-chain records in file order, without abandoned branches; with the boundaries."""
-    main = [r for r in conv if not r.sidechain]
+def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[list, list, int]:
+    """The main-chain records in file order without abandoned branches, the compact boundaries on the
+    chain (line, record), and how many records were left out."""
+    main = [r for r in conv if not r.sidechain] if any(r.sidechain for r in conv) else conv
     leaf = next((r.uuid for r in reversed(main) if isinstance(r.uuid, str)), None)
     path: set = set()
     u = leaf
-    while isinstance(u, str) and u not in path and u in parents:
-        path.add(u)
-        u = parents[u]
+    get = parents.get
+    add = path.add
+    while u is not None and u not in path and u in parents:
+        add(u)
+        u = get(u)
     # which records descend from the path (fork) rather than being on it or disconnected from it
     reach: dict = {}
 
@@ -400,14 +416,7 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
               and rec.get("isSidechain") is not True
               and (leaf is None or not isinstance(rec.get("uuid"), str) or rec.get("uuid") in path
                    or not reaches(rec.get("uuid")))]
-    merged: list = []
-    bi = 0
-    for r in kept:
-        while bi < len(bounds) and bounds[bi][0] <= r.line:
-            merged.append(("b", bounds[bi]))
-            bi += 1
-        merged.append(("r", r))
-    return merged, dropped
+    return kept, bounds, dropped
 
 
 def _group_sidechains(conv: list[_Record], parents: dict) -> list[list[_Record]]:
@@ -506,13 +515,15 @@ def _load(probe: Probe) -> LoadResult:
     if not conv and not any(r.get("type") == "progress" for _, r in others):
         raise LoadError(path, 0, "a Claude Code session with no user or assistant message"
                         + (f" ({problems[0]})" if problems else ""))
-    merged, dropped = _main_records(conv, others, parents)
+    kept, bounds, dropped = _main_records(conv, others, parents)
     b = _Builder(path)
-    for kind, item in merged:
-        if kind == "b":
-            b.boundary(*item)
-        else:
-            b.add(item)
+    add = b.add
+    bi, nb = 0, len(bounds)
+    for r in kept:
+        while bi < nb and bounds[bi][0] <= r.line:
+            b.boundary(*bounds[bi])
+            bi += 1
+        add(r)
     if b.pending is not None:
         line, _ = b.pending
         problems.append(Problem(path, line, "compact boundary with no message after it"))
