@@ -51,9 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     from .settings import Settings
     win = MainWindow(Settings(enabled=not args.screenshot))
     if args.strategy:
-        win.params_panel.set_strategies(win.params_panel.strategy_box.property("names") or
-                                        [win.params_panel.strategy_box.itemText(i)
-                                         for i in range(win.params_panel.strategy_box.count())], args.strategy)
+        from core import strategies
+        try:
+            strategies.get(args.strategy)
+        except (KeyError, ImportError) as e:
+            print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
+            return 2
         win.set_strategy(args.strategy)
     if args.summarizer:
         win.params_panel.set_summarizer(args.summarizer)
