@@ -37,6 +37,7 @@ class LiveController(QObject):
     sigTrace = Signal(object, object)     # (Conversation = the context before the pipeline, Trace) per agent call
     sigContext = Signal(object)           # a Conversation to show (proxy call, follow update)
     sigFinished = Signal(str)             # the agent's turn ended: "done", "stopped" or "error"
+    sigHistory = Signal(object)           # the agent's whole session so far (its recording, loaded) after each call
     _sigEvent = Signal(str, object)       # worker threads -> GUI thread
     _sigAsk = Signal(str, object)
 
@@ -55,6 +56,7 @@ class LiveController(QObject):
         self.follow = None
         self._follow_shape = None
         self.streamed = False
+        self._hist = {"busy": False, "pending": None}
         self._sigEvent.connect(self._on_event, Qt.QueuedConnection)
         self._sigAsk.connect(self._on_ask, Qt.QueuedConnection)
         panel.sigAgentSettings.connect(self.configure_agent)
@@ -205,6 +207,8 @@ class LiveController(QObject):
             u = d.get("usage") or {}
             ctx = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
                                                    "cache_read_input_tokens"))
+            if self.recorder is not None:
+                self._load_history(self.recorder.path, "agent")
             p.set_status("tool" if d.get("stop_reason") == "tool_use" else "idle",
                          f"call {d['call'].n}: {d['seconds']:.1f} s, context {_fmt(ctx)} tokens, output "
                          f"{_fmt(u.get('output_tokens'))} tokens, stop {d.get('stop_reason')}")
@@ -242,6 +246,8 @@ class LiveController(QObject):
             self.sigFinished.emit("error")
         elif kind == "proxy_call":
             self._proxy_call(d)
+        elif kind == "_history":
+            self._history_loaded(*d)
         elif kind == "follow":
             self._follow_update(d)
 
@@ -310,10 +316,41 @@ class LiveController(QObject):
             self.panel.append_note(f"call {self.proxy_calls}: {req.get('model')}, {len(msgs)} messages, context "
                                    f"{_fmt(ctx)} tokens, output {_fmt(u.get('output_tokens'))}, stop "
                                    f"{resp.get('stop_reason')}", "#475569")
-        if msgs:
-            self.sigContext.emit(Conversation(msgs, system=req.get("system"), tools=req.get("tools"),
-                                              model=req.get("model"), title=f"proxy call {self.proxy_calls}",
-                                              format="live"))
+        if msgs and self.proxy_recorder is not None:
+            self._proxy_last = Conversation(msgs, system=req.get("system"), tools=req.get("tools"),
+                                            model=req.get("model"), title=f"proxy call {self.proxy_calls}",
+                                            format="live")
+            self._load_history(self.proxy_recorder.path, "proxy")
+
+    # ================================================================ history (a recording, loaded in a thread)
+    def _load_history(self, path, tag: str) -> None:
+        """Load the recording so far in a background thread; loads are coalesced (one at a time, the
+        latest request wins)."""
+        if self._hist["busy"]:
+            self._hist["pending"] = (path, tag)
+            return
+        self._hist["busy"] = True
+
+        def work():
+            from core.loaders import load
+            try:
+                conv = load(path).main
+                conv.title = f"live {tag}: {len(conv.extra.get('calls') or [])} call(s)"
+            except Exception:   # a half-written recording that cannot load yet: try again next call
+                conv = None
+            self._sigEvent.emit("_history", (tag, conv))
+        threading.Thread(target=work, name="compactscope-history", daemon=True).start()
+
+    def _history_loaded(self, tag: str, conv) -> None:
+        self._hist["busy"] = False
+        pending, self._hist["pending"] = self._hist["pending"], None
+        if pending is not None:
+            self._load_history(*pending)
+            return                       # a newer call is already being loaded
+        if tag == "agent" and conv is not None:
+            self.sigHistory.emit(conv)
+        elif tag == "proxy" and self.proxy is not None:
+            self.sigContext.emit(conv if conv is not None else getattr(self, "_proxy_last", None))
 
     # ================================================================ follow
     def start_follow(self, path: str) -> bool:
@@ -380,12 +417,24 @@ def show_trace_in_window(win, conv: Conversation, trace) -> None:
         win.set_conversation(conv, title=conv.title)   # the window re-runs the pipeline itself
 
 
+def set_history_in_window(win, conv: Conversation) -> None:
+    """The agent's session so far becomes the window's conversation (the stepper keeps showing the
+    agent's own last pipeline run); the timeline replays it when it is open."""
+    win.conversation = conv
+    if hasattr(win, "_replay_stale"):
+        win._replay_stale = True
+    tabs, timeline = getattr(win, "tabs", None), getattr(win, "timeline", None)
+    if tabs is not None and timeline is not None and tabs.tabText(tabs.currentIndex()) == "Timeline":
+        win.run_replay()
+
+
 def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:
     """Dock a live panel in ``win`` (a MainWindow) and wire it to the views."""
     panel = LivePanel(win)
     ctl = LiveController(panel, strategy=lambda: (win.strategy.name, dict(win.params)), parent=win)
     ctl.sigTrace.connect(lambda conv, tr: show_trace_in_window(win, conv, tr))
-    ctl.sigContext.connect(lambda conv: win.set_conversation(conv, title=conv.title or "live"))
+    ctl.sigContext.connect(lambda conv: conv is not None and win.set_conversation(conv, title=conv.title or "live"))
+    ctl.sigHistory.connect(lambda conv: set_history_in_window(win, conv))
     dock = QDockWidget("Live", win)
     dock.setObjectName("dock_live")
     dock.setWidget(panel)

@@ -115,7 +115,9 @@ def test_proxy_toggle_shows_each_call(qtbot, tmp_path):
         qtbot.waitUntil(lambda: len(convs) == 2, timeout=5000)
         panel.proxy_btn.click()
         assert ctl.proxy is None
-    assert [len(c.messages) for c in convs] == [3, 1]
+    # the window gets the history so far (the recording, loaded): the client's compaction is a new segment
+    assert [len(c.messages) for c in convs] == [4, 5]
+    assert convs[-1].segments == [0, 3] and convs[-1].events[0].extra["call"] == 2
     assert "changed its context" in panel.log.toPlainText()
     assert len(read_recording(tmp_path / "proxy.jsonl").calls) == 2
 
@@ -160,8 +162,10 @@ def test_main_window_follows_the_agent(qtbot, tmp_path):
         ctl.shutdown()
     assert win.trace is not None and win.trace.order == ["tool_result_budget", "snip_compact", "micro_compact",
                                                          "compact_history"]
-    assert len(win.trace.input) == 3              # the context of the agent's second call
-    assert win.conversation.title == "live agent, call 2"
+    assert len(win.trace.input) == 3              # the stepper shows the agent's own run before its second call
+    qtbot.waitUntil(lambda: win.conversation.title == "live agent: 2 call(s)", timeout=5000)
+    assert [m["role"] for m in win.conversation.messages] == ["user", "assistant", "user", "assistant"]
+    assert win.trace.input == win.conversation.messages[:3]
 
 
 def test_live_menu_opens_the_dock_and_close_stops_the_proxy(qtbot, tmp_path):
