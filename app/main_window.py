@@ -650,7 +650,8 @@ class MainWindow(QMainWindow):
             msgs = self.stage_messages(0)
             self.model.set_messages(msgs, findings=self.stage_findings(0))
             self.diff_model.set_step(None)
-            self.edits.set_step(None)
+            self.edits.set_step(None, overview=[(s[1], s[2], self.stepper._explanations[j])
+                                                for j, s in enumerate(self.stepper.stages) if j > 0])
             snip = self._snip_step()
             self.explainer.set_steps(snip, self._readme_snip(), self.result.readme_error if self.result else None)
         else:
@@ -680,8 +681,9 @@ class MainWindow(QMainWindow):
             self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), self._readme_snip(),
                                      self.result.readme_error if self.result else None)
         self._update_diff_counts()
-        self.findings.set_findings(self.stage_findings(k), "after " + (stage_label(self.strategy, step.layer)
-                                                                      if step else "loading"))
+        self.diff.setVisible(step is not None)
+        self.findings.set_findings(self.stage_findings(k), ("after " + stage_label(self.strategy, step.layer))
+                                   if step else "in the conversation as loaded")
         self.chart.set_stage(k)
         self.chart.set_messages(msgs)
         self._update_status(msgs)

@@ -25,10 +25,16 @@ class EditList(QListWidget):
         self.itemClicked.connect(lambda it: self.sigEditClicked.emit(it.data(Qt.UserRole))
                                  if it.data(Qt.UserRole) is not None else None)
 
-    def set_step(self, step, stage_label: str = "") -> None:
+    def set_step(self, step, stage_label: str = "", overview: list | None = None) -> None:
+        """One step's edits; with ``step=None`` the whole pipeline at a glance: [(label, status, explain)]."""
         self.clear()
         if step is None:
-            self.addItem("Original: the conversation as loaded. Step right (\u2192) to see what each layer does.")
+            self.addItem("Original: the conversation as loaded. Step right (\u2192) to see what each layer does:")
+            for label, status, text in overview or []:
+                mark = {"changed": "\u25cf", "failed": "\u2716"}.get(status, "\u25cb")
+                it = QListWidgetItem(f"{mark} {label}: {text}")
+                it.setForeground(QColor({"changed": "#b45309", "failed": "#dc2626"}.get(status, "#64748b")))
+                self.addItem(it)
             return
         head = QListWidgetItem(f"{stage_label or step.layer}: {step.explain()}")
         f = head.font()

@@ -56,7 +56,6 @@ class TokenChart(QWidget):
         # ---- message bars
         self.bar_plot = self.glw.addPlot(row=0, col=1)
         self.bar_plot.setMenuEnabled(False)
-        self.bar_plot.setTitle("chars per message, by block type (click a bar)", size="9pt")
         self.bar_plot.setLabel("bottom", "message")
         self.bar_plot.setMouseEnabled(x=True, y=False)
         self.bar_plot.showGrid(x=False, y=True, alpha=0.2)
@@ -65,14 +64,13 @@ class TokenChart(QWidget):
         # stacked bars as filled step curves (one path per block type: fast at 10k+ messages);
         # each curve is the cumulative height up to its type, drawn bottom type on top
         self.bars: dict[str, pg.PlotDataItem] = {}
-        legend = self.bar_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         for z, t in enumerate(BLOCK_TYPES):
             item = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0, pen=None,
                                    brush=QColor(BLOCK_COLORS[t]))
             item.setZValue(-z)
             self.bar_plot.addItem(item)
             self.bars[t] = item
-            legend.addItem(pg.ScatterPlotItem(symbol="s", size=10, brush=QColor(BLOCK_COLORS[t]), pen=None), t)
+        self._bar_title()
         self.sel_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#e11d48", width=2))
         self.bar_plot.addItem(self.sel_line)
         self.sel_line.hide()
@@ -90,10 +88,12 @@ class TokenChart(QWidget):
                 ax = plot.getAxis(name)
                 ax.setPen(foreground)
                 ax.setTextPen(foreground)
-            if plot.legend is not None:
-                plot.legend.setLabelTextColor(foreground)
-        self.bar_plot.setTitle("chars per message, by block type (click a bar)", size="9pt",
-                               color=foreground.name())
+        self._bar_title(foreground.name())
+
+    def _bar_title(self, fg: str = "#334155") -> None:
+        keys = " ".join(f"<span style='color:{BLOCK_COLORS[t]}'>\u25a0</span> {t}" for t in BLOCK_TYPES)
+        self.bar_plot.setTitle(f"<span style='color:{fg}'>{keys}</span>", size="8pt")
+        self.bar_plot.setLabel("left", "chars (click a bar)")
 
     def set_font_size(self, pt: float) -> None:
         """Zoom: tick labels and value labels follow the window font (for a projector)."""
