@@ -59,6 +59,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         except ProxyError as e:
             rec.close()
             raise CliError(str(e)) from None
+        from core.proxy import is_loopback
+        if not is_loopback(args.host):
+            print(f"warning: listening on {args.host}: any machine that can reach it may send API requests "
+                  "through it (with their own key) and they are recorded here; stop it when done", file=sys.stderr)
         print(f"compactscope proxy on {proxy.url} -> {upstream}\nrecording to {path}\n"
               f"point a client at it: ANTHROPIC_BASE_URL={proxy.url} claude\nCtrl+C stops.", flush=True)
         try:

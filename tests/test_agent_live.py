@@ -1,8 +1,6 @@
 """The live panel and its controller, driving the real agent, proxy and follower."""
 from __future__ import annotations
 
-import time
-
 import anthropic
 import pytest
 

@@ -13,12 +13,12 @@ import json
 import os
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QKeySequence, QShortcut, QTextCursor
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtWidgets import (QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QMessageBox, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox, QTabWidget,
                                QTextBrowser, QVBoxLayout, QWidget)
 
-from .common import ROLE_COLORS, fmt
+from .common import ROLE_COLORS
 
 STATE_COLORS = {"idle": "#64748b", "calling": "#2563eb", "tool": "#ea580c", "compacting": "#9333ea",
                 "stopping": "#b45309", "error": "#dc2626", "listening": "#059669", "following": "#059669"}
