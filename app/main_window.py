@@ -842,7 +842,7 @@ class MainWindow(QMainWindow):
         parts = [f"<span style='color:{col}'><b>{c[k]}</b> {k}</span>"
                  for k, col in (("kept", "#64748b"), ("changed", "#b45309"), ("removed", "#dc2626"),
                                 ("inserted", "#16a34a"), ("duplicated", "#9333ea")) if c.get(k)]
-        self.diff_counts.setText(" \u00b7 ".join(parts) or "no rows")
+        self.diff_counts.setText("messages: " + " \u00b7 ".join(parts) if parts else "no messages")
 
     def _edit_clicked(self, k: int) -> None:
         m = self.diff_model
