@@ -197,3 +197,25 @@ def test_refuses_to_proxy_to_itself():
         RecordingProxy(f"http://127.0.0.1:{port}", port=port)
     with RecordingProxy(f"http://127.0.0.1:{port}", port=0) as p:   # a different port is fine
         assert p.port != port
+
+
+def test_agent_through_the_proxy_both_recordings_agree(tmp_path):
+    from core.agent import Agent
+    from core.loaders import load
+    script = [reply(message([tool_use_block("write_file", {"path": "n.txt", "content": "x"}, "w1")])),
+              rate_limited(),
+              reply(message([text_block("written")]))]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic(script) as fake, RecordingWriter(tmp_path / "proxy.jsonl", source="proxy") as prec, \
+            RecordingProxy(fake.url, port=0, recorder=prec) as proxy, \
+            RecordingWriter(tmp_path / "agent.jsonl", source="agent") as arec:
+        agent = Agent(ws, api_key=KEY, base_url=proxy.url, recorder=arec, max_retries=2, timeout=10)
+        assert agent.send("write n") == "written"
+        assert wait_for(lambda: proxy.calls == 3)
+    a, p = load(tmp_path / "agent.jsonl").main, load(tmp_path / "proxy.jsonl").main
+    assert a.messages == p.messages and len(a.messages) == 4
+    assert len(a.extra["calls"]) == 2 and len(p.extra["calls"]) == 3       # the proxy saw the 429 attempt too
+    assert p.extra["calls"][1]["error"]["type"] == "rate_limit_error"
+    for f in ("agent.jsonl", "proxy.jsonl"):
+        assert KEY not in (tmp_path / f).read_text()
