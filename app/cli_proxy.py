@@ -20,7 +20,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--allow-remote", action="store_true",
                    help="allow --host to be an address other machines can reach (they would use your API key)")
     p.add_argument("--upstream", default=None,
-                   help="the real API base URL (default https://api.anthropic.com)")
+                   help="the real API base URL (default https://api.anthropic.com; ANTHROPIC_BASE_URL is not "
+                        "read, since clients point it at this proxy)")
     p.add_argument("--record", metavar="FILE", default=None,
                    help="recording file to append to (default: a new file under the user cache)")
     p.add_argument("--quiet", action="store_true", help="no line per call")

@@ -219,3 +219,30 @@ def test_agent_through_the_proxy_both_recordings_agree(tmp_path):
     assert p.extra["calls"][1]["error"]["type"] == "rate_limit_error"
     for f in ("agent.jsonl", "proxy.jsonl"):
         assert KEY not in (tmp_path / f).read_text()
+
+
+def test_pass_through_is_exact_for_any_text():
+    """Property: whatever the streamed text (any unicode, any length), the client gets the upstream's bytes."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+    current = {}
+    body = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
+                       "messages": [{"role": "user", "content": "x"}]}).encode()
+    with FakeAnthropic(handler=lambda r: reply(current["msg"])) as fake, \
+            RecordingProxy(fake.url, port=0) as proxy:
+
+        @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(text=st.text(min_size=0, max_size=400))
+        def check(text):
+            current["msg"] = message([text_block(text)])
+            s = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            raw = b""
+            while not raw.endswith(b"\r\n0\r\n\r\n"):
+                c = s.recv(65536)
+                if not c:
+                    break
+                raw += c
+            s.close()
+            assert dechunk(raw.partition(b"\r\n\r\n")[2]) == fake.sent[-1]
+        check()
