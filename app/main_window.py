@@ -90,6 +90,7 @@ class MainWindow(QMainWindow):
         self.runner = TaskRunner(self)
         self.runner.sigDone.connect(self._pipeline_done)
         self.runner.sigFailed.connect(self._pipeline_failed)
+        self.runner.sigProgress.connect(self._pipeline_progress)
         self._build()
         self._actions()
         self._restore()
@@ -484,13 +485,17 @@ class MainWindow(QMainWindow):
         if self.timeline is not None and self.tabs.tabText(self.tabs.currentIndex()) == "Timeline":
             QTimer.singleShot(0, self.run_replay)
         self.runner.start(run_pipeline_job, self.conversation.messages, self.conversation, self.strategy,
-                          dict(self.params), summ, self.workspace, self.meter)
+                          dict(self.params), summ, self.workspace, self.meter, progress=True)
 
     def cancel_run(self) -> None:
         self.runner.cancel()
         if self.timeline is not None:
             self.replay_runner.cancel()
         self.progress_label.setText("cancelling after the current layer\u2026")
+
+    def _pipeline_progress(self, tid, text: str) -> None:
+        self._run_text = f"running {self.strategy.name}: {text}"
+        self._tick_elapsed()
 
     def _tick_elapsed(self) -> None:
         if not self.runner.busy:

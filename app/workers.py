@@ -45,23 +45,46 @@ def has_readme_variant(strategy) -> bool:
     return bool(p.choices) and "readme" in p.choices
 
 
+def with_progress(strategy, progress: Callable[[str], Any] | None):
+    """A copy of the strategy whose layers report "k/n name" before they run (same names, same functions)."""
+    if progress is None:
+        return strategy
+    import dataclasses
+    n = len(strategy.layers)
+
+    def wrap(k, layer):
+        def fn(messages, ctx, _fn=layer.fn, _label=f"{k}/{n} {layer.label or layer.name}"):
+            progress(_label + (" (LLM)" if layer.llm else ""))
+            return _fn(messages, ctx)
+        return dataclasses.replace(layer, fn=fn)
+    return dataclasses.replace(strategy, layers=tuple(wrap(k + 1, l) for k, l in enumerate(strategy.layers)))
+
+
 def run_pipeline_job(messages: list, conversation, strategy, params: dict, summarizer, workspace, meter=None,
-                     compare_readme: bool = True, cancel: threading.Event | None = None) -> PipelineResult:
-    """Run the strategy (and, when it has one, the README snip variant up to the snip layer)."""
+                     compare_readme: bool = True, cancel: threading.Event | None = None,
+                     progress: Callable[[str], Any] | None = None) -> PipelineResult:
+    """Run the strategy (and, when it has one, the README snip variant up to the snip layer).
+    ``progress(text)`` is called before each layer runs."""
+    from core import strategies as _strategies
     from core.pipeline import Engine
     from core.size import SizeMeter
     t0 = time.perf_counter()
     meter = meter or SizeMeter()
-    engine = Engine(strategy, dict(params), workspace=workspace, summarizer=summarizer, meter=meter)
+    if isinstance(strategy, str):
+        strategy = _strategies.get(strategy)
+    engine = Engine(with_progress(strategy, progress), dict(params), workspace=workspace, summarizer=summarizer,
+                    meter=meter)
     trace = engine.run(messages, conversation=conversation, cancel=cancel)
     readme_trace = readme_error = None
-    if compare_readme and has_readme_variant(engine.strategy) and engine.params.get("variant") != "readme" \
+    if compare_readme and has_readme_variant(strategy) and engine.params.get("variant") != "readme" \
             and not (cancel is not None and cancel.is_set()):
-        layers = snip_prefix(engine.strategy)
+        if progress is not None:
+            progress("README variant")
+        layers = snip_prefix(strategy)
         if layers:
             try:
                 rp = dict(engine.params, variant="readme")
-                readme = Engine(engine.strategy, rp, workspace=workspace, summarizer=summarizer, meter=meter)
+                readme = Engine(strategy, rp, workspace=workspace, summarizer=summarizer, meter=meter)
                 readme_trace = readme.run(messages, conversation=conversation, cancel=cancel, layers=layers)
             except Exception as e:   # the comparison must never sink the main result
                 readme_error = f"the README variant could not run: {type(e).__name__}: {e}"
@@ -72,6 +95,7 @@ def run_pipeline_job(messages: list, conversation, strategy, params: dict, summa
 class _Signals(QObject):
     done = Signal(int, object)
     failed = Signal(int, object)
+    progress = Signal(int, str)
 
 
 class _Task(QRunnable):
@@ -83,8 +107,11 @@ class _Task(QRunnable):
         self.signals = signals
 
     def run(self) -> None:
+        kwargs = dict(self.kwargs)
+        if kwargs.pop("_progress", False):
+            kwargs["progress"] = lambda text: self.signals.progress.emit(self.task_id, str(text))
         try:
-            res = self.fn(*self.args, cancel=self.cancel, **self.kwargs)
+            res = self.fn(*self.args, cancel=self.cancel, **kwargs)
         except BaseException as e:  # noqa: BLE001 - posted to the GUI thread, shown with what to do
             self.signals.failed.emit(self.task_id, e)
             return
@@ -96,6 +123,7 @@ class TaskRunner(QObject):
     sigStarted = Signal(int)
     sigDone = Signal(int, object)
     sigFailed = Signal(int, object)
+    sigProgress = Signal(int, str)
 
     def __init__(self, parent=None, pool: QThreadPool | None = None):
         super().__init__(parent)
@@ -105,13 +133,17 @@ class TaskRunner(QObject):
         self._signals = _Signals()
         self._signals.done.connect(self._done)
         self._signals.failed.connect(self._failed)
+        self._signals.progress.connect(self._progress)
         self._next = 0
         self.current: int | None = None
         self._cancel: threading.Event | None = None
         self.started_at = 0.0
 
-    def start(self, fn: Callable, *args, **kwargs) -> int:
+    def start(self, fn: Callable, *args, progress: bool = False, **kwargs) -> int:
+        """``progress=True``: fn gets a ``progress(text)`` callable whose calls arrive as sigProgress."""
         self.cancel()
+        if progress:
+            kwargs["_progress"] = True
         self._next += 1
         tid = self._next
         self.current = tid
@@ -128,6 +160,10 @@ class TaskRunner(QObject):
     @property
     def busy(self) -> bool:
         return self.current is not None
+
+    def _progress(self, tid: int, text: str) -> None:
+        if tid == self.current:
+            self.sigProgress.emit(tid, text)
 
     def _done(self, tid: int, res) -> None:
         if tid != self.current:

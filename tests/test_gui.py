@@ -355,8 +355,10 @@ def test_slow_summary_runs_in_worker_and_cancels(qtbot, win):
     win.params_panel.set_summarizer("blocking")
     assert win.open_path(str(EXAMPLES / "long_session.json"))
     assert blocking.entered.wait(20)
-    # the window is responsive while the summary is pending
+    # the window is responsive while the summary is pending, and says which layer it waits for
     assert win.runner.busy and win.cancel_btn.isVisibleTo(win)
+    qtbot.waitUntil(lambda: "4/4" in win.progress_label.text() and "(LLM)" in win.progress_label.text(),
+                    timeout=5000)
     qtbot.keyClick(win.view, Qt.Key_End)
     qtbot.wait(20)
     with qtbot.waitSignal(win.sigTraceReady, timeout=20000):
