@@ -93,24 +93,6 @@ class _Record:
         self.sidechain = rec.get("isSidechain") is True
 
 
-def _lines(path):
-    """(line number, bytes) of the non-blank lines. When the file is smaller than the longest line allowed,
-    no line can be too long, so the file object's own (C) line iteration is used."""
-    try:
-        small = path.stat().st_size <= MAX_LINE_BYTES
-    except OSError:
-        small = False
-    if not small:
-        yield from iter_lines(path)
-        return
-    with path.open("rb", buffering=1 << 20) as f:
-        n = 0
-        for raw in f:
-            n += 1
-            if len(raw) > 2 or raw.strip():
-                yield n, raw
-
-
 def _read(path_str: str, path) -> tuple:
     """Stream the file: conversation records, other records, the uuid->parent map, problems."""
     conv: list[_Record] = []
@@ -145,7 +127,20 @@ def _read(path_str: str, path) -> tuple:
             others.append((n, rec))
 
     conv_append, others_append = conv.append, others.append
-    for n, raw in _lines(path):
+    try:
+        small = path.stat().st_size <= MAX_LINE_BYTES
+    except OSError:
+        small = False
+    with path.open("rb", buffering=1 << 20) as f:
+        # When the file is smaller than the longest line allowed, no line can be too long: the file
+        # object's own (C) line iteration is used. Blank lines fail to parse and are skipped below.
+        lines = enumerate(f, 1) if small else iter_lines(path)
+        _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append)
+    return conv, others, parents, problems, types
+
+
+def _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append) -> None:
+    for n, raw in lines:
         if raw is None:
             problems.append(Problem(path_str, n, "line is too long to load; skipped", "error"))
             continue
@@ -184,7 +179,6 @@ def _read(path_str: str, path) -> tuple:
                     others_append((n, rec))
                 continue
         take(n, rec)
-    return conv, others, parents, problems, types
 
 
 # --------------------------------------------------------------------------- building
