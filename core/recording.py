@@ -29,7 +29,7 @@ VERSION = 1
 _SECRET_KEYS = {"api_key", "apikey", "x-api-key", "authorization", "proxy-authorization", "anthropic-api-key",
                 "cookie", "set-cookie", "x-auth-token", "auth_token", "access_token", "refresh_token"}
 # Strings that look like a key: Anthropic/OpenAI style secrets.
-_SECRET_RE = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9]{20,})")
+_SECRET_RE = re.compile(r"(?<![A-Za-z0-9_\-])(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{32,})")
 REDACTED = "[redacted]"
 
 
