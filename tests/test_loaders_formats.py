@@ -357,3 +357,18 @@ def test_first_line_longer_than_the_probe(tmp_path):
     p = _jsonl(tmp_path / "m.jsonl", [{"role": "user", "content": big}, {"role": "assistant", "content": "ok"}])
     r = load(p)
     assert r.format == "anthropic-messages" and [m.provenance.line for m in r.main.meta] == [1, 2]
+
+
+def test_hermes_wal_database_while_the_agent_has_it_open(tmp_path):
+    db = tmp_path / "state.db"
+    _hermes_db(db)
+    live = sqlite3.connect(db)
+    live.execute("PRAGMA journal_mode=WAL")
+    live.execute("INSERT INTO messages (session_id, role, content, active, compacted) "
+                 "VALUES ('a', 'user', 'written just now', 1, 0)")
+    live.commit()                       # committed into the -wal file, not yet checkpointed
+    try:
+        c = load(db).main
+        assert c.messages[-1]["content"] == "written just now"
+    finally:
+        live.close()

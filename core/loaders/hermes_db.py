@@ -53,8 +53,8 @@ def _json_field(value):
     return value
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    uri = "file:" + quote(str(path.resolve())) + "?mode=ro"
+def _connect(path: Path, immutable: bool = False) -> sqlite3.Connection:
+    uri = "file:" + quote(str(path.resolve())) + "?mode=ro" + ("&immutable=1" if immutable else "")
     con = sqlite3.connect(uri, uri=True)
     con.row_factory = sqlite3.Row
     return con
@@ -66,16 +66,27 @@ def _columns(con, table: str) -> list[str]:
 
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
-    try:
-        con = _connect(probe.path)
-    except sqlite3.Error as e:
-        raise LoadError(path, 0, f"cannot open the SQLite database read-only: {e}") from None
-    try:
-        return _load(con, path)
-    except sqlite3.DatabaseError as e:
-        raise LoadError(path, 0, f"cannot read the SQLite database: {e}") from None
-    finally:
-        con.close()
+    last = None
+    for immutable in (False, True):
+        try:
+            con = _connect(probe.path, immutable)
+        except sqlite3.Error as e:
+            last = e
+            continue
+        try:
+            result = _load(con, path)
+            if immutable:
+                # e.g. a WAL database in a folder we may not write: its -shm file cannot be made
+                result.problems.append(Problem(path, 0, f"opened as immutable ({last}); changes still in its "
+                                                        "-wal file are not shown", "warning"))
+            return result
+        except sqlite3.OperationalError as e:
+            last = e            # retry once as immutable
+        except sqlite3.DatabaseError as e:
+            raise LoadError(path, 0, f"cannot read the SQLite database: {e}") from None
+        finally:
+            con.close()
+    raise LoadError(path, 0, f"cannot open the SQLite database read-only: {last}")
 
 
 def _load(con, path: str) -> LoadResult:
