@@ -503,12 +503,21 @@ def open_live(win, tab: int | None = None):
     return win.live_dock
 
 
+def follow_dialog(win) -> None:
+    """Pick a session file, then follow it."""
+    open_live(win, 2)
+    panel = win.live_panel
+    panel._pick_follow()
+    if panel.follow_path.text().strip() and not panel.follow_btn.isChecked():
+        panel.follow_btn.click()
+
+
 def install_menu(win):
     """A "Live" menu in the window's menu bar; the panel is created when first opened."""
     menu = win.menuBar().addMenu("&Live")
     a = menu.addAction("&Agent (chat with the s08 agent)…", lambda: open_live(win, 0))
     a.setShortcut(QKeySequence("Ctrl+L"))
     menu.addAction("Recording &proxy…", lambda: open_live(win, 1))
-    menu.addAction("&Follow a session file…", lambda: open_live(win, 2))
+    menu.addAction("&Follow a session file\u2026", lambda: follow_dialog(win))
     win.live_menu = menu
     return menu
