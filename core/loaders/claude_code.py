@@ -20,6 +20,13 @@ Rebuilds what the API saw from the one-record-per-line log:
 
 A corrupt line is reported as a Problem with its line number; records joined on
 one line are recovered. The file is streamed and parsed with orjson.
+
+Per message, ``MessageMeta.extra`` is the first line's record without its
+``message`` (every field it had, known or not) plus ``lines`` (all the lines
+merged into the message), ``api_id``/``api_stop_reason``, and ``merged`` /
+``merged_uuids`` for the further lines. ``usage`` is the last line's usage (note:
+Claude Code writes the streaming-start usage, so ``output_tokens`` is often far
+below the real count; the input and cache counts are exact).
 """
 from __future__ import annotations
 
@@ -41,7 +48,7 @@ FORMAT = "claude-code"
 CONVERSATION_TYPES = ("user", "assistant")
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "progress", "queue-operation",
                "attachment", "custom-title", "last-prompt", "pr-link", "tag", "agent-name"}
-# Record fields every line carries: not copied into per-message metadata.
+# Record fields every line carries (left out of copied metadata; see _Builder._new).
 _STANDARD = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug", "type",
              "message", "uuid", "timestamp", "logicalParentUuid"}
 _HEAD_RE = re.compile(rb'"(parentUuid|sessionId|leafUuid)"\s*:')
