@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
         self._shown_stage: int | None = None
         self._sel_override: int | None = None
         self._rerun_pending = False
+        self._run_scheduled = False
         self.trace = None
         self.runs = 0                 # completed pipeline runs (tests and the status bar)
         self.stage = 0
@@ -456,7 +457,14 @@ class MainWindow(QMainWindow):
         self.edits.set_step(None)
         self.inspector.clear()
         self._update_status(conv.messages)
-        self.run_pipeline()
+        # start the run after the first screen is painted (the worker would compete for the GIL)
+        self._run_scheduled = True
+        QTimer.singleShot(0, self._scheduled_run)
+
+    def _scheduled_run(self) -> None:
+        if self._run_scheduled:
+            self._run_scheduled = False
+            self.run_pipeline()
 
     # ================================================================== run
     def _summarizer(self):
@@ -466,6 +474,7 @@ class MainWindow(QMainWindow):
         return self.summarizers[spec]
 
     def run_pipeline(self) -> None:
+        self._run_scheduled = False
         if self.conversation is None:
             return
         try:
@@ -1042,7 +1051,7 @@ class MainWindow(QMainWindow):
         import time
         t0 = time.perf_counter()
         app = QApplication.instance()
-        while self.runner.busy:
+        while self.runner.busy or self._run_scheduled:
             app.processEvents()
             if (time.perf_counter() - t0) * 1000 > ms:
                 return False

@@ -62,6 +62,10 @@ def main() -> int:
     path.write_text(json.dumps(msgs), encoding="utf-8")
     print(f"conversation: {len(msgs):,} messages, {path.stat().st_size / 1e6:.1f} MB JSON")
 
+    from core.loaders import load
+    s = time.perf_counter()
+    load(path)
+    t_load_alone = time.perf_counter() - s
     app = QApplication.instance() or QApplication([])
     t_import = time.perf_counter()
     from app.main_window import MainWindow
@@ -80,7 +84,8 @@ def main() -> int:
     win.view.viewport().repaint()
     app.processEvents()
     t_first = time.perf_counter() - t0
-    print(f"imports of the window modules: {ms(t_import)} (once per process)")
+    print(f"imports of the window modules: {ms(t_import)} (once per process); core.loaders.load alone: "
+          f"{ms(t_load_alone)}")
     print(f"first screen (window + load + list painted): {ms(t_first)}  [window {ms(t_ctor)}, load+model {ms(t_open)}]")
     win.wait_idle(300_000)
     t_trace = time.perf_counter() - t0
