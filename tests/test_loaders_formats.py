@@ -372,3 +372,36 @@ def test_hermes_wal_database_while_the_agent_has_it_open(tmp_path):
         assert c.messages[-1]["content"] == "written just now"
     finally:
         live.close()
+
+
+def test_inspect_samples_compaction_events_and_usage(tmp_path):
+    def call(i):
+        return {"role": "assistant", "content": "", "source": "generate",
+                "tool_calls": [{"id": f"c{i}", "function": "bash", "arguments": {"cmd": "ls"}}]}
+
+    def result(i):
+        return {"role": "tool", "tool_call_id": f"c{i}", "function": "bash", "content": [{"type": "text", "text": "ok"}]}
+
+    def model(n):
+        return {"event": "model", "model": "m", "timestamp": "2026-01-01T00:00:0%dZ" % n,
+                "output": {"usage": {"input_tokens": 100 * n, "output_tokens": n, "input_tokens_cache_read": 7}}}
+    s1 = {"id": "a", "epoch": 1, "attachments": {"h1": "the task"},
+          "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "attachment://h1"},
+                       call(1), result(1), call(2), result(2), {"role": "assistant", "content": "done"}],
+          "events": [model(1), {"event": "tool"}, model(2),
+                     {"event": "compaction", "type": "summary", "tokens_before": 900, "tokens_after": 200,
+                      "source": "auto"}, model(3)]}
+    s2 = {"id": "b", "epoch": 1, "messages": [{"role": "user", "content": "hi"}], "events": []}
+    p = tmp_path / "log.json"
+    p.write_text(json.dumps({"version": 2, "eval": {"task": "demo", "model": "m"}, "samples": [s1, s2]}, indent=1))
+    r = load(p)
+    assert r.format == "inspect-log" and [c.extra["id"] for c in r.conversations] == ["a", "b"]
+    c = r.main
+    assert c.messages[1]["content"] == "the task"
+    assert c.messages[3] == {"role": "tool", "content": "ok", "tool_call_id": "c1", "name": "bash"}
+    assert json.loads(c.messages[2]["tool_calls"][0]["function"]["arguments"]) == {"cmd": "ls"}
+    [e] = c.events
+    assert (e.kind, e.trigger, e.pre_tokens, e.post_tokens, e.message_index) == ("inspect", "summary", 900, 200, 6)
+    assert [m.usage.input_tokens if m.usage else None for m in c.meta] == [None, None, 100, None, 200, None, 300]
+    assert c.meta[6].usage.cache_read_input_tokens == 7
+    assert pair_errors(check(c.messages, c.dialect)) == []
