@@ -446,6 +446,14 @@ class Agent:
                 self._emit("response", message=assistant, usage=usage, stop_reason=resp.stop_reason, call=info,
                            seconds=info.seconds, messages=self.messages)
                 if resp.stop_reason != "tool_use":
+                    dangling = [b for b in assistant["content"] if b.get("type") == "tool_use"]
+                    if dangling:
+                        # e.g. max_tokens in the middle of a tool call: answer every tool_use so the list
+                        # stays valid for the next turn, without running a possibly cut-off call
+                        self.messages = self.messages + [{"role": "user", "content": [
+                            {"type": "tool_result", "tool_use_id": b.get("id"), "is_error": True,
+                             "content": f"[not run: the response stopped ({resp.stop_reason}) before the call "
+                                        "was complete]"} for b in dangling]}]
                     final = "".join(b.get("text", "") for b in assistant["content"] if b.get("type") == "text")
                     self._emit("done", text=final, calls=calls)
                     return final

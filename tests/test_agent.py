@@ -317,3 +317,18 @@ def test_teaching_compact_tool_bug_is_explained(tmp_path):
     assert "compact_tool_mode=deferred" in ei.value.hint and "orphan" in ei.value.hint.lower()
     agent.reset()
     assert agent.messages == []
+
+
+def test_max_tokens_mid_tool_call_keeps_the_list_valid(tmp_path):
+    from core.checker import check, rejected
+    script = [reply(message([text_block("Let me"), tool_use_block("write_file", {"path": "a"}, "cut")],
+                            stop_reason="max_tokens")),
+              reply(message([text_block("ok")]))]
+    with FakeAnthropic(script) as fake:
+        agent, _ = make_agent(fake, tmp_path)
+        assert agent.send("write") == "Let me"
+        assert not (tmp_path / "ws" / "a").exists()
+        assert not rejected(check(agent.messages + [{"role": "user", "content": "next"}]))
+        assert agent.send("next") == "ok"
+    sent = fake.message_requests[1]["body"]["messages"]
+    assert sent[-1]["content"][0]["tool_use_id"] == "cut" and sent[-1]["content"][-1]["text"] == "next"
