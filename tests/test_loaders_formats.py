@@ -405,3 +405,22 @@ def test_inspect_samples_compaction_events_and_usage(tmp_path):
     assert [m.usage.input_tokens if m.usage else None for m in c.meta] == [None, None, 100, None, 200, None, 300]
     assert c.meta[6].usage.cache_read_input_tokens == 7
     assert pair_errors(check(c.messages, c.dialect)) == []
+
+
+def test_claude_code_subagent_files_next_to_the_session(tmp_path):
+    task = {"type": "tool_use", "id": "task1", "name": "Task", "input": {"prompt": "Count the files"}}
+    session = _jsonl(tmp_path / "abc.jsonl", [
+        _cc("u1", None, "user", {"role": "user", "content": "go"}),
+        _cc("a1", "u1", "assistant", _asst("m1", task)),
+        _cc("r1", "a1", "user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "task1",
+                                                               "content": "3 files"}]})])
+    (tmp_path / "abc" / "subagents").mkdir(parents=True)
+    side = [dict(_cc("s1", None, "user", {"role": "user", "content": "Count the files"}), isSidechain=True),
+            dict(_cc("s2", "s1", "assistant", _asst("m9", {"type": "text", "text": "3"})), isSidechain=True)]
+    _jsonl(tmp_path / "abc" / "subagents" / "agent-x1.jsonl", side)
+    r = load(session)
+    assert len(r.conversations) == 2 and len(r.main.messages) == 3
+    sub = r.conversations[1]
+    assert sub.extra["kind"] == "subagent_file" and sub.extra["parent_tool_use_id"] == "task1"
+    assert [m["role"] for m in sub.messages] == ["user", "assistant"]
+    assert sub.meta[1].provenance.path.endswith("agent-x1.jsonl")

@@ -463,6 +463,42 @@ def _agent_groups(others: list) -> dict:
     return groups
 
 
+MAX_SUBAGENT_FILES = 200
+
+
+def _subagent_files(path, prompts: dict | None, main_msgs: list) -> list:
+    """Newer Claude Code writes subagents to ``<sessionId>/subagents/agent-*.jsonl`` next to the session:
+    each becomes a conversation after the main one (only read, like the session)."""
+    folder = path.with_suffix("") / "subagents"
+    try:
+        files = sorted(folder.glob("agent-*.jsonl"))[:MAX_SUBAGENT_FILES] if folder.is_dir() else []
+    except OSError:
+        return []
+    if not files:
+        return []
+    if prompts is None:
+        prompts = _task_prompts(main_msgs)
+    out = []
+    for f in files:
+        try:
+            conv, _others, _parents, problems, _types = _read(str(f), f)
+        except OSError as e:
+            out.append(Conversation([], ANTHROPIC, title=f"subagent file {f.name}: unreadable", source=str(f),
+                                    format=FORMAT, problems=[Problem(str(f), 0, f"cannot read: {e}", "error")]))
+            continue
+        sb = _Builder(str(f))
+        for r in conv:
+            sb.add(r)
+        if not sb.msgs:
+            continue
+        c = sb.conversation(f"subagent {f.stem}: " + _first_text(sb.msgs), str(f), problems)
+        first_user = sb.msgs[0].get("content")
+        key = " ".join(first_user.split()) if isinstance(first_user, str) else _first_text_of(sb.msgs[0], 10 ** 9)
+        c.extra = {"kind": "subagent_file", "file": str(f), "parent_tool_use_id": prompts.get(key)}
+        out.append(c)
+    return out
+
+
 def _first_text(msgs: list, limit: int = 70) -> str:
     """The first prose the user or model wrote (command wrappers like <command-name> are skipped)."""
     for m in msgs[:50]:
@@ -578,6 +614,7 @@ def _load(probe: Probe) -> LoadResult:
         c = ab.conversation(f"subagent {agent}: " + (_first_text(ab.msgs) or ""), path, [])
         c.extra = {"kind": "agent_progress", "agent_id": agent, "parent_tool_use_id": g["parent_tool_use_id"]}
         convs.append(c)
+    convs.extend(_subagent_files(probe.path, prompts if groups else None, b.msgs))
     if not main.messages and len(convs) > 1:
         # a file that only holds a subagent (agent-*.jsonl): that is the main conversation
         convs = convs[1:]
