@@ -354,7 +354,7 @@ def test_slow_summary_runs_in_worker_and_cancels(qtbot, win):
     win.summarizers["blocking"] = CachedSummarizer(blocking)
     win.params_panel.set_summarizer("blocking")
     assert win.open_path(str(EXAMPLES / "long_session.json"))
-    assert blocking.entered.wait(20)
+    qtbot.waitUntil(blocking.entered.is_set, timeout=20000)
     # the window is responsive while the summary is pending, and says which layer it waits for
     assert win.runner.busy and win.cancel_btn.isVisibleTo(win)
     qtbot.waitUntil(lambda: "4/4" in win.progress_label.text() and "(LLM)" in win.progress_label.text(),
