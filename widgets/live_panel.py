@@ -343,16 +343,21 @@ class LivePanel(QWidget):
 
     def ask_bash(self, command: str) -> str:
         """Modal: run this command? 'once', 'session' or 'deny'."""
+        box, once, session = self.bash_box(command)
+        box.exec()
+        clicked = box.clickedButton()
+        return "once" if clicked is once else "session" if clicked is session else "deny"
+
+    def bash_box(self, command: str):
+        """The confirmation dialog (not shown): (box, run-once button, allow-for-session button)."""
         box = QMessageBox(self)
         box.setObjectName("bashConfirm")
         box.setIcon(QMessageBox.Question)
         box.setWindowTitle("Run a shell command?")
-        box.setText("The agent wants to run this command in its workspace folder:")
+        box.setText(f"The agent wants to run this command in its workspace folder\n{self.workdir.text()}:")
         box.setInformativeText(command if len(command) < 2000 else command[:2000] + "\u2026")
         once = box.addButton("Run once", QMessageBox.AcceptRole)
         session = box.addButton("Allow for this session", QMessageBox.YesRole)
         deny = box.addButton("Don't run", QMessageBox.RejectRole)
         box.setDefaultButton(deny)
-        box.exec()
-        clicked = box.clickedButton()
-        return "once" if clicked is once else "session" if clicked is session else "deny"
+        return box, once, session
