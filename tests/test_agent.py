@@ -332,3 +332,24 @@ def test_max_tokens_mid_tool_call_keeps_the_list_valid(tmp_path):
         assert agent.send("next") == "ok"
     sent = fake.message_requests[1]["body"]["messages"]
     assert sent[-1]["content"][0]["tool_use_id"] == "cut" and sent[-1]["content"][-1]["text"] == "next"
+
+
+def test_circuit_breaker_stops_summary_calls_after_three_failures(tmp_path):
+    calls = {"model": 0, "summary": 0}
+
+    def handler(req):
+        if "tools" not in req["body"]:
+            calls["summary"] += 1
+            return error(400, "invalid_request_error", "summary refused")
+        calls["model"] += 1
+        if calls["model"] < 6:
+            return reply(message([tool_use_block("glob", {"pattern": "*"})]))
+        return reply(message([text_block("finished")]))
+    with FakeAnthropic(handler=handler) as fake:
+        agent, events = make_agent(fake, tmp_path, params={"context_limit": 10})
+        assert agent.send("go") == "finished"
+    assert calls == {"model": 6, "summary": 3}                  # max_failures = 3, then the breaker is open
+    traces = [d["trace"] for k, d in events if k == "trace"]
+    assert [t.step("compact_history").error is not None for t in traces] == [True] * 3 + [False] * 3
+    assert "circuit breaker is open" in traces[-1].step("compact_history").note
+    assert agent.engine.state["consecutive_failures"] == 3
