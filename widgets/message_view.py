@@ -29,6 +29,7 @@ SelectedBlockRole = Qt.UserRole + 11
 
 MAX_BLOCKS_SHOWN = 12
 EXPANDED_LINES = 8
+INSERTED_LINES = 6
 
 
 class MessageListModel(QAbstractListModel):
@@ -298,7 +299,8 @@ class MessageDelegate(QStyledItemDelegate):
             if expanded:
                 n += min(len(c.lines), EXPANDED_LINES)
             elif c.type == "text" and len(c.lines) > 1:
-                n += 1
+                # an inserted summary or placeholder is what a layer wrote: show more of it
+                n += min(len(c.lines) - 1, INSERTED_LINES if model.status.get(mi) == "inserted" else 1)
             out.append(("chip", ci, n))
         if len(chips) > MAX_BLOCKS_SHOWN:
             out.append(("more", None, 1))
@@ -310,7 +312,8 @@ class MessageDelegate(QStyledItemDelegate):
         fm, lh = self._metrics(option)
         model, mi = index.model(), index.model().rows[index.row()]
         m = model.messages[mi]
-        key = (id(m), model.is_expanded(mi), len(model.cuts.get(mi, ())), len(model.findings.get(mi, ())))
+        key = (id(m), model.is_expanded(mi), len(model.cuts.get(mi, ())), len(model.findings.get(mi, ())),
+               model.status.get(mi) == "inserted")
         h = self._heights.get(key)
         if h is None:
             h = sum(n for _, _, n in self.layout_lines(index)) * lh + 2 * self.PAD + 2
@@ -429,7 +432,7 @@ class MessageDelegate(QStyledItemDelegate):
                            fm.elidedText(c.summary, Qt.ElideRight, max(10, right - x)))
                 if n > 1:
                     p.setPen(dim)
-                    lines = c.lines[1:2] if not expanded else c.lines[:EXPANDED_LINES]
+                    lines = c.lines[1:n] if not expanded else c.lines[:EXPANDED_LINES]
                     yy = top + lh
                     for ln in lines:
                         p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignVCenter | Qt.AlignLeft,
