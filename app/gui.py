@@ -42,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if (not args.screenshot and sys.platform.startswith("linux")
+            and not any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))):
+        print("compactscope: there is no display to open the window on (DISPLAY is not set). Use "
+              "--screenshot out.png to render offscreen, or the headless commands: compactscope run|check|info "
+              "FILE", file=sys.stderr)
+        return 2
     w, h = _size(args.size)
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "compactscope"])

@@ -537,3 +537,13 @@ def test_readme_duplicates_shown(qtbot, win, tmp_path):
     dups = [r for r in win.diff_model.rows if r.kind == DUPLICATED]
     assert [r.left for r in dups] == step.edits[-1].data["duplicated"]
     assert "duplicated" in win.model.status.values()
+
+
+def test_no_display_says_what_to_do(tmp_path):
+    import os
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    if not sys.platform.startswith("linux"):
+        pytest.skip("display detection is for Linux")
+    r = subprocess.run([sys.executable, "-m", "app.cli", str(EXAMPLES / "short_session.json")], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 2 and "--screenshot" in r.stderr and "Traceback" not in r.stderr
