@@ -168,6 +168,7 @@ def cmd_info(args) -> int:
         if c.get("usage"):
             u = c["usage"]
             print(f"      usage: {u['calls']} calls, input {u['input_tokens']:,}, output {u['output_tokens']:,}, "
+                  f"cache write {u['cache_creation_input_tokens']:,}, cache read {u['cache_read_input_tokens']:,}, "
                   f"peak context {u['peak_context_tokens']:,}")
         if c["findings"]:
             print(f"      findings: {len(c['findings'])} (" + ", ".join(
