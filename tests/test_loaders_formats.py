@@ -424,3 +424,14 @@ def test_claude_code_subagent_files_next_to_the_session(tmp_path):
     assert sub.extra["kind"] == "subagent_file" and sub.extra["parent_tool_use_id"] == "task1"
     assert [m["role"] for m in sub.messages] == ["user", "assistant"]
     assert sub.meta[1].provenance.path.endswith("agent-x1.jsonl")
+
+
+def test_anthropic_body_with_session_metadata_stays_anthropic(tmp_path):
+    p = tmp_path / "body.json"
+    p.write_text(json.dumps({"model": "claude", "metadata": {"session_id": "x"}, "system": "s", "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": S08_ASSISTANT},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": "x"}]}]}))
+    r = load(p)
+    assert (r.format, r.main.dialect, r.main.system) == ("anthropic-messages", "anthropic", "s")
+    assert r.main.messages[1]["content"][1]["type"] == "tool_use"
+    assert check(r.main.messages, r.main.dialect) == []

@@ -14,7 +14,7 @@ import re
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI, detect_dialect
-from .anthropic_messages import read_messages
+from .anthropic_messages import _fix_repr, read_messages
 from .base import LoadError, Probe, document_lines, parse_timestamp, read_json_document
 
 FORMAT = "openai-chat"
@@ -142,7 +142,10 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
     if not msgs:
         raise LoadError(path, 1, f"the \"{key}\" list holds no message")
     hermes = "session_id" in doc or "system_prompt" in doc
-    fmt = HERMES_FORMAT if hermes else (TRAJECTORY_FORMAT if key == "history" or "trajectory" in doc else FORMAT)
+    msgs = _fix_repr(msgs, meta, path, problems)
+    dialect = detect_dialect(msgs)
+    fmt = HERMES_FORMAT if hermes else (TRAJECTORY_FORMAT if key == "history" or "trajectory" in doc
+                                        else FORMAT if dialect == OPENAI else "anthropic-messages")
     system = doc.get("system_prompt") if hermes else doc.get("system")
     tools = doc.get("tools") if isinstance(doc.get("tools"), list) else None
     model = doc.get("model") if isinstance(doc.get("model"), str) else None
@@ -156,7 +159,7 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
     extra = {k: v for k, v in doc.items() if k not in (key, "tools", "system_prompt", "trajectory")}
     if isinstance(doc.get("trajectory"), list):
         extra["trajectory_steps"] = len(doc["trajectory"])
-    conv = Conversation(msgs, detect_dialect(msgs) if not hermes else OPENAI, system, tools, model, title, path,
+    conv = Conversation(msgs, dialect, system, tools, model, title, path,
                         fmt, meta, events, problems, extra, segments)
     return LoadResult(path, fmt, [conv], problems)
 
