@@ -149,7 +149,8 @@ class RecordingProxy:
         if self.recorder is not None:
             try:
                 self.recorder.call(**{k: rec[k] for k in ("request", "response", "usage", "error", "t_start",
-                                                          "t_end", "http")}, extra={"source": "proxy"})
+                                                          "t_end", "http")}, seq=rec.get("seq"),
+                                   extra={"source": "proxy"})
             except (OSError, ValueError) as e:
                 self.last_error = f"cannot write the recording: {e}"
         if self.on_call is not None:
@@ -221,14 +222,28 @@ def _make_handler(proxy: RecordingProxy):
             headers["Content-Length"] = str(len(body))
             rec: dict = {"request": scrub(req_json) if recording else None, "response": None, "usage": None,
                          "error": None, "t_start": t0, "t_end": None,
+                         # numbered when the request arrives: calls on parallel connections may finish (and be
+                         # written) in another order; readers sort by seq
+                         "seq": proxy.recorder.next_seq() if (recording and proxy.recorder is not None) else None,
                          "http": {"method": self.command, "path": self.path.split("?", 1)[0]}}
-            conn = proxy._connect()
-            try:
-                conn.request(self.command, proxy.up_prefix + self.path, body=body, headers=headers)
-                resp = conn.getresponse()
-            except (OSError, http.client.HTTPException) as e:
-                conn.close()
-                msg = f"cannot reach the upstream {proxy.upstream}: {e}"
+            # one upstream connection per client connection, kept alive across its requests
+            conn, self._up = getattr(self, "_up", None), None
+            resp = None
+            for attempt in (0, 1):
+                reused = conn is not None
+                if conn is None:
+                    conn = proxy._connect()
+                try:
+                    conn.request(self.command, proxy.up_prefix + self.path, body=body, headers=headers)
+                    resp = conn.getresponse()
+                    break
+                except (OSError, http.client.HTTPException) as e:
+                    conn.close()
+                    conn, err = None, e
+                    if not reused:      # a kept-alive connection the upstream closed: retry once, fresh
+                        break
+            if resp is None:
+                msg = f"cannot reach the upstream {proxy.upstream}: {err}"
                 self._error(502, msg)
                 if recording:
                     rec.update(t_end=time.time(), error={"kind": "network", "message": msg, "status": 502})
@@ -278,8 +293,12 @@ def _make_handler(proxy: RecordingProxy):
                 client_gone = True
                 self.close_connection = True
             finally:
+                finished = resp.isclosed() and not client_gone and upstream_error is None
                 resp.close()
-                conn.close()
+                if finished and not resp.will_close and self.command != "HEAD":
+                    self._up = conn     # reuse it for this client's next request
+                else:
+                    conn.close()
             if not recording:
                 return
             rec["t_end"] = time.time()
@@ -308,5 +327,11 @@ def _make_handler(proxy: RecordingProxy):
             proxy._record(scrub(rec))
 
         do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
+
+        def finish(self):
+            up, self._up = getattr(self, "_up", None), None
+            if up is not None:
+                up.close()
+            super().finish()
 
     return Handler

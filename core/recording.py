@@ -450,6 +450,8 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
         else:
             if len(problems) < max_problems:
                 problems.append((n, f"unknown record type {t!r}; skipped"))
+    if fmt == FORMAT_NAME:
+        calls.sort(key=lambda c: c.seq)   # request order (a proxy writes a call when its response ends)
     if problems and problems[-1][0] == last_n and not last_line_complete and "broken JSON" in problems[-1][1]:
         problems[-1] = (last_n, "the last record is cut off (the writer stopped mid-line); skipped")
     return ReadResult(header, calls, events, problems, fmt)

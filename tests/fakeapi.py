@@ -125,7 +125,7 @@ class FakeAnthropic:
                 except ValueError:
                     body = None
                 req = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body,
-                       "raw": raw}
+                       "raw": raw, "peer": self.client_address}
                 with fake._lock:
                     fake.requests.append(req)
                     if fake.handler is not None:

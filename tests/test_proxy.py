@@ -246,3 +246,14 @@ def test_pass_through_is_exact_for_any_text():
             s.close()
             assert dechunk(raw.partition(b"\r\n\r\n")[2]) == fake.sent[-1]
         check()
+
+
+def test_upstream_connection_is_kept_alive_per_client_connection():
+    with FakeAnthropic([reply(message([text_block(str(i))])) for i in range(3)]) as fake, \
+            RecordingProxy(fake.url, port=0) as proxy:
+        client = anthropic.Anthropic(api_key=KEY, base_url=proxy.url, max_retries=0, timeout=10)
+        for i in range(3):
+            with client.messages.stream(model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}]) as s:
+                assert s.get_final_message().content[0].text == str(i)
+    peers = {r["peer"] for r in fake.requests}
+    assert len(fake.requests) == 3 and len(peers) == 1      # one upstream connection (no new TLS handshake per call)
