@@ -130,9 +130,9 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from core.checker import check, rejected
+    from core.checker import check_conversation, rejected
     result, conv = _load(args.file, args.conversation)
-    findings = check(conv.messages, conv.dialect)
+    findings = check_conversation(conv)
     if args.json:
         _print_json({"path": args.file, "format": result.format, "messages": len(conv.messages),
                      "findings": [f.to_json() for f in findings], "rejected": rejected(findings)})
@@ -141,7 +141,8 @@ def cmd_check(args) -> int:
             meta = conv.meta_at(f.message)
             where = f" ({meta.provenance})" if meta.provenance and meta.provenance.line else ""
             print(f"{f}{where}")
-        print(f"{args.file}: {len(conv.messages)} messages, {len(findings)} finding(s)"
+        segs = f" in {len(conv.segments)} contexts split at real compactions" if len(conv.segments) > 1 else ""
+        print(f"{args.file}: {len(conv.messages)} messages{segs}, {len(findings)} finding(s)"
               + (": the API would reject this list" if rejected(findings) else ""))
     return 1 if rejected(findings) else 0
 

@@ -7,7 +7,7 @@ suspicious (e.g. the last assistant message still waits for its results).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
 
@@ -166,3 +166,17 @@ def rejected(findings: list[Finding]) -> bool:
 
 def pair_errors(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.code in ("orphan_tool_result", "unanswered_tool_use") and f.severity == "error"]
+
+
+def check_conversation(conv) -> list[Finding]:
+    """Findings per real API context: a conversation split at real compactions (Claude Code
+    segments) is checked one segment at a time, since each is what the API saw on its own.
+    Message indices stay those of the full history."""
+    if len(conv.segments) <= 1:
+        return check(conv.messages, conv.dialect)
+    out: list[Finding] = []
+    starts = list(conv.segments) + [len(conv.messages)]
+    for k in range(len(conv.segments)):
+        off = starts[k]
+        out += [replace(f, message=f.message + off) for f in check(conv.messages[off:starts[k + 1]], conv.dialect)]
+    return out

@@ -2,32 +2,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 
-from .checker import check
+from .checker import check_conversation
 from .conversation import LoadResult
 from .messages import ToolPairIndex
-
-
-def _findings(c) -> list:
-    """Checker findings per real API context: each segment of a conversation split at real compactions
-    is checked on its own (message indices stay those of the full history)."""
-    if len(c.segments) <= 1:
-        return check(c.messages, c.dialect)
-    out = []
-    starts = list(c.segments) + [len(c.messages)]
-    for k in range(len(c.segments)):
-        off = starts[k]
-        for f in check(c.messages[off:starts[k + 1]], c.dialect):
-            out.append(replace(f, message=f.message + off))
-    return out
 
 
 def describe(result: LoadResult) -> dict:
     convs = []
     for i, c in enumerate(result.conversations):
         pairs = ToolPairIndex(c.messages)
-        findings = _findings(c)
+        findings = check_conversation(c)
         usage = [m.usage for m in c.meta if m.usage is not None]
         entry = {
             "index": i, "title": c.title, "format": c.format, "dialect": c.dialect, "model": c.model,
