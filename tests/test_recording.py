@@ -207,3 +207,25 @@ def test_agent_recording_shows_the_pipeline_compaction(tmp_path):
     assert conv.segment(len(conv.segments) - 1)[0]["content"].startswith("[Compacted]")
     assert fake.message_requests[2]["body"]["messages"][0]["content"].startswith("[Compacted]")
     assert KEY not in rec.read_text()
+
+
+def test_in_place_edits_update_the_history_without_a_new_segment(tmp_path):
+    """micro_compact (or cleared tool results) edits old messages: one copy per message, an event, no segment."""
+    def res(text):
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": text}]}
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {}}]}
+    calls = [([u("q")], "r", {"input_tokens": 5}),
+             ([u("q"), call, res("long output " * 20)], "r2", {"input_tokens": 80}),
+             ([u("q"), call, res("[Earlier tool result compacted. Re-run if needed.]"), a("r2"), u("more")], "r3",
+              {"input_tokens": 30})]
+    conv = load(write_session(tmp_path / "e.jsonl", calls)).main
+    assert conv.segments == [0]
+    assert len(conv.messages) == 6 and conv.messages[2]["content"][0]["content"].startswith("[Earlier")
+    ev = conv.events[0]
+    assert ev.extra["in_place"] and ev.extra["edited"] == [2] and ev.message_index == 2 and ev.trigger == "edit"
+    assert (ev.pre_tokens, ev.post_tokens) == (80, 30)
+    assert conv.meta[2].extra["edited_at_call"] == 3
+    # a different role at an old position is not an edit: a new segment
+    calls.append(([u("[Compacted]"), a("x"), u("y"), a("z"), u("w"), a("v")], "r4", None))
+    conv = load(write_session(tmp_path / "e2.jsonl", calls)).main
+    assert conv.segments == [0, 5] and not conv.events[-1].extra.get("in_place")

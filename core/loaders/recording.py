@@ -8,8 +8,11 @@ generation after it):
 
 * a call whose context extends the previous call's context adds only its new
   messages; a call whose context is the same (a retry) adds nothing;
-* a call whose context is not an extension (the client compacted, snipped or
-  edited it) starts a new segment and records a ``CompactionEvent`` with the
+* a call that keeps the first message, the length and the roles but changes
+  earlier messages (micro-compaction, cleared tool results) updates them in
+  place and records an event, without a new segment;
+* any other call (the client summarised or snipped its context) starts a new
+  segment and records a ``CompactionEvent`` with the
   token counts before and after, and the layers that changed it when the
   recording carries the pipeline's trace;
 * the last call's response is appended as the final assistant message.
@@ -87,6 +90,11 @@ def _changed_layers(c: CallRecord) -> list[str]:
     return [s.get("layer") for s in tr.get("steps") or [] if isinstance(s, dict) and s.get("changed")]
 
 
+def _same_roles(a: list, b: list) -> bool:
+    """Same roles position by position over ``b`` (the shorter, previous context)."""
+    return all(isinstance(x, dict) and isinstance(y, dict) and x.get("role") == y.get("role") for x, y in zip(a, b))
+
+
 def _build(path: str, calls: list[CallRecord], events: list[dict], title: str) -> Conversation:
     msgs: list = []
     meta: list[MessageMeta] = []
@@ -104,22 +112,36 @@ def _build(path: str, calls: list[CallRecord], events: list[dict], title: str) -
         while ev_i < len(events) and events[ev_i]["_line"] < c.line:
             pending.append(events[ev_i])
             ev_i += 1
+        edited: list[int] = []
         if prev_keys is not None and len(keys) >= len(prev_keys) and keys[:len(prev_keys)] == prev_keys:
             start = len(prev_keys)
+        elif prev_keys and len(keys) >= len(prev_keys) and keys[0] == prev_keys[0] and \
+                _same_roles(ctx, prev.messages):
+            # edited in place (s08 micro_compact, cleared tool results): the history keeps one copy of each
+            # message, as it was last sent, and the edit is an event; no new segment
+            start = len(prev_keys)
+            base = segments[-1]
+            edited = [i for i in range(start) if keys[i] != prev_keys[i]]
+            for i in edited:
+                msgs[base + i] = ctx[i]
+                old = meta[base + i]
+                meta[base + i] = MessageMeta(old.provenance, old.timestamp, old.usage, old.model, old.uuid,
+                                             {**old.extra, "edited_at_call": c.seq})
         else:
             start = 0
-            if prev_keys is not None:
-                kinds = [e.get("kind") for e in pending if e.get("kind") in ("reactive", "compact_tool")]
-                layers = _changed_layers(c)
-                trigger = kinds[-1] if kinds else ("+".join(layers) if layers else None)
-                pre = _context_tokens(prev.usage) if prev is not None else None
-                comp.append(CompactionEvent(
-                    "recording", len(msgs), trigger, pre, _context_tokens(c.usage), len(msgs),
-                    Provenance(path, c.line, note=f"call {c.seq}"),
-                    {"call": c.seq, "messages_before": len(prev_keys), "messages_after": len(ctx),
-                     "layers": layers}))
-                if len(msgs) > segments[-1]:
-                    segments.append(len(msgs))
+        if prev_keys is not None and (start == 0 or edited):
+            kinds = [e.get("kind") for e in pending if e.get("kind") in ("reactive", "compact_tool")]
+            layers = _changed_layers(c)
+            trigger = kinds[-1] if kinds else ("+".join(layers) if layers else ("edit" if edited else None))
+            pre = _context_tokens(prev.usage) if prev is not None else None
+            at = segments[-1] + edited[0] if edited else len(msgs)
+            extra = {"call": c.seq, "messages_before": len(prev_keys), "messages_after": len(ctx), "layers": layers}
+            if edited:
+                extra.update(in_place=True, edited=[segments[-1] + i for i in edited])
+            comp.append(CompactionEvent("recording", at, trigger, pre, _context_tokens(c.usage), None if edited else at,
+                                        Provenance(path, c.line, note=f"call {c.seq}"), extra))
+            if not edited and len(msgs) > segments[-1]:
+                segments.append(len(msgs))
         for i in range(start, len(ctx)):
             m = ctx[i]
             usage = None
