@@ -229,3 +229,14 @@ def test_in_place_edits_update_the_history_without_a_new_segment(tmp_path):
     calls.append(([u("[Compacted]"), a("x"), u("y"), a("z"), u("w"), a("v")], "r4", None))
     conv = load(write_session(tmp_path / "e2.jsonl", calls)).main
     assert conv.segments == [0, 5] and not conv.events[-1].extra.get("in_place")
+
+
+def test_summary_index_only_when_the_head_was_replaced(tmp_path):
+    head = [u("task"), a("a1"), u("u2")]
+    calls = [(head, "r", None),
+             (head + [a("r"), u("u3")], "r", None),
+             ([u("task"), u("[snipped 2 messages]"), a("r"), u("u3")], "r", None),     # a snip keeps the head
+             ([u("[Compacted]\n\nsummary")], "r", None)]                             # a summary replaces it
+    conv = load(write_session(tmp_path / "s.jsonl", calls)).main
+    assert [e.summary_index for e in conv.events] == [None, conv.segments[2]]
+    assert conv.messages[conv.segments[2]]["content"].startswith("[Compacted]")

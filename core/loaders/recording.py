@@ -138,7 +138,10 @@ def _build(path: str, calls: list[CallRecord], events: list[dict], title: str) -
             extra = {"call": c.seq, "messages_before": len(prev_keys), "messages_after": len(ctx), "layers": layers}
             if edited:
                 extra.update(in_place=True, edited=[segments[-1] + i for i in edited])
-            comp.append(CompactionEvent("recording", at, trigger, pre, _context_tokens(c.usage), None if edited else at,
+            # the first message of the new context is a summary when the head was replaced (a summary
+            # compaction); a snip keeps the head, and an edit has no summary
+            summary_at = at if (not edited and keys and keys[0] != prev_keys[0]) else None
+            comp.append(CompactionEvent("recording", at, trigger, pre, _context_tokens(c.usage), summary_at,
                                         Provenance(path, c.line, note=f"call {c.seq}"), extra))
             if not edited and len(msgs) > segments[-1]:
                 segments.append(len(msgs))
