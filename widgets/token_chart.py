@@ -16,6 +16,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from .common import BLOCK_COLORS, BLOCK_TYPES, block_sizes, fmt
 
 
+MAX_BARS = 1500
+
+
 class TokenChart(QWidget):
     sigThresholdChanged = Signal(float)
     sigMessageClicked = Signal(int)
@@ -172,14 +175,25 @@ class TokenChart(QWidget):
         if len(self._sizes_cache) > 4 * max(n, 1000):
             self._sizes_cache.clear()
         per = [self._block_sizes(m) for m in messages]
-        edges = np.arange(n + 1, dtype=float) - 0.5
         base = np.zeros(n)
         self.stacks = {}
+        # beyond MAX_BARS messages, draw one bar per group of k messages (the tallest of the group):
+        # a bar narrower than a pixel shows nothing more and costs a fill path per bar
+        k = max(1, -(-n // MAX_BARS))
+        nb = -(-n // k) if n else 0
+        edges = np.arange(nb + 1, dtype=float) * k - 0.5
         for t in BLOCK_TYPES:
             h = np.fromiter((d[t] for d in per), dtype=float, count=n)
             base = base + h
             self.stacks[t] = base
-            self.bars[t].setData(edges, base)
+            if k > 1:
+                padded = np.zeros(nb * k)
+                padded[:n] = base
+                shown = padded.reshape(nb, k).max(axis=1)
+            else:
+                shown = base
+            self.bars[t].setData(edges, shown)
+        self.group = k
         self.bar_plot.setXRange(-0.5, max(n, 10) - 0.5, padding=0.01)
         self.bar_plot.setYRange(0, max(float(base.max()) if n else 1.0, 1.0) * 1.05, padding=0)
         self.bar_heights = base
