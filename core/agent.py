@@ -561,4 +561,29 @@ class _LazyClientSummarizer:
             client = self.agent.client()
         except AgentError as e:
             raise SummaryError(e.message, e.hint, e.kind) from None
-        return AnthropicSummarizer(self.agent.model, client=client).summarize(request, cancel)
+        t0 = time.time()
+        body = {"model": self.agent.model, "max_tokens": request.max_tokens,
+                "messages": [{"role": "user", "content": request.prompt}]}
+        if request.system:
+            body["system"] = request.system
+        try:
+            res = AnthropicSummarizer(self.agent.model, client=client).summarize(request, cancel)
+        except SummaryError as e:
+            self._record(body, t0, error={"kind": e.kind, "message": str(e.args[0]) if e.args else str(e),
+                                          "hint": e.hint})
+            raise
+        self._record(body, t0, response={"role": "assistant", "model": res.model,
+                                         "content": [{"type": "text", "text": res.text}]},
+                     usage={"input_tokens": res.input_tokens, "output_tokens": res.output_tokens})
+        return res
+
+    def _record(self, body: dict, t0: float, **kw) -> None:
+        """The summary call is a model call too: it goes into the recording as kind "summary"."""
+        rec = self.agent.recorder
+        if rec is None:
+            return
+        try:
+            rec.call(request=body, t_start=t0, t_end=time.time(), kind="summary",
+                     extra={"source": "agent", "purpose": "summary"}, **kw)
+        except (OSError, ValueError):
+            pass

@@ -86,8 +86,9 @@ def test_prompt_too_long_triggers_reactive_compact_once(tmp_path, wording):
     script = [error(400, "invalid_request_error", wording),
               reply(message([text_block("SUMMARY OF EARLIER WORK")])),    # the reactive summary call
               reply(message([text_block("ok after compact")]))]
-    with FakeAnthropic(script) as fake:
-        agent, events = make_agent(fake, tmp_path)
+    rec_path = tmp_path / "reactive.jsonl"
+    with FakeAnthropic(script) as fake, RecordingWriter(rec_path, source="agent") as rec:
+        agent, events = make_agent(fake, tmp_path, recorder=rec)
         agent.messages = [m for i in range(4) for m in ({"role": "user", "content": f"question {i} " + "x" * 100},
                                                         {"role": "assistant", "content": f"answer {i}"})]
         assert agent.send("go on") == "ok after compact"
@@ -99,6 +100,12 @@ def test_prompt_too_long_triggers_reactive_compact_once(tmp_path, wording):
     assert retry[-1]["content"] == "go on" and len(retry) == 6   # summary + the last 5 kept
     comp = [d for k, d in events if k == "compaction"]
     assert len(comp) == 1 and comp[0]["kind"] == "reactive"
+    rr = read_recording(rec_path)                                # the summary call is recorded too
+    assert [c.kind for c in rr.calls] == ["model", "summary", "model"]
+    assert rr.calls[1].response["content"][0]["text"] == "SUMMARY OF EARLIER WORK"
+    from core.loaders import load
+    res = load(rec_path)
+    assert len(res.main.extra["calls"]) == 2 and res.conversations[-1].extra["kind"] == "summary_calls"
     assert [d["error"].kind for k, d in events if k == "error"] == ["prompt_too_long"]
 
 

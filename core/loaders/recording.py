@@ -178,6 +178,12 @@ def load(probe: Probe) -> LoadResult:
     rr = read_recording(probe.path)
     problems = [Problem(path, n, text, "warning" if "cut off" in text else "error") for n, text in rr.problems]
     calls = [c for c in rr.calls if c.messages]
+    summaries = [c for c in calls if c.kind == "summary"]     # the agent's summary calls: a thread of their own
+    others = [c for c in calls if c.kind != "summary"]
+    if others:
+        calls = others
+    else:
+        summaries = []
     if not calls:
         why = f" ({problems[0]})" if problems else ""
         if rr.header is not None:
@@ -194,6 +200,11 @@ def load(probe: Probe) -> LoadResult:
         conv = _build(path, cs, rr.events if k == 0 else [], title)
         conv.extra.update({"recording": rr.header, "source_format": rr.source_format, "thread": k})
         convs.append(conv)
+    if summaries:
+        sc = _build(path, summaries, [], f"{src}: {len(summaries)} summary call(s)")
+        sc.extra.update({"recording": rr.header, "source_format": rr.source_format, "thread": len(convs),
+                         "kind": "summary_calls"})
+        convs.append(sc)
     convs[0].problems = list(problems)
     fmt = FORMAT if rr.source_format == FORMAT_NAME else "proxy-log"
     for c in convs:
