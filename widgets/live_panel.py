@@ -137,6 +137,8 @@ class LivePanel(QWidget):
         f.addRow("Workspace", row)
         self.model_edit = QLineEdit(w)
         self.model_edit.setObjectName("model")
+        from core.agent import DEFAULT_MODEL
+        self.model_edit.setPlaceholderText(os.environ.get("COMPACTSCOPE_MODEL") or DEFAULT_MODEL)
         f.addRow("Model", self.model_edit)
         self.key_edit = QLineEdit(w)
         self.key_edit.setObjectName("apiKey")
