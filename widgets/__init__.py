@@ -14,7 +14,14 @@ import sys
 
 
 def _guard_none_refcount() -> None:
+    """pyproject pins PySide6 below 6.12; this guards an environment that has 6.12 anyway."""
     if sys.version_info >= (3, 12) or sys.implementation.name != "cpython":
+        return
+    try:
+        from PySide6 import __version__ as qt_version
+    except ImportError:
+        return
+    if not qt_version.startswith("6.12."):
         return
     import ctypes
     for singleton in (None, True, False):
