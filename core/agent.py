@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import strategies
+from .messages import ANTHROPIC, to_anthropic
 from .pipeline import Engine
 from .recording import RecordingWriter, trace_summary
 from .summarizers.base import CachedSummarizer, SummaryError
@@ -341,6 +342,19 @@ class Agent:
             engine = Engine(strat, params or {}, workspace=Workspace(self.workdir), summarizer=summ)
         self.engine = engine
 
+    @property
+    def tool_specs(self) -> list:
+        """The tools offered to the model: ``compact`` only when the strategy has a compact-tool layer."""
+        if self.engine.strategy.compact_tool_layer:
+            return TOOLS
+        return [t for t in TOOLS if t["name"] != "compact"]
+
+    def _as_anthropic(self, trace) -> list:
+        """The pipeline's output, in the Messages API dialect (a strategy may work in another one)."""
+        if trace.dialect == ANTHROPIC:
+            return list(trace.output)
+        return list(to_anthropic(trace.output).messages)
+
     # -- settings
     @property
     def has_key(self) -> bool:
@@ -409,14 +423,15 @@ class Agent:
                     raise AgentError(f"stopped after {calls} model calls in one turn",
                                      "send another message to continue", "limit")
                 calls += 1
-                trace = self.engine.run(self.messages, system=self.system, cancel=self.cancel)
-                self.messages = list(trace.output)
+                trace = self.engine.run(self.messages, system=self.system, cancel=self.cancel,
+                                        dialect=ANTHROPIC)
+                self.messages = self._as_anthropic(trace)
                 self._check_cancel()
                 info = CallInfo(len(self.calls) + 1, len(self.messages), self.engine.meter.size(self.messages))
                 self.calls.append(info)
                 self._emit("trace", trace=trace, messages=self.messages, call=info)
                 request = {"model": self.model, "max_tokens": self.max_tokens, "system": self.system,
-                           "tools": TOOLS, "messages": self.messages}
+                           "tools": self.tool_specs, "messages": self.messages}
                 t0 = time.time()
                 try:
                     resp = self._create(request)
@@ -430,7 +445,10 @@ class Agent:
                     info.error, info.seconds = err, time.time() - t0
                     self._record(request, t0, trace, error=err.to_json())
                     self._emit("error", error=err, call=info)
-                    if err.kind == "prompt_too_long" and reactive_retries < MAX_REACTIVE_RETRIES:
+                    if err.kind == "prompt_too_long" and not self.engine.strategy.reactive_layer:
+                        err.hint = (f"the {self.engine.strategy.name} strategy has no reactive compaction: lower its "
+                                    "threshold, or start a new session")
+                    elif err.kind == "prompt_too_long" and reactive_retries < MAX_REACTIVE_RETRIES:
                         reactive_retries += 1
                         self._compaction("reactive", self.engine.reactive(self.messages, system=self.system,
                                                                           cancel=self.cancel))
@@ -517,7 +535,7 @@ class Agent:
             self._emit("tool", name=b.get("name"), input=b.get("input"), output=out, is_error=is_err, id=b.get("id"))
         # every tool_use gets its result, even after Stop, so the list stays valid for the next call
         self.messages = self.messages + [{"role": "user", "content": results}]
-        if compact_called and not self.cancel.is_set():
+        if compact_called and not self.cancel.is_set() and self.engine.strategy.compact_tool_layer:
             self._compaction("compact_tool", self.engine.compact_tool(self.messages, system=self.system,
                                                                       cancel=self.cancel))
         self._check_cancel()
@@ -531,7 +549,7 @@ class Agent:
             if self.recorder is not None:
                 self.recorder.event(kind, trace=trace_summary(trace), error=step.error)
             raise err
-        self.messages = list(trace.output)
+        self.messages = self._as_anthropic(trace)
         self._last_compaction_steps = list(trace.steps)
         if self.recorder is not None:
             self.recorder.event(kind, trace=trace_summary(trace), messages_after=len(self.messages))

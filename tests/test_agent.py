@@ -360,3 +360,23 @@ def test_circuit_breaker_stops_summary_calls_after_three_failures(tmp_path):
     assert [t.step("compact_history").error is not None for t in traces] == [True] * 3 + [False] * 3
     assert "circuit breaker is open" in traces[-1].step("compact_history").note
     assert agent.engine.state["consecutive_failures"] == 3
+
+
+@pytest.mark.parametrize("strategy", ["claude_code", "hermes"])
+def test_other_strategies_drive_the_agent(tmp_path, strategy):
+    """Any strategy can run before the calls; what is sent is always Messages API (hermes works in OpenAI
+    chat format and is converted back); tools the strategy cannot serve are not offered."""
+    from core.checker import check, rejected
+    script = [reply(message([tool_use_block("read_file", {"path": "x.txt"}, "t1")])),
+              reply(message([text_block("done")]))]
+    with FakeAnthropic(script) as fake:
+        agent, events = make_agent(fake, tmp_path, strategy=strategy, summarizer="offline")
+        (tmp_path / "ws" / "x.txt").write_text("hello")
+        assert agent.send("read x") == "done"
+    for r in fake.message_requests:
+        msgs = r["body"]["messages"]
+        assert not rejected(check(msgs, "anthropic")) and all(m["role"] in ("user", "assistant") for m in msgs)
+    names = [t["name"] for t in fake.message_requests[0]["body"]["tools"]]
+    assert ("compact" in names) == (strategy == "claude_code")
+    assert fake.message_requests[1]["body"]["messages"][-1]["content"][0]["content"] == "hello"
+    assert [d["trace"].strategy for k, d in events if k == "trace"] == [strategy, strategy]
