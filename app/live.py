@@ -74,10 +74,11 @@ class LiveController(QObject):
         from core.recording import RecordingWriter
         workdir = s.get("workdir") or ""
         name, params = self.strategy()
-        key = (workdir, name, s.get("record"))
+        key = (workdir, s.get("record"))
         if self.agent is not None and key == self._agent_key:
-            # same session: take a new model, key or base URL without losing the conversation
+            # same session: take a new strategy, parameters, model, key or base URL without losing the conversation
             a = self.agent
+            self._update_engine(name, params)
             if s.get("model") and s["model"] != a.model:
                 a.model = s["model"]
             if s.get("api_key") and s["api_key"] != a._api_key:
@@ -110,6 +111,25 @@ class LiveController(QObject):
         self.panel.append_note(f"new session in {self.agent.workdir} with {self.agent.model}, strategy {name}; "
                                f"recording to {path}", "#64748b")
         return True
+
+    def _update_engine(self, name: str, params: dict) -> None:
+        from core import strategies
+        from core.pipeline import Engine
+        a = self.agent
+        try:
+            strategy = strategies.get(name)
+            resolved = strategy.resolve(params)
+        except (KeyError, ValueError) as e:
+            self.panel.show_error(f"Strategy {name}: {e}", "Fix the parameter in the strategy panel.")
+            return
+        if strategy.name != a.engine.strategy.name:
+            a.engine = Engine(strategy, resolved, workspace=a.engine.workspace, summarizer=a.engine.summarizer)
+            self.panel.append_note(f"strategy is now {strategy.name}; the conversation is kept", "#64748b")
+        elif resolved != a.engine.params:
+            changed = sorted(k for k in resolved if resolved[k] != a.engine.params.get(k))
+            a.engine.params = resolved
+            self.panel.append_note("from the next call: " + ", ".join(f"{k}={resolved[k]}" for k in changed),
+                                   "#64748b")
 
     def send(self, text: str) -> None:
         if self.agent is None or (self._thread is not None and self._thread.is_alive()):

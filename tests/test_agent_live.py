@@ -214,3 +214,24 @@ def test_panel_fields_are_remembered_but_never_the_key(qtbot, tmp_path):
     open_live(win2, 0)
     assert win2.live_panel.workdir.text() == str(tmp_path) and win2.live_panel.key_edit.text() == ""
     win2.live_controller.shutdown()
+
+
+def test_parameter_and_strategy_changes_apply_from_the_next_call(qtbot, tmp_path):
+    with FakeAnthropic([reply(message([text_block("one")])), reply(message([text_block("two")])),
+                        reply(message([text_block("three")]))]) as fake:
+        panel, ctl, _ = setup_panel(qtbot, tmp_path, fake)
+        current = {"name": "s08", "params": {}}
+        ctl.strategy = lambda: (current["name"], dict(current["params"]))
+        assert send(qtbot, panel, ctl, "a") == "done"
+        agent = ctl.agent
+        current["params"] = {"context_limit": 12345}
+        assert send(qtbot, panel, ctl, "b") == "done"
+        assert ctl.agent is agent and agent.engine.params["context_limit"] == 12345
+        current["name"] = "claude_code"
+        current["params"] = {}
+        assert send(qtbot, panel, ctl, "c") == "done"
+        assert ctl.agent is agent and agent.engine.strategy.name == "claude_code"
+        ctl.shutdown()
+    assert len(fake.message_requests[2]["body"]["messages"]) == 5        # the conversation was kept
+    log = panel.log.toPlainText()
+    assert "context_limit=12345" in log and "strategy is now claude_code" in log
