@@ -38,6 +38,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                    help="replay again with this strategy/parameters and print the comparison table (repeatable)")
     p.add_argument("--max-calls", type=int, metavar="N", help="stop after N calls")
     p.add_argument("--check", action="store_true", help="run the API checker on every step (slower)")
+    p.add_argument("--iteration-cap", type=int, default=90, metavar="N",
+                   help="seed 002's iteration budget: the turn loop's cap (default 90); every call consumes one "
+                        "iteration, a compaction restart is refunded (JSON/CSV: iterations used/refunded per call)")
     p.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=None,
                    help="recordings with usage: add what the API saw beyond the recorded messages (system prompt, "
                         "tools, history before the file starts) to every token estimate (default: on when the file "
@@ -48,8 +51,12 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         result, conv = load(args.file, args.conversation)
         engine = make_engine(args, args.strategy)
         try:
+            if args.iteration_cap < 1:
+                raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
             res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
-                         calibrate=args.calibrate)
+                         calibrate=args.calibrate, iteration_cap=args.iteration_cap)
+        except CliError:
+            raise
         except Exception as e:  # a strategy bug must not show a traceback to the user
             raise CliError(f"{args.file}: the replay failed: {type(e).__name__}: {e}") from e
         if not res.calls:
@@ -61,7 +68,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                                   "order": None})
             eng2 = make_engine(args2, name)
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
-                              max_calls=args.max_calls, keep_inputs=False,
+                              max_calls=args.max_calls, keep_inputs=False, iteration_cap=args.iteration_cap,
                               calibrate=res.calibration is not None if args.calibrate is None else args.calibrate)
         if args.json:
             d = res.to_json()
@@ -102,6 +109,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         print(f"compactions {tot['compactions']}, summaries {tot['summaries']}, peak {tot['peak_tokens']:,} tokens, "
               f"total input {tot['total_input_tokens']:,} tokens, messages dropped {tot['messages_dropped']}, "
               f"tool results dropped {tot['tool_results_dropped']}")
+        reached = tot["iteration_cap_reached_at"]
+        print(f"iteration budget (cap {tot['iteration_cap']}): {tot['iterations_used']} used, "
+              f"{tot['iterations_refunded']} refunded by compaction restarts"
+              + (f"; the cap stops the loop at call {reached}" if reached is not None else ""))
         for b in res.boundary_report():
             sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
                    f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b

@@ -149,6 +149,7 @@ class ReplayResult:
     pending: bool = False            # the last call has no recorded answer (the recording ends before it)
     calibration: dict | None = None  # with calibrate=True: the overhead added to the token estimate
     offsets: list = field(default_factory=list, repr=False)    # with calibrate: the overhead at each call
+    iteration_cap: int = 90          # seed 002's turn-loop cap (hermes-agent's max_iterations default)
 
     # ------------------------------------------------ derived
     @property
@@ -162,6 +163,33 @@ class ReplayResult:
                             "size_before": c.size_before, "size_after": c.size_after,
                             "summaries": c.summaries, "dropped_messages": len(c.dropped)})
         return out
+
+    def iterations(self) -> list[dict]:
+        """Seed 002's iteration budget (``core.moa.IterationBudget``) walked call by call: each model
+        call consumes one iteration; a call before which the context was compacted also consumed one
+        for the compaction restart, which was refunded. Per call: ``used`` (after the call),
+        ``refunded`` (this call), ``remaining``, ``refused`` (the cap stopped the loop at or before it)."""
+        from .moa import IterationBudget
+        b = IterationBudget(self.iteration_cap)
+        out, refused = [], False
+        for c in self.calls:
+            refunded = 0
+            if not refused and c.compacted:
+                if b.consume():
+                    b.compaction_restart()
+                    refunded = 1
+                else:
+                    refused = True
+            if not refused and not b.consume():
+                refused = True
+            out.append({"used": b.used, "refunded": refunded, "remaining": b.remaining, "refused": refused})
+        return out
+
+    def iteration_totals(self) -> dict:
+        it = self.iterations()
+        first = next((k for k, r in enumerate(it) if r["refused"]), None)
+        return {"iteration_cap": self.iteration_cap, "iterations_used": it[-1]["used"] if it else 0,
+                "iterations_refunded": sum(r["refunded"] for r in it), "iteration_cap_reached_at": first}
 
     def summary_calls(self) -> list[int]:
         return [c.index for c in self.calls if c.summaries]
@@ -180,6 +208,7 @@ class ReplayResult:
              "tool_results_dropped": sum(c.results_cleared + c.results_dropped for c in calls),
              "layer_firings": {n: sum(1 for c in calls if n in c.fired) for n in self.layer_names},
              "errors": sum(len(c.errors) for c in calls)}
+        d.update(self.iteration_totals())
         if real:
             d["real_peak_tokens"] = max(real)
             d["real_total_input_tokens"] = sum(real)
@@ -229,7 +258,8 @@ class ReplayResult:
                 "source": self.source, "seconds": round(self.seconds, 4), "totals": self.totals(),
                 "calibration": self.calibration,
                 "real_compactions": self.real_events, "simulated_compactions": self.compactions,
-                "boundaries": self.boundary_report(), "calls": [c.to_json() for c in self.calls]}
+                "boundaries": self.boundary_report(),
+                "calls": [dict(c.to_json(), iterations=it) for c, it in zip(self.calls, self.iterations())]}
 
     def columns(self) -> list[str]:
         cols = ["index", "message_index", "new_messages", "raw_size", "raw_tokens", "messages_before",
@@ -238,12 +268,13 @@ class ReplayResult:
             cols += [f"{n}.changed", f"{n}.size_before", f"{n}.size_after", f"{n}.tokens_before",
                      f"{n}.tokens_after"]
         cols += ["fired", "events", "dropped_messages", "results_cleared", "results_dropped", "summaries",
-                 "real_tokens", "real_boundary_pre_tokens", "errors"]
+                 "real_tokens", "real_boundary_pre_tokens", "errors", "iterations_used", "iterations_refunded",
+                 "iterations_remaining", "iteration_refused"]
         return cols
 
     def rows(self) -> list[dict]:
         out = []
-        for c in self.calls:
+        for c, it in zip(self.calls, self.iterations()):
             r = {"index": c.index, "message_index": c.message_index, "new_messages": c.new_messages,
                  "raw_size": c.raw_size, "raw_tokens": c.raw_tokens, "messages_before": c.messages_before,
                  "messages_after": c.messages_after, "size_before": c.size_before, "size_after": c.size_after,
@@ -260,7 +291,8 @@ class ReplayResult:
                      results_cleared=c.results_cleared, results_dropped=c.results_dropped, summaries=c.summaries,
                      real_tokens="" if c.real_tokens is None else c.real_tokens,
                      real_boundary_pre_tokens="" if not c.real_boundary else c.real_boundary.get("pre_tokens") or "",
-                     errors=" | ".join(c.errors))
+                     errors=" | ".join(c.errors), iterations_used=it["used"], iterations_refunded=it["refunded"],
+                     iterations_remaining=it["remaining"], iteration_refused=it["refused"])
             out.append(r)
         return out
 
@@ -333,7 +365,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
            engine: Engine | None = None, label: str | None = None, check: bool = False,
            keep_traces: bool = False, keep_inputs: bool = True, skip_real_summaries: bool = True,
            pending_call: bool = True, calibrate: bool | None = None, max_calls: int | None = None,
-           progress: Callable[[int, int], Any] | None = None,
+           progress: Callable[[int, int], Any] | None = None, iteration_cap: int = 90,
            cancel=None, **engine_kw) -> ReplayResult:
     """Run the strategy's pipeline before every model call of ``conversation``.
 
@@ -347,7 +379,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     ``calibrate``: for recordings with usage, add to every token estimate what the API saw
     beyond the recorded messages (see ``_calibration``), so thresholds compare with reality.
     ``None`` (default) = calibrate when the recording has usage and the strategy's threshold
-    is in tokens.
+    is in tokens. ``iteration_cap``: the turn-loop cap of seed 002's iteration budget (see
+    ``ReplayResult.iterations``).
     """
     t0 = time.perf_counter()
     conv = _as_conversation(conversation)
@@ -403,6 +436,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
                           [], thr, unit, real_events, meter.name, tok.name, conv.source)
     result.engine, result.conversation = engine, view
     result.pending = pending
+    result.iteration_cap = int(iteration_cap)
     if keep_traces:
         result.traces = []
     context: list = []
@@ -586,7 +620,8 @@ COMPARISON_COLUMNS = [
     ("label", "run"), ("calls", "calls"), ("compactions", "compactions"), ("summaries", "summaries"),
     ("peak_tokens", "peak context (tokens)"), ("peak_size", "peak context (chars)"),
     ("total_input_tokens", "total input tokens"), ("messages_dropped", "messages dropped"),
-    ("tool_results_dropped", "tool results dropped"), ("errors", "errors"),
+    ("tool_results_dropped", "tool results dropped"), ("iterations_used", "iterations used"),
+    ("iterations_refunded", "iterations refunded"), ("errors", "errors"),
 ]
 
 

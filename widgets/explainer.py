@@ -7,6 +7,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QTextBrowser
 
+from core.explain import SNIP_VARS, boundary_explanation, is_snip_step, snip_rows  # noqa: F401
+
 from .common import fmt
 
 EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summary": "\u03a3",
@@ -94,43 +96,13 @@ class FindingsPanel(QListWidget):
             self.addItem(it)
 
 
-SNIP_VARS = ("head_end_initial", "tail_start_initial")
-
-
-def is_snip_step(step) -> bool:
-    return step is not None and all(k in (step.vars or {}) for k in SNIP_VARS)
-
-
 def boundary_lines(step) -> list[str]:
     """The snip boundaries before and after each guard, each move with its reason (plain text)."""
-    v = step.vars
-    n = v.get("messages", len(step.input))
-    out = [f"{n} messages > max_messages {v.get('max_messages')}: keep_head {v.get('keep_head')}, "
-           f"keep_tail {v.get('keep_tail')} (= max_messages \u2212 keep_head)"]
-    moves = {e.var: e for e in step.edits if e.kind == "boundary" and e.var}
-    notes = [e for e in step.edits if e.kind == "note" and ("head_end" in e.text or "tail_start" in e.text)]
-    he0, he1 = v.get("head_end_initial"), v.get("head_end_after_guard", v.get("head_end"))
-    ts0, ts1 = v.get("tail_start_initial"), v.get("tail_start_after_guard", v.get("tail_start"))
-    def why(var):
-        e = moves.get(var)
-        if e is None:
-            return " (the guard did not move it)"
-        return ", because " + (e.text.split(": ", 1)[1] if ": " in e.text else e.text)
-    out.append(f"head_end starts at keep_head = {he0}; after the head guard: {he1}{why('head_end')}")
-    out.append(f"tail_start starts at n \u2212 keep_tail = {ts0}; after the tail guard: {ts1}{why('tail_start')}")
-    for e in notes:
-        out.append(f"note: {e.text}")
-    if "snipped" in v:
-        s = v["snipped"]
-        if s > 0:
-            out.append(f"kept messages 0..{he1 - 1} (head) and {ts1}..{n - 1} (tail); snipped {s}: {he1}..{ts1 - 1}")
-        elif s < 0:
-            out.append(f"head_end {he1} > tail_start {ts1}: snipped {s}, messages {ts1}..{he1 - 1} appear twice")
-        else:
-            out.append("nothing snipped")
-    if step.error:
-        out.append(f"error: {step.error}")
-    return out
+    return [t for _, t in snip_rows(step)]
+
+
+ROW_COLORS = {"move": "", "rule": "#475569", "anchor": "#0f766e", "result": "#1d4ed8", "note": "#64748b",
+              "error": "#dc2626"}
 
 
 class SnipExplainer(QTextBrowser):
@@ -140,18 +112,41 @@ class SnipExplainer(QTextBrowser):
         super().__init__(parent)
         self.setObjectName("snipExplainer")
         self.setOpenLinks(False)
+        self.oracle = None
+        self.explanation = None
+        self._html = None
         self.set_steps(None, None)
 
-    def set_steps(self, step, readme_step=None, readme_error: str | None = None) -> None:
+    def set_oracle(self, text: str | None) -> None:
+        """The hermes-agent cross-check verdict, shown under the boundaries (None hides it)."""
+        self.oracle = text
+        if getattr(self, "_html", None) is not None:
+            self._render()
+
+    def _render(self) -> None:
+        extra = ""
+        if self.oracle and self.explanation is not None and self.explanation.kind == "hermes":
+            ok = self.oracle.startswith("matches")
+            extra = (f"<p style='color:{'#16a34a' if ok else '#b45309'}'><b>cross-check:</b> "
+                     f"{html.escape(self.oracle)}</p>")
+        self.setHtml(self._html + extra)
+
+    def set_steps(self, step, readme_step=None, readme_error: str | None = None, strategy: str = "") -> None:
         if not is_snip_step(step):
-            why = html.escape(step.explain()) if step is not None else "no snip layer ran"
-            extra = ""
-            if step is not None and step.vars:
-                extra = "<br>".join(f"{html.escape(str(k))} = {html.escape(str(val))}" for k, val in step.vars.items())
-            self.setHtml(f"<h3>Snip boundary</h3><p>The snip layer did not cut: {why}</p>"
-                         f"<p style='color:#64748b'>{extra}</p>")
-            self.lines_guarded, self.lines_readme = [], []
+            ex = boundary_explanation(step, strategy)
+            self.explanation = ex
+            self.lines_guarded = ex.texts()
+            self.lines_readme = []
+            items = "".join(
+                f"<li style='color:{ROW_COLORS[k]}'>{html.escape(t)}</li>" if ROW_COLORS.get(k) else f"<li>{html.escape(t)}</li>" for k, t in ex.rows)
+            tail = ""
+            if ex.kind == "hermes":
+                tail = ("<p style='color:#64748b'>Red lines in the message list (before this layer) mark "
+                        "compress_start and compress_end: what lies between them is replaced by one summary.</p>")
+            self._html = f"<h3>{html.escape(ex.title)}</h3><ul>{items}</ul>{tail}"
+            self._render()
             return
+        self.explanation = boundary_explanation(step, strategy)
         self.lines_guarded = boundary_lines(step)
         self.lines_readme = boundary_lines(readme_step) if is_snip_step(readme_step) else []
         cols = [("guarded (the course code)", self.lines_guarded, step)]
@@ -173,7 +168,8 @@ class SnipExplainer(QTextBrowser):
                          "duplicates messages) or when the cut falls at the list's ends (IndexError).</td>")
         if readme_error:
             cells.append(f"<td valign='top'><p style='color:#dc2626'>{html.escape(readme_error)}</p></td>")
-        self.setHtml("<h3>Snip boundary: where the cut landed and why</h3>"
-                     "<table width='100%' cellspacing='6'><tr>" + "".join(cells) + "</tr></table>"
-                     "<p style='color:#64748b'>Red lines in the message list mark the head and tail cuts; dashed "
-                     "lines mark where they started before the guards moved them.</p>")
+        self._html = ("<h3>Snip boundary: where the cut landed and why</h3>"
+                      "<table width='100%' cellspacing='6'><tr>" + "".join(cells) + "</tr></table>"
+                      "<p style='color:#64748b'>Red lines in the message list mark the head and tail cuts; dashed "
+                      "lines mark where they started before the guards moved them.</p>")
+        self._render()
