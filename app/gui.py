@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--tab", choices=("diff", "snip", "timeline"), help="which centre tab to show")
     ap.add_argument("--select", type=int, metavar="I", help="select message I")
     ap.add_argument("--zoom", type=float, help="zoom steps (points added to the font size)")
+    ap.add_argument("--follow", metavar="SESSION", help="follow a Claude Code session file that is still being "
+                                                       "written: the views update as it grows")
     return ap
 
 
@@ -87,7 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.zoom is not None:
         win.set_zoom(args.zoom, save=False)
     win.resize(w, h)
+    if args.follow:
+        if not os.path.isfile(args.follow):
+            print(f"compactscope: {args.follow}: no such file to follow", file=sys.stderr)
+            return 2
+        args.file = args.file or args.follow
     ok = win.open_path(args.file) if args.file else win.open_default()
+    if args.follow and ok:
+        from .live import open_live
+        open_live(win, 2)
+        win.live_panel.follow_path.setText(args.follow)
+        win.live_controller.start_follow(args.follow)
     if args.screenshot:
         if not ok:
             print(f"compactscope: {getattr(win, 'last_error', 'could not open the file')}", file=sys.stderr)
