@@ -39,7 +39,7 @@ def sniff(probe: Probe) -> bool:
         lines = probe.first_json_lines(5)
         if lines and all(_is_message(x) for x in lines if x is not None) and any(_is_message(x) for x in lines):
             return True   # JSONL of messages
-        if not lines and _is_message(probe.first_line_value()):
+        if not lines and probe.starts_with(b"{") and _is_message(probe.first_line_value()):
             return True   # JSONL whose first message is longer than the probe
         if probe.starts_with(b"["):
             return True   # a JSON list: validated on load
@@ -65,6 +65,10 @@ def _fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
     fixed = 0
     for i, m in enumerate(msgs):
         c = m.get("content")
+        if type(c) is list and not any(type(b) is str or (type(b) is dict and b.get("type") == "unknown")
+                                       for b in c):
+            out.append(m)      # the usual case: plain blocks, nothing to parse (quick check)
+            continue
         if isinstance(c, (str, list)):
             new, changed = content_from_repr(c)
             if changed:
@@ -115,7 +119,7 @@ def read_messages(probe: Probe) -> tuple:
             items = doc
         else:
             raise LoadError(path, 1, f"the file holds a JSON {type(doc).__name__}, not a list of messages")
-        lines = document_lines(probe.path, ("messages",) if isinstance(doc, dict) else ()).get(
+        lines = document_lines(probe.path, ("messages",) if isinstance(doc, dict) else (), doc).get(
             ("messages",) if isinstance(doc, dict) else (), [])
 
         def line_of(i: int) -> int:
@@ -141,7 +145,7 @@ def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
     if not isinstance(items, list):
         raise LoadError(path, 1, "the last cycle's request has no \"messages\" list")
     last_i = max(i for i, c in enumerate(doc["cycles"]) if c is last)
-    lines = document_lines(probe.path, ("cycles", last_i, "request", "messages")).get(
+    lines = document_lines(probe.path, ("cycles", last_i, "request", "messages"), doc).get(
         ("cycles", last_i, "request", "messages"), [])
 
     def line_of(i: int) -> int:

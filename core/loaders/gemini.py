@@ -63,7 +63,7 @@ def load(probe: Probe) -> LoadResult:
     doc = read_json_document(probe.path)
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise LoadError(path, 1, "not a Gemini CLI session: no \"messages\" list")
-    lines = document_lines(probe.path, ("messages",)).get(("messages",), [])
+    lines = document_lines(probe.path, ("messages",), doc).get(("messages",), [])
     msgs, meta, notes = [], [], []
     problems: list[Problem] = []
     model = None

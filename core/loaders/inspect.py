@@ -182,7 +182,7 @@ def load(probe: Probe) -> LoadResult:
     samples = doc.get("samples")
     if not isinstance(samples, list) or not samples:
         raise LoadError(path, 1, "an Inspect log with no samples (was it written with samples excluded?)")
-    lines = document_lines(probe.path, ("samples", "*", "messages"))
+    lines = document_lines(probe.path, ("samples", "*", "messages"), doc)
     convs = [_sample(s, path, f"samples[{i}]", doc, lines.get(("samples", i, "messages")))
              for i, s in enumerate(samples) if isinstance(s, dict)]
     return _result(path, convs)

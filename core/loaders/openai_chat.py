@@ -137,7 +137,7 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
         if isinstance(doc.get("trajectory"), list):
             return _load_trajectory_steps(probe, doc)
         raise LoadError(path, 1, "a JSON object with no \"messages\" or \"history\" list of messages")
-    lines = document_lines(probe.path, (key,)).get((key,), [])
+    lines = document_lines(probe.path, (key,), doc).get((key,), [])
     msgs, meta = _build(doc[key], path, lambda i: lines[i] if i < len(lines) else 0, problems)
     if not msgs:
         raise LoadError(path, 1, f"the \"{key}\" list holds no message")
