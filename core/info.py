@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .checker import check_conversation
-from .conversation import LoadResult
+from .conversation import LoadResult, Usage
 from .messages import ToolPairIndex
 
 
@@ -14,6 +14,10 @@ def describe(result: LoadResult) -> dict:
         pairs = ToolPairIndex(c.messages)
         findings = check_conversation(c)
         usage = [m.usage for m in c.meta if m.usage is not None]
+        call_usage = [Usage.from_dict(row.get("usage")) for row in (c.extra.get("calls") or [])
+                      if isinstance(row, dict)]
+        if any(call_usage):
+            usage = [u for u in call_usage if u is not None]   # recordings: every call, not only the kept ones
         entry = {
             "index": i, "title": c.title, "format": c.format, "dialect": c.dialect, "model": c.model,
             "messages": len(c.messages), "tool_pairs": len(pairs), "complete_pairs": pairs.complete_count,

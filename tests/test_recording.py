@@ -240,3 +240,13 @@ def test_summary_index_only_when_the_head_was_replaced(tmp_path):
     conv = load(write_session(tmp_path / "s.jsonl", calls)).main
     assert [e.summary_index for e in conv.events] == [None, conv.segments[2]]
     assert conv.messages[conv.segments[2]]["content"].startswith("[Compacted]")
+
+
+def test_info_counts_every_recorded_call(tmp_path):
+    """A response compacted away before it was ever sent still counts in the usage totals."""
+    from core.info import describe
+    p = write_session(tmp_path / "s.jsonl", three_calls_with_a_compaction())
+    usage = describe(load(p))["conversations"][0]["usage"]
+    assert usage["calls"] == 3
+    assert usage["input_tokens"] == 37 and usage["output_tokens"] == 6
+    assert usage["peak_context_tokens"] == 25
