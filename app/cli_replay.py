@@ -14,17 +14,11 @@ from pathlib import Path
 
 def _parse_compare(spec: str, CliError) -> tuple[str, str, dict]:
     """``NAME`` or ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V``."""
-    label = None
-    if "=" in spec.split(":", 1)[0]:
-        label, spec = spec.split("=", 1)
-    name, _, rest = spec.partition(":")
-    params = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        if "=" not in part:
-            raise CliError(f"--compare takes NAME or NAME:KEY=VALUE,..., not {spec!r}")
-        k, v = part.split("=", 1)
-        params[k.strip()] = v.strip()
-    return label or (name + (":" + rest if rest else "")), name.strip(), params
+    from core.replay import parse_run_spec
+    try:
+        return parse_run_spec(spec)
+    except ValueError as e:
+        raise CliError(f"--compare: {e}") from None
 
 
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:

@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--tab", choices=("diff", "snip", "timeline"), help="which centre tab to show")
     ap.add_argument("--select", type=int, metavar="I", help="select message I")
     ap.add_argument("--zoom", type=float, help="zoom steps (points added to the font size)")
+    ap.add_argument("--compare", metavar="RUNS", help="timeline: also replay these runs, ';'-separated "
+                                                      "[LABEL=]NAME[:K=V,...] (e.g. 's08;hermes')")
+    ap.add_argument("--call", type=int, metavar="I", help="timeline: put the cursor on model call I (0-based)")
     ap.add_argument("--follow", metavar="SESSION", help="follow a Claude Code session file that is still being "
                                                        "written: the views update as it grows")
     return ap
@@ -121,6 +124,12 @@ def _apply_view_args(win, args) -> None:
         win.stepper.set_current(max(0, min(k, n - 1)))
     if args.tab:
         win.tabs.setCurrentIndex({"diff": 0, "snip": 1, "timeline": 2}[args.tab])
+    if args.compare and getattr(win, "timeline", None) is not None:
+        win.set_compare(args.compare)
+    if args.call is not None and getattr(win, "timeline", None) is not None:
+        win.wait_idle(120000)
+        win.timeline.set_cursor(args.call, emit=True)
+        win.wait_idle(60000)
     if args.select is not None:
         win.select_message(args.select)
 
@@ -133,6 +142,7 @@ def _screenshot(app, win, args, w, h) -> int:
         print("compactscope: the pipeline did not finish within 120 s; no screenshot", file=sys.stderr)
         return 1
     _apply_view_args(win, args)
+    win.wait_idle(120000)        # the timeline's replay and the hermes cross-check run in workers too
     for _ in range(5):
         app.processEvents()
     img = win.grab().toImage()

@@ -10,13 +10,14 @@ import gc
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel,
                                QLineEdit, QMainWindow, QProgressBar, QPushButton, QSplitter, QTabWidget,
                                QToolButton, QVBoxLayout, QWidget)
 
 from core import strategies
+from core.explain import HERMES_BOUNDARIES, boundary_explanation, find_boundary_step
 from core.align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
 from core.loaders import LoadError, load
 from core.size import SizeMeter
@@ -55,6 +56,8 @@ class MainWindow(QMainWindow):
     sigStageShown = Signal(int)
     sigError = Signal(str)
     sigReplayReady = Signal(object)
+    sigOracleReady = Signal(str)       # the hermes-agent cross-check verdict of the shown run
+    sigCallShown = Signal(int)         # the stepper now shows the pipeline run before this model call
 
     def __init__(self, settings: Settings | None = None, parent=None, workspace: Workspace | None = None):
         super().__init__(parent)
@@ -92,6 +95,19 @@ class MainWindow(QMainWindow):
         self.runner.sigDone.connect(self._pipeline_done)
         self.runner.sigFailed.connect(self._pipeline_failed)
         self.runner.sigProgress.connect(self._pipeline_progress)
+        # the hermes-agent cross-check: its own one-thread pool, so it never holds up a pipeline run
+        self._oracle_pool = QThreadPool(self)
+        self._oracle_pool.setMaxThreadCount(1)
+        self.oracle_runner = TaskRunner(self, pool=self._oracle_pool)
+        self.oracle_runner.sigDone.connect(self._oracle_done)
+        self.oracle_runner.sigFailed.connect(lambda tid, e: self._oracle_done(tid, f"the cross-check failed: "
+                                                                                   f"{type(e).__name__}: {e}"))
+        self.oracle_text: str | None = None
+        self._oracle_trace = None          # the trace being checked
+        self._oracle_wanted = None         # the newest trace to check (coalesced while one check runs)
+        self.shown_call: int | None = None     # the replayed call the stepper shows (None: the whole file)
+        self._call_wanted: int | None = None
+        self._call_job: int | None = None
         self._build()
         self._actions()
         self._restore()
@@ -256,6 +272,12 @@ class MainWindow(QMainWindow):
         self.status_label = QLabel("", self)
         self.status_label.setObjectName("statusCounts")
         sb.addWidget(self.status_label, 1)
+        self.oracle_label = QLabel("", self)
+        self.oracle_label.setObjectName("oracleVerdict")
+        self.oracle_label.setToolTip("core.hermes_oracle: the real hermes-agent ContextCompressor run on the same "
+                                     "input, parameters, state and summary text, compared message by message")
+        self.oracle_label.hide()
+        sb.addPermanentWidget(self.oracle_label)
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 0)
         self.progress.setMaximumWidth(160)
@@ -279,17 +301,75 @@ class MainWindow(QMainWindow):
             w.setAlignment(Qt.AlignCenter)
             return w
         from PySide6.QtWidgets import QScrollArea
-        self.timeline = TimelineWidget(self)
+
+        from widgets.timeline import ComparisonTable
+        page = QWidget(self)
+        page.setObjectName("timelinePage")
+        pl = QVBoxLayout(page)
+        pl.setContentsMargins(0, 0, 0, 0)
+        pl.setSpacing(2)
+        # -- comparison: the current run plus any strategy ticked here or typed as NAME:K=V,...
+        crow = QHBoxLayout()
+        crow.setContentsMargins(4, 2, 4, 0)
+        lab = QLabel("Compare with:", page)
+        lab.setToolTip("Replay the same conversation under other strategies or parameter sets; their 'sent' "
+                       "curves are overlaid and the table below compares them")
+        crow.addWidget(lab)
+        self.compare_boxes: dict[str, QCheckBox] = {}
+        for name in strategies.available() or ["s08"]:
+            cb = QCheckBox(name, page)
+            cb.setObjectName(f"compare_{name}")
+            cb.setToolTip(f"also replay with {name} and its default parameters")
+            cb.toggled.connect(self._compare_changed)
+            crow.addWidget(cb)
+            self.compare_boxes[name] = cb
+        self.compare_extra = QLineEdit(page)
+        self.compare_extra.setObjectName("compareExtra")
+        self.compare_extra.setPlaceholderText("more runs: [LABEL=]NAME:KEY=VALUE,...; ...  (Enter)")
+        self.compare_extra.setToolTip("e.g.  small=s08:context_limit=20000; hermes:context_length=32000\n"
+                                      "Runs separated by ';', each a strategy with optional parameters")
+        self.compare_extra.returnPressed.connect(self._compare_changed)
+        self.compare_extra.setMinimumWidth(40)
+        crow.addStretch(1)
+        self.compare_button = QPushButton("Compare", page)
+        self.compare_button.setObjectName("compareButton")
+        self.compare_button.setToolTip("Replay every run and overlay the curves (runs in the background)")
+        self.compare_button.clicked.connect(self.run_replay)
+        crow.addWidget(self.compare_button)
+        self.follow_box = QCheckBox("follow", page)
+        self.follow_box.setObjectName("followCalls")
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip("The stepper and the message list follow the timeline cursor: the context of the "
+                                   "selected (or playing) model call, layer by layer, as if live")
+        crow.addWidget(self.follow_box)
+        pl.addLayout(crow)
+        erow = QHBoxLayout()
+        erow.setContentsMargins(4, 0, 4, 0)
+        erow.addWidget(self.compare_extra, 1)
+        pl.addLayout(erow)
+        self.timeline = TimelineWidget(page)
         self.timeline.sigCallSelected.connect(self._timeline_call_selected)
+        self.comparison = ComparisonTable(page)
+        self.comparison.setMinimumHeight(60)
+        tsplit = QSplitter(Qt.Vertical, page)
+        tsplit.addWidget(self.timeline)
+        tsplit.addWidget(self.comparison)
+        tsplit.setStretchFactor(0, 4)
+        tsplit.setStretchFactor(1, 1)
+        pl.addWidget(tsplit, 1)
         self.replay_runner = TaskRunner(self)
         self.replay_runner.sigDone.connect(self._replay_done)
-        self.replay_runner.sigFailed.connect(lambda tid, e: self.show_error(
-            f"The replay failed: {type(e).__name__}: {e}", getattr(e, "hint", "") or "Press F5 to try again."))
+        self.replay_runner.sigFailed.connect(self._replay_failed)
+        self._compare_timer = QTimer(self)
+        self._compare_timer.setSingleShot(True)
+        self._compare_timer.setInterval(150)
+        self._compare_timer.timeout.connect(self.run_replay)
         self.replay_result = None
+        self.replay_results: list = []
         self._replay_stale = True
-        area = QScrollArea(self)
+        area = QScrollArea(self)           # a narrow centre pane scrolls instead of widening the window
         area.setWidgetResizable(True)
-        area.setWidget(self.timeline)
+        area.setWidget(page)
         area.setMinimumWidth(50)
         return area
 
@@ -345,12 +425,39 @@ class MainWindow(QMainWindow):
         a = nm.addAction("Run the pipeline &again", self.run_pipeline)
         a.setShortcut(QKeySequence("F5"))
         # stepping keys: window shortcuts (text fields keep their own arrows)
-        for key, slot in ((Qt.Key_Right, lambda: self.stepper.step(1)), (Qt.Key_Left, lambda: self.stepper.step(-1)),
-                          (Qt.Key_Home, self.stepper.first), (Qt.Key_End, self.stepper.last),
+        # (in the timeline, arrows and Home/End move its cursor over the model calls instead)
+        for key, slot in ((Qt.Key_Right, lambda: self._arrow(1)), (Qt.Key_Left, lambda: self._arrow(-1)),
+                          (Qt.Key_Home, lambda: self._arrow("home")), (Qt.Key_End, lambda: self._arrow("end")),
                           (Qt.Key_P, self.stepper.toggle_play)):
             sc = QShortcut(QKeySequence(key), self)
             sc.setContext(Qt.WindowShortcut)
             sc.activated.connect(slot)
+
+    def _timeline_focused(self) -> bool:
+        if self.timeline is None:
+            return False
+        w = QApplication.focusWidget()
+        while w is not None:
+            if w is self.timeline:
+                return True
+            w = w.parentWidget()
+        return False
+
+    def _arrow(self, d) -> None:
+        if self._timeline_focused():
+            if d == "home":
+                self.timeline.set_cursor(0, emit=True)
+            elif d == "end":
+                self.timeline.set_cursor(self.timeline._n - 1, emit=True)
+            else:
+                self.timeline.step(d)
+            return
+        if d == "home":
+            self.stepper.first()
+        elif d == "end":
+            self.stepper.last()
+        else:
+            self.stepper.step(d)
 
     # ================================================================== settings
     def _saved_params(self, strategy) -> dict:
@@ -475,6 +582,8 @@ class MainWindow(QMainWindow):
 
     def run_pipeline(self) -> None:
         self._run_scheduled = False
+        self._call_job = self._call_wanted = None
+        self.shown_call = None
         if self.conversation is None:
             return
         try:
@@ -522,6 +631,7 @@ class MainWindow(QMainWindow):
 
     def _pipeline_failed(self, tid, exc) -> None:
         self._run_finished_ui()
+        self._call_job = None
         hint = getattr(exc, "hint", "") or "Check the parameters; if it persists, report it with the file."
         self.show_error(f"The pipeline failed: {type(exc).__name__}: {exc}", hint)
 
@@ -584,7 +694,20 @@ class MainWindow(QMainWindow):
                             "Press F5 to run the pipeline again.")
         else:
             self.hide_error()
+        ci = getattr(result, "call_index", None)
+        self.shown_call = ci
+        self._call_job = None
         self.show_stage(self.stepper.current, force=True)
+        self._check_oracle()
+        if ci is not None:
+            self.statusBar().showMessage(self.call_caption(ci) + " \u2014 the stepper shows the pipeline run "
+                                         "before this call", 8000)
+            if self.timeline is not None and self.timeline.playing():
+                self.view.scrollToBottom()        # as if live: the newest messages in view
+            self.sigCallShown.emit(ci)
+            want = self._call_wanted
+            if want is not None and want != ci and self.follow_box.isChecked():
+                self._start_call_job(want)
         self.sigTraceReady.emit(result)
 
     def _params_changed(self, values: dict) -> None:
@@ -667,7 +790,9 @@ class MainWindow(QMainWindow):
             self.edits.set_step(None, overview=[(s[1], s[2], self.stepper._explanations[j])
                                                 for j, s in enumerate(self.stepper.stages) if j > 0])
             snip = self._snip_step()
-            self.explainer.set_steps(snip, self._readme_snip(), self.result.readme_error if self.result else None)
+            self.explainer.set_steps(snip, self._readme_snip(), self.result.readme_error if self.result else None,
+                                     self.strategy.name)
+            self._oracle_row()
         else:
             rows = self.rows_of(step)
             cuts_before, cuts_after = self._cuts(step)
@@ -692,8 +817,10 @@ class MainWindow(QMainWindow):
             self.diff_model.set_step(step, rows)
             QTimer.singleShot(0, self.diff.scroll_to_first_change)
             self.edits.set_step(step, stage_label(self.strategy, step.layer))
+            self._oracle_row()
             self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), self._readme_snip(),
-                                     self.result.readme_error if self.result else None)
+                                     self.result.readme_error if self.result else None, self.strategy.name)
+        self._boundary_tab_title()
         self._update_diff_counts()
         self.diff.setVisible(step is not None)
         self.findings.set_findings(self.stage_findings(k), ("after " + stage_label(self.strategy, step.layer))
@@ -738,15 +865,28 @@ class MainWindow(QMainWindow):
         return i
 
     def _snip_step(self):
-        if self.trace is None:
-            return None
-        for s in self.trace.steps:
-            if is_snip_step(s):
-                return s
-        for s in self.trace.steps:
-            if "snip" in s.layer:
-                return s
-        return None
+        """The step the boundary tab explains (a snip that cut, hermes's boundaries, ...)."""
+        return find_boundary_step(self.trace)
+
+    def _boundary_tab_title(self) -> None:
+        ex = self.explainer.explanation
+        title = "Boundaries" if ex is not None and ex.kind == "hermes" else "Snip boundary"
+        k = self.tabs.indexOf(self.explainer)
+        if k >= 0 and self.tabs.tabText(k) != title:
+            self.tabs.setTabText(k, title)
+
+    def _oracle_row(self) -> None:
+        """The hermes-agent verdict as the last line of the step explanation (hermes runs only)."""
+        if self.trace is None or getattr(self.trace, "strategy", None) != "hermes":
+            return
+        v = self.oracle_text
+        if v is None:
+            self.edits.add_note("hermes-agent 0.19.0 cross-check: running\u2026", "#64748b")
+        else:
+            ok = v.startswith("matches")
+            self.edits.add_note(("\u2714 " if ok else "") + f"hermes-agent 0.19.0 cross-check of this run: {v}",
+                                "#15803d" if ok else "#64748b" if v.startswith(("nothing", "hermes-agent not"))
+                                else "#b91c1c")
 
     def _readme_snip(self):
         rt = self.result.readme_trace if self.result else None
@@ -759,6 +899,12 @@ class MainWindow(QMainWindow):
 
     def _cuts(self, step) -> tuple[dict, dict]:
         """Head and tail cut lines for the message view (before and after the layer)."""
+        if step is not None and step.layer == HERMES_BOUNDARIES:
+            ex = boundary_explanation(step)
+            lines: dict = {}
+            for i, text in ex.cuts:
+                lines.setdefault(i, []).append((text, "cut"))
+            return lines, dict(lines)        # the layer only computes the cut: same list before and after
         if not is_snip_step(step):
             return {}, {}
         v = step.vars
@@ -872,40 +1018,182 @@ class MainWindow(QMainWindow):
                 self.tabs.tabText(k) == "Timeline" and self._replay_stale:
             self.run_replay()
 
+    def compare_configs(self) -> list[tuple[str, object, dict]]:
+        """The runs the timeline replays: the current strategy and parameters first, then every
+        strategy ticked under "Compare with" (its defaults) and every run typed in the field."""
+        from core.replay import parse_run_spec
+        cur = (f"current: {self.strategy.name}", self.strategy, dict(self.params))
+        out = [cur]
+        seen = {(self.strategy.name, tuple(sorted(self.params.items(), key=lambda kv: kv[0])))}
+        for name, cb in self.compare_boxes.items():
+            if not cb.isChecked():
+                continue
+            st = strategies.get(name)
+            params = st.resolve({})
+            key = (name, tuple(sorted(params.items(), key=lambda kv: kv[0])))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append((f"{name} (defaults)", st, params))
+        for spec in filter(None, (x.strip() for x in self.compare_extra.text().split(";"))):
+            label, name, raw = parse_run_spec(spec)
+            st = strategies.get(name)
+            out.append((label, st, st.resolve(raw)))
+        return out
+
+    def _compare_changed(self, *_) -> None:
+        self._replay_stale = True
+        if self.tabs.tabText(self.tabs.currentIndex()) == "Timeline":
+            self._compare_timer.start()          # one replay for several ticks in a row
+
+    def set_compare(self, spec: str) -> None:
+        """Runs to compare, ';'-separated: a bare strategy name ticks its box, anything else
+        ([LABEL=]NAME:K=V,...) goes to the "more runs" field."""
+        extra = []
+        names = set()
+        for part in filter(None, (x.strip() for x in spec.split(";"))):
+            if part in self.compare_boxes:
+                names.add(part)
+            else:
+                extra.append(part)
+        for name, cb in self.compare_boxes.items():
+            cb.setChecked(name in names)
+        self.compare_extra.setText("; ".join(extra))
+        self._compare_changed()
+
     def run_replay(self) -> None:
-        """core.replay over the conversation's life, in a worker (only while the Timeline tab is open)."""
+        """core.replay over the conversation's life for every run to compare, in a worker (only while
+        the Timeline tab is open): the curves are overlaid and the comparison table filled."""
         if self.timeline is None or self.conversation is None:
             return
-        from core.replay import replay
+        from core.replay import compare
+        try:
+            configs = self.compare_configs()
+        except (KeyError, ValueError, ImportError) as e:
+            self.show_error(f"Compare: {e.args[0] if e.args else e}",
+                            "Write each run as NAME or [LABEL=]NAME:KEY=VALUE,... separated by ';' "
+                            f"(strategies: {', '.join(strategies.available())}).")
+            return
         self._replay_stale = False
-        self.progress_label.setText("replaying every model call\u2026")
+        n = len(configs)
+        self.progress_label.setText(f"replaying every model call ({n} run{'s' if n > 1 else ''})\u2026")
         self.progress.show()
         self.cancel_btn.show()
-        conv, strategy, params, summ, ws = (self.conversation, self.strategy, dict(self.params), self._summarizer(),
-                                            self.workspace)
+        conv, summ, ws = self.conversation, self._summarizer(), self.workspace
+        self.timeline.play(False)
 
         def job(cancel=None):
-            return replay(conv, strategy, params, workspace=ws, summarizer=summ, cancel=cancel)
+            return compare(conv, configs, workspace=ws, summarizer=summ, cancel=cancel)
         self.replay_runner.start(job)
 
-    def _replay_done(self, tid, result) -> None:
+    def _replay_failed(self, tid, e) -> None:
         if not self.runner.busy:
             self._run_finished_ui()
-        self.replay_result = result
-        self.timeline.set_replay(result)
-        self.sigReplayReady.emit(result)
+        self.show_error(f"The replay failed: {type(e).__name__}: {e}", getattr(e, "hint", "") or
+                        "Press F5 to try again.")
+
+    def _replay_done(self, tid, results) -> None:
+        if not self.runner.busy:
+            self._run_finished_ui()
+        if not isinstance(results, list):
+            results = [results]
+        self.replay_results = results
+        self.replay_result = results[0] if results else None
+        self.timeline.set_replays(results)
+        self.comparison.set_results(results)
+        self.shown_call = None
+        self.sigReplayReady.emit(self.replay_result)
 
     def _timeline_call_selected(self, i: int) -> None:
-        """Open the pipeline run before model call i in the stepper."""
+        """Open the pipeline run before model call i in the stepper and the message list. While the
+        timeline plays, calls arrive faster than they run: only the newest one waits (coalesced)."""
         rr = self.replay_result
-        if rr is None or not 0 <= i < len(rr.calls):
+        if rr is None or not 0 <= i < len(rr.calls) or not self.follow_box.isChecked():
             return
+        self._call_wanted = i
+        if self._call_job is None:
+            self._start_call_job(i)
+
+    def _start_call_job(self, i: int) -> None:
+        rr = self.replay_result
         from .workers import PipelineResult
 
         def job(cancel=None):
-            return PipelineResult(rr.rerun(i))
-        self.statusBar().showMessage(f"model call {i}: the pipeline run before it is in the stepper", 6000)
+            import time
+            t0 = time.perf_counter()
+            res = PipelineResult(rr.rerun(i), seconds=0.0, params=dict(rr.params))
+            res.seconds = time.perf_counter() - t0
+            res.call_index = i
+            return res
+        self._call_job = i
         self.runner.start(job)
+
+    def call_caption(self, i: int) -> str:
+        rr = self.replay_result
+        if rr is None or not 0 <= i < len(rr.calls):
+            return ""
+        c = rr.calls[i]
+        it = rr.iterations()[i]
+        fired = ", ".join(c.fired) if c.fired else "nothing fired"
+        return (f"model call {i + 1} of {len(rr.calls)} (before message #{c.message_index}): "
+                f"{c.messages_before} \u2192 {c.messages_after} messages, {fmt(c.tokens_before)} \u2192 "
+                f"{fmt(c.tokens_after)} tokens; {fired}; iterations {it['used']}/{rr.iteration_cap}"
+                + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
+                + (" \u2014 over the iteration cap" if it["refused"] else ""))
+
+    # ------------------------------------------------------------ hermes-agent cross-check
+    def _check_oracle(self) -> None:
+        tr = self.trace
+        if tr is None or getattr(tr, "strategy", None) != "hermes":
+            self.oracle_text = None
+            self.oracle_label.hide()
+            self.explainer.set_oracle(None)
+            return
+        self._oracle_wanted = tr
+        if self._oracle_trace is None:
+            self._start_oracle(tr)
+
+    def _start_oracle(self, tr) -> None:
+        from core.hermes_oracle import check_trace
+        self._oracle_trace = tr
+        self.oracle_text = None
+        self.oracle_label.setText("hermes-agent cross-check: running\u2026")
+        self.oracle_label.setStyleSheet("color: #64748b")
+        self.oracle_label.show()
+
+        def job(cancel=None):
+            return check_trace(tr)
+        self.oracle_runner.start(job)
+
+    def _oracle_done(self, tid, verdict) -> None:
+        checked, self._oracle_trace = self._oracle_trace, None
+        if self._oracle_wanted is not None and self._oracle_wanted is not checked:
+            self._start_oracle(self._oracle_wanted)       # a newer run arrived meanwhile
+            return
+        if checked is not self.trace:
+            return
+        self._oracle_wanted = None
+        verdict = str(verdict)
+        self.oracle_text = verdict
+        ok = verdict.startswith("matches")
+        bad = not ok and not verdict.startswith(("nothing to compare", "hermes-agent not installed"))
+        short = verdict if len(verdict) <= 90 else verdict[:87] + "\u2026"
+        self.oracle_label.setText(("\u2714 " if ok else "\u2716 " if bad else "") + short)
+        self.oracle_label.setToolTip(f"hermes-agent cross-check: {verdict}\n\n" + (
+            "core.hermes_oracle ran the real hermes-agent ContextCompressor on the same input, parameters, "
+            "state and summary text and compared the output message by message."))
+        self.oracle_label.setStyleSheet("color: #15803d; font-weight: bold" if ok else
+                                        "color: #b91c1c; font-weight: bold" if bad else "color: #64748b")
+        self.oracle_label.show()
+        self.explainer.set_oracle(verdict)
+        step = self.current_step()
+        if step is None:
+            self.edits.set_step(None, overview=[(st[1], st[2], self.stepper._explanations[j])
+                                                for j, st in enumerate(self.stepper.stages) if j > 0])
+        else:
+            self.edits.set_step(step, stage_label(self.strategy, step.layer))
+        self._oracle_row()
+        self.sigOracleReady.emit(verdict)
 
     def _resolve_persisted(self, text: str):
         m = PERSISTED_RE.search(text) if "<persisted-output>" in text else None
@@ -1010,6 +1298,9 @@ class MainWindow(QMainWindow):
             elif tr.steps:
                 size = tr.steps[0].size_before
         run = f" \u00b7 run {self.runs}, {self.result.seconds * 1000:.0f} ms" if self.result else ""
+        rr = getattr(self, "replay_result", None)
+        if self.shown_call is not None and rr is not None:
+            run += f" \u00b7 model call {self.shown_call + 1}/{len(rr.calls)}"
         self.status_label.setText(
             f"{len(msgs):,} messages \u00b7 "
             + (f"{fmt(size)} chars ({size_name})" if size is not None else "size: computing\u2026") + " \u00b7 "
@@ -1051,7 +1342,8 @@ class MainWindow(QMainWindow):
         import time
         t0 = time.perf_counter()
         app = QApplication.instance()
-        while self.runner.busy or self._run_scheduled:
+        while (self.runner.busy or self._run_scheduled or self.oracle_runner.busy or (
+                self.timeline is not None and (self.replay_runner.busy or self._compare_timer.isActive()))):
             app.processEvents()
             if (time.perf_counter() - t0) * 1000 > ms:
                 return False

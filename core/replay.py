@@ -599,6 +599,27 @@ def _calibration(conv, msgs, metas, origin, inv, call_at, meter, tok) -> dict | 
                     "tools and attachments; hidden = history from before the file starts (first segment)"}
 
 
+def parse_run_spec(spec: str) -> tuple[str, str, dict]:
+    """``NAME`` or ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V`` -> (label, strategy name, params as text).
+    Raises ValueError with what is wrong."""
+    spec = spec.strip()
+    label = None
+    if "=" in spec.split(":", 1)[0]:
+        label, spec = spec.split("=", 1)
+        label = label.strip()
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"a run is NAME or NAME:KEY=VALUE,..., not {spec!r}")
+    params = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        if "=" not in part:
+            raise ValueError(f"a run is NAME or NAME:KEY=VALUE,..., not {spec!r}")
+        k, v = part.split("=", 1)
+        params[k.strip()] = v.strip()
+    return label or (name + (":" + rest.strip() if rest.strip() else "")), name, params
+
+
 def compare(conversation, configs: Iterable, **kw) -> list[ReplayResult]:
     """Replay the same conversation under several (label, strategy, params) configurations.
     Calibration (``calibrate=None``) is decided once for all runs, so their tokens compare:

@@ -66,6 +66,14 @@ class EditList(QListWidget):
                      f"{len(step.input)} \u2192 {len(step.messages)} messages; took {step.seconds * 1000:.1f} ms")
 
 
+    def add_note(self, text: str, color: str = "#64748b") -> None:
+        """A line appended after the step's edits (e.g. the hermes-agent cross-check verdict)."""
+        it = QListWidgetItem(text)
+        it.setForeground(QColor(color))
+        it.setToolTip(text)
+        self.addItem(it)
+
+
 class FindingsPanel(QListWidget):
     """API-validity findings of the current stage; clicking one selects its message."""
     sigMessageClicked = Signal(int)
