@@ -273,3 +273,7 @@ def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, ca
     k = next(c.index for c in rr.calls if c.compacted)
     assert f"iterations {k + 1}/90 (+1 refunded)" in win.call_caption(k)
     assert win.comparison.value(0, "iterations_refunded") == sum(1 for c in rr.calls if c.compacted)
+    win.timeline.set_cursor(k)
+    assert f"iterations {k + 1}/90 (+1 refunded)" in win.timeline.plot.getPlotItem().titleLabel.text
+    tip = win.timeline.call_tooltip(k)
+    assert f"iteration budget: {k + 1}/90 (+1 refunded)" in tip and f"model call {k} " in tip

@@ -131,6 +131,8 @@ class TimelineWidget(QWidget):
         self.layer_markers: dict[str, pg.ScatterPlotItem] = {}
         self.overlay_curves: list[pg.PlotDataItem] = []
         self.plot.scene().sigMouseClicked.connect(self._clicked)
+        self.plot.scene().sigMouseMoved.connect(self._hovered)
+        self._iters: list = []
         # ---- playback
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
@@ -147,6 +149,8 @@ class TimelineWidget(QWidget):
         self.result = results[0] if results else None
         self.overlays = results[1:]
         self._n = len(self.result.calls) if self.result else 0
+        it = getattr(self.result, "iterations", None)
+        self._iters = it() if callable(it) else []
         self._refresh()
         if self._n:
             self.set_cursor(min(max(self._cursor, 0), self._n - 1), emit=False)
@@ -336,7 +340,41 @@ class TimelineWidget(QWidget):
         real = f", real {_fmt(c.real_tokens)}" if c.real_tokens is not None else ""
         self.plot.getPlotItem().setTitle(
             f"call {c.index} (message {c.message_index}): {_fmt(c.tokens_before)} -> {_fmt(c.tokens_after)} tokens"
-            f"{real}; {fired}", size="9pt")
+            f"{real}; {fired}{self._iter_text(self._cursor)}", size="9pt")
+
+    def _iter_text(self, i: int) -> str:
+        """Seed 002's iteration budget at call i (core.replay.ReplayResult.iterations)."""
+        if not 0 <= i < len(self._iters):
+            return ""
+        it = self._iters[i]
+        cap = getattr(self.result, "iteration_cap", "?")
+        return (f"; iterations {it['used']}/{cap}" + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
+                + (" over the cap" if it["refused"] else ""))
+
+    def call_tooltip(self, i: int) -> str:
+        """What the chart says about call i when the mouse is over it."""
+        r = self.result
+        if r is None or not 0 <= i < len(r.calls):
+            return ""
+        c = r.calls[i]
+        lines = [f"model call {c.index} (before message #{c.message_index})",
+                 f"context {c.messages_before} -> {c.messages_after} messages, {_fmt(c.tokens_before)} -> "
+                 f"{_fmt(c.tokens_after)} tokens" + (f" (real {_fmt(c.real_tokens)})" if c.real_tokens is not None
+                                                    else ""),
+                 "fired: " + (", ".join(c.fired) if c.fired else "nothing")]
+        if self._iters:
+            lines.append(self._iter_text(i).lstrip("; ").replace("iterations", "iteration budget:", 1))
+        for o in self.overlays:
+            if i < len(o.calls):
+                oc = o.calls[i]
+                lines.append(f"{o.label}: {_fmt(oc.tokens_after)} tokens sent"
+                             + (f"; {', '.join(oc.fired)}" if oc.fired else ""))
+        lines += [f"  {e}" for e in c.events[:4]]
+        return "\n".join(lines)
+
+    def _hovered(self, scene_pos) -> None:
+        i = self.call_at_scene_pos(scene_pos)
+        self.plot.setToolTip(self.call_tooltip(i) if i is not None else "")
 
     def call_at_scene_pos(self, scene_pos) -> int | None:
         vb = self.plot.getPlotItem().vb
