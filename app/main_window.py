@@ -1137,7 +1137,8 @@ class MainWindow(QMainWindow):
         fired = ", ".join(c.fired) if c.fired else "nothing fired"
         return (f"model call {i + 1} of {len(rr.calls)} (before message #{c.message_index}): "
                 f"{c.messages_before} \u2192 {c.messages_after} messages, {fmt(c.tokens_before)} \u2192 "
-                f"{fmt(c.tokens_after)} tokens; {fired}; iterations {it['used']}/{rr.iteration_cap}"
+                f"{fmt(c.tokens_after)} tokens; {fired}; user turn {it['turn']}: iterations "
+                f"{it['used']}/{rr.iteration_cap}"
                 + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
                 + (" \u2014 over the iteration cap" if it["refused"] else ""))
 

@@ -152,9 +152,8 @@ def hermes_rows(step) -> tuple[list, list]:
                            f"the middle is empty (compress_start {cs} >= compress_end {ce}): nothing to summarise"))
     if step.error:
         rows.append(("error", f"error: {step.error}"))
-    cuts = [(cs, f"\u2702 compress_start = {cs}: messages {cs}..{ce - 1} go to the summary, 0..{cs - 1} stay "
-                 "(head)"),
-            (ce, f"\u2702 compress_end = {ce}: messages {ce}..{n - 1} stay (tail)")]
+    cuts = [(cs, f"\u2702 compress_start = {cs}: {cs}..{ce - 1} summarised, head 0..{cs - 1} kept"),
+            (ce, f"\u2702 compress_end = {ce}: tail {ce}..{n - 1} kept")]
     return rows, cuts
 
 

@@ -82,6 +82,7 @@ class CallRecord:
     real_tokens: int | None = None  # what the API really saw at this call (usage), when recorded
     real_boundary: dict | None = None   # a real compaction recorded just before this call
     findings: int | None = None     # checker errors in the context sent (when checked)
+    turn: int = 0                   # user turns so far (a user message with text, not only tool results)
 
     @property
     def compacted(self) -> bool:
@@ -167,12 +168,16 @@ class ReplayResult:
     def iterations(self) -> list[dict]:
         """Seed 002's iteration budget (``core.moa.IterationBudget``) walked call by call: each model
         call consumes one iteration; a call before which the context was compacted also consumed one
-        for the compaction restart, which was refunded. Per call: ``used`` (after the call),
-        ``refunded`` (this call), ``remaining``, ``refused`` (the cap stopped the loop at or before it)."""
+        for the compaction restart, which was refunded. Like hermes-agent's turn loop, the budget is
+        fresh for every user turn (``run_conversation`` makes a new one). Per call: ``turn``, ``used``
+        (in this turn, after the call), ``refunded`` (this call), ``remaining``, ``refused`` (the cap
+        stopped this turn's loop at or before the call)."""
         from .moa import IterationBudget
         b = IterationBudget(self.iteration_cap)
-        out, refused = [], False
+        out, refused, turn = [], False, None
         for c in self.calls:
+            if c.turn != turn:
+                turn, b, refused = c.turn, IterationBudget(self.iteration_cap), False
             refunded = 0
             if not refused and c.compacted:
                 if b.consume():
@@ -182,14 +187,19 @@ class ReplayResult:
                     refused = True
             if not refused and not b.consume():
                 refused = True
-            out.append({"used": b.used, "refunded": refunded, "remaining": b.remaining, "refused": refused})
+            out.append({"turn": c.turn, "used": b.used, "refunded": refunded, "remaining": b.remaining,
+                        "refused": refused})
         return out
 
     def iteration_totals(self) -> dict:
         it = self.iterations()
         first = next((k for k, r in enumerate(it) if r["refused"]), None)
-        return {"iteration_cap": self.iteration_cap, "iterations_used": it[-1]["used"] if it else 0,
-                "iterations_refunded": sum(r["refunded"] for r in it), "iteration_cap_reached_at": first}
+        last = {}
+        for r in it:
+            last[r["turn"]] = r["used"]
+        return {"iteration_cap": self.iteration_cap, "iterations_used": sum(last.values()),
+                "iterations_refunded": sum(r["refunded"] for r in it), "iteration_cap_reached_at": first,
+                "user_turns": len(last), "most_iterations_in_a_turn": max(last.values(), default=0)}
 
     def summary_calls(self) -> list[int]:
         return [c.index for c in self.calls if c.summaries]
@@ -269,7 +279,7 @@ class ReplayResult:
                      f"{n}.tokens_after"]
         cols += ["fired", "events", "dropped_messages", "results_cleared", "results_dropped", "summaries",
                  "real_tokens", "real_boundary_pre_tokens", "errors", "iterations_used", "iterations_refunded",
-                 "iterations_remaining", "iteration_refused"]
+                 "iterations_remaining", "iteration_refused", "user_turn"]
         return cols
 
     def rows(self) -> list[dict]:
@@ -292,7 +302,7 @@ class ReplayResult:
                      real_tokens="" if c.real_tokens is None else c.real_tokens,
                      real_boundary_pre_tokens="" if not c.real_boundary else c.real_boundary.get("pre_tokens") or "",
                      errors=" | ".join(c.errors), iterations_used=it["used"], iterations_refunded=it["refunded"],
-                     iterations_remaining=it["remaining"], iteration_refused=it["refused"])
+                     iterations_remaining=it["remaining"], iteration_refused=it["refused"], user_turn=c.turn)
             out.append(r)
         return out
 
@@ -351,6 +361,16 @@ def _prepare(conv: Conversation, dialect: str, skip_real_summaries: bool):
                     skip.add(i)
     metas = [conv.meta_at(o) if o is not None and o >= 0 else MessageMeta() for o in origin]
     return msgs, metas, origin, skip
+
+
+def _is_user_turn(m) -> bool:
+    """A message the user typed: role user with text (not only tool results)."""
+    if not isinstance(m, dict) or m.get("role") != "user":
+        return False
+    c = m.get("content")
+    if isinstance(c, str):
+        return bool(c.strip())
+    return any(block_type(b) in ("text", "image") for b in blocks(m))
 
 
 def _tool_results(m) -> int:
@@ -445,11 +465,13 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     raw_sum, raw_n = 0, 0
     raw_list: list = []
     sim_compacted, last_over = False, None     # for calibrate
+    turn = 0
     total = len(call_at)
     for k, j in enumerate(call_at):
         if cancel is not None and cancel.is_set():
             break
         new = [i for i in range(last, j) if i not in skip]
+        turn += any(_is_user_turn(msgs[i]) for i in new)
         for i in new:
             raw_sum += meter.message_size(msgs[i])
             if per_msg is not None:
@@ -519,6 +541,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
                          final.size_after if final else size_before, tokens_before,
                          final.tokens_after if final else tokens_before, layers, fired, events,
                          [origin[d] for d in dropped], cleared, results_dropped, summaries, errors, ts)
+        rec.turn = turn
         u = None if at_end else metas[j].usage
         if u is not None:
             rec.real_tokens = u.context_tokens

@@ -248,7 +248,7 @@ def test_playback_drives_the_stepper_as_if_live(qtbot, win):
 # ------------------------------------------------------------------ 3. the iteration budget
 def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, capsys):
     from app.cli import main as cli_main
-    args = ["replay", str(LONG), "--set", "max_messages=20", "--workdir", str(tmp_path / "w"), "--iteration-cap", "25"]
+    args = ["replay", str(LONG), "--set", "max_messages=20", "--workdir", str(tmp_path / "w"), "--iteration-cap", "5"]
     assert cli_main(args + ["--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert cli_main(args + ["--csv"]) == 0
@@ -262,18 +262,47 @@ def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, ca
         if not c["iterations"]["refused"]:
             assert c["iterations"]["refunded"] == (1 if (c["dropped_messages"] or c["summaries"]) else 0)
     # agrees with core.moa.budget_for_replay: the cap stops the loop at the same call
-    res = replay(conv(), "s08", {"max_messages": 20}, workspace=None, iteration_cap=25)
-    budget, refused_at = budget_for_replay(res, 25)
-    assert data["totals"]["iteration_cap_reached_at"] == refused_at == 25
+    # (in the first user turn, which is longer than the cap)
+    res = replay(conv(), "s08", {"max_messages": 20}, workspace=None, iteration_cap=5)
+    budget, refused_at = budget_for_replay(res, 5)
+    first_turn = [c for c in res.calls if c.turn == 1]
+    assert len(first_turn) > 5
+    assert data["totals"]["iteration_cap_reached_at"] == refused_at
     assert calls[refused_at]["iterations"]["refused"] and not calls[refused_at - 1]["iterations"]["refused"]
-    assert data["totals"]["iterations_refunded"] == sum(1 for c in res.calls[:refused_at] if c.compacted) > 0
+    # the next user turn starts with a fresh budget
+    k2 = len(first_turn)
+    assert calls[k2]["iterations"]["turn"] == 2 and calls[k2]["iterations"]["used"] == 1
+    assert not calls[k2]["iterations"]["refused"]
+    assert data["totals"]["user_turns"] == 3
     # the window: the call caption and the table
     results = open_timeline(qtbot, win)
     rr = results[0]
     k = next(c.index for c in rr.calls if c.compacted)
-    assert f"iterations {k + 1}/90 (+1 refunded)" in win.call_caption(k)
+    t = rr.calls[k].turn
+    n = sum(1 for c in rr.calls[:k + 1] if c.turn == t)           # calls so far in this user turn
+    assert f"user turn {t}: iterations {n}/90 (+1 refunded)" in win.call_caption(k)
     assert win.comparison.value(0, "iterations_refunded") == sum(1 for c in rr.calls if c.compacted)
     win.timeline.set_cursor(k)
-    assert f"iterations {k + 1}/90 (+1 refunded)" in win.timeline.plot.getPlotItem().titleLabel.text
+    assert f"turn {t}: iterations {n}/90 (+1 refunded)" in win.timeline.plot.getPlotItem().titleLabel.text
     tip = win.timeline.call_tooltip(k)
-    assert f"iteration budget: {k + 1}/90 (+1 refunded)" in tip and f"model call {k} " in tip
+    assert f"iteration budget, user turn {t}: iterations {n}/90 (+1 refunded)" in tip and f"model call {k} " in tip
+
+
+def test_iteration_budget_is_fresh_for_every_user_turn():
+    """hermes-agent makes a new IterationBudget per run_conversation (one user turn)."""
+    msgs = []
+    for turn in range(2):
+        msgs.append({"role": "user", "content": f"task {turn}"})
+        for k in range(4):
+            msgs.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{turn}{k}", "name": "Bash",
+                                                           "input": {}}]})
+            msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{turn}{k}",
+                                                      "content": "ok"}]})
+        msgs.append({"role": "assistant", "content": "done"})
+    res = replay(msgs, "s08", {}, iteration_cap=3)
+    it = res.iterations()
+    assert [c.turn for c in res.calls] == [1] * 5 + [2] * 5
+    assert [r["used"] for r in it] == [1, 2, 3, 3, 3] * 2
+    assert [r["refused"] for r in it] == [False, False, False, True, True] * 2
+    t = res.totals()
+    assert t["user_turns"] == 2 and t["iterations_used"] == 6 and t["iteration_cap_reached_at"] == 3

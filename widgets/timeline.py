@@ -348,7 +348,8 @@ class TimelineWidget(QWidget):
             return ""
         it = self._iters[i]
         cap = getattr(self.result, "iteration_cap", "?")
-        return (f"; iterations {it['used']}/{cap}" + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
+        return (f"; turn {it['turn']}: iterations {it['used']}/{cap}"
+                + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
                 + (" over the cap" if it["refused"] else ""))
 
     def call_tooltip(self, i: int) -> str:
@@ -363,7 +364,7 @@ class TimelineWidget(QWidget):
                                                     else ""),
                  "fired: " + (", ".join(c.fired) if c.fired else "nothing")]
         if self._iters:
-            lines.append(self._iter_text(i).lstrip("; ").replace("iterations", "iteration budget:", 1))
+            lines.append("iteration budget, user " + self._iter_text(i).lstrip("; "))
         for o in self.overlays:
             if i < len(o.calls):
                 oc = o.calls[i]
