@@ -702,8 +702,7 @@ class MainWindow(QMainWindow):
         if ci is not None:
             self.statusBar().showMessage(self.call_caption(ci) + " \u2014 the stepper shows the pipeline run "
                                          "before this call", 8000)
-            if self.timeline is not None and self.timeline.playing():
-                self.view.scrollToBottom()        # as if live: the newest messages in view
+            QTimer.singleShot(0, self.view.scrollToBottom)     # as if live: the newest messages in view
             self.sigCallShown.emit(ci)
             want = self._call_wanted
             if want is not None and want != ci and self.follow_box.isChecked():
@@ -1135,7 +1134,7 @@ class MainWindow(QMainWindow):
         c = rr.calls[i]
         it = rr.iterations()[i]
         fired = ", ".join(c.fired) if c.fired else "nothing fired"
-        return (f"model call {i + 1} of {len(rr.calls)} (before message #{c.message_index}): "
+        return (f"model call #{i} of {len(rr.calls)} (before message #{c.message_index}): "
                 f"{c.messages_before} \u2192 {c.messages_after} messages, {fmt(c.tokens_before)} \u2192 "
                 f"{fmt(c.tokens_after)} tokens; {fired}; user turn {it['turn']}: iterations "
                 f"{it['used']}/{rr.iteration_cap}"
@@ -1301,7 +1300,7 @@ class MainWindow(QMainWindow):
         run = f" \u00b7 run {self.runs}, {self.result.seconds * 1000:.0f} ms" if self.result else ""
         rr = getattr(self, "replay_result", None)
         if self.shown_call is not None and rr is not None:
-            run += f" \u00b7 model call {self.shown_call + 1}/{len(rr.calls)}"
+            run += f" \u00b7 model call #{self.shown_call} of {len(rr.calls)}"
         self.status_label.setText(
             f"{len(msgs):,} messages \u00b7 "
             + (f"{fmt(size)} chars ({size_name})" if size is not None else "size: computing\u2026") + " \u00b7 "

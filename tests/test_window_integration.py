@@ -231,7 +231,7 @@ def test_playback_drives_the_stepper_as_if_live(qtbot, win):
     assert len(win.trace.input) == rr.calls[i].messages_before
     assert len(win.trace.output) == rr.calls[i].messages_after
     assert win.model.messages == win.stage_messages(win.stage) or win.view_mode == "before"
-    assert f"model call {i + 1}/{len(rr.calls)}" in win.status_label.text()
+    assert f"model call #{i} of {len(rr.calls)}" in win.status_label.text()
     # arrows in the focused timeline move its cursor, not the stepper's layer
     stage = win.stage
     cur = win.timeline.cursor()
