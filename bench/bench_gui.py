@@ -94,16 +94,21 @@ def main() -> int:
 
     # stepping
     times = []
+    first = []
     n = len(win.stepper.stages)
-    for _ in range(2):
+    for rnd in range(2):
         for d in [1] * (n - 1) + [-1] * (n - 1):
             s = time.perf_counter()
             win.stepper.step(d)
             win.repaint()
             app.processEvents()
             times.append(time.perf_counter() - s)
+            first.append((("\u2192 " if d > 0 else "\u2190 ") + win.stepper.stages[win.stepper.current][1],
+                          times[-1]))
     print(f"stepping one layer ({len(times)} steps, window repainted): median {ms(statistics.median(times))}, "
           f"max {ms(max(times))}")
+    print("  each step (the first round visits each stage for the first time): "
+          + ", ".join(f"{k} {ms(v)}" for k, v in first))
     per_stage = {}
     for k in range(n):
         s = time.perf_counter()

@@ -45,57 +45,161 @@ class Row(NamedTuple):
     blocks: tuple = ()
 
 
+_new = tuple.__new__          # Row(...) without the Python-level NamedTuple.__new__ (10k rows per step)
+
+
 def align_origin(n_in: int, origin: list, same=None) -> list[Row]:
     """Rows for an output whose ``origin`` maps each output to an input index
     (or None). ``same(i, j)`` says whether output j is input i unchanged."""
+    rows, _, _ = _align(n_in, origin, same, None, None)
+    return rows
+
+
+def _align(n_in: int, origin, same, inp, outp, maps: bool = True) -> tuple:
+    """(rows, left_rows, right_rows): the rows, and where each input / output index sits among them
+    (the first non-duplicated row of an input). With ``inp`` and ``outp`` given, "unchanged" is
+    ``outp[j] is inp[i]`` (tested inline: no call per row)."""
+    if inp is not None and outp is not None:
+        kinds = set(map(type, origin))
+        if kinds <= {int, type(None)}:
+            return _align_runs(n_in, origin, inp, outp, maps)
     rows: list[Row] = []
+    left_rows: dict[int, int] = {}
+    right_rows: dict[int, int] = {}
+    append = rows.append
     nxt = 0                      # every input index < nxt is already placed; none >= nxt is
     pending: list[int] = []      # inserted outputs waiting for the removed run before them
-
-    def flush_removed(upto: int) -> None:
-        nonlocal nxt
-        upto = min(upto, n_in)
-        if upto > nxt:
-            rows.extend([Row(i, None, REMOVED) for i in range(nxt, upto)])
-            nxt = upto
-
-    def flush_pending() -> None:
-        for j in pending:
-            rows.append(Row(None, j, INSERTED))
-        pending.clear()
-
-    append = rows.append
+    ident = inp is not None and outp is not None
     for j, i in enumerate(origin):
         if i is None or i.__class__ is not int or not (0 <= i < n_in):
             pending.append(j)
             continue
         if i < nxt:
             if pending:
-                flush_pending()
-            append(Row(i, j, DUPLICATED))
+                for p in pending:
+                    right_rows[p] = len(rows)
+                    append(_new(Row, (None, p, INSERTED, (), ())))
+                pending.clear()
+            right_rows[j] = len(rows)
+            append(_new(Row, (i, j, DUPLICATED, (), ())))
             continue
         if i > nxt:
-            flush_removed(i)
+            for k in range(nxt, min(i, n_in)):
+                left_rows[k] = len(rows)
+                append(_new(Row, (k, None, REMOVED, (), ())))
         if pending:
-            flush_pending()
-        append(Row(i, j, KEPT if (same is None or same(i, j)) else CHANGED))
+            for p in pending:
+                right_rows[p] = len(rows)
+                append(_new(Row, (None, p, INSERTED, (), ())))
+            pending.clear()
+        ri = len(rows)
+        left_rows[i] = ri
+        right_rows[j] = ri
+        if ident:
+            kept = outp[j] is inp[i]
+        else:
+            kept = same is None or same(i, j)
+        append(_new(Row, (i, j, KEPT if kept else CHANGED, (), ())))
         nxt = i + 1
-    flush_removed(n_in)
+    for k in range(nxt, n_in):
+        left_rows[k] = len(rows)
+        append(_new(Row, (k, None, REMOVED, (), ())))
+    for p in pending:
+        right_rows[p] = len(rows)
+        append(_new(Row, (None, p, INSERTED, (), ())))
+    return rows, left_rows, right_rows
+
+
+def _align_runs(n_in: int, origin, inp, outp, maps: bool = True) -> tuple:
+    """``_align`` for an origin of ints and Nones, a run at a time: a layer keeps its input in a few
+    runs of consecutive indexes (all of it, a head and a tail, ...), and each run's rows are built
+    by C-level iteration (map/zip) instead of a Python loop per message. Same rows as the loop.
+    ``maps=False`` skips the two index maps (only the edits need them)."""
+    from itertools import groupby, repeat
+    rows: list = []
+    left_rows: dict[int, int] = {}
+    right_rows: dict[int, int] = {}
+    pending: list[int] = []
+    nxt = 0
+    extend = rows.extend
+    if not maps:
+        left_rows = right_rows = _Sink()
+
+    def flush_pending() -> None:
+        if pending:
+            ri = len(rows)
+            right_rows.update(zip(pending, range(ri, ri + len(pending))))
+            extend(map(_new, repeat(Row), zip(repeat(None), pending, repeat(INSERTED), repeat(()), repeat(()))))
+            pending.clear()
+
+    def removed(a: int, b: int) -> None:
+        if b > a:
+            ri = len(rows)
+            left_rows.update(zip(range(a, b), range(ri, ri + b - a)))
+            extend(map(_new, repeat(Row), zip(range(a, b), repeat(None), repeat(REMOVED), repeat(()), repeat(()))))
+
+    # outputs whose origin minus their position is the same form a run of consecutive inputs
+    keys = [None if o is None else o - k for k, o in enumerate(origin)]
+    j = 0
+    for d, grp in groupby(keys):
+        L = sum(1 for _ in grp)
+        j0, j1 = j, j + L                      # outputs j0..j1-1
+        j = j1
+        if d is None:
+            pending.extend(range(j0, j1))
+            continue
+        v0 = j0 + d                            # their inputs v0..v0+L-1
+        # values below 0: invalid, inserted
+        cut = min(max(-v0, 0), L)
+        if cut:
+            pending.extend(range(j0, j0 + cut))
+        a = cut
+        # values in 0..nxt-1: already placed, duplicated
+        b = min(max(nxt - v0, a), L)
+        if b > a:
+            flush_pending()
+            ri = len(rows)
+            right_rows.update(zip(range(j0 + a, j0 + b), range(ri, ri + b - a)))
+            extend(map(_new, repeat(Row), zip(range(v0 + a, v0 + b), range(j0 + a, j0 + b), repeat(DUPLICATED),
+                                              repeat(()), repeat(()))))
+        # values in nxt..n_in-1: kept or changed
+        c = min(max(n_in - v0, b), L)
+        if c > b:
+            removed(nxt, v0 + b)
+            flush_pending()
+            ri = len(rows)
+            ins, outs = range(v0 + b, v0 + c), range(j0 + b, j0 + c)
+            kinds = [KEPT if o is p else CHANGED for o, p in zip(outp[j0 + b:j0 + c], inp[v0 + b:v0 + c])]
+            left_rows.update(zip(ins, range(ri, ri + c - b)))
+            right_rows.update(zip(outs, range(ri, ri + c - b)))
+            extend(map(_new, repeat(Row), zip(ins, outs, kinds, repeat(()), repeat(()))))
+            nxt = v0 + c
+        # values >= n_in: invalid, inserted
+        if L > c:
+            pending.extend(range(j0 + c, j1))
+    removed(nxt, n_in)
     flush_pending()
-    return rows
+    return rows, left_rows, right_rows
 
 
-def _edit_rows(step, rows: list[Row]) -> list[Row]:
+class _Sink(dict):
+    """A dict that keeps nothing (the index maps when no edit needs them)."""
+
+    def update(self, *a, **k) -> None:
+        pass
+
+
+def _edit_rows(step, rows: list[Row], left_rows: dict | None = None, right_rows: dict | None = None) -> list[Row]:
     """Attach edit indexes and block changes to the rows they concern (cost ~ rows touched by edits)."""
     if not step.edits:
         return rows
-    left_rows: dict[int, int] = {}
-    right_rows: dict[int, int] = {}
-    for ri, r in enumerate(rows):
-        if r.left is not None and r.kind != DUPLICATED and r.left not in left_rows:
-            left_rows[r.left] = ri
-        if r.right is not None:
-            right_rows[r.right] = ri
+    if left_rows is None or right_rows is None:
+        left_rows, right_rows = {}, {}
+        for ri, r in enumerate(rows):
+            if r.left is not None and r.kind != DUPLICATED and r.left not in left_rows:
+                left_rows[r.left] = ri
+            if r.right is not None:
+                right_rows[r.right] = ri
     touched: dict[int, list] = {}
     for k, e in enumerate(step.edits):
         if e.message is not None and e.message in left_rows:
@@ -120,12 +224,14 @@ def _edit_rows(step, rows: list[Row]) -> list[Row]:
         ks = shared.get(key)
         if ks is None:
             ks = shared[key] = tuple(sorted(set(ks_set)))
+        if r.kind != CHANGED:
+            out[ri] = _new(Row, (r.left, r.right, r.kind, ks, ()))
+            continue
         blocks = []
-        if r.kind == CHANGED:
-            for k in ks:
-                e = step.edits[k]
-                if e.block is not None and e.message == r.left and e.new_len is not None:
-                    blocks.append(BlockChange(e.block, e.kind, e.old_len, e.new_len, e.tool_id, e.path))
+        for k in ks:
+            e = step.edits[k]
+            if e.block is not None and e.message == r.left and e.new_len is not None:
+                blocks.append(BlockChange(e.block, e.kind, e.old_len, e.new_len, e.tool_id, e.path))
         out[ri] = Row(r.left, r.right, r.kind, ks, tuple(blocks))
     return out
 
@@ -133,8 +239,8 @@ def _edit_rows(step, rows: list[Row]) -> list[Row]:
 def align(step) -> list[Row]:
     """The aligned rows of a Step (see the module docstring)."""
     inp, outp = step.input, step.messages
-    rows = align_origin(len(inp), list(step.origin), lambda i, j: outp[j] is inp[i])
-    return _edit_rows(step, rows)
+    rows, left_rows, right_rows = _align(len(inp), step.origin, None, inp, outp, maps=bool(step.edits))
+    return _edit_rows(step, rows, left_rows, right_rows)
 
 
 def summarize_rows(rows: list[Row]) -> dict:

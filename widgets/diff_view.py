@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledIte
 
 from core.align import align
 
-from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, message_chips, pair_color
+from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
+from .message_view import CHIP_CACHE, cached_chips
 
 KindRole = Qt.UserRole + 1
 MessageRole = Qt.UserRole + 2
@@ -35,7 +36,8 @@ class DiffModel(QAbstractTableModel):
         self.rows: list = []
         self.all_rows: list = []
         self.changes_only = False
-        self._chips: dict = {}
+        self._counts: tuple | None = None    # (rows list, counts per kind)
+        self._chips = CHIP_CACHE     # shared with the message list: a message's chips are computed once
 
     def set_step(self, step, rows: list | None = None) -> None:
         """Show a step; ``rows`` = ``align(step)`` when the caller already has them."""
@@ -55,10 +57,14 @@ class DiffModel(QAbstractTableModel):
         self.endResetModel()
 
     def counts(self) -> dict:
+        cached = self._counts
+        if cached is not None and cached[0] is self.all_rows:
+            return dict(cached[1])        # a revisited step: its rows are the same list
         out: dict = {}
         for r in self.all_rows:
             out[r.kind] = out.get(r.kind, 0) + 1
-        return out
+        self._counts = (self.all_rows, out)
+        return dict(out)
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
@@ -86,12 +92,7 @@ class DiffModel(QAbstractTableModel):
         return (self.step.input if col == 0 else self.step.messages)[i]
 
     def chips(self, m) -> list:
-        hit = self._chips.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
-        c = message_chips(m)
-        self._chips[id(m)] = (m, c)
-        return c
+        return cached_chips(m)
 
     def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < 2:

@@ -27,9 +27,64 @@ ExpandedRole = Qt.UserRole + 9
 SizeRole = Qt.UserRole + 10
 SelectedBlockRole = Qt.UserRole + 11
 
+# id(message) -> (message, chips), shared by the message list and the diff (messages are shared between
+# the stages of a trace and both views show them: each message's chips are computed once)
+CHIP_CACHE: dict[int, tuple] = {}
+
+
+def cached_chips(m) -> list:
+    hit = CHIP_CACHE.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    chips = message_chips(m)
+    CHIP_CACHE[id(m)] = (m, chips)
+    return chips
+
+
+_CHIP_PEAK = [1000]
+
+
+def trim_chip_cache(n_messages: int) -> None:
+    """Forget the chips when the cache outgrows 4x the largest list shown. Bounded by the largest list,
+    not the current one: a short stage (snip keeps 51 of 10k messages) must not throw away the chips
+    the long stages next to it share."""
+    _CHIP_PEAK[0] = max(_CHIP_PEAK[0], n_messages)
+    if len(CHIP_CACHE) > 4 * _CHIP_PEAK[0]:
+        CHIP_CACHE.clear()
+
+
 MAX_BLOCKS_SHOWN = 12
 EXPANDED_LINES = 8
 INSERTED_LINES = 6
+
+
+def _text_lines(s: str) -> int:
+    """len(common._lines(s)): the number of lines a text chip holds (at most 8)."""
+    return len(s.splitlines()[:8])
+
+
+def collapsed_shape(m) -> tuple | None:
+    """What the height of a collapsed row depends on, as ``message_chips(m)`` would give it, without
+    building the chips (no JSON dumps, no str() of big blocks): (number of chips, line count of each
+    chip if it is a text chip else 0). None when only the chips can tell."""
+    if not isinstance(m, dict):
+        return None
+    content = m.get("content")
+    parts: list = []
+    if isinstance(content, str) or content is None:
+        parts.append(0 if m.get("role") == "tool" else _text_lines(content or ""))
+    elif isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "text":
+                parts.append(_text_lines(str(b.get("text", ""))))
+            else:
+                parts.append(0)
+    else:
+        parts.append(0)
+    for call in m.get("tool_calls") or []:
+        if isinstance(call, dict):
+            parts.append(0)
+    return parts
 
 
 class MessageListModel(QAbstractListModel):
@@ -41,8 +96,8 @@ class MessageListModel(QAbstractListModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.messages: list = []
-        self.rows: list[int] = []            # message index per visible row
-        self._row_of: dict[int, int] = {}
+        self.rows: list[int] | range = range(0)   # message index per visible row
+        self._row_of: dict[int, int] | None = None   # None: unfiltered, row == message index
         self._pairs = ToolPairIndex([])
         self.status: dict[int, str] = {}     # message index -> changed/inserted/removed/duplicated
         self.findings: dict[int, list] = {}  # message index -> [Finding]
@@ -58,7 +113,7 @@ class MessageListModel(QAbstractListModel):
         self.only_changed = False
         self.only_matches = False
         self.search_text = ""
-        self._chips: dict[int, tuple] = {}   # id(message) -> (message, chips)
+        self._chips = CHIP_CACHE             # id(message) -> (message, chips), shared with the diff
         self._text: dict[int, tuple] = {}    # id(message) -> (message, lowercased text)
 
     # ------------------------------------------------------------ data in
@@ -77,8 +132,7 @@ class MessageListModel(QAbstractListModel):
         self.highlight = set()
         self.selected_block = None
         self.expanded = set()
-        if len(self._chips) > 4 * max(len(self.messages), 1000):
-            self._chips.clear()
+        trim_chip_cache(len(self.messages))
         self._recompute_matches()
         self._refilter()
         self.endResetModel()
@@ -91,12 +145,10 @@ class MessageListModel(QAbstractListModel):
 
     def chips(self, mi: int) -> list:
         m = self.messages[mi]
-        hit = self._chips.get(id(m))
+        hit = CHIP_CACHE.get(id(m))
         if hit is not None and hit[0] is m:
             return hit[1]
-        chips = message_chips(m)
-        self._chips[id(m)] = (m, chips)
-        return chips
+        return cached_chips(m)
 
     def text_of(self, mi: int) -> str:
         m = self.messages[mi]
@@ -123,10 +175,11 @@ class MessageListModel(QAbstractListModel):
     def _refilter(self) -> None:
         if not (self.filter_role or self.filter_block or self.only_changed or
                 (self.only_matches and self.search_text)):
-            self.rows = list(range(len(self.messages)))
+            self.rows = range(len(self.messages))   # unfiltered: row == message index, nothing to build
+            self._row_of = None
         else:
             self.rows = [i for i in range(len(self.messages)) if self._accept(i)]
-        self._row_of = {mi: r for r, mi in enumerate(self.rows)}
+            self._row_of = {mi: r for r, mi in enumerate(self.rows)}
 
     def set_filters(self, role: str | None = None, block: str | None = None, only_changed: bool | None = None,
                     only_matches: bool | None = None) -> None:
@@ -160,10 +213,12 @@ class MessageListModel(QAbstractListModel):
 
     # ------------------------------------------------------------ state
     def row_of(self, mi: int) -> int | None:
+        if self._row_of is None:
+            return mi if isinstance(mi, int) and 0 <= mi < len(self.rows) else None
         return self._row_of.get(mi)
 
     def index_of_message(self, mi: int) -> QModelIndex:
-        r = self._row_of.get(mi)
+        r = self.row_of(mi)
         return self.index(r, 0) if r is not None else QModelIndex()
 
     def _touch(self, mis) -> None:
@@ -201,7 +256,7 @@ class MessageListModel(QAbstractListModel):
             self.expanded.discard(mi)
         else:
             self.expanded.add(mi)
-        r = self._row_of.get(mi)
+        r = self.row_of(mi)
         if r is not None:
             self.layoutAboutToBeChanged.emit()
             self.layoutChanged.emit()
@@ -275,15 +330,22 @@ class MessageDelegate(QStyledItemDelegate):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._heights: dict = {}
-        self._font_key = None
+        self._font: QFont | None = None
+        self._lh = 0
+
+    def _line_height(self, font: QFont) -> int:
+        """The line height for ``font``; a new font (zoom) forgets the cached row heights.
+        QFont == is a cheap C++ compare (toString() per row cost more than the rest of sizeHint)."""
+        if self._font is None or font != self._font:
+            self._font = QFont(font)
+            self._lh = QFontMetrics(font).height() + 2
+            self._heights.clear()
+        return self._lh
 
     def _metrics(self, option) -> tuple[QFontMetrics, int]:
-        fm = QFontMetrics(option.font)
-        key = (option.font.toString(),)
-        if key != self._font_key:
-            self._heights.clear()
-            self._font_key = key
-        return fm, fm.height() + 2
+        font = option.font
+        lh = self._line_height(font)
+        return QFontMetrics(font), lh
 
     def layout_lines(self, index) -> list:
         """[(what, chip index or None, n lines)] for one row: the shared layout of paint, size and hit test."""
@@ -309,16 +371,32 @@ class MessageDelegate(QStyledItemDelegate):
         return out
 
     def sizeHint(self, option, index) -> QSize:
-        fm, lh = self._metrics(option)
-        model, mi = index.model(), index.model().rows[index.row()]
-        m = model.messages[mi]
-        key = (id(m), model.is_expanded(mi), len(model.cuts.get(mi, ())), len(model.findings.get(mi, ())),
-               model.status.get(mi) == "inserted")
+        # called for every row at each relayout (10k rows per step): keep it to dict look-ups
+        font = option.font
+        lh = self._lh if font == self._font else self._line_height(font)
+        model = index.model()
+        mi = model.rows[index.row()]
+        key = (id(model.messages[mi]), model.expand_all != (mi in model.expanded), len(model.cuts.get(mi, ())),
+               len(model.findings.get(mi, ())), model.status.get(mi) == "inserted")
         h = self._heights.get(key)
         if h is None:
-            h = sum(n for _, _, n in self.layout_lines(index)) * lh + 2 * self.PAD + 2
+            h = self._row_lines(index, model, mi, key) * lh + 2 * self.PAD + 2
             self._heights[key] = h
-        return QSize(max(option.rect.width(), 200), h)
+        w = option.rect.width()
+        return QSize(w if w > 200 else 200, h)
+
+    def _row_lines(self, index, model, mi: int, key: tuple) -> int:
+        """The number of text lines of a row: from the chips when they exist or the row is expanded,
+        else from ``collapsed_shape`` (the same count, without building chips for rows never shown)."""
+        m = model.messages[mi]
+        hit = CHIP_CACHE.get(id(m))
+        if key[1] or (hit is not None and hit[0] is m) or (shape := collapsed_shape(m)) is None:
+            return sum(n for _, _, n in self.layout_lines(index))
+        more = INSERTED_LINES if key[4] else 1
+        n = key[2] + 1 + (1 if len(shape) > MAX_BLOCKS_SHOWN else 0) + min(key[3], 3)
+        for nl in shape[:MAX_BLOCKS_SHOWN]:
+            n += 1 + (min(nl - 1, more) if nl > 1 else 0)
+        return n
 
     def block_at(self, option, index, y: int) -> int | None:
         """The block index under the row-relative y coordinate, or None."""
