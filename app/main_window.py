@@ -1098,6 +1098,7 @@ class MainWindow(QMainWindow):
             results = [results]
         self.replay_results = results
         self.replay_result = results[0] if results else None
+        self._replay_iters = self.replay_result.iterations() if self.replay_result is not None else []
         self.timeline.set_replays(results)
         self.comparison.set_results(results)
         self.shown_call = None
@@ -1132,7 +1133,8 @@ class MainWindow(QMainWindow):
         if rr is None or not 0 <= i < len(rr.calls):
             return ""
         c = rr.calls[i]
-        it = rr.iterations()[i]
+        iters = getattr(self, "_replay_iters", None)
+        it = (iters if iters and len(iters) == len(rr.calls) else rr.iterations())[i]
         fired = ", ".join(c.fired) if c.fired else "nothing fired"
         return (f"model call #{i} of {len(rr.calls)} (before message #{c.message_index}): "
                 f"{c.messages_before} \u2192 {c.messages_after} messages, {fmt(c.tokens_before)} \u2192 "

@@ -149,7 +149,7 @@ class SnipExplainer(QTextBrowser):
                 f"<li style='color:{ROW_COLORS[k]}'>{html.escape(t)}</li>" if ROW_COLORS.get(k) else f"<li>{html.escape(t)}</li>" for k, t in ex.rows)
             tail = ""
             if ex.kind == "hermes":
-                tail = ("<p style='color:#64748b'>Red lines in the message list (before this layer) mark "
+                tail = ("<p style='color:#64748b'>Red lines in the message list mark "
                         "compress_start and compress_end: what lies between them is replaced by one summary.</p>")
             self._html = f"<h3>{html.escape(ex.title)}</h3><ul>{items}</ul>{tail}"
             self._render()
