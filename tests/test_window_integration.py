@@ -15,7 +15,6 @@ pytest.importorskip("pyqtgraph")
 
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 
-from core import strategies  # noqa: E402
 from core.explain import boundary_explanation, find_boundary_step  # noqa: E402
 from core.hermes_oracle import ABSENT, MATCH, check_trace, module  # noqa: E402
 from core.loaders import load  # noqa: E402
