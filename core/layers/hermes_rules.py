@@ -604,7 +604,12 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int) ->
             break
         acc += t
         idx = i
-    cut.move(idx, f"token walk: {acc:,} tokens fit under the soft ceiling {soft:,} (1.5 x {budget:,})")
+    if acc <= soft:
+        why = f"token walk: {acc:,} tokens fit under the soft ceiling {soft:,} (1.5 x {budget:,})"
+    else:
+        why = (f"token walk: the last {n - idx} message(s) hold {acc:,} tokens, over the soft ceiling {soft:,} "
+               f"(1.5 x {budget:,}), kept because the tail keeps at least min_tail={min_tail}")
+    cut.move(idx, why)
     if cut.index <= head_end and 0 < acc <= soft:
         acc2, idx = 0, cut.index
         for j in range(n - 1, head_end - 1, -1):
