@@ -67,7 +67,10 @@ def _idle(messages: list, why: str, **kw) -> LayerOutput:
 def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
     b = _budgets(ctx)
     st = ctx.state
-    est = R.HermesTokens().tokens(messages, system=ctx.system, tools=ctx.tools)
+    # The engine's estimator is the strategy's (hermes rough estimate) unless the user chose another one
+    # (count_tokens) or replay calibrated it against recorded usage: the trigger uses the same figure the
+    # chart shows, as Hermes compares the API's real prompt tokens when it has them.
+    est = ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools)
     trigger = ctx.p("trigger", "threshold")
     v = {"context_length": b.context_length, "threshold_pct": b.threshold_pct, "threshold_tokens": b.threshold_tokens,
          "threshold_why": b.why, "tail_budget": b.tail_budget, "estimated_tokens": est, "trigger": trigger}
