@@ -212,32 +212,41 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     older = found[:-keep_recent] if keep_recent > 0 else found
     edits: list[Edit] = []
     changed: dict[int, dict] = {}
+    # the loop runs once per older tool result (8,000 at 10k messages): names bound locally, Edit built
+    # from positional fields (kind, text, start, end, message, block, out, tool_id, old_len, new_len)
+    add_edit = edits.append
+    placeholder = MICRO_PLACEHOLDER
+    new_len = len(placeholder)
+    replaced = 0
+    tails: dict = {}            # length -> " (12,345 chars) with the placeholder" (lengths repeat; "," formatting is slow)
     for mi, bi, b in older:
         content = b.get("content", "")
         tid = b.get("tool_use_id")
         try:
             length = len(content)
         except TypeError:
-            edits.append(Edit(NOTE, f"skipped {tid}: its content is {type(content).__name__}; the teaching code "
-                                    "would raise TypeError on len() here", message=mi, block=bi, tool_id=tid))
+            add_edit(Edit(NOTE, f"skipped {tid}: its content is {type(content).__name__}; the teaching code "
+                                "would raise TypeError on len() here", message=mi, block=bi, tool_id=tid))
             continue
         if length <= min_chars:
             if isinstance(content, list) and len(str(content)) > min_chars:
-                edits.append(Edit(NOTE, f"kept {tid}: its content is a list of {length} block(s), and len() counts "
-                                        f"blocks, not characters ({_fmt(len(str(content)))} chars): the seed's "
-                                        "quirk never compacts list results", message=mi, block=bi, tool_id=tid,
-                                  old_len=len(str(content))))
+                add_edit(Edit(NOTE, f"kept {tid}: its content is a list of {length} block(s), and len() counts "
+                                    f"blocks, not characters ({_fmt(len(str(content)))} chars): the seed's "
+                                    "quirk never compacts list results", message=mi, block=bi, tool_id=tid,
+                              old_len=len(str(content))))
             continue
-        if content == MICRO_PLACEHOLDER:
+        if content == placeholder:
             continue
         blocks_ = changed.get(mi)
         if blocks_ is None:
             blocks_ = changed[mi] = list(messages[mi]["content"])
-        blocks_[bi] = {**b, "content": MICRO_PLACEHOLDER}
-        edits.append(Edit(REPLACE, f"replaced {tid} ({length:,} chars) with the placeholder",
-                          message=mi, block=bi, out=mi, tool_id=tid, old_len=length,
-                          new_len=len(MICRO_PLACEHOLDER)))
-    v["replaced"] = sum(1 for e in edits if e.kind == REPLACE)
+        blocks_[bi] = {**b, "content": placeholder}
+        tail = tails.get(length)
+        if tail is None:
+            tail = tails[length] = f" ({length:,} chars) with the placeholder"
+        add_edit(Edit(REPLACE, f"replaced {tid}{tail}", None, None, mi, bi, mi, tid, length, new_len))
+        replaced += 1
+    v["replaced"] = replaced
     v["kept_recent"] = [f[2].get("tool_use_id") for f in found[-keep_recent:]] if keep_recent > 0 else []
     if not changed:
         return LayerOutput.unchanged(messages, f"all {len(older)} older tool result(s) are <= {min_chars} chars "
@@ -250,9 +259,30 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 
 
 # ------------------------------------------------------------ L4 summary
+def _dumps_head(messages: list, cap: int) -> str:
+    """``json.dumps(messages, default=str, ensure_ascii=False)[:cap]`` without dumping the messages past
+    the cap: a list dumps as "[" + ", ".join(each item dumped alike) + "]", so the items are dumped one
+    at a time until the text is long enough (10k messages: the first ~50 instead of all)."""
+    if cap <= 0:
+        return json.dumps(messages, default=str, ensure_ascii=False)[:cap]
+    parts = ["["]
+    n = 1
+    for i, m in enumerate(messages):
+        if i:
+            parts.append(", ")
+            n += 2
+        s = json.dumps(m, default=str, ensure_ascii=False)
+        parts.append(s)
+        n += len(s)
+        if n >= cap:
+            return "".join(parts)[:cap]
+    parts.append("]")
+    return "".join(parts)[:cap]
+
+
 def _summarize(messages: list, ctx: LayerContext, purpose: str):
     cap = int(ctx.p("summary_input_chars", 80_000))
-    prompt = SUMMARY_PROMPT + json.dumps(messages, default=str, ensure_ascii=False)[:cap]
+    prompt = SUMMARY_PROMPT + _dumps_head(messages, cap)
     req = SummaryRequest(prompt=prompt, messages=tuple(messages), max_tokens=int(ctx.p("summary_max_tokens", 2000)),
                          purpose=purpose)
     return ctx.summarizer.summarize(req, ctx.cancel)
