@@ -1,6 +1,6 @@
 """Benchmark the window on a 10k-message conversation (offscreen). Prints figures; asserts nothing.
 
-    python bench/bench_gui.py [--messages 10000] [--frames 200]
+    python bench/bench_gui.py [--messages 10000] [--frames 200] [--indent 2]
 
 Figures:
 * first screen: MainWindow() + open_path(file) + the message list painted (the pipeline then runs
@@ -50,6 +50,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=10_000)
     ap.add_argument("--frames", type=int, default=200)
+    ap.add_argument("--indent", type=int, default=None, help="write the file pretty-printed (json indent)")
     args = ap.parse_args()
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -59,7 +60,7 @@ def main() -> int:
         QSettings.setPath(fmt, QSettings.UserScope, str(tmp / "settings"))
     path = tmp / "ten_k.json"
     msgs = make_conversation(args.messages)
-    path.write_text(json.dumps(msgs), encoding="utf-8")
+    path.write_text(json.dumps(msgs, indent=args.indent), encoding="utf-8")
     print(f"conversation: {len(msgs):,} messages, {path.stat().st_size / 1e6:.1f} MB JSON")
 
     from core.loaders import load

@@ -7,6 +7,9 @@ scrollbar keeps both sides aligned.
 """
 from __future__ import annotations
 
+from collections import Counter
+from operator import itemgetter
+
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
@@ -36,7 +39,7 @@ class DiffModel(QAbstractTableModel):
         self.rows: list = []
         self.all_rows: list = []
         self.changes_only = False
-        self._counts: tuple | None = None    # (rows list, counts per kind)
+        self._counts: dict = {}              # id(rows list) -> (rows list, counts per kind)
         self._chips = CHIP_CACHE     # shared with the message list: a message's chips are computed once
 
     def set_step(self, step, rows: list | None = None) -> None:
@@ -57,13 +60,14 @@ class DiffModel(QAbstractTableModel):
         self.endResetModel()
 
     def counts(self) -> dict:
-        cached = self._counts
-        if cached is not None and cached[0] is self.all_rows:
-            return dict(cached[1])        # a revisited step: its rows are the same list
-        out: dict = {}
-        for r in self.all_rows:
-            out[r.kind] = out.get(r.kind, 0) + 1
-        self._counts = (self.all_rows, out)
+        rows = self.all_rows
+        hit = self._counts.get(id(rows))
+        if hit is not None and hit[0] is rows:
+            return dict(hit[1])           # a revisited step: its rows are the same list
+        out = dict(Counter(map(itemgetter(2), rows)))   # Row.kind, counted in C
+        if len(self._counts) >= 8:
+            self._counts.clear()
+        self._counts[id(rows)] = (rows, out)   # holds the list, so its id is not reused while cached
         return dict(out)
 
     def rowCount(self, parent=QModelIndex()) -> int:
