@@ -1,0 +1,103 @@
+"""The fast paths added for speed give the same answers as the plain code they stand in for."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.align import Row, _align, align_origin
+from core.layers.s08 import _dumps_head
+from core.loaders.base import _array_element_lines_np, _array_element_lines_py, document_lines
+
+pytest.importorskip("numpy")
+
+_text = st.text(alphabet=list('ab"\\{}[],: \n\té\u2028'), max_size=8)
+_keys = st.sampled_from(["messages", "samples", "a", "é"])
+_json = st.recursive(_text, lambda ch: st.lists(ch, max_size=3) | st.dictionaries(_keys, ch, max_size=3),
+                     max_leaves=25)
+_patterns = st.sampled_from([(), ("messages",), ("samples", "*", "messages"), ("a", 0, "messages"), ("*",)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(doc=_json, indent=st.sampled_from([None, 1, 2]), pattern=_patterns)
+def test_vectorised_line_scan_equals_the_token_scan(doc, indent, pattern):
+    # strings and containers (what messages are): the numpy scan finds the same lines as the regex scan
+    data = json.dumps(doc, indent=indent, ensure_ascii=False).encode()
+    assert _array_element_lines_np(data, pattern) == _array_element_lines_py(data, pattern)
+
+
+def test_vectorised_scan_places_each_element_on_its_line():
+    doc = {"model": "m", "messages": [{"role": "user", "content": 'a "quoted" [x] {y}, \\'}, 7, "s", [1]]}
+    text = json.dumps(doc, indent=2)
+    lines = _array_element_lines_np(text.encode(), ("messages",))[("messages",)]
+    rows = text.split("\n")
+    assert [rows[n - 1].strip() for n in lines] == ["{", "7,", '"s",', "["]
+
+
+@settings(max_examples=60, deadline=None)
+@given(doc=_json, pattern=_patterns)
+def test_one_line_document_answers_from_the_parsed_value(tmp_path_factory, doc, pattern):
+    p = tmp_path_factory.mktemp("doc") / "d.json"
+    p.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert document_lines(p, pattern, doc) == document_lines(p, pattern)
+
+
+def _loop_align(n_in, origin, inp, outp):
+    return _align(n_in, origin, lambda i, j: outp[j] is inp[i], None, None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 25).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.one_of(st.none(), st.integers(-3, n + 3), st.integers(0, max(n - 1, 0))), max_size=30),
+    st.lists(st.booleans(), min_size=30, max_size=30))))
+def test_align_by_runs_equals_the_loop(data):
+    n_in, origin, same = data
+    # runs of consecutive inputs, as layers produce them
+    origin = [o if k == 0 or not isinstance(origin[k - 1], int) or k % 3 else origin[k - 1] + 1
+              for k, o in enumerate(origin)]
+    inp = [{"i": i} for i in range(n_in)]
+    # a changed output equals its input in value but is a new dict: only identity tells them apart
+    outp = [(inp[o] if same[k] else dict(inp[o])) if isinstance(o, int) and 0 <= o < n_in else {"new": k}
+            for k, o in enumerate(origin)]
+    assert _align(n_in, origin, None, inp, outp) == _loop_align(n_in, origin, inp, outp)
+    rows = _align(n_in, origin, None, inp, outp)[0]
+    assert all(type(r) is Row for r in rows)
+    assert [r[:3] for r in rows] == [r[:3] for r in align_origin(n_in, origin,
+                                                                  lambda i, j: outp[j] is inp[i])]
+
+
+@settings(max_examples=100, deadline=None)
+@given(msgs=st.lists(st.dictionaries(st.sampled_from(["role", "content", "x"]), _json, max_size=3), max_size=8),
+       cap=st.integers(-5, 400))
+def test_summary_prompt_head_equals_dumping_everything(msgs, cap):
+    assert _dumps_head(msgs, cap) == json.dumps(msgs, default=str, ensure_ascii=False)[:cap]
+
+
+def test_collapsed_row_heights_match_the_chips(qtbot):
+    from widgets.message_view import CHIP_CACHE, MessageDelegate, MessageListModel
+    msgs = [
+        {"role": "user", "content": "one line"},
+        {"role": "user", "content": "two\nlines\r\nand\x0bmore\u2028here"},
+        {"role": "tool", "content": "a\nb", "tool_call_id": "c1"},
+        {"role": "assistant", "content": [{"type": "text", "text": "x\ny\nz"}, {"type": "tool_use", "id": "t",
+                                                                               "name": "f", "input": {"a": 1}}],
+         "tool_calls": [{"id": "c", "function": {"name": "g", "arguments": "{}"}}, 3]},
+        {"role": "user", "content": [{"type": "text", "text": f"b{k}\n" * k} for k in range(15)]},
+        {"role": "user", "content": None},
+        {"role": "user", "content": 42},
+        "not a dict",
+    ]
+    for inserted in (False, True):
+        model = MessageListModel()
+        model.set_messages(msgs, status={i: "inserted" for i in range(len(msgs))} if inserted else {})
+        d = MessageDelegate()
+        for mi in range(len(msgs)):
+            key = (id(msgs[mi]), False, 0, 0, inserted)
+            ix = model.index(mi, 0)
+            CHIP_CACHE.pop(id(msgs[mi]), None)
+            from_shape = d._row_lines(ix, model, mi, key)
+            model.chips(mi)                     # now the chips exist: the height comes from them
+            assert d._row_lines(ix, model, mi, key) == from_shape, msgs[mi]
