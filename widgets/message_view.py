@@ -7,6 +7,8 @@ only (no text layout), cached by (message identity, expanded, extras).
 """
 from __future__ import annotations
 
+from operator import is_
+
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate
@@ -51,6 +53,26 @@ def trim_chip_cache(n_messages: int) -> None:
     _CHIP_PEAK[0] = max(_CHIP_PEAK[0], n_messages)
     if len(CHIP_CACHE) > 4 * _CHIP_PEAK[0]:
         CHIP_CACHE.clear()
+
+
+# the tool pair indexes of the last lists shown: [(messages tuple, ToolPairIndex)]. Stepping back and forth
+# shows the same stages again; an index over 10k messages costs ~50 ms to build.
+_PAIR_CACHE: list = []
+
+
+def _pair_index(messages: list) -> ToolPairIndex:
+    """ToolPairIndex(messages), reused when the list holds the very same message objects as one indexed
+    before (compared by identity, in C: messages are never changed in place)."""
+    n = len(messages)
+    for k, (msgs, idx) in enumerate(_PAIR_CACHE):
+        if len(msgs) == n and all(map(is_, msgs, messages)):
+            if k:
+                _PAIR_CACHE.insert(0, _PAIR_CACHE.pop(k))
+            return idx
+    idx = ToolPairIndex(messages)
+    _PAIR_CACHE.insert(0, (tuple(messages), idx))
+    del _PAIR_CACHE[6:]
+    return idx
 
 
 MAX_BLOCKS_SHOWN = 12
@@ -140,7 +162,7 @@ class MessageListModel(QAbstractListModel):
     @property
     def pairs(self) -> ToolPairIndex:
         if self._pairs is None:
-            self._pairs = ToolPairIndex(self.messages)
+            self._pairs = _pair_index(self.messages)
         return self._pairs
 
     def chips(self, mi: int) -> list:
