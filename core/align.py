@@ -216,23 +216,34 @@ def _edit_rows(step, rows: list[Row], left_rows: dict | None = None, right_rows:
                         touched[ri] = [k]
                     else:
                         lst.append(k)
+    # each row's list is in edit order (k grows in the loop above), a k at most twice in a row (as the
+    # message and as the output): its sorted set is the list without repeats
     out = list(rows)
     shared: dict = {}
-    for ri, ks_set in touched.items():
+    single: dict = {}
+    edits = step.edits
+    for ri, lst in touched.items():
         r = rows[ri]
-        key = tuple(ks_set)
-        ks = shared.get(key)
-        if ks is None:
-            ks = shared[key] = tuple(sorted(set(ks_set)))
-        if r.kind != CHANGED:
-            out[ri] = _new(Row, (r.left, r.right, r.kind, ks, ()))
+        n = len(lst)
+        if n == 1 or (n == 2 and lst[0] == lst[1]):
+            k0 = lst[0]
+            ks = single.get(k0)
+            if ks is None:
+                ks = single[k0] = (k0,)
+        else:
+            key = tuple(lst)
+            ks = shared.get(key)
+            if ks is None:
+                ks = shared[key] = tuple(sorted(set(lst)))
+        if r[2] != CHANGED:
+            out[ri] = _new(Row, (r[0], r[1], r[2], ks, ()))
             continue
         blocks = []
         for k in ks:
-            e = step.edits[k]
-            if e.block is not None and e.message == r.left and e.new_len is not None:
-                blocks.append(BlockChange(e.block, e.kind, e.old_len, e.new_len, e.tool_id, e.path))
-        out[ri] = Row(r.left, r.right, r.kind, ks, tuple(blocks))
+            e = edits[k]
+            if e.block is not None and e.message == r[0] and e.new_len is not None:
+                blocks.append(_new(BlockChange, (e.block, e.kind, e.old_len, e.new_len, e.tool_id, e.path)))
+        out[ri] = _new(Row, (r[0], r[1], r[2], ks, tuple(blocks)))
     return out
 
 
