@@ -475,7 +475,10 @@ def document_lines(path: Path, pattern: tuple, doc: Any = _UNSET) -> dict:
         if path.stat().st_size > MAX_LINE_SCAN_BYTES:
             return {}
         data = path.read_bytes()
-        if doc is not _UNSET and b"\n" not in data.rstrip():
+        end = len(data)
+        while end and data[end - 1] in b" \t\r\n":   # trailing blank (no copy of the whole file)
+            end -= 1
+        if doc is not _UNSET and data.find(b"\n", 0, end) < 0:
             out: dict = {}
             _one_line_arrays(doc, pattern, (), out)
             return out
