@@ -200,16 +200,25 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     keep_recent = int(ctx.p("keep_recent", 3))
     min_chars = int(ctx.p("micro_min_chars", 120))
-    found = []
+    # the tool results in order, as three parallel lists (message index, block index, block): no tuple
+    # per result for the garbage collector to track
+    f_mi: list[int] = []
+    f_bi: list[int] = []
+    f_b: list = []
     for mi, m in enumerate(messages):
-        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), list):
-            for bi, b in enumerate(m["content"]):
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    found.append((mi, bi, b))
-    v = {"tool_results": len(found), "keep_recent": keep_recent}
-    if len(found) <= keep_recent:
-        return LayerOutput.unchanged(messages, f"{len(found)} tool result(s) <= keep_recent {keep_recent}", vars=v)
-    older = found[:-keep_recent] if keep_recent > 0 else found
+        if isinstance(m, dict) and m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, list):
+                for bi, b in enumerate(c):
+                    if isinstance(b, dict) and b.get("type") == "tool_result":
+                        f_mi.append(mi)
+                        f_bi.append(bi)
+                        f_b.append(b)
+    n_found = len(f_b)
+    v = {"tool_results": n_found, "keep_recent": keep_recent}
+    if n_found <= keep_recent:
+        return LayerOutput.unchanged(messages, f"{n_found} tool result(s) <= keep_recent {keep_recent}", vars=v)
+    n_older = n_found - keep_recent if keep_recent > 0 else n_found
     edits: list[Edit] = []
     changed: dict[int, dict] = {}
     # the loop runs once per older tool result (8,000 at 10k messages): names bound locally, Edit built
@@ -218,8 +227,8 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     placeholder = MICRO_PLACEHOLDER
     new_len = len(placeholder)
     replaced = 0
-    tails: dict = {}            # length -> " (12,345 chars) with the placeholder" (lengths repeat; "," formatting is slow)
-    for mi, bi, b in older:
+    tails: dict = {}   # length -> " (12,345 chars) with the placeholder": lengths repeat, "," formatting is slow
+    for mi, bi, b in zip(f_mi[:n_older], f_bi[:n_older], f_b[:n_older]):
         content = b.get("content", "")
         tid = b.get("tool_use_id")
         try:
@@ -247,15 +256,15 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
         add_edit(Edit(REPLACE, f"replaced {tid}{tail}", None, None, mi, bi, mi, tid, length, new_len))
         replaced += 1
     v["replaced"] = replaced
-    v["kept_recent"] = [f[2].get("tool_use_id") for f in found[-keep_recent:]] if keep_recent > 0 else []
+    v["kept_recent"] = [b.get("tool_use_id") for b in f_b[-keep_recent:]] if keep_recent > 0 else []
     if not changed:
-        return LayerOutput.unchanged(messages, f"all {len(older)} older tool result(s) are <= {min_chars} chars "
+        return LayerOutput.unchanged(messages, f"all {n_older} older tool result(s) are <= {min_chars} chars "
                                                "or not strings", edits=edits, vars=v)
     out = list(messages)
     for mi, content in changed.items():
         out[mi] = {**messages[mi], "content": content}
     return LayerOutput(out, list(range(len(out))), edits, v,
-                       f"replaced {v['replaced']} of {len(older)} older tool result(s); kept the last {keep_recent}")
+                       f"replaced {v['replaced']} of {n_older} older tool result(s); kept the last {keep_recent}")
 
 
 # ------------------------------------------------------------ L4 summary
