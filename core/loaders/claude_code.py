@@ -395,12 +395,18 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
             continue
         # a record that forks off the chain: a sibling of the same turn (another block of the same
         # assistant message, another tool result) or an abandoned branch
-        for k in kept[scanned:]:
-            if k.rec.get("type") == "assistant":
-                km = k.rec["message"]
-                if km.get("id"):
-                    kept_msg_ids.add(km.get("id"))
-                kept_tool_ids.update(_tool_use_ids(km.get("content")))
+        for ki in range(scanned, len(kept)):     # (no slice copy; _tool_use_ids inlined: one pass of the file)
+            krec = kept[ki].rec
+            if krec.get("type") == "assistant":
+                km = krec["message"]
+                mid = km.get("id")
+                if mid:
+                    kept_msg_ids.add(mid)
+                kc = km.get("content")
+                if isinstance(kc, list):
+                    for b in kc:
+                        if isinstance(b, dict) and b.get("type") == "tool_use":
+                            kept_tool_ids.add(b.get("id"))
         scanned = len(kept)
         m = r.rec["message"]
         c = m.get("content")
