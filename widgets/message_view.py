@@ -398,12 +398,18 @@ class MessageDelegate(QStyledItemDelegate):
         lh = self._lh if font == self._font else self._line_height(font)
         model = index.model()
         mi = model.rows[index.row()]
-        key = (id(model.messages[mi]), model.expand_all != (mi in model.expanded), len(model.cuts.get(mi, ())),
+        m = model.messages[mi]
+        key = (id(m), model.expand_all != (mi in model.expanded), len(model.cuts.get(mi, ())),
                len(model.findings.get(mi, ())), model.status.get(mi) == "inserted")
-        h = self._heights.get(key)
-        if h is None:
+        hit = self._heights.get(key)
+        if hit is not None and hit[0] is m:
+            h = hit[1]
+        else:
+            # the entry holds the message, so its id cannot be reused by another message while cached
             h = self._row_lines(index, model, mi, key) * lh + 2 * self.PAD + 2
-            self._heights[key] = h
+            if len(self._heights) > 400_000:
+                self._heights.clear()
+            self._heights[key] = (m, h)
         w = option.rect.width()
         return QSize(w if w > 200 else 200, h)
 
