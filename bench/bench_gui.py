@@ -1,6 +1,6 @@
 """Benchmark the window on a 10k-message conversation (offscreen). Prints figures; asserts nothing.
 
-    python bench/bench_gui.py [--messages 10000] [--frames 200] [--indent 2]
+    python bench/bench_gui.py [--messages 10000] [--frames 200] [--indent 2] [--param max_messages=100000]
 
 Figures:
 * first screen: MainWindow() + open_path(file) + the message list painted (the pipeline then runs
@@ -51,6 +51,9 @@ def main() -> int:
     ap.add_argument("--messages", type=int, default=10_000)
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--indent", type=int, default=None, help="write the file pretty-printed (json indent)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a strategy parameter, e.g. max_messages=100000 (snip never fires: micro_compact then "
+                         "changes ~5k of the 10k messages, the heaviest steps)")
     args = ap.parse_args()
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -90,6 +93,16 @@ def main() -> int:
     print(f"first screen (window + load + list painted): {ms(t_first)}  [window {ms(t_ctor)}, load+model {ms(t_open)}]")
     win.wait_idle(300_000)
     t_trace = time.perf_counter() - t0
+    if args.param:
+        for kv in args.param:
+            name, _, value = kv.partition("=")
+            win.params_panel.set_value(name, type(win.params[name])(value))
+        win._params_changed(win.params_panel.values())   # what the panel does on an edit
+        win.wait_idle(300_000)
+        win.stepper.set_current(0)
+        app.processEvents()
+        print(f"parameters {', '.join(args.param)}: messages per layer "
+              f"{[len(s.messages) for s in win.trace.steps]}, edits {[len(s.edits) for s in win.trace.steps]}")
     print(f"trace ready (pipeline in the worker, {len(win.trace.steps)} layers, run took "
           f"{ms(win.result.seconds)}): {ms(t_trace)} after start")
 
