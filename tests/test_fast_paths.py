@@ -101,3 +101,56 @@ def test_collapsed_row_heights_match_the_chips(qtbot):
             from_shape = d._row_lines(ix, model, mi, key)
             model.chips(mi)                     # now the chips exist: the height comes from them
             assert d._row_lines(ix, model, mi, key) == from_shape, msgs[mi]
+
+
+def _index_facts(idx) -> tuple:
+    return ({tid: (p.use, p.name, list(p.results)) for tid, p in idx.pairs.items()}, dict(idx._by_pos),
+            {k: list(v) for k, v in idx._by_msg.items()})
+
+
+_ids = st.sampled_from(["t1", "t2", "t3", 7])
+_block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": _ids, "name": st.sampled_from(["a", "b"]),
+                           "input": st.just({})}),
+    st.fixed_dictionaries({"type": st.just("tool_result"), "tool_use_id": _ids, "content": st.sampled_from(["x", "y"])}),
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "image"]), "text": st.just("z")}), st.just("raw"))
+_message = st.one_of(
+    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
+                           "content": st.one_of(st.just("s"), st.lists(_block, max_size=3))},
+                          optional={"tool_calls": st.lists(st.fixed_dictionaries(
+                              {"id": _ids, "function": st.just({"name": "f", "arguments": "{}"})}), max_size=2)}),
+    st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": _ids, "content": st.just("r")}), st.just(3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=st.lists(_message, min_size=1, max_size=6), data=st.data())
+def test_tool_pair_index_reused_only_when_it_reads_the_same(before, data):
+    from core.messages import ToolPairIndex
+    from widgets import message_view as mv
+    mv._PAIR_CACHE.clear()
+    mv._pair_index(before)
+    after = list(before)
+    for i in data.draw(st.lists(st.integers(0, len(before) - 1), max_size=3)):
+        m = before[i]
+        if data.draw(st.booleans()) and isinstance(m, dict) and isinstance(m.get("content"), list):
+            # a layer's kind of change: the same blocks, a result's content replaced (new dicts)
+            after[i] = {**m, "content": [{**b, "content": "[compacted]"} if isinstance(b, dict)
+                                         and b.get("type") == "tool_result" else b for b in m["content"]]}
+        else:
+            after[i] = data.draw(_message)
+    assert _index_facts(mv._pair_index(after)) == _index_facts(ToolPairIndex(after))
+
+
+def test_tool_pair_index_not_reused_when_a_name_or_id_changes():
+    from core.messages import ToolPairIndex
+    from widgets import message_view as mv
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}]}
+    res = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 500}]}
+    mv._PAIR_CACHE.clear()
+    mv._pair_index([use, res])
+    compacted = [use, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "[c]"}]}]
+    renamed = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "b", "input": {}}]}, res]
+    other_id = [use, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}]}]
+    for after in (compacted, renamed, other_id):
+        assert _index_facts(mv._pair_index(after)) == _index_facts(ToolPairIndex(after))
+    assert mv._pair_index(compacted) is mv._pair_index([use, res])    # only a result's content changed
