@@ -15,6 +15,8 @@ EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summa
               "boundary": "\u2194", "insert": "+", "drop": "\u2212", "convert": "\u21bb", "note": "\u2139"}
 
 
+MAX_EDIT_ROWS = 300    # a layer with thousands of edits lists the first ones; the diff marks them all
+
 class EditList(QListWidget):
     """The current layer's edits in words; clicking one emits the rows it concerns."""
     sigEditClicked = Signal(int)
@@ -53,12 +55,17 @@ class EditList(QListWidget):
             s = step.summary
             self.addItem(f"summary written by {s.get('summarizer')}" + (" (cached)" if s.get("cached") else "")
                          + (f", model {s['model']}" if s.get("model") else "") + f", {fmt(s.get('chars', 0))} chars")
-        for k, e in enumerate(step.edits):
+        for k, e in enumerate(step.edits[:MAX_EDIT_ROWS]):
             it = QListWidgetItem(EDIT_ICONS.get(e.kind, "\u2022") + " " + e.text)
             it.setData(Qt.UserRole, k)
             if e.kind == "note":
                 it.setForeground(QColor("#64748b"))
             self.addItem(it)
+        if len(step.edits) > MAX_EDIT_ROWS:
+            more = QListWidgetItem(f"\u2026 {fmt(len(step.edits) - MAX_EDIT_ROWS)} more edits: every one is marked in "
+                                   "the before/after table and the message list")
+            more.setForeground(QColor("#64748b"))
+            self.addItem(more)
         if not step.edits and not step.changed:
             self.addItem("no edits: this layer changed nothing")
         self.addItem(f"size {fmt(step.size_before)} \u2192 {fmt(step.size_after)} chars, tokens "

@@ -172,7 +172,9 @@ class TokenChart(QWidget):
     def set_messages(self, messages: list) -> None:
         n = len(messages)
         self.n_messages = n
-        if len(self._sizes_cache) > 4 * max(n, 1000):
+        # bounded by the longest stage seen, so showing a short stage does not throw away the long one's sizes
+        self._peak_n = max(getattr(self, "_peak_n", 1000), n)
+        if len(self._sizes_cache) > 4 * self._peak_n:
             self._sizes_cache.clear()
         per = [self._block_sizes(m) for m in messages]
         base = np.zeros(n)
