@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledIte
 from core.align import align
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .message_view import CHIP_CACHE, cached_chips
+from .message_view import CHIP_CACHE, cached_chips, pill
 
 KindRole = Qt.UserRole + 1
 MessageRole = Qt.UserRole + 2
@@ -181,7 +181,7 @@ class DiffDelegate(QStyledItemDelegate):
         if kind != "kept":
             word = {"removed": "REMOVED", "inserted": "INSERTED", "changed": "CHANGED",
                     "duplicated": "DUPLICATED (appears twice)"}.get(kind, kind)
-            x = _pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm)
+            x = pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm)
         size_text = f"{fmt(sum(c.size for c in chips))} chars"
         p.setFont(option.font)
         if x + fm.horizontalAdvance(size_text) + 4 < right:
@@ -198,12 +198,12 @@ class DiffDelegate(QStyledItemDelegate):
             bc = QColor(BLOCK_COLORS.get(c.type, "#94a3b8"))
             if c.is_tool and c.tool_id:
                 p.fillRect(QRect(left, top + 2, 3, lh - 4), pair_color(c.tool_id, dark))
-            x = _pill(p, x, top, lh, c.label, bc, small, sfm)
+            x = pill(p, x, top, lh, c.label, bc, small, sfm)
             bchg = changed_blocks.get(c.block)
             if bchg is not None:
                 arrow = f"{fmt(bchg.old_len)} \u2192 {fmt(bchg.new_len)} chars"
                 verb = {"persist": "persisted", "replace": "replaced"}.get(bchg.kind, bchg.kind)
-                x = _pill(p, x, top, lh, f"{verb} {arrow}", QColor("#b45309"), small, sfm)
+                x = pill(p, x, top, lh, f"{verb} {arrow}", QColor("#b45309"), small, sfm)
             end = right
             last_line = shown == LINES - 2 and len(chips) > LINES - 1
             if last_line:
@@ -221,19 +221,6 @@ class DiffDelegate(QStyledItemDelegate):
         p.setPen(QPen(color(pal.text().color().name(), 40), 1))
         p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
         p.restore()
-
-
-def _pill(p, x, top, lh, text, col, font, fm) -> int:
-    w = fm.horizontalAdvance(text) + 10
-    rect = QRect(x, top + 2, w, lh - 4)
-    p.setPen(Qt.NoPen)
-    p.setBrush(col)
-    p.drawRoundedRect(rect, 4, 4)
-    p.setPen(QColor("white"))
-    p.setFont(font)
-    p.drawText(rect, Qt.AlignCenter, text)
-    p.setBrush(Qt.NoBrush)
-    return x + w + 6
 
 
 class DiffView(QTableView):

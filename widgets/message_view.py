@@ -542,12 +542,12 @@ class MessageDelegate(QStyledItemDelegate):
                 if status:
                     tag = {"changed": "CHANGED", "inserted": "INSERTED", "removed": "REMOVED",
                            "duplicated": "DUPLICATED"}.get(status, status.upper())
-                    x = self._pill(p, x, top, lh, tag, QColor(STATUS_COLORS.get(status) or "#64748b"), small, sfm)
+                    x = pill(p, x, top, lh, tag, QColor(STATUS_COLORS.get(status) or "#64748b"), small, sfm)
                 if findings:
-                    x = self._pill(p, x, top, lh, f"\u26a0 {len(findings)} finding(s)", QColor("#dc2626"), small, sfm)
+                    x = pill(p, x, top, lh, f"\u26a0 {len(findings)} finding(s)", QColor("#dc2626"), small, sfm)
                 badge = model.badges.get(mi)
                 if badge:
-                    x = self._pill(p, x, top, lh, badge, QColor("#7c3aed"), small, sfm)
+                    x = pill(p, x, top, lh, badge, QColor("#7c3aed"), small, sfm)
                 size_text = f"{fmt(sum(c.size for c in chips))} chars"
                 p.setFont(option.font)
                 if x + fm.horizontalAdvance(size_text) + 4 < right:
@@ -563,7 +563,7 @@ class MessageDelegate(QStyledItemDelegate):
                     pc = pair_color(c.tool_id, dark)
                     p.fillRect(QRect(left, top + 2, 4, lh - 4), pc)
                     x += 4
-                x = self._pill(p, x, top, lh, c.label, bc, small, sfm)
+                x = pill(p, x, top, lh, c.label, bc, small, sfm)
                 if c.is_tool and c.tool_id:
                     p.setFont(small)
                     p.setPen(pair_color(c.tool_id, dark))
@@ -571,7 +571,7 @@ class MessageDelegate(QStyledItemDelegate):
                     p.drawText(QRect(x, top, 200, lh), Qt.AlignVCenter | Qt.AlignLeft, tid)
                     x += sfm.horizontalAdvance(tid) + 8
                 if c.error:
-                    x = self._pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
+                    x = pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
                 p.setFont(option.font)
                 p.setPen(text_col)
                 p.drawText(QRect(x, top, right - x, lh), Qt.AlignVCenter | Qt.AlignLeft,
@@ -607,18 +607,18 @@ class MessageDelegate(QStyledItemDelegate):
         p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
         p.restore()
 
-    @staticmethod
-    def _pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics) -> int:
-        w = fm.horizontalAdvance(text) + 10
-        rect = QRect(x, top + 2, w, lh - 4)
-        p.setPen(Qt.NoPen)
-        p.setBrush(col)
-        p.drawRoundedRect(rect, 4, 4)
-        p.setPen(QColor("white"))
-        p.setFont(font)
-        p.drawText(rect, Qt.AlignCenter, text)
-        p.setBrush(Qt.NoBrush)
-        return x + w + 6
+def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics) -> int:
+    """Paint a small rounded label (a block chip, a status tag) at x; return the x after it."""
+    w = fm.horizontalAdvance(text) + 10
+    rect = QRect(x, top + 2, w, lh - 4)
+    p.setPen(Qt.NoPen)
+    p.setBrush(col)
+    p.drawRoundedRect(rect, 4, 4)
+    p.setPen(QColor("white"))
+    p.setFont(font)
+    p.drawText(rect, Qt.AlignCenter, text)
+    p.setBrush(Qt.NoBrush)
+    return x + w + 6
 
 
 class MessageView(QListView):
