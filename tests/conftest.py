@@ -1,8 +1,11 @@
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Tests never read or write the user's own settings (QSettings follows XDG_CONFIG_HOME on Linux).
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="compactscope-test-config-")
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -23,3 +26,28 @@ def corpus():
 @pytest.fixture
 def examples():
     return EXAMPLES
+
+
+@pytest.fixture
+def isolated_settings(tmp_path):
+    """Fresh QSettings for one test."""
+    from PySide6.QtCore import QSettings
+    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
+        QSettings.setPath(fmt, QSettings.UserScope, str(tmp_path / "settings"))
+    return tmp_path / "settings"
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path, isolated_settings):
+    """A factory of shown main windows with their own settings and workspace."""
+    from app.main_window import MainWindow
+    from app.settings import Settings
+    from core.workspace import Workspace
+
+    def make():
+        w = MainWindow(Settings(), workspace=Workspace(tmp_path / "ws"))
+        qtbot.addWidget(w)
+        w.resize(1400, 900)
+        w.show()
+        return w
+    return make

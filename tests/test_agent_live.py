@@ -189,13 +189,10 @@ def test_live_menu_opens_the_dock_and_close_stops_the_proxy(qtbot, tmp_path):
         socket.create_connection(("127.0.0.1", proxy.port), timeout=1)
 
 
-def test_panel_fields_are_remembered_but_never_the_key(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
+def test_panel_fields_are_remembered_but_never_the_key(qtbot, tmp_path, isolated_settings):
     mw = pytest.importorskip("app.main_window")
     from app.live import open_live
     from app.settings import Settings
-    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
-        QSettings.setPath(fmt, QSettings.UserScope, str(tmp_path / "settings"))
     win = mw.MainWindow(Settings())
     qtbot.addWidget(win)
     open_live(win, 0)

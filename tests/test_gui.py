@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl  # noqa: E402
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent, QImage  # noqa: E402
 
 from core.align import DUPLICATED, align  # noqa: E402
@@ -31,26 +31,7 @@ CORPUS_FILES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path):
-    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
-        QSettings.setPath(fmt, QSettings.UserScope, str(tmp_path / "settings"))
-    yield
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    from app.main_window import MainWindow
-    from app.settings import Settings
-    from core.workspace import Workspace
-
-    def make():
-        w = MainWindow(Settings(), workspace=Workspace(tmp_path / "ws"))
-        qtbot.addWidget(w)
-        w.resize(1400, 900)
-        w.show()
-        return w
-    return make
+pytestmark = pytest.mark.usefixtures("isolated_settings")
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 from app import gui
 
 
-def test_follow_flag_starts_following(qtbot, tmp_path, monkeypatch, corpus):
+def test_follow_flag_starts_following(qtbot, tmp_path, monkeypatch, corpus, isolated_settings):
     src = corpus / "claude-code-viewer" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
     live = tmp_path / "session.jsonl"
     lines = src.read_text().splitlines(keepends=True)

@@ -13,7 +13,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 pytest.importorskip("pyqtgraph")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 
 from core.explain import boundary_explanation, find_boundary_step  # noqa: E402
 from core.hermes_oracle import ABSENT, MATCH, check_trace, module  # noqa: E402
@@ -27,22 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LONG = ROOT / "assets" / "examples" / "long_session.json"
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path):
-    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
-        QSettings.setPath(fmt, QSettings.UserScope, str(tmp_path / "settings"))
-    yield
-
-
 @pytest.fixture
-def win(qtbot, tmp_path):
-    from app.main_window import MainWindow
-    from app.settings import Settings
-    from core.workspace import Workspace
-    w = MainWindow(Settings(), workspace=Workspace(tmp_path / "ws"))
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
+def win(make_window):
+    w = make_window()
     yield w
     w.timeline.play(False)
     w.runner.cancel()
