@@ -93,9 +93,24 @@ class AnthropicTokenCounter:
         self.fallback = fallback or CharsPerToken()
         self.name = f"anthropic count_tokens ({model})"
         self._cache: dict[str, int] = {}
+        self._by_identity: dict[tuple, tuple[list, int]] = {}
         self.last_error: str | None = None
 
     def tokens(self, messages, meter, *, system=None, tools=None) -> int:
+        # Fast path: the same message objects (messages are immutable in core) were counted before.
+        ident = (tuple(map(id, messages)), id(system), id(tools))
+        hit = self._by_identity.get(ident)
+        if hit is not None:
+            return hit[1]
+        n, ok = self._count(messages, meter, system, tools)
+        if ok:
+            if len(self._by_identity) > 10_000:
+                self._by_identity.clear()
+            # keep the objects themselves, so their ids cannot be reused while the entry exists
+            self._by_identity[ident] = ((tuple(messages), system, tools), n)
+        return n
+
+    def _count(self, messages, meter, system, tools) -> tuple[int, bool]:
         body = {"model": self.model, "messages": messages}
         if system:
             body["system"] = system
@@ -103,14 +118,14 @@ class AnthropicTokenCounter:
             body["tools"] = tools
         key = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
         if key in self._cache:
-            return self._cache[key]
+            return self._cache[key], True
         try:
             n = int(self.client.messages.count_tokens(**body).input_tokens)
         except Exception as e:  # network, auth, invalid request: fall back, say why
             self.last_error = f"{type(e).__name__}: {e}"
-            return self.fallback.tokens(messages, meter)
+            return self.fallback.tokens(messages, meter), False
         self._cache[key] = n
-        return n
+        return n, True
 
 
 def make_anthropic_counter(model: str | None = None, api_key: str | None = None,

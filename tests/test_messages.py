@@ -181,3 +181,26 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_count_tokens_cache_by_identity_and_failures_not_cached():
+    from types import SimpleNamespace
+
+    from core.size import AnthropicTokenCounter, SizeMeter
+
+    calls = []
+
+    class Msgs:
+        def count_tokens(self, **body):
+            calls.append(body)
+            if len(calls) == 1:
+                raise ConnectionError("network down")
+            return SimpleNamespace(input_tokens=77)
+
+    counter = AnthropicTokenCounter(SimpleNamespace(messages=Msgs()), "m")
+    msgs = [u("hello"), a("hi")]
+    meter = SizeMeter()
+    assert counter.tokens(msgs, meter) == meter.size(msgs) // 4      # fell back, said why
+    assert "network down" in counter.last_error
+    assert counter.tokens(msgs, meter) == 77                         # the failure was not cached
+    assert counter.tokens(list(msgs), meter) == 77 and len(calls) == 2   # same objects: no new call
