@@ -40,6 +40,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                         "tools, history before the file starts) to every token estimate (default: on when the file "
                         "has usage and the strategy's threshold is in tokens)")
 
+    p.add_argument("--manual-compacts", action=argparse.BooleanOptionalAction, default=True,
+                   help="where the recording holds a real manual /compact, replay the user's command at that call "
+                        "(strategies with a manual_compact layer; default on)")
+
     def cmd_replay(args) -> int:
         from core.replay import compare, format_table, replay
         result, conv = load(args.file, args.conversation)
@@ -48,7 +52,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             if args.iteration_cap < 1:
                 raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
             res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
-                         calibrate=args.calibrate, iteration_cap=args.iteration_cap)
+                         calibrate=args.calibrate, iteration_cap=args.iteration_cap,
+                         manual_compacts=args.manual_compacts)
         except CliError:
             raise
         except Exception as e:  # a strategy bug must not show a traceback to the user
@@ -63,6 +68,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             eng2 = make_engine(args2, name)
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
                               max_calls=args.max_calls, keep_inputs=False, iteration_cap=args.iteration_cap,
+                              manual_compacts=args.manual_compacts,
                               calibrate=res.calibration is not None if args.calibrate is None else args.calibrate)
         if args.json:
             d = res.to_json()

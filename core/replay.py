@@ -386,8 +386,12 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
            keep_traces: bool = False, keep_inputs: bool = True, skip_real_summaries: bool = True,
            pending_call: bool = True, calibrate: bool | None = None, max_calls: int | None = None,
            progress: Callable[[int, int], Any] | None = None, iteration_cap: int = 90,
-           cancel=None, **engine_kw) -> ReplayResult:
+           cancel=None, manual_compacts: bool = True, **engine_kw) -> ReplayResult:
     """Run the strategy's pipeline before every model call of ``conversation``.
+
+    ``manual_compacts``: where the recording holds a real manual compaction (Claude Code's
+    ``/compact``, trigger "manual") and the strategy has a ``manual_compact`` layer, the user's
+    command is replayed too: that call's pipeline ends with ``manual_compact``.
 
     ``engine``: an existing Engine (its summarizer cache and workspace are reused; its state
     is the starting state). Otherwise one is made from ``strategy``, ``params`` and
@@ -441,6 +445,9 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
         if ev["call"] is not None:
             real_by_call.setdefault(ev["call"], ev)
 
+    manual_layer = None
+    if manual_compacts and any(l.name == "manual_compact" for l in strat.extra_layers):
+        manual_layer = "manual_compact"
     base_tok, base_cpt = tok, cpt
     calib = None
     if calibrate is None:
@@ -503,7 +510,10 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
             uncompacted = last_over if seg == 0 and last_over is not None else calib["fixed"] + calib["hidden"]
             tok.offset = calib["fixed"] if sim_compacted else uncompacted
             raw_tokens += uncompacted
-        trace = engine.run(context, conversation=view, now=ts, dialect=strat.dialect)
+        run_layers = None
+        if manual_layer and real_by_call.get(k, {}).get("trigger") == "manual":
+            run_layers = [l.name for l in engine.layers] + [manual_layer]
+        trace = engine.run(context, conversation=view, now=ts, dialect=strat.dialect, layers=run_layers)
         # compose origins through the steps to know what survived
         cur = list(range(len(context)))
         layers, fired, events, errors = [], [], [], []

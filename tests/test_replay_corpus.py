@@ -56,3 +56,23 @@ def test_rerun_of_a_calibrated_call_fires_like_the_replay(corpus, tmp_path):
     assert tr.step("auto_compact").triggered
     assert tr.step("auto_compact").tokens_before == res.calls[k].tokens_before
     assert not res.rerun(k - 1).step("auto_compact").triggered
+
+
+@pytest.mark.parametrize("name,calls", [("4b-7d5121b42a-0-full.jsonl", [9]),
+                                        ("44-785715c3f5-2-full.jsonl", [37, 90])])
+def test_real_manual_compacts_are_replayed_at_their_call(corpus, tmp_path, name, calls):
+    """The user typed /compact: the replay runs the strategy's manual_compact at that very call, even
+    below the auto threshold; without it, nothing fires there."""
+    from core.workspace import Workspace
+    conv = _load(corpus, name)
+    params = {"idle_gap_minutes": 0}
+    res = replay(conv, "claude_code", params, workspace=Workspace(tmp_path), keep_inputs=False)
+    manual = [b for b in res.boundary_report() if b["trigger"] == "manual"]
+    assert [b["real_call"] for b in manual] == calls
+    for c in calls:
+        assert "manual_compact" in res.calls[c].fired
+        assert res.calls[c].summaries == 1
+    off = replay(conv, "claude_code", params, workspace=Workspace(tmp_path), keep_inputs=False,
+                 manual_compacts=False)
+    assert all("manual_compact" not in c.fired for c in off.calls)
+    assert all("auto_compact" not in off.calls[c].fired for c in calls)

@@ -228,6 +228,7 @@ class TimelineWidget(QWidget):
             self.threshold_label.setFormat(f"threshold {approx}{_fmt(thr)} {'tokens' if self.unit == 'tokens' else 'chars'}")
         # layer markers: one scatter per layer, created once per layer name
         names = list(r.layer_names)
+        names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
         for k, name in enumerate(names):
             m = self.layer_markers.get(name)
             if m is None:
