@@ -117,9 +117,6 @@ def threshold_for(strategy: Strategy, params: dict) -> tuple[float | None, str]:
     fn = strategy.notes.get("threshold_fn") if isinstance(strategy.notes, dict) else None
     if callable(fn):
         return float(fn(params)), strategy.threshold_unit
-    if strategy.name == "claude_code":
-        from .layers.claude_code import threshold
-        return float(threshold(params)), "tokens"
     if strategy.threshold_param and strategy.threshold_param in params:
         try:
             return float(params[strategy.threshold_param]), strategy.threshold_unit

@@ -1,7 +1,7 @@
 """Claude Code's production pipeline (seed 001's deep dive, "深入 CC 源码")."""
 from __future__ import annotations
 
-from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, RoughTokens
+from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, RoughTokens, threshold
 from .base import Param, Strategy
 
 CLAUDE_CODE = Strategy(
@@ -60,7 +60,7 @@ CLAUDE_CODE = Strategy(
     threshold_unit="tokens",
     token_estimator=RoughTokens,
     compact_tool_layer="manual_compact",
-    notes={"threshold": "window - min(max_output, summary_max_output) - buffer",
+    notes={"threshold": "window - min(max_output, summary_max_output) - buffer", "threshold_fn": threshold,
            "not reproduced": "context collapse and session-memory compaction (not in the public source); "
                              "cached microcompact (needs the API's cache_edits)"},
 )
