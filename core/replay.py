@@ -470,6 +470,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     raw_list: list = []
     sim_compacted, last_over = False, None     # for calibrate
     turn = 0
+    ts, ts_from = None, 0
     total = len(call_at)
     for k, j in enumerate(call_at):
         if cancel is not None and cancel.is_set():
@@ -494,11 +495,10 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
         else:
             raw_list.extend(msgs[i] for i in new)
             raw_tokens = base_tok.tokens(raw_list, meter, system=view.system, tools=view.tools)
-        ts = None
-        for i in range(j - 1, -1, -1):
+        for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
             if metas[i].timestamp is not None:
                 ts = metas[i].timestamp
-                break
+        ts_from = j
         state_before = dict(engine.state)
         if calib is not None:
             over, seg = calib["per_call"][k], calib["segment"][k]
