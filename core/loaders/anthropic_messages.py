@@ -83,14 +83,15 @@ def _fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
     return out
 
 
-def read_messages(probe: Probe) -> tuple:
-    """(messages, meta, system, tools, model, problems, document) for a list, body or JSONL file."""
+def read_messages(probe: Probe, doc=None) -> tuple:
+    """(messages, meta, system, tools, model, problems) for a list, body or JSONL file.
+
+    ``doc``: the parsed document when the caller already read it (not parsed again)."""
     path = str(probe.path)
-    jsonl = first_line_is_object(probe)
     problems: list[Problem] = []
     meta: list[MessageMeta] = []
-    system = tools = model = doc = None
-    if jsonl:
+    system = tools = model = None
+    if doc is None and first_line_is_object(probe):
         msgs = []
         for n, raw in iter_lines(probe.path):
             if raw is None:
@@ -109,7 +110,8 @@ def read_messages(probe: Probe) -> tuple:
         if not msgs:
             raise LoadError(path, 0, "no message found: " + (str(problems[0]) if problems else "every line is blank"))
     else:
-        doc = read_json_document(probe.path)
+        if doc is None:
+            doc = read_json_document(probe.path)
         if isinstance(doc, dict):
             if not isinstance(doc.get("messages"), list):
                 raise LoadError(path, 1, "a JSON object without a \"messages\" list: not a request body")
@@ -131,7 +133,7 @@ def read_messages(probe: Probe) -> tuple:
         tools = None
     if model is not None and not isinstance(model, str):
         model = None
-    return msgs, meta, system, tools, model, problems, doc
+    return msgs, meta, system, tools, model, problems
 
 
 def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
@@ -177,11 +179,12 @@ def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
 
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
-    if probe.starts_with(b"{") and '"cycles"' in probe.text_head:
+    doc = None
+    if probe.starts_with(b"{") and '"cycles"' in probe.text_head and not first_line_is_object(probe):
         doc = read_json_document(probe.path)
         if isinstance(doc, dict) and isinstance(doc.get("cycles"), list) and not isinstance(doc.get("messages"), list):
             return _load_cycles(probe, doc)
-    msgs, meta, system, tools, model, problems, _ = read_messages(probe)
+    msgs, meta, system, tools, model, problems = read_messages(probe, doc)
     dialect = detect_dialect(msgs)
     conv = Conversation(msgs, dialect, system, tools, model, probe.path.name, path,
                         FORMAT if dialect == ANTHROPIC else "openai-chat", meta, problems=problems)

@@ -14,7 +14,7 @@ import re
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI, detect_dialect
-from .anthropic_messages import _fix_repr, read_messages
+from .anthropic_messages import _fix_repr, first_line_is_object, read_messages
 from .base import LoadError, Probe, document_lines, parse_timestamp, read_json_document
 
 FORMAT = "openai-chat"
@@ -110,11 +110,12 @@ def _build(items: list, path: str, line_of, problems: list) -> tuple[list, list]
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
     head = probe.text_head
-    if probe.starts_with(b"{") and (_TRAJ.search(head) or '"session_id"' in head or '"system_prompt"' in head):
+    if probe.starts_with(b"{") and (_TRAJ.search(head) or '"session_id"' in head or '"system_prompt"' in head) \
+            and not first_line_is_object(probe):
         doc = read_json_document(probe.path)
         if isinstance(doc, dict):
             return _load_document(probe, doc)
-    msgs, meta, system, tools, model, problems, _ = read_messages(probe)
+    msgs, meta, system, tools, model, problems = read_messages(probe)
     out_msgs, out_meta = [], []
     for m, mm in zip(msgs, meta):
         msg, extra = normalize(m)
