@@ -126,15 +126,9 @@ class LivePanel(QWidget):
         w = QWidget(self)
         f = QFormLayout(w)
         f.setContentsMargins(4, 4, 4, 4)
-        row = QHBoxLayout()
-        self.workdir = QLineEdit(w)
-        self.workdir.setObjectName("workdir")
-        self.workdir.setPlaceholderText("the folder the agent may read, write and run commands in")
-        row.addWidget(self.workdir, 1)
-        b = QPushButton("Browse\u2026", w)
-        b.clicked.connect(lambda: self._pick_dir(self.workdir))
-        row.addWidget(b)
-        f.addRow("Workspace", row)
+        self.workdir = self._path_row(f, w, "Workspace", "workdir",
+                                      "the folder the agent may read, write and run commands in",
+                                      lambda: self._pick_dir(self.workdir))
         self.model_edit = QLineEdit(w)
         self.model_edit.setObjectName("model")
         from core.agent import DEFAULT_MODEL
@@ -194,21 +188,29 @@ class LivePanel(QWidget):
         w = QWidget(self)
         f = QFormLayout(w)
         f.setContentsMargins(4, 4, 4, 4)
-        row = QHBoxLayout()
-        self.follow_path = QLineEdit(w)
-        self.follow_path.setObjectName("followPath")
-        self.follow_path.setPlaceholderText("~/.claude/projects/<project>/<session>.jsonl, or a recording")
-        row.addWidget(self.follow_path, 1)
-        b = QPushButton("Browse\u2026", w)
-        b.clicked.connect(self._pick_follow)
-        row.addWidget(b)
-        f.addRow("File", row)
+        self.follow_path = self._path_row(f, w, "File", "followPath",
+                                          "~/.claude/projects/<project>/<session>.jsonl, or a recording",
+                                          self._pick_follow)
         self.follow_btn = QPushButton("Follow", w)
         self.follow_btn.setObjectName("followButton")
         self.follow_btn.setCheckable(True)
         self.follow_btn.toggled.connect(self._follow_toggled)
         f.addRow("", self.follow_btn)
         return w
+
+    @staticmethod
+    def _path_row(form: QFormLayout, w: QWidget, label: str, name: str, placeholder: str, browse) -> QLineEdit:
+        """A path field with a Browse button after it, added to ``form``; returns the field."""
+        row = QHBoxLayout()
+        edit = QLineEdit(w)
+        edit.setObjectName(name)
+        edit.setPlaceholderText(placeholder)
+        row.addWidget(edit, 1)
+        b = QPushButton("Browse\u2026", w)
+        b.clicked.connect(browse)
+        row.addWidget(b)
+        form.addRow(label, row)
+        return edit
 
     def _pick_dir(self, edit: QLineEdit) -> None:
         d = QFileDialog.getExistingDirectory(self, "Workspace folder for the agent", edit.text() or os.getcwd())
@@ -302,10 +304,6 @@ class LivePanel(QWidget):
     def clear_error(self) -> None:
         self.error_box.hide()
         self.error_box.setText("")
-
-    @property
-    def error_text(self) -> str:
-        return self.error_box.text() if self.error_box.isVisible() or self.error_box.text() else ""
 
     def _append(self, html_text: str) -> None:
         self._stream_open = False
