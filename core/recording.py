@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from .loaders.base import JSONDecodeError, iter_lines, loads, parse_timestamp
+
 FORMAT_NAME = "compactscope.recording"
 VERSION = 1
 
@@ -36,21 +38,6 @@ REDACTED = "[redacted]"
 def iso(t: float | None = None) -> str:
     t = time.time() if t is None else t
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
-
-
-def parse_iso(s: Any) -> float | None:
-    if not isinstance(s, str) or len(s) < 19:
-        return None
-    try:
-        import calendar
-        base = calendar.timegm(time.strptime(s[:19], "%Y-%m-%dT%H:%M:%S"))
-    except ValueError:
-        return None
-    frac = 0.0
-    m = re.match(r"\.(\d+)", s[19:])
-    if m:
-        frac = float("0." + m.group(1))
-    return base + frac
 
 
 def scrub(obj: Any, secrets: Iterable[str] = ()) -> Any:
@@ -236,7 +223,6 @@ class RecordingWriter:
                 self._f.write(b"\n")
 
     def _last_seq(self) -> int:
-        from .loaders.base import iter_lines
         last = 0
         for _, raw in iter_lines(self.path):
             try:
@@ -382,11 +368,8 @@ def _pair_to_call(rec: dict, n: int, seq: int) -> CallRecord | None:
             error = {"status": status, **acc.error}
     elif isinstance(status, int) and status >= 400:
         error = {"status": status, "message": f"HTTP {status}"}
-    t0 = req.get("timestamp")
-    t1 = resp.get("timestamp")
-    to_t = (lambda v: v / 1000 if isinstance(v, (int, float)) and v > 1e11 else
-            (float(v) if isinstance(v, (int, float)) else parse_iso(v)))
-    return CallRecord(seq, n, body, response, usage, error, None, to_t(t0), to_t(t1), "model",
+    return CallRecord(seq, n, body, response, usage, error, None, parse_timestamp(req.get("timestamp")),
+                      parse_timestamp(resp.get("timestamp")), "model",
                       {"url": req.get("url"), "method": req.get("method")})
 
 
@@ -396,7 +379,6 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
     Never raises on bad lines: a broken or cut-off line becomes a problem
     (with its line number) and is skipped.
     """
-    from .loaders.base import iter_lines
     path = Path(path)
     header = None
     calls: list[CallRecord] = []
@@ -409,7 +391,6 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
         with path.open("rb") as f:
             f.seek(size - 1)
             last_line_complete = f.read(1) == b"\n"
-    from .loaders.base import JSONDecodeError, loads
     last_n = 0
     for n, raw in iter_lines(path):
         last_n = n
@@ -434,7 +415,7 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
                 continue
             calls.append(CallRecord(int(rec.get("seq") or len(calls) + 1), n, req, rec.get("response"),
                                     rec.get("usage"), rec.get("error"), rec.get("trace"),
-                                    parse_iso(rec.get("t_start")), parse_iso(rec.get("t_end")),
+                                    parse_timestamp(rec.get("t_start")), parse_timestamp(rec.get("t_end")),
                                     str(rec.get("kind") or "model"), rec))
         elif t == "event":
             events.append({**rec, "_line": n})
