@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
 
 from core.replay import COMPARISON_COLUMNS
 
+from .common import fmt
+
 LAYER_COLORS = ["#dc2626", "#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#db2777", "#65a30d",
                 "#7c3aed", "#ca8a04"]
 KNOWN_LAYER_COLORS = {
@@ -33,13 +35,6 @@ KNOWN_LAYER_COLORS = {
 }
 OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
 SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
-
-
-def _fmt(v) -> str:
-    try:
-        return f"{int(v):,}"
-    except (TypeError, ValueError):
-        return str(v)
 
 
 class TimelineWidget(QWidget):
@@ -210,7 +205,7 @@ class TimelineWidget(QWidget):
         if self.unit == "tokens" and pts:
             self.real_markers.setData([p[0] for p in pts], [p[1] for p in pts],
                                       data=[f"real {e.get('trigger') or ''} compaction, preTokens "
-                                            f"{_fmt(e['pre_tokens'])}" for e in evs if e.get("pre_tokens")])
+                                            f"{fmt(e['pre_tokens'])}" for e in evs if e.get("pre_tokens")])
         else:
             self.real_markers.setData([], [])
         # threshold
@@ -225,7 +220,7 @@ class TimelineWidget(QWidget):
         else:
             self.threshold_line.setPos(thr)
             self.threshold_line.show()
-            self.threshold_label.setFormat(f"threshold {approx}{_fmt(thr)} {'tokens' if self.unit == 'tokens' else 'chars'}")
+            self.threshold_label.setFormat(f"threshold {approx}{fmt(thr)} {'tokens' if self.unit == 'tokens' else 'chars'}")
         # layer markers: one scatter per layer, created once per layer name
         names = list(r.layer_names)
         names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
@@ -271,10 +266,10 @@ class TimelineWidget(QWidget):
         self._visibility()
         t = r.totals()
         self.info.setToolTip(f"{r.label}: strategy {r.strategy}, tokens by {r.token_estimator}"
-                             + (f"; calibrated: +{_fmt(r.calibration['fixed'])} tokens not in the file"
+                             + (f"; calibrated: +{fmt(r.calibration['fixed'])} tokens not in the file"
                                 if getattr(r, "calibration", None) else ""))
         self.info.setText(f"{r.label}: {len(r.calls):,} calls, {t['compactions']} compactions, "
-                          f"{t['summaries']} summaries, peak {_fmt(t['peak_tokens'])} tokens"
+                          f"{t['summaries']} summaries, peak {fmt(t['peak_tokens'])} tokens"
                           + (f"; {len(r.real_events)} real compaction(s)" if r.real_events else ""))
         self._update_cursor_info()
 
@@ -296,7 +291,7 @@ class TimelineWidget(QWidget):
                 e = evs[k]
                 line.setPos(e["call"] - 0.5)
                 text = f"real {e.get('trigger') or ''} compaction" + (
-                    f" ({_fmt(e['pre_tokens'])})" if e.get("pre_tokens") else "")
+                    f" ({fmt(e['pre_tokens'])})" if e.get("pre_tokens") else "")
                 for child in line.childItems():
                     if isinstance(child, pg.InfLineLabel):
                         child.setFormat(text)
@@ -338,9 +333,9 @@ class TimelineWidget(QWidget):
             return
         c = r.calls[self._cursor]
         fired = ", ".join(c.fired) if c.fired else "nothing fired"
-        real = f", real {_fmt(c.real_tokens)}" if c.real_tokens is not None else ""
+        real = f", real {fmt(c.real_tokens)}" if c.real_tokens is not None else ""
         self.plot.getPlotItem().setTitle(
-            f"call {c.index} (message {c.message_index}): {_fmt(c.tokens_before)} -> {_fmt(c.tokens_after)} tokens"
+            f"call {c.index} (message {c.message_index}): {fmt(c.tokens_before)} -> {fmt(c.tokens_after)} tokens"
             f"{real}; {fired}{self._iter_text(self._cursor)}", size="9pt")
 
     def _iter_text(self, i: int) -> str:
@@ -360,8 +355,8 @@ class TimelineWidget(QWidget):
             return ""
         c = r.calls[i]
         lines = [f"model call {c.index} (before message #{c.message_index})",
-                 f"context {c.messages_before} -> {c.messages_after} messages, {_fmt(c.tokens_before)} -> "
-                 f"{_fmt(c.tokens_after)} tokens" + (f" (real {_fmt(c.real_tokens)})" if c.real_tokens is not None
+                 f"context {c.messages_before} -> {c.messages_after} messages, {fmt(c.tokens_before)} -> "
+                 f"{fmt(c.tokens_after)} tokens" + (f" (real {fmt(c.real_tokens)})" if c.real_tokens is not None
                                                     else ""),
                  "fired: " + (", ".join(c.fired) if c.fired else "nothing")]
         if self._iters:
@@ -369,7 +364,7 @@ class TimelineWidget(QWidget):
         for o in self.overlays:
             if i < len(o.calls):
                 oc = o.calls[i]
-                lines.append(f"{o.label}: {_fmt(oc.tokens_after)} tokens sent"
+                lines.append(f"{o.label}: {fmt(oc.tokens_after)} tokens sent"
                              + (f"; {', '.join(oc.fired)}" if oc.fired else ""))
         lines += [f"  {e}" for e in c.events[:4]]
         return "\n".join(lines)
@@ -488,7 +483,7 @@ class ComparisonTable(QTableWidget):
         for i, row in enumerate(rows):
             for j, (key, _) in enumerate(COMPARISON_COLUMNS):
                 v = row.get(key, "")
-                item = QTableWidgetItem(_fmt(v) if isinstance(v, int) else str(v))
+                item = QTableWidgetItem(fmt(v) if isinstance(v, int) else str(v))
                 item.setData(Qt.UserRole, v)
                 if j:
                     item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
