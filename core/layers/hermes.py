@@ -34,18 +34,19 @@ def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
+def _budgets_of(params: dict) -> R.Budgets:
+    mt = int(params.get("max_tokens", 0) or 0)
+    return R.budgets(int(params.get("context_length", 200_000)), float(params.get("threshold_pct", 0.50)),
+                     mt if mt > 0 else None, float(params.get("summary_target_ratio", 0.20)))
+
+
 def _budgets(ctx: LayerContext) -> R.Budgets:
-    p = ctx.params
-    mt = int(p.get("max_tokens", 0) or 0)
-    return R.budgets(int(p.get("context_length", 200_000)), float(p.get("threshold_pct", 0.50)),
-                     mt if mt > 0 else None, float(p.get("summary_target_ratio", 0.20)))
+    return _budgets_of(ctx.params)
 
 
 def threshold(params: dict) -> int:
     """The token count at which the strategy compacts, for charts and replay."""
-    mt = int(params.get("max_tokens", 0) or 0)
-    return R.budgets(int(params.get("context_length", 200_000)), float(params.get("threshold_pct", 0.50)),
-                     mt if mt > 0 else None, float(params.get("summary_target_ratio", 0.20))).threshold_tokens
+    return _budgets_of(params).threshold_tokens
 
 
 def head_size(messages: list, state: dict, protect_first_n: int) -> int:
@@ -457,8 +458,7 @@ def hermes_sanitize(messages: list, ctx: LayerContext) -> LayerOutput:
     note = ("; ".join(e.text for e in edits[:-1]) + "; " if changed else "tool pairs and images already clean; ") + rule
     if not changed:
         return LayerOutput.unchanged(messages, note, vars=v, state=state, edits=edits)
-    final_origin = origin
-    return LayerOutput(out2, final_origin, edits, v, note, state=state)
+    return LayerOutput(out2, origin, edits, v, note, state=state)
 
 
 LAYERS = {
