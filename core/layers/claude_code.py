@@ -251,8 +251,7 @@ def api_round_groups(messages: list) -> list[tuple[int, int]]:
     """[start, end) of each API round: a new group begins at every assistant message."""
     starts = [0] + [i for i, m in enumerate(messages) if i > 0 and isinstance(m, dict)
                     and m.get("role") == "assistant"]
-    starts = sorted(set(starts))
-    return [(s, e) for s, e in zip(starts, starts[1:] + [len(messages)])]
+    return list(zip(starts, starts[1:] + [len(messages)]))
 
 
 def _ptl_gap(error: SummaryError) -> int | None:
