@@ -189,17 +189,10 @@ class _Sink(dict):
         pass
 
 
-def _edit_rows(step, rows: list[Row], left_rows: dict | None = None, right_rows: dict | None = None) -> list[Row]:
+def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list[Row]:
     """Attach edit indexes and block changes to the rows they concern (cost ~ rows touched by edits)."""
     if not step.edits:
         return rows
-    if left_rows is None or right_rows is None:
-        left_rows, right_rows = {}, {}
-        for ri, r in enumerate(rows):
-            if r.left is not None and r.kind != DUPLICATED and r.left not in left_rows:
-                left_rows[r.left] = ri
-            if r.right is not None:
-                right_rows[r.right] = ri
     touched: dict[int, list] = {}
     for k, e in enumerate(step.edits):
         if e.message is not None and e.message in left_rows:
