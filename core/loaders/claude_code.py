@@ -38,11 +38,6 @@ from ..messages import ANTHROPIC
 from .base import (MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp,
                    recover_records)
 
-try:
-    from orjson import loads as _fast_loads
-except ImportError:  # pragma: no cover - orjson is a dependency
-    _fast_loads = loads
-
 FORMAT = "claude-code"
 
 CONVERSATION_TYPES = ("user", "assistant")
@@ -152,7 +147,7 @@ def _read_lines(lines, path_str, problems, take, parents, types, conv_append, ot
             problems.append(Problem(path_str, n, "line is too long to load; skipped", "error"))
             continue
         try:
-            rec = _fast_loads(raw)
+            rec = loads(raw)
         except JSONDecodeError as e:
             if not raw.strip():
                 continue               # a blank line
