@@ -7,6 +7,7 @@ Every parameter edit, strategy or summarizer change, and threshold drag re-runs.
 from __future__ import annotations
 
 import gc
+import html
 import re
 from pathlib import Path
 
@@ -1311,7 +1312,8 @@ class MainWindow(QMainWindow):
 
     # ================================================================== errors
     def show_error(self, what: str, todo: str = "") -> None:
-        self.banner.setText(f"<b>{_esc(what)}</b>" + (f"<br>What to do: {_esc(todo)}" if todo else ""))
+        self.banner.setText(f"<b>{html.escape(str(what), quote=False)}</b>"
+                            + (f"<br>What to do: {html.escape(str(todo), quote=False)}" if todo else ""))
         self.banner.show()
         self.last_error = what
         self.sigError.emit(what)
@@ -1352,10 +1354,6 @@ class MainWindow(QMainWindow):
             time.sleep(0.005)
         app.processEvents()
         return True
-
-
-def _esc(s: str) -> str:
-    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def light_palette() -> QPalette:

@@ -6,6 +6,8 @@ window feeds it from a Trace. Left/Right/Home/End are window shortcuts that call
 """
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout,
@@ -114,7 +116,7 @@ class LayerStepper(QWidget):
         text = self._explanations[k] if k < len(self._explanations) else ""
         colr = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])[0]
         self.explain.setText(f"<b style='color:{colr}'>{k}/{len(self.stages) - 1} \u00b7 {label}</b> "
-                             f"&nbsp; {_esc(text)}")
+                             f"&nbsp; {html.escape(text, quote=False)}")
         if k != self.current:
             self.current = k
             self.sigStageChanged.emit(k)
@@ -151,7 +153,3 @@ class LayerStepper(QWidget):
             self.set_playing(False)
             return
         self.step(1)
-
-
-def _esc(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
