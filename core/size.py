@@ -131,20 +131,13 @@ class AnthropicTokenCounter:
 def make_anthropic_counter(model: str | None = None, api_key: str | None = None,
                            base_url: str | None = None) -> AnthropicTokenCounter:
     """An Anthropic count_tokens estimator from settings or the environment
-    (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, COMPACTSCOPE_MODEL)."""
-    import os
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
+    (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, COMPACTSCOPE_MODEL), resolved and connected like the summarizer's."""
+    from .summarizers.anthropic_api import AnthropicSummarizer
+    api = AnthropicSummarizer(model, api_key, base_url)
+    if not api.api_key:
         raise ValueError("counting tokens with Anthropic needs an API key: set ANTHROPIC_API_KEY "
                          "(or use the chars/4 estimate)")
-    import anthropic
-    kw = {"api_key": key, "max_retries": 2}
-    url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
-    if url:
-        kw["base_url"] = url
-    from .summarizers.anthropic_api import DEFAULT_MODEL
-    return AnthropicTokenCounter(anthropic.Anthropic(**kw), model or os.environ.get("COMPACTSCOPE_MODEL")
-                                 or DEFAULT_MODEL)
+    return AnthropicTokenCounter(api.client(), api.model)
 
 
 @dataclass(frozen=True)
