@@ -356,10 +356,6 @@ class Agent:
         return list(to_anthropic(trace.output).messages)
 
     # -- settings
-    @property
-    def has_key(self) -> bool:
-        return bool(self._api_key)
-
     def client(self):
         if self._client is None:
             if not self._api_key:

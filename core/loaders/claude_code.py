@@ -193,12 +193,6 @@ def _blocks_of(content) -> list:
     return [{"type": "text", "text": content if isinstance(content, str) else str(content)}]
 
 
-def _tool_use_ids(content) -> list:
-    if not isinstance(content, list):
-        return []
-    return [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
-
-
 def _only_tool_results(content) -> bool:
     return isinstance(content, list) and bool(content) and all(
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
@@ -390,7 +384,7 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
             continue
         # a record that forks off the chain: a sibling of the same turn (another block of the same
         # assistant message, another tool result) or an abandoned branch
-        for ki in range(scanned, len(kept)):     # (no slice copy; _tool_use_ids inlined: one pass of the file)
+        for ki in range(scanned, len(kept)):     # (no slice copy: one pass of the file)
             krec = kept[ki].rec
             if krec.get("type") == "assistant":
                 km = krec["message"]
