@@ -87,9 +87,6 @@ class RoughTokens:
 
     def message_chars(self, m, meter) -> int:
         """The message's share of the character count (its repr, images flat): additive."""
-        return self._chars(m, meter)
-
-    def _chars(self, m, meter) -> int:
         hit = self._cache.get(id(m))
         if hit is not None and hit[0] is m:
             return hit[1]
@@ -113,7 +110,7 @@ class RoughTokens:
         if last is not None and last[0] is messages and last[1] == len(messages) and last[2] is messages[0] \
                 and last[3] is messages[-1]:
             return last[4]       # the same list again (an unchanged layer passes its input on)
-        n = (2 + sum(self._chars(m, meter) for m in messages) + 2 * (len(messages) - 1)) // 4
+        n = (2 + sum(self.message_chars(m, meter) for m in messages) + 2 * (len(messages) - 1)) // 4
         self._last = (messages, len(messages), messages[0], messages[-1], n)
         return n
 
