@@ -24,6 +24,7 @@ from . import strategies
 from .conversation import Conversation, MessageMeta
 from .messages import OPENAI, block_type, blocks, to_anthropic, to_openai
 from .pipeline import Engine
+from .size import CharsPerToken
 from .strategies.base import Strategy
 from .trace import PERSIST, REPLACE, Trace
 
@@ -414,7 +415,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     meta_map = {id(m): metas[i] for i, m in enumerate(msgs)}
     view = _View(conv, meta_map, strat.dialect)
     meter, tok = engine.meter, engine.tokens
-    cpt = getattr(tok, "cpt", None) if type(tok).__name__ == "CharsPerToken" else None
+    cpt = tok.cpt if isinstance(tok, CharsPerToken) else None
     # an estimator that is a sum over messages (``message_chars``) gets the raw curve incrementally
     per_msg = getattr(tok, "message_chars", None) if getattr(tok, "cpt", None) else None
     raw_est = 0
