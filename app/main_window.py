@@ -787,12 +787,6 @@ class MainWindow(QMainWindow):
             msgs = self.stage_messages(0)
             self.model.set_messages(msgs, findings=self.stage_findings(0))
             self.diff_model.set_step(None)
-            self.edits.set_step(None, overview=[(s[1], s[2], self.stepper._explanations[j])
-                                                for j, s in enumerate(self.stepper.stages) if j > 0])
-            snip = self._snip_step()
-            self.explainer.set_steps(snip, self._readme_snip(), self.result.readme_error if self.result else None,
-                                     self.strategy.name)
-            self._oracle_row()
         else:
             rows = self.rows_of(step)
             cuts_before, cuts_after = self._cuts(step)
@@ -816,10 +810,9 @@ class MainWindow(QMainWindow):
                 msgs = step.messages
             self.diff_model.set_step(step, rows)
             QTimer.singleShot(0, self.diff.scroll_to_first_change)
-            self.edits.set_step(step, stage_label(self.strategy, step.layer))
-            self._oracle_row()
-            self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), self._readme_snip(),
-                                     self.result.readme_error if self.result else None, self.strategy.name)
+        self._show_edits(step)
+        self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), self._readme_snip(),
+                                 self.result.readme_error if self.result else None, self.strategy.name)
         self._boundary_tab_title()
         self._update_diff_counts()
         self.diff.setVisible(step is not None)
@@ -874,6 +867,15 @@ class MainWindow(QMainWindow):
         k = self.tabs.indexOf(self.explainer)
         if k >= 0 and self.tabs.tabText(k) != title:
             self.tabs.setTabText(k, title)
+
+    def _show_edits(self, step) -> None:
+        """The edit list of the shown step (on Original: every layer at a glance), then the oracle row."""
+        if step is None:
+            self.edits.set_step(None, overview=[(s[1], s[2], self.stepper._explanations[j])
+                                                for j, s in enumerate(self.stepper.stages) if j > 0])
+        else:
+            self.edits.set_step(step, stage_label(self.strategy, step.layer))
+        self._oracle_row()
 
     def _oracle_row(self) -> None:
         """The hermes-agent verdict as the last line of the step explanation (hermes runs only)."""
@@ -1189,13 +1191,7 @@ class MainWindow(QMainWindow):
                                         "color: #b91c1c; font-weight: bold" if bad else "color: #64748b")
         self.oracle_label.show()
         self.explainer.set_oracle(verdict)
-        step = self.current_step()
-        if step is None:
-            self.edits.set_step(None, overview=[(st[1], st[2], self.stepper._explanations[j])
-                                                for j, st in enumerate(self.stepper.stages) if j > 0])
-        else:
-            self.edits.set_step(step, stage_label(self.strategy, step.layer))
-        self._oracle_row()
+        self._show_edits(self.current_step())
         self.sigOracleReady.emit(verdict)
 
     def _resolve_persisted(self, text: str):
