@@ -27,6 +27,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--quiet", action="store_true", help="no line per call")
 
     def cmd_proxy(args) -> int:
+        from core.conversation import Usage
         from core.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy
         from core.recording import RecordingWriter
         upstream = args.upstream or DEFAULT_UPSTREAM
@@ -46,12 +47,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             if args.quiet:
                 return
             req = r.get("request") or {}
-            u = r.get("usage") or {}
-            ctx = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
-                                                   "cache_read_input_tokens"))
+            u = Usage.from_dict(r.get("usage")) or Usage()
             err = r.get("error")
             what = f"error: {err.get('kind')}: {err.get('message', '')}"[:120] if err else \
-                f"context {ctx:,} tokens, output {int(u.get('output_tokens') or 0):,}"
+                f"context {u.context_tokens:,} tokens, output {u.output_tokens:,}"
             print(f"{time.strftime('%H:%M:%S')} {req.get('model', '?')}: {len(req.get('messages') or [])} messages, "
                   f"{what}", flush=True)
         try:
