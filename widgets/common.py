@@ -183,7 +183,3 @@ def block_sizes(m) -> dict:
     for call in m.get("tool_calls") or []:
         out["tool_use"] += len(str(call))
     return out
-
-
-def block_types_of(m) -> set:
-    return {c.type for c in message_chips(m)}

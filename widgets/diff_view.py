@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledIte
 from core.align import align
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .message_view import CHIP_CACHE, cached_chips, pill
+from .message_view import cached_chips, pill
 
 KindRole = Qt.UserRole + 1
 MessageRole = Qt.UserRole + 2
@@ -40,7 +40,6 @@ class DiffModel(QAbstractTableModel):
         self.all_rows: list = []
         self.changes_only = False
         self._counts: dict = {}              # id(rows list) -> (rows list, counts per kind)
-        self._chips = CHIP_CACHE     # shared with the message list: a message's chips are computed once
 
     def set_step(self, step, rows: list | None = None) -> None:
         """Show a step; ``rows`` = ``align(step)`` when the caller already has them."""

@@ -12,7 +12,7 @@ from operator import is_, is_not
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
-from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate
+from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core.messages import ToolPairIndex, block_type, blocks, message_text
 
@@ -175,7 +175,6 @@ class MessageListModel(QAbstractListModel):
         self.only_changed = False
         self.only_matches = False
         self.search_text = ""
-        self._chips = CHIP_CACHE             # id(message) -> (message, chips), shared with the diff
         self._text: dict[int, tuple] = {}    # id(message) -> (message, lowercased text)
 
     # ------------------------------------------------------------ data in
@@ -653,8 +652,6 @@ class MessageView(QListView):
         super().mousePressEvent(e)
         ix = self.indexAt(e.position().toPoint())
         if ix.isValid():
-            opt = self.viewOptions() if hasattr(self, "viewOptions") else None
-            from PySide6.QtWidgets import QStyleOptionViewItem
             opt = QStyleOptionViewItem()
             self.initViewItemOption(opt)
             rect = self.visualRect(ix)

@@ -154,9 +154,6 @@ class TokenChart(QWidget):
     def _threshold_released(self, *_):
         self.sigThresholdChanged.emit(float(self.threshold.value()))
 
-    def threshold_value(self) -> float:
-        return float(self.threshold.value())
-
     def set_stage(self, k: int) -> None:
         self.cursor.setValue(k)
 
