@@ -48,14 +48,12 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         from core.replay import compare, format_table, replay
         result, conv = load(args.file, args.conversation)
         engine = make_engine(args, args.strategy)
+        if args.iteration_cap < 1:
+            raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
         try:
-            if args.iteration_cap < 1:
-                raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
             res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
                          calibrate=args.calibrate, iteration_cap=args.iteration_cap,
                          manual_compacts=args.manual_compacts)
-        except CliError:
-            raise
         except Exception as e:  # a strategy bug must not show a traceback to the user
             raise CliError(f"{args.file}: the replay failed: {type(e).__name__}: {e}") from e
         if not res.calls:
