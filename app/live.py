@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
-from core.conversation import Conversation
+from core.conversation import Conversation, Usage
 from widgets.live_panel import LivePanel
 
 
@@ -225,8 +225,7 @@ class LiveController(QObject):
             p.append_response(d["message"], streamed=self.streamed)
             self.streamed = False
             u = d.get("usage") or {}
-            ctx = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
-                                                   "cache_read_input_tokens"))
+            ctx = Usage.from_dict(u).context_tokens
             if self.recorder is not None:
                 self._load_history(self.recorder.path, "agent")
             p.set_status("tool" if d.get("stop_reason") == "tool_use" else "idle",
@@ -314,8 +313,7 @@ class LiveController(QObject):
         req = r.get("request") or {}
         msgs = req.get("messages") or []
         u = r.get("usage") or {}
-        ctx = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
-                                               "cache_read_input_tokens"))
+        ctx = Usage.from_dict(u).context_tokens
         prev = self._proxy_prev
         if prev is not None and msgs and (len(msgs) < len(prev) or msgs[0] != prev[0]):
             self.panel.append_note(f"the client changed its context (a compaction?): {len(prev)} \u2192 "
