@@ -21,7 +21,7 @@ from urllib.parse import quote
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
 from .base import LoadError, Probe, parse_timestamp
-from .openai_chat import is_summary
+from .openai_chat import summary_events
 
 FORMAT = "hermes-db"
 JSON_PREFIX = "\x00json:"
@@ -158,13 +158,9 @@ def _conversation(path: str, sid, rows: list, sess: dict) -> Conversation:
                                 str(r["id"]) if r.get("id") is not None else None, extra))
         active.append(bool(r.get("active", 1)))
         compacted.append(bool(r.get("compacted", 0)))
-    events, segments = [], [0]
-    for i, m in enumerate(msgs):
-        if is_summary(m):
-            events.append(CompactionEvent("hermes", i, summary_index=i, provenance=meta[i].provenance,
-                                          extra={"compacted_rows_before": sum(compacted[:i])}))
-            if i > 0:
-                segments.append(i)
+    events, segments = summary_events(msgs, meta)
+    for e in events:
+        e.extra["compacted_rows_before"] = sum(compacted[:e.message_index])
     if any(compacted) and not events:
         first_live = next((i for i, (a, c) in enumerate(zip(active, compacted)) if a and not c and i > 0
                            and compacted[i - 1]), None)
