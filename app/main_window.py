@@ -1280,22 +1280,14 @@ class MainWindow(QMainWindow):
         tr = self.trace
         tok_name = tr.token_estimator if tr else "chars/4"
         size_name = tr.size_estimator if tr else "len(str(messages))"
-        tokens = None
-        if tr is not None:
-            step = self.current_step()
-            if self.view_mode == "before" and step is not None:
-                tokens = step.tokens_before
-            elif step is not None:
-                tokens = step.tokens_after
-            elif tr.steps:
-                tokens = tr.steps[0].tokens_before
-        size = None
-        if tr is not None:
-            step = self.current_step()
-            if step is not None:
-                size = step.size_before if self.view_mode == "before" else step.size_after
-            elif tr.steps:
-                size = tr.steps[0].size_before
+        step = self.current_step()        # None without a trace
+        size = tokens = None
+        if step is not None:
+            before = self.view_mode == "before"
+            size = step.size_before if before else step.size_after
+            tokens = step.tokens_before if before else step.tokens_after
+        elif tr is not None and tr.steps:
+            size, tokens = tr.steps[0].size_before, tr.steps[0].tokens_before
         run = f" \u00b7 run {self.runs}, {self.result.seconds * 1000:.0f} ms" if self.result else ""
         rr = getattr(self, "replay_result", None)
         if self.shown_call is not None and rr is not None:
