@@ -124,19 +124,20 @@ class StreamAccumulator:
         self.complete = False
 
     def feed(self, data: bytes) -> None:
-        self._buf += data
+        # normalised once per feed (the kept tail is at most one unfinished event), then cut at each blank line
+        buf = (self._buf + data).replace(b"\r\n", b"\n")
+        start = 0
         while True:
-            norm = self._buf.replace(b"\r\n", b"\n")
-            i = norm.find(b"\n\n")
+            i = buf.find(b"\n\n", start)
             if i < 0:
-                self._buf = norm
-                return
-            chunk, self._buf = norm[:i + 2], norm[i + 2:]
+                break
+            chunk, start = buf[start:i + 2], i + 2
             for name, payload in sse_events(chunk):
                 try:
                     self._event(name, payload)
                 except Exception:  # a malformed event must not break the stream
                     pass
+        self._buf = buf[start:]
 
     def _event(self, name: str, p: Any) -> None:
         if not isinstance(p, dict):
