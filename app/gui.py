@@ -124,9 +124,9 @@ def _apply_view_args(win, args) -> None:
         win.stepper.set_current(max(0, min(k, n - 1)))
     if args.tab:
         win.tabs.setCurrentIndex({"diff": 0, "snip": 1, "timeline": 2}[args.tab])
-    if args.compare and getattr(win, "timeline", None) is not None:
+    if args.compare:
         win.set_compare(args.compare)
-    if args.call is not None and getattr(win, "timeline", None) is not None:
+    if args.call is not None:
         win.wait_idle(120000)
         win.timeline.set_cursor(args.call, emit=True)
         win.wait_idle(60000)

@@ -421,9 +421,6 @@ class LiveController(QObject):
 # ==================================================================== main window hook
 def show_trace_in_window(win, conv: Conversation, trace) -> None:
     """Show a trace the agent ran (not a re-run) in the window's stepper, chart and message view."""
-    if hasattr(win, "show_external_trace"):
-        win.show_external_trace(conv, trace)
-        return
     try:
         from app.workers import PipelineResult
         win.runner.cancel()
@@ -439,10 +436,8 @@ def set_history_in_window(win, conv: Conversation) -> None:
     """The agent's session so far becomes the window's conversation (the stepper keeps showing the
     agent's own last pipeline run); the timeline replays it when it is open."""
     win.conversation = conv
-    if hasattr(win, "_replay_stale"):
-        win._replay_stale = True
-    tabs, timeline = getattr(win, "tabs", None), getattr(win, "timeline", None)
-    if tabs is not None and timeline is not None and tabs.tabText(tabs.currentIndex()) == "Timeline":
+    win._replay_stale = True
+    if win.tabs.tabText(win.tabs.currentIndex()) == "Timeline":
         win.run_replay()
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel,
-                               QLineEdit, QMainWindow, QProgressBar, QPushButton, QSplitter, QTabWidget,
-                               QToolButton, QVBoxLayout, QWidget)
+                               QLineEdit, QMainWindow, QProgressBar, QPushButton, QScrollArea, QSizePolicy, QSplitter,
+                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from core import strategies
 from core.explain import HERMES_BOUNDARIES, boundary_explanation, find_boundary_step
@@ -31,8 +31,10 @@ from widgets.inspector import Inspector
 from widgets.message_view import IndexRole, MessageListModel, MessageView
 from widgets.params_panel import ParamsPanel
 from widgets.stepper import LayerStepper
+from widgets.timeline import ComparisonTable, TimelineWidget
 from widgets.token_chart import TokenChart
 
+from .live import install_menu
 from .settings import Settings
 from .workers import TaskRunner, run_pipeline_job
 
@@ -208,7 +210,6 @@ class MainWindow(QMainWindow):
         self.diff_counts = QLabel("", dw)
         self.diff_counts.setObjectName("diffCounts")
         self.diff_counts.setMinimumWidth(10)
-        from PySide6.QtWidgets import QSizePolicy
         self.diff_counts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         drow.addWidget(self.diff_counts, 1)
         self.diff_changes_only = QCheckBox("hide unchanged rows", dw)
@@ -231,7 +232,6 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(dw, "Before / after")
         self.explainer = SnipExplainer(self.tabs)
         self.tabs.addTab(self.explainer, "Snip boundary")
-        self.timeline = None
         self.tabs.addTab(self._timeline_tab(), "Timeline")
         self.tabs.currentChanged.connect(self._tab_changed)
         self.splitter.addWidget(mp)
@@ -293,17 +293,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.cancel_btn)
 
     def _timeline_tab(self) -> QWidget:
-        """Hook for the replay timeline (widgets/timeline.py, another engineer's): dock it when it exists."""
-        try:
-            from widgets.timeline import TimelineWidget   # noqa: F401
-        except Exception as e:   # not built yet, or broken: leave a clear placeholder
-            w = QLabel(f"The replay timeline is not available yet\n(widgets/timeline.py: {type(e).__name__}).\n"
-                       "It will show the pipeline run before\nevery model call of the conversation.")
-            w.setAlignment(Qt.AlignCenter)
-            return w
-        from PySide6.QtWidgets import QScrollArea
-
-        from widgets.timeline import ComparisonTable
+        """The replay timeline, the "Compare with" runs and their comparison table."""
         page = QWidget(self)
         page.setObjectName("timelinePage")
         pl = QVBoxLayout(page)
@@ -409,11 +399,7 @@ class MainWindow(QMainWindow):
         for d in (self.dock_inspector, self.dock_params, self.dock_chart, self.dock_findings):
             vm.addAction(d.toggleViewAction())
         # -- Live menu (issue 7, app/live.py): agent, recording proxy and follow mode in a dock
-        try:
-            from app.live import install_menu
-            install_menu(self)
-        except ImportError:
-            pass
+        install_menu(self)
         nm = mb.addMenu("&Navigate")
         a = nm.addAction("&Find\u2026", self.focus_search)
         a.setShortcut(QKeySequence.Find)
@@ -435,8 +421,6 @@ class MainWindow(QMainWindow):
             sc.activated.connect(slot)
 
     def _timeline_focused(self) -> bool:
-        if self.timeline is None:
-            return False
         w = QApplication.focusWidget()
         while w is not None:
             if w is self.timeline:
@@ -601,15 +585,14 @@ class MainWindow(QMainWindow):
         self.cancel_btn.show()
         self.progress_label.show()
         self._replay_stale = True
-        if self.timeline is not None and self.tabs.tabText(self.tabs.currentIndex()) == "Timeline":
+        if self.tabs.tabText(self.tabs.currentIndex()) == "Timeline":
             QTimer.singleShot(0, self.run_replay)
         self.runner.start(run_pipeline_job, self.conversation.messages, self.conversation, self.strategy,
                           dict(self.params), summ, self.workspace, self.meter, progress=True)
 
     def cancel_run(self) -> None:
         self.runner.cancel()
-        if self.timeline is not None:
-            self.replay_runner.cancel()
+        self.replay_runner.cancel()
         self.progress_label.setText("cancelling after the current layer\u2026")
 
     def _pipeline_progress(self, tid, text: str) -> None:
@@ -1016,8 +999,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ replay timeline
     def _tab_changed(self, k: int) -> None:
-        if self.timeline is not None and self.tabs.widget(k) is not None and \
-                self.tabs.tabText(k) == "Timeline" and self._replay_stale:
+        if self.tabs.widget(k) is not None and self.tabs.tabText(k) == "Timeline" and self._replay_stale:
             self.run_replay()
 
     def compare_configs(self) -> list[tuple[str, object, dict]]:
@@ -1066,7 +1048,7 @@ class MainWindow(QMainWindow):
     def run_replay(self) -> None:
         """core.replay over the conversation's life for every run to compare, in a worker (only while
         the Timeline tab is open): the curves are overlaid and the comparison table filled."""
-        if self.timeline is None or self.conversation is None:
+        if self.conversation is None:
             return
         from core.replay import compare
         try:
@@ -1334,8 +1316,8 @@ class MainWindow(QMainWindow):
         import time
         t0 = time.perf_counter()
         app = QApplication.instance()
-        while (self.runner.busy or self._run_scheduled or self.oracle_runner.busy or (
-                self.timeline is not None and (self.replay_runner.busy or self._compare_timer.isActive()))):
+        while (self.runner.busy or self._run_scheduled or self.oracle_runner.busy or self.replay_runner.busy
+               or self._compare_timer.isActive()):
             app.processEvents()
             if (time.perf_counter() - t0) * 1000 > ms:
                 return False
