@@ -141,6 +141,7 @@ class RecordingProxy:
         return http.client.HTTPConnection(self.up_host, self.up_port, timeout=self.upstream_timeout)
 
     def _record(self, rec: dict) -> None:
+        rec = scrub(rec)      # once, for on_call too (the writer scrubs again with its own secrets)
         with self._lock:
             self.calls += 1
             if rec.get("error"):
@@ -220,7 +221,7 @@ def _make_handler(proxy: RecordingProxy):
             headers["Host"] = proxy.up_host if proxy.up_port in (80, 443) else f"{proxy.up_host}:{proxy.up_port}"
             headers["Accept-Encoding"] = "identity"      # so the proxy can read what it passes through
             headers["Content-Length"] = str(len(body))
-            rec: dict = {"request": scrub(req_json) if recording else None, "response": None, "usage": None,
+            rec: dict = {"request": req_json if recording else None, "response": None, "usage": None,
                          "error": None, "t_start": t0, "t_end": None,
                          # numbered when the request arrives: calls on parallel connections may finish (and be
                          # written) in another order; readers sort by seq
@@ -324,7 +325,7 @@ def _make_handler(proxy: RecordingProxy):
                                 "message": "the client closed the connection before the response ended"}
             elif upstream_error:
                 rec["error"] = {"kind": "network", "status": status, "message": upstream_error}
-            proxy._record(scrub(rec))
+            proxy._record(rec)
 
         do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
 
