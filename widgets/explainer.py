@@ -147,10 +147,9 @@ class SnipExplainer(QTextBrowser):
         self.setHtml(self._html + extra)
 
     def set_steps(self, step, readme_step=None, readme_error: str | None = None, strategy: str = "") -> None:
+        ex = self.explanation = boundary_explanation(step, strategy)
+        self.lines_guarded = ex.texts()
         if not is_snip_step(step):
-            ex = boundary_explanation(step, strategy)
-            self.explanation = ex
-            self.lines_guarded = ex.texts()
             self.lines_readme = []
             items = "".join(
                 f"<li style='color:{ROW_COLORS[k]}'>{html.escape(t)}</li>" if ROW_COLORS.get(k) else f"<li>{html.escape(t)}</li>" for k, t in ex.rows)
@@ -161,8 +160,6 @@ class SnipExplainer(QTextBrowser):
             self._html = f"<h3>{html.escape(ex.title)}</h3><ul>{items}</ul>{tail}"
             self._render()
             return
-        self.explanation = boundary_explanation(step, strategy)
-        self.lines_guarded = boundary_lines(step)
         self.lines_readme = boundary_lines(readme_step) if is_snip_step(readme_step) else []
         cols = [("guarded (the course code)", self.lines_guarded, step)]
         if readme_step is not None:
