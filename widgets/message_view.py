@@ -47,13 +47,14 @@ def cached_chips(m) -> list:
 _CHIP_PEAK = [1000]
 
 
-def trim_chip_cache(n_messages: int) -> None:
-    """Forget the chips when the cache outgrows 4x the largest list shown. Bounded by the largest list,
-    not the current one: a short stage (snip keeps 51 of 10k messages) must not throw away the chips
-    the long stages next to it share."""
+def trim_chip_cache(n_messages: int, *more: dict) -> None:
+    """Forget the chips (and the ``more`` caches keyed the same way) when a cache outgrows 4x the largest
+    list shown. Bounded by the largest list, not the current one: a short stage (snip keeps 51 of 10k
+    messages) must not throw away the chips the long stages next to it share."""
     _CHIP_PEAK[0] = max(_CHIP_PEAK[0], n_messages)
-    if len(CHIP_CACHE) > 4 * _CHIP_PEAK[0]:
-        CHIP_CACHE.clear()
+    for cache in (CHIP_CACHE, *more):
+        if len(cache) > 4 * _CHIP_PEAK[0]:
+            cache.clear()
 
 
 # the tool pair indexes of the last lists shown: [(messages tuple, ToolPairIndex)]. Stepping back and forth
@@ -193,7 +194,7 @@ class MessageListModel(QAbstractListModel):
         self.highlight = set()
         self.selected_block = None
         self.expanded = set()
-        trim_chip_cache(len(self.messages))
+        trim_chip_cache(len(self.messages), self._text)
         self._recompute_matches()
         self._refilter()
         self.endResetModel()
