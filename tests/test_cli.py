@@ -163,3 +163,10 @@ def test_run_reactive_appends_the_reactive_step(capsys, examples, tmp_path):
     last = d["steps"][-1]
     assert last["messages"][0]["content"] == "[Reactive compact]\n\nR"
     assert len(last["messages"]) == 6 and last["origin"][0] is None
+
+
+def test_unknown_jsonl_names_its_broken_line(capsys, tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n{broken\n')
+    rc, _, err = run_cli(capsys, "check", str(p))
+    assert rc == 2 and f"{p}:2: broken JSON" in err

@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 
 from ..conversation import LoadResult
-from .base import LoadError, Probe, read_json_document, read_probe
+from .base import JSONDecodeError, LoadError, Probe, loads, read_json_document, read_probe
 
 # Tried in order: the most specific formats first.
 _MODULES = [
@@ -67,6 +67,18 @@ def _raise_unknown(probe: Probe):
         first = probe.first_json_lines(3)
         if not first or first[0] is None:
             read_json_document(probe.path)   # raises LoadError with line and column when broken
+        elif len(first) < 3 or None in first:
+            # JSON lines, too few or too broken to tell the format: name the first broken line
+            lines = probe.head.split(b"\n")
+            if len(probe.head) < probe.size:
+                lines = lines[:-1]
+            for n, raw in enumerate(lines, 1):
+                if raw.strip():
+                    try:
+                        loads(raw)
+                    except JSONDecodeError:
+                        raise LoadError(str(probe.path), n, "broken JSON on this line, and the lines before it "
+                                        "are too few to tell the format: " + probe.describe_unknown()) from None
     raise LoadError(str(probe.path), 0, probe.describe_unknown())
 
 
