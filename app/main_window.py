@@ -357,6 +357,7 @@ class MainWindow(QMainWindow):
         self._compare_timer.timeout.connect(self.run_replay)
         self.replay_result = None
         self.replay_results: list = []
+        self._replay_iters: list = []      # replay_result.iterations(), per call
         self._replay_stale = True
         area = QScrollArea(self)           # a narrow centre pane scrolls instead of widening the window
         area.setWidgetResizable(True)
@@ -1079,8 +1080,6 @@ class MainWindow(QMainWindow):
     def _replay_done(self, tid, results) -> None:
         if not self.runner.busy:
             self._run_finished_ui()
-        if not isinstance(results, list):
-            results = [results]
         self.replay_results = results
         self.replay_result = results[0] if results else None
         self._replay_iters = self.replay_result.iterations() if self.replay_result is not None else []
@@ -1118,8 +1117,7 @@ class MainWindow(QMainWindow):
         if rr is None or not 0 <= i < len(rr.calls):
             return ""
         c = rr.calls[i]
-        iters = getattr(self, "_replay_iters", None)
-        it = (iters if iters and len(iters) == len(rr.calls) else rr.iterations())[i]
+        it = self._replay_iters[i]
         fired = ", ".join(c.fired) if c.fired else "nothing fired"
         return (f"model call #{i} of {len(rr.calls)} (before message #{c.message_index}): "
                 f"{c.messages_before} \u2192 {c.messages_after} messages, {fmt(c.tokens_before)} \u2192 "
@@ -1271,7 +1269,7 @@ class MainWindow(QMainWindow):
         elif tr is not None and tr.steps:
             size, tokens = tr.steps[0].size_before, tr.steps[0].tokens_before
         run = f" \u00b7 run {self.runs}, {self.result.seconds * 1000:.0f} ms" if self.result else ""
-        rr = getattr(self, "replay_result", None)
+        rr = self.replay_result
         if self.shown_call is not None and rr is not None:
             run += f" \u00b7 model call #{self.shown_call} of {len(rr.calls)}"
         self.status_label.setText(
