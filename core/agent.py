@@ -27,6 +27,7 @@ from . import strategies
 from .messages import ANTHROPIC, to_anthropic
 from .pipeline import Engine
 from .recording import RecordingWriter, trace_summary
+from .summarizers.anthropic_api import is_prompt_too_long
 from .summarizers.base import CachedSummarizer, SummaryError
 from .workspace import Workspace
 
@@ -105,19 +106,6 @@ _HINTS = {
 }
 
 
-def is_prompt_too_long(e: BaseException) -> bool:
-    """The real API error (HTTP 400 "prompt is too long: N tokens > M maximum") and
-    the older wordings the teaching code matched ("prompt_too_long", "too many tokens")."""
-    status = getattr(e, "status_code", None)
-    if status not in (None, 400, 413):
-        return False
-    msg = (getattr(e, "message", None) or str(e)).lower()
-    body = getattr(e, "body", None)
-    if isinstance(body, dict):
-        msg += " " + str(body).lower()
-    return "prompt is too long" in msg or "prompt_too_long" in msg or "too many tokens" in msg
-
-
 def api_message(e: BaseException) -> str:
     """The API's own words from an SDK error (body.error.message), else the exception text."""
     body = getattr(e, "body", None)
@@ -135,7 +123,7 @@ def classify(e: BaseException) -> AgentError:
     from .summarizers.anthropic_api import classify_api_error
     se = classify_api_error(e) if not isinstance(e, SummaryError) else e
     status = getattr(e, "status_code", None)
-    kind = "prompt_too_long" if is_prompt_too_long(e) else se.kind
+    kind = se.kind
     msg = api_message(e)
     http = f"HTTP {status}: " if status else ""
     text = {

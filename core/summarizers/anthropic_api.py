@@ -8,6 +8,19 @@ from .base import SummaryError, SummaryRequest, SummaryResult
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
 
+def is_prompt_too_long(e: BaseException) -> bool:
+    """The real API error (HTTP 400 "prompt is too long: N tokens > M maximum", or 413) and
+    the older wordings the teaching code matched ("prompt_too_long", "too many tokens")."""
+    status = getattr(e, "status_code", None)
+    if status not in (None, 400, 413):
+        return False
+    msg = (getattr(e, "message", None) or str(e)).lower()
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        msg += " " + str(body).lower()
+    return "prompt is too long" in msg or "prompt_too_long" in msg or "too many tokens" in msg
+
+
 def classify_api_error(e: Exception) -> SummaryError:
     """Turn an SDK exception into a SummaryError with a reason and what to do."""
     try:
@@ -15,6 +28,8 @@ def classify_api_error(e: Exception) -> SummaryError:
     except ImportError:  # pragma: no cover - anthropic is a dependency
         return SummaryError(str(e))
     msg = getattr(e, "message", None) or str(e)
+    if is_prompt_too_long(e):
+        return SummaryError(f"prompt too long: {msg}", "lower the input cap or summarise less", "prompt_too_long")
     if isinstance(e, anthropic.AuthenticationError):
         return SummaryError(f"the API rejected the key: {msg}", "check ANTHROPIC_API_KEY or the key in Settings",
                             "auth")
@@ -30,8 +45,6 @@ def classify_api_error(e: Exception) -> SummaryError:
         status = getattr(e, "status_code", None)
         if status == 529 or "overloaded" in msg.lower():
             return SummaryError(f"the API is overloaded: {msg}", "retry later", "overloaded")
-        if status == 400 and ("too long" in msg.lower() or "too many tokens" in msg.lower()):
-            return SummaryError(f"prompt too long: {msg}", "lower the input cap or summarise less", "prompt_too_long")
         if status == 400:
             return SummaryError(f"the API refused the request (400): {msg}", "check the model name in Settings",
                                 "bad_request")
