@@ -421,15 +421,7 @@ class LiveController(QObject):
 # ==================================================================== main window hook
 def show_trace_in_window(win, conv: Conversation, trace) -> None:
     """Show a trace the agent ran (not a re-run) in the window's stepper, chart and message view."""
-    try:
-        from app.workers import PipelineResult
-        win.runner.cancel()
-        win.runner.current = None
-        win.conversation = conv
-        win.setWindowTitle(f"Compactscope \u2014 {conv.title}")
-        win._pipeline_done(None, PipelineResult(trace, params=dict(trace.params)))
-    except (AttributeError, ImportError, TypeError):
-        win.set_conversation(conv, title=conv.title)   # the window re-runs the pipeline itself
+    win.show_trace(conv, trace)
 
 
 def set_history_in_window(win, conv: Conversation) -> None:

@@ -536,6 +536,15 @@ class MainWindow(QMainWindow):
                                          10000)
         return True
 
+    def show_trace(self, conv, trace) -> None:
+        """Show a trace made elsewhere (the live agent's own run) without re-running the pipeline."""
+        from .workers import PipelineResult
+        self.runner.cancel()
+        self.runner.current = None
+        self.conversation = conv
+        self.setWindowTitle(f"Compactscope \u2014 {conv.title}")
+        self._pipeline_done(None, PipelineResult(trace, params=dict(trace.params)))
+
     def set_conversation(self, conv, title: str = "") -> None:
         self.conversation = conv
         self.trace = None
