@@ -171,3 +171,40 @@ def boundary_explanation(step, strategy: str = "") -> BoundaryExplanation:
     if step.vars:
         rows += [("note", f"{k} = {val}") for k, val in step.vars.items()]
     return BoundaryExplanation("Snip boundary", "off", rows)
+
+
+def cut_lines(step) -> tuple[dict, dict]:
+    """Cut lines to draw in a message list, before and after the layer: {message index: [(text, kind)]}
+    with kind "cut" (where the boundary is) or "initial" (where it started before a guard moved it)."""
+    if step is not None and step.layer == HERMES_BOUNDARIES:
+        ex = boundary_explanation(step)
+        lines: dict = {}
+        for i, text in ex.cuts:
+            lines.setdefault(i, []).append((text, "cut"))
+        return lines, dict(lines)        # the layer only computes the cut: same list before and after
+    if not is_snip_step(step):
+        return {}, {}
+    v = step.vars
+    he, ts = v.get("head_end"), v.get("tail_start")
+    he0, ts0 = v.get("head_end_initial"), v.get("tail_start_initial")
+    before: dict = {}
+    if he is None or ts is None:
+        return {}, {}
+    if he0 is not None and he0 != he:
+        before.setdefault(he0, []).append((f"head_end started at {he0} (keep_head); the guard moved it to {he}",
+                                           "initial"))
+    before.setdefault(he, []).append((f"\u2702 head cut: head_end = {he}, messages 0..{he - 1} kept above",
+                                      "cut"))
+    if ts0 is not None and ts0 != ts:
+        before.setdefault(ts0, []).append((f"tail_start started at {ts0} (n \u2212 keep_tail); the guard moved it "
+                                           f"to {ts}", "initial"))
+    before.setdefault(ts, []).append((f"\u2702 tail cut: tail_start = {ts}, messages {ts}..{len(step.input) - 1} "
+                                      "kept below", "cut"))
+    after: dict = {}
+    snip = next((e for e in step.edits if e.kind == "snip" and e.out is not None), None)
+    if snip is not None:
+        after.setdefault(snip.out, []).append((f"\u2702 head cut (head_end = {he}): {max(ts - he, 0)} message(s) "
+                                               f"{he}..{ts - 1} removed here", "cut"))
+        if snip.out + 1 < len(step.messages):
+            after.setdefault(snip.out + 1, []).append((f"\u2702 tail cut (tail_start = {ts})", "cut"))
+    return before, after
