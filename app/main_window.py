@@ -830,25 +830,7 @@ class MainWindow(QMainWindow):
 
     def map_index(self, i: int, a: int, b: int) -> int | None:
         """Index in stage b's messages of message i of stage a (None when a layer removed it)."""
-        if self.trace is None or i is None:
-            return None
-        steps = self.trace.steps
-        if not (0 <= a <= len(steps) and 0 <= b <= len(steps)):
-            return None
-        while a < b:                      # forward: the output that came from i
-            origin = steps[a].origin
-            try:
-                i = origin.index(i)
-            except ValueError:
-                return None
-            a += 1
-        while a > b:                      # backward: the input i came from
-            o = steps[a - 1].origin
-            if not 0 <= i < len(o) or o[i] is None:
-                return None
-            i = o[i]
-            a -= 1
-        return i
+        return None if self.trace is None else self.trace.map_index(i, a, b)
 
     def _snip_step(self):
         """The step the boundary tab explains (a snip that cut, hermes's boundaries, ...)."""

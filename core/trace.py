@@ -166,6 +166,26 @@ class Trace:
                 return s
         return None
 
+    def map_index(self, i: int | None, a: int, b: int) -> int | None:
+        """Follow message i of stage a (0 = the input, k = after step k) to stage b, through the
+        origin maps: its index there, or None when a layer removed it."""
+        steps = self.steps
+        if i is None or not (0 <= a <= len(steps) and 0 <= b <= len(steps)):
+            return None
+        while a < b:                      # forward: the output that came from i
+            try:
+                i = steps[a].origin.index(i)
+            except ValueError:
+                return None
+            a += 1
+        while a > b:                      # backward: the input i came from
+            o = steps[a - 1].origin
+            if not 0 <= i < len(o) or o[i] is None:
+                return None
+            i = o[i]
+            a -= 1
+        return i
+
     def stages(self) -> list[tuple[str, list]]:
         """(name, messages) for Original and after every layer: what a stepper steps through."""
         return [("original", self.input)] + [(s.layer, s.messages) for s in self.steps]

@@ -16,3 +16,13 @@ def test_cut_lines_of_the_worked_example(tmp_path):
     assert after[5][0][0] == "\u2702 tail cut (tail_start = 6)"
     unchanged = run_pipeline(worked_example(), "s08", {}, workspace=Workspace(tmp_path)).step("snip_compact")
     assert cut_lines(unchanged) == ({}, {})
+
+
+def test_trace_map_index_follows_messages_through_the_layers(tmp_path):
+    from core.workspace import Workspace
+    t = run_pipeline(worked_example(), "s08", {"max_messages": 8}, workspace=Workspace(tmp_path))
+    snip = 2                                   # stage 2 = after snip_compact
+    assert t.map_index(7, 0, snip) == 6        # input 7 is output 6 of the snip
+    assert t.map_index(4, 0, snip) is None     # snipped
+    assert t.map_index(6, snip, 0) == 7 and t.map_index(4, snip, 0) is None   # the placeholder has no input
+    assert t.map_index(0, 0, 99) is None
