@@ -42,6 +42,15 @@ def _size(text: str) -> tuple[int, int]:
         raise SystemExit(f"compactscope: --size takes WxH, e.g. 1400x900, not {text!r}") from None
 
 
+def _missing_xcb_libraries() -> list[str]:
+    """X11 libraries Qt's xcb plugin needs and does not ship (without them Qt aborts the process)."""
+    if not sys.platform.startswith("linux") or not os.environ.get("DISPLAY") \
+            or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb":
+        return []
+    from ctypes.util import find_library
+    return [f"lib{n}" for n in ("xcb-cursor", "xcb-icccm", "xkbcommon-x11") if find_library(n) is None]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -52,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         print("compactscope: there is no display to open the window on (DISPLAY is not set). Use "
               "--screenshot out.png to render offscreen, or the headless commands: compactscope run|check|info "
               "FILE", file=sys.stderr)
+        return 2
+    missing = _missing_xcb_libraries() if not args.screenshot else []
+    if missing:
+        print("compactscope: Qt cannot open a window on X11: the system libraries "
+              f"{', '.join(missing)} are missing. On Debian or Ubuntu: sudo apt install libxcb-cursor0 "
+              "libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxkbcommon-x11-0 libxcb-render-util0 libxcb-image0. "
+              "Meanwhile --screenshot out.png and the headless commands work.", file=sys.stderr)
         return 2
     w, h = _size(args.size)
     from PySide6.QtWidgets import QApplication

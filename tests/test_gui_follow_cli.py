@@ -35,3 +35,15 @@ def test_follow_flag_starts_following(qtbot, tmp_path, monkeypatch, corpus, isol
 def test_follow_missing_file_is_exit_2(capsys, tmp_path):
     assert gui.main(["--follow", str(tmp_path / "nope.jsonl"), "--screenshot", str(tmp_path / "x.png")]) == 2
     assert "no such file to follow" in capsys.readouterr().err
+
+
+def test_missing_x11_libraries_are_named_not_a_qt_abort(capsys, monkeypatch):
+    import ctypes.util
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setattr(gui.sys, "platform", "linux")
+    monkeypatch.setattr(ctypes.util, "find_library", lambda n: None if n == "xcb-cursor" else f"lib{n}.so")
+    assert gui.main(["assets/examples/short_session.json"]) == 2
+    err = capsys.readouterr().err
+    assert "libxcb-cursor" in err and "apt install" in err
