@@ -49,6 +49,8 @@ class Inspector(QWidget):
         self.tabs.addTab(self.persisted, "Persisted file")
         self.resolve_persisted = None
         self.current = None
+        self._json_obj = None          # the JSON tab is filled when it is shown (a big dump per click is waste)
+        self.tabs.currentChanged.connect(lambda _i: self._fill_json())
 
     def _edit(self, font) -> QPlainTextEdit:
         e = QPlainTextEdit(self)
@@ -62,6 +64,7 @@ class Inspector(QWidget):
         for e in (self.text, self.json, self.persisted):
             e.setPlainText("")
         self.current = None
+        self._json_obj = None
 
     def show_message(self, mi: int, m, block: int | None = None, where: str = "") -> None:
         self.current = (mi, block)
@@ -92,7 +95,9 @@ class Inspector(QWidget):
         else:
             text = str(obj)
         self.text.setPlainText(_clip(text))
-        self.json.setPlainText(_clip(json.dumps(obj, indent=2, ensure_ascii=False, default=str)))
+        self._json_obj = (obj,)
+        self.json.clear()
+        self._fill_json()
         persisted = None
         if self.resolve_persisted is not None:
             persisted = self.resolve_persisted(str(obj))
@@ -103,6 +108,12 @@ class Inspector(QWidget):
         else:
             self.persisted.setPlainText("This block was not persisted to a file.")
             self.tabs.setTabText(2, "Persisted file")
+
+    def _fill_json(self) -> None:
+        if self._json_obj is not None and self.tabs.currentWidget() is self.json:
+            (obj,) = self._json_obj
+            self._json_obj = None
+            self.json.setPlainText(_clip(json.dumps(obj, indent=2, ensure_ascii=False, default=str)))
 
     def visible_text(self) -> str:
         return self.tabs.currentWidget().toPlainText()
