@@ -40,7 +40,7 @@ def _parse_sets(pairs: list[str]) -> dict:
 
 
 def _load(path: str, index: int = 0):
-    from core.loaders import LoadError, load
+    from compactscope.core.loaders import LoadError, load
     try:
         result = load(path)
     except LoadError as e:
@@ -51,10 +51,10 @@ def _load(path: str, index: int = 0):
 
 
 def _engine(args, strategy_name: str):
-    from core import strategies
-    from core.pipeline import Engine
-    from core.summarizers import make_summarizer
-    from core.workspace import Workspace
+    from compactscope.core import strategies
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.summarizers import make_summarizer
+    from compactscope.core.workspace import Workspace
     try:
         strategy = strategies.get(strategy_name)
     except KeyError as e:
@@ -80,7 +80,7 @@ def _engine(args, strategy_name: str):
 
 
 def _token_estimator(spec: str | None):
-    from core.size import CharsPerToken, make_anthropic_counter
+    from compactscope.core.size import CharsPerToken, make_anthropic_counter
     if not spec:
         return None
     if spec in ("chars4", "chars/4"):
@@ -130,7 +130,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from core.checker import check_conversation, rejected
+    from compactscope.core.checker import check_conversation, rejected
     result, conv = _load(args.file, args.conversation)
     findings = check_conversation(conv)
     if args.json:
@@ -148,8 +148,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_info(args) -> int:
-    from core.info import describe
-    from core.loaders import LoadError, load
+    from compactscope.core.info import describe
+    from compactscope.core.loaders import LoadError, load
     try:
         result = load(args.file)
     except LoadError as e:
@@ -180,7 +180,7 @@ def cmd_info(args) -> int:
 
 
 def cmd_strategies(args) -> int:
-    from core import strategies
+    from compactscope.core import strategies
     out = []
     for name in strategies.available():
         s = strategies.get(name)
@@ -239,11 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("strategies", help="list strategies and parameters")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_strategies)
-    for extra in ("replay", "proxy"):
-        try:
-            mod = __import__(f"app.cli_{extra}", fromlist=["register"])
-        except ModuleNotFoundError:
-            continue
+    from compactscope.app import cli_proxy, cli_replay
+    for mod in (cli_replay, cli_proxy):
         mod.register(sub, _add_common, _add_engine, _engine, _load, _print_json, CliError)
     return ap
 
@@ -271,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return headless(argv)
     try:
-        from app.gui import main as gui_main
+        from compactscope.app.gui import main as gui_main
     except ImportError as e:
         print(f"compactscope: the window cannot start ({e}); the headless commands still work: "
               f"compactscope run|check|info FILE", file=sys.stderr)

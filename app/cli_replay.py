@@ -14,7 +14,7 @@ from pathlib import Path
 
 def _parse_compare(spec: str, CliError) -> tuple[str, str, dict]:
     """``NAME`` or ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V``."""
-    from core.replay import parse_run_spec
+    from compactscope.core.replay import parse_run_spec
     try:
         return parse_run_spec(spec)
     except ValueError as e:
@@ -45,7 +45,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                         "(strategies with a manual_compact layer; default on)")
 
     def cmd_replay(args) -> int:
-        from core.replay import compare, format_table, replay
+        from compactscope.core.replay import compare, format_table, replay
         result, conv = load(args.file, args.conversation)
         engine = make_engine(args, args.strategy)
         if args.iteration_cap < 1:

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     from .settings import Settings
     win = MainWindow(Settings(enabled=not args.screenshot))
     if args.strategy:
-        from core import strategies
+        from compactscope.core import strategies
         try:
             strategies.get(args.strategy)
         except (KeyError, ImportError) as e:

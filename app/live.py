@@ -17,12 +17,12 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
-from core.conversation import Conversation, Usage
-from widgets.live_panel import LivePanel
+from compactscope.core.conversation import Conversation, Usage
+from compactscope.widgets.live_panel import LivePanel
 
 
 def default_recording(kind: str) -> Path:
-    from core.workspace import default_root
+    from compactscope.core.workspace import default_root
     return default_root().parent / "recordings" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
@@ -70,8 +70,8 @@ class LiveController(QObject):
 
     # ================================================================ agent
     def configure_agent(self, s: dict) -> bool:
-        from core.agent import Agent, AgentError
-        from core.recording import RecordingWriter
+        from compactscope.core.agent import Agent, AgentError
+        from compactscope.core.recording import RecordingWriter
         workdir = s.get("workdir") or ""
         name, params = self.strategy()
         key = (workdir, s.get("record"))
@@ -113,8 +113,8 @@ class LiveController(QObject):
         return True
 
     def _update_engine(self, name: str, params: dict) -> None:
-        from core import strategies
-        from core.pipeline import Engine
+        from compactscope.core import strategies
+        from compactscope.core.pipeline import Engine
         a = self.agent
         try:
             strategy = strategies.get(name)
@@ -142,7 +142,7 @@ class LiveController(QObject):
         agent = self.agent
 
         def work():
-            from core.agent import AgentError, AgentStopped
+            from compactscope.core.agent import AgentError, AgentStopped
             try:
                 agent.send(text)
                 self._sigEvent.emit("_finished", "done")
@@ -272,8 +272,8 @@ class LiveController(QObject):
 
     # ================================================================ proxy
     def start_proxy(self, s: dict) -> bool:
-        from core.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy
-        from core.recording import RecordingWriter
+        from compactscope.core.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy
+        from compactscope.core.recording import RecordingWriter
         self.stop_proxy()
         path = Path(s["record"]).expanduser() if s.get("record") else default_recording("proxy")
         upstream = s.get("upstream") or DEFAULT_UPSTREAM
@@ -350,7 +350,7 @@ class LiveController(QObject):
         self._hist["busy"] = True
 
         def work():
-            from core.loaders import load
+            from compactscope.core.loaders import load
             try:
                 conv = load(path).main
                 conv.title = f"live {tag}: {len(conv.extra.get('calls') or [])} call(s)"
@@ -372,7 +372,7 @@ class LiveController(QObject):
 
     # ================================================================ follow
     def start_follow(self, path: str) -> bool:
-        from core.follow import FollowThread
+        from compactscope.core.follow import FollowThread
         self.stop_follow()
         if not Path(path).is_file():
             self.panel.set_follow_running(False)

@@ -11,35 +11,36 @@ import html
 import re
 from pathlib import Path
 
+from compactscope import asset_path
+
 from PySide6.QtCore import QByteArray, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel,
                                QLineEdit, QMainWindow, QProgressBar, QPushButton, QScrollArea, QSizePolicy, QSplitter,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from core import strategies
-from core.explain import boundary_explanation, cut_lines, find_boundary_step
-from core.align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
-from core.loaders import LoadError, load
-from core.size import SizeMeter
-from core.summarizers import make_summarizer
-from core.workspace import Workspace
-from widgets.common import fmt
-from widgets.diff_view import DiffModel, DiffView
-from widgets.explainer import EditList, FindingsPanel, SnipExplainer, is_snip_step
-from widgets.inspector import Inspector
-from widgets.message_view import IndexRole, MessageListModel, MessageView
-from widgets.params_panel import ParamsPanel
-from widgets.stepper import LayerStepper
-from widgets.timeline import ComparisonTable, TimelineWidget
-from widgets.token_chart import TokenChart
+from compactscope.core import strategies
+from compactscope.core.explain import boundary_explanation, cut_lines, find_boundary_step
+from compactscope.core.align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
+from compactscope.core.loaders import LoadError, load
+from compactscope.core.size import SizeMeter
+from compactscope.core.summarizers import make_summarizer
+from compactscope.core.workspace import Workspace
+from compactscope.widgets.common import fmt
+from compactscope.widgets.diff_view import DiffModel, DiffView
+from compactscope.widgets.explainer import EditList, FindingsPanel, SnipExplainer, is_snip_step
+from compactscope.widgets.inspector import Inspector
+from compactscope.widgets.message_view import IndexRole, MessageListModel, MessageView
+from compactscope.widgets.params_panel import ParamsPanel
+from compactscope.widgets.stepper import LayerStepper
+from compactscope.widgets.timeline import ComparisonTable, TimelineWidget
+from compactscope.widgets.token_chart import TokenChart
 
 from .live import install_menu
 from .settings import Settings
 from .workers import TaskRunner, run_pipeline_job
 
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "assets" / "examples"
+EXAMPLES = asset_path("examples")
 DEFAULT_EXAMPLE = EXAMPLES / "long_session.json"
 PERSISTED_RE = re.compile(r"Full output:\s*([^\s\\'\"]+)")
 
@@ -669,7 +670,7 @@ class MainWindow(QMainWindow):
         else:
             # a derived threshold (e.g. claude_code: window - output reserve - buffer): shown, not draggable
             try:
-                from core.replay import threshold_for
+                from compactscope.core.replay import threshold_for
                 value, unit = threshold_for(self.strategy, self.params)
             except Exception:   # noqa: BLE001 - the chart line is optional
                 value, unit = None, self.strategy.threshold_unit
@@ -966,7 +967,7 @@ class MainWindow(QMainWindow):
     def compare_configs(self) -> list[tuple[str, object, dict]]:
         """The runs the timeline replays: the current strategy and parameters first, then every
         strategy ticked under "Compare with" (its defaults) and every run typed in the field."""
-        from core.replay import parse_run_spec
+        from compactscope.core.replay import parse_run_spec
         cur = (f"current: {self.strategy.name}", self.strategy, dict(self.params))
         out = [cur]
         seen = {(self.strategy.name, tuple(sorted(self.params.items(), key=lambda kv: kv[0])))}
@@ -1011,7 +1012,7 @@ class MainWindow(QMainWindow):
         the Timeline tab is open): the curves are overlaid and the comparison table filled."""
         if self.conversation is None:
             return
-        from core.replay import compare
+        from compactscope.core.replay import compare
         try:
             configs = self.compare_configs()
         except (KeyError, ValueError, ImportError) as e:
@@ -1099,7 +1100,7 @@ class MainWindow(QMainWindow):
             self._start_oracle(tr)
 
     def _start_oracle(self, tr) -> None:
-        from core.hermes_oracle import check_trace
+        from compactscope.core.hermes_oracle import check_trace
         self._oracle_trace = tr
         self.oracle_text = None
         self.oracle_label.setText("hermes-agent cross-check: running\u2026")

@@ -65,9 +65,9 @@ def run_pipeline_job(messages: list, conversation, strategy, params: dict, summa
                      progress: Callable[[str], Any] | None = None) -> PipelineResult:
     """Run the strategy (and, when it has one, the README snip variant up to the snip layer).
     ``progress(text)`` is called before each layer runs."""
-    from core import strategies as _strategies
-    from core.pipeline import Engine
-    from core.size import SizeMeter
+    from compactscope.core import strategies as _strategies
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.size import SizeMeter
     t0 = time.perf_counter()
     meter = meter or SizeMeter()
     if isinstance(strategy, str):

@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.layers.s08 import LAYERS  # noqa: E402
-from core.pipeline import Engine  # noqa: E402
-from core.size import SizeMeter  # noqa: E402
-from core.summarizers import FixedSummarizer  # noqa: E402
-from core.workspace import Workspace  # noqa: E402
+from compactscope.core.layers.s08 import LAYERS  # noqa: E402
+from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.size import SizeMeter  # noqa: E402
+from compactscope.core.summarizers import FixedSummarizer  # noqa: E402
+from compactscope.core.workspace import Workspace  # noqa: E402
 
 
 def conversation(n: int) -> list:

@@ -66,15 +66,15 @@ def main() -> int:
     path.write_text(json.dumps(msgs, indent=args.indent), encoding="utf-8")
     print(f"conversation: {len(msgs):,} messages, {path.stat().st_size / 1e6:.1f} MB JSON")
 
-    from core.loaders import load
+    from compactscope.core.loaders import load
     s = time.perf_counter()
     load(path)
     t_load_alone = time.perf_counter() - s
     app = QApplication.instance() or QApplication([])
     t_import = time.perf_counter()
-    from app.main_window import MainWindow
-    from app.settings import Settings
-    from core.workspace import Workspace
+    from compactscope.app.main_window import MainWindow
+    from compactscope.app.settings import Settings
+    from compactscope.core.workspace import Workspace
     t_import = time.perf_counter() - t_import
 
     t0 = time.perf_counter()

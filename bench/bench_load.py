@@ -103,7 +103,7 @@ def parse_keep(path: Path) -> float:
 
 
 def load_once(path: Path) -> tuple[float, object]:
-    from core.loaders import load
+    from compactscope.core.loaders import load
     t = _clock()
     r = load(path)
     return _clock() - t, r
@@ -112,8 +112,8 @@ def load_once(path: Path) -> tuple[float, object]:
 def _child(path: str) -> None:
     """Run in a fresh process: peak RSS growth while loading."""
     import resource
-    from core.loaders import load
-    import core.loaders.claude_code  # noqa: F401  (imports are not part of the load)
+    from compactscope.core.loaders import load
+    import compactscope.core.loaders.claude_code  # noqa: F401  (imports are not part of the load)
     gc.collect()
     before = _rss_now()
     r = load(path)
@@ -147,7 +147,7 @@ def main() -> int:
     print(f"built {out}: {size / 1e6:.1f} MB, {lines:,} lines in {_clock() - t:.1f}s")
     print(f"times: CPU seconds of this process (time.process_time), best of {args.repeat}")
     try:
-        import core.loaders.claude_code  # noqa: F401  (imports are not part of the load)
+        import compactscope.core.loaders.claude_code  # noqa: F401  (imports are not part of the load)
         bases, keeps, times = [], [], []
         for _ in range(args.repeat):       # interleaved, so a busy machine slows all three alike
             bases.append(parse_only(out))
@@ -176,7 +176,7 @@ def main() -> int:
             print("memory child failed:", res.stderr[-500:])
         import tracemalloc
         tracemalloc.start()
-        from core.loaders import load
+        from compactscope.core.loaders import load
         r = load(out)
         cur, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()

@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.conversation import Conversation, MessageMeta  # noqa: E402
-from core.pipeline import Engine  # noqa: E402
-from core.replay import replay  # noqa: E402
-from core.workspace import Workspace  # noqa: E402
+from compactscope.core.conversation import Conversation, MessageMeta  # noqa: E402
+from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.replay import replay  # noqa: E402
+from compactscope.core.workspace import Workspace  # noqa: E402
 
 
 def make_session(calls: int, seed: int = 1) -> Conversation:

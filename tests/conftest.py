@@ -1,5 +1,4 @@
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -7,8 +6,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Tests never read or write the user's own settings (QSettings follows XDG_CONFIG_HOME on Linux).
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="compactscope-test-config-")
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402
 
@@ -40,9 +37,9 @@ def isolated_settings(tmp_path):
 @pytest.fixture
 def make_window(qtbot, tmp_path, isolated_settings):
     """A factory of shown main windows with their own settings and workspace."""
-    from app.main_window import MainWindow
-    from app.settings import Settings
-    from core.workspace import Workspace
+    from compactscope.app.main_window import MainWindow
+    from compactscope.app.settings import Settings
+    from compactscope.core.workspace import Workspace
 
     def make():
         w = MainWindow(Settings(), workspace=Workspace(tmp_path / "ws"))

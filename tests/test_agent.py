@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from core.agent import Agent, AgentError, AgentStopped, WorkspaceTools, is_prompt_too_long
-from core.recording import RecordingWriter, read_recording
+from compactscope.core.agent import Agent, AgentError, AgentStopped, WorkspaceTools, is_prompt_too_long
+from compactscope.core.recording import RecordingWriter, read_recording
 from tests.fakeapi import (FakeAnthropic, error, message, overloaded, prompt_too_long, rate_limited, reply,
                            text_block, tool_use_block)
 
@@ -103,7 +103,7 @@ def test_prompt_too_long_triggers_reactive_compact_once(tmp_path, wording):
     rr = read_recording(rec_path)                                # the summary call is recorded too
     assert [c.kind for c in rr.calls] == ["model", "summary", "model"]
     assert rr.calls[1].response["content"][0]["text"] == "SUMMARY OF EARLIER WORK"
-    from core.loaders import load
+    from compactscope.core.loaders import load
     res = load(rec_path)
     assert len(res.main.extra["calls"]) == 2 and res.conversations[-1].extra["kind"] == "summary_calls"
     assert [d["error"].kind for k, d in events if k == "error"] == ["prompt_too_long"]
@@ -257,7 +257,7 @@ def test_recording_never_holds_the_key_even_if_the_model_echoes_it(tmp_path):
 
 
 def test_cli_record_runs_a_turn(tmp_path, monkeypatch, capsys):
-    from app.cli import main
+    from compactscope.app.cli import main
     ws = tmp_path / "ws"
     ws.mkdir()
     rec = tmp_path / "cli.jsonl"
@@ -327,7 +327,7 @@ def test_teaching_compact_tool_bug_is_explained(tmp_path):
 
 
 def test_max_tokens_mid_tool_call_keeps_the_list_valid(tmp_path):
-    from core.checker import check, rejected
+    from compactscope.core.checker import check, rejected
     script = [reply(message([text_block("Let me"), tool_use_block("write_file", {"path": "a"}, "cut")],
                             stop_reason="max_tokens")),
               reply(message([text_block("ok")]))]
@@ -366,7 +366,7 @@ def test_circuit_breaker_stops_summary_calls_after_three_failures(tmp_path):
 def test_other_strategies_drive_the_agent(tmp_path, strategy):
     """Any strategy can run before the calls; what is sent is always Messages API (hermes works in OpenAI
     chat format and is converted back); tools the strategy cannot serve are not offered."""
-    from core.checker import check, rejected
+    from compactscope.core.checker import check, rejected
     script = [reply(message([tool_use_block("read_file", {"path": "x.txt"}, "t1")])),
               reply(message([text_block("done")]))]
     with FakeAnthropic(script) as fake:

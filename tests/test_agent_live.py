@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from app.live import LiveController, attach_to_main_window   # noqa: E402
-from core.recording import read_recording                    # noqa: E402
+from compactscope.app.live import LiveController, attach_to_main_window   # noqa: E402
+from compactscope.core.recording import read_recording                    # noqa: E402
 from tests.fakeapi import FakeAnthropic, error, message, reply, text_block, tool_use_block   # noqa: E402
-from widgets.live_panel import LivePanel                     # noqa: E402
+from compactscope.widgets.live_panel import LivePanel                     # noqa: E402
 
 KEY = "-".join(("sk", "ant", "live-panel-test-0123456789"))   # a fake key, assembled so secret scanners skip the source
 
@@ -143,8 +143,8 @@ def test_follow_from_the_panel(qtbot, tmp_path):
 
 
 def test_main_window_follows_the_agent(qtbot, tmp_path):
-    mw = pytest.importorskip("app.main_window")
-    from app.settings import Settings
+    mw = pytest.importorskip("compactscope.app.main_window")
+    from compactscope.app.settings import Settings
     win = mw.MainWindow(Settings(enabled=False))
     qtbot.addWidget(win)
     dock, ctl = attach_to_main_window(win)
@@ -167,8 +167,8 @@ def test_main_window_follows_the_agent(qtbot, tmp_path):
 
 
 def test_live_menu_opens_the_dock_and_close_stops_the_proxy(qtbot, tmp_path):
-    mw = pytest.importorskip("app.main_window")
-    from app.settings import Settings
+    mw = pytest.importorskip("compactscope.app.main_window")
+    from compactscope.app.settings import Settings
     win = mw.MainWindow(Settings(enabled=False))
     qtbot.addWidget(win)
     menu = getattr(win, "live_menu", None)
@@ -190,9 +190,9 @@ def test_live_menu_opens_the_dock_and_close_stops_the_proxy(qtbot, tmp_path):
 
 
 def test_panel_fields_are_remembered_but_never_the_key(qtbot, tmp_path, isolated_settings):
-    mw = pytest.importorskip("app.main_window")
-    from app.live import open_live
-    from app.settings import Settings
+    mw = pytest.importorskip("compactscope.app.main_window")
+    from compactscope.app.live import open_live
+    from compactscope.app.settings import Settings
     win = mw.MainWindow(Settings())
     qtbot.addWidget(win)
     open_live(win, 0)

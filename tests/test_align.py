@@ -5,9 +5,9 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from core.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED, align, align_origin
-from core.pipeline import Engine
-from core.workspace import Workspace
+from compactscope.core.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED, align, align_origin
+from compactscope.core.pipeline import Engine
+from compactscope.core.workspace import Workspace
 
 
 def _check_invariants(n_in: int, origin: list, rows) -> None:

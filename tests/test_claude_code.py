@@ -6,14 +6,14 @@ import copy
 
 import pytest
 
-from core import strategies
-from core.checker import check, rejected
-from core.conversation import MessageMeta
-from core.layers import claude_code as cc
-from core.layers.base import LayerContext
-from core.pipeline import Engine
-from core.summarizers import FixedSummarizer, SummaryError
-from core.workspace import Workspace
+from compactscope.core import strategies
+from compactscope.core.checker import check, rejected
+from compactscope.core.conversation import MessageMeta
+from compactscope.core.layers import claude_code as cc
+from compactscope.core.layers.base import LayerContext
+from compactscope.core.pipeline import Engine
+from compactscope.core.summarizers import FixedSummarizer, SummaryError
+from compactscope.core.workspace import Workspace
 
 T0 = 1_700_000_000.0
 
@@ -67,7 +67,7 @@ class TooLong:
         self.gap_text = gap_text
 
     def summarize(self, request, cancel=None):
-        from core.summarizers import SummaryResult
+        from compactscope.core.summarizers import SummaryResult
         self.sizes.append(len(request.messages))
         if len(request.messages) > self.fits:
             raise SummaryError("prompt too long" + self.gap_text, kind="prompt_too_long")
@@ -292,7 +292,7 @@ def test_drop_oldest_groups_keeps_pairs_and_starts_with_user():
 
 
 def _cached(s):
-    from core.summarizers import CachedSummarizer
+    from compactscope.core.summarizers import CachedSummarizer
     return CachedSummarizer(s)
 
 
@@ -317,7 +317,7 @@ def test_budget_and_snip_reuse_s08(tmp_path):
 
 
 def test_rough_tokens_count_images_flat():
-    from core.size import SizeMeter
+    from compactscope.core.size import SizeMeter
     img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400_000}}
     m = {"role": "user", "content": [img, {"type": "text", "text": "look"}]}
     plain = {"role": "user", "content": [{"type": "text", "text": "look"}]}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from compactscope.app.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,7 +138,7 @@ def test_blocks_without_type_and_odd_results_are_findings(capsys, tmp_path):
 
 
 def test_jsonl_with_a_huge_line_is_reported(tmp_path, monkeypatch):
-    from core.loaders import base, load
+    from compactscope.core.loaders import base, load
     p = tmp_path / "t.jsonl"
     p.write_text('{"role": "user", "content": "a"}\n' + '{"role": "assistant", "content": "' + "x" * 5000
                  + '"}\n{"role": "user", "content": "b"}\n')
@@ -150,7 +150,7 @@ def test_jsonl_with_a_huge_line_is_reported(tmp_path, monkeypatch):
 
 
 def test_console_script_entry_point_works():
-    r = subprocess.run([sys.executable, "-m", "app.cli", "strategies"], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "compactscope", "strategies"], cwd=ROOT, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and "s08" in r.stdout and "max_messages" in r.stdout
 

@@ -17,9 +17,9 @@ sys.meta_path.insert(0, Block())
 
 def test_every_core_module_imports_without_qt():
     code = BLOCK + r"""
-import core
+import compactscope.core as core
 names = []
-for m in pkgutil.walk_packages(core.__path__, 'core.'):
+for m in pkgutil.walk_packages(core.__path__, 'compactscope.core.'):
     importlib.import_module(m.name)
     names.append(m.name)
 assert not any(k.split('.')[0] in ('PySide6', 'pyqtgraph') for k in sys.modules)
@@ -32,7 +32,7 @@ print(len(names))
 
 def test_headless_cli_runs_without_qt():
     code = BLOCK + r"""
-from app.cli import main
+from compactscope.app.cli import main
 rc = main(['run', 'assets/examples/short_session.json', '--json', '--no-messages'])
 assert rc == 0
 assert 'PySide6' not in sys.modules

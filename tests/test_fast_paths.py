@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.align import Row, _align, align_origin
-from core.layers.s08 import _dumps_head
-from core.loaders.base import _array_element_lines_np, _array_element_lines_py, document_lines
+from compactscope.core.align import Row, _align, align_origin
+from compactscope.core.layers.s08 import _dumps_head
+from compactscope.core.loaders.base import _array_element_lines_np, _array_element_lines_py, document_lines
 
 pytest.importorskip("numpy")
 
@@ -77,7 +77,7 @@ def test_summary_prompt_head_equals_dumping_everything(msgs, cap):
 
 
 def test_collapsed_row_heights_match_the_chips(qtbot):
-    from widgets.message_view import CHIP_CACHE, MessageDelegate, MessageListModel
+    from compactscope.widgets.message_view import CHIP_CACHE, MessageDelegate, MessageListModel
     msgs = [
         {"role": "user", "content": "one line"},
         {"role": "user", "content": "two\nlines\r\nand\x0bmore\u2028here"},
@@ -125,8 +125,8 @@ _message = st.one_of(
 @settings(max_examples=200, deadline=None)
 @given(before=st.lists(_message, min_size=1, max_size=6), data=st.data())
 def test_tool_pair_index_reused_only_when_it_reads_the_same(before, data):
-    from core.messages import ToolPairIndex
-    from widgets import message_view as mv
+    from compactscope.core.messages import ToolPairIndex
+    from compactscope.widgets import message_view as mv
     mv._PAIR_CACHE.clear()
     mv._pair_index(before)
     after = list(before)
@@ -142,8 +142,8 @@ def test_tool_pair_index_reused_only_when_it_reads_the_same(before, data):
 
 
 def test_tool_pair_index_not_reused_when_a_name_or_id_changes():
-    from core.messages import ToolPairIndex
-    from widgets import message_view as mv
+    from compactscope.core.messages import ToolPairIndex
+    from compactscope.widgets import message_view as mv
     use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}]}
     res = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 500}]}
     mv._PAIR_CACHE.clear()

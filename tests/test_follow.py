@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.follow import FollowThread, Follower, LineTail
-from core.loaders import load
+from compactscope.core.follow import FollowThread, Follower, LineTail
+from compactscope.core.loaders import load
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "entireio-cli"
 SESSION = CORPUS / "b8-659b3a4dd4-0-full.jsonl"     # 666 lines, 2 compact boundaries
@@ -75,7 +75,7 @@ def _wait(cond, timeout=5.0):
 
 
 def test_follow_thread_reports_and_stops(tmp_path):
-    from core.recording import RecordingWriter
+    from compactscope.core.recording import RecordingWriter
     p = tmp_path / "rec.jsonl"
     w = RecordingWriter(p, source="proxy")
     got = []

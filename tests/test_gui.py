@@ -15,10 +15,10 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent, QImage  # noqa: E402
 
-from core.align import DUPLICATED, align  # noqa: E402
-from core.loaders import LoadError, load  # noqa: E402
-from core.messages import ToolPairIndex  # noqa: E402
-from core.summarizers import CachedSummarizer, SummaryError, SummaryResult  # noqa: E402
+from compactscope.core.align import DUPLICATED, align  # noqa: E402
+from compactscope.core.loaders import LoadError, load  # noqa: E402
+from compactscope.core.messages import ToolPairIndex  # noqa: E402
+from compactscope.core.summarizers import CachedSummarizer, SummaryError, SummaryResult  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "assets" / "examples"
@@ -152,7 +152,7 @@ def test_selecting_tool_result_highlights_its_partner(qtbot, win):
     qtbot.mouseClick(win.view.viewport(), Qt.LeftButton, pos=rect.center())
     assert win.view.currentIndex().data(Qt.UserRole + 2) == res_msg
     assert use_msg in win.model.highlight
-    from widgets.message_view import HighlightRole
+    from compactscope.widgets.message_view import HighlightRole
     assert win.model.index_of_message(use_msg).data(HighlightRole) is True
     assert win.model.index_of_message(res_msg).data(HighlightRole) is False
     # the jump command goes to the partner
@@ -350,7 +350,7 @@ def test_slow_summary_runs_in_worker_and_cancels(qtbot, win):
 
 def test_screenshot_command_writes_png(tmp_path):
     out = tmp_path / "shot.png"
-    r = subprocess.run([sys.executable, "-m", "app.cli", str(EXAMPLES / "long_session.json"), "--step", "2",
+    r = subprocess.run([sys.executable, "-m", "compactscope", str(EXAMPLES / "long_session.json"), "--step", "2",
                         "--screenshot", str(out), "--size", "1200x800"], cwd=ROOT, capture_output=True, text=True,
                        timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
     assert r.returncode == 0, r.stderr
@@ -361,7 +361,7 @@ def test_screenshot_command_writes_png(tmp_path):
 
 
 def test_screenshot_bad_file_exits_2(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "app.cli", str(tmp_path / "missing.json"), "--screenshot",
+    r = subprocess.run([sys.executable, "-m", "compactscope", str(tmp_path / "missing.json"), "--screenshot",
                         str(tmp_path / "x.png")], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "missing.json" in r.stderr and "Traceback" not in r.stderr
 
@@ -452,7 +452,7 @@ def test_clicking_a_bar_selects_the_message(qtbot, win):
 
 
 def test_play_expand_and_every_strategy(qtbot, win):
-    from core import strategies
+    from compactscope.core import strategies
     open_wait(qtbot, win, EXAMPLES / "long_session.json")
     win.stepper.first()
     win.stepper._timer.setInterval(10)
@@ -525,6 +525,6 @@ def test_no_display_says_what_to_do(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     if not sys.platform.startswith("linux"):
         pytest.skip("display detection is for Linux")
-    r = subprocess.run([sys.executable, "-m", "app.cli", str(EXAMPLES / "short_session.json")], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "compactscope", str(EXAMPLES / "short_session.json")], cwd=ROOT,
                        capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 2 and "--screenshot" in r.stderr and "Traceback" not in r.stderr

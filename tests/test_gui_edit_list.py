@@ -1,6 +1,6 @@
 """The edit list stays cheap on a layer with thousands of edits: it lists the first ones and says how many more."""
-from core.pipeline import Engine
-from widgets.explainer import MAX_EDIT_ROWS, EditList
+from compactscope.core.pipeline import Engine
+from compactscope.widgets.explainer import MAX_EDIT_ROWS, EditList
 
 
 def test_edit_list_caps_rows_and_counts_the_rest(qtbot):

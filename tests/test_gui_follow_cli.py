@@ -1,5 +1,5 @@
 """`compactscope --follow SESSION` opens the window following a growing session file."""
-from app import gui
+from compactscope.app import gui
 
 
 def test_follow_flag_starts_following(qtbot, tmp_path, monkeypatch, corpus, isolated_settings):
@@ -10,7 +10,7 @@ def test_follow_flag_starts_following(qtbot, tmp_path, monkeypatch, corpus, isol
     made = {}
     from PySide6.QtWidgets import QApplication
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
-    from app import main_window
+    from compactscope.app import main_window
     orig_show = main_window.MainWindow.show
 
     def show(self):

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from app.workers import has_readme_variant, run_pipeline_job, snip_prefix  # noqa: E402
-from core import strategies  # noqa: E402
-from core.summarizers import make_summarizer  # noqa: E402
-from core.workspace import Workspace  # noqa: E402
+from compactscope.app.workers import has_readme_variant, run_pipeline_job, snip_prefix  # noqa: E402
+from compactscope.core import strategies  # noqa: E402
+from compactscope.core.summarizers import make_summarizer  # noqa: E402
+from compactscope.core.workspace import Workspace  # noqa: E402
 
 
 def _conv(n_pairs: int = 40) -> list:

@@ -18,8 +18,8 @@ import pytest
 
 pytest.importorskip("agent.context_compressor", reason="hermes-agent 0.19.0 is not installed ([hermes] extra)")
 
-from core.hermes_oracle import MATCH, OurCompressor, TheirCompressor, first_difference, hermes_oracle_check  # noqa: E402
-from core.layers import hermes_rules as R  # noqa: E402
+from compactscope.core.hermes_oracle import MATCH, OurCompressor, TheirCompressor, first_difference, hermes_oracle_check  # noqa: E402
+from compactscope.core.layers import hermes_rules as R  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "swe-agent"
 N_GENERATED = 240
@@ -352,7 +352,7 @@ def test_odd_shapes_match_hermes_agent():
 
 
 def _corpus_conversations():
-    from core import loaders
+    from compactscope.core import loaders
     root = CORPUS.parent
     if not root.is_dir():
         return []
@@ -369,7 +369,7 @@ def _corpus_conversations():
 
 
 def _openai_messages(c) -> list:
-    from core.messages import to_openai
+    from compactscope.core.messages import to_openai
     if c.dialect == "openai":
         msgs = list(c.messages)
         if c.system and not (msgs and msgs[0].get("role") == "system"):

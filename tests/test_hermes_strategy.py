@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import strategies
-from core.checker import check
-from core.hermes_oracle import ABSENT, hermes_oracle_check
-from core.layers import hermes as H
-from core.layers import hermes_rules as R
-from core.moa import ADVISORY_REQUEST, IterationBudget, moa_reference_view, simulate_turns
-from core.pipeline import Engine
-from core.summarizers import CachedSummarizer, FixedSummarizer, SummaryError, SummaryResult
+from compactscope.core import strategies
+from compactscope.core.checker import check
+from compactscope.core.hermes_oracle import ABSENT, hermes_oracle_check
+from compactscope.core.layers import hermes as H
+from compactscope.core.layers import hermes_rules as R
+from compactscope.core.moa import ADVISORY_REQUEST, IterationBudget, moa_reference_view, simulate_turns
+from compactscope.core.pipeline import Engine
+from compactscope.core.summarizers import CachedSummarizer, FixedSummarizer, SummaryError, SummaryResult
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -281,7 +281,7 @@ def test_property_valid_pairs_in_valid_pairs_out(shape, window):
 def test_cli_run_hermes_fixed_summary(tmp_path):
     f = tmp_path / "chat.json"
     f.write_text(json.dumps(conv()))
-    r = subprocess.run([sys.executable, "-m", "app.cli", "run", str(f), "--strategy", "hermes", "--summarizer",
+    r = subprocess.run([sys.executable, "-m", "compactscope", "run", str(f), "--strategy", "hermes", "--summarizer",
                         "fixed:The summary body.", "--set", "trigger=always", "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -293,7 +293,7 @@ def test_cli_run_hermes_fixed_summary(tmp_path):
 
 
 def test_oracle_check_without_the_package(monkeypatch):
-    import core.hermes_oracle as O
+    import compactscope.core.hermes_oracle as O
     monkeypatch.setattr(O, "module", lambda: None)
     assert hermes_oracle_check(conv(), {}, "x") == ABSENT
 
@@ -344,7 +344,7 @@ def test_iteration_budget_refund_semantics():
 
 def test_check_trace_for_the_window():
     pytest.importorskip("agent.context_compressor", reason="hermes-agent is not installed")
-    from core.hermes_oracle import MATCH, check_trace
+    from compactscope.core.hermes_oracle import MATCH, check_trace
     rec = Recording("## Goal\nfinish")
     e = engine(rec, trigger="always", context_length=16000)
     t1 = e.run(conv(), dialect="openai")
@@ -359,8 +359,8 @@ def test_check_trace_for_the_window():
 
 
 def test_budget_for_replay_refunds_compaction_restarts(tmp_path):
-    from core.moa import budget_for_replay
-    from core.replay import replay
+    from compactscope.core.moa import budget_for_replay
+    from compactscope.core.replay import replay
     msgs = conv(turns=25)
     res = replay(msgs, "hermes", {"context_length": 8000}, summarizer=CachedSummarizer(FixedSummarizer("S")))
     compactions = sum(1 for c in res.calls if c.compacted)

@@ -1,7 +1,7 @@
 """The inspector's JSON tab shows the selected message's JSON, filled when the tab is shown."""
 import json
 
-from widgets.inspector import Inspector
+from compactscope.widgets.inspector import Inspector
 
 
 def test_json_tab_filled_when_shown(qtbot):

@@ -8,11 +8,11 @@ import sqlite3
 
 import pytest
 
-from core.checker import check, pair_errors
-from core.info import describe
-from core.loaders import LoadError, detect, load
-from core.loaders.sdk_repr import ReprError, content_from_repr, parse_repr
-from core.messages import ToolPairIndex
+from compactscope.core.checker import check, pair_errors
+from compactscope.core.info import describe
+from compactscope.core.loaders import LoadError, detect, load
+from compactscope.core.loaders.sdk_repr import ReprError, content_from_repr, parse_repr
+from compactscope.core.messages import ToolPairIndex
 
 
 def _jsonl(path, records):
@@ -299,7 +299,7 @@ def test_info_reports_events_usage_and_problems(tmp_path):
 
 
 def test_cli_info_json_and_check_accept_other_formats(tmp_path, capsys):
-    from app.cli import main
+    from compactscope.app.cli import main
     db = tmp_path / "state.db"
     _hermes_db(db)
     assert main(["info", str(db), "--json"]) == 0
@@ -315,7 +315,7 @@ def test_cli_info_json_and_check_accept_other_formats(tmp_path, capsys):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from core.loaders.base import array_element_lines  # noqa: E402
+from compactscope.core.loaders.base import array_element_lines  # noqa: E402
 
 _json_text = st.text(alphabet=st.sampled_from(list('ab"\\{}[],: \n\té')), max_size=12)
 
@@ -346,7 +346,7 @@ def test_documents_give_message_lines(tmp_path):
 
 
 def test_first_line_longer_than_the_probe(tmp_path):
-    from core.loaders.base import PROBE_BYTES
+    from compactscope.core.loaders.base import PROBE_BYTES
     big = "x" * (PROBE_BYTES + 1000)
     p = _jsonl(tmp_path / "cc.jsonl", [
         {"message": {"role": "user", "content": big}, "parentUuid": None, "sessionId": "s", "type": "user",

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.conversation import LoadResult
-from core.loaders import LoadError, _loaders, detect, load
-from core.loaders.base import read_probe
-from core.loaders.sdk_repr import ReprError, content_from_repr, parse_repr
+from compactscope.core.conversation import LoadResult
+from compactscope.core.loaders import LoadError, _loaders, detect, load
+from compactscope.core.loaders.base import read_probe
+from compactscope.core.loaders.sdk_repr import ReprError, content_from_repr, parse_repr
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                            HealthCheck.too_slow])

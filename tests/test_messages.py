@@ -2,10 +2,10 @@
 import pytest
 from helpers import a, tr, tu, u, worked_example
 
-from core.checker import check, rejected
-from core.messages import (ToolPairIndex, detect_dialect, has_tool_use, is_tool_result_message, to_anthropic,
+from compactscope.core.checker import check, rejected
+from compactscope.core.messages import (ToolPairIndex, detect_dialect, has_tool_use, is_tool_result_message, to_anthropic,
                            to_openai)
-from core.summarizers import (CachedSummarizer, FixedSummarizer, OfflineSummarizer, SummaryError, SummaryRequest,
+from compactscope.core.summarizers import (CachedSummarizer, FixedSummarizer, OfflineSummarizer, SummaryError, SummaryRequest,
                               make_summarizer)
 
 
@@ -157,7 +157,7 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
     th = threading.Thread(target=srv.serve_forever, daemon=True)
     th.start()
     try:
-        from core.summarizers.anthropic_api import AnthropicSummarizer
+        from compactscope.core.summarizers.anthropic_api import AnthropicSummarizer
         s = AnthropicSummarizer(model="m", api_key="test-not-a-key",
                                 base_url=f"http://127.0.0.1:{srv.server_address[1]}")
         r = s.summarize(SummaryRequest("hello", max_tokens=2000))
@@ -167,8 +167,8 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
             s.summarize(SummaryRequest("TOO LONG"))
         assert e.value.kind == "prompt_too_long"
         # count_tokens: used when configured, cached, and the figure names its estimator
-        from core.pipeline import Engine
-        from core.size import make_anthropic_counter
+        from compactscope.core.pipeline import Engine
+        from compactscope.core.size import make_anthropic_counter
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-not-a-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}")
         counter = make_anthropic_counter("m")
@@ -186,7 +186,7 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
 def test_count_tokens_cache_by_identity_and_failures_not_cached():
     from types import SimpleNamespace
 
-    from core.size import AnthropicTokenCounter, SizeMeter
+    from compactscope.core.size import AnthropicTokenCounter, SizeMeter
 
     calls = []
 

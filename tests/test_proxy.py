@@ -13,8 +13,8 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from core.proxy import ProxyError, RecordingProxy, check_bind, is_loopback
-from core.recording import RecordingWriter, read_recording
+from compactscope.core.proxy import ProxyError, RecordingProxy, check_bind, is_loopback
+from compactscope.core.recording import RecordingWriter, read_recording
 from tests.fakeapi import FakeAnthropic, message, rate_limited, reply, text_block, tool_use_block
 
 KEY = "-".join(("sk", "ant", "proxytest-abcdefghijklmnop"))   # a fake key, assembled so secret scanners skip the source
@@ -158,7 +158,7 @@ def test_refuses_non_loopback_unless_asked():
             RecordingProxy("http://127.0.0.1:1", host=host, port=0)
     with RecordingProxy("http://127.0.0.1:1", host="0.0.0.0", port=0, allow_remote=True) as p:
         assert p.server.server_address[0] == "0.0.0.0"
-    from app.cli import main
+    from compactscope.app.cli import main
     assert main(["proxy", "--host", "0.0.0.0", "--port", "0"]) == 2
 
 
@@ -166,7 +166,7 @@ def test_cli_proxy_end_to_end(tmp_path):
     rec_path = tmp_path / "cli.jsonl"
     with FakeAnthropic([reply(message([text_block("via cli")]))]) as fake:
         env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "proxy", "--port", "0", "--upstream", fake.url,
+        proc = subprocess.Popen([sys.executable, "-m", "compactscope", "proxy", "--port", "0", "--upstream", fake.url,
                                  "--record", str(rec_path)], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
         try:
@@ -200,8 +200,8 @@ def test_refuses_to_proxy_to_itself():
 
 
 def test_agent_through_the_proxy_both_recordings_agree(tmp_path):
-    from core.agent import Agent
-    from core.loaders import load
+    from compactscope.core.agent import Agent
+    from compactscope.core.loaders import load
     script = [reply(message([tool_use_block("write_file", {"path": "n.txt", "content": "x"}, "w1")])),
               rate_limited(),
               reply(message([text_block("written")]))]

@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from app.cli import main as cli_main
-from core.checker import check, rejected
-from core.conversation import CompactionEvent, Conversation, MessageMeta, Usage
-from core.pipeline import Engine
-from core.replay import compare, format_table, replay
-from core.summarizers import FixedSummarizer, SummaryError
-from core.workspace import Workspace
+from compactscope.app.cli import main as cli_main
+from compactscope.core.checker import check, rejected
+from compactscope.core.conversation import CompactionEvent, Conversation, MessageMeta, Usage
+from compactscope.core.pipeline import Engine
+from compactscope.core.replay import compare, format_table, replay
+from compactscope.core.summarizers import FixedSummarizer, SummaryError
+from compactscope.core.workspace import Workspace
 
 T0 = 1_700_000_000.0
 
@@ -230,7 +230,7 @@ def test_cli_compare_and_errors(tmp_path, capsys):
 
 
 def test_replay_converts_to_the_strategy_dialect(tmp_path):
-    from core import strategies
+    from compactscope.core import strategies
     if "hermes" not in strategies.available():
         pytest.skip("the hermes strategy is not built")
     msgs = pairs_session(20, size=4000)

@@ -5,15 +5,15 @@ import json
 import pytest
 from helpers import a, tr, tu, u, worked_example
 
-from core.checker import check, pair_errors
-from core.layers.base import LayerContext
-from core.layers.s08 import (COMPACT_TOOL_RESULT, MICRO_PLACEHOLDER, compact_history, compact_tool, micro_compact,
+from compactscope.core.checker import check, pair_errors
+from compactscope.core.layers.base import LayerContext
+from compactscope.core.layers.s08 import (COMPACT_TOOL_RESULT, MICRO_PLACEHOLDER, compact_history, compact_tool, micro_compact,
                              reactive_compact, snip_compact, tool_result_budget)
-from core.pipeline import Engine, run_pipeline
-from core.size import SizeMeter, estimate_size
-from core.summarizers import CachedSummarizer, FixedSummarizer, SummaryError
-from core.trace import BOUNDARY, PERSIST, REPLACE, SNIP, SUMMARY
-from core.workspace import Workspace
+from compactscope.core.pipeline import Engine, run_pipeline
+from compactscope.core.size import SizeMeter, estimate_size
+from compactscope.core.summarizers import CachedSummarizer, FixedSummarizer, SummaryError
+from compactscope.core.trace import BOUNDARY, PERSIST, REPLACE, SNIP, SUMMARY
+from compactscope.core.workspace import Workspace
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from core.conversation import CompactionEvent, Conversation, MessageMeta, Usage  # noqa: E402
-from core.replay import replay  # noqa: E402
-from core.summarizers import FixedSummarizer  # noqa: E402
-from core.workspace import Workspace  # noqa: E402
-from widgets.timeline import ComparisonTable, TimelineWidget  # noqa: E402
+from compactscope.core.conversation import CompactionEvent, Conversation, MessageMeta, Usage  # noqa: E402
+from compactscope.core.replay import replay  # noqa: E402
+from compactscope.core.summarizers import FixedSummarizer  # noqa: E402
+from compactscope.core.workspace import Workspace  # noqa: E402
+from compactscope.widgets.timeline import ComparisonTable, TimelineWidget  # noqa: E402
 
 
 def session(n, size=2000):
@@ -143,7 +143,7 @@ def test_overlay_and_comparison_table(qtbot, result, tmp_path):
 
 def synthetic(n):
     """A ReplayResult of n calls built directly (a sawtooth), to test drawing without replaying."""
-    from core.replay import CallRecord, ReplayResult
+    from compactscope.core.replay import CallRecord, ReplayResult
     calls, ctx = [], 0
     for i in range(n):
         before = ctx + 1000

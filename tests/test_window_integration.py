@@ -15,13 +15,13 @@ pytest.importorskip("pyqtgraph")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from core.explain import boundary_explanation, find_boundary_step  # noqa: E402
-from core.hermes_oracle import ABSENT, MATCH, check_trace, module  # noqa: E402
-from core.loaders import load  # noqa: E402
-from core.moa import budget_for_replay  # noqa: E402
-from core.pipeline import Engine  # noqa: E402
-from core.replay import parse_run_spec, replay  # noqa: E402
-from core.summarizers import make_summarizer  # noqa: E402
+from compactscope.core.explain import boundary_explanation, find_boundary_step  # noqa: E402
+from compactscope.core.hermes_oracle import ABSENT, MATCH, check_trace, module  # noqa: E402
+from compactscope.core.loaders import load  # noqa: E402
+from compactscope.core.moa import budget_for_replay  # noqa: E402
+from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.replay import parse_run_spec, replay  # noqa: E402
+from compactscope.core.summarizers import make_summarizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = ROOT / "assets" / "examples" / "long_session.json"
@@ -74,7 +74,7 @@ def test_oracle_reports_a_difference(qtbot, win, monkeypatch):
     if module() is None:
         pytest.skip("hermes-agent is not installed")
     hermes_window(qtbot, win, trigger="always")
-    import core.hermes_oracle as ho
+    import compactscope.core.hermes_oracle as ho
     real = ho.first_difference
 
     def tampered(ours, theirs):
@@ -233,7 +233,7 @@ def test_playback_drives_the_stepper_as_if_live(qtbot, win):
 
 # ------------------------------------------------------------------ 3. the iteration budget
 def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, capsys):
-    from app.cli import main as cli_main
+    from compactscope.app.cli import main as cli_main
     args = ["replay", str(LONG), "--set", "max_messages=20", "--workdir", str(tmp_path / "w"), "--iteration-cap", "5"]
     assert cli_main(args + ["--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QPalette
 
-from core.messages import block_type, content_text
+from compactscope.core.messages import block_type, content_text
 
 ROLE_COLORS = {
     "user": "#3b82f6",

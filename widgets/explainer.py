@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QTextBrowser
 
-from core.explain import boundary_explanation, is_snip_step, snip_rows
+from compactscope.core.explain import boundary_explanation, is_snip_step, snip_rows
 
 from .common import fmt
 

@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from core.messages import block_type, content_text
+from compactscope.core.messages import block_type, content_text
 
 MAX_SHOWN = 2_000_000
 

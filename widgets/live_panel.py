@@ -131,7 +131,7 @@ class LivePanel(QWidget):
                                       lambda: self._pick_dir(self.workdir))
         self.model_edit = QLineEdit(w)
         self.model_edit.setObjectName("model")
-        from core.agent import DEFAULT_MODEL
+        from compactscope.core.agent import DEFAULT_MODEL
         self.model_edit.setPlaceholderText(os.environ.get("COMPACTSCOPE_MODEL") or DEFAULT_MODEL)
         f.addRow("Model", self.model_edit)
         self.key_edit = QLineEdit(w)

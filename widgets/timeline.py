@@ -22,7 +22,7 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from core.replay import COMPARISON_COLUMNS
+from compactscope.core.replay import COMPARISON_COLUMNS
 
 from .common import fmt
 

@@ -1,0 +1,1 @@
+"""Bundled files: example conversations (made by examples/generate.py), lessons, translations, fonts."""
