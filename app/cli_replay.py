@@ -32,9 +32,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                    help="replay again with this strategy/parameters and print the comparison table (repeatable)")
     p.add_argument("--max-calls", type=int, metavar="N", help="stop after N calls")
     p.add_argument("--check", action="store_true", help="run the API checker on every step (slower)")
-    p.add_argument("--iteration-cap", type=int, default=90, metavar="N",
-                   help="seed 002's iteration budget: the turn loop's cap (default 90); every call consumes one "
-                        "iteration, a compaction restart is refunded (JSON/CSV: iterations used/refunded per call)")
+    p.add_argument("--iteration-cap", type=int, default=None, metavar="N",
+                   help="the iteration budget: the turn loop's cap (default: the strategy's, 90 = seed 002's); every "
+                        "call consumes one iteration, a compaction restart is refunded (JSON/CSV: iterations "
+                        "used/refunded per call)")
     p.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=None,
                    help="recordings with usage: add what the API saw beyond the recorded messages (system prompt, "
                         "tools, history before the file starts) to every token estimate (default: on when the file "
@@ -45,10 +46,11 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                         "(strategies with a manual_compact layer; default on)")
 
     def cmd_replay(args) -> int:
+        from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
         result, conv = load(args.file, args.conversation)
         engine = make_engine(args, args.strategy)
-        if args.iteration_cap < 1:
+        if args.iteration_cap is not None and args.iteration_cap < 1:
             raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
         try:
             res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
@@ -99,8 +101,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                 line += f"  [REAL {c.real_boundary.get('trigger') or ''} compaction, preTokens " \
                         f"{c.real_boundary.get('pre_tokens')}]"
             print(line)
+            quiet = {l.layer for l in c.layers if l.role in (MICRO, SNIP)}      # routine, unless it summarised
             for e in c.events:
-                if not e.startswith(("micro_compact", "time_micro_compact", "snip_compact")) or c.summaries:
+                if e.split(":", 1)[0] not in quiet or c.summaries:
                     print(f"{'':>11}- {e}")
             for e in c.errors:
                 print(f"{'':>11}! {e}")

@@ -18,6 +18,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
 from compactscope.core.conversation import Conversation, Usage
+from compactscope.core.layers.base import SUMMARY
 from compactscope.widgets.live_panel import LivePanel
 
 
@@ -114,7 +115,6 @@ class LiveController(QObject):
 
     def _update_engine(self, name: str, params: dict) -> None:
         from compactscope.core import strategies
-        from compactscope.core.pipeline import Engine
         a = self.agent
         try:
             strategy = strategies.get(name)
@@ -123,11 +123,11 @@ class LiveController(QObject):
             self.panel.show_error(f"Strategy {name}: {e}", "Fix the parameter in the strategy panel.")
             return
         if strategy.name != a.engine.strategy.name:
-            a.engine = Engine(strategy, resolved, workspace=a.engine.workspace, summarizer=a.engine.summarizer)
+            a.engine = a.engine.fork(strategy=strategy, params=resolved, state={})
             self.panel.append_note(f"strategy is now {strategy.name}; the conversation is kept", "#64748b")
         elif resolved != a.engine.params:
             changed = sorted(k for k in resolved if resolved[k] != a.engine.params.get(k))
-            a.engine.params = resolved
+            a.engine = a.engine.fork(params=resolved)
             self.panel.append_note("from the next call: " + ", ".join(f"{k}={resolved[k]}" for k in changed),
                                    "#64748b")
 
@@ -214,9 +214,10 @@ class LiveController(QObject):
                     fails = tr.state_after.get("consecutive_failures")
                     p.append_note(f"{s.layer} failed before call {call.n}: {s.error}; the context was sent "
                                   f"unchanged" + (f" (consecutive failures: {fails})" if fails else ""), "#dc2626")
-            if any(s.layer == "compact_history" and s.changed for s in tr.steps):
-                p.append_note(f"compact_history summarised the conversation before call {call.n}: "
-                              f"{len(tr.input)} \u2192 {len(tr.output)} messages")
+            for s in tr.steps:
+                if s.role == SUMMARY and s.changed:
+                    p.append_note(f"{s.layer} summarised the conversation before call {call.n}: "
+                                  f"{len(tr.input)} \u2192 {len(tr.output)} messages")
             self.sigTrace.emit(conv, tr)
         elif kind == "stream":
             self.streamed = True

@@ -23,7 +23,9 @@ from compactscope.core import strategies
 from compactscope.core.explain import boundary_explanation, cut_lines, find_boundary_step
 from compactscope.core.align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
 from compactscope.core.loaders import LoadError, load
+from compactscope.core.pipeline import Engine, PipelineResult, run_with_variants
 from compactscope.core.size import SizeMeter
+from compactscope.core.strategies.base import DIFFER, Verdict
 from compactscope.core.summarizers import make_summarizer
 from compactscope.core.workspace import Workspace
 from compactscope.widgets.common import fmt
@@ -38,7 +40,7 @@ from compactscope.widgets.token_chart import TokenChart
 
 from .live import install_menu
 from .settings import Settings
-from .workers import TaskRunner, run_pipeline_job
+from .workers import TaskRunner
 
 EXAMPLES = asset_path("examples")
 DEFAULT_EXAMPLE = EXAMPLES / "long_session.json"
@@ -104,9 +106,10 @@ class MainWindow(QMainWindow):
         self._oracle_pool.setMaxThreadCount(1)
         self.oracle_runner = TaskRunner(self, pool=self._oracle_pool)
         self.oracle_runner.sigDone.connect(self._oracle_done)
-        self.oracle_runner.sigFailed.connect(lambda tid, e: self._oracle_done(tid, f"the cross-check failed: "
-                                                                                   f"{type(e).__name__}: {e}"))
+        self.oracle_runner.sigFailed.connect(lambda tid, e: self._oracle_done(tid, Verdict(
+            DIFFER, f"the cross-check failed: {type(e).__name__}: {e}")))
         self.oracle_text: str | None = None
+        self.oracle_verdict = None           # the cross-check's Verdict of the shown run
         self._oracle_trace = None          # the trace being checked
         self._oracle_wanted = None         # the newest trace to check (coalesced while one check runs)
         self.shown_call: int | None = None     # the replayed call the stepper shows (None: the whole file)
@@ -539,7 +542,6 @@ class MainWindow(QMainWindow):
 
     def show_trace(self, conv, trace) -> None:
         """Show a trace made elsewhere (the live agent's own run) without re-running the pipeline."""
-        from .workers import PipelineResult
         self.runner.cancel()
         self.runner.current = None
         self.conversation = conv
@@ -598,8 +600,12 @@ class MainWindow(QMainWindow):
         self._replay_stale = True
         if self.tabs.tabText(self.tabs.currentIndex()) == "Timeline":
             QTimer.singleShot(0, self.run_replay)
-        self.runner.start(run_pipeline_job, self.conversation.messages, self.conversation, self.strategy,
-                          dict(self.params), summ, self.workspace, self.meter, progress=True)
+        engine = Engine(self.strategy, dict(self.params), workspace=self.workspace, summarizer=summ, meter=self.meter)
+        conv = self.conversation
+
+        def job(cancel=None, progress=None):
+            return run_with_variants(engine, conv.messages, conv, cancel=cancel, progress=progress)
+        self.runner.start(job, progress=True)
 
     def cancel_run(self) -> None:
         self.runner.cancel()
@@ -664,17 +670,12 @@ class MainWindow(QMainWindow):
         sizes = [tr.steps[0].size_before if tr.steps else self.meter.size(tr.input)] + \
             [s.size_after for s in tr.steps]
         tokens = [tr.steps[0].tokens_before if tr.steps else 0] + [s.tokens_after for s in tr.steps]
-        tp = self.strategy.threshold_param
-        if tp:
-            self.chart.set_series(labels, sizes, tokens, self.params.get(tp), self.strategy.threshold_unit, tp)
-        else:
-            # a derived threshold (e.g. claude_code: window - output reserve - buffer): shown, not draggable
-            try:
-                from compactscope.core.replay import threshold_for
-                value, unit = threshold_for(self.strategy, self.params)
-            except Exception:   # noqa: BLE001 - the chart line is optional
-                value, unit = None, self.strategy.threshold_unit
-            self.chart.set_series(labels, sizes, tokens, value, unit, "compaction threshold", movable=False)
+        th = self.strategy.threshold
+        try:
+            value = th.value(self.params)
+        except Exception:   # noqa: BLE001 - the chart line is optional
+            value = None
+        self.chart.set_series(labels, sizes, tokens, value, th.unit, th.label, movable=th.movable)
         failed = [s for s in tr.steps if s.error]
         if failed:
             s = failed[0]
@@ -689,7 +690,7 @@ class MainWindow(QMainWindow):
                             "Press F5 to run the pipeline again.")
         else:
             self.hide_error()
-        ci = getattr(result, "call_index", None)
+        ci = result.call_index
         self.shown_call = ci
         self._call_job = None
         self.show_stage(self.stepper.current, force=True)
@@ -715,12 +716,12 @@ class MainWindow(QMainWindow):
         self.run_pipeline()
 
     def _threshold_dragged(self, value: float) -> None:
-        tp = self.strategy.threshold_param
-        if not tp:
+        if not self.strategy.threshold.movable:
             return
-        p = self.strategy.param(tp)
-        v = max(int(round(value)), int(p.minimum or 0)) if isinstance(p.default, int) else float(value)
-        self.params_panel.set_value(tp, v)
+        new = self.strategy.drag_threshold(value, self.params)
+        for k, v in new.items():
+            if v != self.params.get(k):
+                self.params_panel.set_value(k, v)
         self._params_changed(self.params_panel.values())
 
     def set_strategy(self, name: str) -> None:
@@ -805,8 +806,8 @@ class MainWindow(QMainWindow):
             self.diff_model.set_step(step, rows)
             QTimer.singleShot(0, self.diff.scroll_to_first_change)
         self._show_edits(step)
-        self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), self._readme_snip(),
-                                 self.result.readme_error if self.result else None, self.strategy.name)
+        vr = self.result.variants[0] if self.result and self.result.variants else None
+        self.explainer.set_steps(step if is_snip_step(step) else self._snip_step(), vr, self.strategy.name)
         self._boundary_tab_title()
         self._update_diff_counts()
         self.diff.setVisible(step is not None)
@@ -839,7 +840,7 @@ class MainWindow(QMainWindow):
 
     def _boundary_tab_title(self) -> None:
         ex = self.explainer.explanation
-        title = "Boundaries" if ex is not None and ex.kind == "hermes" else "Snip boundary"
+        title = ex.tab_title if ex is not None else "Snip boundary"
         k = self.tabs.indexOf(self.explainer)
         if k >= 0 and self.tabs.tabText(k) != title:
             self.tabs.setTabText(k, title)
@@ -853,27 +854,23 @@ class MainWindow(QMainWindow):
             self.edits.set_step(step, stage_label(self.strategy, step.layer))
         self._oracle_row()
 
-    def _oracle_row(self) -> None:
-        """The hermes-agent verdict as the last line of the step explanation (hermes runs only)."""
-        if self.trace is None or getattr(self.trace, "strategy", None) != "hermes":
-            return
-        v = self.oracle_text
-        if v is None:
-            self.edits.add_note("hermes-agent 0.19.0 cross-check: running\u2026", "#64748b")
-        else:
-            ok = v.startswith("matches")
-            self.edits.add_note(("\u2714 " if ok else "") + f"hermes-agent 0.19.0 cross-check of this run: {v}",
-                                "#15803d" if ok else "#64748b" if v.startswith(("nothing", "hermes-agent not"))
-                                else "#b91c1c")
+    def _cross_check(self):
+        """The strategy's cross-check when the shown trace is a run of it (None otherwise)."""
+        cc = self.strategy.cross_check
+        return cc if cc is not None and self.trace is not None and self.trace.strategy == self.strategy.name \
+            else None
 
-    def _readme_snip(self):
-        rt = self.result.readme_trace if self.result else None
-        if rt is None:
-            return None
-        for s in rt.steps:
-            if "snip" in s.layer:
-                return s
-        return None
+    def _oracle_row(self) -> None:
+        """The cross-check verdict as the last line of the step explanation (strategies that have one)."""
+        cc = self._cross_check()
+        if cc is None:
+            return
+        v = self.oracle_verdict
+        if v is None:
+            self.edits.add_note(f"{cc.name} cross-check: running\u2026", "#64748b")
+        else:
+            self.edits.add_note(("\u2714 " if v.ok else "") + f"{cc.name} cross-check of this run: {v.text}",
+                                "#15803d" if v.ok else "#b91c1c" if v.failed else "#64748b")
 
     def _cuts(self, step) -> tuple[dict, dict]:
         """Head and tail cut lines for the message view (before and after the layer)."""
@@ -1061,15 +1058,14 @@ class MainWindow(QMainWindow):
 
     def _start_call_job(self, i: int) -> None:
         rr = self.replay_result
-        from .workers import PipelineResult
 
         def job(cancel=None):
             import time
             t0 = time.perf_counter()
-            res = PipelineResult(rr.rerun(i), seconds=0.0, params=dict(rr.params))
-            res.seconds = time.perf_counter() - t0
-            res.call_index = i
-            return res
+            tr = rr.rerun(i, cancel=cancel)
+            cancelled = bool(cancel is not None and cancel.is_set())
+            return PipelineResult(tr, seconds=time.perf_counter() - t0, cancelled=cancelled, params=dict(rr.params),
+                                  call_index=i)
         self._call_job = i
         self.runner.start(job)
 
@@ -1090,50 +1086,49 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ hermes-agent cross-check
     def _check_oracle(self) -> None:
         tr = self.trace
-        if tr is None or getattr(tr, "strategy", None) != "hermes":
-            self.oracle_text = None
+        cc = self._cross_check()
+        if cc is None:
+            self.oracle_text = self.oracle_verdict = None
             self.oracle_label.hide()
             self.explainer.set_oracle(None)
             return
         self._oracle_wanted = tr
         if self._oracle_trace is None:
-            self._start_oracle(tr)
+            self._start_oracle(cc, tr)
 
-    def _start_oracle(self, tr) -> None:
-        from compactscope.core.hermes_oracle import check_trace
+    def _start_oracle(self, cc, tr) -> None:
         self._oracle_trace = tr
-        self.oracle_text = None
-        self.oracle_label.setText("hermes-agent cross-check: running\u2026")
+        self.oracle_text = self.oracle_verdict = None
+        self.oracle_label.setText(f"{cc.name} cross-check: running\u2026")
         self.oracle_label.setStyleSheet("color: #64748b")
         self.oracle_label.show()
 
         def job(cancel=None):
-            return check_trace(tr)
+            return cc.run(tr)
         self.oracle_runner.start(job)
 
     def _oracle_done(self, tid, verdict) -> None:
         checked, self._oracle_trace = self._oracle_trace, None
-        if self._oracle_wanted is not None and self._oracle_wanted is not checked:
-            self._start_oracle(self._oracle_wanted)       # a newer run arrived meanwhile
+        cc = self._cross_check()
+        if cc is not None and self._oracle_wanted is not None and self._oracle_wanted is not checked:
+            self._start_oracle(cc, self._oracle_wanted)       # a newer run arrived meanwhile
             return
-        if checked is not self.trace:
+        if checked is not self.trace or cc is None:
             return
         self._oracle_wanted = None
-        verdict = str(verdict)
-        self.oracle_text = verdict
-        ok = verdict.startswith("matches")
-        bad = not ok and not verdict.startswith(("nothing to compare", "hermes-agent not installed"))
-        short = verdict if len(verdict) <= 90 else verdict[:87] + "\u2026"
-        self.oracle_label.setText(("\u2714 " if ok else "\u2716 " if bad else "") + short)
-        self.oracle_label.setToolTip(f"hermes-agent cross-check: {verdict}\n\n" + (
-            "core.hermes_oracle ran the real hermes-agent ContextCompressor on the same input, parameters, "
-            "state and summary text and compared the output message by message."))
-        self.oracle_label.setStyleSheet("color: #15803d; font-weight: bold" if ok else
-                                        "color: #b91c1c; font-weight: bold" if bad else "color: #64748b")
+        if not isinstance(verdict, Verdict):
+            verdict = Verdict(DIFFER, str(verdict))
+        self.oracle_verdict = verdict
+        self.oracle_text = text = verdict.text
+        short = text if len(text) <= 90 else text[:87] + "\u2026"
+        self.oracle_label.setText(("\u2714 " if verdict.ok else "\u2716 " if verdict.failed else "") + short)
+        self.oracle_label.setToolTip(f"{cc.name} cross-check: {text}\n\n{cc.description}")
+        self.oracle_label.setStyleSheet("color: #15803d; font-weight: bold" if verdict.ok else
+                                        "color: #b91c1c; font-weight: bold" if verdict.failed else "color: #64748b")
         self.oracle_label.show()
         self.explainer.set_oracle(verdict)
         self._show_edits(self.current_step())
-        self.sigOracleReady.emit(verdict)
+        self.sigOracleReady.emit(text)
 
     def _resolve_persisted(self, text: str):
         m = PERSISTED_RE.search(text) if "<persisted-output>" in text else None

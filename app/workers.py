@@ -6,90 +6,16 @@ result)`` or ``sigFailed(task_id, exception)`` in the GUI thread; ``cancel()``
 sets the task's Event (Engine.run checks it between layers and summarizers may
 check it during a call). Stale results are recognised by their task id.
 
-``run_pipeline_job`` is the pure (Qt-free) job the window runs.
+The jobs themselves are pure core functions (``core.pipeline.run_with_variants``,
+``core.replay.compare``, ``ReplayResult.rerun``).
 """
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-
-
-@dataclass
-class PipelineResult:
-    trace: Any
-    readme_trace: Any = None
-    readme_error: str | None = None
-    seconds: float = 0.0
-    cancelled: bool = False
-    params: dict = field(default_factory=dict)
-
-
-def snip_prefix(strategy) -> list[str] | None:
-    """The layer names up to and including the first snip layer (for the README variant run)."""
-    names = strategy.layer_names
-    for k, n in enumerate(names):
-        if "snip" in n:
-            return names[:k + 1]
-    return None
-
-
-def has_readme_variant(strategy) -> bool:
-    try:
-        p = strategy.param("variant")
-    except KeyError:
-        return False
-    return bool(p.choices) and "readme" in p.choices
-
-
-def with_progress(strategy, progress: Callable[[str], Any] | None):
-    """A copy of the strategy whose layers report "k/n name" before they run (same names, same functions)."""
-    if progress is None:
-        return strategy
-    import dataclasses
-    n = len(strategy.layers)
-
-    def wrap(k, layer):
-        def fn(messages, ctx, _fn=layer.fn, _label=f"{k}/{n} {layer.label or layer.name}"):
-            progress(_label + (" (LLM)" if layer.llm else ""))
-            return _fn(messages, ctx)
-        return dataclasses.replace(layer, fn=fn)
-    return dataclasses.replace(strategy, layers=tuple(wrap(k + 1, l) for k, l in enumerate(strategy.layers)))
-
-
-def run_pipeline_job(messages: list, conversation, strategy, params: dict, summarizer, workspace, meter=None,
-                     compare_readme: bool = True, cancel: threading.Event | None = None,
-                     progress: Callable[[str], Any] | None = None) -> PipelineResult:
-    """Run the strategy (and, when it has one, the README snip variant up to the snip layer).
-    ``progress(text)`` is called before each layer runs."""
-    from compactscope.core import strategies as _strategies
-    from compactscope.core.pipeline import Engine
-    from compactscope.core.size import SizeMeter
-    t0 = time.perf_counter()
-    meter = meter or SizeMeter()
-    if isinstance(strategy, str):
-        strategy = _strategies.get(strategy)
-    engine = Engine(with_progress(strategy, progress), dict(params), workspace=workspace, summarizer=summarizer,
-                    meter=meter)
-    trace = engine.run(messages, conversation=conversation, cancel=cancel)
-    readme_trace = readme_error = None
-    if compare_readme and has_readme_variant(strategy) and engine.params.get("variant") != "readme" \
-            and not (cancel is not None and cancel.is_set()):
-        if progress is not None:
-            progress("README variant")
-        layers = snip_prefix(strategy)
-        if layers:
-            try:
-                rp = dict(engine.params, variant="readme")
-                readme = Engine(strategy, rp, workspace=workspace, summarizer=summarizer, meter=meter)
-                readme_trace = readme.run(messages, conversation=conversation, cancel=cancel, layers=layers)
-            except Exception as e:   # the comparison must never sink the main result
-                readme_error = f"the README variant could not run: {type(e).__name__}: {e}"
-    cancelled = bool(cancel is not None and cancel.is_set())
-    return PipelineResult(trace, readme_trace, readme_error, time.perf_counter() - t0, cancelled, dict(engine.params))
 
 
 class _Signals(QObject):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .layers.base import BOUNDARIES, SNIP
+
 SNIP_VARS = ("head_end_initial", "tail_start_initial")
-HERMES_BOUNDARIES = "hermes_boundaries"
 
 # row kinds: "rule" (the parameters behind the cut), "move" (a cut moved, with its reason),
 # "result" (what is kept, what goes), "anchor" (a message kept on purpose), "note", "error"
@@ -23,6 +24,11 @@ class BoundaryExplanation:
     rows: list = field(default_factory=list)    # [(kind, text)]
     cuts: list = field(default_factory=list)    # [(message index in the step's input, text)]
 
+    @property
+    def tab_title(self) -> str:
+        """What a view calls the place it shows this: "Boundaries" for head/middle/tail boundaries."""
+        return "Boundaries" if self.kind == "hermes" else "Snip boundary"
+
     def texts(self, kind: str | None = None) -> list[str]:
         return [t for k, t in self.rows if kind is None or k == kind]
 
@@ -32,12 +38,13 @@ def is_snip_step(step) -> bool:
 
 
 def is_hermes_boundary_step(step) -> bool:
-    return step is not None and getattr(step, "layer", "") == HERMES_BOUNDARIES
+    """A step of a layer whose role is to compute head/middle/tail boundaries (hermes)."""
+    return step is not None and getattr(step, "role", "") == BOUNDARIES
 
 
 def find_boundary_step(trace):
-    """The step whose cut the boundary tab explains: a snip that ran, else hermes's boundaries,
-    else any layer named like a snip (e.g. claude_code's snip when it is switched off)."""
+    """The step whose cut the boundary tab explains: a snip that ran, else a boundaries step
+    (hermes), else any layer whose role is snip (e.g. claude_code's snip when it is switched off)."""
     if trace is None:
         return None
     steps = list(getattr(trace, "steps", []) or [])
@@ -48,7 +55,7 @@ def find_boundary_step(trace):
         if is_hermes_boundary_step(s):
             return s
     for s in steps:
-        if "snip" in s.layer:
+        if getattr(s, "role", "") == SNIP:
             return s
     return None
 
@@ -176,7 +183,7 @@ def boundary_explanation(step, strategy: str = "") -> BoundaryExplanation:
 def cut_lines(step) -> tuple[dict, dict]:
     """Cut lines to draw in a message list, before and after the layer: {message index: [(text, kind)]}
     with kind "cut" (where the boundary is) or "initial" (where it started before a guard moved it)."""
-    if step is not None and step.layer == HERMES_BOUNDARIES:
+    if is_hermes_boundary_step(step):
         ex = boundary_explanation(step)
         lines: dict = {}
         for i, text in ex.cuts:

@@ -24,6 +24,10 @@ VERSION = "0.19.0"
 MODEL = "compactscope-oracle"
 MATCH = f"matches hermes-agent {VERSION}"
 ABSENT = "hermes-agent not installed"
+NOT_A_RUN = "not a hermes run"
+NO_PRUNE = "the run has no hermes_prune step"
+NOTHING = "nothing to compare: the strategy did not compact in this run"
+NOT_COMPARED = (ABSENT, NOT_A_RUN, NO_PRUNE, NOTHING)       # check_trace's answers when nothing was compared
 
 # our parameter -> their constructor argument
 _CTOR = {"threshold_pct": "threshold_percent", "protect_first_n": "protect_first_n",
@@ -171,13 +175,13 @@ def check_trace(trace) -> str:
     if module() is None:
         return ABSENT
     if getattr(trace, "strategy", None) != "hermes":
-        return "not a hermes run"
+        return NOT_A_RUN
     prune = trace.step("hermes_prune")
     if prune is None:
-        return "the run has no hermes_prune step"
+        return NO_PRUNE
     summ = trace.step("hermes_summarize")
     if not prune.triggered or summ is None or summ.summary is None:
-        return "nothing to compare: the strategy did not compact in this run"
+        return NOTHING
     fail = None
     text = summ.summary.get("text") or ""
     if summ.vars.get("fallback"):

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .layers.base import Layer, LayerContext
+from .layers.base import VIEW, Layer, LayerContext
 from .trace import CONVERT, DROP, INSERT, REPLACE, Edit, LayerOutput
 
 REFERENCE_TOOL_RESULT_CHARS = 4000
@@ -166,7 +166,7 @@ def _moa_layer(messages: list, ctx: LayerContext) -> LayerOutput:
 
 MOA_LAYER = Layer("moa_reference_view", _moa_layer,
                   "what Mixture-of-Agents reference models see: no system prompt, tool calls as text, results "
-                  "folded into capped previews, ending on a user turn", label="MoA view")
+                  "folded into capped previews, ending on a user turn", label="MoA view", role=VIEW)
 
 
 @dataclass

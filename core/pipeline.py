@@ -3,25 +3,33 @@
 ``Engine`` holds what lives across runs (workspace, summarizer cache, size
 cache, pipeline state such as the circuit breaker). ``Engine.run`` is one
 "before the model call" pass; ``Engine.reactive`` and ``Engine.compact_tool``
-are the other entry points of the seeds' agent loop.
+are the other entry points of the seeds' agent loop. ``Engine.fork`` makes an
+engine for another state, parameters or strategy that shares the caches: an
+engine is never mutated by someone who only wants to run with other settings.
+
+``run_with_variants`` is the job a viewer runs: the strategy, then each of its
+variants (``Strategy.variants``) beside it, reporting progress layer by layer.
 """
 from __future__ import annotations
 
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from . import strategies
 from .checker import check
 from .conversation import Conversation
-from .layers.base import Layer, LayerContext
+from .layers.base import CONVERT as CONVERT_ROLE
+from .layers.base import Layer, LayerContext, LayerProgress
 from .messages import ANTHROPIC, OPENAI, detect_dialect, to_anthropic, to_openai
 from .size import CharsPerToken, SizeMeter
-from .strategies.base import Strategy
+from .strategies.base import Strategy, Variant
 from .summarizers import CachedSummarizer, OfflineSummarizer
 from .trace import CONVERT, Edit, LayerOutput, Step, Trace
 from .workspace import Workspace
+
+_SAME = object()
 
 
 def _convert_output(messages: list, src: str, dst: str, system: Any) -> LayerOutput:
@@ -74,8 +82,26 @@ class Engine:
         return LayerContext(self.params, self.workspace, self.summarizer, self.meter, self.tokens,
                             dict(self.state if state is None else state), meta or {}, now, system, tools, cancel)
 
+    def fork(self, *, state: dict | None = None, params: dict | None = None, strategy: str | Strategy | None = None,
+             tokens: Any = _SAME, order: list[str] | None | object = _SAME, check: bool | None = None) -> "Engine":
+        """A new Engine that shares this one's workspace, summarizer (and its cache) and size meter,
+        with its own copy of ``state`` (default: this engine's state now). ``params`` are resolved
+        against the strategy (default: this engine's; a new ``strategy`` starts from its defaults and
+        its own token estimator). Running the fork never changes this engine."""
+        st = strategies.get(strategy) if isinstance(strategy, str) else (strategy or self.strategy)
+        same = st is self.strategy
+        if params is None:
+            params = dict(self.params) if same else {}
+        if tokens is _SAME:
+            tokens = self.tokens if same else None
+        if order is _SAME:
+            order = list(self.order) if (same and self.order is not None) else None
+        return Engine(st, dict(params), workspace=self.workspace, summarizer=self.summarizer, meter=self.meter,
+                      tokens=tokens, state=dict(self.state if state is None else state), order=order,
+                      check=self.check if check is None else check)
+
     def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
-              dialect: str) -> tuple[Step, str]:
+              dialect: str, role: str = "") -> tuple[Step, str]:
         t0 = time.perf_counter()
         out = fn(messages, ctx)
         dt = time.perf_counter() - t0
@@ -89,15 +115,18 @@ class Engine:
         findings = check(out.messages, new_dialect) if self.check else []
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
-                    out.summary, new_dialect, dt, description)
+                    out.summary, new_dialect, dt, description, role)
         if out.state:
             ctx.state.update(out.state)
         return step, new_dialect
 
     def run(self, messages: list, *, conversation: Conversation | None = None, now: float | None = None,
             cancel: threading.Event | None = None, layers: Iterable[str] | None = None,
-            keep_state: bool = True, dialect: str | None = None, system: Any = None) -> Trace:
-        """One pass of the strategy's layers (or the named ``layers``) over ``messages``."""
+            keep_state: bool = True, dialect: str | None = None, system: Any = None,
+            progress: Callable[[LayerProgress], Any] | None = None) -> Trace:
+        """One pass of the strategy's layers (or the named ``layers``) over ``messages``.
+        ``progress(LayerProgress)`` is called before each layer runs; ``cancel`` (an Event) stops
+        the run between layers (a summarizer may also stop during its call)."""
         meta = conversation.meta_by_identity() if conversation is not None else {}
         system = system if system is not None else (conversation.system if conversation is not None else None)
         dialect = dialect or (conversation.dialect if conversation is not None else detect_dialect(messages))
@@ -111,13 +140,15 @@ class Engine:
         if dialect != self.strategy.dialect:
             step, dialect = self._step("convert", f"convert to the {self.strategy.dialect} dialect",
                                        lambda m, c: _convert_output(m, dialect, self.strategy.dialect, system),
-                                       current, ctx, dialect)
+                                       current, ctx, dialect, CONVERT_ROLE)
             steps.append(step)
             current = step.messages
-        for layer in todo:
+        for k, layer in enumerate(todo):
             if ctx.cancelled():
                 break
-            step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect)
+            if progress is not None:
+                progress(LayerProgress(k + 1, len(todo), layer))
+            step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect, layer.role)
             steps.append(step)
             current = step.messages
         if keep_state:
@@ -140,3 +171,69 @@ def run_pipeline(messages: list, strategy: str | Strategy = "s08", params: dict 
     """Convenience: a fresh Engine, one run."""
     run_kw = {k: kw.pop(k) for k in ("conversation", "now", "cancel", "layers", "dialect", "system") if k in kw}
     return Engine(strategy, params or {}, **kw).run(messages, **run_kw)
+
+
+# ------------------------------------------------------------------ the viewer's job
+@dataclass
+class VariantRun:
+    """A variant run beside the main one: its trace (None when it failed) or why it failed."""
+    variant: Variant
+    trace: Trace | None = None
+    error: str | None = None
+
+    @property
+    def step(self) -> Step | None:
+        """The step to put beside the main run's step of the same role."""
+        role = self.variant.compare_role
+        if self.trace is None:
+            return None
+        for s in self.trace.steps:
+            if role is None or s.role == role:
+                return s
+        return None
+
+
+@dataclass
+class PipelineResult:
+    """What ``run_with_variants`` returns: the main trace, the variants beside it, how long it
+    took, whether it was cancelled, the resolved parameters, and (for a replayed model call) the
+    call it shows."""
+    trace: Trace
+    variants: list[VariantRun] = field(default_factory=list)
+    seconds: float = 0.0
+    cancelled: bool = False
+    params: dict = field(default_factory=dict)
+    call_index: int | None = None
+
+    def variant(self, name: str) -> VariantRun | None:
+        return next((v for v in self.variants if v.variant.name == name), None)
+
+
+def run_with_variants(engine: Engine, messages: list, conversation: Conversation | None = None, *,
+                      variants: bool = True, cancel: threading.Event | None = None,
+                      progress: Callable[[str], Any] | None = None) -> PipelineResult:
+    """Run ``engine`` over ``messages``, then each variant of its strategy that the run is not
+    already (``Strategy.companion_variants``) on a fork, up to its ``until_role`` layer. A
+    variant that fails never sinks the main result. ``progress(text)`` is called before each
+    layer ("2/4 L1 snip") and before each variant (its title)."""
+    t0 = time.perf_counter()
+    report = (lambda p: progress(p.text)) if progress is not None else None
+    trace = engine.run(messages, conversation=conversation, cancel=cancel, progress=report)
+    runs: list[VariantRun] = []
+    strategy = engine.strategy
+    for v in (strategy.companion_variants(engine.params) if variants else []):
+        if cancel is not None and cancel.is_set():
+            break
+        layers = strategy.layers_until(v.until_role)
+        if not layers:
+            continue
+        if progress is not None:
+            progress(v.title)
+        try:
+            fork = engine.fork(params={**engine.params, **v.params}, state=trace.state_before, order=None)
+            runs.append(VariantRun(v, fork.run(messages, conversation=conversation, cancel=cancel, layers=layers,
+                                               keep_state=False)))
+        except Exception as e:  # noqa: BLE001 - the comparison must never sink the main result
+            runs.append(VariantRun(v, None, f"the {v.title} could not run: {type(e).__name__}: {e}"))
+    cancelled = bool(cancel is not None and cancel.is_set())
+    return PipelineResult(trace, runs, time.perf_counter() - t0, cancelled, dict(engine.params))

@@ -25,7 +25,7 @@ from .conversation import Conversation, MessageMeta
 from .messages import OPENAI, block_type, blocks, to_anthropic, to_openai
 from .pipeline import Engine
 from .size import CharsPerToken
-from .strategies.base import Strategy
+from .strategies.base import IterationPolicy, Strategy
 from .trace import PERSIST, REPLACE, Trace
 
 REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
@@ -44,6 +44,7 @@ class LayerRecord:
     triggered: bool | None = None
     error: str | None = None
     summary: bool = False           # an LLM summary was made by this layer
+    role: str = ""                  # the layer's role (core.layers.base)
 
     def to_json(self) -> dict:
         d = {"layer": self.layer, "changed": self.changed, "size_before": self.size_before,
@@ -113,17 +114,8 @@ class CallRecord:
 
 
 def threshold_for(strategy: Strategy, params: dict) -> tuple[float | None, str]:
-    """The value a strategy compacts at, and its unit ("size" chars or "tokens"): a strategy
-    whose threshold is derived can put ``notes["threshold_fn"] = f(params)``."""
-    fn = strategy.notes.get("threshold_fn") if isinstance(strategy.notes, dict) else None
-    if callable(fn):
-        return float(fn(params)), strategy.threshold_unit
-    if strategy.threshold_param and strategy.threshold_param in params:
-        try:
-            return float(params[strategy.threshold_param]), strategy.threshold_unit
-        except (TypeError, ValueError):
-            pass
-    return None, strategy.threshold_unit
+    """The value a strategy compacts at, and its unit ("size" chars or "tokens"): its ``Threshold``."""
+    return strategy.threshold.value(params), strategy.threshold.unit
 
 
 @dataclass
@@ -148,7 +140,9 @@ class ReplayResult:
     pending: bool = False            # the last call has no recorded answer (the recording ends before it)
     calibration: dict | None = None  # with calibrate=True: the overhead added to the token estimate
     offsets: list = field(default_factory=list, repr=False)    # with calibrate: the overhead at each call
-    iteration_cap: int = 90          # seed 002's turn-loop cap (hermes-agent's max_iterations default)
+    iteration_cap: int = 90          # the strategy's IterationBudget cap unless the replay was given one
+    layer_colors: dict = field(default_factory=dict)     # layer name -> colour (Strategy.layer_colors)
+    iteration_policy: IterationPolicy = field(default_factory=IterationPolicy, repr=False)
 
     # ------------------------------------------------ derived
     @property
@@ -164,20 +158,23 @@ class ReplayResult:
         return out
 
     def iterations(self) -> list[dict]:
-        """Seed 002's iteration budget (``core.moa.IterationBudget``) walked call by call: each model
-        call consumes one iteration; a call before which the context was compacted also consumed one
-        for the compaction restart, which was refunded. Like hermes-agent's turn loop, the budget is
-        fresh for every user turn (``run_conversation`` makes a new one). Per call: ``turn``, ``used``
+        """The strategy's iteration budget (``Strategy.iteration_budget``, counted by
+        ``core.moa.IterationBudget``) walked call by call: each model call consumes one iteration; a
+        call before which the context was compacted also consumed one for the compaction restart,
+        which was refunded. Like hermes-agent's turn loop, the budget is fresh for every user turn
+        (``run_conversation`` makes a new one). Per call: ``turn``, ``used``
         (in this turn, after the call), ``refunded`` (this call), ``remaining``, ``refused`` (the cap
         stopped this turn's loop at or before the call)."""
         from .moa import IterationBudget
+        policy = self.iteration_policy
         b = IterationBudget(self.iteration_cap)
         out, refused, turn = [], False, None
         for c in self.calls:
-            if c.turn != turn:
-                turn, b, refused = c.turn, IterationBudget(self.iteration_cap), False
+            if c.turn != turn and (policy.per_user_turn or turn is None):
+                b, refused = IterationBudget(self.iteration_cap), False
+            turn = c.turn
             refunded = 0
-            if not refused and c.compacted:
+            if not refused and c.compacted and policy.refund_compaction:
                 if b.consume():
                     b.compaction_restart()
                     refunded = 1
@@ -239,24 +236,22 @@ class ReplayResult:
             out.append(row)
         return out
 
-    def rerun(self, i: int, engine: Engine | None = None) -> Trace:
-        """The full trace of call ``i`` (for the step debugger), from the stored input and state."""
+    def rerun(self, i: int, engine: Engine | None = None, *, cancel=None, progress=None) -> Trace:
+        """The full trace of call ``i`` (for the step debugger), from the stored input and state,
+        run on a fork of the replay's engine (the engine itself is never changed, so reruns may
+        run side by side). ``cancel`` stops it between layers."""
         if self.traces is not None and self.traces[i] is not None:
             return self.traces[i]
         eng = engine or self.engine
         if eng is None:
             raise ValueError("this replay kept no engine; pass one")
-        saved, saved_tokens = eng.state, eng.tokens
-        eng.state = dict(self.states[i])
-        if self.offsets:
-            eng.tokens = _OffsetTokens(saved_tokens)
-            eng.tokens.offset = self.offsets[i]
-        try:
-            view = self.conversation
-            return eng.run(self.inputs[i], conversation=view, now=self.calls[i].timestamp, keep_state=False,
-                           dialect=view.dialect if view is not None else None)
-        finally:
-            eng.state, eng.tokens = saved, saved_tokens
+        if not 0 <= i < len(self.inputs):
+            raise IndexError(f"call {i} is not in this replay ({len(self.inputs)} calls kept)")
+        tokens = _OffsetTokens(eng.tokens, self.offsets[i]) if self.offsets else eng.tokens
+        fork = eng.fork(state=self.states[i], tokens=tokens)
+        view = self.conversation
+        return fork.run(self.inputs[i], conversation=view, now=self.calls[i].timestamp, keep_state=False,
+                        dialect=view.dialect if view is not None else None, cancel=cancel, progress=progress)
 
     # ------------------------------------------------ output
     def to_json(self) -> dict:
@@ -383,7 +378,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
            engine: Engine | None = None, label: str | None = None, check: bool = False,
            keep_traces: bool = False, keep_inputs: bool = True, skip_real_summaries: bool = True,
            pending_call: bool = True, calibrate: bool | None = None, max_calls: int | None = None,
-           progress: Callable[[int, int], Any] | None = None, iteration_cap: int = 90,
+           progress: Callable[[int, int], Any] | None = None, iteration_cap: int | None = None,
            cancel=None, manual_compacts: bool = True, **engine_kw) -> ReplayResult:
     """Run the strategy's pipeline before every model call of ``conversation``.
 
@@ -401,8 +396,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     ``calibrate``: for recordings with usage, add to every token estimate what the API saw
     beyond the recorded messages (see ``_calibration``), so thresholds compare with reality.
     ``None`` (default) = calibrate when the recording has usage and the strategy's threshold
-    is in tokens. ``iteration_cap``: the turn-loop cap of seed 002's iteration budget (see
-    ``ReplayResult.iterations``).
+    is in tokens. ``iteration_cap``: the turn-loop cap of the iteration budget (see
+    ``ReplayResult.iterations``; default: the strategy's ``IterationBudget.cap``).
     """
     t0 = time.perf_counter()
     conv = _as_conversation(conversation)
@@ -461,7 +456,9 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
                           [], thr, unit, real_events, meter.name, tok.name, conv.source)
     result.engine, result.conversation = engine, view
     result.pending = pending
-    result.iteration_cap = int(iteration_cap)
+    result.iteration_cap = int(iteration_cap if iteration_cap is not None else strat.iteration_budget.cap)
+    result.layer_colors = strat.layer_colors()
+    result.iteration_policy = strat.iteration_budget
     if keep_traces:
         result.traces = []
     context: list = []
@@ -522,7 +519,7 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
             made = bool(s.summary) and not s.error
             layers.append(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before,
                                       s.tokens_after, s.explain() if (changed or s.error) else "", s.triggered,
-                                      s.error, made))
+                                      s.error, made, s.role))
             if changed:
                 fired.append(s.layer)
                 events.append(f"{s.layer}: {s.explain()}")
@@ -581,9 +578,9 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
 class _OffsetTokens:
     """The base estimate plus what the API saw beyond the recorded messages."""
 
-    def __init__(self, base):
+    def __init__(self, base, offset: int = 0):
         self.base = base
-        self.offset = 0
+        self.offset = offset
         self.name = f"{base.name} + recorded overhead"
 
     def tokens(self, messages, meter, *, system=None, tools=None) -> int:

@@ -92,6 +92,7 @@ class Step:
     dialect: str = "anthropic"
     seconds: float = 0.0
     description: str = ""
+    role: str = ""                 # the layer's role (core.layers.base: "snip", "summary", ...)
 
     @property
     def changed(self) -> bool:

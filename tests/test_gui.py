@@ -191,7 +191,7 @@ def test_param_edit_reruns(qtbot, win):
 def test_readme_variant_beside_guarded(qtbot, win):
     path = EXAMPLES / "boundary_case.json"
     open_wait(qtbot, win, path)
-    assert win.result.readme_trace is not None
+    assert win.result.variant("readme").trace is not None
     k = [s.layer for s in win.trace.steps].index("snip_compact") + 1
     win.stepper.set_current(k)
     lines = win.explainer.lines_guarded
@@ -203,7 +203,7 @@ def test_readme_variant_beside_guarded(qtbot, win):
     assert any(f"after the tail guard: {ts1}, because message {ts0} is a user tool_result" in l for l in lines)
     html = win.explainer.toPlainText()
     assert "README variant" in html
-    readme_snip = win.result.readme_trace.step("snip_compact")
+    readme_snip = win.result.variant("readme").trace.step("snip_compact")
     broken = [f for f in readme_snip.findings if f.code in ("orphan_tool_result", "unanswered_tool_use")]
     if broken:
         assert "broken tool pairs" in html
@@ -506,9 +506,9 @@ def test_readme_duplicates_shown(qtbot, win, tmp_path):
     open_wait(qtbot, win, path)
     k = [s.layer for s in win.trace.steps].index("snip_compact") + 1
     win.stepper.set_current(k)
-    readme = win.result.readme_trace.step("snip_compact")
+    readme = win.result.variant("readme").trace.step("snip_compact")
     assert readme.vars["snipped"] < 0
-    assert any("appear twice" in l for l in win.explainer.lines_readme)
+    assert any("appear twice" in l for l in win.explainer.lines_variant)
     assert "appear twice" in win.explainer.toPlainText()
     # now show the README variant itself: duplicated rows in the diff and the list
     win.params_panel.set_value("variant", "readme")

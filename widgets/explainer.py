@@ -121,7 +121,8 @@ ROW_COLORS = {"move": "", "rule": "#475569", "anchor": "#0f766e", "result": "#1d
 
 
 class SnipExplainer(QTextBrowser):
-    """Why the snip boundary landed where it did, guarded beside the README variant."""
+    """Why the boundary landed where it did, beside the same step of a variant run (s08: the
+    README's unguarded snip), and the strategy's cross-check verdict when it has one."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -132,38 +133,42 @@ class SnipExplainer(QTextBrowser):
         self._html = None
         self.set_steps(None, None)
 
-    def set_oracle(self, text: str | None) -> None:
-        """The hermes-agent cross-check verdict, shown under the boundaries (None hides it)."""
-        self.oracle = text
+    def set_oracle(self, verdict) -> None:
+        """A cross-check ``Verdict`` shown under head/middle/tail boundaries (None hides it)."""
+        self.oracle = verdict
         if getattr(self, "_html", None) is not None:
             self._render()
 
     def _render(self) -> None:
         extra = ""
-        if self.oracle and self.explanation is not None and self.explanation.kind == "hermes":
-            ok = self.oracle.startswith("matches")
-            extra = (f"<p style='color:{'#16a34a' if ok else '#b45309'}'><b>cross-check:</b> "
-                     f"{html.escape(self.oracle)}</p>")
+        v = self.oracle
+        if v is not None and self.explanation is not None and self.explanation.cuts:
+            extra = (f"<p style='color:{'#16a34a' if v.ok else '#b45309'}'><b>cross-check:</b> "
+                     f"{html.escape(v.text)}</p>")
         self.setHtml(self._html + extra)
 
-    def set_steps(self, step, readme_step=None, readme_error: str | None = None, strategy: str = "") -> None:
+    def set_steps(self, step, variant=None, strategy: str = "") -> None:
+        """``step``: the step to explain; ``variant``: a ``core.pipeline.VariantRun`` whose step of the
+        same role is shown beside it (its ``error`` when it could not run)."""
         ex = self.explanation = boundary_explanation(step, strategy)
         self.lines_guarded = ex.texts()
+        vstep = variant.step if variant is not None else None
         if not is_snip_step(step):
-            self.lines_readme = []
+            self.lines_variant = []
             items = "".join(
-                f"<li style='color:{ROW_COLORS[k]}'>{html.escape(t)}</li>" if ROW_COLORS.get(k) else f"<li>{html.escape(t)}</li>" for k, t in ex.rows)
+                f"<li style='color:{ROW_COLORS[k]}'>{html.escape(t)}</li>" if ROW_COLORS.get(k)
+                else f"<li>{html.escape(t)}</li>" for k, t in ex.rows)
             tail = ""
-            if ex.kind == "hermes":
+            if ex.cuts:
                 tail = ("<p style='color:#64748b'>Red lines in the message list mark "
                         "compress_start and compress_end: what lies between them is replaced by one summary.</p>")
             self._html = f"<h3>{html.escape(ex.title)}</h3><ul>{items}</ul>{tail}"
             self._render()
             return
-        self.lines_readme = boundary_lines(readme_step) if is_snip_step(readme_step) else []
+        self.lines_variant = boundary_lines(vstep) if is_snip_step(vstep) else []
         cols = [("guarded (the course code)", self.lines_guarded, step)]
-        if readme_step is not None:
-            cols.append(("README variant (no guards)", self.lines_readme or [readme_step.explain()], readme_step))
+        if vstep is not None:
+            cols.append((variant.variant.title, self.lines_variant or [vstep.explain()], vstep))
         cells = []
         for title, lines, st in cols:
             body = "".join(f"<li>{html.escape(l)}</li>" for l in lines)
@@ -174,12 +179,12 @@ class SnipExplainer(QTextBrowser):
             elif st is not None:
                 body += "<li style='color:#16a34a'>every tool_use still has its tool_result</li>"
             cells.append(f"<td valign='top' width='50%'><h4>{html.escape(title)}</h4><ul>{body}</ul></td>")
-        if readme_step is not None and self.lines_readme == self.lines_guarded:
-            cells.append("</tr><tr><td colspan='2' style='color:#475569'>Here both variants cut at the same place: "
-                         "the README code differs only when the guards push head_end past tail_start (it then "
-                         "duplicates messages) or when the cut falls at the list's ends (IndexError).</td>")
-        if readme_error:
-            cells.append(f"<td valign='top'><p style='color:#dc2626'>{html.escape(readme_error)}</p></td>")
+        if vstep is not None and self.lines_variant == self.lines_guarded:
+            cells.append("</tr><tr><td colspan='2' style='color:#475569'>Here both variants cut at the same place"
+                         + (f": {html.escape(variant.variant.description)}" if variant.variant.description else ".")
+                         + "</td>")
+        if variant is not None and variant.error:
+            cells.append(f"<td valign='top'><p style='color:#dc2626'>{html.escape(variant.error)}</p></td>")
         self._html = ("<h3>Snip boundary: where the cut landed and why</h3>"
                       "<table width='100%' cellspacing='6'><tr>" + "".join(cells) + "</tr></table>"
                       "<p style='color:#64748b'>Red lines in the message list mark the head and tail cuts; dashed "

@@ -23,16 +23,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
                                QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from compactscope.core.replay import COMPARISON_COLUMNS
+from compactscope.core.strategies.base import PALETTE
 
 from .common import fmt
 
-LAYER_COLORS = ["#dc2626", "#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#db2777", "#65a30d",
-                "#7c3aed", "#ca8a04"]
-KNOWN_LAYER_COLORS = {
-    "tool_result_budget": "#0891b2", "snip_compact": "#9333ea", "micro_compact": "#16a34a",
-    "time_micro_compact": "#16a34a", "compact_history": "#dc2626", "auto_compact": "#dc2626",
-    "reactive_compact": "#ea580c", "manual_compact": "#ea580c",
-}
 OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
 SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
 
@@ -169,7 +163,9 @@ class TimelineWidget(QWidget):
         return np.fromiter((getattr(c, a) for c in result.calls), dtype=float, count=len(result.calls))
 
     def layer_color(self, name: str, k: int) -> str:
-        return KNOWN_LAYER_COLORS.get(name) or LAYER_COLORS[k % len(LAYER_COLORS)]
+        """The strategy's colour for the layer (``ReplayResult.layer_colors``), else the palette's."""
+        colors = getattr(self.result, "layer_colors", None) or {}
+        return colors.get(name) or PALETTE[k % len(PALETTE)]
 
     def _refresh(self) -> None:
         r = self.result

@@ -40,6 +40,21 @@ class LayerContext:
 
 LayerFn = Callable[[list, LayerContext], LayerOutput]
 
+# What a layer does, whatever its name: views and reports pick colours, explanations and
+# comparisons by role, never by layer name. A strategy's own layers may use other roles.
+BUDGET = "budget"            # persist the largest tool results, leave a preview
+SNIP = "snip"                # cut the middle of the list out (head and tail kept)
+MICRO = "micro"              # replace old tool results with a placeholder
+PRUNE = "prune"              # cheap pre-pass before a summary (hermes: dedup, one-liners)
+BOUNDARIES = "boundaries"    # compute where a summary starts and ends (hermes)
+SUMMARY = "summary"          # replace a span with an LLM summary
+ASSEMBLE = "assemble"        # put head, summary and tail back together
+SANITIZE = "sanitize"        # repair tool pairs and the like after a cut
+REACTIVE = "reactive"        # on demand: the API said the prompt is too long
+MANUAL = "manual"            # on demand: the user or the model asked for a compaction
+VIEW = "view"                # a derived view of the context (not a compaction)
+CONVERT = "convert"          # the pipeline's dialect conversion
+
 
 @dataclass(frozen=True)
 class Layer:
@@ -48,6 +63,21 @@ class Layer:
     description: str
     llm: bool = False            # may call a summarizer (runs in a worker in the window)
     label: str = ""              # short label for the stepper, e.g. "L3 budget"
+    role: str = ""               # what it does (BUDGET, SNIP, ...): see above
 
     def __call__(self, messages: list, ctx: LayerContext) -> LayerOutput:
         return self.fn(messages, ctx)
+
+
+@dataclass(frozen=True)
+class LayerProgress:
+    """Reported by ``Engine.run(progress=...)`` before a layer runs: layer ``index`` of ``total``
+    (1-based) of this run."""
+    index: int
+    total: int
+    layer: Layer
+
+    @property
+    def text(self) -> str:
+        """"2/4 L1 snip", with " (LLM)" for a layer that may call a summarizer."""
+        return f"{self.index}/{self.total} {self.layer.label or self.layer.name}" + (" (LLM)" if self.layer.llm else "")

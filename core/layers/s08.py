@@ -15,7 +15,7 @@ import json
 from ..messages import block_type, has_tool_use, is_tool_result_message
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
-from .base import Layer, LayerContext
+from .base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer, LayerContext
 
 MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"
 SNIP_TEXT = "[snipped {n} messages]"
@@ -399,19 +399,22 @@ def compact_tool(messages: list, ctx: LayerContext) -> LayerOutput:
 LAYERS = {
     "tool_result_budget": Layer("tool_result_budget", tool_result_budget,
                                 "L3: if the last message's tool results total more than max_bytes, persist the "
-                                "largest (over persist_threshold) to disk and leave a preview", label="L3 budget"),
+                                "largest (over persist_threshold) to disk and leave a preview",
+                                label="L3 budget", role=BUDGET),
     "snip_compact": Layer("snip_compact", snip_compact,
                           "L1: over max_messages, keep the first keep_head and the last max_messages-keep_head "
-                          "messages, moving the cut so no tool_use/tool_result pair is split", label="L1 snip"),
+                          "messages, moving the cut so no tool_use/tool_result pair is split",
+                          label="L1 snip", role=SNIP),
     "micro_compact": Layer("micro_compact", micro_compact,
                            "L2: replace all but the last keep_recent tool results longer than 120 chars with a "
-                           "placeholder", label="L2 micro"),
+                           "placeholder", label="L2 micro", role=MICRO),
     "compact_history": Layer("compact_history", compact_history,
                              "L4: over context_limit, save a transcript and replace everything with an LLM summary",
-                             llm=True, label="L4 summary"),
+                             llm=True, label="L4 summary", role=SUMMARY),
     "reactive_compact": Layer("reactive_compact", reactive_compact,
                               "On 'prompt too long': summarise all but the last reactive_keep messages",
-                              llm=True, label="reactive"),
+                              llm=True, label="reactive", role=REACTIVE),
     "compact_tool": Layer("compact_tool", compact_tool,
-                          "The model called the compact tool: summarise the history", llm=True, label="compact tool"),
+                          "The model called the compact tool: summarise the history", llm=True,
+                          label="compact tool", role=MANUAL),
 }

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, RoughTokens, threshold
-from .base import Param, Strategy
+from .base import TOKENS, Param, Strategy, Threshold
 
 CLAUDE_CODE = Strategy(
     name="claude_code",
@@ -56,11 +56,10 @@ CLAUDE_CODE = Strategy(
               "messages with the s08 rules", minimum=0),
         Param("snip_keep_head", 3, "with snip on: messages kept at the head", minimum=0),
     ),
-    threshold_param=None,       # the threshold is derived: core.layers.claude_code.threshold(params)
-    threshold_unit="tokens",
+    threshold=Threshold(TOKENS, fn=threshold, formula="window - min(max_output, summary_max_output) - buffer"),
     token_estimator=RoughTokens,
     compact_tool_layer="manual_compact",
-    notes={"threshold": "window - min(max_output, summary_max_output) - buffer", "threshold_fn": threshold,
+    notes={"threshold": "window - min(max_output, summary_max_output) - buffer",
            "not reproduced": "context collapse and session-memory compaction (not in the public source); "
                              "cached microcompact (needs the API's cache_edits)"},
 )

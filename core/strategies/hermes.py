@@ -12,7 +12,19 @@ from ..layers.hermes import threshold as hermes_threshold
 from ..layers.hermes_rules import HermesTokens
 from ..messages import OPENAI
 from ..moa import MOA_LAYER
-from .base import Param, Strategy
+from .base import DIFFER, MATCH, SKIPPED, TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
+
+
+def _check_against_hermes_agent(trace) -> Verdict:
+    """The run against the real hermes-agent ContextCompressor (core.hermes_oracle)."""
+    from .. import hermes_oracle
+    text = hermes_oracle.check_trace(trace)
+    if text.startswith(hermes_oracle.MATCH):
+        return Verdict(MATCH, text)
+    if text in hermes_oracle.NOT_COMPARED or text.startswith("nothing to compare"):
+        return Verdict(SKIPPED, text)
+    return Verdict(DIFFER, text)
+
 
 HERMES = Strategy(
     name="hermes",
@@ -48,9 +60,12 @@ HERMES = Strategy(
         Param("moa_preview_chars", 4000, "Mixture-of-Agents view: tool results are folded into previews of this "
               "many characters", minimum=0, unit="chars"),
     ),
-    threshold_param=None,            # the threshold is computed: core.layers.hermes.threshold(params)
-    threshold_unit="tokens",
+    threshold=Threshold(TOKENS, fn=hermes_threshold,
+                        formula="(context_length - max_tokens) x threshold_pct (at least 0.75 under 512,000 "
+                                "tokens), floored at 64,000 tokens"),
     token_estimator=HermesTokens,
-    notes={"source": "hermes-agent 0.19.0 agent/context_compressor.py", "docs": "docs/hermes.md",
-           "threshold_fn": hermes_threshold},
+    cross_check=CrossCheck("hermes-agent 0.19.0", _check_against_hermes_agent,
+                           "core.hermes_oracle ran the real hermes-agent ContextCompressor on the same input, "
+                           "parameters, state and summary text and compared the output message by message."),
+    notes={"source": "hermes-agent 0.19.0 agent/context_compressor.py", "docs": "docs/hermes.md"},
 )

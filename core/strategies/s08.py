@@ -1,8 +1,9 @@
 """The s08 teaching pipeline of the learn-claude-code course (seeds 000, 001)."""
 from __future__ import annotations
 
+from ..layers.base import SNIP
 from ..layers.s08 import LAYERS
-from .base import Param, Strategy
+from .base import SIZE, Param, Strategy, Threshold, Variant
 
 S08 = Strategy(
     name="s08",
@@ -35,8 +36,10 @@ S08 = Strategy(
         Param("compact_tool_mode", "teaching", "'teaching' appends the batch's results after the summary (API 400); "
               "'deferred' compacts after the batch", choices=("teaching", "deferred")),
     ),
-    threshold_param="context_limit",
-    threshold_unit="size",
+    threshold=Threshold(SIZE, "context_limit", formula="len(str(messages)) over context_limit"),
+    variants=(Variant("readme", "README variant (no guards)", (("variant", "readme"),), until_role=SNIP,
+                      description="the README code differs only when the guards push head_end past tail_start (it "
+                                  "then duplicates messages) or when the cut falls at the list's ends (IndexError)"),),
     reactive_layer="reactive_compact",
     compact_tool_layer="compact_tool",
 )
