@@ -29,16 +29,6 @@ def _print_json(obj) -> None:
     sys.stdout.write("\n")
 
 
-def _parse_sets(pairs: list[str]) -> dict:
-    out = {}
-    for p in pairs or []:
-        if "=" not in p:
-            raise CliError(f"--set takes NAME=VALUE, not {p!r}")
-        k, v = p.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
 def _load(path: str, index: int = 0):
     from compactscope.core.loaders import LoadError, load
     try:
@@ -50,18 +40,26 @@ def _load(path: str, index: int = 0):
     return result, result.conversations[index]
 
 
-def _engine(args, strategy_name: str):
+def _engine(args, strategy_name: str, params: dict | None = None):
+    """The Engine the arguments describe. ``params``: these overrides instead of ``--set``/``--variant``
+    (and no ``--order``), e.g. a ``--compare`` run's."""
     from compactscope.core import strategies
     from compactscope.core.pipeline import Engine
+    from compactscope.core.strategies.spec import parse_assignments
     from compactscope.core.summarizers import make_summarizer
     from compactscope.core.workspace import Workspace
     try:
         strategy = strategies.get(strategy_name)
     except KeyError as e:
         raise CliError(str(e.args[0])) from None
-    params = _parse_sets(getattr(args, "set", None))
-    if getattr(args, "variant", None):
-        params["variant"] = args.variant
+    own = params is None
+    if own:
+        try:
+            params = parse_assignments(getattr(args, "set", None))
+        except ValueError as e:
+            raise CliError(str(e)) from None
+        if getattr(args, "variant", None):
+            params["variant"] = args.variant
     try:
         resolved = strategy.resolve(params)
     except (KeyError, ValueError) as e:
@@ -70,7 +68,7 @@ def _engine(args, strategy_name: str):
         summarizer = make_summarizer(getattr(args, "summarizer", None))
     except ValueError as e:
         raise CliError(str(e)) from None
-    order = [s.strip() for s in args.order.split(",")] if getattr(args, "order", None) else None
+    order = [s.strip() for s in args.order.split(",")] if own and getattr(args, "order", None) else None
     workspace = Workspace(args.workdir) if getattr(args, "workdir", None) else None
     tokens = _token_estimator(getattr(args, "tokens", None))
     try:

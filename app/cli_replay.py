@@ -12,15 +12,6 @@ import sys
 from pathlib import Path
 
 
-def _parse_compare(spec: str, CliError) -> tuple[str, str, dict]:
-    """``NAME`` or ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V``."""
-    from compactscope.core.replay import parse_run_spec
-    try:
-        return parse_run_spec(spec)
-    except ValueError as e:
-        raise CliError(f"--compare: {e}") from None
-
-
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
     p = sub.add_parser("replay", help="run the pipeline before every model call over the conversation's life")
     add_common(p)
@@ -48,6 +39,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     def cmd_replay(args) -> int:
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
+        from compactscope.core.strategies.spec import parse_run_spec
         result, conv = load(args.file, args.conversation)
         engine = make_engine(args, args.strategy)
         if args.iteration_cap is not None and args.iteration_cap < 1:
@@ -62,10 +54,11 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             raise CliError(f"{args.file}: the conversation has no model call (no assistant message) to replay")
         others = []
         for spec in args.compare or []:
-            label, name, params = _parse_compare(spec, CliError)
-            args2 = type(args)(**{**vars(args), "set": [f"{k}={v}" for k, v in params.items()], "variant": None,
-                                  "order": None})
-            eng2 = make_engine(args2, name)
+            try:
+                label, name, params = parse_run_spec(spec)
+            except ValueError as e:
+                raise CliError(f"--compare: {e}") from None
+            eng2 = make_engine(args, name, params)
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
                               max_calls=args.max_calls, keep_inputs=False, iteration_cap=args.iteration_cap,
                               manual_compacts=args.manual_compacts,

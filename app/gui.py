@@ -88,15 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.summarizer:
         win.params_panel.set_summarizer(args.summarizer)
     if args.set:
-        vals = win.params_panel.values()
-        for pair in args.set:
-            if "=" not in pair:
-                print(f"compactscope: --set takes NAME=VALUE, not {pair!r}", file=sys.stderr)
-                return 2
-            k, v = pair.split("=", 1)
-            vals[k.strip()] = v.strip()
+        from compactscope.core.strategies.spec import parse_assignments
         try:
-            win.params = win.strategy.resolve(vals)
+            win.params = win.strategy.resolve({**win.params_panel.values(), **parse_assignments(args.set)})
         except (KeyError, ValueError) as e:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2

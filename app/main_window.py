@@ -961,28 +961,13 @@ class MainWindow(QMainWindow):
         if self.tabs.widget(k) is not None and self.tabs.tabText(k) == "Timeline" and self._replay_stale:
             self.run_replay()
 
-    def compare_configs(self) -> list[tuple[str, object, dict]]:
-        """The runs the timeline replays: the current strategy and parameters first, then every
-        strategy ticked under "Compare with" (its defaults) and every run typed in the field."""
-        from compactscope.core.replay import parse_run_spec
-        cur = (f"current: {self.strategy.name}", self.strategy, dict(self.params))
-        out = [cur]
-        seen = {(self.strategy.name, tuple(sorted(self.params.items(), key=lambda kv: kv[0])))}
-        for name, cb in self.compare_boxes.items():
-            if not cb.isChecked():
-                continue
-            st = strategies.get(name)
-            params = st.resolve({})
-            key = (name, tuple(sorted(params.items(), key=lambda kv: kv[0])))
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append((f"{name} (defaults)", st, params))
-        for spec in filter(None, (x.strip() for x in self.compare_extra.text().split(";"))):
-            label, name, raw = parse_run_spec(spec)
-            st = strategies.get(name)
-            out.append((label, st, st.resolve(raw)))
-        return out
+    def compare_configs(self) -> list:
+        """The runs the timeline replays (``core.strategies.spec.compare_runs``): the current strategy
+        and parameters first, then every strategy ticked under "Compare with" (its defaults) and every
+        run typed in the field."""
+        from compactscope.core.strategies.spec import compare_runs
+        return compare_runs(self.strategy, self.params, [n for n, cb in self.compare_boxes.items() if cb.isChecked()],
+                            self.compare_extra.text())
 
     def _compare_changed(self, *_) -> None:
         self._replay_stale = True

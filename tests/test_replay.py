@@ -131,12 +131,28 @@ def test_one_engine_keeps_the_circuit_breaker_across_calls(tmp_path):
         def summarize(self, request, cancel=None):
             Failing.calls += 1
             raise SummaryError("overloaded", kind="overloaded")
-    res = replay(pairs_session(12), engine=cc_engine(tmp_path, Failing(), window=42_000))
+    engine = cc_engine(tmp_path, Failing(), window=42_000)
+    res = replay(pairs_session(12), engine=engine, keep_traces=True)
     failing = [c.index for c in res.calls if c.errors]
     assert failing == [4, 5, 6]                 # then the breaker is open: no more attempts
     assert Failing.calls == 3
-    assert "circuit breaker" in res.calls[7].layers[-1].note or not res.calls[7].fired
+    auto = res.traces[7].step("auto_compact")
+    assert auto.triggered is False and not res.calls[7].fired
+    assert "circuit breaker is open after 3 consecutive failures" in auto.note
+    assert auto.vars["tokens"] >= auto.vars["threshold"]        # over the threshold, yet held back
     assert res.engine.state["consecutive_failures"] == 3
+    assert engine.state == {}                   # the replay ran on a fork: the caller's engine is untouched
+
+
+def test_options_object_and_keywords_replay_the_same(tmp_path):
+    from compactscope.core.replay import ReplayOptions
+    msgs = pairs_session(14, size=3000)
+    a = replay(msgs, "s08", {"context_limit": 15_000}, workspace=Workspace(tmp_path), max_calls=9, keep_inputs=False,
+               iteration_cap=3)
+    b = replay(msgs, "s08", {"context_limit": 15_000}, workspace=Workspace(tmp_path),
+               options=ReplayOptions(max_calls=9, keep_inputs=False, iteration_cap=3))
+    assert len(a.calls) == 9 and a.inputs == [] and a.iteration_cap == 3
+    assert a.to_json()["calls"] == b.to_json()["calls"] and a.totals() == b.totals()
 
 
 def test_totals_and_comparison(tmp_path):

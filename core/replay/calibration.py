@@ -1,0 +1,103 @@
+"""Calibration of a replay's token estimates against a recording's usage.
+
+A transcript does not hold everything the API saw: the system prompt, the tools, attachments
+and, in an excerpt, the history before the file starts. For recordings with usage, the
+difference between the real context tokens and the estimate of the recorded messages is added
+to every estimate, so a strategy's threshold compares with reality (``calibrate=True``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NOTE = ("overhead = real context tokens - estimate of the recorded context; fixed = system prompt, tools and "
+        "attachments; hidden = history from before the file starts (first segment)")
+
+
+class OffsetTokens:
+    """A token estimator: the base estimate plus what the API saw beyond the recorded messages."""
+
+    def __init__(self, base, offset: int = 0):
+        self.base = base
+        self.offset = offset
+        self.name = f"{base.name} + recorded overhead"
+
+    def tokens(self, messages, meter, *, system=None, tools=None) -> int:
+        return self.base.tokens(messages, meter, system=system, tools=tools) + int(self.offset)
+
+
+@dataclass
+class Overheads:
+    """Per call: ``per_call[k]`` = real context tokens - estimate of the recorded context (the
+    current segment up to the call), None without usage; ``segment[k]`` = the call's segment
+    (0 = before the first real compaction). ``fixed`` = the median overhead at the first call
+    after each real compaction (or the first call when there is none): system prompt, tools,
+    attachments. ``hidden`` = the first segment's extra history, which the simulated context
+    carries until its own first summary."""
+    fixed: int
+    hidden: int
+    per_call: list
+    segment: list
+
+    def public(self) -> dict:
+        """What ``ReplayResult.calibration`` shows."""
+        return {"fixed": self.fixed, "hidden": self.hidden, "note": NOTE}
+
+
+def measure(conv, msgs, metas, inv, call_at, meter, tok) -> Overheads | None:
+    """The overheads of a conversation prepared for replay (``msgs``/``metas`` in the strategy's
+    dialect, ``inv`` = conversation index -> prepared index, ``call_at`` = prepared index of each
+    call); None when no call has usage."""
+    starts = sorted({inv.get(s, s) for s in (conv.segments or [0])} | {0})
+    seg_of, per_call = [], []
+    si = 0
+    for j in call_at:
+        while si + 1 < len(starts) and starts[si + 1] <= j:
+            si += 1
+        seg_of.append(si)
+        u = metas[j].usage if j < len(msgs) else None
+        if u is None or u.context_tokens <= 0:
+            per_call.append(None)
+            continue
+        per_call.append(u.context_tokens - tok.tokens(msgs[starts[si]:j], meter))
+    known = [(s, o) for s, o in zip(seg_of, per_call) if o is not None]
+    if not known:
+        return None
+    firsts = []
+    seen = set()
+    for s, o in known:
+        if s > 0 and s not in seen:
+            seen.add(s)
+            firsts.append(o)
+    seg0 = [o for s, o in known if s == 0]
+    if firsts:
+        firsts.sort()
+        fixed = firsts[len(firsts) // 2]
+        hidden = max(0, (seg0[-1] if seg0 else fixed) - fixed)
+    else:
+        fixed, hidden = known[0][1], 0
+    return Overheads(max(0, fixed), hidden, per_call, seg_of)
+
+
+class Calibrator:
+    """Walks the overheads call by call: before call k, ``before_call(k)`` sets the estimator's
+    offset (the fixed overhead once the simulated context has summarised, else everything the
+    real context carried) and returns the overhead of the uncompacted history (added to the raw
+    curve); ``after_call(summaries)`` notes a simulated summary."""
+
+    def __init__(self, overheads: Overheads, base_tokens):
+        self.overheads = overheads
+        self.tokens = OffsetTokens(base_tokens)
+        self._last_over: int | None = None
+        self._compacted = False
+
+    def before_call(self, k: int) -> int:
+        o = self.overheads
+        over, seg = o.per_call[k], o.segment[k]
+        if seg == 0 and over is not None:
+            self._last_over = over
+        uncompacted = self._last_over if seg == 0 and self._last_over is not None else o.fixed + o.hidden
+        self.tokens.offset = o.fixed if self._compacted else uncompacted
+        return uncompacted
+
+    def after_call(self, summaries: int) -> None:
+        self._compacted = self._compacted or summaries > 0

@@ -1,0 +1,100 @@
+"""What is derived from a replay's records: compactions, the iteration budget call by call,
+totals (one comparison row), and real compactions next to the simulated ones. Pure functions of a
+``ReplayResult`` (reached through its methods)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def compactions(result: Any) -> list[dict]:
+    """Calls where messages left the context, with the layers that did it."""
+    out = []
+    for c in result.calls:
+        if c.compacted:
+            out.append({"call": c.index, "message_index": c.message_index, "layers": c.fired,
+                        "tokens_before": c.tokens_before, "tokens_after": c.tokens_after,
+                        "size_before": c.size_before, "size_after": c.size_after,
+                        "summaries": c.summaries, "dropped_messages": len(c.dropped)})
+    return out
+
+
+def iterations(result: Any) -> list[dict]:
+    """The strategy's iteration budget (``Strategy.iteration_budget``, counted by
+    ``core.moa.IterationBudget``) walked call by call: each model call consumes one iteration; a
+    call before which the context was compacted also consumed one for the compaction restart,
+    which was refunded. Like hermes-agent's turn loop, the budget is fresh for every user turn
+    (``run_conversation`` makes a new one). Per call: ``turn``, ``used`` (in this turn, after the
+    call), ``refunded`` (this call), ``remaining``, ``refused`` (the cap stopped this turn's loop at
+    or before the call)."""
+    from ..moa import IterationBudget
+    policy, cap = result.iteration_policy, result.iteration_cap
+    b = IterationBudget(cap)
+    out, refused, turn = [], False, None
+    for c in result.calls:
+        if c.turn != turn and (policy.per_user_turn or turn is None):
+            b, refused = IterationBudget(cap), False
+        turn = c.turn
+        refunded = 0
+        if not refused and c.compacted and policy.refund_compaction:
+            if b.consume():
+                b.compaction_restart()
+                refunded = 1
+            else:
+                refused = True
+        if not refused and not b.consume():
+            refused = True
+        out.append({"turn": c.turn, "used": b.used, "refunded": refunded, "remaining": b.remaining,
+                    "refused": refused})
+    return out
+
+
+def iteration_totals(result: Any, its: list[dict] | None = None) -> dict:
+    it = iterations(result) if its is None else its
+    first = next((k for k, r in enumerate(it) if r["refused"]), None)
+    last = {}
+    for r in it:
+        last[r["turn"]] = r["used"]
+    return {"iteration_cap": result.iteration_cap, "iterations_used": sum(last.values()),
+            "iterations_refunded": sum(r["refunded"] for r in it), "iteration_cap_reached_at": first,
+            "user_turns": len(last), "most_iterations_in_a_turn": max(last.values(), default=0)}
+
+
+def totals(result: Any) -> dict:
+    """One row for the whole run: calls, compactions, peaks, total input tokens (a cost proxy),
+    drops, layer firings, errors, the iteration budget and, with usage, the real figures."""
+    calls = result.calls
+    real = [c.real_tokens for c in calls if c.real_tokens is not None]
+    d = {"label": result.label, "strategy": result.strategy, "calls": len(calls),
+         "compactions": sum(1 for c in calls if c.compacted),
+         "summaries": sum(c.summaries for c in calls),
+         "peak_tokens": max((c.tokens_after for c in calls), default=0),
+         "peak_size": max((c.size_after for c in calls), default=0),
+         "total_input_tokens": sum(c.tokens_after for c in calls),
+         "raw_total_input_tokens": sum(c.raw_tokens for c in calls),
+         "messages_dropped": sum(len(c.dropped) for c in calls),
+         "tool_results_dropped": sum(c.results_cleared + c.results_dropped for c in calls),
+         "layer_firings": {n: sum(1 for c in calls if n in c.fired) for n in result.layer_names},
+         "errors": sum(len(c.errors) for c in calls)}
+    d.update(iteration_totals(result))
+    if real:
+        d["real_peak_tokens"] = max(real)
+        d["real_total_input_tokens"] = sum(real)
+        d["real_compactions"] = len(result.real_events)
+    return d
+
+
+def boundary_report(result: Any) -> list[dict]:
+    """Each real compaction next to the nearest simulated summary (call indices and tokens)."""
+    sims = [c for c in result.calls if c.summaries]
+    out = []
+    for ev in result.real_events:
+        call = ev.get("call")
+        near = min(sims, key=lambda c: abs(c.index - call)) if sims and call is not None else None
+        row = {"real_call": call, "real_message_index": ev.get("message_index"), "trigger": ev.get("trigger"),
+               "real_pre_tokens": ev.get("pre_tokens"),
+               "real_tokens_before_call": result.calls[call - 1].real_tokens if call else None}
+        if near is not None:
+            row.update(simulated_call=near.index, simulated_message_index=near.message_index,
+                       simulated_tokens_before=near.tokens_before, calls_apart=near.index - call)
+        out.append(row)
+    return out

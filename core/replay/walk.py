@@ -1,0 +1,394 @@
+"""The walk: the strategy's pipeline before every model call of a recorded conversation.
+
+Before each model call (each assistant message of the recording) the running context is the
+previous compacted context plus the recorded messages since; the strategy's pipeline runs on it
+(one engine for the whole replay, a fork of the caller's, so its state, e.g. the circuit breaker,
+persists from call to call) and the compacted result is what the next call starts from, as if
+the agent had gone on with it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Iterable
+
+from .. import strategies
+from ..conversation import Conversation, MessageMeta
+from ..messages import OPENAI, block_type, blocks, to_anthropic, to_openai
+from ..pipeline import Engine
+from ..size import CharsPerToken
+from ..strategies.base import Strategy
+from ..trace import PERSIST, REPLACE, Trace
+from .calibration import Calibrator, measure
+from .records import CallRecord, LayerRecord, ReplayResult
+
+REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """How to replay (each also a keyword of ``replay``):
+
+    * ``check``: run the API checker on every step (slower);
+    * ``keep_traces``: keep every call's full trace; ``keep_inputs``: keep the running context and
+      engine state before each call (what ``ReplayResult.rerun`` needs);
+    * ``skip_real_summaries``: leave out the summaries of the recording's own compactions;
+    * ``pending_call``: when the recording ends after the last assistant message with more
+      messages, replay the model call they were waiting for too (its ``message_index`` is the
+      message count);
+    * ``calibrate``: add the recorded overhead to every token estimate (``calibration``); None =
+      when the recording has usage and the strategy's threshold is in tokens;
+    * ``max_calls``: stop after that many calls;
+    * ``iteration_cap``: the iteration budget's cap (default: the strategy's);
+    * ``manual_compacts``: where the recording holds a real manual compaction (Claude Code's
+      ``/compact``) and the strategy has a ``manual_compact`` layer, that call's pipeline ends with it.
+    """
+    check: bool = False
+    keep_traces: bool = False
+    keep_inputs: bool = True
+    skip_real_summaries: bool = True
+    pending_call: bool = True
+    calibrate: bool | None = None
+    max_calls: int | None = None
+    iteration_cap: int | None = None
+    manual_compacts: bool = True
+
+
+OPTION_NAMES = frozenset(f.name for f in fields(ReplayOptions))
+
+
+def replay(conversation, strategy: str | Strategy = "s08", params: dict | None = None, *,
+           engine: Engine | None = None, label: str | None = None, options: ReplayOptions | None = None,
+           progress: Callable[[int, int], Any] | None = None, cancel=None, **kw) -> ReplayResult:
+    """Run the strategy's pipeline before every model call of ``conversation`` (a Conversation, a
+    LoadResult or a message list).
+
+    ``engine``: an existing Engine to fork (its workspace, summarizer cache and token estimator are
+    reused, its state is the starting state; it is never changed). Otherwise one is made from
+    ``strategy``, ``params`` and the engine keywords in ``kw`` (workspace, summarizer, tokens, ...).
+    ``options`` (or its fields as keywords, see ``ReplayOptions``) say how to replay.
+    ``progress(done, total)`` is called now and then; ``cancel`` (an Event) stops the walk early."""
+    opts = {k: kw.pop(k) for k in list(kw) if k in OPTION_NAMES}
+    options = ReplayOptions(**{**(vars(options) if options is not None else {}), **opts})
+    base = engine if engine is not None else Engine(strategy, dict(params or {}), **kw)
+    return _Walk(_as_conversation(conversation), base.fork(check=options.check), options, label).run(progress, cancel)
+
+
+def compare(conversation, configs: Iterable, **kw) -> list[ReplayResult]:
+    """Replay the same conversation under several (label, strategy, params) configurations (or
+    ``RunSpec``s, or dicts with those keys). Calibration (``calibrate=None``) is decided once for
+    all runs, so their tokens compare: on when the recording has usage and any of the strategies
+    counts its threshold in tokens. A set ``cancel`` Event stops every remaining run."""
+    cfgs = []
+    for cfg in configs:
+        if isinstance(cfg, dict):
+            cfgs.append((cfg.get("label"), cfg.get("strategy", "s08"), cfg.get("params") or {}))
+        elif hasattr(cfg, "strategy") and hasattr(cfg, "params"):
+            cfgs.append((cfg.label, cfg.strategy, cfg.params))
+        else:
+            cfgs.append(tuple(cfg))
+    if kw.get("calibrate") is None:
+        conv = _as_conversation(conversation)
+        kw["calibrate"] = any(m.usage is not None for m in conv.meta) and any(
+            (strategies.get(s) if isinstance(s, str) else s).threshold_unit == "tokens" for _, s, _ in cfgs)
+    out = []
+    for label, strat, params in cfgs:
+        if kw.get("cancel") is not None and kw["cancel"].is_set():
+            break
+        out.append(replay(conversation, strat, params, label=label, **kw))
+    return out
+
+
+# ------------------------------------------------------------------ the parts of the walk
+class _View:
+    """What ``Engine.run`` reads from a conversation, with a prepared identity map."""
+
+    def __init__(self, conv, meta: dict | None = None, dialect: str | None = None):
+        self.system = getattr(conv, "system", None)
+        self.tools = getattr(conv, "tools", None)
+        self.dialect = dialect or getattr(conv, "dialect", "anthropic")
+        self._meta = meta if meta is not None else (conv.meta_by_identity() if conv is not None else {})
+
+    def meta_by_identity(self) -> dict:
+        return self._meta
+
+
+def _as_conversation(conv) -> Conversation:
+    if isinstance(conv, Conversation):
+        return conv
+    if isinstance(conv, list):
+        return Conversation(list(conv))
+    if hasattr(conv, "main"):
+        return conv.main
+    raise TypeError(f"replay takes a Conversation, a LoadResult or a message list, not {type(conv).__name__}")
+
+
+@dataclass
+class Prepared:
+    """The conversation in the strategy's dialect: ``msgs``, their ``metas``, ``origin`` (the
+    conversation index of each, None when made by the conversion), ``skip`` (indices left out:
+    the recording's own summaries) and ``inv`` (conversation index -> first prepared index)."""
+    msgs: list
+    metas: list
+    origin: list
+    skip: set
+    inv: dict
+
+
+def prepare(conv: Conversation, dialect: str, skip_real_summaries: bool) -> Prepared:
+    msgs = conv.messages
+    origin = list(range(len(msgs)))
+    if conv.dialect != dialect:
+        converted = to_openai(msgs, conv.system) if dialect == OPENAI else to_anthropic(msgs)
+        msgs, origin = converted.messages, list(converted.origin)
+    skip: set[int] = set()
+    if skip_real_summaries and conv.events:
+        real = {e.summary_index for e in conv.events if e.summary_index is not None}
+        for i, o in enumerate(origin):
+            if o in real or _is_real_summary(msgs[i]):
+                skip.add(i)
+    metas = [conv.meta_at(o) if o is not None and o >= 0 else MessageMeta() for o in origin]
+    inv: dict = {}
+    for i, o in enumerate(origin):
+        if o is not None and o >= 0 and o not in inv:
+            inv[o] = i
+    return Prepared(msgs, metas, origin, skip, inv)
+
+
+def _is_real_summary(m) -> bool:
+    if not isinstance(m, dict) or m.get("role") != "user":
+        return False
+    c = m.get("content")
+    text = c if isinstance(c, str) else next((b.get("text", "") for b in blocks(m) if block_type(b) == "text"), "")
+    return isinstance(text, str) and text.startswith(REAL_SUMMARY_PREFIX)
+
+
+def call_positions(p: Prepared, pending_call: bool, max_calls: int | None) -> tuple[list[int], bool]:
+    """The prepared index of each model call (its assistant message; the message count for a
+    pending last call) and whether the last one is pending."""
+    msgs = p.msgs
+    call_at = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"]
+    pending = False
+    if pending_call and (not call_at or call_at[-1] < len(msgs) - 1) and \
+            any(i not in p.skip for i in range(call_at[-1] + 1 if call_at else 0, len(msgs))):
+        call_at.append(len(msgs))     # the conversation ends before a model call: that call too
+        pending = True
+    if max_calls is not None:
+        call_at = call_at[:max_calls]
+    return call_at, pending
+
+
+def real_compactions(conv: Conversation, p: Prepared, call_at: list[int]) -> list[dict]:
+    """The recording's own compactions, each at the first call at or after its message."""
+    out = []
+    for e in conv.events:
+        mi = p.inv.get(e.message_index, e.message_index)
+        call = next((k for k, j in enumerate(call_at) if j >= mi), None)
+        out.append({"call": call, "message_index": e.message_index, "kind": e.kind, "trigger": e.trigger,
+                    "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens})
+    return out
+
+
+class _RawGrowth:
+    """Size and tokens of the whole recorded history up to each call, never compacted, computed
+    incrementally: a sum over messages when the estimator is one (chars/4 or ``message_chars``),
+    else the estimator over the growing list."""
+
+    def __init__(self, meter, tokens, view):
+        self.meter, self.tokens, self.view = meter, tokens, view
+        self.cpt = tokens.cpt if isinstance(tokens, CharsPerToken) else None
+        self.per_msg = getattr(tokens, "message_chars", None) if getattr(tokens, "cpt", None) else None
+        self.size_sum = self.est_sum = self.n = 0
+        self.history: list = []
+
+    def add(self, new: list) -> tuple[int, int]:
+        for m in new:
+            self.size_sum += self.meter.message_size(m)
+            if self.per_msg is not None:
+                self.est_sum += self.per_msg(m, self.meter)
+        self.n += len(new)
+        size = 2 + self.size_sum + 2 * (self.n - 1) if self.n else 2
+        if self.cpt:
+            return size, size // self.cpt
+        if self.per_msg is not None:
+            return size, ((2 + self.est_sum + 2 * (self.n - 1)) // self.tokens.cpt if self.n else 0)
+        self.history.extend(new)
+        return size, self.tokens.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
+
+
+def _is_user_turn(m) -> bool:
+    """A message the user typed: role user with text (not only tool results)."""
+    if not isinstance(m, dict) or m.get("role") != "user":
+        return False
+    c = m.get("content")
+    if isinstance(c, str):
+        return bool(c.strip())
+    return any(block_type(b) in ("text", "image") for b in blocks(m))
+
+
+def _tool_results(m) -> int:
+    if not isinstance(m, dict):
+        return 0
+    if m.get("role") == "tool":
+        return 1
+    return sum(1 for b in blocks(m) if block_type(b) == "tool_result")
+
+
+def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list[int | None], dict]:
+    """Per step a LayerRecord, the context position each output message came from (None: made by
+    a layer), and the counts: fired layers, events in words, errors, summaries, results cleared."""
+    cur: list = list(range(n_context))
+    records, fired, events, errors = [], [], [], []
+    cleared = summaries = 0
+    for s in trace.steps:
+        cur = [cur[o] if o is not None and 0 <= o < len(cur) else None for o in s.origin]
+        changed = s.changed
+        made = bool(s.summary) and not s.error
+        records.append(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after,
+                                   s.explain() if (changed or s.error) else "", s.triggered, s.error, made, s.role))
+        if changed:
+            fired.append(s.layer)
+            events.append(f"{s.layer}: {s.explain()}")
+        if s.error:
+            errors.append(f"{s.layer}: {s.error}")
+            if not changed:
+                events.append(f"{s.layer}: failed: {s.error}")
+        summaries += made
+        cleared += sum(1 for e in s.edits if e.kind in (REPLACE, PERSIST) and e.tool_id is not None)
+    return records, cur, {"fired": fired, "events": events, "errors": errors, "summaries": summaries,
+                          "cleared": cleared}
+
+
+class _Walk:
+    """One replay: ``run`` walks the calls; each step of the walk is a small method."""
+
+    def __init__(self, conv: Conversation, engine: Engine, options: ReplayOptions, label: str | None):
+        self.conv, self.engine, self.opts = conv, engine, options
+        strat = engine.strategy
+        self.p = prepare(conv, strat.dialect, options.skip_real_summaries)
+        self.view = _View(conv, {id(m): self.p.metas[i] for i, m in enumerate(self.p.msgs)}, strat.dialect)
+        self.call_at, pending = call_positions(self.p, options.pending_call, options.max_calls)
+        self.real_events = real_compactions(conv, self.p, self.call_at)
+        self.real_by_call: dict = {}
+        for ev in self.real_events:
+            if ev["call"] is not None:
+                self.real_by_call.setdefault(ev["call"], ev)
+        self.manual_layer = "manual_compact" if options.manual_compacts and any(
+            l.name == "manual_compact" for l in strat.extra_layers) else None
+        self.base_tokens = engine.tokens
+        self.raw = _RawGrowth(engine.meter, self.base_tokens, self.view)
+        self.calibrator = self._calibrator()
+        if self.calibrator is not None:
+            engine.tokens = self.calibrator.tokens        # the walk's own fork: restored at the end
+        r = self.result = ReplayResult(strat.name, dict(engine.params), label or strat.name,
+                                       [l.name for l in engine.layers], [], *_threshold(strat, engine.params),
+                                       self.real_events, engine.meter.name, engine.tokens.name, conv.source)
+        r.engine, r.conversation, r.pending = engine, self.view, pending
+        r.iteration_cap = int(options.iteration_cap if options.iteration_cap is not None
+                              else strat.iteration_budget.cap)
+        r.layer_colors, r.iteration_policy = strat.layer_colors(), strat.iteration_budget
+        if options.keep_traces:
+            r.traces = []
+
+    def _calibrator(self) -> Calibrator | None:
+        calibrate = self.opts.calibrate
+        if calibrate is None:
+            calibrate = self.engine.strategy.threshold_unit == "tokens" and any(
+                m.usage is not None for m in self.p.metas)
+        if not calibrate:
+            return None
+        o = measure(self.conv, self.p.msgs, self.p.metas, self.p.inv, self.call_at, self.engine.meter,
+                    self.base_tokens)
+        return Calibrator(o, self.base_tokens) if o is not None else None
+
+    def run(self, progress, cancel) -> ReplayResult:
+        t0 = time.perf_counter()
+        msgs, metas, skip = self.p.msgs, self.p.metas, self.p.skip
+        context: list = []
+        src: list = []            # for each context message: its prepared index, or None (made by a layer)
+        last = turn = ts_from = 0
+        ts = None
+        total = len(self.call_at)
+        for k, j in enumerate(self.call_at):
+            if cancel is not None and cancel.is_set():
+                break
+            new = [i for i in range(last, j) if i not in skip]
+            turn += any(_is_user_turn(msgs[i]) for i in new)
+            raw_size, raw_tokens = self.raw.add([msgs[i] for i in new])
+            context, src, last = context + [msgs[i] for i in new], src + new, j
+            for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
+                if metas[i].timestamp is not None:
+                    ts = metas[i].timestamp
+            ts_from = j
+            state_before = dict(self.engine.state)
+            if self.calibrator is not None:
+                raw_tokens += self.calibrator.before_call(k)
+            trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.engine.strategy.dialect,
+                                    layers=self._layers_for(k))
+            rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
+            self._keep(rec, trace, context_before=trace.input, state_before=state_before)
+            if progress is not None and (k % 50 == 0 or k == total - 1):
+                progress(k + 1, total)
+        return self._finish(t0)
+
+    def _layers_for(self, k: int) -> list[str] | None:
+        """A call where the recording holds a real manual compaction ends with the user's command."""
+        if self.manual_layer and self.real_by_call.get(k, {}).get("trigger") == "manual":
+            return [l.name for l in self.engine.layers] + [self.manual_layer]
+        return None
+
+    def _record(self, k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn):
+        """The call's record, and the context (with its sources) the next call starts from."""
+        msgs, origin = self.p.msgs, self.p.origin
+        layers, cur, n = layer_records(trace, len(context))
+        out = trace.output
+        survived = {x for x in cur if x is not None}
+        dropped_pos = [] if len(survived) == len(context) else [q for q in range(len(context)) if q not in survived]
+        dropped = [src[q] for q in dropped_pos if src[q] is not None]
+        first, final = (trace.steps[0], trace.steps[-1]) if trace.steps else (None, None)
+        meter, tok = self.engine.meter, self.engine.tokens
+        size_before = first.size_before if first else meter.size(context)
+        tokens_before = first.tokens_before if first else tok.tokens(context, meter)
+        at_end = j >= len(msgs)
+        msg_index = len(self.conv.messages) if at_end else (origin[j] if origin[j] is not None else j)
+        rec = CallRecord(k, msg_index, len(new), raw_size, raw_tokens, len(context), len(out), size_before,
+                         final.size_after if final else size_before, tokens_before,
+                         final.tokens_after if final else tokens_before, layers, n["fired"], n["events"],
+                         [origin[d] for d in dropped], n["cleared"],
+                         sum(_tool_results(context[q]) for q in dropped_pos), n["summaries"], n["errors"], ts)
+        rec.turn = turn
+        u = None if at_end else self.p.metas[j].usage
+        if u is not None:
+            rec.real_tokens = u.context_tokens
+        if k in self.real_by_call:
+            rec.real_boundary = self.real_by_call[k]
+        if self.opts.check:
+            rec.findings = sum(1 for f in trace.final_findings if f.severity == "error")
+        if self.calibrator is not None:
+            self.calibrator.after_call(rec.summaries)
+        # the recorded assistant message joins at the next call (it is the answer to this one)
+        return rec, out, [src[x] if x is not None else None for x in cur]
+
+    def _keep(self, rec: CallRecord, trace: Trace, context_before: list, state_before: dict) -> None:
+        r = self.result
+        r.calls.append(rec)
+        if self.opts.keep_inputs:
+            r.inputs.append(context_before)
+            r.states.append(state_before)
+            if self.calibrator is not None:
+                r.offsets.append(self.calibrator.tokens.offset)
+        if self.opts.keep_traces:
+            r.traces.append(trace)
+
+    def _finish(self, t0: float) -> ReplayResult:
+        r = self.result
+        if self.calibrator is not None:
+            self.engine.tokens = self.base_tokens
+            r.calibration = self.calibrator.overheads.public()
+            r.token_estimator = f"{self.base_tokens.name} + recorded overhead"
+        r.seconds = time.perf_counter() - t0
+        return r
+
+
+def _threshold(strategy: Strategy, params: dict) -> tuple[float | None, str]:
+    return strategy.threshold.value(params), strategy.threshold.unit
