@@ -6,6 +6,14 @@
   ``len(str(list)) == 2 + sum(len(repr(m))) + 2 * (n - 1)`` for n >= 1.
 * ``chars/4``: tokens estimated as the repr size divided by 4.
 * ``anthropic``: ``client.messages.count_tokens`` with a cache (when a key is set).
+
+Every strategy's estimate is a sum of per-message *figures* (the repr size, Claude Code's
+chars with images flat, Hermes's rough chars with images blanked, ...). ``SizeMeter`` computes
+each figure once per message object and is shared by every estimator of an engine (and by the
+engines of one session), and it remembers the totals of the lists it has measured: a list made
+from a measured one by ``concat`` (replay: the last context plus the new messages) or by a
+layer's reported change (``derive``: the pipeline, after each layer) costs only the messages
+that are new in it.
 """
 from __future__ import annotations
 
@@ -13,23 +21,37 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, Protocol
+
+SIZE = "size"
+"""The name of the repr-size figure (``len(repr(message))``)."""
+
+FigureFn = Callable[[Any, "SizeMeter"], int]
 
 
 class SizeMeter:
-    """``len(str(messages))`` with a per-message cache keyed by identity.
+    """``len(str(messages))`` with a per-message cache keyed by identity, plus the other
+    per-message figures of the token estimators and the totals of recently measured lists.
 
     Messages are immutable values in core, so the identity of a dict is a
     sound cache key while the dict is alive; the cache holds a reference to
     each message so an id is never reused for another object while cached.
+    A figure is a pure function of the message, identified by its name: every
+    caller that asks for the figure ``name`` must compute the same value.
     """
     name = "len(str(messages))"
 
-    def __init__(self, max_entries: int = 1_000_000):
+    def __init__(self, max_entries: int = 1_000_000, max_lists: int = 32):
         self._cache: dict[int, tuple[Any, int]] = {}
+        self._figs: dict[str, dict[int, tuple[Any, int]]] = {}
+        self._fns: dict[str, FigureFn] = {}
+        # id(list) -> [list, len, last message, {figure name: total}]; the list is held so its id is not reused
+        self._lists: dict[int, list] = {}
         self._lock = threading.Lock()
         self.max_entries = max_entries
+        self.max_lists = max_lists
 
+    # ------------------------------------------------------------ per message
     def message_size(self, m: Any) -> int:
         key = id(m)
         hit = self._cache.get(key)
@@ -42,19 +64,100 @@ class SizeMeter:
             self._cache[key] = (m, n)
         return n
 
+    def figure(self, m: Any, name: str, fn: FigureFn) -> int:
+        """The per-message figure ``name`` of ``m``: ``fn(m, meter)``, computed once per message object."""
+        if name == SIZE:
+            return self.message_size(m)
+        cache = self._figs.get(name)
+        if cache is None:
+            with self._lock:
+                cache = self._figs.setdefault(name, {})
+                self._fns.setdefault(name, fn)
+        hit = cache.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        n = fn(m, self)
+        with self._lock:
+            if len(cache) >= self.max_entries:
+                cache.clear()
+            cache[id(m)] = (m, n)
+        return n
+
+    def _figure_sum(self, messages: Iterable, name: str, fn: FigureFn | None) -> int:
+        if name == SIZE:
+            return sum(map(self.message_size, messages))
+        if fn is None:
+            fn = self._fns[name]
+        elif name not in self._fns:
+            self._fns[name] = fn
+        cache = self._figs.get(name) or {}
+        get, fig, t = cache.get, self.figure, 0
+        for m in messages:      # the cache lookup inlined: this loop runs over whole contexts
+            hit = get(id(m))
+            t += hit[1] if hit is not None and hit[0] is m else fig(m, name, fn)
+        return t
+
+    # ------------------------------------------------------------ per list
+    def _known(self, messages: list) -> dict | None:
+        e = self._lists.get(id(messages))
+        if e is None or e[0] is not messages or e[1] != len(messages) or (e[1] and messages[-1] is not e[2]):
+            return None
+        return e[3]
+
+    def _remember(self, messages: list, totals: dict) -> None:
+        if not isinstance(messages, list):
+            return
+        with self._lock:
+            e = self._lists.pop(id(messages), None)
+            if e is not None and e[0] is messages and e[1] == len(messages) \
+                    and (not e[1] or messages[-1] is e[2]):
+                totals = {**e[3], **totals}
+            while len(self._lists) >= self.max_lists:
+                self._lists.pop(next(iter(self._lists)))
+            self._lists[id(messages)] = [messages, len(messages), messages[-1] if messages else None, totals]
+
+    def total(self, messages: list, name: str = SIZE, fn: FigureFn | None = None) -> int:
+        """The sum of the figure ``name`` over ``messages`` (remembered for this list object)."""
+        known = self._known(messages)
+        if known is not None and name in known:
+            return known[name]
+        t = self._figure_sum(messages, name, fn)
+        self._remember(messages, {name: t})
+        return t
+
     def size(self, messages: list) -> int:
         n = len(messages)
         if n == 0:
             return 2
-        ms = self.message_size
-        return 2 + sum(ms(m) for m in messages) + 2 * (n - 1)
+        return 2 + self.total(messages) + 2 * (n - 1)
 
     def sizes(self, messages: list) -> list[int]:
         return [self.message_size(m) for m in messages]
 
+    def concat(self, a: list, b: list) -> list:
+        """``a + b``, its totals known from ``a``'s (when known) at the cost of ``b``'s messages only."""
+        out = a + b
+        known = self._known(a)
+        if known:
+            self._remember(out, {k: v + self._figure_sum(b, k, None) for k, v in known.items()})
+        return out
+
+    def derive(self, before: list, after: list, removed: Iterable, added: Iterable) -> None:
+        """``after`` is ``before`` without the messages ``removed`` and with the messages ``added``
+        (a layer's reported change; a replaced message is in both): its totals follow from
+        ``before``'s at the cost of the changed messages only."""
+        known = self._known(before)
+        if not known or after is before:
+            return
+        removed, added = list(removed), list(added)
+        self._remember(after, {k: v - self._figure_sum(removed, k, None) + self._figure_sum(added, k, None)
+                               for k, v in known.items()})
+
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._figs.clear()
+            self._lists.clear()
 
 
 def estimate_size(messages: list) -> int:

@@ -81,38 +81,29 @@ class RoughTokens:
     IMAGE_TOKENS = 2000
     cpt = 4
 
-    def __init__(self):
-        self._cache: dict[int, tuple] = {}
-        self._last = None
+    FIGURE = "cc_rough"
 
     def message_chars(self, m, meter) -> int:
-        """The message's share of the character count (its repr, images flat): additive."""
-        hit = self._cache.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
-        n = meter.message_size(m)
-        for b in blocks(m):
-            if block_type(b) in ("image", "document"):
-                n += 4 * self.IMAGE_TOKENS - len(repr(b))
-            elif block_type(b) == "tool_result" and isinstance(b.get("content"), list):
-                for c in b["content"]:
-                    if block_type(c) in ("image", "document"):
-                        n += 4 * self.IMAGE_TOKENS - len(repr(c))
-        if len(self._cache) > 500_000:
-            self._cache.clear()
-        self._cache[id(m)] = (m, n)
-        return n
+        """The message's share of the character count (its repr, images flat): additive, cached per
+        message in the meter (the repr size is the meter's, shared with every strategy)."""
+        return meter.figure(m, self.FIGURE, _cc_chars)
 
     def tokens(self, messages, meter, *, system=None, tools=None) -> int:
         if not messages:
             return 0
-        last = self._last
-        if last is not None and last[0] is messages and last[1] == len(messages) and last[2] is messages[0] \
-                and last[3] is messages[-1]:
-            return last[4]       # the same list again (an unchanged layer passes its input on)
-        n = (2 + sum(self.message_chars(m, meter) for m in messages) + 2 * (len(messages) - 1)) // 4
-        self._last = (messages, len(messages), messages[0], messages[-1], n)
-        return n
+        return (2 + meter.total(messages, self.FIGURE, _cc_chars) + 2 * (len(messages) - 1)) // 4
+
+
+def _cc_chars(m, meter) -> int:
+    n = meter.message_size(m)
+    for b in blocks(m):
+        if block_type(b) in ("image", "document"):
+            n += 4 * RoughTokens.IMAGE_TOKENS - len(repr(b))
+        elif block_type(b) == "tool_result" and isinstance(b.get("content"), list):
+            for c in b["content"]:
+                if block_type(c) in ("image", "document"):
+                    n += 4 * RoughTokens.IMAGE_TOKENS - len(repr(c))
+    return n
 
 
 def _fmt(n) -> str:

@@ -94,9 +94,9 @@ def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
         return _idle(messages, f"only {n} messages: compress needs more than head {head} + 4",
                      vars=v, triggered=True, state={PASS: None, INEFFECTIVE: st.get(INEFFECTIVE, 0) + 1})
     protect_n = int(ctx.p("protect_last_n", 20))
-    out, edits, stats = prune_pass(messages, protect_n, b.tail_budget)
+    out, edits, stats = prune_pass(messages, protect_n, b.tail_budget, ctx.meter)
     v.update(stats)
-    state = {PASS: {"orig_len": n, "orig_tokens": R.rough_tokens(messages)}}
+    state = {PASS: {"orig_len": n, "orig_tokens": R.rough_tokens(messages, ctx.meter)}}
     if out is messages:
         return _idle(messages, f"nothing to prune outside the protected tail (messages {stats['prune_boundary']}+)",
                      vars=v, triggered=True, state=state)
@@ -106,8 +106,9 @@ def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
     return LayerOutput(out, list(range(n)), edits, v, note, triggered=True, state=state)
 
 
-def prune_pass(messages: list, protect_n: int, protect_tokens: int) -> tuple[list, list, dict]:
-    """Dedup identical tool outputs, one-line summaries of old results, shrink old call arguments."""
+def prune_pass(messages: list, protect_n: int, protect_tokens: int, meter=None) -> tuple[list, list, dict]:
+    """Dedup identical tool outputs, one-line summaries of old results, shrink old call arguments
+    (``meter``: a ``SizeMeter`` caching each message's budget tokens)."""
     n = len(messages)
     calls: dict = {}
     for m in messages:
@@ -123,7 +124,7 @@ def prune_pass(messages: list, protect_n: int, protect_tokens: int) -> tuple[lis
     if protect_tokens and protect_tokens > 0:
         acc, boundary = 0, n
         for i in range(n - 1, -1, -1):
-            t = R.budget_tokens(messages[i])
+            t = R.budget_tokens_of(messages[i], meter)
             if acc + t > protect_tokens and (n - i) >= floor:
                 boundary = i
                 break
@@ -215,7 +216,7 @@ def hermes_boundaries(messages: list, ctx: LayerContext) -> LayerOutput:
     if start != head:
         edits.append(Edit(BOUNDARY, f"compress_start {head} -> {start}: moved past tool results after the head",
                           var="compress_start", old=head, new=start))
-    cut = R.tail_cut(messages, start, _budgets(ctx).tail_budget, int(ctx.p("protect_last_n", 20)))
+    cut = R.tail_cut(messages, start, _budgets(ctx).tail_budget, int(ctx.p("protect_last_n", 20)), ctx.meter)
     for old, new, why in cut.steps:
         edits.append(Edit(BOUNDARY, f"compress_end {old} -> {new}: {why}", var="compress_end", old=old, new=new))
     end = cut.index
@@ -252,7 +253,7 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
         previous = None
     v.update(turns=len(turns), iterative=bool(previous))
     b = _budgets(ctx)
-    budget = R.summary_budget(turns, b.max_summary_tokens)
+    budget = R.summary_budget(turns, b.max_summary_tokens, ctx.meter)
     focus = ctx.p("focus_topic", "") or R.auto_focus(messages)
     v["summary_budget_tokens"] = budget
     state: dict = {PREVIOUS: previous}
@@ -439,7 +440,7 @@ def hermes_sanitize(messages: list, ctx: LayerContext) -> LayerOutput:
     if marked:
         out2 = [_fresh(m) for m in out2]
         edits.append(Edit(NOTE, f"terminal sweep removed _db_persisted from {len(marked)} message(s)"))
-    new_tokens = R.rough_tokens(out2)
+    new_tokens = R.rough_tokens(out2, ctx.meter)
     orig_len, orig_tokens = p["orig_len"], p["orig_tokens"]
     progress = len(out2) < orig_len or (new_tokens > 0 and new_tokens < orig_tokens * 0.95)
     count = ctx.state.get(COUNT, 0) + 1

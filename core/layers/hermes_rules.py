@@ -180,8 +180,46 @@ def _rough_chars_and_images(msg: Any) -> tuple[int, int]:
     return len(str(shadow)), images
 
 
-def rough_tokens(messages: list) -> int:
-    """The preflight estimate: (chars of each message's repr, images blanked, + 3) // 4 plus 1,500 per image."""
+ROUGH_FIGURE = "hermes_rough"       # per message: rough chars + 6,000 per image (additive, see rough_tokens)
+BUDGET_FIGURE = "hermes_budget"     # per message: budget_tokens
+
+
+def _plain_for_rough(msg: dict) -> bool:
+    """The rough estimate's shadow copy of ``msg`` prints exactly like ``msg`` (no image part, no
+    Anthropic blocks, no multimodal wrapper): its rough chars are the message's repr size."""
+    if "_anthropic_content_blocks" in msg:
+        return False
+    c = msg.get("content")
+    if isinstance(c, list):
+        return not any(isinstance(p, dict) and p.get("type") in IMAGE_TYPES for p in c)
+    return not (isinstance(c, dict) and c.get("_multimodal"))
+
+
+def rough_units(msg: Any, meter: Any = None) -> int:
+    """One message's share of the rough estimate: its chars + 6,000 per image, so that
+    ``rough_tokens(ms) == (sum(rough_units(m)) + 3) // 4`` (6,000 = 4 x 1,500 divides evenly).
+    With a ``SizeMeter`` a plain message's chars are its cached repr size (the same figure
+    every strategy's size uses)."""
+    if meter is not None and isinstance(msg, dict) and _plain_for_rough(msg):
+        return meter.message_size(msg)
+    c, i = _rough_chars_and_images(msg)
+    return c + i * IMAGE_TOKENS_ROUGH * CHARS_PER_TOKEN
+
+
+def _budget_figure(msg: Any, meter: Any) -> int:
+    return budget_tokens(msg)
+
+
+def budget_tokens_of(msg: Any, meter: Any = None) -> int:
+    """``budget_tokens``, cached per message object in ``meter`` when one is given."""
+    return budget_tokens(msg) if meter is None else meter.figure(msg, BUDGET_FIGURE, _budget_figure)
+
+
+def rough_tokens(messages: list, meter: Any = None) -> int:
+    """The preflight estimate: (chars of each message's repr, images blanked, + 3) // 4 plus 1,500 per image.
+    With a ``SizeMeter`` every message's figure is computed once (and a list measured before costs nothing)."""
+    if meter is not None:
+        return (meter.total(messages, ROUGH_FIGURE, rough_units) + 3) // 4
     chars = images = 0
     for m in messages:
         c, i = _rough_chars_and_images(m)
@@ -190,20 +228,53 @@ def rough_tokens(messages: list) -> int:
     return (chars + 3) // 4 + images * IMAGE_TOKENS_ROUGH
 
 
+def tools_tokens(tools: Any) -> int:
+    """The rough estimate of the tool schemas: for each tool (OpenAI ``function`` or flat) its name,
+    its description and its parameters as compact JSON, (chars + 3) // 4; not the repr of the list."""
+    if not isinstance(tools, list):
+        return 0
+    chars = 0
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        fn = tool.get("function")
+        spec = fn if isinstance(fn, dict) else tool
+        name, desc, params = spec.get("name") or "", spec.get("description") or "", spec.get("parameters") or {}
+        chars += (len(name) if isinstance(name, str) else 0) + (len(desc) if isinstance(desc, str) else 0)
+        try:
+            chars += len(json.dumps(params, ensure_ascii=False, separators=(",", ":")))
+        except (TypeError, ValueError):
+            chars += len(str(params))
+    return (chars + 3) // 4
+
+
 class HermesTokens:
     """Token estimator of the hermes strategy: the rough request estimate
     (messages, plus the system prompt when it is not in the list, plus tool schemas)."""
     name = "hermes rough (chars+3)//4, images 1,500"
 
-    def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
-        n = rough_tokens(messages)
-        lead = messages[0] if messages else None
-        if system and not (isinstance(lead, dict) and lead.get("role") == "system"):
+    def __init__(self):
+        self._extra: tuple | None = None      # (system, tools, tokens): the last ones measured
+
+    def _extra_tokens(self, system: Any, tools: Any) -> int:
+        last = self._extra
+        if last is not None and last[0] is system and last[1] is tools:
+            return last[2]
+        n = 0
+        if system:
             text = system if isinstance(system, str) else json.dumps(system, ensure_ascii=False, default=str)
             n += (len(text) + 3) // 4
         if tools:
-            n += (len(json.dumps(tools, ensure_ascii=False, default=str)) + 3) // 4
+            n += tools_tokens(tools)
+        self._extra = (system, tools, n)
         return n
+
+    def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
+        n = rough_tokens(messages, meter)
+        lead = messages[0] if messages else None
+        if not system or (isinstance(lead, dict) and lead.get("role") == "system"):
+            system = None
+        return n + self._extra_tokens(system, tools)
 
 
 # ----------------------------------------------------------------- threshold
@@ -243,8 +314,8 @@ def budgets(context_length: int, threshold_pct: float = 0.50, max_tokens: int | 
                    min(int(context_length * 0.05), SUMMARY_TOKENS_CEILING), "; ".join(why))
 
 
-def summary_budget(turns: list, max_summary_tokens: int) -> int:
-    return max(MIN_SUMMARY_TOKENS, min(int(rough_tokens(turns) * SUMMARY_RATIO), max_summary_tokens))
+def summary_budget(turns: list, max_summary_tokens: int, meter: Any = None) -> int:
+    return max(MIN_SUMMARY_TOKENS, min(int(rough_tokens(turns, meter) * SUMMARY_RATIO), max_summary_tokens))
 
 
 # ----------------------------------------------------------------- content helpers
@@ -587,7 +658,7 @@ def turn_pair_end(messages: list, user: int) -> int:
     return i
 
 
-def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int) -> Cut:
+def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int, meter: Any = None) -> Cut:
     """Walk back from the end by tokens (soft ceiling 1.5x the budget, a floor of 3-8 messages),
     then apply every anchor: tool groups, the last real user message, the last assistant reply."""
     n = len(messages)
@@ -599,7 +670,7 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int) ->
     cut = Cut(n, vars={"tail_budget": budget, "soft_ceiling": soft, "min_tail": min_tail})
     idx = n
     for i in range(n - 1, head_end - 1, -1):
-        t = budget_tokens(messages[i])
+        t = budget_tokens_of(messages[i], meter)
         if acc + t > soft and (n - i) >= min_tail:
             break
         acc += t
@@ -613,7 +684,7 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int) ->
     if cut.index <= head_end and 0 < acc <= soft:
         acc2, idx = 0, cut.index
         for j in range(n - 1, head_end - 1, -1):
-            t = budget_tokens(messages[j])
+            t = budget_tokens_of(messages[j], meter)
             if acc2 + t > budget and (n - j) >= min_tail:
                 idx = j
                 break

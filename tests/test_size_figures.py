@@ -1,0 +1,151 @@
+"""Per-message figures shared by every strategy (core.size.SizeMeter): each figure is computed once
+per message object, list totals carry over to lists made from measured ones (concat, derive), and
+the cached estimates are exactly the uncached ones (Hermes's against hermes-agent 0.19.0 itself)."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compactscope.core.layers import hermes_rules as R
+from compactscope.core.layers.claude_code import RoughTokens
+from compactscope.core.size import SIZE, CharsPerToken, SizeMeter
+
+IMG = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 900}}
+
+part = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=40)}),
+    st.just(IMG),
+    st.just({"type": "input_image", "image_url": "data:" + "B" * 300}),
+    st.just({"type": "image", "source": {"type": "base64", "data": "C" * 500}}),
+    st.text(max_size=10),
+    st.integers(),
+)
+content = st.one_of(
+    st.none(), st.text(max_size=80), st.lists(part, max_size=4),
+    st.fixed_dictionaries({"_multimodal": st.just(True), "text_summary": st.text(max_size=30),
+                           "content": st.lists(part, max_size=3)}),
+    st.fixed_dictionaries({"other": st.text(max_size=10)}),
+)
+message = st.one_of(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool", "system"]), "content": content},
+        optional={"tool_calls": st.lists(st.fixed_dictionaries(
+                      {"id": st.text(max_size=6), "function": st.fixed_dictionaries(
+                          {"name": st.text(max_size=8), "arguments": st.text(max_size=40)})}), max_size=2),
+                  "reasoning": st.text(max_size=50),
+                  "_anthropic_content_blocks": st.lists(st.sampled_from(
+                      [{"type": "image", "source": {}}, {"type": "text", "text": "t"}]), max_size=3)}),
+    st.text(max_size=20),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(message, max_size=12), st.lists(message, max_size=4))
+def test_cached_estimates_equal_the_uncached_ones(msgs, more):
+    meter = SizeMeter()
+    assert R.rough_tokens(msgs, meter) == R.rough_tokens(msgs)
+    assert [R.budget_tokens_of(m, meter) for m in msgs if isinstance(m, dict)] == \
+        [R.budget_tokens(m) for m in msgs if isinstance(m, dict)]
+    # a list made from a measured one: its totals carry over, and still equal a fresh count
+    grown = meter.concat(msgs, more)
+    assert grown == msgs + more
+    assert R.rough_tokens(grown, meter) == R.rough_tokens(grown) == R.rough_tokens(grown, SizeMeter())
+    assert meter.size(grown) == len(str(grown))
+    dicts = [m for m in msgs if isinstance(m, dict)]
+    assert RoughTokens().tokens(dicts, meter) == RoughTokens().tokens(dicts, SizeMeter())
+
+
+def test_hermes_rough_estimate_equals_hermes_agent():
+    import pytest
+    mm = pytest.importorskip("agent.model_metadata", reason="hermes-agent 0.19.0 is not installed ([hermes] extra)")
+    cases = [
+        [{"role": "user", "content": "hello"}],
+        [{"role": "user", "content": [IMG, {"type": "text", "text": "what is this"}]}],
+        [{"role": "assistant", "content": None, "_anthropic_content_blocks": [{"type": "image"}, {"type": "text"}]}],
+        [{"role": "tool", "content": {"_multimodal": True, "text_summary": "a screenshot",
+                                      "content": [{"type": "image", "x": 1}, {"type": "text", "text": "y"}]}}],
+        [{"role": "assistant", "content": "x" * 1001, "tool_calls": [{"id": "c", "function": {"name": "t"}}]},
+         {"role": "tool", "content": ["raw", 3, {"type": "input_image", "image_url": "d"}]}],
+    ]
+    meter = SizeMeter()
+    est = R.HermesTokens()
+    for msgs in cases:
+        theirs = mm.estimate_messages_tokens_rough(msgs)
+        assert R.rough_tokens(msgs, meter) == theirs, msgs
+        assert est.tokens(msgs, meter) == theirs
+        tools = [{"type": "function", "function": {"name": "t", "parameters": {"a": "b" * 99}}}]
+        assert est.tokens(msgs, meter, system="s" * 77, tools=tools) == \
+            mm.estimate_request_tokens_rough(msgs, system_prompt="s" * 77, tools=tools)
+
+
+def test_each_figure_is_computed_once_per_message_and_lists_are_remembered():
+    calls = []
+
+    def fig(m, meter):
+        calls.append(m)
+        return len(m["content"])
+
+    meter = SizeMeter()
+    msgs = [{"role": "user", "content": "a" * k} for k in range(50)]
+    assert meter.total(msgs, "demo", fig) == sum(range(50))
+    assert len(calls) == 50
+    assert meter.total(msgs, "demo", fig) == sum(range(50))      # the same list: remembered
+    assert len(calls) == 50
+    new = {"role": "user", "content": "b" * 7}
+    grown = meter.concat(msgs, [new])                             # only the new message is figured
+    assert len(calls) == 51 and calls[-1] is new
+    assert meter.total(grown, "demo") == sum(range(50)) + 7
+    assert len(calls) == 51
+    # a layer's change: message 3 replaced, messages 10..19 dropped
+    rep = {"role": "user", "content": "z"}
+    after = grown[:3] + [rep] + grown[4:10] + grown[20:]
+    meter.derive(grown, after, [grown[3]] + grown[10:20], [rep])
+    assert len(calls) == 52 and calls[-1] is rep
+    assert meter.total(after, "demo") == sum(len(m["content"]) for m in after)
+    assert meter.size(after) == len(str(after))
+    assert len(calls) == 52
+    # an estimator over the repr size follows the same remembered totals
+    assert CharsPerToken().tokens(after, meter) == len(str(after)) // 4
+
+
+def test_a_list_changed_in_place_is_measured_again():
+    meter = SizeMeter()
+    msgs = [{"role": "user", "content": "abc"}]
+    assert meter.size(msgs) == len(str(msgs))
+    msgs.append({"role": "assistant", "content": "a much longer reply"})
+    assert meter.size(msgs) == len(str(msgs))
+    msgs[-1] = {"role": "assistant", "content": "short"}
+    assert meter.size(msgs) == len(str(msgs))
+    assert meter.total(msgs, SIZE) == sum(len(repr(m)) for m in msgs)
+
+
+def test_hermes_replay_figures_each_message_once():
+    """A replay of n calls computes each message's rough figure once, not once per call; a plain
+    message's figure is its repr size (shared with every strategy), so Hermes's shadow copy of it is
+    never printed."""
+    from collections import Counter
+
+    from compactscope.core.conversation import Conversation
+    from compactscope.core.replay import replay
+    msgs = [{"role": "user", "content": "start"}]
+    for k in range(60):
+        msgs += [{"role": "assistant", "content": f"step {k}"}, {"role": "user", "content": f"go on {k}" * 20}]
+    msgs[8] = {"role": "user", "content": [IMG, {"type": "text", "text": "look"}]}
+    figured, shadowed = Counter(), Counter()
+    real_units, real_shadow = R.rough_units, R._rough_chars_and_images
+
+    def units(m, meter=None):
+        figured[id(m)] += 1
+        return real_units(m, meter)
+
+    def shadow(m):
+        shadowed[id(m)] += 1
+        return real_shadow(m)
+    R.rough_units, R._rough_chars_and_images = units, shadow
+    try:
+        res = replay(Conversation(msgs, dialect="openai"), "hermes")
+    finally:
+        R.rough_units, R._rough_chars_and_images = real_units, real_shadow
+    assert len(res.calls) == 61          # one per assistant message, and the pending one at the end
+    assert set(figured) >= {id(m) for m in msgs} and max(figured.values()) == 1
+    assert list(shadowed) == [id(msgs[8])] and shadowed[id(msgs[8])] == 1
