@@ -5,6 +5,7 @@ Headless subcommands (never import Qt, start fast):
   check FILE    print the API-validity findings; exit 1 when the API would reject the list
   info FILE     what the file holds: format, conversations, tool pairs, compaction events, usage
   replay FILE   run the pipeline before every model call over the conversation's life
+  fleet [PATH]  replay every session of an archive (default ~/.claude/projects) into a Parquet file
   strategies    list the strategies and their parameters
 
 Anything else opens the window: ``compactscope [FILE] [--step N] [--screenshot out.png]``.
@@ -17,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-HEADLESS = ("run", "check", "info", "replay", "strategies", "proxy", "record")
+HEADLESS = ("run", "check", "info", "replay", "strategies", "proxy", "record", "fleet")
 
 
 class CliError(Exception):
@@ -237,8 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("strategies", help="list strategies and parameters")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_strategies)
-    from compactscope.app import cli_proxy, cli_replay
-    for mod in (cli_replay, cli_proxy):
+    from compactscope.app import cli_fleet, cli_proxy, cli_replay
+    for mod in (cli_replay, cli_proxy, cli_fleet):
         mod.register(sub, _add_common, _add_engine, _engine, _load, _print_json, CliError)
     return ap
 

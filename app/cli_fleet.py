@@ -1,0 +1,122 @@
+"""``compactscope fleet`` and ``compactscope fleet-report``: a whole archive of sessions.
+
+    compactscope fleet [PATH...] --out RESULTS.parquet [--strategy S] [--set K=V]... [--compare SPEC]...
+                       [--workers N | --scheduler tcp://HOST:PORT] [--overwrite] [--retry-errors]
+    compactscope fleet-report RESULTS.parquet -o fleet.html [--threshold 150000]
+
+Headless: never imports Qt. Columns of the results: docs/fleet.md.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+
+def _need_fleet(CliError):
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise CliError("the fleet needs pyarrow: pip install 'compactscope[fleet]'") from None
+
+
+def _dur(s: float) -> str:
+    from compactscope.core.fleet.run import _dur as d
+    return d(s)
+
+
+def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
+    p = sub.add_parser("fleet", help="replay every session of an archive and write the distribution to Parquet",
+                       description="Replay every session file under PATH (default: your Claude Code projects "
+                                   "folder, ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects) with the strategy's "
+                                   "session-inferred defaults, and write one row per session to --out (Parquet; "
+                                   "columns in docs/fleet.md). Sessions already in --out with the same size and "
+                                   "mtime are skipped, so a stopped run goes on where it stopped.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (searched recursively)")
+    p.add_argument("--out", "-o", required=True, metavar="RESULTS.parquet", help="the results file")
+    p.add_argument("--strategy", default="claude_code", help="the main run's strategy (default claude_code)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="override a parameter of the main run (over the session-inferred defaults)")
+    p.add_argument("--compare", action="append", metavar="[LABEL=]NAME[:K=V,...]",
+                   help="replay every session again with this strategy/parameters; its totals become columns "
+                        "cmp_<label>_* (repeatable)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes on this machine (default: one per core; 0 = in this process)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run on this dask.distributed scheduler instead (its workers must see the same paths)")
+    p.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming it")
+    p.add_argument("--retry-errors", action="store_true", help="replay again the sessions whose row has an error")
+    p.add_argument("--no-infer", action="store_true", help="use the strategy's defaults, not the session-inferred ones")
+    p.add_argument("--summarizer", default="offline",
+                   help="who writes the simulated summaries: offline (default, no LLM) or fixed:TEXT")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+
+    def cmd_fleet(args) -> int:
+        _need_fleet(CliError)
+        from compactscope.core.fleet import FleetError, make_config
+        from compactscope.core.fleet.engines import make_engine as fleet_engine
+        from compactscope.core.fleet.run import run_fleet
+        if args.scheduler and args.workers is not None:
+            raise CliError("--workers and --scheduler do not go together: the cluster has its own workers")
+        if args.summarizer.startswith("anthropic"):
+            raise CliError("--summarizer anthropic would call the API for every simulated summary of the fleet; "
+                           "use offline or fixed:TEXT")
+        from compactscope.app.cli import _parse_sets
+        try:
+            cfg = make_config(args.strategy, _parse_sets(args.set), args.compare, args.summarizer,
+                              infer=not args.no_infer)
+            engine = fleet_engine(args.workers, args.scheduler)
+        except FleetError as e:
+            raise CliError(str(e)) from None
+        tty = sys.stderr.isatty()
+        state = {"last": 0.0}
+
+        def progress(pr):
+            if args.quiet:
+                return
+            if tty:
+                sys.stderr.write("\r\x1b[2K" + pr.line())
+                sys.stderr.flush()
+            elif pr.elapsed - state["last"] >= 10 or pr.done == pr.total:
+                state["last"] = pr.elapsed
+                print(pr.line(), file=sys.stderr, flush=True)
+        cancel = threading.Event()
+        try:
+            s = run_fleet(args.paths or None, cfg, args.out, engine=engine, overwrite=args.overwrite,
+                          retry_errors=args.retry_errors, progress=progress, cancel=cancel)
+        except FleetError as e:
+            raise CliError(str(e)) from None
+        if tty and not args.quiet:
+            sys.stderr.write("\n")
+        if args.json:
+            print_json(vars(s))
+            return 130 if s.stopped else 0
+        for m in s.missing:
+            print(f"not found: {m}", file=sys.stderr)
+        if s.discovered == 0:
+            print("no session files found" + (f" under {', '.join(args.paths)}" if args.paths else
+                                               " in your Claude Code projects folder"), file=sys.stderr)
+        print(f"{s.replayed:,} session(s) replayed in {_dur(s.seconds)} on {s.engine}"
+              + (f" ({s.bytes / 1e6:,.0f} MB, {s.bytes / 1e6 / max(s.seconds, 1e-9):,.1f} MB/s)" if s.bytes else "")
+              + (f"; {s.skipped:,} unchanged, kept from before" if s.skipped else "")
+              + (f"; {s.errors:,} with an error (a row each, column error)" if s.errors else ""))
+        for e in s.error_examples[:3]:
+            print(f"  error: {e}")
+        if s.orphan_agents:
+            print(f"{len(s.orphan_agents)} subagent file(s) whose session is not among the files were left out, "
+                  f"e.g. {s.orphan_agents[0]}")
+        if s.stopped:
+            print(f"stopped: {s.rows:,} row(s) written to {s.out}; run the same command again to go on")
+            return 130
+        _print_overview(s.out)
+        print(f"{s.rows:,} row(s) in {s.out}")
+        return 0
+
+    p.set_defaults(fn=cmd_fleet)
+
+
+def _print_overview(out: str) -> None:
+    from compactscope.core.fleet.model import FleetData
+    d = FleetData.load(out)
+    for line in d.overview_lines():
+        print(line)

@@ -1,0 +1,105 @@
+"""What a fleet run replays: the main strategy, the user's overrides and the ``--compare`` runs.
+
+The configuration travels to every worker (it is small and picklable) and is stored in the
+results file, so a resumed run can tell whether the file was made the same way.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from .. import strategies
+
+FORMAT_VERSION = 1
+
+
+class FleetError(Exception):
+    """A fleet run cannot start or go on (bad arguments, an unreadable results file): its text says why."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One strategy configuration replayed over every session."""
+    label: str                  # as the user wrote it (shown in tables and figures)
+    key: str                    # the column prefix: ``cmp_<key>_...`` (main run: no prefix)
+    strategy: str
+    params: dict = field(default_factory=dict)   # overrides as given (text), on top of the inferred defaults
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "key": self.key, "strategy": self.strategy, "params": dict(self.params)}
+
+
+_RESERVED = {"main", "sim", "real", "series"}
+
+
+def column_key(label: str, taken: set[str]) -> str:
+    """A column-safe, unique key for a run label: lower case letters, digits and underscores."""
+    key = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_") or "run"
+    if key[0].isdigit() or key in _RESERVED:
+        key = "r_" + key
+    base, n = key, 2
+    while key in taken:
+        key, n = f"{base}_{n}", n + 1
+    taken.add(key)
+    return key
+
+
+@dataclass(frozen=True)
+class FleetConfig:
+    strategy: str = "claude_code"
+    params: dict = field(default_factory=dict)      # --set, as text
+    compare: tuple[Run, ...] = ()
+    summarizer: str = "offline"
+    infer: bool = True                              # apply strategies.infer_params per session
+
+    @property
+    def main(self) -> Run:
+        return Run(self.strategy, "", self.strategy, dict(self.params))
+
+    @property
+    def runs(self) -> list[Run]:
+        return [self.main, *self.compare]
+
+    def check(self) -> None:
+        """Raise FleetError when a strategy or parameter does not exist (before any work starts)."""
+        for run in self.runs:
+            try:
+                s = strategies.get(run.strategy)
+                s.resolve(run.params)
+            except (KeyError, ValueError) as e:
+                where = "--strategy/--set" if not run.key else f"--compare {run.label!r}"
+                raise FleetError(f"{where}: {e.args[0] if e.args else e}") from None
+
+    def to_json(self) -> dict:
+        return {"format_version": FORMAT_VERSION, "strategy": self.strategy, "params": dict(self.params),
+                "compare": [r.to_json() for r in self.compare], "summarizer": self.summarizer, "infer": self.infer}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "FleetConfig":
+        return cls(d.get("strategy", "claude_code"), dict(d.get("params") or {}),
+                   tuple(Run(r["label"], r["key"], r["strategy"], dict(r.get("params") or {}))
+                         for r in d.get("compare") or []),
+                   d.get("summarizer", "offline"), bool(d.get("infer", True)))
+
+
+def make_config(strategy: str = "claude_code", params: dict | None = None, compare: list | None = None,
+                summarizer: str = "offline", infer: bool = True) -> FleetConfig:
+    """``compare``: specs ``[LABEL=]NAME[:K=V,...]`` or (label, strategy, params) tuples."""
+    from ..replay import parse_run_spec
+    runs, taken = [], set()
+    for spec in compare or []:
+        if isinstance(spec, str):
+            try:
+                label, name, p = parse_run_spec(spec)
+            except ValueError as e:
+                raise FleetError(f"--compare: {e}") from None
+        else:
+            label, name, p = spec
+        runs.append(Run(label, column_key(label, taken), name, dict(p or {})))
+    cfg = FleetConfig(strategy, dict(params or {}), tuple(runs), summarizer, infer)
+    cfg.check()
+    return cfg

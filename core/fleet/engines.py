@@ -1,0 +1,164 @@
+"""Where the sessions are replayed: this process, a local process pool, or a Dask cluster.
+
+Each engine takes the tasks and yields ``(task, row)`` as sessions finish, keeping only a bounded
+number of sessions in flight (so the parent's memory does not grow with the fleet, and a stopped
+run has little unfinished work). ``replay_session`` never raises; what can still fail is the
+worker itself (killed by the system for memory, a crash in a C extension): that session becomes
+a row with the error, and the others are tried again on fresh workers.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from typing import Iterable, Iterator
+
+from .config import FleetConfig, FleetError
+from .worker import SessionTask, replay_session
+
+
+def _died_row(task: SessionTask, why: str) -> dict:
+    return {"path": task.path, "size": task.size, "mtime_ns": task.mtime_ns,
+            "project": os.path.basename(os.path.dirname(task.path)), "subagents": len(task.subagent_files),
+            "error": f"{task.path}: {why}"}
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+class InProcess:
+    """Replay in this process, one session after the other (``--workers 0``; tests and debugging)."""
+    name = "in-process"
+
+    def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
+        for t in tasks:
+            if cancel.is_set():
+                return
+            yield t, replay_session(t, cfg)
+
+
+class LocalPool:
+    """A pool of worker processes on this machine (default: one per core)."""
+
+    def __init__(self, workers: int | None = None, tasks_per_child: int = 100):
+        self.workers = workers or default_workers()
+        self.tasks_per_child = tasks_per_child
+        self.name = f"local pool of {self.workers} process{'es' if self.workers != 1 else ''}"
+
+    def _pool(self):
+        import multiprocessing as mp
+        import sys
+        from concurrent.futures import ProcessPoolExecutor
+        kw = {"max_workers": self.workers, "mp_context": mp.get_context("spawn")}
+        if sys.version_info >= (3, 11):
+            kw["max_tasks_per_child"] = self.tasks_per_child     # bounds what a worker can accumulate
+        return ProcessPoolExecutor(**kw)
+
+    def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+        queue = deque((t, 0) for t in tasks)
+        window = 2 * self.workers
+        pool = self._pool()
+        running: dict = {}
+        try:
+            while queue or running:
+                while queue and len(running) < window and not cancel.is_set():
+                    t, tries = queue.popleft()
+                    running[pool.submit(replay_session, t, cfg)] = (t, tries)
+                if not running:
+                    return
+                done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                broken = False
+                for fut in done:
+                    t, tries = running.pop(fut)
+                    try:
+                        yield t, fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        if tries >= 1:
+                            yield t, _died_row(t, "the worker process died while replaying it (out of memory, or "
+                                                  "a crash); it was tried twice")
+                        else:
+                            queue.appendleft((t, tries + 1))
+                    except Exception as e:  # pickling and the like: still one row, not the end
+                        yield t, _died_row(t, f"the worker failed: {type(e).__name__}: {e}")
+                if broken:
+                    # every session in flight failed with the pool: try them again on a fresh one
+                    for fut, (t, tries) in list(running.items()):
+                        queue.appendleft((t, tries + 1) if tries < 1 else (t, tries))
+                    running.clear()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = self._pool()
+                if cancel.is_set() and not running:
+                    return
+        finally:
+            pool.shutdown(wait=not cancel.is_set(), cancel_futures=True)
+
+
+class DaskCluster:
+    """A running ``dask.distributed`` scheduler (``tcp://HOST:PORT``): the same function on its workers.
+    The workers must see the session files at the same paths (a shared file system) and have
+    compactscope installed."""
+
+    def __init__(self, address: str, in_flight: int | None = None):
+        self.address = address
+        self.in_flight = in_flight
+        self.name = f"Dask cluster at {address}"
+
+    def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
+        try:
+            from distributed import Client, as_completed
+        except ImportError:
+            raise FleetError("--scheduler needs dask.distributed: pip install 'compactscope[fleet]'") from None
+        try:
+            client = Client(self.address, timeout="20s")
+        except Exception as e:
+            raise FleetError(f"cannot reach the Dask scheduler at {self.address}: {type(e).__name__}: {e}") from None
+        try:
+            threads = sum((client.nthreads() or {}).values()) or 1
+            window = self.in_flight or 2 * threads
+            queue = deque(tasks)
+            running: dict = {}
+            ac = as_completed()
+
+            def submit():
+                while queue and len(running) < window and not cancel.is_set():
+                    t = queue.popleft()
+                    fut = client.submit(replay_session, t, cfg, pure=False)
+                    running[fut.key] = t
+                    ac.add(fut)
+            submit()
+            while running:
+                try:
+                    fut = next(ac)
+                except StopIteration:
+                    break
+                t = running.pop(fut.key)
+                try:
+                    row = fut.result()
+                except Exception as e:  # KilledWorker and the like: one row, not the end
+                    row = _died_row(t, f"the Dask worker failed: {type(e).__name__}: {e}")
+                fut.release()
+                yield t, row
+                submit()
+                if cancel.is_set():
+                    for key in list(running):
+                        running.pop(key)
+                    break
+        finally:
+            client.close()
+
+
+def make_engine(workers: int | None = None, scheduler: str | None = None):
+    if scheduler:
+        return DaskCluster(scheduler)
+    if workers == 0:
+        return InProcess()
+    if workers is not None and workers < 0:
+        raise FleetError(f"--workers must be 0 (this process) or more, not {workers}")
+    return LocalPool(workers)

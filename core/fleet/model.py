@@ -1,0 +1,285 @@
+"""A fleet's results, read back for the view and the report, and a threshold re-evaluated over the
+whole fleet from the stored series, without replaying (numpy, vectorised across sessions).
+
+The re-evaluation model (docs/fleet.md): for a session, ``S[k]`` (``series_context``) is what the
+threshold would have been compared with at call ``k`` had no summary been made. With a threshold
+``T`` the context before the check is ``S[k] - base``; the first call where it reaches ``T`` (or
+where the user ran ``/compact``) compacts, and the context drops to ``P`` (the session's
+``post_compaction``): ``base = S[k] - P``. At the replayed threshold this reproduces the replay's
+first summary exactly and its later ones closely (it resets to the median of the replay's
+post-compaction sizes); at another threshold it answers "what would T do" without a replay.
+
+All sessions are searched at once: the series of all sessions are laid end to end, each made
+non-decreasing (its running maximum) and lifted by ``session index x 2**40``, so one
+``np.searchsorted`` finds every active session's next compaction; the loop runs once per
+compaction of the busiest session, not once per call.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import FleetConfig
+from .store import read_meta
+
+LIFT = np.int64(1) << np.int64(40)
+POST_CAP = 0.8          # a summary leaves at most this share of the threshold (else it would fire again at once)
+
+
+@dataclass
+class Reevaluation:
+    threshold: float
+    compactions: np.ndarray      # per session: compactions at the threshold (automatic + the user's /compact)
+    first_call: np.ndarray       # per session: the first automatic one's call, -1 when none
+    distance: np.ndarray         # per session: first_call - first real automatic call (float, nan when either is missing)
+    tokens_sent: np.ndarray      # per session: context tokens summed over the calls (float, nan without calls)
+    pre_tokens: np.ndarray       # every automatic compaction: the context that crossed the threshold
+    fired_sessions: int          # sessions with at least one automatic compaction
+
+    @property
+    def total_compactions(self) -> int:
+        return int(self.compactions.sum())
+
+
+def _filled(col, dtype, fill):
+    """A (chunked) arrow column as a numpy array of ``dtype``, nulls replaced by ``fill``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if isinstance(fill, float) and np.isnan(fill):
+        col = pc.cast(col, pa.float64())
+    return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False), dtype=dtype)
+
+
+class FleetData:
+    """Columns of a results file as numpy arrays, plus the flattened series."""
+
+    def __init__(self, path: str, meta: dict, sessions, compactions, series, real, manual):
+        import pyarrow.compute as pc
+        self.path = path
+        self.meta = meta
+        self.config = FleetConfig.from_json(meta.get("config") or {})
+        self.table = sessions                                  # pyarrow Table of the flat columns
+        self.n = sessions.num_rows
+        col = sessions.column
+        self.paths = col("path").to_pylist()
+        self.errors = col("error").to_pylist()
+        self.ok = np.array([e is None for e in self.errors], dtype=bool)
+        self.calls = _filled(col("calls"), np.int64, 0)
+        self.first_real = _filled(col("first_real_auto_call"), np.int64, -1)
+        self.first_sim = _filled(col("first_simulated_call"), np.int64, -1)
+        self.real_compactions = _filled(col("real_compactions"), np.int64, 0)
+        self.sim_compactions = _filled(col("sim_compactions"), np.int64, 0)
+        self.total_input = _filled(col("total_input_tokens"), np.float64, np.nan)
+        self.sim_tokens = _filled(col("sim_tokens_sent"), np.float64, np.nan)
+        self.thresholds = _filled(col("threshold"), np.float64, np.nan)
+        self.unit = next((u for u in col("threshold_unit").to_pylist() if u), None) or "tokens"
+        post = _filled(col("post_compaction"), np.float64, np.nan)
+        self.post_known = post
+        # flattened series
+        s_lists = series.combine_chunks() if hasattr(series, "combine_chunks") else series
+        self.offsets = np.asarray(s_lists.offsets.to_numpy(), dtype=np.int64)
+        self.starts, self.ends = self.offsets[:-1], self.offsets[1:]
+        self.S = np.asarray(pc.fill_null(s_lists.values, 0).to_numpy(zero_copy_only=False), dtype=np.int64) \
+            if len(s_lists.values) else np.zeros(0, dtype=np.int64)
+        sid = np.repeat(np.arange(self.n, dtype=np.int64), self.ends - self.starts)
+        self.sid = sid
+        self.M = self._running_max(self.S)
+        self.G = self.M + sid * LIFT
+        r_lists = real.combine_chunks() if hasattr(real, "combine_chunks") else real
+        self.real = _filled(r_lists.values, np.int64, -1) if len(r_lists.values) else np.zeros(0, dtype=np.int64)
+        m_lists = manual.combine_chunks() if hasattr(manual, "combine_chunks") else manual
+        m_off = np.asarray(m_lists.offsets.to_numpy(), dtype=np.int64)
+        m_vals = _filled(m_lists.values, np.int64, 0) if len(m_lists.values) else np.zeros(0, dtype=np.int64)
+        m_sid = np.repeat(np.arange(self.n, dtype=np.int64), m_off[1:] - m_off[:-1])
+        self.manual_pos = self.starts[m_sid] + m_vals if len(m_vals) else m_vals
+        self.m_starts, self.m_ends = m_off[:-1], m_off[1:]
+        # compactions table (flat)
+        self.comp = compactions
+
+    # ---------------------------------------------------------------- loading
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "FleetData":
+        import pyarrow.parquet as pq
+        from .store import NESTED_COLUMNS, read_compactions
+        meta = read_meta(path)
+        f = pq.ParquetFile(str(path))
+        nested = {n for n, _, _ in NESTED_COLUMNS}
+        flat = [n for n in f.schema_arrow.names if n not in nested]
+        t = f.read(columns=flat + ["series_context", "series_real", "manual_calls"])
+        sessions = t.select(flat)
+        comp = read_compactions(path)
+        return cls(str(path), meta, sessions, comp, t.column("series_context"), t.column("series_real"),
+                   t.column("manual_calls"))
+
+    def _running_max(self, S: np.ndarray) -> np.ndarray:
+        """Per-session running maximum of S (sessions laid end to end)."""
+        if not len(S):
+            return S.copy()
+        # lift each session above the previous one's maximum, take one running max, lower again
+        span = np.int64(max(int(S.max()) - min(int(S.min()), 0) + 1, 1))
+        lifted = S - min(int(S.min()), 0) + self.sid * span
+        return np.maximum.accumulate(lifted) - self.sid * span + min(int(S.min()), 0)
+
+    # ---------------------------------------------------------------- derived
+    @property
+    def runs(self) -> list[dict]:
+        """The strategies of the file: the main run and each --compare run (label, key)."""
+        return [{"label": self.config.strategy, "key": ""}] + [{"label": r.label, "key": r.key}
+                                                               for r in self.config.compare]
+
+    def column(self, name: str, fill=np.nan, dtype=np.float64) -> np.ndarray:
+        if name not in self.table.column_names:
+            return np.full(self.n, fill, dtype=dtype)
+        return _filled(self.table.column(name), dtype, fill)
+
+    def strings(self, name: str) -> list:
+        if name not in self.table.column_names:
+            return [None] * self.n
+        return self.table.column(name).to_pylist()
+
+    def post_levels(self, threshold: float) -> np.ndarray:
+        """P per session: its replay's post-compaction size; the fleet's median where the replay never
+        summarised; capped at POST_CAP x the threshold."""
+        post = self.post_known.copy()
+        known = post[~np.isnan(post)]
+        fallback = float(np.median(known)) if len(known) else 0.25 * threshold
+        post[np.isnan(post)] = fallback
+        return np.minimum(post, POST_CAP * threshold).astype(np.int64)
+
+    def default_threshold(self) -> float:
+        t = self.thresholds[~np.isnan(self.thresholds)]
+        return float(np.median(t)) if len(t) else (167_000.0 if self.unit == "tokens" else 50_000.0)
+
+    def reevaluate(self, threshold: float) -> Reevaluation:
+        """Every session at ``threshold`` (one threshold for the whole fleet), from the series."""
+        T = np.int64(int(threshold))
+        n = self.n
+        S, G = self.S, self.G
+        starts, ends = self.starts, self.ends
+        P = self.post_levels(float(threshold))
+        base = np.zeros(n, dtype=np.int64)
+        pos = starts.copy()
+        mptr = self.m_starts.copy()
+        count = np.zeros(n, dtype=np.int64)
+        first = np.full(n, -1, dtype=np.int64)
+        fire_pos, fire_delta, pre = [], [], []
+        active = np.nonzero(ends > starts)[0]
+        big = np.int64(np.iinfo(np.int64).max)
+        n_manual = len(self.manual_pos)
+        while len(active):
+            idx = np.searchsorted(G, active * LIFT + base[active] + T, side="left")     # first S - base >= T
+            idx = np.maximum(idx, pos[active])
+            has_m = mptr[active] < self.m_ends[active]
+            mpos = np.where(has_m, self.manual_pos[np.minimum(mptr[active], max(n_manual - 1, 0))], big) \
+                if n_manual else np.full(len(active), big)
+            ev = np.minimum(idx, mpos)
+            fire = ev < ends[active]
+            a, e = active[fire], ev[fire]
+            manual = mpos[fire] == e
+            before = S[e] - base[a]
+            new_base = S[e] - P[a]
+            fire_pos.append(e)
+            fire_delta.append(new_base - base[a])
+            pre.append(before[~manual])
+            base[a] = new_base
+            count[a] += 1
+            auto_first = (~manual) & (first[a] < 0)
+            first[a[auto_first]] = e[auto_first] - starts[a[auto_first]]
+            pos[a] = e + 1
+            mptr[a] += manual
+            active = a
+        # tokens sent: S minus the base in force at each call
+        inc = np.zeros(len(S), dtype=np.int64)
+        if fire_pos:
+            fp = np.concatenate(fire_pos)
+            inc[fp] = np.concatenate(fire_delta)
+        cs = np.cumsum(inc)
+        before_start = np.where(starts > 0, cs[np.maximum(starts - 1, 0)], 0) if len(S) else np.zeros(n, np.int64)
+        base_at = cs - np.repeat(before_start, ends - starts) if len(S) else cs
+        sent = (S - base_at).astype(np.float64)
+        tokens = np.full(n, np.nan)
+        nonempty = ends > starts
+        if nonempty.any():
+            tokens[nonempty] = np.add.reduceat(sent, starts[nonempty])
+        dist = np.where((first >= 0) & (self.first_real >= 0), (first - self.first_real).astype(np.float64), np.nan)
+        pre_all = np.concatenate(pre) if pre else np.zeros(0, dtype=np.int64)
+        return Reevaluation(float(threshold), count, first, dist, tokens, pre_all, int((first >= 0).sum()))
+
+    # ---------------------------------------------------------------- figures' data
+    def real_pre_tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """preTokens of every real compaction and whether it was automatic."""
+        kinds = np.array(self.comp.column("kind").to_pylist(), dtype=object)
+        pre = _filled(self.comp.column("pre_tokens"), np.float64, np.nan)
+        trig = np.array(self.comp.column("trigger").to_pylist(), dtype=object)
+        real = (kinds == "real") & ~np.isnan(pre)
+        auto = np.array([t not in ("manual", "forced") for t in trig], dtype=bool)
+        return pre[real], auto[real]
+
+    def tokens_by_run(self, reeval: Reevaluation | None = None) -> list[tuple[str, np.ndarray]]:
+        """Tokens sent per session, per strategy: the real sessions, each run, and the main run at the
+        re-evaluated threshold."""
+        ok = self.ok & (self.calls > 0)
+        out = []
+        if not np.all(np.isnan(self.total_input[ok])):
+            out.append(("real", self.total_input[ok]))
+        out.append((f"{self.config.strategy} (replayed)", self.sim_tokens[ok]))
+        for r in self.config.compare:
+            out.append((r.label, self.column(f"cmp_{r.key}_tokens_sent")[ok]))
+        if reeval is not None:
+            out.append((f"{self.config.strategy} at {fmt_num(reeval.threshold)}", reeval.tokens_sent[ok]))
+        return out
+
+    def overview_lines(self, threshold: float | None = None) -> list[str]:
+        """A few lines in words: where compaction fires, and what another threshold would do."""
+        ok = self.ok & (self.calls > 0)
+        lines = [f"{self.n:,} session(s): {int(ok.sum()):,} replayed, {int((~self.ok).sum()):,} with an error, "
+                 f"{int(self.calls[ok].sum()):,} model calls"]
+        pre, auto = self.real_pre_tokens()
+        if len(pre):
+            a = pre[auto]
+            lines.append(f"real compactions: {len(pre):,} in {int((self.real_compactions > 0).sum()):,} session(s)"
+                         + (f"; automatic ones fired at preTokens {fmt_num(np.percentile(a, 10))}-"
+                            f"{fmt_num(np.percentile(a, 90))} (median {fmt_num(np.median(a))})" if len(a) else ""))
+        sim = self.sim_compactions[ok]
+        lines.append(f"{self.config.strategy} replayed at its inferred threshold (median "
+                     f"{fmt_num(self.default_threshold())} {self.unit}): {int(sim.sum()):,} compaction(s) in "
+                     f"{int((sim > 0).sum()):,} session(s)")
+        d = self.first_sim - self.first_real
+        both = ok & (self.first_sim >= 0) & (self.first_real >= 0)
+        if both.any():
+            lines.append(f"first simulated vs real automatic compaction: median {np.median(d[both]):+.0f} calls, "
+                         f"within 2 calls in {int((np.abs(d[both]) <= 2).sum())}/{int(both.sum())} session(s)")
+        for t in ([threshold] if threshold else [150_000.0] if self.unit == "tokens" else []):
+            lines.append(self.whatif_line(self.reevaluate(t)))
+        return lines
+
+    def whatif_line(self, r: Reevaluation) -> str:
+        ok = self.ok & (self.calls > 0)
+        base = np.nansum(self.sim_tokens[ok])
+        sent = np.nansum(r.tokens_sent[ok])
+        change = (sent - base) / base * 100 if base else 0.0
+        dist = r.distance[ok & ~np.isnan(r.distance)]
+        return (f"at {fmt_num(r.threshold)} {self.unit}: {r.total_compactions:,} compaction(s) in "
+                f"{r.fired_sessions:,} session(s)"
+                + (f", the first one a median {np.median(dist):+.0f} calls from the real one" if len(dist) else "")
+                + f"; tokens sent {change:+.1f}% vs the replay")
+
+
+def fmt_num(v) -> str:
+    v = float(v)
+    if abs(v) >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if abs(v) >= 1e4:
+        return f"{v / 1e3:.0f}k"
+    return f"{v:,.0f}"
+
+
+def session_params(data: FleetData, i: int) -> dict:
+    """The parameters session ``i`` was replayed with (inferred, then the user's), for opening it."""
+    try:
+        return json.loads(data.strings("params")[i] or "{}")
+    except ValueError:
+        return {}

@@ -1,0 +1,231 @@
+"""The results file: one Parquet file, one row per session (docs/fleet.md lists every column).
+
+* the **sessions** table is the file's flat columns;
+* the **compactions** table (real and simulated, one row per compaction) is the ``compactions``
+  column, a list of structs per session: ``read_compactions`` flattens it (DuckDB:
+  ``SELECT path, unnest(compactions, recursive := true) FROM 'RESULTS.parquet'``);
+* the **per-call series** are list<int32> columns (``series_context``, ``series_real``), stored
+  with Parquet's delta encoding, so a 10,000-session fleet keeps its whole token history in a few
+  megabytes and a threshold is re-evaluated without replaying (``core.fleet.model``).
+
+Rows are written as they arrive (``ResultsWriter``), a row group every few sessions, so memory
+stays bounded whatever the fleet's size; the file appears under its name only when complete
+(written beside it, then renamed). The run's configuration is in the schema metadata.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .config import FleetConfig, FleetError
+
+META_KEY = b"compactscope.fleet"
+
+COMPACTION = pa.struct([
+    ("kind", pa.string()), ("run", pa.string()), ("call", pa.int32()), ("message_index", pa.int32()),
+    ("trigger", pa.string()), ("pre_tokens", pa.int64()), ("tokens_before", pa.int64()),
+    ("tokens_after", pa.int64()), ("messages_dropped", pa.int32()), ("tool_results_dropped", pa.int32()),
+    ("dropped_tools", pa.string()), ("layers", pa.string()),
+])
+
+# (name, type, what it is): the order is the file's column order; docs/fleet.md documents the same list
+SESSION_COLUMNS = [
+    ("path", pa.string(), "the session file (absolute)"),
+    ("size", pa.int64(), "its size in bytes when replayed (with mtime_ns: a resumed run skips an unchanged file)"),
+    ("mtime_ns", pa.int64(), "its modification time, nanoseconds since the epoch"),
+    ("project", pa.string(), "the folder the file is in (for Claude Code: the project)"),
+    ("format", pa.string(), "the detected format (claude-code, inspect, hermes-db, ...)"),
+    ("session_id", pa.string(), "Claude Code's sessionId"),
+    ("cwd", pa.string(), "the working directory the session ran in"),
+    ("version", pa.string(), "the highest Claude Code version in the file"),
+    ("versions", pa.string(), "every version seen, comma-separated (a session can be upgraded mid-way)"),
+    ("model", pa.string(), "the model"),
+    ("title", pa.string(), "the session's title or first prompt"),
+    ("started", pa.timestamp("ms", tz="UTC"), "the first message's time"),
+    ("ended", pa.timestamp("ms", tz="UTC"), "the last message's time"),
+    ("messages", pa.int32(), "messages of the main conversation"),
+    ("calls", pa.int32(), "model calls replayed"),
+    ("user_turns", pa.int32(), "user turns (user messages with text)"),
+    ("subagents", pa.int32(), "subagent and sidechain conversations of the session (not replayed)"),
+    ("problems", pa.int32(), "problems the loader reported (corrupt lines, ...); the session still loaded"),
+    ("findings", pa.int32(), "API-checker errors in the recorded conversation"),
+    ("real_compactions", pa.int32(), "compactions the file records"),
+    ("real_auto_compactions", pa.int32(), "of them, automatic (Claude Code trigger auto)"),
+    ("real_manual_compactions", pa.int32(), "of them, manual (/compact)"),
+    ("first_real_auto_call", pa.int32(), "the call before which the first automatic compaction happened"),
+    ("first_real_pre_tokens", pa.int64(), "its preTokens"),
+    ("peak_context_tokens", pa.int64(), "the largest real context (usage: input + cache creation + cache read)"),
+    ("total_input_tokens", pa.int64(), "real context tokens summed over the calls (what the session sent)"),
+    ("strategy", pa.string(), "the main run's strategy"),
+    ("threshold", pa.float64(), "the main run's threshold for this session (after inferred defaults)"),
+    ("threshold_unit", pa.string(), "tokens or size (chars)"),
+    ("params", pa.string(), "JSON: the main run's parameters that differ from the strategy's defaults"),
+    ("inferred", pa.string(), "JSON: the session-inferred defaults ({params, reasons}), null when none"),
+    ("first_simulated_call", pa.int32(), "the first call at which the main run made a summary"),
+    ("distance_calls", pa.int32(), "first_simulated_call - first_real_auto_call (positive: the simulation "
+                                   "fires later than the real session did)"),
+    ("sim_compactions", pa.int32(), "summaries the main run made"),
+    ("sim_peak_tokens", pa.int64(), "the main run's largest context sent"),
+    ("sim_tokens_sent", pa.int64(), "the main run's context tokens summed over the calls"),
+    ("sim_messages_dropped", pa.int64(), "messages that left the main run's context"),
+    ("sim_tool_results_dropped", pa.int64(), "tool results dropped or cleared by the main run"),
+    ("calibration_fixed", pa.int64(), "tokens the API saw beyond the recorded messages (system prompt, tools)"),
+    ("calibration_hidden", pa.int64(), "history from before the file starts, carried until the first summary"),
+    ("post_compaction", pa.int64(), "where the main run's summaries brought the context back to (median; the "
+                                    "threshold re-evaluation resets to it)"),
+    ("error", pa.string(), "why the session could not be loaded or replayed (null when it was)"),
+    ("seconds", pa.float32(), "time the worker spent on the session"),
+]
+COMPARE_COLUMNS = [
+    ("compactions", pa.int32(), "summaries this run made"),
+    ("first_call", pa.int32(), "its first summary's call"),
+    ("tokens_sent", pa.int64(), "its context tokens summed over the calls"),
+    ("peak_tokens", pa.int64(), "its largest context"),
+    ("threshold", pa.float64(), "its threshold for this session"),
+    ("error", pa.string(), "why this run failed on the session"),
+]
+NESTED_COLUMNS = [
+    ("compactions", pa.list_(COMPACTION), "one entry per compaction, real and simulated (see the table below)"),
+    ("series_context", pa.list_(pa.int32()), "per call: the main run's threshold input had no summary been made"),
+    ("series_real", pa.list_(pa.int32()), "per call: the real context tokens (null where not recorded)"),
+    ("manual_calls", pa.list_(pa.int32()), "calls before which the user ran /compact"),
+]
+SERIES = ("series_context", "series_real", "manual_calls")
+
+
+def schema(cfg: FleetConfig) -> pa.Schema:
+    fields = [pa.field(n, t) for n, t, _ in SESSION_COLUMNS]
+    for run in cfg.compare:
+        fields += [pa.field(f"cmp_{run.key}_{n}", t) for n, t, _ in COMPARE_COLUMNS]
+    fields += [pa.field(n, t) for n, t, _ in NESTED_COLUMNS]
+    meta = {META_KEY: json.dumps({"config": cfg.to_json(), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})}
+    return pa.schema(fields, metadata=meta)
+
+
+def _timestamp(v):
+    if v is None:
+        return None
+    return int(v * 1000)
+
+
+def rows_to_batch(rows: list[dict], sch: pa.Schema) -> pa.RecordBatch:
+    cols = []
+    for f in sch:
+        vals = [r.get(f.name) for r in rows]
+        if pa.types.is_timestamp(f.type):
+            vals = [_timestamp(v) for v in vals]
+        elif pa.types.is_list(f.type) and f.name != "compactions":
+            vals = [v if v is not None else [] for v in vals]
+        elif f.name == "compactions":
+            vals = [v or [] for v in vals]
+        cols.append(pa.array(vals, type=f.type))
+    return pa.RecordBatch.from_arrays(cols, schema=sch)
+
+
+def read_config(path: str | os.PathLike) -> FleetConfig:
+    meta = read_meta(path)
+    return FleetConfig.from_json(meta.get("config") or {})
+
+
+def read_meta(path: str | os.PathLike) -> dict:
+    try:
+        sch = pq.read_schema(str(path))
+    except (OSError, pa.ArrowInvalid) as e:
+        raise FleetError(f"{path}: not a fleet results file ({e})") from None
+    raw = (sch.metadata or {}).get(META_KEY)
+    if raw is None:
+        raise FleetError(f"{path}: a Parquet file, but not one written by compactscope fleet")
+    return json.loads(raw)
+
+
+class ResultsWriter:
+    """Streams session rows into ``path``: row groups of ``batch`` sessions, written beside the
+    target and renamed over it by ``close``. ``keep`` (a previous results file) contributes its
+    rows for the paths in ``keep_paths`` first, batch by batch (a resumed run)."""
+
+    def __init__(self, path: str | os.PathLike, cfg: FleetConfig, *, batch: int = 64):
+        self.path = Path(path)
+        self.schema = schema(cfg)
+        self.batch = batch
+        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.partial")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        enc = {n: "DELTA_BINARY_PACKED" for n in SERIES}
+        self._w = pq.ParquetWriter(str(self.tmp), self.schema, compression="zstd",
+                                   use_dictionary=[n for n, _, _ in SESSION_COLUMNS if n in
+                                                   ("project", "format", "version", "versions", "model",
+                                                    "strategy", "threshold_unit", "cwd")],
+                                   column_encoding=enc, write_statistics=True)
+        self._rows: list[dict] = []
+        self.written = 0
+
+    def copy_from(self, old: str | os.PathLike, keep_paths: set[str]) -> int:
+        """Copy the rows of ``old`` whose path is in ``keep_paths`` (same columns required)."""
+        n = 0
+        f = pq.ParquetFile(str(old))
+        if f.schema_arrow.remove_metadata() != self.schema.remove_metadata():
+            raise FleetError(f"{old}: its columns differ from this run's; write to a new --out")
+        keep = pa.array(sorted(keep_paths), type=pa.string())
+        import pyarrow.compute as pc
+        for b in f.iter_batches(batch_size=self.batch):
+            mask = pc.is_in(b.column(0), value_set=keep)
+            sub = b.filter(mask)
+            if sub.num_rows:
+                self._w.write_batch(pa.RecordBatch.from_arrays(sub.columns, schema=self.schema))
+                n += sub.num_rows
+        self.written += n
+        return n
+
+    def add(self, row: dict) -> None:
+        self._rows.append(row)
+        if len(self._rows) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._rows:
+            self._w.write_batch(rows_to_batch(self._rows, self.schema))
+            self.written += len(self._rows)
+            self._rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self._w.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        try:
+            self._w.close()
+        finally:
+            try:
+                self.tmp.unlink()
+            except OSError:
+                pass
+
+
+# ------------------------------------------------------------------ reading
+def read_sessions(path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
+    """The sessions table: every flat column (or ``columns``), without the nested ones."""
+    read_meta(path)
+    f = pq.ParquetFile(str(path))
+    nested = {n for n, _, _ in NESTED_COLUMNS}
+    cols = columns or [n for n in f.schema_arrow.names if n not in nested]
+    return f.read(columns=cols)
+
+
+def read_compactions(path: str | os.PathLike) -> pa.Table:
+    """The compactions table, flat: ``path`` plus one column per field of a compaction."""
+    import pyarrow.compute as pc
+    read_meta(path)
+    t = pq.read_table(str(path), columns=["path", "compactions"])
+    lists = t.column("compactions").combine_chunks()
+    parent = pc.list_parent_indices(lists)
+    flat = pc.list_flatten(lists)
+    paths = pc.take(t.column("path").combine_chunks(), parent)
+    cols = {"path": paths}
+    for i, field in enumerate(COMPACTION):
+        cols[field.name] = flat.field(i)
+    return pa.table(cols)

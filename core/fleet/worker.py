@@ -1,0 +1,307 @@
+"""One session of a fleet: load it, replay every run over it, and return its row.
+
+``replay_session`` is what the process pool and the Dask workers call. It never raises: a file
+that cannot be loaded or replayed comes back as a row with its ``error``. Its result is small
+(scalars, the compactions, and a few integer arrays per call), so shipping it back to the writer
+costs little whatever the size of the session.
+
+The per-call series (see docs/fleet.md, "Re-evaluating a threshold"):
+
+* ``series_context[k]``: what the main run's threshold was compared with at call ``k`` (the context
+  the summary layer saw, in the strategy's threshold unit) had no summary ever been made. Before
+  the first simulated summary it is exactly what the replay saw; after it, the growth per call is
+  added to it. ``post_compaction`` is where a summary brings the context back to.
+* ``series_real[k]``: the real context tokens of call ``k`` (usage), null where not recorded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass
+
+from .. import strategies
+from .config import FleetConfig, Run
+
+
+@dataclass(frozen=True)
+class SessionTask:
+    path: str
+    size: int
+    mtime_ns: int
+    subagent_files: tuple[str, ...] = ()
+
+
+def infer_params(strategy, conversation) -> tuple[dict, dict]:
+    """The strategy's session-inferred defaults: (overrides, reasons). ``core.strategies.infer_params``
+    when it exists; a failure there is a reason, never the end of the session."""
+    fn = getattr(strategies, "infer_params", None)
+    if fn is None:
+        return {}, {}
+    try:
+        r = fn(strategy, conversation)
+    except Exception as e:  # inference is advice: the replay goes on with the defaults
+        return {}, {"error": f"inference failed: {type(e).__name__}: {e}"}
+    return dict(getattr(r, "params", None) or {}), {k: str(v) for k, v in (getattr(r, "reasons", None) or {}).items()}
+
+
+# ------------------------------------------------------------------ helpers
+def _version_key(v: str):
+    parts = []
+    for p in v.replace("-", ".").split("."):
+        parts.append((0, int(p), "") if p.isdigit() else (1, 0, p))
+    return parts
+
+
+def _tools_in(messages) -> tuple[Counter, int]:
+    """Tool calls by name among ``messages`` and the number of tool results."""
+    from ..messages import block_type, blocks
+    names, results = Counter(), 0
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            results += 1
+            continue
+        for tc in m.get("tool_calls") or []:
+            if isinstance(tc, dict):
+                names[str((tc.get("function") or {}).get("name") or tc.get("name") or "?")] += 1
+        for b in blocks(m):
+            t = block_type(b)
+            if t == "tool_use":
+                names[str(b.get("name") or "?")] += 1
+            elif t == "tool_result":
+                results += 1
+    return names, results
+
+
+def _tools_text(names: Counter, limit: int = 8) -> str:
+    return ", ".join(f"{n} {c}" for n, c in names.most_common(limit))
+
+
+def _is_auto(trigger) -> bool:
+    """Real compactions the threshold decided: all but the user's (``manual``, ``/compact``) and those an
+    overflow forced (Inspect's ``forced``); a trigger that names the kind of compaction counts as automatic."""
+    return trigger not in ("manual", "forced")
+
+
+def _check_layer(res) -> str | None:
+    """The layer whose decision is the threshold's: the first one that reports ``triggered``."""
+    for c in res.calls[:1]:
+        for l in c.layers:
+            if l.triggered is not None:
+                return l.layer
+    return None
+
+
+# ------------------------------------------------------------------ series
+def context_series(res) -> tuple[list[int], int | None, int]:
+    """(series_context, post_compaction, check layer hits) of a replay: see the module doc."""
+    unit_size = res.threshold_unit == "size"
+    layer = _check_layer(res)
+    fixed = (res.calibration or {}).get("fixed", 0) or 0
+    series, posts = [], []
+    prev_after = prev_ov = None
+    prev_summary = False
+    total = 0
+    for k, c in enumerate(res.calls):
+        rec = next((l for l in c.layers if l.layer == layer), None) if layer else None
+        if rec is not None:
+            check = rec.size_before if unit_size else rec.tokens_before
+        else:
+            check = c.size_before if unit_size else c.tokens_before
+        after = c.size_after if unit_size else c.tokens_after
+        ov = 0 if unit_size else (c.overhead or 0)
+        if prev_after is None:
+            total = check
+        else:
+            x = check - prev_after
+            if prev_summary:               # the summary also dropped the history from before the file
+                x += prev_ov - ov
+            total += x
+        series.append(int(total))
+        if prev_summary and not unit_size:
+            posts[-1] -= prev_ov - ov
+        if c.summaries:
+            posts.append(after)
+        prev_after, prev_ov, prev_summary = after, ov, bool(c.summaries)
+    if prev_summary and not unit_size and res.calibration:
+        posts[-1] -= prev_ov - fixed
+    post = sorted(posts)[len(posts) // 2] if posts else None
+    return series, (int(post) if post is not None else None), len(posts)
+
+
+# ------------------------------------------------------------------ the session
+def _engine(run: Run, conv, cfg: FleetConfig, workspace):
+    from ..pipeline import Engine
+    from ..summarizers import make_summarizer
+    from ..workspace import Workspace
+    strat = strategies.get(run.strategy)
+    inferred, reasons = infer_params(strat, conv) if cfg.infer else ({}, {})
+    params = {**{k: v for k, v in inferred.items() if any(p.name == k for p in strat.params)}, **run.params}
+    resolved = strat.resolve(params)
+    eng = Engine(strat, resolved, workspace=Workspace(workspace), summarizer=make_summarizer(cfg.summarizer),
+                 check=False)
+    return eng, inferred, reasons
+
+
+def _first(xs):
+    return xs[0] if xs else None
+
+
+def replay_session(task: SessionTask, cfg: FleetConfig) -> dict:
+    """The session's row (see docs/fleet.md). Never raises."""
+    t0 = time.perf_counter()
+    row: dict = {"path": task.path, "size": task.size, "mtime_ns": task.mtime_ns,
+                 "project": os.path.basename(os.path.dirname(task.path)), "error": None,
+                 "subagents": len(task.subagent_files), "compactions": [], "series_context": [],
+                 "series_real": [], "manual_calls": []}
+    stage = "load"
+    try:
+        from ..loaders import LoadError, load
+        try:
+            result = load(task.path)
+        except LoadError as e:
+            row["error"] = str(e)
+            return row
+        stage = "replay"
+        _fill(row, result, task, cfg)
+    except MemoryError:
+        row["error"] = f"{task.path}: out of memory during the {stage}"
+    except Exception as e:  # one bad session is a row, never the end of the run
+        tb = traceback.extract_tb(e.__traceback__)
+        where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+        row["error"] = f"{task.path}: the {stage} failed: {type(e).__name__}: {e}{where}"
+    finally:
+        row["seconds"] = round(time.perf_counter() - t0, 4)
+    return row
+
+
+def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
+    from ..checker import check_conversation
+    from ..replay import replay
+    conv = result.main
+    extra = conv.extra if isinstance(conv.extra, dict) else {}
+    versions = sorted({v for v in extra.get("versions") or [] if isinstance(v, str)}, key=_version_key)
+    stamps = [m.timestamp for m in conv.meta if m.timestamp is not None]
+    row.update(format=result.format, session_id=extra.get("session_id"), cwd=extra.get("cwd"),
+               version=versions[-1] if versions else None, versions=",".join(versions) or None,
+               model=conv.model, title=(conv.title or "")[:200], messages=len(conv.messages),
+               subagents=len(result.conversations) - 1 + len(task.subagent_files),
+               problems=len(result.problems),
+               findings=sum(1 for f in check_conversation(conv) if f.severity == "error"),
+               started=min(stamps) if stamps else None, ended=max(stamps) if stamps else None)
+    comps: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="compactscope-fleet-") as tmp:
+        main = cfg.main
+        eng, inferred, reasons = _engine(main, conv, cfg, os.path.join(tmp, "main"))
+        res = replay(conv, engine=eng, keep_inputs=False)
+        calibrate = res.calibration is not None
+        calls = res.calls
+        real = [c.real_tokens for c in calls if c.real_tokens is not None]
+        events = res.real_events
+        autos = [e for e in events if _is_auto(e.get("trigger")) and e.get("call") is not None]
+        manual = [e["call"] for e in events if e.get("trigger") == "manual" and e.get("call") is not None]
+        sims = [c.index for c in calls if c.summaries]
+        auto_sims = [c.index for c in calls if c.summaries and not _manual_summary(c)]
+        first_real = autos[0]["call"] if autos else None
+        first_sim = _first(auto_sims)
+        series, post, _ = context_series(res)
+        tot = res.totals()
+        row.update(
+            calls=len(calls), user_turns=calls[-1].turn if calls else 0,
+            real_compactions=len(events), real_auto_compactions=len(autos),
+            real_manual_compactions=sum(1 for e in events if e.get("trigger") == "manual"),
+            first_real_auto_call=first_real,
+            first_real_pre_tokens=autos[0].get("pre_tokens") if autos else None,
+            peak_context_tokens=max(real) if real else None,
+            total_input_tokens=sum(real) if real else None,
+            strategy=res.strategy, threshold=res.threshold, threshold_unit=res.threshold_unit,
+            params=json.dumps(_changed(eng), sort_keys=True),
+            inferred=json.dumps({"params": {k: _plain(v) for k, v in inferred.items()}, "reasons": reasons},
+                                sort_keys=True) if (inferred or reasons) else None,
+            first_simulated_call=first_sim,
+            distance_calls=(first_sim - first_real) if first_sim is not None and first_real is not None else None,
+            sim_compactions=len(sims), sim_peak_tokens=tot["peak_tokens"],
+            sim_tokens_sent=tot["total_input_tokens"], sim_messages_dropped=tot["messages_dropped"],
+            sim_tool_results_dropped=tot["tool_results_dropped"],
+            calibration_fixed=(res.calibration or {}).get("fixed"),
+            calibration_hidden=(res.calibration or {}).get("hidden"),
+            post_compaction=post,
+            series_context=series,
+            series_real=[c.real_tokens for c in calls], manual_calls=sorted(set(manual)),
+        )
+        comps += _real_compactions(conv, res)
+        comps += _sim_compactions(conv, res, "")
+        del res
+        for run in cfg.compare:
+            p = f"cmp_{run.key}_"
+            try:
+                e2, _, _ = _engine(run, conv, cfg, os.path.join(tmp, run.key))
+                r2 = replay(conv, engine=e2, keep_inputs=False, calibrate=calibrate)
+            except Exception as e:
+                row[p + "error"] = f"{type(e).__name__}: {e}"
+                continue
+            t2 = r2.totals()
+            s2 = r2.summary_calls()
+            row.update({p + "compactions": len(s2),
+                        p + "first_call": _first([c.index for c in r2.calls if c.summaries and not _manual_summary(c)]),
+                        p + "tokens_sent": t2["total_input_tokens"], p + "peak_tokens": t2["peak_tokens"],
+                        p + "threshold": r2.threshold})
+            comps += _sim_compactions(conv, r2, run.label)
+    row["compactions"] = comps
+
+
+def _plain(v):
+    return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+
+
+def _changed(eng) -> dict:
+    """The effective parameters that differ from the strategy's defaults."""
+    d = eng.strategy.defaults()
+    return {k: _plain(v) for k, v in eng.params.items() if d.get(k) != v}
+
+
+def _manual_summary(call) -> bool:
+    """The summary of this call was the user's /compact replayed, not the threshold's."""
+    return any(l.summary and l.layer.startswith("manual") for l in call.layers)
+
+
+def _sim_compactions(conv, res, run: str) -> list[dict]:
+    out = []
+    msgs = conv.messages
+    for c in res.calls:
+        if not c.summaries:
+            continue
+        summ = next((l for l in c.layers if l.summary), None)
+        names, _ = _tools_in(msgs[i] for i in c.dropped if 0 <= i < len(msgs))
+        out.append({"kind": "simulated", "run": run, "call": c.index, "message_index": c.message_index,
+                    "trigger": "manual" if _manual_summary(c) else "auto",
+                    "pre_tokens": summ.tokens_before if summ else c.tokens_before,
+                    "tokens_before": c.tokens_before, "tokens_after": c.tokens_after,
+                    "messages_dropped": len(c.dropped), "tool_results_dropped": c.results_dropped + c.results_cleared,
+                    "dropped_tools": _tools_text(names), "layers": ",".join(c.fired)})
+    return out
+
+
+def _real_compactions(conv, res) -> list[dict]:
+    out = []
+    starts = sorted(set(conv.segments or [0]) | {0})
+    msgs = conv.messages
+    summaries = {e.summary_index for e in conv.events if e.summary_index is not None}
+    for ev in res.real_events:
+        mi = ev.get("message_index") or 0
+        prev = max((s for s in starts if s < mi), default=0)
+        seg = [msgs[i] for i in range(prev, min(mi, len(msgs))) if i not in summaries]
+        names, results = _tools_in(seg)
+        call = ev.get("call")
+        after = res.calls[call].real_tokens if call is not None and call < len(res.calls) else None
+        before = res.calls[call - 1].real_tokens if call else None
+        out.append({"kind": "real", "run": "", "call": call, "message_index": mi, "trigger": ev.get("trigger"),
+                    "pre_tokens": ev.get("pre_tokens"), "tokens_before": before,
+                    "tokens_after": ev.get("post_tokens") or after, "messages_dropped": len(seg),
+                    "tool_results_dropped": results, "dropped_tools": _tools_text(names), "layers": ""})
+    return out
