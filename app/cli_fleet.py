@@ -61,12 +61,12 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if args.summarizer.startswith("anthropic"):
             raise CliError("--summarizer anthropic would call the API for every simulated summary of the fleet; "
                            "use offline or fixed:TEXT")
-        from compactscope.app.cli import _parse_sets
+        from compactscope.core.strategies.spec import parse_assignments
         try:
-            cfg = make_config(args.strategy, _parse_sets(args.set), args.compare, args.summarizer,
+            cfg = make_config(args.strategy, parse_assignments(args.set), args.compare, args.summarizer,
                               infer=not args.no_infer)
             engine = fleet_engine(args.workers, args.scheduler)
-        except FleetError as e:
+        except (FleetError, ValueError) as e:
             raise CliError(str(e)) from None
         tty = sys.stderr.isatty()
         state = {"last": 0.0}

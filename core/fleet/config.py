@@ -89,7 +89,7 @@ class FleetConfig:
 def make_config(strategy: str = "claude_code", params: dict | None = None, compare: list | None = None,
                 summarizer: str = "offline", infer: bool = True) -> FleetConfig:
     """``compare``: specs ``[LABEL=]NAME[:K=V,...]`` or (label, strategy, params) tuples."""
-    from ..replay import parse_run_spec
+    from ..strategies.spec import parse_run_spec
     runs, taken = [], set()
     for spec in compare or []:
         if isinstance(spec, str):

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .. import strategies
+from ..layers.base import MANUAL
 from .config import FleetConfig, Run
 
 
@@ -267,7 +268,7 @@ def _changed(eng) -> dict:
 
 def _manual_summary(call) -> bool:
     """The summary of this call was the user's /compact replayed, not the threshold's."""
-    return any(l.summary and l.layer.startswith("manual") for l in call.layers)
+    return any(l.summary and l.role == MANUAL for l in call.layers)
 
 
 def _sim_compactions(conv, res, run: str) -> list[dict]:

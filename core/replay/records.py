@@ -69,6 +69,7 @@ class CallRecord:
     real_boundary: dict | None = None   # a real compaction recorded just before this call
     findings: int | None = None     # checker errors in the context sent (when checked)
     turn: int = 0                   # user turns so far (a user message with text, not only tool results)
+    overhead: int | None = None     # with calibration: the recorded overhead in this call's token estimates
 
     @property
     def compacted(self) -> bool:

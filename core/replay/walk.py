@@ -365,6 +365,7 @@ class _Walk:
         if self.opts.check:
             rec.findings = sum(1 for f in trace.final_findings if f.severity == "error")
         if self.calibrator is not None:
+            rec.overhead = int(self.calibrator.tokens.offset)
             self.calibrator.after_call(rec.summaries)
         # the recorded assistant message joins at the next call (it is the answer to this one)
         return rec, out, [src[x] if x is not None else None for x in cur]
