@@ -43,14 +43,34 @@ def _is_empty(content) -> bool:
     return False
 
 
-def check(messages: list, dialect: str | None = None) -> list[Finding]:
+RESULT_BEFORE_FILE = "result_before_file"
+
+
+def check(messages: list, dialect: str | None = None, *, before_file=()) -> list[Finding]:
+    """Findings for one message list. ``before_file``: ids of tool calls made before the file's first
+    line (the file is an excerpt of a longer session, see ``known_before_file``): a result answering one
+    of them is reported as ``result_before_file`` (a warning that says why), not as an orphan."""
     dialect = dialect or detect_dialect(messages)
     if dialect == OPENAI:
-        return _check_openai(messages)
-    return _check_anthropic(messages)
+        return _check_openai(messages, before_file)
+    return _check_anthropic(messages, before_file)
 
 
-def _check_anthropic(messages: list) -> list[Finding]:
+def known_before_file(conversation) -> frozenset:
+    """The tool-call ids a conversation answers but whose calls lie before its file's first line."""
+    extra = getattr(conversation, "extra", None)
+    ids = extra.get("results_before_file") if isinstance(extra, dict) else None
+    return frozenset(ids) if ids else frozenset()
+
+
+def _before_file_finding(i: int, bi: int | None, tid) -> Finding:
+    return Finding(RESULT_BEFORE_FILE, i, f"tool_result {tid} answers a call made before this file's first line "
+                   "(its record's parentUuid is not in the file: the file is an excerpt of a longer session). "
+                   "The API saw that call; this list alone lacks it, so sending this excerpt as it is would be "
+                   "refused", bi, "warning", tool_id=tid if isinstance(tid, str) else None)
+
+
+def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
     out: list[Finding] = []
     n = len(messages)
     if n == 0:
@@ -92,7 +112,9 @@ def _check_anthropic(messages: list) -> list[Finding]:
             for bi, b in enumerate(content):
                 if block_type(b) == "tool_result":
                     tid = b.get("tool_use_id")
-                    if tid not in prev_ids:
+                    if tid not in prev_ids and tid in before_file:
+                        out.append(_before_file_finding(i, bi, tid))
+                    elif tid not in prev_ids:
                         out.append(Finding("orphan_tool_result", i,
                                            f"tool_result {tid} has no tool_use in the message before it", bi,
                                            tool_id=tid if isinstance(tid, str) else None))
@@ -111,7 +133,7 @@ def _check_anthropic(messages: list) -> list[Finding]:
     return out
 
 
-def _check_openai(messages: list) -> list[Finding]:
+def _check_openai(messages: list, before_file=()) -> list[Finding]:
     out: list[Finding] = []
     if not messages:
         return [Finding("empty_list", 0, "the message list is empty")]
@@ -133,7 +155,9 @@ def _check_openai(messages: list) -> list[Finding]:
                                    severity="warning"))
         if role == "tool":
             tid = m.get("tool_call_id")
-            if tid not in open_calls:
+            if tid not in open_calls and tid in before_file:
+                out.append(_before_file_finding(i, None, tid))
+            elif tid not in open_calls:
                 out.append(Finding("orphan_tool_result", i, f"tool message {tid} answers no pending tool call",
                                    tool_id=tid if isinstance(tid, str) else None))
             else:
@@ -172,11 +196,13 @@ def check_conversation(conv) -> list[Finding]:
     """Findings per real API context: a conversation split at real compactions (Claude Code
     segments) is checked one segment at a time, since each is what the API saw on its own.
     Message indices stay those of the full history."""
+    before = known_before_file(conv)
     if len(conv.segments) <= 1:
-        return check(conv.messages, conv.dialect)
+        return check(conv.messages, conv.dialect, before_file=before)
     out: list[Finding] = []
     starts = list(conv.segments) + [len(conv.messages)]
     for k in range(len(conv.segments)):
         off = starts[k]
-        out += [replace(f, message=f.message + off) for f in check(conv.messages[off:starts[k + 1]], conv.dialect)]
+        out += [replace(f, message=f.message + off)
+                for f in check(conv.messages[off:starts[k + 1]], conv.dialect, before_file=before)]
     return out

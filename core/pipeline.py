@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from . import strategies
-from .checker import check
+from .checker import check, known_before_file
 from .conversation import Conversation
 from .layers.base import CONVERT as CONVERT_ROLE
 from .layers.base import Layer, LayerContext, LayerProgress
@@ -101,7 +101,7 @@ class Engine:
                       check=self.check if check is None else check)
 
     def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
-              dialect: str, role: str = "") -> tuple[Step, str]:
+              dialect: str, role: str = "", before_file=()) -> tuple[Step, str]:
         t0 = time.perf_counter()
         out = fn(messages, ctx)
         dt = time.perf_counter() - t0
@@ -112,7 +112,7 @@ class Engine:
         tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
         tokens_after = tokens_before if out.messages is messages else \
             tok.tokens(out.messages, meter, system=ctx.system, tools=ctx.tools)
-        findings = check(out.messages, new_dialect) if self.check else []
+        findings = check(out.messages, new_dialect, before_file=before_file) if self.check else []
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
                     out.summary, new_dialect, dt, description, role)
@@ -136,11 +136,12 @@ class Engine:
         todo = [self.strategy.layer(n) for n in layers] if layers is not None else self.layers
         steps: list[Step] = []
         current = messages
-        input_findings = check(messages, dialect) if self.check else []
+        before = known_before_file(conversation)       # calls made before an excerpt's first line
+        input_findings = check(messages, dialect, before_file=before) if self.check else []
         if dialect != self.strategy.dialect:
             step, dialect = self._step("convert", f"convert to the {self.strategy.dialect} dialect",
                                        lambda m, c: _convert_output(m, dialect, self.strategy.dialect, system),
-                                       current, ctx, dialect, CONVERT_ROLE)
+                                       current, ctx, dialect, CONVERT_ROLE, before)
             steps.append(step)
             current = step.messages
         for k, layer in enumerate(todo):
@@ -148,7 +149,8 @@ class Engine:
                 break
             if progress is not None:
                 progress(LayerProgress(k + 1, len(todo), layer))
-            step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect, layer.role)
+            step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect, layer.role,
+                                       before)
             steps.append(step)
             current = step.messages
         if keep_state:

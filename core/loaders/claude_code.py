@@ -193,9 +193,18 @@ def _blocks_of(content) -> list:
     return [{"type": "text", "text": content if isinstance(content, str) else str(content)}]
 
 
-def _only_tool_results(content) -> bool:
-    return isinstance(content, list) and bool(content) and all(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+def _has_tool_results(content) -> bool:
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def _hoist_results(blocks: list) -> list:
+    """Tool results first, in their order, then everything else (what the user typed while the tools
+    ran): one user message answers the calls before anything else, as Claude Code sends it."""
+    res = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not res or len(res) == len(blocks) or all(isinstance(b, dict) and b.get("type") == "tool_result"
+                                                 for b in blocks[:len(res)]):
+        return blocks
+    return res + [b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")]
 
 
 def _usage(d) -> Usage | None:
@@ -274,6 +283,8 @@ class _Builder:
             msg["content"].extend(content)
         else:
             msg["content"].extend(_blocks_of(content))
+        if msg["role"] == "user" and _has_tool_results(content):
+            msg["content"] = _hoist_results(msg["content"])
         extra = self.meta[i].extra
         extra["lines"].append(line)
         self.touched.add(i)                   # its provenance gets the line range at the end
@@ -320,7 +331,7 @@ class _Builder:
             la = self.last_asst
             if mid and la >= seg_start and la >= len(self.msgs) - 2 \
                     and self.meta[la].extra.get("api_id") == mid \
-                    and all(self.msgs[j]["role"] == "user" and _only_tool_results(self.msgs[j]["content"])
+                    and all(self.msgs[j]["role"] == "user" and _has_tool_results(self.msgs[j]["content"])
                             for j in range(la + 1, len(self.msgs))):
                 self._extend(la, content, line, rec, m)
                 return
@@ -371,6 +382,15 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
             reach[c] = res
         return res
 
+    # tool results answered on the chain itself: a forked record never answers one of these again
+    path_answered: set = set()
+    if leaf is not None and len(path) < len(main):
+        for r in main:
+            if r.uuid in path and r.rec.get("type") == "user":
+                c = r.rec["message"].get("content")
+                if isinstance(c, list):
+                    path_answered.update(b.get("tool_use_id") for b in c
+                                         if isinstance(b, dict) and b.get("type") == "tool_result")
     kept: list = []
     kept_msg_ids: set = set()
     kept_tool_ids: set = set()
@@ -402,7 +422,12 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
         if r.rec.get("type") == "assistant":
             ok = m.get("id") in kept_msg_ids
         else:
-            ok = _only_tool_results(c) and all(b.get("tool_use_id") in kept_tool_ids for b in c)
+            # a sibling tool result of a parallel call; it may carry what the user typed while the
+            # tools ran (text, images): the API received those with the results
+            results = [b for b in c if isinstance(b, dict) and b.get("type") == "tool_result"] \
+                if isinstance(c, list) else []
+            ok = bool(results) and all(b.get("tool_use_id") in kept_tool_ids
+                                       and b.get("tool_use_id") not in path_answered for b in results)
         if ok:
             kept.append(r)
         else:
@@ -414,6 +439,32 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
               and (leaf is None or not isinstance(rec.get("uuid"), str) or rec.get("uuid") in path
                    or not reaches(rec.get("uuid")))]
     return kept, bounds, dropped
+
+
+def _before_file(kept: list, parents: dict) -> tuple[set, str | None]:
+    """(tool-call ids answered in the file but called before its first line, the first record's parent
+    uuid when it lies outside the file)."""
+    if not kept:
+        return set(), None
+    p = kept[0].parent
+    first_parent = p if isinstance(p, str) and p not in parents else None
+    if first_parent is None:
+        return set(), None
+    called: set = set()
+    answered: list = []
+    for r in kept:
+        c = r.rec.get("message", {}).get("content") if isinstance(r.rec.get("message"), dict) else None
+        if not isinstance(c, list):
+            continue
+        for b in c:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "tool_use":
+                called.add(b.get("id"))
+            elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                if b["tool_use_id"] not in called:
+                    answered.append(b["tool_use_id"])
+    return {t for t in answered if t not in called}, first_parent
 
 
 def _group_sidechains(conv: list[_Record], parents: dict) -> list[list[_Record]]:
@@ -555,6 +606,7 @@ def _load(probe: Probe) -> LoadResult:
         raise LoadError(path, 0, "a Claude Code session with no user or assistant message"
                         + (f" ({problems[0]})" if problems else ""))
     kept, bounds, dropped = _main_records(conv, others, parents)
+    before_file, first_parent = _before_file(kept, parents)    # (before the builder takes the messages)
     b = _Builder(path)
     add = b.add
     bi, nb = 0, len(bounds)
@@ -573,6 +625,11 @@ def _load(probe: Probe) -> LoadResult:
         or _first_text(b.msgs) or probe.path.name
     if dropped:
         problems.append(Problem(path, 0, f"{dropped} record(s) on an abandoned branch (rewound) left out", "info"))
+    if before_file:
+        problems.append(Problem(path, kept[0].line if kept else 0,
+                                f"the file starts mid-session (its first record's parent {first_parent} is not "
+                                f"in the file): {len(before_file)} tool result(s) answer calls made before it",
+                                "info"))
     main = b.conversation(main_title, path, list(problems))
     first = next((r.rec for r in conv), {})
     # versions seen (a session can change version mid-file; a change persists, so a sample finds it)
@@ -582,6 +639,10 @@ def _load(probe: Probe) -> LoadResult:
         "session_id": first.get("sessionId"), "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
         "versions": versions, "record_counts": dict(types), "summaries": summaries,
         "abandoned_records": dropped,
+        # an excerpt: the parent of the first record is not in the file (first_parent_uuid), and the
+        # tool results that answer calls made before the file's first line (checker: result_before_file)
+        "starts_mid_session": first_parent is not None, "first_parent_uuid": first_parent,
+        "results_before_file": sorted(before_file),
         # non-conversation records, passed through as metadata: (line, record)
         "records": others,
     }
