@@ -41,9 +41,10 @@ def _load(path: str, index: int = 0):
     return result, result.conversations[index]
 
 
-def _engine(args, strategy_name: str, params: dict | None = None):
+def _engine(args, strategy_name: str, params: dict | None = None, conversation=None):
     """The Engine the arguments describe. ``params``: these overrides instead of ``--set``/``--variant``
-    (and no ``--order``), e.g. a ``--compare`` run's."""
+    (and no ``--order``), e.g. a ``--compare`` run's. With ``conversation``, the strategy's session-inferred
+    defaults apply under those overrides (``engine.inferred`` says what and why; ``--no-infer`` turns it off)."""
     from compactscope.core import strategies
     from compactscope.core.pipeline import Engine
     from compactscope.core.strategies.spec import parse_assignments
@@ -61,6 +62,10 @@ def _engine(args, strategy_name: str, params: dict | None = None):
             raise CliError(str(e)) from None
         if getattr(args, "variant", None):
             params["variant"] = args.variant
+    inferred = strategies.Inferred() if getattr(args, "no_infer", False) \
+        else strategies.infer_params(strategy, conversation)
+    user = dict(params)
+    params = inferred.apply(params)
     try:
         resolved = strategy.resolve(params)
     except (KeyError, ValueError) as e:
@@ -73,9 +78,27 @@ def _engine(args, strategy_name: str, params: dict | None = None):
     workspace = Workspace(args.workdir) if getattr(args, "workdir", None) else None
     tokens = _token_estimator(getattr(args, "tokens", None))
     try:
-        return Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order, tokens=tokens)
+        engine = Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order, tokens=tokens)
     except KeyError as e:
         raise CliError(str(e.args[0])) from None
+    engine.inferred, engine.user_params = inferred, user
+    return engine
+
+
+def inferred_json(engine) -> dict:
+    inf = getattr(engine, "inferred", None)
+    return inf.to_json(getattr(engine, "user_params", None)) if inf is not None else {"params": {}, "reasons": {}}
+
+
+def print_inferred(engine, out=None) -> None:
+    """The CLI header's lines: what the strategy read from the session and why."""
+    inf = getattr(engine, "inferred", None)
+    if not inf:
+        return
+    out = out or sys.stdout
+    out.write(f"inferred from the session ({engine.strategy.name}; --set overrides, --no-infer turns it off):\n")
+    for line in inf.lines(getattr(engine, "user_params", None)):
+        out.write(f"  {line}\n")
 
 
 def _token_estimator(spec: str | None):
@@ -94,7 +117,7 @@ def _token_estimator(spec: str | None):
 
 def cmd_run(args) -> int:
     result, conv = _load(args.file, args.conversation)
-    engine = _engine(args, args.strategy)
+    engine = _engine(args, args.strategy, conversation=conv)
     layers = None
     if args.reactive or args.compact_tool:
         extra = engine.strategy.reactive_layer if args.reactive else engine.strategy.compact_tool_layer
@@ -108,12 +131,14 @@ def cmd_run(args) -> int:
         out = {"strategy": d["strategy"], "params": d["params"],
                "input": {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
                          "conversation": args.conversation, "dialect": conv.dialect},
+               "inferred": inferred_json(engine),
                "estimators": d["estimators"], "order": d["order"], "steps": d["steps"],
                "findings": d["findings"], "input_findings": d["input_findings"],
                "workdir": str(engine.workspace.root)}
         _print_json(out)
         return 0
     print(f"{args.file}: {result.format}, {len(conv.messages)} messages; strategy {trace.strategy}")
+    print_inferred(engine)
     print(f"sizes: {trace.size_estimator}; tokens: {trace.token_estimator}")
     print(f"{'layer':<22}{'changed':<9}{'size before':>12}{'size after':>12}{'tok after':>11}  what happened")
     for s in trace.steps:
@@ -205,6 +230,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 def _add_engine(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="s08", help="s08 (default), claude_code or hermes")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
+    p.add_argument("--no-infer", action="store_true",
+                   help="do not read defaults from the session (e.g. Claude Code's version picks its threshold "
+                        "rule); the strategy's documented defaults apply")
     p.add_argument("--variant", choices=("guarded", "readme"), help="readme = the seed README's unguarded snip")
     p.add_argument("--order", help="comma-separated layer order, e.g. micro_compact,tool_result_budget,...")
     p.add_argument("--summarizer", default="offline", help="offline (default), anthropic[:MODEL] or fixed:TEXT")

@@ -39,9 +39,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     def cmd_replay(args) -> int:
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
+        from compactscope.app.cli import inferred_json, print_inferred
         from compactscope.core.strategies.spec import parse_run_spec
         result, conv = load(args.file, args.conversation)
-        engine = make_engine(args, args.strategy)
+        engine = make_engine(args, args.strategy, conversation=conv)
         if args.iteration_cap is not None and args.iteration_cap < 1:
             raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
         try:
@@ -58,13 +59,14 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                 label, name, params = parse_run_spec(spec)
             except ValueError as e:
                 raise CliError(f"--compare: {e}") from None
-            eng2 = make_engine(args, name, params)
+            eng2 = make_engine(args, name, params, conversation=conv)
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
                               max_calls=args.max_calls, keep_inputs=False, iteration_cap=args.iteration_cap,
                               manual_compacts=args.manual_compacts,
                               calibrate=res.calibration is not None if args.calibrate is None else args.calibrate)
         if args.json:
             d = res.to_json()
+            d["inferred"] = inferred_json(engine)
             d["input"] = {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
                           "conversation": args.conversation}
             if others:
@@ -78,6 +80,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         unit = res.threshold_unit
         print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls; "
               f"strategy {res.strategy}" + (f", threshold {res.threshold:,.0f} {unit}" if res.threshold else ""))
+        print_inferred(engine)
         print(f"sizes: {res.size_estimator}; tokens: {res.token_estimator}; {res.seconds:.2f} s")
         if res.calibration:
             print(f"calibration: fixed overhead {res.calibration['fixed']:,} tokens, history before the file "

@@ -128,6 +128,9 @@ class Engine:
         ``progress(LayerProgress)`` is called before each layer runs; ``cancel`` (an Event) stops
         the run between layers (a summarizer may also stop during its call)."""
         meta = conversation.meta_by_identity() if conversation is not None else {}
+        bind = getattr(self.tokens, "bind", None)      # an estimator that reads the recorded usage
+        if bind is not None and conversation is not None:
+            bind(conversation)
         system = system if system is not None else (conversation.system if conversation is not None else None)
         dialect = dialect or (conversation.dialect if conversation is not None else detect_dialect(messages))
         ctx = self.context(meta=meta, now=now, system=system,

@@ -116,3 +116,134 @@ def test_e1_starts_mid_session_and_is_not_rejected(corpus):
     findings = check_conversation(conv)
     assert [f.code for f in findings] == [RESULT_BEFORE_FILE]
     assert findings[0].message == 0 and not rejected(findings)
+
+
+# ----------------------------------------------------------------- defaults read from the session
+
+from compactscope.core.strategies import Inferred, infer_params  # noqa: E402
+
+
+def _usage(ctx, out=1):
+    return {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": ctx - 10,
+            "output_tokens": out}
+
+
+def _grow(tmp_path, sizes, version="2.1.14", minutes=1, name="g.jsonl"):
+    """A session whose real context is ``sizes[k]`` at call k (one Bash call per call)."""
+    recs = [_cc("u0", None, "user", {"role": "user", "content": "start"}, version=version)]
+    prev = "u0"
+    for k, t in enumerate(sizes):
+        ts = f"2026-01-01T{(k * minutes) // 60:02d}:{(k * minutes) % 60:02d}:00.000Z"
+        recs.append(_cc(f"a{k}", prev, "assistant", _asst(f"m{k}", _tu(k), usage=_usage(t)), version=version, ts=ts))
+        recs.append(_cc(f"r{k}", f"a{k}", "user", {"role": "user", "content": [_res(k, "x" * 400)]},
+                        version=version, ts=ts))
+        prev = f"r{k}"
+    return load(_write(tmp_path, recs, name)).main
+
+
+def test_strategies_without_inference_answer_an_empty_one(corpus):
+    conv = load(CC / "b8-659b3a4dd4-0-full.jsonl").main
+    for name in ("s08", "hermes"):
+        inf = infer_params(name, conv)
+        assert isinstance(inf, Inferred) and inf.params == {} and inf.reasons == {} and not inf
+    assert infer_params("claude_code", None).params == {}
+
+
+@pytest.mark.parametrize("name,cap,threshold", [("b8-659b3a4dd4-0-full.jsonl", False, 155_000),
+                                                ("a6-e4c2a0fbd1-0-full.jsonl", False, 155_000),
+                                                ("fc-99c919b212-0-full.jsonl", True, 167_000)])
+def test_the_version_picks_the_threshold_rule(corpus, name, cap, threshold):
+    from compactscope.core import strategies
+    from compactscope.core.layers.claude_code import threshold as cc_threshold
+    conv = load(CC / name).main
+    inf = infer_params("claude_code", conv)
+    assert inf.params["cap_reserve"] is cap
+    assert conv.extra["versions"][0] in inf.reasons["cap_reserve"]
+    assert f"{threshold:,}" in inf.reasons["cap_reserve"]
+    assert cc_threshold(strategies.get("claude_code").resolve(inf.apply())) == threshold
+    # --set wins
+    assert inf.apply({"cap_reserve": not cap})["cap_reserve"] is (not cap)
+    # no drop of the real context without a boundary in these sessions: time-based microcompact stays off
+    assert inf.params["idle_gap_minutes"] == 0 and "did not run" in inf.reasons["idle_gap_minutes"]
+
+
+def test_a_drop_of_the_real_context_turns_time_micro_on(tmp_path):
+    conv = _grow(tmp_path, [40_000, 50_000, 60_000, 30_000, 35_000], minutes=70)
+    inf = infer_params("claude_code", conv)
+    assert inf.params["idle_gap_minutes"] == 60
+    assert "dropped by 30,000 tokens at call 3" in inf.reasons["idle_gap_minutes"]
+    # a session that only grows keeps it off
+    flat = _grow(tmp_path, [40_000, 50_000, 60_000], minutes=70, name="flat.jsonl")
+    assert infer_params("claude_code", flat).params["idle_gap_minutes"] == 0
+
+
+def test_window_and_autocompact_read_from_the_real_context(tmp_path):
+    big = _grow(tmp_path, [150_000, 190_000, 230_000], version="2.1.40", name="big.jsonl")
+    inf = infer_params("claude_code", big)
+    assert inf.params["window"] == 1_000_000 and "230,000" in inf.reasons["window"]
+    assert "autocompact" not in inf.params
+    off = _grow(tmp_path, [150_000, 170_000, 190_000], version="2.1.14", name="off.jsonl")
+    inf = infer_params("claude_code", off)
+    assert inf.params["autocompact"] is False and "never auto-compacted" in inf.reasons["autocompact"]
+    below = _grow(tmp_path, [100_000, 120_000, 140_000], version="2.1.14", name="below.jsonl")
+    assert "autocompact" not in infer_params("claude_code", below).params
+
+
+def test_version_parsing_and_rules():
+    from compactscope.core.strategies.claude_code_versions import parse_version, rule_for
+    assert parse_version("2.1.7") < parse_version("2.1.12") < parse_version("2.1.21")
+    assert parse_version("nope") is None
+    assert dict(rule_for(parse_version("2.1.20")).params)["cap_reserve"] is False
+    assert dict(rule_for(parse_version("2.1.21")).params)["cap_reserve"] is True
+    assert dict(rule_for(None).params)["cap_reserve"] is True     # unknown: the newest rule
+
+
+# ----------------------------------------------------------------- accuracy with default settings
+
+AUTO_SESSIONS = ["a6-e4c2a0fbd1-0-full.jsonl", "ca-fca7ea73ac-0-full.jsonl", "e1-2c3e2b3f2a-0-full.jsonl",
+                 "b8-659b3a4dd4-0-full.jsonl", "b0-2936744f3b-0-full.jsonl", "fc-99c919b212-0-full.jsonl"]
+
+
+@pytest.mark.parametrize("name", AUTO_SESSIONS)
+def test_first_simulated_auto_compaction_within_one_call_with_defaults(corpus, tmp_path, name):
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.replay import replay
+    from compactscope.core.workspace import Workspace
+    conv = load(CC / name).main
+    inf = infer_params("claude_code", conv)
+    res = replay(conv, engine=Engine("claude_code", inf.apply(), workspace=Workspace(tmp_path)), keep_inputs=False)
+    real = next(e for e in res.real_events if e["trigger"] == "auto")
+    sim = next(c for c in res.calls if "auto_compact" in c.fired)
+    assert abs(sim.index - real["call"]) <= 1, (sim.index, real)
+
+
+@pytest.mark.parametrize("name", ["10-a740e118e0-0-full.jsonl", "37-995ebed6e4-2-full.jsonl"])
+def test_no_simulated_auto_compaction_where_none_happened(corpus, tmp_path, name):
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.replay import replay
+    from compactscope.core.workspace import Workspace
+    conv = load(CC / name).main
+    res = replay(conv, engine=Engine("claude_code", infer_params("claude_code", conv).apply(),
+                                     workspace=Workspace(tmp_path)), keep_inputs=False)
+    assert not any("auto_compact" in c.fired for c in res.calls)
+
+
+def test_the_estimate_is_claude_codes_own_count_at_the_boundary(corpus):
+    """tokenCountWithEstimation: the last response's usage + chars/4 of what came after it reproduces the
+    preTokens Claude Code wrote in the boundary record."""
+    from compactscope.core.layers.claude_code import SessionTokens
+    conv = load(CC / "b8-659b3a4dd4-0-full.jsonl").main
+    tok = SessionTokens()
+    tok.bind(conv)
+    ev = conv.events[0]
+    before = conv.messages[:ev.message_index]     # segment 0 up to the boundary
+    assert abs(tok.tokens(before) - ev.pre_tokens) <= 2 and tok.anchored
+    # a list with a changed message is no longer the recorded context: the rough count scaled by what this session measured,
+    # plus the system prompt and tools, plus (b8 is an excerpt) the history from before the file
+    changed = before[:1] + [dict(before[1])] + before[2:]     # (layers share unchanged messages, as here)
+    estimate = tok.tokens(changed)
+    assert not tok.anchored and tok.hidden > 0 and 1.0 < tok.scale < 2.0
+    assert abs(estimate - ev.pre_tokens) < 0.1 * ev.pre_tokens
+    # a change after a response keeps that response's usage and counts the rest roughly
+    late = before[:40] + [dict(before[40])] + before[41:]
+    assert abs(tok.tokens(late) - ev.pre_tokens) < 0.05 * ev.pre_tokens and tok.anchored

@@ -106,6 +106,178 @@ def _cc_chars(m, meter) -> int:
     return n
 
 
+def content_chars(m) -> int:
+    """Claude Code's rough count of one message (``roughTokenCountEstimationForMessages``), in chars:
+    the text of text and thinking blocks, a tool_use's name and JSON input, a tool_result's content,
+    and 4 x 2,000 for an image or document (a flat 2,000 tokens). Keys, quotes and ids are not counted,
+    unlike ``len(repr(m))``."""
+    if not isinstance(m, dict):
+        return len(str(m))
+    c = m.get("content")
+    if isinstance(c, str):
+        n = len(c)
+    else:
+        n = _blocks_chars(c) if isinstance(c, list) else 0
+    for call in m.get("tool_calls") or ():
+        if isinstance(call, dict):
+            n += len(json.dumps(call.get("function"), ensure_ascii=False, default=str))
+    return n
+
+
+def _blocks_chars(content: list) -> int:
+    n = 0
+    for b in content:
+        if not isinstance(b, dict):
+            n += len(str(b))
+            continue
+        t = b.get("type")
+        if t == "text":
+            n += len(str(b.get("text", "")))
+        elif t == "tool_use":
+            n += len(str(b.get("name", ""))) + len(json.dumps(b.get("input"), ensure_ascii=False, default=str))
+        elif t == "tool_result":
+            c = b.get("content")
+            n += len(c) if isinstance(c, str) else (_blocks_chars(c) if isinstance(c, list) else 0)
+        elif t == "thinking":
+            n += len(str(b.get("thinking", "")))
+        elif t == "redacted_thinking":
+            n += len(str(b.get("data", "")))
+        elif t in ("image", "document"):
+            n += 4 * RoughTokens.IMAGE_TOKENS
+        else:
+            n += len(json.dumps(b, ensure_ascii=False, default=str))
+    return n
+
+
+class SessionTokens:
+    """Claude Code's own count before a call (``tokenCountWithEstimation``): the usage of the last API
+    response in the list (input + cache creation + cache read + output, as the session file records it)
+    plus a rough count (chars/4 of the content, ``content_chars``) of the messages after it.
+
+    The recorded usage is only valid while the list IS the context the API saw: the messages of one
+    real segment, from its start, every one the recorded object. ``bind(conversation)`` learns those
+    from the loaded conversation. Where the list differs (a simulated compaction, a cleared result),
+    or nothing was recorded, the count is the rough count of the whole list plus ``overhead``: the
+    system prompt, tools and attachments the API saw beyond the recorded messages, measured where the
+    context is known. At a call with no response before it in its segment (an excerpt's first call)
+    the call's own usage, what was really sent, stands in."""
+    name = "last usage + chars/4 after it (Claude Code)"
+    IMAGE_TOKENS = RoughTokens.IMAGE_TOKENS
+    cpt = 4
+    anchors_on_usage = True
+
+    def __init__(self):
+        self._cache: dict[int, tuple] = {}
+        self._conv = None
+        self._anchors: dict[int, tuple] = {}     # id(assistant msg) -> (msg, index, segment start, tokens)
+        self._starts: dict[int, int] = {}        # id(first message of a segment) -> its index
+        self.overhead = 0
+        self.scale = 1.0                         # real tokens per rough token (measured by bind)
+        self.hidden = 0                          # an excerpt's history from before the file (bind)
+        self.anchored = False                    # the last count used recorded usage
+
+    def message_chars(self, m, meter=None) -> int:
+        hit = self._cache.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        n = content_chars(m)
+        if len(self._cache) > 500_000:
+            self._cache.clear()
+        self._cache[id(m)] = (m, n)
+        return n
+
+    def rough(self, messages) -> int:
+        mc = self.message_chars
+        return sum(mc(m) for m in messages) // 4
+
+    def bind(self, conversation) -> None:
+        """Learn the real contexts of a loaded conversation (anything with ``messages``, ``meta`` and
+        ``segments``; a replay view passes its ``conversation``)."""
+        conv = getattr(conversation, "conversation", None) or conversation
+        if conv is self._conv:
+            return
+        msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None)
+        self._conv, self._anchors, self._starts, self.overhead, self.scale = None, {}, {}, 0, 1.0
+        if not isinstance(msgs, list) or not meta:
+            return
+        self._conv = conv
+        starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
+        self._starts = {id(msgs[s]): s for s in starts}
+        seg, bounds = 0, starts[1:] + [len(msgs)]
+        over, firsts = [], {}
+        clean = {s for s in starts if s > 0}
+        extra = getattr(conv, "extra", None) or {}
+        if not extra.get("starts_mid_session"):
+            clean.add(0)
+        seen = []      # (index, segment start, real context tokens) of each recorded response
+        for i, m in enumerate(msgs):
+            while i >= bounds[seg]:
+                seg += 1
+            if not (isinstance(m, dict) and m.get("role") == "assistant") or i >= len(meta):
+                continue
+            mt = meta[i]
+            u = mt.usage
+            if u is None or u.context_tokens <= 0 or mt.extra.get("synthetic"):
+                continue
+            start = starts[seg]
+            self._anchors[id(m)] = (m, i, start, u.context_tokens + u.output_tokens)
+            seen.append((i, start, u.context_tokens))
+        # tokens the API counted per rough token, measured on this session: how much the real context
+        # grew between two responses of one segment against the rough count of what was added
+        grew = [(t1 - t0, self.rough(msgs[i0:i1])) for (i0, s0, t0), (i1, s1, t1) in zip(seen, seen[1:])
+                if s0 == s1 and t1 >= t0]
+        real_growth, rough_growth = sum(g for g, _ in grew), sum(r for _, r in grew)
+        self.scale = min(2.0, max(1.0, real_growth / rough_growth)) if rough_growth > 2_000 else 1.0
+        for i, start, t in seen:
+            if start in clean:
+                o = t - int(self.scale * self.rough(msgs[start:i]))
+                over.append(o)
+                if start > 0:
+                    firsts.setdefault(start, o)
+        # beyond the recorded messages the API saw the system prompt and tools (the smallest overhead seen
+        # where the whole context is known) and, after a real compaction, what Claude Code re-attached
+        # (files, plan, todos): a simulated compaction adds its own restored files, so only the first counts
+        self.overhead = max(0, min(over)) if over else 0
+        self.overheads = {"smallest": self.overhead, "after_compactions": sorted(firsts.values())}
+        # an excerpt's first segment: the API also saw the history from before the file's first line
+        self.hidden = 0
+        if extra.get("starts_mid_session") and seen and seen[0][1] == 0:
+            i, _, t = seen[0]
+            self.hidden = max(0, t - int(self.scale * self.rough(msgs[:i])) - self.overhead)
+
+    def _real_prefix(self, messages: list, start: int, upto: int) -> bool:
+        real = self._conv.messages
+        return start + upto < len(real) and all(messages[k] is real[start + k] for k in range(upto + 1))
+
+    def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
+        self.anchored = False
+        if not messages:
+            return 0
+        start = self._starts.get(id(messages[0])) if self._conv is not None else None
+        if start is not None and self._conv.messages[start] is messages[0]:
+            found = False
+            for p in range(len(messages) - 1, -1, -1):
+                a = self._anchors.get(id(messages[p]))
+                if a is None or a[0] is not messages[p]:
+                    continue
+                found = True
+                # the last response whose whole context is known: its usage, then the rough count of the
+                # rest (the list may go on past the real context, e.g. across a real compaction it skipped)
+                if a[2] == start and a[1] - start == p and self._real_prefix(messages, start, p):
+                    self.anchored = True
+                    return a[3] + self.rough(messages[p + 1:])
+            if not found:
+                # no response yet in this segment: the call's own usage is what was sent
+                j = start + len(messages)
+                nxt = self._conv.messages[j] if j < len(self._conv.messages) else None
+                a = self._anchors.get(id(nxt)) if nxt is not None else None
+                if a is not None and a[2] == start and self._real_prefix(messages, start, len(messages) - 1):
+                    self.anchored = True
+                    return self._conv.meta[j].usage.context_tokens
+        hidden = self.hidden if start == 0 and self._conv.messages[0] is messages[0] else 0
+        return int(self.scale * self.rough(messages)) + self.overhead + hidden
+
+
 def _fmt(n) -> str:
     return f"{n:,}"
 
@@ -218,11 +390,14 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 
 # ------------------------------------------------------------ auto-compact
 def threshold(params: dict) -> int:
-    """``window - min(max_output, summary_max_output) - buffer``: 167,000 for 200k, 32k, 20k, 13k."""
+    """``window - min(max_output, summary_max_output) - buffer``: 167,000 for 200k, 32k, 20k, 13k.
+    With ``cap_reserve`` off (Claude Code before 2.1.21) the whole ``max_output`` is reserved:
+    ``window - max_output - buffer``, 155,000 for 200k, 32k, 13k."""
     window = int(params.get("window", 200_000))
     max_out = int(params.get("max_output", 32_000))
     summary_out = int(params.get("summary_max_output", 20_000))
-    return window - min(max_out, summary_out) - int(params.get("buffer", 13_000))
+    reserve = min(max_out, summary_out) if params.get("cap_reserve", True) else max_out
+    return window - reserve - int(params.get("buffer", 13_000))
 
 
 def format_summary(text: str) -> str:

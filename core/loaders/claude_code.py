@@ -446,7 +446,12 @@ def _before_file(kept: list, parents: dict) -> tuple[set, str | None]:
     uuid when it lies outside the file)."""
     if not kept:
         return set(), None
-    p = kept[0].parent
+    # up the chain from the first message (through system/progress records in the file) to a root, or
+    # to a parent the file does not hold
+    p, seen = kept[0].parent, set()
+    while isinstance(p, str) and p in parents and p not in seen and len(seen) < 100_000:
+        seen.add(p)
+        p = parents[p]
     first_parent = p if isinstance(p, str) and p not in parents else None
     if first_parent is None:
         return set(), None
@@ -625,10 +630,10 @@ def _load(probe: Probe) -> LoadResult:
         or _first_text(b.msgs) or probe.path.name
     if dropped:
         problems.append(Problem(path, 0, f"{dropped} record(s) on an abandoned branch (rewound) left out", "info"))
-    if before_file:
+    if first_parent is not None:
         problems.append(Problem(path, kept[0].line if kept else 0,
-                                f"the file starts mid-session (its first record's parent {first_parent} is not "
-                                f"in the file): {len(before_file)} tool result(s) answer calls made before it",
+                                f"the file starts mid-session (its first record descends from {first_parent}, "
+                                f"not in the file): {len(before_file)} tool result(s) answer calls made before it",
                                 "info"))
     main = b.conversation(main_title, path, list(problems))
     first = next((r.rec for r in conv), {})

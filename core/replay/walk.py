@@ -104,6 +104,8 @@ class _View:
     """What ``Engine.run`` reads from a conversation, with a prepared identity map."""
 
     def __init__(self, conv, meta: dict | None = None, dialect: str | None = None):
+        self.conversation = conv          # the real one (estimators that read recorded usage bind to it)
+        self.extra = getattr(conv, "extra", None) or {}
         self.system = getattr(conv, "system", None)
         self.tools = getattr(conv, "tools", None)
         self.dialect = dialect or getattr(conv, "dialect", "anthropic")
@@ -295,6 +297,8 @@ class _Walk:
         if calibrate is None:
             calibrate = self.engine.strategy.threshold_unit == "tokens" and any(
                 m.usage is not None for m in self.p.metas)
+        if getattr(self.base_tokens, "anchors_on_usage", False):
+            calibrate = False    # the estimator reads the recorded usage itself (a calibration would count it twice)
         if not calibrate:
             return None
         o = measure(self.conv, self.p.msgs, self.p.metas, self.p.inv, self.call_at, self.engine.meter,

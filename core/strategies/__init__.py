@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib
 
 from .base import Param, Strategy
+from .infer import Inferred, infer_params
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES")}
 _cache: dict[str, Strategy] = {}
@@ -37,4 +38,4 @@ def get(name: str) -> Strategy:
     return strategy
 
 
-__all__ = ["Param", "Strategy", "get", "available"]
+__all__ = ["Param", "Strategy", "get", "available", "infer_params", "Inferred"]

@@ -202,6 +202,7 @@ class Strategy:
     variants: tuple[Variant, ...] = ()
     cross_check: CrossCheck | None = None
     iteration_budget: IterationPolicy = field(default_factory=IterationPolicy)
+    infer: Callable[[Any], Any] | None = None   # conversation -> Inferred (core.strategies.infer_params)
 
     def __post_init__(self):
         th = self.threshold

@@ -1,8 +1,9 @@
 """Claude Code's production pipeline (seed 001's deep dive, "深入 CC 源码")."""
 from __future__ import annotations
 
-from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, RoughTokens, threshold
+from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, SessionTokens, threshold
 from .base import TOKENS, Param, Strategy, Threshold
+from .claude_code_versions import infer
 
 CLAUDE_CODE = Strategy(
     name="claude_code",
@@ -17,9 +18,12 @@ CLAUDE_CODE = Strategy(
         Param("max_output", 32_000, "the model's max output tokens; the threshold reserves min(max_output, "
               "summary_max_output) for the summary reply", minimum=0, unit="tokens"),
         Param("summary_max_output", 20_000, "MAX_OUTPUT_TOKENS_FOR_SUMMARY (autoCompact.ts): max_tokens of the "
-              "summary call, also reserved below the window. 32,000 gives the 155,000 threshold of Claude Code "
-              "2.0.76-2.1.14 (the corpus boundaries: preTokens 155,2xx-155,8xx); 20,000 gives 167,000 (2.1.29: "
-              "167,174)", minimum=1, unit="tokens"),
+              "summary call, also reserved below the window (capped: min(max_output, this), Claude Code 2.1.21 on; "
+              "see cap_reserve for older versions)", minimum=1, unit="tokens"),
+        Param("cap_reserve", True, "reserve min(max_output, summary_max_output) below the window (Claude Code "
+              "2.1.21 on: 'fixed auto-compact triggering too early on models with large output token limits'); "
+              "off = reserve the whole max_output, as before 2.1.21 (threshold 155,000 for 200k and 32k). "
+              "Inferred from the session's version (docs/claude-code-versions.md)"),
         Param("buffer", 13_000, "AUTOCOMPACT_BUFFER_TOKENS (autoCompact.ts): headroom kept below the effective "
               "window; auto-compact fires at window - min(max_output, summary_max_output) - buffer",
               minimum=0, unit="tokens"),
@@ -40,8 +44,9 @@ CLAUDE_CODE = Strategy(
         Param("read_tools", "Read", "comma-separated tool names whose results count as file reads (input "
               "file_path) for the restore"),
         Param("idle_gap_minutes", 60.0, "time-based microcompact fires when the last assistant message is this "
-              "old (the prompt cache has expired); 0 = off (timeBasedMCConfig.ts). It is server-gated: the corpus "
-              "sessions (2.0.76-2.1.29) never cleared after idle gaps of 106-529 min, so 0 reproduces them",
+              "old (the prompt cache has expired); 0 = off (timeBasedMCConfig.ts). It is server-gated: on a real "
+              "session it is inferred off unless the session shows it ran (its real context dropped with no "
+              "compaction boundary, or a microcompact_boundary record)",
               minimum=0, unit="min"),
         Param("micro_keep_recent", 5, "time-based microcompact keeps this many most recent compactable results "
               "(at least 1)", minimum=1),
@@ -56,10 +61,13 @@ CLAUDE_CODE = Strategy(
               "messages with the s08 rules", minimum=0),
         Param("snip_keep_head", 3, "with snip on: messages kept at the head", minimum=0),
     ),
-    threshold=Threshold(TOKENS, fn=threshold, formula="window - min(max_output, summary_max_output) - buffer"),
-    token_estimator=RoughTokens,
+    threshold=Threshold(TOKENS, fn=threshold, formula="window - min(max_output, summary_max_output) - buffer "
+                                                       "(window - max_output - buffer with cap_reserve off)"),
+    token_estimator=SessionTokens,
     compact_tool_layer="manual_compact",
-    notes={"threshold": "window - min(max_output, summary_max_output) - buffer",
+    infer=infer,
+    notes={"threshold": "window - min(max_output, summary_max_output) - buffer (window - max_output - buffer "
+                        "with cap_reserve off)",
            "not reproduced": "context collapse and session-memory compaction (not in the public source); "
                              "cached microcompact (needs the API's cache_edits)"},
 )
