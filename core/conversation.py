@@ -10,14 +10,20 @@ from .messages import ANTHROPIC
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a message came from: file and 1-based line(s) (line 0 = whole file)."""
+    """Where a message came from: file and 1-based line(s) (line 0 = whole file), or for a
+    database, the table and the row (its rowid/primary key) that holds it."""
     path: str
     line: int = 0
     end_line: int | None = None
     note: str = ""
+    table: str = ""
+    row: Any = None
 
     def __str__(self) -> str:
         if self.line <= 0:
+            if self.table:
+                return f"{self.path} [{self.table} row {self.row}]" if self.row is not None \
+                    else f"{self.path} [{self.table}]"
             return self.path
         if self.end_line and self.end_line != self.line:
             return f"{self.path}:{self.line}-{self.end_line}"

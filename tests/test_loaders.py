@@ -85,7 +85,13 @@ def test_every_corpus_file_loads_with_provenance(corpus, path):
         for m, meta in zip(conv.messages, conv.meta):
             assert isinstance(m, dict) and isinstance(m.get("role"), str)
             assert meta.provenance is not None and meta.provenance.path == str(path)
-            if path.suffix != ".eval" and "response" not in meta.provenance.note:
+            if result.format == "hermes-db":
+                # a database has no lines: the table and the row that hold the message
+                assert meta.provenance.table == "messages" and isinstance(meta.provenance.row, int)
+                assert f"[messages row {meta.provenance.row}]" in str(meta.provenance)
+            elif path.suffix == ".eval":
+                assert meta.provenance.note.startswith("samples/")     # the archive member that holds it
+            elif "response" not in meta.provenance.note:
                 assert meta.provenance.line > 0      # a line number even inside a pretty-printed document
         assert conv.segments[0] == 0 and conv.segments == sorted(set(conv.segments))
 
