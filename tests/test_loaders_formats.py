@@ -93,9 +93,20 @@ def test_hermes_session_json_and_jsonl(tmp_path):
     c = r.main
     assert r.format == "hermes-session" and c.system == "You are Hermes." and c.model == "hermes-3"
     assert c.tools == [{"type": "function"}]
-    assert [(e.kind, e.summary_index) for e in c.events] == [("hermes", 1)] and c.segments == [0, 1]
+    # a snapshot is the agent's live context: the summary sits after the kept head, the compaction happened
+    # before the whole list (no split)
+    assert [(e.kind, e.message_index, e.summary_index) for e in c.events] == [("hermes", 0, 1)]
+    assert c.segments == [0] and c.meta[1].extra["compaction_summary"] is True
     r = load(_jsonl(tmp_path / "s.jsonl", msgs))
     assert r.main.dialect == "openai" and len(r.main.messages) == 5 and len(r.main.events) == 1
+    assert r.main.segments == [0, 1]           # a plain list of messages: the summary starts a context
+    # hermes' own marker is enough, whatever the text says
+    flagged = [dict(msgs[0]), {"role": "user", "content": "Earlier work: read the files.", "_compressed_summary": True},
+               *msgs[2:]]
+    (tmp_path / "session_2.json").write_text(json.dumps({"session_id": "s2", "messages": flagged}))
+    c = load(tmp_path / "session_2.json").main
+    assert [(e.message_index, e.summary_index) for e in c.events] == [(0, 1)]
+    assert c.meta[1].extra["summary_source"] == "_compressed_summary" and "_compressed_summary" not in c.messages[1]
 
 
 def _hermes_db(path):
@@ -401,7 +412,8 @@ def test_inspect_samples_compaction_events_and_usage(tmp_path):
     assert c.messages[3] == {"role": "tool", "content": "ok", "tool_call_id": "c1", "name": "bash"}
     assert json.loads(c.messages[2]["tool_calls"][0]["function"]["arguments"]) == {"cmd": "ls"}
     [e] = c.events
-    assert (e.kind, e.trigger, e.pre_tokens, e.post_tokens, e.message_index) == ("inspect", "summary", 900, 200, 6)
+    assert (e.kind, e.trigger, e.pre_tokens, e.post_tokens, e.message_index) == ("inspect", None, 900, 200, 6)
+    assert e.extra["type"] == "summary" and c.segments == [0, 6]
     assert [m.usage.input_tokens if m.usage else None for m in c.meta] == [None, None, 100, None, 200, None, 300]
     assert c.meta[6].usage.cache_read_input_tokens == 7
     assert pair_errors(check(c.messages, c.dialect)) == []

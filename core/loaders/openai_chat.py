@@ -24,6 +24,8 @@ TRAJECTORY_FORMAT = "agent-trajectory"
 API_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning", "reasoning_content",
             "reasoning_details", "refusal", "function_call", "audio"}
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
+MERGED_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
+SUMMARY_FLAG = "_compressed_summary"      # hermes-agent's in-process marker, kept in its JSON snapshots
 _MARKERS = re.compile(r'"(tool_calls|tool_call_id|session_id|system_prompt)"\s*:|"role"\s*:\s*"(tool|system|developer)"')
 _TRAJ = re.compile(r'"(history|trajectory)"\s*:\s*\[')
 
@@ -53,20 +55,39 @@ def normalize(m: dict) -> tuple[dict, dict]:
 
 
 def is_summary(m: dict) -> bool:
+    """A hermes compaction summary by its text: the prefix, also after the delimiter hermes uses when it
+    merges the summary into the first kept message (both roles taken)."""
     c = m.get("content")
     if isinstance(c, list):
         c = next((p.get("text") for p in c if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
-    return isinstance(c, str) and c.lstrip().startswith(SUMMARY_PREFIXES)
+    if not isinstance(c, str):
+        return False
+    if MERGED_DELIMITER in c:
+        c = c.split(MERGED_DELIMITER, 1)[1]
+    return c.lstrip().startswith(SUMMARY_PREFIXES)
 
 
-def summary_events(msgs: list, meta: list, kind: str = "hermes") -> tuple[list, list]:
+def summary_events(msgs: list, meta: list, kind: str = "hermes", one_context: bool = False) -> tuple[list, list]:
+    """Compaction events at hermes summary messages, found by hermes' own ``_compressed_summary`` flag (kept
+    in its JSON snapshots) or by the text. Each summary is marked in its meta (``compaction_summary``).
+
+    A list of messages split at each summary (the summary starts a new segment), unless ``one_context``:
+    a hermes snapshot is the agent's live context, in which the summary sits after the kept head, so the
+    compaction happened before the whole list (event at message 0, no new segment)."""
     events, segments = [], [0]
     for i, m in enumerate(msgs):
-        if is_summary(m):
-            events.append(CompactionEvent(kind, i, summary_index=i,
-                                          provenance=meta[i].provenance if i < len(meta) else None))
-            if i > 0:
-                segments.append(i)
+        mm = meta[i] if i < len(meta) else None
+        flagged = mm is not None and mm.extra.get(SUMMARY_FLAG) is True
+        if not (flagged or is_summary(m)):
+            continue
+        if mm is not None:
+            mm.extra["compaction_summary"] = True
+            mm.extra["summary_source"] = SUMMARY_FLAG if flagged else "text prefix"
+        at = 0 if one_context else i
+        events.append(CompactionEvent(kind, at, summary_index=i, provenance=mm.provenance if mm else None,
+                                      extra={"in_context": True} if one_context else {}))
+        if at > 0:
+            segments.append(at)
     return events, segments
 
 
@@ -154,7 +175,7 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
         agent = doc["replay_config"].get("agent")
         if isinstance(agent, dict) and isinstance(agent.get("model"), dict):
             model = agent["model"].get("name")
-    events, segments = summary_events(msgs, meta)
+    events, segments = summary_events(msgs, meta, one_context=hermes)
     problems.extend(reused_call_ids(msgs, meta, path))
     title = str(doc.get("session_id") or doc.get("title") or probe.path.name)
     extra = {k: v for k, v in doc.items() if k not in (key, "tools", "system_prompt", "trajectory")}
