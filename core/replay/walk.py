@@ -144,6 +144,11 @@ def prepare(conv: Conversation, dialect: str, skip_real_summaries: bool) -> Prep
         converted = to_openai(msgs, conv.system) if dialect == OPENAI else to_anthropic(msgs)
         msgs, origin = converted.messages, list(converted.origin)
     skip: set[int] = set()
+    # messages a real compaction re-sent (Inspect/hermes segments hold the whole compacted context): not new
+    # history, the running context already has them
+    copies = {i for i, m in enumerate(conv.meta) if "copy_of" in m.extra}
+    if copies:
+        skip.update(i for i, o in enumerate(origin) if o in copies)
     if skip_real_summaries and conv.events:
         real = {e.summary_index for e in conv.events if e.summary_index is not None}
         for i, o in enumerate(origin):
@@ -169,7 +174,8 @@ def call_positions(p: Prepared, pending_call: bool, max_calls: int | None) -> tu
     """The prepared index of each model call (its assistant message; the message count for a
     pending last call) and whether the last one is pending."""
     msgs = p.msgs
-    call_at = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"]
+    call_at = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"
+               and i not in p.skip]
     pending = False
     if pending_call and (not call_at or call_at[-1] < len(msgs) - 1) and \
             any(i not in p.skip for i in range(call_at[-1] + 1 if call_at else 0, len(msgs))):
