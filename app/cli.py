@@ -9,25 +9,65 @@ Headless subcommands (never import Qt, start fast):
   strategies    list the strategies and their parameters
 
 Anything else opens the window: ``compactscope [FILE] [--step N] [--screenshot out.png]``.
-Exit codes: 0 fine, 1 the API would reject the list (check), 2 bad input or usage.
+Exit codes, the same for every subcommand: 0 fine; 1 the API would reject the list (check); 2 bad input or
+usage (a file that cannot be loaded, a wrong option); 3 an internal error (a bug in Compactscope): one line on
+stderr says what failed and names the file holding the details.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+import time
+import traceback
 from pathlib import Path
 
 HEADLESS = ("run", "check", "info", "replay", "strategies", "proxy", "record", "fleet")
+EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class CliError(Exception):
-    pass
+    """Bad input or usage: the message is printed and the exit code is 2."""
 
 
 def _print_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str, indent=1))
+    """One strict JSON document on stdout (a lone surrogate or NaN anywhere cannot break the output)."""
+    from compactscope.core.safeio import dumps
+    sys.stdout.write(dumps(obj, indent=1))
     sys.stdout.write("\n")
+
+
+def errors_dir() -> Path:
+    from compactscope.core.workspace import default_root
+    return default_root().parent / "errors"
+
+
+def report_internal(what: str, details: str) -> int:
+    """An internal error (a bug): one line on stderr naming where the details are; returns exit code 3."""
+    where = ""
+    try:
+        from compactscope.core.safeio import atomic_write
+        folder = errors_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"error-{time.strftime('%Y%m%d-%H%M%S')}-{id(details) % 100000:05d}.txt"
+        atomic_write(path, f"compactscope {' '.join(sys.argv[1:])}\n\n{details}")
+        where = f"; details in {path}"
+    except Exception:  # no cache folder: the traceback goes to stderr instead of a file
+        where = "; details:\n" + details
+    what = " ".join(what.split())
+    print(f"compactscope: internal error (a bug in Compactscope, please report it): {what[:300]}{where}",
+          file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def internal_steps_report(steps, context: str = "") -> int:
+    """Exit code for a finished run whose layers raised (``Step.internal``): 3 with the report, else 0."""
+    steps = [s for s in steps if getattr(s, "internal", None)]
+    if not steps:
+        return EXIT_OK
+    first = steps[0]
+    details = "\n\n".join(f"layer {s.layer}:\n{s.internal}" for s in steps)
+    more = f" (and {len(steps) - 1} more)" if len(steps) > 1 else ""
+    return report_internal(f"{context}layer {first.layer} raised{more}: {first.error}", details)
 
 
 def _load(path: str, index: int = 0):
@@ -136,7 +176,7 @@ def cmd_run(args) -> int:
                "findings": d["findings"], "input_findings": d["input_findings"],
                "workdir": str(engine.workspace.root)}
         _print_json(out)
-        return 0
+        return internal_steps_report(trace.steps)
     print(f"{args.file}: {result.format}, {len(conv.messages)} messages; strategy {trace.strategy}")
     print_inferred(engine)
     print(f"sizes: {trace.size_estimator}; tokens: {trace.token_estimator}")
@@ -150,7 +190,7 @@ def cmd_run(args) -> int:
     print(f"findings after the last layer: {len(findings)}")
     for f in findings[:50]:
         print(f"  {f}")
-    return 0
+    return internal_steps_report(trace.steps)
 
 
 def cmd_check(args) -> int:
@@ -168,7 +208,7 @@ def cmd_check(args) -> int:
         segs = f" in {len(conv.segments)} contexts split at real compactions" if len(conv.segments) > 1 else ""
         print(f"{args.file}: {len(conv.messages)} messages{segs}, {len(findings)} finding(s)"
               + (": the API would reject this list" if rejected(findings) else ""))
-    return 1 if rejected(findings) else 0
+    return EXIT_REJECTED if rejected(findings) else EXIT_OK
 
 
 def cmd_info(args) -> int:
@@ -272,18 +312,31 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _tolerant_streams() -> None:
+    """Text that cannot be encoded for the terminal (a lone surrogate, a character the locale lacks) is
+    replaced instead of stopping the command half-way through its output."""
+    for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
+        try:
+            stream.reconfigure(errors=errors)
+        except (AttributeError, ValueError):
+            pass
+
+
 def headless(argv: list[str]) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    _tolerant_streams()
     try:
         return args.fn(args)
     except CliError as e:
         print(f"compactscope: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug: one line and where the traceback is, never the traceback itself
+        return report_internal(f"{type(e).__name__}: {e}", traceback.format_exc())
 
 
 def main(argv: list[str] | None = None) -> int:

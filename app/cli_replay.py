@@ -12,6 +12,15 @@ import sys
 from pathlib import Path
 
 
+def _exit_code(*results) -> int:
+    """3 (with the one-line report) when a layer raised in any of the replays, else 0."""
+    from compactscope.app.cli import internal_steps_report
+    flat = []
+    for r in results:
+        flat += r if isinstance(r, list) else [r]
+    return internal_steps_report([l for r in flat for c in r.calls for l in c.layers], "replay: ")
+
+
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
     p = sub.add_parser("replay", help="run the pipeline before every model call over the conversation's life")
     add_common(p)
@@ -45,12 +54,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         engine = make_engine(args, args.strategy, conversation=conv)
         if args.iteration_cap is not None and args.iteration_cap < 1:
             raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
-        try:
-            res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
-                         calibrate=args.calibrate, iteration_cap=args.iteration_cap,
-                         manual_compacts=args.manual_compacts)
-        except Exception as e:  # a strategy bug must not show a traceback to the user
-            raise CliError(f"{args.file}: the replay failed: {type(e).__name__}: {e}") from e
+        res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
+                     calibrate=args.calibrate, iteration_cap=args.iteration_cap, manual_compacts=args.manual_compacts)
         if not res.calls:
             raise CliError(f"{args.file}: the conversation has no model call (no assistant message) to replay")
         others = []
@@ -72,10 +77,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             if others:
                 d["comparison"] = [r.totals() for r in [res] + others]
             print_json(d)
-            return 0
+            return _exit_code(res, others)
         if args.csv:
             sys.stdout.write(res.to_csv())
-            return 0
+            return _exit_code(res, others)
         tot = res.totals()
         unit = res.threshold_unit
         print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls; "
@@ -120,6 +125,6 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if others:
             print()
             print(format_table([res] + others))
-        return 0
+        return _exit_code(res, others)
 
     p.set_defaults(fn=cmd_replay)

@@ -33,6 +33,51 @@ class Finding:
         return f"{self.severity}: {where}: {self.text} [{self.code}]"
 
 
+def _str_or_none(value):
+    """A tool id as a set member or a finding's id: only a string is one (a list or object is not hashable,
+    and the API would reject it anyway, see ``_block_fields``)."""
+    return value if isinstance(value, str) else None
+
+
+# block type -> {field: (the types the API takes, their names, required)}
+_BLOCK_FIELDS = {
+    "text": {"text": ((str,), "a string", True)},
+    "tool_use": {"id": ((str,), "a string", True), "name": ((str,), "a string", True),
+                 "input": ((dict,), "an object", True)},
+    "tool_result": {"tool_use_id": ((str,), "a string", True), "content": ((str, list), "a string or a list", False),
+                    "is_error": ((bool,), "true or false", False)},
+    "thinking": {"thinking": ((str,), "a string", True)},
+    "image": {"source": ((dict,), "an object", True)},
+    "document": {"source": ((dict,), "an object", True)},
+}
+
+
+def _kind(value) -> str:
+    return "null" if value is None else {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+                                          int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _block_fields(i: int, bi: int, t: str, b: dict) -> list[Finding]:
+    """Fields of a known block that the API would reject: missing, or of the wrong type."""
+    out = []
+    for name, (types, want, required) in _BLOCK_FIELDS.get(t, {}).items():
+        if name not in b:
+            if required:
+                out.append(Finding("bad_block_field", i, f"{t} block has no {name!r}", bi))
+        elif not isinstance(b[name], types) or (bool not in types and isinstance(b[name], bool)):
+            out.append(Finding("bad_block_field", i, f"{t} block's {name!r} is {_kind(b[name])}, not {want}", bi,
+                               tool_id=_str_or_none(b.get("id") if t == "tool_use" else b.get("tool_use_id"))))
+    return out
+
+
+def _show_id(value) -> str:
+    """An id or name as it reads in a sentence (a non-string one is shown short, as JSON would write it)."""
+    if isinstance(value, str):
+        return value
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _is_empty(content) -> bool:
     if content is None:
         return True
@@ -60,7 +105,8 @@ def known_before_file(conversation) -> frozenset:
     """The tool-call ids a conversation answers but whose calls lie before its file's first line."""
     extra = getattr(conversation, "extra", None)
     ids = extra.get("results_before_file") if isinstance(extra, dict) else None
-    return frozenset(ids) if ids else frozenset()
+    return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, (list, tuple, set, frozenset)) \
+        else frozenset()
 
 
 def _before_file_finding(i: int, bi: int | None, tid) -> Finding:
@@ -83,8 +129,8 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
             out.append(Finding("not_a_message", i, f"message is a {type(m).__name__}, not an object"))
             continue
         role = m.get("role")
-        if role not in ("user", "assistant"):
-            out.append(Finding("bad_role", i, f"role {role!r} is not 'user' or 'assistant'"))
+        if not isinstance(role, str) or role not in ("user", "assistant"):
+            out.append(Finding("bad_role", i, f"role {role!r:.60} is not 'user' or 'assistant'"))
         content = m.get("content")
         if _is_empty(content) and not (i == n - 1 and role == "assistant"):
             out.append(Finding("empty_content", i, "content is empty"))
@@ -93,43 +139,50 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
         if isinstance(content, list):
             for bi, b in enumerate(content):
                 t = block_type(b)
+                if isinstance(b, dict) and "type" in b and not isinstance(b["type"], str):
+                    out.append(Finding("block_without_type", i, f"block type is {_kind(b['type'])}, not a string",
+                                       bi))
+                    continue
                 if t is None:
                     out.append(Finding("block_without_type", i, "block has no type" if isinstance(b, dict)
                                        else f"block is a {type(b).__name__}, not an object", bi))
-                elif t not in KNOWN_BLOCK_TYPES:
+                    continue
+                out += _block_fields(i, bi, t, b)
+                if t not in KNOWN_BLOCK_TYPES:
                     out.append(Finding("unknown_block", i, f"unknown block type {t!r}", bi))
                 elif t == "tool_result" and role != "user":
                     out.append(Finding("tool_result_not_in_user", i, "a tool_result must be in a user message", bi,
-                                       tool_id=b.get("tool_use_id")))
+                                       tool_id=_str_or_none(b.get("tool_use_id"))))
                 elif t == "tool_use" and role != "assistant":
                     out.append(Finding("tool_use_not_in_assistant", i, "a tool_use must be in an assistant message",
-                                       bi, tool_id=b.get("id")))
+                                       bi, tool_id=_str_or_none(b.get("id"))))
         # pairs: every tool_result answers a tool_use of the immediately preceding message
         if role == "user" and isinstance(content, list):
             prev = messages[i - 1] if i > 0 else None
-            prev_ids = {b.get("id") for b in blocks(prev) if block_type(b) == "tool_use"} \
+            prev_ids = {_str_or_none(b.get("id")) for b in blocks(prev) if block_type(b) == "tool_use"} \
                 if isinstance(prev, dict) and prev.get("role") == "assistant" else set()
             for bi, b in enumerate(content):
                 if block_type(b) == "tool_result":
-                    tid = b.get("tool_use_id")
-                    if tid not in prev_ids and tid in before_file:
+                    tid = _str_or_none(b.get("tool_use_id"))
+                    if tid is not None and tid not in prev_ids and tid in before_file:
                         out.append(_before_file_finding(i, bi, tid))
-                    elif tid not in prev_ids:
+                    elif tid is None or tid not in prev_ids:
                         out.append(Finding("orphan_tool_result", i,
-                                           f"tool_result {tid} has no tool_use in the message before it", bi,
-                                           tool_id=tid if isinstance(tid, str) else None))
+                                           f"tool_result {_show_id(b.get('tool_use_id'))} has no tool_use in the "
+                                           "message before it", bi, tool_id=tid))
         if role == "assistant" and isinstance(content, list):
             nxt = messages[i + 1] if i + 1 < n else None
-            answered = {b.get("tool_use_id") for b in blocks(nxt) if block_type(b) == "tool_result"} \
+            answered = {_str_or_none(b.get("tool_use_id")) for b in blocks(nxt) if block_type(b) == "tool_result"} \
                 if isinstance(nxt, dict) and nxt.get("role") == "user" else set()
             for bi, b in enumerate(content):
-                if block_type(b) == "tool_use" and b.get("id") not in answered:
+                tid = _str_or_none(b.get("id")) if block_type(b) == "tool_use" else ""
+                if block_type(b) == "tool_use" and (tid is None or tid not in answered):
                     last = i == n - 1
                     out.append(Finding("unanswered_tool_use", i,
-                                       f"tool_use {b.get('id')} ({b.get('name')}) "
+                                       f"tool_use {_show_id(b.get('id'))} ({_show_id(b.get('name'))}) "
                                        + ("waits for its result (last message)" if last
                                           else "has no tool_result in the next message"),
-                                       bi, "warning" if last else "error", tool_id=b.get("id")))
+                                       bi, "warning" if last else "error", tool_id=tid))
     return out
 
 
@@ -144,8 +197,9 @@ def _check_openai(messages: list, before_file=()) -> list[Finding]:
             out.append(Finding("not_a_message", i, f"message is a {type(m).__name__}, not an object"))
             continue
         role = m.get("role")
-        if role not in ("system", "developer", "user", "assistant", "tool"):
-            out.append(Finding("bad_role", i, f"unknown role {role!r}"))
+        if not isinstance(role, str) or role not in ("system", "developer", "user", "assistant", "tool"):
+            out.append(Finding("bad_role", i, f"unknown role {_show_id(role) if isinstance(role, str) else role!r}"))
+            role = None
         if role in ("system", "developer"):
             continue
         if not seen_non_system:
@@ -154,12 +208,12 @@ def _check_openai(messages: list, before_file=()) -> list[Finding]:
                 out.append(Finding("first_not_user", i, "the first non-system message is not from the user",
                                    severity="warning"))
         if role == "tool":
-            tid = m.get("tool_call_id")
-            if tid not in open_calls and tid in before_file:
+            tid = _str_or_none(m.get("tool_call_id"))
+            if tid is not None and tid not in open_calls and tid in before_file:
                 out.append(_before_file_finding(i, None, tid))
-            elif tid not in open_calls:
-                out.append(Finding("orphan_tool_result", i, f"tool message {tid} answers no pending tool call",
-                                   tool_id=tid if isinstance(tid, str) else None))
+            elif tid is None or tid not in open_calls:
+                out.append(Finding("orphan_tool_result", i, f"tool message {_show_id(m.get('tool_call_id'))} "
+                                   "answers no pending tool call", tool_id=tid))
             else:
                 open_calls.pop(tid)
             continue
@@ -169,9 +223,19 @@ def _check_openai(messages: list, before_file=()) -> list[Finding]:
         open_calls = {}
         if role == "assistant":
             calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):
+                out.append(Finding("bad_tool_calls", i, f"tool_calls is {_kind(calls)}, not a list"))
+                calls = []
             for ci, c in enumerate(calls):
                 if isinstance(c, dict) and isinstance(c.get("id"), str):
                     open_calls[c["id"]] = (i, ci)
+                    fn = c.get("function")
+                    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                        out.append(Finding("bad_tool_calls", i, f"tool call {c['id']} has no function name", ci,
+                                           tool_id=c["id"]))
+                else:
+                    out.append(Finding("bad_tool_calls", i, "tool call without a string id" if isinstance(c, dict)
+                                       else f"tool call is {_kind(c)}, not an object", ci))
             if _is_empty(m.get("content")) and not calls:
                 out.append(Finding("empty_content", i, "assistant message has no content and no tool calls",
                                    severity="warning"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -103,7 +104,13 @@ class Engine:
     def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
               dialect: str, role: str = "", before_file=()) -> tuple[Step, str]:
         t0 = time.perf_counter()
-        out = fn(messages, ctx)
+        internal = None
+        try:
+            out = fn(messages, ctx)
+        except Exception as e:  # a bug in a layer: shown as that layer's error, never a crash of the tool
+            internal = traceback.format_exc()
+            out = LayerOutput.unchanged(messages, error=f"internal error in Compactscope's {layer_name} layer "
+                                        f"({type(e).__name__}: {str(e)[:200]}); its input is passed on unchanged")
         dt = time.perf_counter() - t0
         new_dialect = out.dialect or dialect
         meter, tok = self.meter, self.tokens
@@ -115,7 +122,7 @@ class Engine:
         findings = check(out.messages, new_dialect, before_file=before_file) if self.check else []
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
-                    out.summary, new_dialect, dt, description, role)
+                    out.summary, new_dialect, dt, description, role, internal)
         if out.state:
             ctx.state.update(out.state)
         return step, new_dialect

@@ -93,6 +93,7 @@ class Step:
     seconds: float = 0.0
     description: str = ""
     role: str = ""                 # the layer's role (core.layers.base: "snip", "summary", ...)
+    internal: str | None = None        # the layer raised (a bug in it): the traceback; ``error`` says it in words
 
     @property
     def changed(self) -> bool:
@@ -132,6 +133,8 @@ class Step:
             d["triggered"] = self.triggered
         if self.error is not None:
             d["error"] = self.error
+        if self.internal is not None:
+            d["internal_error"] = True
         if self.summary is not None:
             d["summary"] = self.summary
         if self.dialect != "anthropic":
@@ -156,6 +159,11 @@ class Trace:
     @property
     def output(self) -> list:
         return self.steps[-1].messages if self.steps else self.input
+
+    @property
+    def internal_errors(self) -> list[Step]:
+        """Steps whose layer raised instead of returning (bugs; their input was passed on unchanged)."""
+        return [s for s in self.steps if s.internal is not None]
 
     @property
     def final_findings(self) -> list[Finding]:

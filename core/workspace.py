@@ -7,13 +7,15 @@ a name clash never overwrites another result's file.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from .safeio import atomic_write, dumps, fix_text
 
 PERSIST_DIR = ".task_outputs/tool-results"
 TRANSCRIPT_DIR = ".transcripts"
@@ -60,24 +62,40 @@ class Workspace:
     def persist_tool_result(self, tool_use_id: object, text: str) -> tuple[str, Path]:
         """Write a tool result's full text; return (relative path as shown to the
         model, absolute path). Same content under the same id reuses the file;
-        different content gets a new name (<id>-2.txt, ...)."""
+        different content gets a new name (<id>-2.txt, ...). A name taken by anything else (a
+        symlink, even a dangling one, a folder) is skipped: the write never goes through it."""
         base = safe_id(tool_use_id)
+        data = fix_text(text if isinstance(text, str) else str(text)).encode("utf-8")
         with self._lock:
-            folder = self._inside(PERSIST_DIR)
-            folder.mkdir(parents=True, exist_ok=True)
+            folder = self._folder(PERSIST_DIR)
             for k in itertools.count(1):
                 name = f"{base}.txt" if k == 1 else f"{base}-{k}.txt"
                 path = folder / name
-                if path.exists():
-                    try:
-                        if path.read_text(encoding="utf-8", errors="surrogatepass") == text:
-                            break
-                    except OSError:
-                        pass
+                if os.path.lexists(path):
+                    if _regular(path):
+                        try:
+                            with open(path, "rb") as f:
+                                if f.read(len(data) + 1) == data:
+                                    break
+                        except OSError:
+                            pass
                     continue
-                path.write_text(text, encoding="utf-8", errors="surrogatepass")
+                try:
+                    atomic_write(path, data, exclusive=True)
+                except FileExistsError:
+                    continue
                 break
         return f"{PERSIST_DIR}/{name}", path
+
+    def _folder(self, rel: str) -> Path:
+        """The folder ``rel`` inside the workspace, created; refused when it (or a parent) is a symlink that
+        leads outside."""
+        folder = self._inside(rel)
+        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._inside(rel)        # created meanwhile as a symlink elsewhere: refused
+        if not folder.is_dir():
+            raise ValueError(f"refusing to write into {rel}: not a folder")
+        return folder
 
     def read_persisted(self, rel: str) -> str | None:
         try:
@@ -86,17 +104,27 @@ class Workspace:
             return None
 
     def write_transcript(self, messages: list) -> Path:
-        """Write the list one message per line; the name is unique even within
-        one second (the teaching code's names collide)."""
+        """Write the list one message per line (strict JSON: a lone surrogate becomes U+FFFD); the name is
+        unique even within one second (the teaching code's names collide). The file appears whole or not
+        at all."""
+        data = "".join(dumps(m) + "\n" for m in messages).encode("utf-8")
         with self._lock:
-            folder = self._inside(TRANSCRIPT_DIR)
-            folder.mkdir(parents=True, exist_ok=True)
+            folder = self._folder(TRANSCRIPT_DIR)
             stamp = time.strftime("%Y%m%d-%H%M%S")
             while True:
                 path = folder / f"transcript_{stamp}-{next(self._seq):04d}.jsonl"
-                if not path.exists():
-                    break
-            with path.open("x", encoding="utf-8") as f:
-                for m in messages:
-                    f.write(json.dumps(m, ensure_ascii=False, default=str) + "\n")
+                if os.path.lexists(path):
+                    continue
+                try:
+                    atomic_write(path, data, exclusive=True)
+                except FileExistsError:
+                    continue
+                break
         return path
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 
+from ..hermes_oracle import VERSION as HERMES_VERSION
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Edit, LayerOutput
 from . import hermes_rules as R
@@ -242,8 +243,18 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     previous = ctx.state.get(PREVIOUS)
     turns = messages[start:end]
     search_from = 1 if messages and messages[0].get("role") == "system" else 0
-    found, body = R.latest_summary(messages, search_from, end)
     v = {"compress_start": start, "compress_end": end}
+    if end > n:
+        # hermes-agent 0.19.0's tail cut can end past the list (a user turn followed by an assistant with six or
+        # more parallel tool calls: the cut moves past the tool results at the end); its
+        # _find_latest_context_summary then indexes messages[compress_end - 1] and compress() raises IndexError
+        # before summarising. The faithful result is that failure, as this layer's error.
+        return LayerOutput(messages, list(range(n)), [], v, "hermes-agent fails here: nothing compacted",
+                           error=f"hermes-agent {HERMES_VERSION} fails here too: compress() raises IndexError "
+                                 f"(list index out of range) in _find_latest_context_summary, because "
+                                 f"compress_end {end} is past the end of the {n}-message list; the messages are "
+                                 "kept unchanged", state={PASS: None}, triggered=False)
+    found, body = R.latest_summary(messages, search_from, end)
     if found is not None:
         if body and not previous:
             previous = body

@@ -28,6 +28,7 @@ class LayerRecord:
     error: str | None = None
     summary: bool = False           # an LLM summary was made by this layer
     role: str = ""                  # the layer's role (core.layers.base)
+    internal: str | None = None     # the layer raised (a bug): the traceback (Step.internal)
 
     def to_json(self) -> dict:
         d = {"layer": self.layer, "changed": self.changed, "size_before": self.size_before,
@@ -39,6 +40,8 @@ class LayerRecord:
             d["error"] = self.error
         if self.summary:
             d["summary"] = True
+        if self.internal:
+            d["internal_error"] = True
         return d
 
 
