@@ -138,17 +138,19 @@ class Prepared:
 
 
 def prepare(conv: Conversation, dialect: str, skip_real_summaries: bool) -> Prepared:
-    msgs = conv.messages
+    # Messages a real compaction re-sent (Inspect and hermes segments hold the whole compacted context,
+    # marked ``copy_of``) are not new history: they are left out before any conversion (so a copy is never
+    # merged into a new message), and their indices map to the next message kept.
+    copies = {i for i, m in enumerate(conv.meta) if "copy_of" in m.extra}
+    keep = [i for i in range(len(conv.messages)) if i not in copies] if copies else None
+    msgs = conv.messages if keep is None else [conv.messages[i] for i in keep]
     origin = list(range(len(msgs)))
     if conv.dialect != dialect:
         converted = to_openai(msgs, conv.system) if dialect == OPENAI else to_anthropic(msgs)
         msgs, origin = converted.messages, list(converted.origin)
+    if keep is not None:
+        origin = [keep[o] if o is not None and 0 <= o < len(keep) else o for o in origin]
     skip: set[int] = set()
-    # messages a real compaction re-sent (Inspect/hermes segments hold the whole compacted context): not new
-    # history, the running context already has them
-    copies = {i for i, m in enumerate(conv.meta) if "copy_of" in m.extra}
-    if copies:
-        skip.update(i for i, o in enumerate(origin) if o in copies)
     if skip_real_summaries and conv.events:
         real = {e.summary_index for e in conv.events if e.summary_index is not None}
         for i, o in enumerate(origin):
@@ -159,6 +161,13 @@ def prepare(conv: Conversation, dialect: str, skip_real_summaries: bool) -> Prep
     for i, o in enumerate(origin):
         if o is not None and o >= 0 and o not in inv:
             inv[o] = i
+    if copies:
+        kept = sorted(inv.items())
+        at = 0
+        for c in sorted(copies):
+            while at < len(kept) and kept[at][0] < c:
+                at += 1
+            inv[c] = kept[at][1] if at < len(kept) else len(msgs)
     return Prepared(msgs, metas, origin, skip, inv)
 
 
