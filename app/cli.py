@@ -6,6 +6,7 @@ Headless subcommands (never import Qt, start fast):
   info FILE     what the file holds: format, conversations, tool pairs, compaction events, usage
   replay FILE   run the pipeline before every model call over the conversation's life
   fleet [PATH]  replay every session of an archive (default ~/.claude/projects) into a Parquet file
+  report FILE   write a self-contained HTML (or Markdown) report: every layer, the summaries, the replay
   strategies    list the strategies and their parameters
 
 Anything else opens the window: ``compactscope [FILE] [--step N] [--screenshot out.png]``.
@@ -21,7 +22,7 @@ import time
 import traceback
 from pathlib import Path
 
-HEADLESS = ("run", "check", "info", "replay", "strategies", "proxy", "record", "fleet")
+HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet")
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
@@ -306,8 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("strategies", help="list strategies and parameters")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_strategies)
-    from compactscope.app import cli_fleet, cli_proxy, cli_replay
-    for mod in (cli_replay, cli_proxy, cli_fleet):
+    from compactscope.app import cli_fleet, cli_proxy, cli_replay, cli_report
+    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet):
         mod.register(sub, _add_common, _add_engine, _engine, _load, _print_json, CliError)
     return ap
 

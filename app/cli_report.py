@@ -1,0 +1,84 @@
+"""``compactscope report FILE -o OUT``: one self-contained HTML (or Markdown) file to share what a compaction did.
+
+    compactscope report FILE -o report.html [--strategy S] [--set K=V]... [--conversation K]
+                         [--segment S] [--call N] [--replay] [--compare SPEC]... [--format html|md]
+
+Headless: never imports Qt. The HTML makes no network request (everything is inline).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
+    p = sub.add_parser("report", help="write a self-contained HTML or Markdown report of a compaction",
+                       description="Write one self-contained file (HTML: no network at all; or Markdown) with what "
+                                   "the file is, every layer's before and after with its edits, the boundary, the "
+                                   "API findings, the size chart, every compaction summary in full and, with "
+                                   "--replay, the timeline of the conversation's whole life.")
+    add_common(p)
+    add_engine(p)
+    p.set_defaults(strategy=None)
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the report file (.html or .md; '-' writes to standard output)")
+    p.add_argument("--format", choices=("html", "md"), help="html or md (default: from OUT's name, else html)")
+    p.add_argument("--segment", type=int, metavar="S",
+                   help="run over segment S only (the context after the S-th real compaction; -1 = the last)")
+    p.add_argument("--call", type=int, metavar="N",
+                   help="run over the context before model call N of the replay (0-based; -1 = the last)")
+    p.add_argument("--replay", action="store_true",
+                   help="add the replay: the pipeline before every model call, with the real context and "
+                        "compactions, and the strategy comparison table")
+    p.add_argument("--compare", action="append", metavar="[LABEL=]NAME[:K=V,...]",
+                   help="replay this strategy too and compare (repeatable, or ';'-separated; implies --replay)")
+    p.add_argument("--max-calls", type=int, metavar="N", help="replay: stop after N model calls")
+    p.add_argument("--title", help="the report's title")
+
+    def cmd_report(args) -> int:
+        from compactscope.core.replay import parse_run_spec
+        from compactscope.core.report import build_report, format_for, render, write_report
+        from compactscope.core.report.model import natural_strategy
+        t0 = time.perf_counter()
+        out = args.output
+        if out != "-" and os.path.exists(out) and os.path.exists(args.file) and os.path.samefile(out, args.file):
+            raise CliError(f"{out}: that is the transcript itself; the report goes to another file")
+        result, _conv = load(args.file, args.conversation)
+        name = args.strategy
+        chosen = ""
+        if not name:
+            name, chosen = natural_strategy(result.format)
+        engine = make_engine(args, name)
+        compare = []
+        for spec in args.compare or []:
+            for part in filter(None, (s.strip() for s in spec.split(";"))):
+                try:
+                    label, sname, params = parse_run_spec(part)
+                except ValueError as e:
+                    raise CliError(f"--compare: {e}") from None
+                args2 = argparse.Namespace(**{**vars(args), "set": [f"{k}={v}" for k, v in params.items()],
+                                              "variant": None, "order": None})
+                compare.append((label, make_engine(args2, sname)))
+        progress = (lambda text: print(f"compactscope: {text}", file=sys.stderr)) if sys.stderr.isatty() else None
+        try:
+            rep = build_report(result, engine, conversation=args.conversation, segment=args.segment, call=args.call,
+                               replay=args.replay, compare=compare, max_calls=args.max_calls, title=args.title,
+                               progress=progress, strategy_reason=chosen)
+        except ValueError as e:
+            raise CliError(f"{args.file}: {e}") from None
+        fmt = format_for(out, args.format)
+        if out == "-":
+            render(rep, sys.stdout, fmt)
+            return 0
+        try:
+            write_report(rep, out, fmt)
+        except OSError as e:
+            raise CliError(f"cannot write {out}: {e.strerror or e}") from None
+        print(f"{out}: {fmt} report of {args.file} ({rep.strategy.name}"
+              + (f", chosen for a {result.format} file" if chosen else "")
+              + f"), {os.path.getsize(out):,} bytes in {time.perf_counter() - t0:.2f} s")
+        return 0
+
+    p.set_defaults(fn=cmd_report)

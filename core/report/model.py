@@ -1,0 +1,318 @@
+"""The facts a report shows, gathered once; the HTML and Markdown renderers only format them.
+
+``build_report(result, engine, ...)`` picks the messages (a conversation of the file, one of its
+segments, or the running context before one model call of a replay), runs the engine's pipeline over
+them, aligns every layer's before and after, explains the boundary, collects every real and simulated
+compaction summary in full, and (with ``replay=True``) replays the conversation's whole life, optionally
+against other strategies. Nothing here formats text for a medium.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..align import align, summarize_rows
+from ..conversation import Conversation, LoadResult, MessageMeta
+from ..explain import BoundaryExplanation, boundary_explanation, find_boundary_step
+from ..info import describe
+from ..messages import message_text
+from ..pipeline import Engine
+from ..replay import ReplayResult, replay as run_replay, threshold_for
+from ..size import SizeMeter
+from ..trace import SUMMARY, Step, Trace
+
+
+@dataclass
+class SummaryText:
+    """The full text of one compaction summary, real (recorded in the file) or simulated."""
+    origin: str                 # "real" (the file recorded it), "run" (this report's pipeline run), "replay"
+    title: str                  # where it comes from, in words
+    text: str
+    anchor: str | None = None   # the message anchor where the report shows it in place, if any
+    facts: dict = field(default_factory=dict)   # trigger, pre_tokens, summarizer, call, run, ...
+
+
+@dataclass
+class StageFacts:
+    """One layer's run: the Step, its label, and its before/after rows (``core.align``)."""
+    number: int                 # 1-based position in the trace
+    step: Step
+    label: str
+    rows: list
+    counts: dict
+
+
+@dataclass
+class ReplayFacts:
+    """The replay of the conversation's whole life: the main run first, then the compared runs."""
+    runs: list                  # ReplayResult
+    totals: list                # ReplayResult.totals() per run
+    boundaries: list            # the main run's boundary_report(): each real compaction next to the simulated one
+    summaries: list             # SummaryText of every simulated summary of every run
+    seconds: float = 0.0
+
+
+@dataclass
+class Report:
+    title: str
+    path: str
+    file_bytes: int | None
+    info: dict                          # core.info.describe() of the whole file
+    conversation_index: int
+    conversation: Conversation
+    scope: str                          # which messages the pipeline ran over, in words
+    segment: int | None
+    call: int | None
+    strategy: Any                       # core.strategies.base.Strategy
+    params: dict
+    changed_params: dict                # the parameters that differ from the strategy's defaults
+    param_reasons: dict                 # parameter -> why it has this value (inferred from the file), if any
+    strategy_reason: str                # why this strategy (when the report chose it), else ""
+    threshold: float | None
+    threshold_unit: str
+    messages: list                      # the input of the run
+    trace: Trace
+    stages: list                        # StageFacts
+    boundary: BoundaryExplanation
+    boundary_layer: str | None
+    summaries: list                     # SummaryText: real ones, then the run's simulated ones
+    replay: ReplayFacts | None
+    meta: dict                          # id(message) -> MessageMeta (timestamps, usage, where in the file)
+    anchors: dict                       # id(message) -> the anchor where the report shows it (m3, s2m5)
+    generated: float
+    version: str
+    seconds: float = 0.0
+
+    def meta_of(self, message: Any) -> MessageMeta | None:
+        return self.meta.get(id(message))
+
+    @property
+    def stage_names(self) -> list[str]:
+        return ["original"] + [s.step.layer for s in self.stages]
+
+
+def layer_label(strategy, name: str) -> str:
+    """The stepper's short label of a layer (``L3 budget``), else its name."""
+    try:
+        return strategy.layer(name).label or name
+    except (KeyError, AttributeError):
+        return name
+
+
+NATURAL = {"claude-code": "claude_code", "hermes-session": "hermes", "hermes-db": "hermes"}
+
+
+def natural_strategy(fmt: str) -> tuple[str, str]:
+    """The strategy the agent that wrote a file of this format runs, and why, in words: Claude Code sessions
+    get claude_code, Hermes sessions hermes, anything else the s08 course pipeline."""
+    name = NATURAL.get(fmt, "s08")
+    why = (f"the file is a {fmt} session, so the {name} pipeline its agent runs" if fmt in NATURAL else
+           "s08, the course pipeline (no agent-specific pipeline for this format)")
+    return name, why + "; --strategy chooses another"
+
+
+def fork_engine(engine: Engine) -> Engine:
+    """A fresh engine with the same strategy, parameters, workspace, summarizer (its cache is shared) and
+    token estimator, and a fresh pipeline state: for runs that must not disturb each other."""
+    fork = getattr(engine, "fork", None)
+    if callable(fork):
+        try:
+            return fork()
+        except TypeError:
+            pass
+    return Engine(engine.strategy, dict(engine.params), workspace=engine.workspace, summarizer=engine.summarizer,
+                  meter=SizeMeter(), tokens=engine.tokens, order=engine.order, check=engine.check)
+
+
+def segment_view(conv: Conversation, k: int) -> Conversation:
+    """Conversation ``conv`` restricted to its segment ``k`` (the context after the k-th real compaction;
+    negative counts from the end). Raises ValueError naming the segments there are."""
+    n = len(conv.segments)
+    kk = k + n if k < 0 else k
+    if not 0 <= kk < n:
+        raise ValueError(f"there is no segment {k}: the conversation has {n} segment(s) (0..{n - 1}), one per "
+                         "context between real compactions")
+    starts = list(conv.segments) + [len(conv.messages)]
+    a, b = starts[kk], starts[kk + 1]
+    events = [dataclasses.replace(e, message_index=e.message_index - a,
+                                  summary_index=None if e.summary_index is None else e.summary_index - a)
+              for e in conv.events if a <= e.message_index < b]
+    return dataclasses.replace(conv, messages=conv.messages[a:b], meta=list(conv.meta[a:b]), events=events,
+                               segments=[0], extra=dict(conv.extra, segment=kk, segment_start=a))
+
+
+def summary_texts_of_trace(trace: Trace, origin: str, where: str, anchors: dict | None = None,
+                           facts: dict | None = None) -> list[SummaryText]:
+    """The full text of every summary a trace's layers made (the summary message as the model sees it)."""
+    out = []
+    for s in trace.steps:
+        if not s.summary or s.error:
+            continue
+        made = [e for e in s.edits if e.kind == SUMMARY and e.out is not None and 0 <= e.out < len(s.messages)]
+        info = {k: v for k, v in s.summary.items() if k != "text"}
+        for e in made[:1] or [None]:
+            if e is not None:
+                msg = s.messages[e.out]
+                text = message_text(msg)
+                anchor = anchors.get(id(msg)) if anchors else None
+            else:
+                text, anchor = str(s.summary.get("text") or ""), None
+            if not text:
+                continue
+            out.append(SummaryText(origin, f"{where}: {s.layer}" + (f", replacing messages {e.start}..{e.end - 1}"
+                                                                  if e is not None and e.start is not None
+                                                                  and e.end is not None else ""),
+                                   text, anchor, {**(facts or {}), **info, "layer": s.layer, "chars": len(text)}))
+    return out
+
+
+def real_summaries(conv: Conversation, offset: int = 0, anchors: dict | None = None) -> list[SummaryText]:
+    """Every real compaction the file records, with the full text of its summary when the file has it;
+    ``anchors`` (id(message) -> anchor) says where the report shows the summary message in place."""
+    out = []
+    for k, e in enumerate(conv.events, 1):
+        facts = {"kind": e.kind, "trigger": e.trigger, "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
+                 "message": e.message_index + offset, "where": str(e.provenance) if e.provenance else None}
+        i = e.summary_index
+        anchor = None
+        if i is not None and 0 <= i < len(conv.messages):
+            text = message_text(conv.messages[i])
+            anchor = (anchors or {}).get(id(conv.messages[i]))
+        else:
+            text = ""
+        title = (f"real compaction {k} ({e.kind}, {e.trigger or 'trigger not recorded'}) before message "
+                 f"{e.message_index + offset}")
+        out.append(SummaryText("real", title, text, anchor, dict(facts, chars=len(text))))
+    return out
+
+
+def _meta_map(conv: Conversation) -> dict:
+    return {id(m): conv.meta[i] for i, m in enumerate(conv.messages) if i < len(conv.meta)}
+
+
+def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, segment: int | None = None,
+                 call: int | None = None, replay: bool = False, compare: Sequence = (),
+                 max_calls: int | None = None, param_reasons: dict | None = None, title: str | None = None,
+                 strategy_reason: str = "",
+                 progress: Callable[[str], Any] | None = None, now: float | None = None) -> Report:
+    """Gather a report's facts. ``engine`` runs the pipeline (its strategy, parameters, summarizer,
+    workspace and token estimator); ``compare`` is a list of ``(label, Engine)`` replayed next to it (it
+    implies ``replay``). ``segment``: run over that segment only; ``call``: run over the context before that
+    model call of the replay (the simulated history, as the agent would have had it). Raises ValueError
+    with what is wrong in the selection."""
+    t0 = time.perf_counter()
+    say = progress or (lambda _t: None)
+    if not 0 <= conversation < len(result.conversations):
+        raise ValueError(f"there is no conversation {conversation}: the file holds {len(result.conversations)} "
+                         f"(0..{len(result.conversations) - 1})")
+    conv = result.conversations[conversation]
+    view, offset = conv, 0
+    scope = f"conversation {conversation}, all {len(conv.messages):,} messages"
+    if len(conv.segments) > 1:
+        scope += f" ({len(conv.segments)} contexts split at real compactions, read one after the other)"
+    if segment is not None:
+        view = segment_view(conv, segment)
+        offset = view.extra["segment_start"]
+        seg = view.extra["segment"]
+        scope = (f"conversation {conversation}, segment {seg} of {len(conv.segments)} (messages {offset}.."
+                 f"{offset + len(view.messages) - 1}: the context after "
+                 + ("the start" if seg == 0 else f"real compaction {seg}") + ")")
+    strategy = engine.strategy
+    meta = _meta_map(conv)
+    main_engine = engine
+    if call is not None:
+        say(f"replaying up to model call {call}")
+        eng = fork_engine(engine)
+        res = run_replay(view, engine=eng, keep_inputs=True, max_calls=call + 1 if call >= 0 else None)
+        eng.check = True                 # the replay switches the checker off; the report shows findings
+        n = len(res.calls)
+        k = call + n if call < 0 else call
+        if not 0 <= k < n:
+            what = "segment" if segment is not None else "conversation"
+            raise ValueError(f"there is no model call {call}: the {what} has {n} model call(s) to replay "
+                             f"(0..{n - 1})")
+        trace = res.rerun(k)
+        messages = res.inputs[k]
+        c = res.calls[k]
+        scope += (f"; the context before model call {k} (message {c.message_index + offset}), as the replay of "
+                  f"{strategy.name} left it: {len(messages):,} messages")
+        call = k
+        main_engine = eng
+    else:
+        say(f"running {strategy.name}")
+        messages = view.messages
+        trace = engine.run(messages, conversation=view, now=now)
+    anchors: dict = {id(m): f"m{i}" for i, m in enumerate(messages)}
+    stages = []
+    for k, s in enumerate(trace.steps, 1):
+        rows = align(s)
+        for r in rows:
+            if r.right is not None and r.kind in ("inserted", "changed"):
+                anchors.setdefault(id(s.messages[r.right]), f"s{k}m{r.right}")
+        stages.append(StageFacts(k, s, layer_label(strategy, s.layer), rows, summarize_rows(rows)))
+    bstep = find_boundary_step(trace)
+    boundary = boundary_explanation(bstep, strategy.name)
+    summaries = real_summaries(view, offset, anchors) + summary_texts_of_trace(
+        trace, "run", "simulated in this run", anchors)
+    replay_facts = None
+    if replay or compare:
+        replay_facts = _replay(view, engine, compare, max_calls, say)
+    thr, unit = threshold_for(strategy, main_engine.params)
+    defaults = strategy.defaults()
+    changed = {k: v for k, v in main_engine.params.items() if defaults.get(k, object()) != v}
+    try:
+        size = os.path.getsize(result.path)
+    except (OSError, TypeError):
+        size = None
+    from compactscope import __version__
+    name = os.path.basename(str(result.path)) or str(result.path)
+    return Report(
+        title=title or f"Compactscope report: {name}, {strategy.name}",
+        path=str(result.path), file_bytes=size, info=describe(result), conversation_index=conversation,
+        conversation=conv, scope=scope, segment=None if segment is None else view.extra["segment"], call=call,
+        strategy=strategy, params=dict(main_engine.params), changed_params=changed,
+        param_reasons=dict(param_reasons or {}), strategy_reason=strategy_reason, threshold=thr, threshold_unit=unit,
+        messages=messages,
+        trace=trace, stages=stages, boundary=boundary, boundary_layer=bstep.layer if bstep is not None else None,
+        summaries=summaries, replay=replay_facts, meta=meta, anchors=anchors, generated=time.time(),
+        version=__version__,
+        seconds=time.perf_counter() - t0)
+
+
+def _replay(view: Conversation, engine: Engine, compare: Sequence, max_calls: int | None, say) -> ReplayFacts:
+    t0 = time.perf_counter()
+    runs: list[ReplayResult] = []
+    configs = [(None, engine)] + [(label, eng) for label, eng in compare]
+    has_usage = any(m.usage is not None for m in view.meta)
+    calibrate = has_usage and any(e.strategy.threshold_unit == "tokens" for _, e in configs)
+    summaries: list[SummaryText] = []
+    for label, eng in configs:
+        say(f"replaying {label or eng.strategy.name}")
+        res = run_replay(view, engine=fork_engine(eng), label=label, keep_inputs=False, keep_traces=True,
+                         max_calls=max_calls, calibrate=calibrate)
+        for c, tr in zip(res.calls, res.traces or []):
+            if c.summaries:
+                summaries += summary_texts_of_trace(tr, "replay", f"replay {res.label}, before model call {c.index}",
+                                                    facts={"run": res.label, "call": c.index,
+                                                           "tokens_before": c.tokens_before})
+        res.traces = None            # the summaries are taken; the traces would only hold memory
+        runs.append(res)
+    if not runs[0].calls:
+        raise ValueError("the conversation has no model call (no assistant message) to replay")
+    return ReplayFacts(runs, [r.totals() for r in runs], runs[0].boundary_report(), summaries,
+                       time.perf_counter() - t0)
+
+
+def group_rows(rows: list) -> list[tuple[str, list]]:
+    """A layer's aligned rows as (kind, rows): consecutive kept rows, and consecutive removed rows, form one
+    group each (a report folds them); every other row is its own group."""
+    out: list = []
+    for r in rows:
+        if out and r.kind in ("kept", "removed") and out[-1][0] == r.kind:
+            out[-1][1].append(r)
+        else:
+            out.append((r.kind, [r]))
+    return out
