@@ -7,7 +7,6 @@ Headless: never imports Qt. The HTML makes no network request (everything is inl
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -38,9 +37,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--title", help="the report's title")
 
     def cmd_report(args) -> int:
-        from compactscope.core.replay import parse_run_spec
         from compactscope.core.report import build_report, format_for, render, write_report
         from compactscope.core.report.model import natural_strategy
+        from compactscope.core.strategies.spec import parse_run_spec
         t0 = time.perf_counter()
         out = args.output
         if out != "-" and os.path.exists(out) and os.path.exists(args.file) and os.path.samefile(out, args.file):
@@ -58,9 +57,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                     label, sname, params = parse_run_spec(part)
                 except ValueError as e:
                     raise CliError(f"--compare: {e}") from None
-                args2 = argparse.Namespace(**{**vars(args), "set": [f"{k}={v}" for k, v in params.items()],
-                                              "variant": None, "order": None})
-                compare.append((label, make_engine(args2, sname)))
+                compare.append((label, make_engine(args, sname, params)))
         progress = (lambda text: print(f"compactscope: {text}", file=sys.stderr)) if sys.stderr.isatty() else None
         try:
             rep = build_report(result, engine, conversation=args.conversation, segment=args.segment, call=args.call,

@@ -21,7 +21,6 @@ from ..info import describe
 from ..messages import message_text
 from ..pipeline import Engine
 from ..replay import ReplayResult, replay as run_replay, threshold_for
-from ..size import SizeMeter
 from ..trace import SUMMARY, Step, Trace
 
 
@@ -112,19 +111,6 @@ def natural_strategy(fmt: str) -> tuple[str, str]:
     why = (f"the file is a {fmt} session, so the {name} pipeline its agent runs" if fmt in NATURAL else
            "s08, the course pipeline (no agent-specific pipeline for this format)")
     return name, why + "; --strategy chooses another"
-
-
-def fork_engine(engine: Engine) -> Engine:
-    """A fresh engine with the same strategy, parameters, workspace, summarizer (its cache is shared) and
-    token estimator, and a fresh pipeline state: for runs that must not disturb each other."""
-    fork = getattr(engine, "fork", None)
-    if callable(fork):
-        try:
-            return fork()
-        except TypeError:
-            pass
-    return Engine(engine.strategy, dict(engine.params), workspace=engine.workspace, summarizer=engine.summarizer,
-                  meter=SizeMeter(), tokens=engine.tokens, order=engine.order, check=engine.check)
 
 
 def segment_view(conv: Conversation, k: int) -> Conversation:
@@ -222,29 +208,25 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
                  + ("the start" if seg == 0 else f"real compaction {seg}") + ")")
     strategy = engine.strategy
     meta = _meta_map(conv)
-    main_engine = engine
     if call is not None:
         say(f"replaying up to model call {call}")
-        eng = fork_engine(engine)
-        res = run_replay(view, engine=eng, keep_inputs=True, max_calls=call + 1 if call >= 0 else None)
-        eng.check = True                 # the replay switches the checker off; the report shows findings
+        res = run_replay(view, engine=engine, keep_inputs=True, max_calls=call + 1 if call >= 0 else None)
         n = len(res.calls)
         k = call + n if call < 0 else call
         if not 0 <= k < n:
             what = "segment" if segment is not None else "conversation"
             raise ValueError(f"there is no model call {call}: the {what} has {n} model call(s) to replay "
                              f"(0..{n - 1})")
-        trace = res.rerun(k)
+        trace = res.rerun(k, engine.fork(check=True))      # the replay itself runs without the checker
         messages = res.inputs[k]
         c = res.calls[k]
         scope += (f"; the context before model call {k} (message {c.message_index + offset}), as the replay of "
                   f"{strategy.name} left it: {len(messages):,} messages")
         call = k
-        main_engine = eng
     else:
         say(f"running {strategy.name}")
         messages = view.messages
-        trace = engine.run(messages, conversation=view, now=now)
+        trace = engine.fork().run(messages, conversation=view, now=now)
     anchors: dict = {id(m): f"m{i}" for i, m in enumerate(messages)}
     stages = []
     for k, s in enumerate(trace.steps, 1):
@@ -260,9 +242,9 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
     replay_facts = None
     if replay or compare:
         replay_facts = _replay(view, engine, compare, max_calls, say)
-    thr, unit = threshold_for(strategy, main_engine.params)
+    thr, unit = threshold_for(strategy, engine.params)
     defaults = strategy.defaults()
-    changed = {k: v for k, v in main_engine.params.items() if defaults.get(k, object()) != v}
+    changed = {k: v for k, v in engine.params.items() if defaults.get(k, object()) != v}
     try:
         size = os.path.getsize(result.path)
     except (OSError, TypeError):
@@ -273,7 +255,7 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         title=title or f"Compactscope report: {name}, {strategy.name}",
         path=str(result.path), file_bytes=size, info=describe(result), conversation_index=conversation,
         conversation=conv, scope=scope, segment=None if segment is None else view.extra["segment"], call=call,
-        strategy=strategy, params=dict(main_engine.params), changed_params=changed,
+        strategy=strategy, params=dict(engine.params), changed_params=changed,
         param_reasons=dict(param_reasons or {}), strategy_reason=strategy_reason, threshold=thr, threshold_unit=unit,
         messages=messages,
         trace=trace, stages=stages, boundary=boundary, boundary_layer=bstep.layer if bstep is not None else None,
@@ -291,7 +273,7 @@ def _replay(view: Conversation, engine: Engine, compare: Sequence, max_calls: in
     summaries: list[SummaryText] = []
     for label, eng in configs:
         say(f"replaying {label or eng.strategy.name}")
-        res = run_replay(view, engine=fork_engine(eng), label=label, keep_inputs=False, keep_traces=True,
+        res = run_replay(view, engine=eng, label=label, keep_inputs=False, keep_traces=True,
                          max_calls=max_calls, calibrate=calibrate)
         for c, tr in zip(res.calls, res.traces or []):
             if c.summaries:
