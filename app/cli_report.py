@@ -44,12 +44,12 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         out = args.output
         if out != "-" and os.path.exists(out) and os.path.exists(args.file) and os.path.samefile(out, args.file):
             raise CliError(f"{out}: that is the transcript itself; the report goes to another file")
-        result, _conv = load(args.file, args.conversation)
+        result, conv = load(args.file, args.conversation)
         name = args.strategy
         chosen = ""
         if not name:
             name, chosen = natural_strategy(result.format)
-        engine = make_engine(args, name)
+        engine = make_engine(args, name, conversation=conv)
         compare = []
         for spec in args.compare or []:
             for part in filter(None, (s.strip() for s in spec.split(";"))):
@@ -57,12 +57,13 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                     label, sname, params = parse_run_spec(part)
                 except ValueError as e:
                     raise CliError(f"--compare: {e}") from None
-                compare.append((label, make_engine(args, sname, params)))
+                compare.append((label, make_engine(args, sname, params, conversation=conv)))
         progress = (lambda text: print(f"compactscope: {text}", file=sys.stderr)) if sys.stderr.isatty() else None
         try:
             rep = build_report(result, engine, conversation=args.conversation, segment=args.segment, call=args.call,
                                replay=args.replay, compare=compare, max_calls=args.max_calls, title=args.title,
-                               progress=progress, strategy_reason=chosen)
+                               progress=progress, strategy_reason=chosen, inferred=getattr(engine, "inferred", None),
+                               user_params=getattr(engine, "user_params", None))
         except ValueError as e:
             raise CliError(f"{args.file}: {e}") from None
         fmt = format_for(out, args.format)

@@ -319,3 +319,19 @@ def test_write_report_is_atomic_and_readable(tmp_path, examples):
     write_report(rep, str(out))
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert out.stat().st_mode & 0o044, "readable like any file the user writes"
+
+
+def test_cli_report_of_a_claude_code_session_uses_its_strategy_and_inferred_defaults(corpus, tmp_path, capsys):
+    from compactscope.core import strategies
+    out = tmp_path / "cc.html"
+    assert cli_main(["report", str(corpus / CC_ONE), "-o", str(out)]) == 0
+    assert "claude_code, chosen for a claude-code file" in capsys.readouterr().out
+    html = out.read_text()
+    inferred = strategies.infer_params("claude_code", load(str(corpus / CC_ONE)).main)
+    assert inferred.params, "the session tells claude_code something"
+    from html import escape
+    assert "Read from the session" in html
+    for k, why in inferred.reasons.items():
+        assert escape(why) in html
+    assert cli_main(["report", str(corpus / CC_ONE), "-o", str(out), "--no-infer"]) == 0
+    assert "Read from the session" not in out.read_text()

@@ -346,6 +346,9 @@ def _run(rep, w) -> None:
                            if rep.threshold is not None else "none")],
             ["estimators", f"size: {tr.size_estimator}; tokens: {tr.token_estimator}"]]
     w(_table(["", ""], rows, cls="kv"))
+    if rep.inferred_lines:
+        w("<p>Read from the session (the CLI's --set wins, --no-infer turns it off):</p><ul>"
+          + "".join(f"<li>{esc(line)}</li>" for line in rep.inferred_lines) + "</ul>")
     params = []
     for p in s.params:
         v = rep.params.get(p.name, p.default)

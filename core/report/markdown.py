@@ -133,6 +133,9 @@ def _run(rep, w) -> None:
         ["threshold", f"{num(rep.threshold)} {'tokens' if rep.threshold_unit == 'tokens' else 'chars'}"
          if rep.threshold is not None else "none"],
         ["estimators", f"size: {tr.size_estimator}; tokens: {tr.token_estimator}"]]))
+    if rep.inferred_lines:
+        w("Read from the session (the CLI's --set wins, --no-infer turns it off):\n\n"
+          + "".join(f"- {md(line)}\n" for line in rep.inferred_lines) + "\n")
     rows = []
     for p in s.params:
         v = rep.params.get(p.name, p.default)

@@ -70,6 +70,7 @@ class Report:
     changed_params: dict                # the parameters that differ from the strategy's defaults
     param_reasons: dict                 # parameter -> why it has this value (inferred from the file), if any
     strategy_reason: str                # why this strategy (when the report chose it), else ""
+    inferred_lines: list                # what the strategy read from the session, one line per parameter/note
     threshold: float | None
     threshold_unit: str
     messages: list                      # the input of the run
@@ -182,13 +183,14 @@ def _meta_map(conv: Conversation) -> dict:
 def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, segment: int | None = None,
                  call: int | None = None, replay: bool = False, compare: Sequence = (),
                  max_calls: int | None = None, param_reasons: dict | None = None, title: str | None = None,
-                 strategy_reason: str = "",
+                 strategy_reason: str = "", inferred=None, user_params: dict | None = None,
                  progress: Callable[[str], Any] | None = None, now: float | None = None) -> Report:
     """Gather a report's facts. ``engine`` runs the pipeline (its strategy, parameters, summarizer,
     workspace and token estimator); ``compare`` is a list of ``(label, Engine)`` replayed next to it (it
     implies ``replay``). ``segment``: run over that segment only; ``call``: run over the context before that
-    model call of the replay (the simulated history, as the agent would have had it). Raises ValueError
-    with what is wrong in the selection."""
+    model call of the replay (the simulated history, as the agent would have had it). ``inferred``: what the
+    strategy read from the session (``strategies.Inferred``; its reasons explain the parameters), with the
+    ``user_params`` that override it. Raises ValueError with what is wrong in the selection."""
     t0 = time.perf_counter()
     say = progress or (lambda _t: None)
     if not 0 <= conversation < len(result.conversations):
@@ -256,9 +258,9 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         path=str(result.path), file_bytes=size, info=describe(result), conversation_index=conversation,
         conversation=conv, scope=scope, segment=None if segment is None else view.extra["segment"], call=call,
         strategy=strategy, params=dict(engine.params), changed_params=changed,
-        param_reasons=dict(param_reasons or {}), strategy_reason=strategy_reason, threshold=thr, threshold_unit=unit,
-        messages=messages,
-        trace=trace, stages=stages, boundary=boundary, boundary_layer=bstep.layer if bstep is not None else None,
+        param_reasons={**(getattr(inferred, "reasons", None) or {}), **(param_reasons or {})},
+        inferred_lines=inferred.lines(user_params) if inferred else [], strategy_reason=strategy_reason,
+        threshold=thr, threshold_unit=unit, messages=messages, trace=trace, stages=stages, boundary=boundary, boundary_layer=bstep.layer if bstep is not None else None,
         summaries=summaries, replay=replay_facts, meta=meta, anchors=anchors, generated=time.time(),
         version=__version__,
         seconds=time.perf_counter() - t0)
