@@ -309,7 +309,7 @@ def test_cli_report_errors_name_the_problem(tmp_path, examples, capsys):
     assert cli_main(["report", str(copy), "-o", str(copy)]) == 2
     assert "the transcript itself" in capsys.readouterr().err
     assert copy.read_bytes() == before
-    assert not list(tmp_path.glob(".report-*")), "no temporary file is left behind"
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary file is left behind"
 
 
 def test_write_report_is_atomic_and_readable(tmp_path, examples):
@@ -319,6 +319,11 @@ def test_write_report_is_atomic_and_readable(tmp_path, examples):
     write_report(rep, str(out))
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert out.stat().st_mode & 0o044, "readable like any file the user writes"
+    link = tmp_path / "link.html"
+    link.symlink_to(tmp_path / "elsewhere.html")
+    with pytest.raises(OSError):
+        write_report(rep, str(link))
+    assert not (tmp_path / "elsewhere.html").exists(), "a symlink is refused, never followed"
 
 
 def test_cli_report_of_a_claude_code_session_uses_its_strategy_and_inferred_defaults(corpus, tmp_path, capsys):

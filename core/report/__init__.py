@@ -32,25 +32,20 @@ def render(report: Report, out, fmt: str = "html") -> None:
 
 
 def write_report(report: Report, path: str, fmt: str | None = None) -> str:
-    """Write the report to ``path`` (atomically: a temporary file renamed at the end); returns the format."""
+    """Write the report to ``path`` atomically (``core.safeio``: a temporary file beside it takes the name
+    at the end; a symlink at ``path`` is refused); returns the format."""
     import os
-    import tempfile
+
+    from ..safeio import atomic_path
     fmt = format_for(path, fmt)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n") as f:
-            render(report, f, fmt)
+    mode = None
+    if not os.path.exists(path):
         umask = os.umask(0o022)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)        # mkstemp makes it private; a report is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        mode = 0o666 & ~umask              # an ordinary new file, not mkstemp's private one
+    with atomic_path(path, mode=mode) as tmp:
+        with open(tmp, "w", encoding="utf-8", errors="replace", newline="\n") as f:
+            render(report, f, fmt)
     return fmt
 
 
