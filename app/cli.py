@@ -197,6 +197,8 @@ def cmd_run(args) -> int:
 def cmd_check(args) -> int:
     from compactscope.core.checker import check_conversation, rejected
     result, conv = _load(args.file, args.conversation)
+    if args.strategy:
+        return _check_output(args, result, conv)
     findings = check_conversation(conv)
     if args.json:
         _print_json({"path": args.file, "format": result.format, "messages": len(conv.messages),
@@ -210,6 +212,28 @@ def cmd_check(args) -> int:
         print(f"{args.file}: {len(conv.messages)} messages{segs}, {len(findings)} finding(s)"
               + (": the API would reject this list" if rejected(findings) else ""))
     return EXIT_REJECTED if rejected(findings) else EXIT_OK
+
+
+def _check_output(args, result, conv) -> int:
+    """``check FILE --strategy S``: would the API accept what the strategy leaves? Findings of its
+    output (and of every step that failed), exit 1 when rejected."""
+    from compactscope.core.checker import rejected
+    engine = _engine(args, args.strategy)
+    trace = engine.run(conv.messages, conversation=conv)
+    findings = trace.final_findings
+    errors = [{"layer": s.layer, "error": s.error} for s in trace.steps if s.error]
+    if args.json:
+        _print_json({"path": args.file, "format": result.format, "messages": len(conv.messages),
+                     "strategy": trace.strategy, "output_messages": len(trace.output),
+                     "findings": [f.to_json() for f in findings], "errors": errors, "rejected": rejected(findings)})
+    else:
+        for e in errors:
+            print(f"{e['layer']} failed: {e['error']}")
+        for f in findings:
+            print(f)
+        print(f"{args.file}: {len(conv.messages)} messages -> {len(trace.output)} after {engine.strategy.title}, "
+              f"{len(findings)} finding(s)" + (": the API would reject this list" if rejected(findings) else ""))
+    return 1 if rejected(findings) else 0
 
 
 def cmd_info(args) -> int:
@@ -247,16 +271,22 @@ def cmd_info(args) -> int:
 def cmd_strategies(args) -> int:
     from compactscope.core import strategies
     out = []
-    for name in strategies.available():
-        s = strategies.get(name)
-        out.append({"name": s.name, "title": s.title, "description": s.description, "layers": s.layer_names,
+    for name in args.specs or strategies.available():
+        try:
+            s = strategies.get(name)
+        except KeyError as e:
+            raise CliError(str(e.args[0] if e.args else e)) from None
+        out.append({"name": s.name, "title": s.title, "description": s.description, "source": strategies.source(s),
+                    "dialect": s.dialect, "layers": s.layer_names,
                     "params": [{"name": p.name, "default": p.default, "help": p.help,
-                                **({"choices": list(p.choices)} if p.choices else {})} for p in s.params]})
+                                **({"choices": list(p.choices)} if p.choices else {}),
+                                **({"unit": p.unit} if p.unit else {})} for p in s.params]})
     if args.json:
         _print_json(out)
         return 0
     for s in out:
-        print(f"{s['name']}: {s['title']}\n  {s['description']}\n  layers: {' -> '.join(s['layers'])}")
+        print(f"{s['name']}: {s['title']}\n  {s['description']}\n  from: {s['source']}; dialect: {s['dialect']}\n"
+              f"  layers: {' -> '.join(s['layers'])}")
         for p in s["params"]:
             print(f"    {p['name']} = {p['default']!r}: {p['help']}")
     return 0
@@ -269,7 +299,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def _add_engine(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--strategy", default="s08", help="s08 (default), claude_code or hermes")
+    p.add_argument("--strategy", default="s08", metavar="SPEC",
+                   help="s08 (default), claude_code, hermes, a strategy an installed package registers, or your own "
+                        "compactor: PATH.py:FUNCTION or MODULE:NAME (see docs/plugins.md)")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
     p.add_argument("--no-infer", action="store_true",
                    help="do not read defaults from the session (e.g. Claude Code's version picks its threshold "
@@ -296,15 +328,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compact-tool", action="store_true",
                    help="then run the compact tool path (the last assistant message called `compact`)")
     p.set_defaults(fn=cmd_run)
-    p = sub.add_parser("check", help="would the API accept FILE's messages? exit 1 if not")
+    p = sub.add_parser("check", help="would the API accept FILE's messages (or, with --strategy, what the strategy "
+                                     "leaves of them)? exit 1 if not")
     _add_common(p)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--strategy", metavar="SPEC", help="check the output of this strategy (a name or a plugin "
+                                                     "PATH.py:FUNCTION) instead of the file's own messages")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="with --strategy: override a parameter")
+    p.add_argument("--summarizer", default="offline", help="with --strategy: offline (default), anthropic[:MODEL] "
+                                                          "or fixed:TEXT")
     p.set_defaults(fn=cmd_check)
     p = sub.add_parser("info", help="what FILE holds")
     p.add_argument("file")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_info)
-    p = sub.add_parser("strategies", help="list strategies and parameters")
+    p = sub.add_parser("strategies", help="list strategies (built-in, installed, or the plugins named) and parameters")
+    p.add_argument("specs", nargs="*", metavar="SPEC", help="describe these (e.g. a plugin PATH.py:FUNCTION) "
+                                                           "instead of every installed strategy")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_strategies)
     from compactscope.app import cli_fleet, cli_proxy, cli_replay, cli_report

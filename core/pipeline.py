@@ -26,6 +26,7 @@ from .layers.base import Layer, LayerContext, LayerProgress
 from .messages import ANTHROPIC, OPENAI, detect_dialect, to_anthropic, to_openai
 from .size import CharsPerToken, SizeMeter
 from .strategies.base import Strategy, Variant
+from .strategies.plugin import ANY
 from .summarizers import CachedSummarizer, OfflineSummarizer
 from .trace import CONVERT, Edit, LayerOutput, Step, Trace
 from .workspace import Workspace
@@ -148,7 +149,7 @@ class Engine:
         current = messages
         before = known_before_file(conversation)       # calls made before an excerpt's first line
         input_findings = check(messages, dialect, before_file=before) if self.check else []
-        if dialect != self.strategy.dialect:
+        if self.strategy.dialect not in (dialect, ANY):      # ANY: a plugin that takes the input's own dialect
             step, dialect = self._step("convert", f"convert to the {self.strategy.dialect} dialect",
                                        lambda m, c: _convert_output(m, dialect, self.strategy.dialect, system),
                                        current, ctx, dialect, CONVERT_ROLE, before)

@@ -18,6 +18,7 @@ from ..messages import OPENAI, block_type, blocks, to_anthropic, to_openai
 from ..pipeline import Engine
 from ..size import CharsPerToken
 from ..strategies.base import Strategy
+from ..strategies.plugin import ANY
 from ..trace import PERSIST, REPLACE, Trace
 from .calibration import Calibrator, measure
 from .records import CallRecord, LayerRecord, ReplayResult
@@ -283,8 +284,9 @@ class _Walk:
     def __init__(self, conv: Conversation, engine: Engine, options: ReplayOptions, label: str | None):
         self.conv, self.engine, self.opts = conv, engine, options
         strat = engine.strategy
-        self.p = prepare(conv, strat.dialect, options.skip_real_summaries)
-        self.view = _View(conv, {id(m): self.p.metas[i] for i, m in enumerate(self.p.msgs)}, strat.dialect)
+        self.dialect = conv.dialect if strat.dialect == ANY else strat.dialect    # ANY: a plugin on the input's own
+        self.p = prepare(conv, self.dialect, options.skip_real_summaries)
+        self.view = _View(conv, {id(m): self.p.metas[i] for i, m in enumerate(self.p.msgs)}, self.dialect)
         self.call_at, pending = call_positions(self.p, options.pending_call, options.max_calls)
         self.real_events = real_compactions(conv, self.p, self.call_at)
         self.real_by_call: dict = {}
@@ -343,7 +345,7 @@ class _Walk:
             state_before = dict(self.engine.state)
             if self.calibrator is not None:
                 raw_tokens += self.calibrator.before_call(k)
-            trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.engine.strategy.dialect,
+            trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.dialect,
                                     layers=self._layers_for(k))
             rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
             self._keep(rec, trace, context_before=trace.input, state_before=state_before)

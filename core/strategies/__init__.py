@@ -1,19 +1,36 @@
-"""Strategy registry. One module per strategy; each defines a ``Strategy``."""
+"""Strategy registry. One module per built-in strategy; each defines a ``Strategy``.
+
+``get(spec)`` resolves every way of naming a strategy, so every caller (engine, CLI, replay,
+window, fleet) accepts all of them:
+
+* a built-in name (``s08``, ``claude_code``, ``hermes``, ``inspect_edit``, ...);
+* a name registered by an installed package under the entry-point group
+  ``compactscope.strategies``;
+* a plugin: ``MODULE:NAME`` or ``PATH.py[:NAME]`` (``core.strategies.plugin``).
+
+``source(name)`` says where a strategy comes from, for ``compactscope strategies``.
+"""
 from __future__ import annotations
 
 import importlib
 
 from .base import Param, Strategy
 from .infer import Inferred, infer_params
+from .plugin import ANY, PluginError, looks_like_plugin
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES")}
 _cache: dict[str, Strategy] = {}
 
 
+def builtin() -> list[str]:
+    return list(_MODULES)
+
+
 def available() -> list[str]:
-    """Names of the strategies whose modules import."""
+    """Names of the built-in strategies whose modules import, then those installed packages
+    register (entry points) that load."""
     names = []
-    for name in _MODULES:
+    for name in list(_MODULES) + [n for n in _entry_points() if n not in _MODULES]:
         try:
             get(name)
         except (KeyError, ImportError):
@@ -22,11 +39,15 @@ def available() -> list[str]:
     return names
 
 
-def get(name: str) -> Strategy:
-    if name in _cache:
-        return _cache[name]
-    if name not in _MODULES:
-        raise KeyError(f"unknown strategy {name!r} (known: {', '.join(_MODULES)})")
+def _entry_points() -> dict:
+    from .plugin import entry_points
+    try:
+        return entry_points()
+    except Exception:  # noqa: BLE001 - broken package metadata must not break the registry
+        return {}
+
+
+def _builtin(name: str) -> Strategy:
     mod, attr = _MODULES[name]
     try:
         strategy = getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
@@ -38,4 +59,39 @@ def get(name: str) -> Strategy:
     return strategy
 
 
-__all__ = ["Param", "Strategy", "get", "available", "infer_params", "Inferred"]
+def get(spec: str | Strategy) -> Strategy:
+    """The strategy ``spec`` names (see the module docstring). Raises KeyError (a
+    ``PluginError`` for plugins) with a sentence saying why not."""
+    if isinstance(spec, Strategy):
+        return spec
+    if not isinstance(spec, str):
+        raise KeyError(f"a strategy is named by a string, not {type(spec).__name__}")
+    if spec in _cache:
+        return _cache[spec]
+    if spec in _MODULES:
+        return _builtin(spec)
+    if not looks_like_plugin(spec):
+        eps = _entry_points()
+        if spec in eps:
+            from .plugin import load_entry_point
+            strategy = load_entry_point(spec, eps[spec])
+            _cache[spec] = strategy
+            return strategy
+        known = list(_MODULES) + [n for n in eps if n not in _MODULES]
+        raise KeyError(f"unknown strategy {spec!r} (known: {', '.join(known)}; or a plugin: MODULE:NAME or "
+                       f"PATH.py:NAME)")
+    from .plugin import load
+    return load(spec)          # a file is re-read when it changed, so it is not kept in _cache
+
+
+def source(strategy: str | Strategy) -> str:
+    """Where a strategy comes from: "built-in", "entry point ... (package version)", "file PATH",
+    "module NAME"."""
+    st = get(strategy) if isinstance(strategy, str) else strategy
+    notes = st.notes if isinstance(st.notes, dict) else {}
+    if notes.get("origin"):
+        return str(notes["origin"])
+    return "built-in" if st.name in _MODULES else "unknown"
+
+
+__all__ = ["ANY", "Inferred", "Param", "PluginError", "Strategy", "available", "builtin", "get", "infer_params", "source"]

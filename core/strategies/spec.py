@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from .base import Strategy
+from .plugin import split_params
 
 RUN_FORMAT = "[LABEL=]NAME[:KEY=VALUE,...]"
 
@@ -33,14 +34,18 @@ def parse_assignments(items: Iterable[str] | None, what: str = "--set") -> dict[
 
 def parse_run_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     """``NAME`` or ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V`` -> (label, strategy name, params as text).
-    The label defaults to the spec itself. Raises ValueError with what is wrong."""
+    NAME may be a plugin spec with its own colon (``PATH.py:FUNCTION``, ``MODULE:NAME``). The label
+    defaults to the spec itself. Raises ValueError with what is wrong."""
+    from . import builtin
     spec = spec.strip()
     label = None
     if "=" in spec.split(":", 1)[0]:
         label, spec = spec.split("=", 1)
         label = label.strip()
-    name, _, rest = spec.partition(":")
-    name = name.strip()
+    name, rest = split_params(spec)          # NAME, MODULE:NAME or PATH.py:NAME (a plugin), then K=V,...
+    head, colon, tail = spec.partition(":")
+    if colon and head.strip() in builtin():
+        name, rest = head.strip(), tail      # a built-in name: what follows is parameters
     if not name:
         raise ValueError(f"a run is NAME or NAME:KEY=VALUE,..., not {spec!r}")
     try:
