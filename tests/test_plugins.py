@@ -14,7 +14,7 @@ import pytest
 
 from compactscope.core import strategies
 from compactscope.core.align import align
-from compactscope.core.infer import infer_output
+from compactscope.core.blackbox import infer_output
 from compactscope.core.pipeline import Engine
 from compactscope.core.replay import compare, parse_run_spec, replay
 from compactscope.core.strategies.plugin import PluginError, split_params

@@ -13,7 +13,7 @@ A strategy spec names one of
   is handed a deep copy of the messages (its input is never mutated), its keyword arguments with
   defaults become the strategy's parameters (type from the annotation or the default;
   ``Annotated[int, "help", {"minimum": 0, "unit": "tokens"}]`` and ``Literal[...]`` understood;
-  help texts also from the docstring), and what it did is inferred (``core.infer``);
+  help texts also from the docstring), and what it did is inferred (``core.blackbox``);
 * a list or tuple of such functions, or an object with a ``layers`` attribute (plus optional
   ``title``, ``description``, ``dialect``, ``threshold_param``, ``threshold_unit``): a
   multi-layer strategy, one traced layer per function (``Layer`` objects are used as they are);
@@ -50,7 +50,7 @@ from typing import Any, Callable
 
 import orjson
 
-from ..infer import infer_output
+from ..blackbox import infer_output
 from ..layers.base import Layer, LayerContext
 from ..messages import ANTHROPIC, OPENAI, message_text
 from ..summarizers import SummaryError, SummaryRequest
