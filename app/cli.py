@@ -166,11 +166,14 @@ def cmd_run(args) -> int:
             raise CliError(f"strategy {engine.strategy.name} has no "
                            f"{'reactive compaction' if args.reactive else 'compact tool'}")
         layers = [l.name for l in engine.layers] + [extra]
-    trace = engine.run(conv.messages, conversation=conv, layers=layers)
+    # each message once: a conversation whose segments repeat the compacted context (Inspect, hermes) runs
+    # over the history the agent accumulated, not over the copies
+    messages = conv.history()
+    trace = engine.run(messages, conversation=conv, layers=layers)
     if args.json:
         d = trace.to_json(include_messages=not args.no_messages)
         out = {"strategy": d["strategy"], "params": d["params"],
-               "input": {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
+               "input": {"path": str(Path(args.file)), "format": result.format, "messages": len(messages),
                          "conversation": args.conversation, "dialect": conv.dialect},
                "inferred": inferred_json(engine),
                "estimators": d["estimators"], "order": d["order"], "steps": d["steps"],
@@ -178,7 +181,9 @@ def cmd_run(args) -> int:
                "workdir": str(engine.workspace.root)}
         _print_json(out)
         return internal_steps_report(trace.steps)
-    print(f"{args.file}: {result.format}, {len(conv.messages)} messages; strategy {trace.strategy}")
+    copies = len(conv.messages) - len(messages)
+    print(f"{args.file}: {result.format}, {len(messages)} messages"
+          + (f" (without the {copies} that compactions re-sent)" if copies else "") + f"; strategy {trace.strategy}")
     print_inferred(engine)
     print(f"sizes: {trace.size_estimator}; tokens: {trace.token_estimator}")
     print(f"{'layer':<22}{'changed':<9}{'size before':>12}{'size after':>12}{'tok after':>11}  what happened")
@@ -249,12 +254,27 @@ def cmd_info(args) -> int:
         return 0
     print(f"{info['path']}: {info['format']}, {len(info['conversations'])} conversation(s)")
     for c in info["conversations"]:
-        print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {c['messages']} messages ({c['dialect']}), "
-              f"{c['tool_pairs']} tool pairs ({c['complete_pairs']} complete)"
+        copies = f" ({c['copies']} of them re-sent by compactions)" if c.get("copies") else ""
+        contexts = f" in {len(c['segments'])} contexts" if len(c.get("segments") or []) > 1 else ""
+        print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {c['messages']} messages{copies}{contexts} "
+              f"({c['dialect']}), {c['tool_pairs']} tool pairs ({c['complete_pairs']} complete)"
               + (f", model {c['model']}" if c.get("model") else ""))
         for e in c["events"]:
-            print(f"      compaction at message {e['message_index']}: {e['kind']} trigger={e.get('trigger')} "
-                  f"preTokens={e.get('pre_tokens')}")
+            what = " ".join(str(e[k]) for k in ("kind", "type", "mode", "strategy") if e.get(k))
+            line = f"      compaction at message {e['message_index']}: {what} trigger={e.get('trigger')} " \
+                   f"preTokens={e.get('pre_tokens')}"
+            if e.get("post_tokens") is not None:
+                line += f" postTokens={e['post_tokens']}"
+            if e.get("messages_before") is not None:
+                line += f", messages {e['messages_before']} -> {e.get('messages_after')}"
+            if e.get("summary_index") is not None:
+                line += f", summary at message {e['summary_index']}"
+            sc = e.get("summary_call")
+            if sc and "input_tokens" in sc:
+                line += f", summary call {sc['input_tokens']:,} in / {sc['output_tokens']:,} out"
+            elif sc:
+                line += f", summary calls share one usage row ({sc['shared_by']} calls)"
+            print(line)
         if c.get("usage"):
             u = c["usage"]
             print(f"      usage: {u['calls']} calls, input {u['input_tokens']:,}, output {u['output_tokens']:,}, "

@@ -99,7 +99,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                     + (f"{c.real_tokens:>10,}" if real and c.real_tokens is not None else (" " * 10 if real else "")))
             line += "  " + ", ".join(c.fired)
             if c.real_boundary:
-                line += f"  [REAL {c.real_boundary.get('trigger') or ''} compaction, preTokens " \
+                line += f"  [REAL {_real_label(c.real_boundary)} compaction, preTokens " \
                         f"{c.real_boundary.get('pre_tokens')}]"
             print(line)
             quiet = {l.layer for l in c.layers if l.role in (MICRO, SNIP)}      # routine, unless it summarised
@@ -120,7 +120,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
                    f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
                    else "no simulated summary")
-            print(f"real {b['trigger']} compaction before call {b['real_call']} (preTokens {b['real_pre_tokens']}): "
+            print(f"real {_real_label(b)} compaction before call {b['real_call']} (preTokens {b['real_pre_tokens']}): "
                   f"{sim}")
         if others:
             print()
@@ -128,3 +128,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         return _exit_code(res, others)
 
     p.set_defaults(fn=cmd_replay)
+
+
+def _real_label(ev: dict) -> str:
+    """How a real compaction is named: its recorder and its trigger, those the file gives (Claude Code
+    "auto"/"manual", Inspect "threshold"/"forced"; hermes records none)."""
+    return " ".join(str(ev[k]) for k in ("kind", "trigger") if ev.get(k)) or "recorded"

@@ -117,6 +117,13 @@ class Conversation:
         """Map id(message) -> its meta, so layers can find timestamps of shared messages."""
         return {id(m): self.meta[i] for i, m in enumerate(self.messages) if i < len(self.meta)}
 
+    def history(self) -> list:
+        """The messages without those a real compaction re-sent (``meta.extra["copy_of"]``: Inspect and
+        hermes segments repeat the compacted context): each message once, as the agent accumulated them."""
+        if not any("copy_of" in m.extra for m in self.meta):
+            return self.messages
+        return [m for i, m in enumerate(self.messages) if "copy_of" not in self.meta_at(i).extra]
+
     def segment(self, k: int) -> list:
         """The messages of segment k (the context the API saw after the k-th real compaction)."""
         starts = self.segments + [len(self.messages)]

@@ -8,6 +8,25 @@ from .conversation import LoadResult, Usage
 from .messages import ToolPairIndex
 
 
+_DETAIL = ("type", "strategy", "mode", "messages_before", "messages_after", "session_id")
+
+
+def _event_detail(conv, e) -> dict:
+    """What a loader recorded about a real compaction beyond the common fields, and its summary call."""
+    out = {k: e.extra[k] for k in _DETAIL if e.extra.get(k) is not None}
+    sc = e.extra.get("summary_call")
+    u = None
+    if isinstance(sc, int) and 0 <= sc < len(conv.extra.get("calls") or []):
+        u = Usage.from_dict(conv.extra["calls"][sc].get("usage"))          # Inspect: the call's own usage
+    elif isinstance(sc, dict):
+        u = sc.get("usage")                                                 # hermes: a usage row
+        if u is None and sc.get("shared_by"):
+            out["summary_call"] = {"shared_by": sc["shared_by"]}
+    if u is not None:
+        out["summary_call"] = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens}
+    return out
+
+
 def describe(result: LoadResult) -> dict:
     convs = []
     for i, c in enumerate(result.conversations):
@@ -22,9 +41,13 @@ def describe(result: LoadResult) -> dict:
             "index": i, "title": c.title, "format": c.format, "dialect": c.dialect, "model": c.model,
             "messages": len(c.messages), "tool_pairs": len(pairs), "complete_pairs": pairs.complete_count,
             "segments": list(c.segments),
-            "events": [{"kind": e.kind, "message_index": e.message_index, "trigger": e.trigger,
-                        "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens, "summary_index": e.summary_index,
-                        "where": str(e.provenance) if e.provenance else None} for e in c.events],
+            "events": [dict({"kind": e.kind, "message_index": e.message_index, "trigger": e.trigger,
+                             "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
+                             "summary_index": e.summary_index,
+                             "where": str(e.provenance) if e.provenance else None},
+                            **_event_detail(c, e)) for e in c.events],
+            # messages a real compaction re-sent (segments that hold the whole compacted context)
+            "copies": sum(1 for m in c.meta if "copy_of" in m.extra),
             "role_counts": dict(Counter(m.get("role") if isinstance(m, dict) else "?" for m in c.messages)),
             "kind": c.extra.get("kind") if isinstance(c.extra, dict) else None,
             "findings": [dict(f.to_json(), where=str(c.meta_at(f.message).provenance or "")) for f in findings],

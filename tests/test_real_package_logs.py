@@ -281,3 +281,15 @@ def test_hermes_snapshots(corpus, name, count, source):
     if source:
         assert conv.meta[3].extra["summary_source"] == source and conv.segments == [0]
         assert [(e.message_index, e.summary_index) for e in conv.events] == [(0, 3)]
+
+
+def test_replay_leaves_the_real_summaries_out_of_the_history(logs):
+    """Inspect's summary is a user message right after tool results: converted to the Messages API it would
+    be merged into them, and the replay would carry the real summary as if the user had typed it."""
+    conv = logs["react-compaction-summary.json"].conversations[1]
+    for strategy in ("s08", "hermes"):
+        res = replay(conv, strategy)
+        assert res.iteration_totals()["user_turns"] == 1
+        for ctx in res.inputs:
+            assert "[CONTEXT COMPACTION SUMMARY]" not in json.dumps(ctx)
+        assert [e["call"] for e in res.real_events] == [4, 6, 10]

@@ -90,7 +90,8 @@ def boundary_report(result: Any) -> list[dict]:
     for ev in result.real_events:
         call = ev.get("call")
         near = min(sims, key=lambda c: abs(c.index - call)) if sims and call is not None else None
-        row = {"real_call": call, "real_message_index": ev.get("message_index"), "trigger": ev.get("trigger"),
+        row = {"real_call": call, "real_message_index": ev.get("message_index"), "kind": ev.get("kind"),
+               "trigger": ev.get("trigger"),
                "real_pre_tokens": ev.get("pre_tokens"),
                "real_tokens_before_call": result.calls[call - 1].real_tokens if call else None}
         if near is not None:

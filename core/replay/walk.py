@@ -147,8 +147,13 @@ def prepare(conv: Conversation, dialect: str, skip_real_summaries: bool) -> Prep
     msgs = conv.messages if keep is None else [conv.messages[i] for i in keep]
     origin = list(range(len(msgs)))
     if conv.dialect != dialect:
-        converted = to_openai(msgs, conv.system) if dialect == OPENAI else to_anthropic(msgs)
-        msgs, origin = converted.messages, list(converted.origin)
+        # a summary the replay leaves out stays a message of its own (to_anthropic would merge a summary
+        # that follows tool results into them, and it could no longer be left out)
+        real = {e.summary_index for e in conv.events if e.summary_index is not None} if skip_real_summaries \
+            else set()
+        pos = {c: k for k, c in enumerate(keep)} if keep is not None else None
+        cuts = sorted(pos[c] if pos is not None else c for c in real if pos is None or c in pos)
+        msgs, origin = _convert(msgs, conv.system, dialect, cuts)
     if keep is not None:
         origin = [keep[o] if o is not None and 0 <= o < len(keep) else o for o in origin]
     skip: set[int] = set()
@@ -170,6 +175,19 @@ def prepare(conv: Conversation, dialect: str, skip_real_summaries: bool) -> Prep
                 at += 1
             inv[c] = kept[at][1] if at < len(kept) else len(msgs)
     return Prepared(msgs, metas, origin, skip, inv)
+
+
+def _convert(msgs: list, system, dialect: str, cuts: list) -> tuple[list, list]:
+    """``msgs`` in ``dialect``, converted run by run between the ``cuts`` (each cut index is a run of one
+    message), so no message is merged across a cut; origin indices are into ``msgs``."""
+    bounds = sorted({0, len(msgs), *cuts, *(c + 1 for c in cuts)} & set(range(len(msgs) + 1)))
+    out, origin = [], []
+    for a, b in zip(bounds, bounds[1:]):
+        run = msgs[a:b]
+        converted = to_openai(run, system if a == 0 else None) if dialect == OPENAI else to_anthropic(run)
+        out.extend(converted.messages)
+        origin.extend(o + a if o is not None and o >= 0 else o for o in converted.origin)
+    return out, origin
 
 
 def _is_real_summary(m) -> bool:
