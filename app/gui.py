@@ -86,16 +86,15 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         win.set_strategy(args.strategy)
     if args.summarizer:
-        win.params_panel.set_summarizer(args.summarizer)
+        win.session.set_summarizer(args.summarizer, run=False)
     if args.set:
         from compactscope.core.strategies.spec import parse_assignments
         try:
-            win.params = win.strategy.resolve({**win.params_panel.values(), **parse_assignments(args.set)})
+            params = win.strategy.resolve({**win.params, **parse_assignments(args.set)})
         except (KeyError, ValueError) as e:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2
-        for k, v in win.params.items():
-            win.params_panel.set_value(k, v)
+        win.session.set_params(params, run=False)
     if args.dark:
         win.dark_action.setChecked(True)
         win.set_dark(True, save=False)
@@ -164,6 +163,6 @@ def _screenshot(app, win, args, w, h) -> int:
         return 1
     print(f"{out}: {img.width()}x{img.height()} at stage {win.stage} "
           f"({win.stepper.stages[win.stage][1] if win.stepper.stages else '?'})")
-    win.runner.cancel()
+    win.session.close()
     win.close()
     return 0

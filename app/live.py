@@ -428,10 +428,7 @@ def show_trace_in_window(win, conv: Conversation, trace) -> None:
 def set_history_in_window(win, conv: Conversation) -> None:
     """The agent's session so far becomes the window's conversation (the stepper keeps showing the
     agent's own last pipeline run); the timeline replays it when it is open."""
-    win.conversation = conv
-    win._replay_stale = True
-    if win.tabs.tabText(win.tabs.currentIndex()) == "Timeline":
-        win.run_replay()
+    win.session.set_conversation(conv, run=False)
 
 
 def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:

@@ -97,7 +97,7 @@ def main() -> int:
         for kv in args.param:
             name, _, value = kv.partition("=")
             win.params_panel.set_value(name, type(win.params[name])(value))
-        win._params_changed(win.params_panel.values())   # what the panel does on an edit
+        win.session.set_params(win.params_panel.values())   # what the panel does on an edit
         win.wait_idle(300_000)
         win.stepper.set_current(0)
         app.processEvents()

@@ -318,7 +318,7 @@ class _Blocking:
 
 def test_summary_error_marks_step_failed(qtbot, win):
     win.summarizers["failing"] = CachedSummarizer(_Failing())
-    win.params_panel.set_summarizer("failing")
+    win.session.set_summarizer("failing", run=False)
     open_wait(qtbot, win, EXAMPLES / "long_session.json")
     step = win.trace.step("compact_history")
     assert step.error and "no API key" in step.error
@@ -333,11 +333,11 @@ def test_summary_error_marks_step_failed(qtbot, win):
 def test_slow_summary_runs_in_worker_and_cancels(qtbot, win):
     blocking = _Blocking()
     win.summarizers["blocking"] = CachedSummarizer(blocking)
-    win.params_panel.set_summarizer("blocking")
+    win.session.set_summarizer("blocking", run=False)
     assert win.open_path(str(EXAMPLES / "long_session.json"))
     qtbot.waitUntil(blocking.entered.is_set, timeout=20000)
     # the window is responsive while the summary is pending, and says which layer it waits for
-    assert win.runner.busy and win.cancel_btn.isVisibleTo(win)
+    assert win.session.pipeline.busy and win.cancel_btn.isVisibleTo(win)
     qtbot.waitUntil(lambda: "4/4" in win.progress_label.text() and "(LLM)" in win.progress_label.text(),
                     timeout=5000)
     qtbot.keyClick(win.view, Qt.Key_End)
@@ -478,7 +478,7 @@ def test_play_expand_and_every_strategy(qtbot, win):
 
 
 def test_summary_names_its_summarizer(qtbot, win):
-    win.params_panel.set_summarizer("fixed:The goal is X.")
+    win.session.set_summarizer("fixed:The goal is X.", run=False)
     open_wait(qtbot, win, EXAMPLES / "long_session.json")
     step = win.trace.step("compact_history")
     assert step.summary["summarizer"]
@@ -502,7 +502,7 @@ def test_readme_duplicates_shown(qtbot, win, tmp_path):
     path.write_text(json.dumps(msgs), encoding="utf-8")
     _, ed = win.params_panel.editors["max_messages"]
     win.params_panel.set_value("max_messages", 6)
-    win.params = win.strategy.resolve(win.params_panel.values())
+    win.session.set_params(win.params_panel.values())
     open_wait(qtbot, win, path)
     k = [s.layer for s in win.trace.steps].index("snip_compact") + 1
     win.stepper.set_current(k)

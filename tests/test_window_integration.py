@@ -32,7 +32,7 @@ def win(make_window):
     w = make_window()
     yield w
     w.timeline.play(False)
-    w.runner.cancel()
+    w.session.close()
 
 
 def conv():
@@ -41,7 +41,7 @@ def conv():
 
 def hermes_window(qtbot, win, **params):
     win.set_strategy("hermes")
-    win.params = win.strategy.resolve(params)
+    win.session.set_params(params)
     with qtbot.waitSignal(win.sigOracleReady, timeout=60000) as blocker:
         assert win.open_path(str(LONG))
     return blocker.args[0]
@@ -125,7 +125,7 @@ def test_claude_code_snip_explained_when_on_and_off(qtbot, win):
     assert win.tabs.tabText(win.tabs.indexOf(win.explainer)) == "Snip boundary"
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         win.params_panel.set_value("snip_max_messages", 30)
-        win._params_changed(win.params_panel.values())
+        win.session.set_params(win.params_panel.values())
     step = win.trace.step("snip_compact")
     win.stepper.set_current(stage_of(win, "snip_compact"))
     text = win.explainer.toPlainText()
@@ -210,7 +210,7 @@ def test_playback_drives_the_stepper_as_if_live(qtbot, win):
     qtbot.keyClick(win.timeline, Qt.Key_Space)
     assert not win.timeline.playing()
     assert seen == sorted(seen) and len(set(seen)) == len(seen)          # forward, never back
-    qtbot.waitUntil(lambda: win._call_job is None, timeout=60000)
+    qtbot.waitUntil(lambda: not win.session.call_running, timeout=60000)
     i = win.shown_call
     assert i == seen[-1]
     # the stepper shows the pipeline run before call i: its input is that call's running context
@@ -228,7 +228,7 @@ def test_playback_drives_the_stepper_as_if_live(qtbot, win):
     win.follow_box.setChecked(False)
     win.timeline.set_cursor(0, emit=True)
     qtbot.wait(50)
-    assert win.shown_call == cur + 1 and win._call_job is None
+    assert win.shown_call == cur + 1 and not win.session.call_running
 
 
 # ------------------------------------------------------------------ 3. the iteration budget

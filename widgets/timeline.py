@@ -309,6 +309,11 @@ class TimelineWidget(QWidget):
     def cursor(self) -> int:
         return self._cursor
 
+    @property
+    def call_count(self) -> int:
+        """Model calls in the shown replay."""
+        return self._n
+
     def set_cursor(self, call_index: int, emit: bool = False) -> None:
         """Move the cursor to a call (clamped). ``emit`` also sends sigCallSelected."""
         if not self._n:

@@ -27,7 +27,8 @@ from ..messages import block_type, blocks, content_text, replace_block, ToolPair
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Edit, LayerOutput
 from . import s08
-from .base import BUDGET, MANUAL, MICRO, SNIP, SUMMARY, Layer, LayerContext
+from . import base as roles
+from .base import Layer, LayerContext
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "
@@ -599,17 +600,18 @@ LAYERS = {
     "tool_result_budget": Layer("tool_result_budget", tool_result_budget,
                                 "If the last message's tool results total more than budget_chars (200,000), persist "
                                 "the largest to disk and leave a preview (the s08 function)",
-                                label="budget", role=BUDGET),
+                                label="budget", role=roles.BUDGET),
     "snip_compact": Layer("snip_compact", snip_compact,
                           "HISTORY_SNIP (feature-gated in Claude Code): off unless snip_max_messages > 0, then the "
-                          "s08 snip with that limit", label="snip", role=SNIP),
+                          "s08 snip with that limit", label="snip", role=roles.SNIP),
     "time_micro_compact": Layer("time_micro_compact", time_micro_compact,
                                 "After idle_gap_minutes without a model call, clear every compactable tool result "
                                 "older than the gap except the micro_keep_recent most recent",
-                                label="time micro", role=MICRO),
+                                label="time micro", role=roles.MICRO),
     "auto_compact": Layer("auto_compact", auto_compact,
                           "At window - min(max_output, 20,000) - buffer tokens, summarise everything (nine "
-                          "sections), then restore recently read files", llm=True, label="auto-compact", role=SUMMARY),
+                          "sections), then restore recently read files", llm=True, label="auto-compact",
+                          role=roles.SUMMARY),
     "manual_compact": Layer("manual_compact", manual_compact, "/compact: summarise now, whatever the size",
-                            llm=True, label="/compact", role=MANUAL),
+                            llm=True, label="/compact", role=roles.MANUAL),
 }

@@ -20,7 +20,8 @@ from ..hermes_oracle import VERSION as HERMES_VERSION
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Edit, LayerOutput
 from . import hermes_rules as R
-from .base import ASSEMBLE, BOUNDARIES, PRUNE, SANITIZE, SUMMARY, Layer, LayerContext
+from . import base as roles
+from .base import Layer, LayerContext
 
 PASS = "hermes_pass"
 PREVIOUS = "hermes_previous_summary"
@@ -476,17 +477,18 @@ def hermes_sanitize(messages: list, ctx: LayerContext) -> LayerOutput:
 LAYERS = {
     "hermes_prune": Layer("hermes_prune", hermes_prune,
                           "threshold check, then the cheap prune pass: dedup identical tool outputs, one-line "
-                          "summaries of old results, shrink old call arguments", label="prune", role=PRUNE),
+                          "summaries of old results, shrink old call arguments", label="prune", role=roles.PRUNE),
     "hermes_boundaries": Layer("hermes_boundaries", hermes_boundaries,
                                "head (system + protect_first_n on the first compaction) and tail (token budget, "
-                               "tool groups, last user and assistant anchors)", label="boundaries", role=BOUNDARIES),
+                               "tool groups, last user and assistant anchors)", label="boundaries",
+                               role=roles.BOUNDARIES),
     "hermes_summarize": Layer("hermes_summarize", hermes_summarize,
                               "the middle becomes one summary (iterative update of the previous one; deterministic "
-                              "fallback when the LLM fails)", llm=True, label="summarize", role=SUMMARY),
+                              "fallback when the LLM fails)", llm=True, label="summarize", role=roles.SUMMARY),
     "hermes_assemble": Layer("hermes_assemble", hermes_assemble,
                              "head copies + summary (role chosen for alternation, END marker, or merged into the "
-                             "tail) + tail copies", label="assemble", role=ASSEMBLE),
+                             "tail) + tail copies", label="assemble", role=roles.ASSEMBLE),
     "hermes_sanitize": Layer("hermes_sanitize", hermes_sanitize,
                              "orphaned tool results and calls removed, old images stripped, _db_persisted swept, "
-                             "the 5% progress rule", label="sanitize", role=SANITIZE),
+                             "the 5% progress rule", label="sanitize", role=roles.SANITIZE),
 }

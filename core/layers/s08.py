@@ -11,11 +11,13 @@ is shared with the input.
 from __future__ import annotations
 
 import json
+import re
 
 from ..messages import block_type, has_tool_use, is_tool_result_message
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
-from .base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer, LayerContext
+from . import base as roles
+from .base import Layer, LayerContext
 
 MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"
 SNIP_TEXT = "[snipped {n} messages]"
@@ -39,6 +41,23 @@ def _fmt(n: int) -> str:
 
 
 # ------------------------------------------------------------ L3 budget
+PERSISTED_OPEN, PERSISTED_CLOSE = "<persisted-output>", "</persisted-output>"
+_PERSISTED_RE = re.compile(r"Full output:\s*([^\s\\'\"]+)")
+
+
+def persisted_output(rel: str, preview: str) -> str:
+    """What a persisted tool result becomes in the context: where the full output is, and a preview."""
+    return f"{PERSISTED_OPEN}\nFull output: {rel}\nPreview:\n{preview}\n{PERSISTED_CLOSE}"
+
+
+def persisted_reference(text: str) -> str | None:
+    """The workspace-relative path a ``persisted_output`` text points to (None for any other text)."""
+    if PERSISTED_OPEN not in text:
+        return None
+    m = _PERSISTED_RE.search(text)
+    return m.group(1) if m else None
+
+
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
     max_bytes = int(ctx.p("max_bytes", 200_000))
     threshold = int(ctx.p("persist_threshold", 30_000))
@@ -77,8 +96,7 @@ def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
                               message=mi, block=idx, tool_id=tid, old_len=len(text)))
             continue
         rel, path = ctx.workspace.persist_tool_result(tid, text)
-        new_content = (f"<persisted-output>\nFull output: {rel}\nPreview:\n{text[:preview]}\n"
-                       f"</persisted-output>")
+        new_content = persisted_output(rel, text[:preview])
         current[idx] = {**block, "content": new_content}
         total = sum(size_of(b) for b in current.values())
         edits.append(Edit(PERSIST, f"persisted {tid}, {_fmt(len(text))} chars, to {rel} "
@@ -400,21 +418,21 @@ LAYERS = {
     "tool_result_budget": Layer("tool_result_budget", tool_result_budget,
                                 "L3: if the last message's tool results total more than max_bytes, persist the "
                                 "largest (over persist_threshold) to disk and leave a preview",
-                                label="L3 budget", role=BUDGET),
+                                label="L3 budget", role=roles.BUDGET),
     "snip_compact": Layer("snip_compact", snip_compact,
                           "L1: over max_messages, keep the first keep_head and the last max_messages-keep_head "
                           "messages, moving the cut so no tool_use/tool_result pair is split",
-                          label="L1 snip", role=SNIP),
+                          label="L1 snip", role=roles.SNIP),
     "micro_compact": Layer("micro_compact", micro_compact,
                            "L2: replace all but the last keep_recent tool results longer than 120 chars with a "
-                           "placeholder", label="L2 micro", role=MICRO),
+                           "placeholder", label="L2 micro", role=roles.MICRO),
     "compact_history": Layer("compact_history", compact_history,
                              "L4: over context_limit, save a transcript and replace everything with an LLM summary",
-                             llm=True, label="L4 summary", role=SUMMARY),
+                             llm=True, label="L4 summary", role=roles.SUMMARY),
     "reactive_compact": Layer("reactive_compact", reactive_compact,
                               "On 'prompt too long': summarise all but the last reactive_keep messages",
-                              llm=True, label="reactive", role=REACTIVE),
+                              llm=True, label="reactive", role=roles.REACTIVE),
     "compact_tool": Layer("compact_tool", compact_tool,
                           "The model called the compact tool: summarise the history", llm=True,
-                          label="compact tool", role=MANUAL),
+                          label="compact tool", role=roles.MANUAL),
 }

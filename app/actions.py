@@ -1,0 +1,92 @@
+"""The window's menus and keyboard shortcuts: File, View, Live, Navigate, and the stepping keys."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QApplication
+
+from .live import install_menu
+
+
+def install_actions(win, examples) -> None:
+    mb = win.menuBar()
+    fm = mb.addMenu("&File")
+    a = fm.addAction("&Open\u2026", win.open_dialog)
+    a.setShortcut(QKeySequence.Open)
+    win.recent_menu = fm.addMenu("Open &Recent")
+    win.examples_menu = fm.addMenu("Open &Example")
+    for p in sorted(examples.glob("*.json")):
+        win.examples_menu.addAction(p.name, lambda p=p: win.open_path(str(p)))
+    fm.addSeparator()
+    fm.addAction("Save &Screenshot\u2026", win.save_screenshot_dialog)
+    fm.addSeparator()
+    q = fm.addAction("&Quit", win.close)
+    q.setShortcut(QKeySequence.Quit)
+    rebuild_recent(win)
+    vm = mb.addMenu("&View")
+    for text, keys, slot in (("Zoom &In", [QKeySequence.ZoomIn, QKeySequence("Ctrl+=")],
+                              lambda: win.set_zoom(win.zoom + 1)),
+                             ("Zoom &Out", [QKeySequence.ZoomOut], lambda: win.set_zoom(win.zoom - 1)),
+                             ("&Reset Zoom", [QKeySequence("Ctrl+0")], lambda: win.set_zoom(0))):
+        a = vm.addAction(text, slot)
+        a.setShortcuts(keys)
+    win.dark_action = vm.addAction("&Dark palette", lambda: win.set_dark(win.dark_action.isChecked()))
+    win.dark_action.setCheckable(True)
+    win.dark_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
+    vm.addSeparator()
+    for d in (win.dock_inspector, win.dock_params, win.dock_chart, win.dock_findings):
+        vm.addAction(d.toggleViewAction())
+    install_menu(win)            # Live: agent, recording proxy and follow mode in a dock (app/live.py)
+    nm = mb.addMenu("&Navigate")
+    for text, key, slot in (("&Find\u2026", QKeySequence.Find, win.focus_search),
+                            ("Find &Next", QKeySequence.FindNext, lambda: win.next_match(1)),
+                            ("Find &Previous", QKeySequence.FindPrevious, lambda: win.next_match(-1)),
+                            ("Jump to tool &partner", QKeySequence("Ctrl+J"), win.jump_to_partner),
+                            ("Run the pipeline &again", QKeySequence("F5"), win.run_pipeline)):
+        a = nm.addAction(text, slot)
+        a.setShortcut(key)
+    # stepping keys: window shortcuts (text fields keep their own arrows); in the timeline, arrows and
+    # Home/End move its cursor over the model calls instead
+    for key, slot in ((Qt.Key_Right, lambda: _arrow(win, 1)), (Qt.Key_Left, lambda: _arrow(win, -1)),
+                      (Qt.Key_Home, lambda: _arrow(win, "home")), (Qt.Key_End, lambda: _arrow(win, "end")),
+                      (Qt.Key_P, win.stepper.toggle_play)):
+        sc = QShortcut(QKeySequence(key), win)
+        sc.setContext(Qt.WindowShortcut)
+        sc.activated.connect(slot)
+
+
+def rebuild_recent(win) -> None:
+    win.recent_menu.clear()
+    files = win.settings.recent_files()
+    for f in files:
+        win.recent_menu.addAction(f, lambda f=f: win.open_path(f))
+    if files:
+        win.recent_menu.addSeparator()
+        win.recent_menu.addAction("Clear", lambda: (win.settings.clear_recent(), rebuild_recent(win)))
+    win.recent_menu.setEnabled(bool(files))
+
+
+def _timeline_focused(win) -> bool:
+    w = QApplication.focusWidget()
+    while w is not None:
+        if w is win.timeline:
+            return True
+        w = w.parentWidget()
+    return False
+
+
+def _arrow(win, d) -> None:
+    if _timeline_focused(win):
+        if d == "home":
+            win.timeline.set_cursor(0, emit=True)
+        elif d == "end":
+            win.timeline.set_cursor(win.timeline.call_count - 1, emit=True)
+        else:
+            win.timeline.step(d)
+        return
+    if d == "home":
+        win.stepper.first()
+    elif d == "end":
+        win.stepper.last()
+    else:
+        win.stepper.step(d)

@@ -1,0 +1,56 @@
+"""The Qt side of ``core.session.Session``: its events as ``sig``-named Qt signals.
+
+``QtSession(session)`` forwards every session event (``session.events.<type>``) to the signal
+``sig<Type>Changed`` (``stage`` -> ``sigStageChanged``, ``replay_running`` ->
+``sigReplayRunningChanged``) with the event's value, in the thread that emitted it (the session's
+executor posts to the GUI thread). Views connect to these signals; they call the session's methods
+to change anything.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from compactscope.core.session import EVENTS, Session
+
+
+def signal_name(event_type: str) -> str:
+    return "sig" + "".join(p.capitalize() for p in event_type.split("_")) + "Changed"
+
+
+class QtSession(QObject):
+    sigSourceChanged = Signal(object)
+    sigStrategyChanged = Signal(object)
+    sigParamsChanged = Signal(object)
+    sigSummarizerChanged = Signal(object)
+    sigOrderChanged = Signal(object)
+    sigRunningChanged = Signal(object)
+    sigProgressChanged = Signal(object)
+    sigResultChanged = Signal(object)
+    sigStageChanged = Signal(object)
+    sigViewModeChanged = Signal(object)
+    sigSelectionChanged = Signal(object)
+    sigErrorChanged = Signal(object)
+    sigVerdictChanged = Signal(object)
+    sigCompareChanged = Signal(object)
+    sigReplayRunningChanged = Signal(object)
+    sigReplayChanged = Signal(object)
+    sigCallChanged = Signal(object)
+    sigCursorChanged = Signal(object)
+    sigFollowChanged = Signal(object)
+    sigTabChanged = Signal(object)
+    sigFiltersChanged = Signal(object)
+    sigReadyChanged = Signal(object)          # a result is shown: stage, selection and all (after sigResultChanged)
+
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self._signals = {t: getattr(self, signal_name(t)) for t in EVENTS}
+        session.events.changed.connect(self._forward)
+
+    def _forward(self, ev) -> None:
+        sig = self._signals.get(ev.type)
+        if sig is not None:
+            sig.emit(ev.value)
+
+    def detach(self) -> None:
+        self.session.events.changed.disconnect(self._forward)

@@ -1,0 +1,86 @@
+"""Observable models without Qt: an ``EventGroup`` of named ``Emitter``s.
+
+The idea of napari's ``EventedModel``, done small: a model owns ``self.events`` with one emitter
+per thing that can change (``model.events.stage.connect(callback)``); every emission also goes to
+``model.events.changed`` with the event's ``type``, so an adapter (e.g. the window's Qt bridge) can
+forward everything through one connection. Callbacks run synchronously in the emitting thread;
+an exception in one callback does not stop the others (it is re-raised after all ran).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    value: Any = None
+    source: Any = None
+
+
+class Emitter:
+    def __init__(self, type: str, source: Any = None, parent: "Emitter | None" = None):
+        self.type, self.source, self.parent = type, source, parent
+        self._callbacks: list[Callable[[Event], Any]] = []
+        self._blocked = 0
+
+    def connect(self, callback: Callable[[Event], Any]) -> Callable[[Event], Any]:
+        if callback not in self._callbacks:
+            self._callbacks.append(callback)
+        return callback
+
+    def disconnect(self, callback: Callable[[Event], Any] | None = None) -> None:
+        if callback is None:
+            self._callbacks.clear()
+        elif callback in self._callbacks:
+            self._callbacks.remove(callback)
+
+    @contextlib.contextmanager
+    def blocked(self):
+        self._blocked += 1
+        try:
+            yield
+        finally:
+            self._blocked -= 1
+
+    def __call__(self, value: Any = None) -> Event:
+        ev = Event(self.type, value, self.source)
+        self._send(ev)
+        return ev
+
+    def _send(self, ev: Event) -> None:
+        if self._blocked:
+            return
+        error = None
+        for cb in list(self._callbacks):
+            try:
+                cb(ev)
+            except Exception as e:  # noqa: BLE001 - the other observers still hear of it
+                error = error or e
+        if self.parent is not None:
+            self.parent._send(ev)
+        if error is not None:
+            raise error
+
+
+class EventGroup:
+    """``group.<type>`` for each type given, plus ``group.changed`` that hears all of them."""
+
+    def __init__(self, source: Any, *types: str):
+        self.changed = Emitter("changed", source)
+        self._types = tuple(types)
+        for t in types:
+            setattr(self, t, Emitter(t, source, self.changed))
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return self._types
+
+    @contextlib.contextmanager
+    def blocked(self):
+        with contextlib.ExitStack() as stack:
+            for t in self._types:
+                stack.enter_context(getattr(self, t).blocked())
+            yield

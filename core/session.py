@@ -1,0 +1,884 @@
+"""The session: everything the debugger window shows, as one observable model without Qt.
+
+A ``Session`` holds the loaded file and the conversation, segment and model call looked at; the
+strategy, its parameters, variant and layer order, the summarizer; the pipeline's result (the
+``Trace`` and its variants); the stage, view mode, selection, tab and filters; the replay (the
+runs compared, their results, the timeline cursor and the call shown); and the strategy's
+cross-check verdict. Every change is an event (``session.events.<type>``, see ``EVENTS``), and
+the session produces what views show: the stepper's stages, the messages of the stage with
+their status, findings, cut lines and badges, the chart series, the status line and captions.
+
+Background work (pipeline runs, replays, reruns of a replayed call, cross-checks) goes through
+``core.jobs.Worker``s on the executors given: inline by default (everything happens before a
+method returns: tests, lessons, reports), the window's Qt executor in the window.
+
+``snapshot()`` returns the whole user-visible state as a plain JSON-able dict; ``restore()``
+brings it back (the file is loaded again when it differs, the pipeline runs, then the stage,
+view mode and selection are applied). See ``SNAPSHOT_VERSION`` and docs/architecture.md.
+"""
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import strategies
+from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
+from .events import EventGroup
+from .explain import cut_lines, find_boundary_step, is_snip_step
+from .jobs import LATEST, Executor, InlineExecutor, Worker
+from .pipeline import Engine, PipelineResult, run_with_variants
+from .size import SizeMeter
+from .strategies.base import DIFFER, Strategy, Verdict
+from .strategies.spec import RUN_FORMAT, compare_runs
+from .summarizers import make_summarizer
+from .workspace import Workspace
+
+SNAPSHOT_VERSION = 1
+AFTER, BEFORE = "after", "before"
+TABS = ("diff", "boundary", "timeline")
+FILTER_KEYS = ("search", "role", "block", "changed_only", "matches_only")
+EVENTS = ("source", "strategy", "params", "summarizer", "order", "running", "progress", "result", "stage",
+          "view_mode", "selection", "error", "verdict", "compare", "replay_running", "replay", "call", "cursor",
+          "follow", "tab", "filters", "ready")
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An error for the banner: what happened, and what to do."""
+    what: str
+    todo: str = ""
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    """One stage of the stepper: Original, then one per step."""
+    name: str
+    label: str
+    status: str            # "original" | "changed" | "unchanged" | "failed"
+    explanation: str
+
+
+@dataclass
+class StageView:
+    """What the message list and the panels show for the current stage in the current view mode."""
+    messages: list
+    step: Any = None                                   # the layer's Step (None on Original)
+    rows: list | None = None                           # core.align rows of the step
+    status: dict = field(default_factory=dict)         # message index -> changed/inserted/removed/duplicated
+    findings: list = field(default_factory=list)
+    cuts: dict = field(default_factory=dict)           # message index -> [(text, "cut" | "initial")]
+    badges: dict = field(default_factory=dict)         # message index -> short note (who wrote a summary)
+    where: str = ""                                    # "after L1 snip" / "in the conversation as loaded"
+    shown: int = 0                                     # the stage whose messages these are
+
+
+@dataclass
+class ChartSeries:
+    labels: list
+    sizes: list
+    tokens: list
+    threshold: float | None
+    unit: str
+    threshold_label: str
+    movable: bool
+
+
+@dataclass
+class CheckState:
+    """The strategy's cross-check of the shown run: its name, the verdict (None while it runs)."""
+    name: str
+    description: str
+    verdict: Verdict | None = None
+
+
+def stage_label(strategy: Strategy, name: str) -> str:
+    if name == "original":
+        return "Original"
+    try:
+        return strategy.layer(name).label or name
+    except (KeyError, AttributeError):
+        return name
+
+
+class Session:
+    def __init__(self, workspace: Workspace | None = None, executor: Executor | None = None,
+                 check_executor: Executor | None = None, strategy: str | Strategy | None = None,
+                 params: dict | None = None, summarizer: str = "offline"):
+        self.events = EventGroup(self, *EVENTS)
+        self.workspace = workspace or Workspace()
+        self.meter = SizeMeter()
+        self.summarizers: dict = {}                 # spec -> CachedSummarizer (stepping never pays twice)
+        ex = executor or InlineExecutor()
+        self.pipeline = Worker(ex, self._pipeline_done, self._pipeline_failed, on_progress=self._progress,
+                               name="pipeline")
+        self.replayer = Worker(ex, self._replay_done, self._replay_failed, name="replay")
+        self.checker = Worker(check_executor or ex, self._check_done, self._check_failed, policy=LATEST,
+                              name="cross-check")
+        # source
+        self.path: str | None = None
+        self.load_result = None
+        self.conversation = None
+        self.conversation_index = 0
+        self.title = ""
+        self.segment: int | None = None
+        self.call: int | None = None
+        # strategy
+        names = strategies.available() or ["s08"]
+        st = strategies.get(strategy) if isinstance(strategy, str) else strategy
+        self.strategy: Strategy = st or strategies.get(names[0])
+        self.params: dict = self.strategy.resolve(params or {})
+        self.summarizer = summarizer or "offline"
+        self.order: list[str] | None = None
+        # result and view
+        self.result: PipelineResult | None = None
+        self.runs = 0
+        self.stage = 0
+        self.view_mode = AFTER
+        self.selection: int | None = None           # message index in the shown list
+        self.selected_block: int | None = None
+        self._shown = 0                             # the stage whose messages the selection indexes
+        self.tab = "diff"
+        self.filters = {"search": "", "role": "", "block": "", "changed_only": False, "matches_only": False}
+        self.error: Notice | None = None
+        self.progress_text = ""
+        self._align: dict = {}
+        self._pending_view: dict | None = None      # restore(): applied when the next result arrives
+        self._defer_runs = False
+        self._cursor_after_replay: int | None = None
+        # cross-check
+        self.check: CheckState | None = None
+        self._checking = None                        # the trace being checked
+        # replay
+        self.compare_names: list[str] = []
+        self.compare_extra = ""
+        self.replay_results: list = []
+        self.replay_stale = True
+        self.cursor: int | None = None
+        self.follow = True
+        self.shown_call: int | None = None
+        self._call_wanted: int | None = None
+        self._call_job: int | None = None
+        self._iters: list = []
+
+    # ================================================================== properties
+    @property
+    def trace(self):
+        return self.result.trace if self.result is not None else None
+
+    @property
+    def replay_result(self):
+        return self.replay_results[0] if self.replay_results else None
+
+    @property
+    def call_running(self) -> bool:
+        """A replayed call's pipeline run is on its way to the stepper."""
+        return self._call_job is not None
+
+    @property
+    def busy(self) -> bool:
+        return self.pipeline.busy or self.replayer.busy or self.checker.busy
+
+    @property
+    def variant(self) -> str | None:
+        """The name of the strategy variant the parameters select (None: the main way)."""
+        return next((v.name for v in self.strategy.variants if v.active(self.params)), None)
+
+    @property
+    def source_messages(self) -> list:
+        """The messages the pipeline runs on: the conversation, or one segment of it (the context after
+        a real compaction), or the context before one model call of it."""
+        conv = self.conversation
+        if conv is None:
+            return []
+        msgs = conv.segment(self.segment) if self.segment is not None else conv.messages
+        if self.call is not None:
+            calls = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"]
+            if 0 <= self.call < len(calls):
+                msgs = msgs[:calls[self.call]]
+        return msgs
+
+    # ================================================================== source
+    def open(self, path: str, conversation: int = 0) -> bool:
+        """Load a file; on failure ``error`` says what went wrong and what to do, and False is returned."""
+        from .loaders import LoadError, load
+        try:
+            result = load(path)
+        except LoadError as e:
+            self.set_error(f"Could not open {path}: {e}",
+                           "Check that the file is a Claude Code session, an Anthropic or OpenAI message list, an "
+                           "Inspect log, a Hermes session or a Compactscope recording (compactscope info FILE "
+                           "says what it sees).")
+            return False
+        except OSError as e:
+            self.set_error(f"Could not read {path}: {e.strerror or e}", "Check the path and the file's permissions.")
+            return False
+        if not result.conversations:
+            self.set_error(f"{path} holds no conversation.", "Open another file.")
+            return False
+        # a loaded transcript is long-lived and has no cycles: keep the cyclic GC from rescanning its
+        # 100k+ objects on every collection (a 10k-message list otherwise makes each step ~3x slower)
+        gc.freeze()
+        self.path, self.load_result = str(path), result
+        self.set_error(None)
+        k = min(max(conversation, 0), len(result.conversations) - 1)
+        self._set_source(result.conversations[k], k, Path(path).name)
+        return True
+
+    def select_conversation(self, k: int) -> None:
+        if self.load_result is not None and 0 <= k < len(self.load_result.conversations):
+            self._set_source(self.load_result.conversations[k], k, Path(self.path).name if self.path else "")
+
+    def set_conversation(self, conv, title: str = "", run: bool = True) -> None:
+        """Show a conversation that does not come from a file the session opened (live sources).
+        ``run=False`` keeps the result shown (the live agent's own run) and only marks the replay stale."""
+        if not run:
+            self.conversation = conv
+            self.replay_stale = True
+            self.events.source(self._source_dict())
+            if self.tab == "timeline":
+                self.run_replay()
+            return
+        self._set_source(conv, 0, title or conv.title or "conversation")
+
+    def _set_source(self, conv, index: int, title: str) -> None:
+        self.pipeline.cancel()
+        self.conversation, self.conversation_index, self.title = conv, index, title or conv.title
+        self.segment = self.call = None
+        self.result = None
+        self._align = {}
+        self.stage, self.selection, self.selected_block, self._shown = 0, None, None, 0
+        self.replay_results, self.replay_stale, self.shown_call, self.cursor = [], True, None, None
+        self._set_check(None)
+        self.events.source(self._source_dict())
+        self.events.replay([])
+        self.events.result(None)
+        self.events.stage(0)
+        self.run()
+
+    def set_segment(self, k: int | None) -> None:
+        """Run over one segment (the context after real compaction k; None: the whole conversation)."""
+        conv = self.conversation
+        if conv is not None and k is not None and not 0 <= k < len(conv.segments):
+            raise ValueError(f"segment {k} is not in the conversation ({len(conv.segments)} segment(s))")
+        if k != self.segment:
+            self.segment, self.call = k, None
+            self.events.source(self._source_dict())
+            self.run()
+
+    def set_call(self, i: int | None) -> None:
+        """Run over the context before model call i of the (segment of the) conversation."""
+        if i != self.call:
+            self.call = i
+            self.events.source(self._source_dict())
+            self.run()
+
+    def _source_dict(self) -> dict:
+        return {"path": self.path, "conversation": self.conversation_index, "segment": self.segment,
+                "call": self.call, "title": self.title,
+                "problems": list(self.load_result.problems) if self.load_result is not None else []}
+
+    # ================================================================== strategy and parameters
+    def set_strategy(self, name: str | Strategy, params: dict | None = None) -> bool:
+        try:
+            st = strategies.get(name) if isinstance(name, str) else name
+            resolved = st.resolve(params or {})
+        except (KeyError, ValueError, ImportError) as e:
+            self.set_error(f"Strategy {name}: {e.args[0] if e.args else e}", "Pick another strategy.")
+            return False
+        self.strategy, self.params, self.order = st, resolved, None
+        self.events.strategy(st)
+        self.events.params(dict(resolved))
+        self.run()
+        return True
+
+    def set_params(self, values: dict, run: bool = True) -> bool:
+        """All parameters (values as the editors hold them: coerced by each ``Param``)."""
+        try:
+            params = self.strategy.resolve(values)
+        except (KeyError, ValueError) as e:
+            self.set_error(f"Parameter: {e.args[0] if e.args else e}", "Correct the value in the parameter panel.")
+            return False
+        if params != self.params:
+            self.params = params
+            self.events.params(dict(params))
+        if run:
+            self.run()
+        return True
+
+    def set_param(self, name: str, value: Any) -> bool:
+        return self.set_params({**self.params, name: value})
+
+    def drag_threshold(self, value: float) -> bool:
+        """The chart's threshold line was dragged to ``value`` (``Strategy.drag_threshold``)."""
+        if not self.strategy.threshold.movable:
+            return False
+        return self.set_params(self.strategy.drag_threshold(value, self.params))
+
+    def reset_params(self) -> bool:
+        return self.set_params({})
+
+    def set_variant(self, name: str | None) -> bool:
+        """Select a variant of the strategy by name (None: the defaults of the variant parameters)."""
+        if name is None:
+            keys = {k for v in self.strategy.variants for k, _ in v.overrides}
+            return self.set_params({**self.params, **{k: self.strategy.param(k).default for k in keys}})
+        v = next((v for v in self.strategy.variants if v.name == name), None)
+        if v is None:
+            raise KeyError(f"strategy {self.strategy.name} has no variant {name!r}")
+        return self.set_params({**self.params, **v.params})
+
+    def set_order(self, order: list[str] | None) -> bool:
+        if order is not None:
+            try:
+                for n in order:
+                    self.strategy.layer(n)
+            except KeyError as e:
+                self.set_error(f"Layer order: {e.args[0]}", "Name the strategy's layers, comma-separated.")
+                return False
+        self.order = list(order) if order is not None else None
+        self.events.order(self.order)
+        self.run()
+        return True
+
+    def set_summarizer(self, spec: str, run: bool = True) -> None:
+        spec = (spec or "offline").strip() or "offline"
+        if spec != self.summarizer:
+            self.summarizer = spec
+            self.events.summarizer(spec)
+        if run:
+            self.run()
+
+    def summarizer_object(self):
+        if self.summarizer not in self.summarizers:
+            self.summarizers[self.summarizer] = make_summarizer(self.summarizer)
+        return self.summarizers[self.summarizer]
+
+    # ================================================================== running
+    def run(self) -> None:
+        """Run the pipeline (and its variants) over the source messages, in the background."""
+        if self._defer_runs:
+            return
+        self._call_job = self._call_wanted = None
+        self.shown_call = None
+        if self.conversation is None:
+            return
+        try:
+            summ = self.summarizer_object()
+        except (ValueError, ImportError) as e:
+            self.set_error(f"Summarizer: {e}", "Choose offline, anthropic[:MODEL] or fixed:TEXT in the strategy panel.")
+            return
+        slow = any(l.llm for l in self.strategy.layers) and "anthropic" in self.summarizer
+        self.progress_text = f"running {self.strategy.name}" + (" (an LLM may summarise)" if slow else "")
+        self.replay_stale = True
+        engine = Engine(self.strategy, dict(self.params), workspace=self.workspace, summarizer=summ,
+                        meter=self.meter, order=self.order)
+        conv, msgs = self.conversation, self.source_messages
+        self.events.running("run")
+        self.pipeline.start(lambda state: run_with_variants(engine, msgs, conv, cancel=state.cancel,
+                                                            progress=state.set_progress))
+        if self.tab == "timeline":
+            self.run_replay()
+
+    def cancel(self) -> None:
+        """Stop the run after the current layer (what ran is shown) and the replay."""
+        self.pipeline.interrupt()
+        self.replayer.interrupt()
+        self.progress_text = "cancelling after the current layer"
+        self.events.progress(self.progress_text)
+
+    def show_trace(self, conv, trace) -> None:
+        """Show a trace made elsewhere (the live agent's own run) without running the pipeline."""
+        self.pipeline.cancel()
+        self.conversation = conv
+        self.title = conv.title or self.title
+        self.events.source(self._source_dict())
+        self._pipeline_done(PipelineResult(trace, params=dict(trace.params)))
+
+    def close(self) -> None:
+        """Stop all background work; nothing more is delivered (the window is closing)."""
+        for w in (self.pipeline, self.replayer, self.checker):
+            w.cancel()
+
+    def _progress(self, text: str) -> None:
+        self.progress_text = f"running {self.strategy.name}: {text}"
+        self.events.progress(self.progress_text)
+
+    def _pipeline_failed(self, exc: BaseException) -> None:
+        self._call_job = None
+        self.events.running(None)
+        hint = getattr(exc, "hint", "") or "Check the parameters; if it persists, report it with the file."
+        self.set_error(f"The pipeline failed: {type(exc).__name__}: {exc}", hint)
+
+    def _pipeline_done(self, result: PipelineResult) -> None:
+        old, old_shown = self.trace, self._shown
+        sel0 = None                   # the selection as an index into the input, so it survives the re-run
+        if self.selection is not None:
+            if old is not None and old.input is result.trace.input:
+                sel0 = old.map_index(self.selection, old_shown, 0)
+            elif old is None:
+                sel0 = self.selection
+        self.result = result
+        self.runs += 1
+        self._align = {}
+        tr = result.trace
+        self.stage = min(self.stage, len(tr.steps))
+        failed = [s for s in tr.steps if s.error]
+        if failed:
+            s = failed[0]
+            kind = f"(error kind: {s.summary['kind']}) " if s.summary and s.summary.get("kind") else ""
+            self.set_error(f"{s.layer} failed: {s.error}",
+                           kind + "The step is marked failed and its input is kept unchanged; nothing is lost. "
+                                  "Fix the cause (API key, network) or pick the offline summarizer, then press F5.")
+        elif result.cancelled:
+            self.set_error(f"Cancelled after {len(tr.steps)} of {len(self.strategy.layers)} layer(s).",
+                           "Press F5 to run the pipeline again.")
+        else:
+            self.set_error(None)
+        ci = result.call_index
+        self.shown_call, self._call_job = ci, None
+        self.events.running(None)
+        self.events.result(result)
+        self._shown = 0
+        self.selection = sel0
+        self._show_stage(self.stage, remap_from=0 if sel0 is not None else None)
+        if self._pending_view is not None:
+            pending, self._pending_view = self._pending_view, None
+            self._apply_view(pending)
+        self._start_check()
+        if ci is not None:
+            self.events.call(ci)
+            want = self._call_wanted
+            if want is not None and want != ci and self.follow:
+                self._start_call_job(want)
+        self.events.ready(result)
+
+    # ================================================================== stages
+    def stages(self) -> list[StageInfo]:
+        tr = self.trace
+        if tr is None:
+            n = len(self.source_messages)
+            return [StageInfo("original", "Original", "original",
+                              f"{n} messages as loaded; the pipeline is running\u2026")]
+        first = tr.steps[0].size_before if tr.steps else 0
+        out = [StageInfo("original", "Original", "original",
+                         f"{len(tr.input)} messages, {first:,} chars as loaded"
+                         + (f"; {len(tr.input_findings)} API finding(s)" if tr.input_findings else ""))]
+        for s in tr.steps:
+            out.append(StageInfo(s.layer, stage_label(self.strategy, s.layer),
+                                 "failed" if s.error else "changed" if s.changed else "unchanged", s.explain()))
+        return out
+
+    def current_step(self):
+        tr = self.trace
+        if tr is None or self.stage <= 0 or self.stage > len(tr.steps):
+            return None
+        return tr.steps[self.stage - 1]
+
+    def stage_messages(self, k: int) -> list:
+        if self.trace is None:
+            return self.source_messages
+        return self.trace.stages()[k][1]
+
+    def stage_findings(self, k: int) -> list:
+        if self.trace is None:
+            return []
+        return self.trace.input_findings if k <= 0 else self.trace.steps[k - 1].findings
+
+    def rows_of(self, step) -> list:
+        """core.align rows of a step, computed once per step."""
+        hit = self._align.get(id(step))
+        if hit is None or hit[0] is not step:
+            hit = (step, align(step))
+            self._align[id(step)] = hit
+        return hit[1]
+
+    def stage_view(self) -> StageView:
+        """The messages of the current stage in the current view mode, with what to draw on them."""
+        k, step = self.stage, self.current_step()
+        if step is None:
+            return StageView(self.stage_messages(0), findings=self.stage_findings(0),
+                             where="in the conversation as loaded", shown=0)
+        rows = self.rows_of(step)
+        before, after = cut_lines(step)
+        where = "after " + stage_label(self.strategy, step.layer)
+        if self.view_mode == BEFORE:
+            status = {r.left: r.kind for r in rows if r.left is not None and r.kind in (REMOVED, CHANGED, DUPLICATED)}
+            return StageView(step.input, step, rows, status, self.stage_findings(k - 1), before, {}, where, k - 1)
+        status = {r.right: r.kind for r in rows if r.right is not None and r.kind in (INSERTED, CHANGED, DUPLICATED)}
+        badges = {}
+        if step.summary and step.summary.get("summarizer"):
+            who = "summary by " + str(step.summary["summarizer"]).split(" (")[0] + \
+                (" (cached)" if step.summary.get("cached") else "")
+            badges = {e.out: who for e in step.edits if e.kind == "summary" and e.out is not None}
+        return StageView(step.messages, step, rows, status, step.findings, after, badges, where, k)
+
+    def set_stage(self, k: int) -> None:
+        n = len(self.trace.steps) if self.trace is not None else 0
+        k = max(0, min(int(k), n))
+        if k != self.stage:
+            self._show_stage(k, remap_from=self._shown)
+
+    def set_view_mode(self, mode: str) -> None:
+        if mode not in (AFTER, BEFORE):
+            raise ValueError(f"view mode is 'after' or 'before', not {mode!r}")
+        if mode != self.view_mode:
+            self.view_mode = mode
+            self.events.view_mode(mode)
+            self._show_stage(self.stage, remap_from=self._shown)
+
+    def _show_stage(self, k: int, remap_from: int | None) -> None:
+        self.stage = k
+        view = self.stage_view()
+        sel = self.selection
+        if sel is not None and remap_from is not None and self.trace is not None:
+            sel = self.trace.map_index(sel, remap_from, view.shown)
+        elif sel is None and view.status:
+            sel = min(view.status)          # nothing selected: the first message this layer changed
+        self._shown = view.shown
+        self.selection, self.selected_block = sel, None
+        self.events.stage(k)
+        self.events.selection((sel, None))
+
+    def select(self, i: int | None, block: int | None = None) -> None:
+        """Select message i of the shown list (and one of its blocks)."""
+        if (i, block) != (self.selection, self.selected_block):
+            self.selection, self.selected_block = i, block
+            self.events.selection((i, block))
+
+    def map_index(self, i: int, a: int, b: int) -> int | None:
+        """Index in stage b's messages of message i of stage a (None when a layer removed it)."""
+        return None if self.trace is None else self.trace.map_index(i, a, b)
+
+    def boundary_step(self):
+        """The step the boundary tab explains (a snip that cut, hermes's boundaries, ...)."""
+        step = self.current_step()
+        return step if is_snip_step(step) else find_boundary_step(self.trace)
+
+    def variant_run(self):
+        """The variant run shown beside the main one (s08: the README snip), or None."""
+        return self.result.variants[0] if self.result is not None and self.result.variants else None
+
+    def overview(self) -> list[tuple[str, str, str]]:
+        """(label, status, explanation) of every layer: the edit list on Original."""
+        return [(s.label, s.status, s.explanation) for s in self.stages()[1:]]
+
+    # ================================================================== what views show
+    def chart(self) -> ChartSeries | None:
+        tr = self.trace
+        if tr is None:
+            return None
+        labels = [s.label for s in self.stages()]
+        sizes = [tr.steps[0].size_before if tr.steps else self.meter.size(tr.input)] + [s.size_after for s in tr.steps]
+        tokens = [tr.steps[0].tokens_before if tr.steps else 0] + [s.tokens_after for s in tr.steps]
+        th = self.strategy.threshold
+        try:
+            value = th.value(self.params)
+        except Exception:   # noqa: BLE001 - the chart line is optional
+            value = None
+        return ChartSeries(labels, sizes, tokens, value, th.unit, th.label, th.movable)
+
+    def status_text(self) -> str:
+        tr = self.trace
+        view = self.stage_view()
+        tok_name = tr.token_estimator if tr else "chars/4"
+        size_name = tr.size_estimator if tr else "len(str(messages))"
+        step = view.step
+        size = tokens = None
+        if step is not None:
+            before = self.view_mode == BEFORE
+            size = step.size_before if before else step.size_after
+            tokens = step.tokens_before if before else step.tokens_after
+        elif tr is not None and tr.steps:
+            size, tokens = tr.steps[0].size_before, tr.steps[0].tokens_before
+        run = f" \u00b7 run {self.runs}, {self.result.seconds * 1000:.0f} ms" if self.result else ""
+        rr = self.replay_result
+        if self.shown_call is not None and rr is not None:
+            run += f" \u00b7 model call #{self.shown_call} of {len(rr.calls)}"
+        return (f"{len(view.messages):,} messages \u00b7 "
+                + (f"{size:,} chars ({size_name})" if size is not None else "size: computing\u2026") + " \u00b7 "
+                + (f"{tokens:,} tokens ({tok_name})" if tokens is not None else "tokens: computing\u2026")
+                + f" \u00b7 strategy {self.strategy.name}{run}")
+
+    def call_caption(self, i: int) -> str:
+        rr = self.replay_result
+        if rr is None or not 0 <= i < len(rr.calls):
+            return ""
+        c = rr.calls[i]
+        it = self._iters[i]
+        fired = ", ".join(c.fired) if c.fired else "nothing fired"
+        return (f"model call #{i} of {len(rr.calls)} (before message #{c.message_index}): "
+                f"{c.messages_before} \u2192 {c.messages_after} messages, {c.tokens_before:,} \u2192 "
+                f"{c.tokens_after:,} tokens; {fired}; user turn {it['turn']}: iterations "
+                f"{it['used']}/{rr.iteration_cap}"
+                + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
+                + (" \u2014 over the iteration cap" if it["refused"] else ""))
+
+    def persisted_file(self, text: str) -> tuple[str, str] | None:
+        """For a persisted tool result's text: (path, content) of the file it points to, looked up in
+        the workspace, then among the shown run's persist edits; None for any other text."""
+        from .layers.s08 import persisted_reference
+        rel = persisted_reference(text)
+        if rel is None:
+            return None
+        content = self.workspace.read_persisted(rel)
+        path = str(self.workspace.root / rel)
+        if content is None and self.trace is not None:
+            for s in self.trace.steps:
+                for e in s.edits:
+                    if e.kind == "persist" and e.path and Path(e.path).name == Path(rel).name:
+                        try:
+                            content, path = Path(e.path).read_text(encoding="utf-8", errors="replace"), e.path
+                        except OSError:
+                            pass
+        if content is None:
+            return path, f"(the persisted file {rel} is not in this session's workspace {self.workspace.root})"
+        return path, content
+
+    def set_error(self, what: str | None, todo: str = "") -> None:
+        notice = Notice(str(what), todo) if what is not None else None
+        if notice != self.error or notice is not None:
+            self.error = notice
+            self.events.error(notice)
+
+    # ================================================================== cross-check
+    def _set_check(self, state: CheckState | None) -> None:
+        self.check = state
+        self.events.verdict(state)
+
+    def _start_check(self) -> None:
+        cc, tr = self.strategy.cross_check, self.trace
+        if cc is None or tr is None or tr.strategy != self.strategy.name:
+            self._set_check(None)
+            return
+        self._checking = tr
+        self._set_check(CheckState(cc.name, cc.description))
+        self.checker.start(lambda state, tr=tr: (tr, cc.run(tr)))
+
+    def _check_done(self, res) -> None:
+        tr, verdict = res
+        if tr is not self.trace or self.check is None:
+            return                       # a newer run is shown (its check is waiting or running)
+        self._set_check(CheckState(self.check.name, self.check.description, verdict))
+
+    def _check_failed(self, exc: BaseException) -> None:
+        if self.check is not None:
+            self._set_check(CheckState(self.check.name, self.check.description,
+                                       Verdict(DIFFER, f"the cross-check failed: {type(exc).__name__}: {exc}")))
+
+    # ================================================================== replay
+    def set_tab(self, tab: str) -> None:
+        if tab not in TABS:
+            raise ValueError(f"tab is one of {', '.join(TABS)}, not {tab!r}")
+        if tab != self.tab:
+            self.tab = tab
+            self.events.tab(tab)
+        if tab == "timeline" and self.replay_stale:
+            self.run_replay()
+
+    def set_compare(self, names: list[str] | None = None, extra: str | None = None, run: bool = True) -> None:
+        """The runs compared with the current one: strategies with their defaults, and runs written as
+        [LABEL=]NAME[:K=V,...] separated by ';'."""
+        if names is not None:
+            known = strategies.available()          # in the registry's order, like the window's boxes
+            self.compare_names = [n for n in known if n in names] + [n for n in names if n not in known]
+        if extra is not None:
+            self.compare_extra = extra
+        self.replay_stale = True
+        self.events.compare({"names": list(self.compare_names), "extra": self.compare_extra})
+        if run and self.tab == "timeline":
+            self.run_replay()
+
+    def set_compare_spec(self, spec: str, run: bool = True) -> None:
+        """One ';'-separated spec: a bare strategy name ticks it, anything else is an extra run."""
+        names, extra = [], []
+        known = set(strategies.available())
+        for part in filter(None, (x.strip() for x in spec.split(";"))):
+            (names if part in known else extra).append(part)
+        self.set_compare(names, "; ".join(extra), run)
+
+    def compare_configs(self) -> list:
+        return compare_runs(self.strategy, self.params, self.compare_names, self.compare_extra)
+
+    def run_replay(self) -> None:
+        """core.replay over the conversation's life for every run compared, in the background."""
+        if self.conversation is None:
+            return
+        from .replay import compare
+        try:
+            configs = self.compare_configs()
+        except (KeyError, ValueError, ImportError) as e:
+            self.set_error(f"Compare: {e.args[0] if e.args else e}",
+                           f"Write each run as NAME or {RUN_FORMAT} separated by ';' "
+                           f"(strategies: {', '.join(strategies.available())}).")
+            return
+        try:
+            summ = self.summarizer_object()
+        except (ValueError, ImportError) as e:
+            self.set_error(f"Summarizer: {e}", "Choose offline, anthropic[:MODEL] or fixed:TEXT.")
+            return
+        self.replay_stale = False
+        conv, ws = self.conversation, self.workspace
+        self.events.replay_running(len(configs))
+        self.replayer.start(lambda state: compare(conv, configs, workspace=ws, summarizer=summ, cancel=state.cancel))
+
+    def _replay_failed(self, exc: BaseException) -> None:
+        self.events.replay_running(0)
+        self.set_error(f"The replay failed: {type(exc).__name__}: {exc}",
+                       getattr(exc, "hint", "") or "Press F5 to try again.")
+
+    def _replay_done(self, results: list) -> None:
+        self.replay_results = list(results)
+        rr = self.replay_result
+        self._iters = rr.iterations() if rr is not None else []
+        self.shown_call = None
+        if rr is not None and self.cursor is not None:
+            self.cursor = min(self.cursor, len(rr.calls) - 1) if rr.calls else None
+        self.events.replay_running(0)
+        self.events.replay(self.replay_results)
+
+    def set_follow(self, on: bool) -> None:
+        if bool(on) != self.follow:
+            self.follow = bool(on)
+            self.events.follow(self.follow)
+
+    def set_cursor(self, i: int | None) -> None:
+        """The timeline's cursor is on model call i: with ``follow`` the stepper shows the pipeline run
+        before that call. While the timeline plays, calls arrive faster than they run: only the newest
+        one waits."""
+        if i != self.cursor:
+            self.cursor = i
+            self.events.cursor(i)
+        rr = self.replay_result
+        if i is None or rr is None or not 0 <= i < len(rr.calls) or not self.follow:
+            return
+        self._call_wanted = i
+        if self._call_job is None:
+            self._start_call_job(i)
+
+    def _start_call_job(self, i: int) -> None:
+        rr = self.replay_result
+        self._call_job = i
+
+        def job(state):
+            t0 = time.perf_counter()
+            tr = rr.rerun(i, cancel=state.cancel)
+            return PipelineResult(tr, seconds=time.perf_counter() - t0, cancelled=state.cancel.is_set(),
+                                  params=dict(rr.params), call_index=i)
+        self.events.running("call")
+        self.pipeline.start(job)
+
+    # ================================================================== view state
+    def set_filters(self, **kw) -> None:
+        unknown = set(kw) - set(FILTER_KEYS)
+        if unknown:
+            raise KeyError(f"unknown filter(s) {', '.join(sorted(unknown))} (known: {', '.join(FILTER_KEYS)})")
+        new = {**self.filters, **kw}
+        if new != self.filters:
+            self.filters = new
+            self.events.filters(dict(new))
+
+    # ================================================================== snapshot
+    def snapshot(self) -> dict:
+        """The whole user-visible state as a plain dict (JSON-able); see ``restore``."""
+        st = self.strategy
+        return {
+            "version": SNAPSHOT_VERSION,
+            "source": {"path": str(Path(self.path).resolve()) if self.path else None,
+                       "conversation": self.conversation_index, "segment": self.segment,
+                       "call": self.call},
+            "strategy": st.name,
+            "params": {k: v for k, v in self.params.items() if v != st.param(k).default},
+            "summarizer": self.summarizer,
+            "order": list(self.order) if self.order is not None else None,
+            "view": {"stage": self.stage, "mode": self.view_mode, "selection": self.selection,
+                     "block": self.selected_block, "tab": self.tab, "filters": dict(self.filters)},
+            "replay": {"compare": list(self.compare_names), "extra": self.compare_extra, "cursor": self.cursor,
+                       "follow": self.follow},
+        }
+
+    def restore(self, snap: dict) -> bool:
+        """Bring back a ``snapshot()``: the file (loaded again only when it differs), the strategy and
+        its parameters, then, once the pipeline ran, the stage, view mode and selection; the replay's
+        runs and cursor. False (with ``error`` set) when the file cannot be opened or the snapshot is
+        not one this version reads."""
+        if not isinstance(snap, dict) or snap.get("version") != SNAPSHOT_VERSION:
+            self.set_error("This state was saved by another version of Compactscope.",
+                           f"Save it again (snapshot version {SNAPSHOT_VERSION}).")
+            return False
+        src = snap.get("source") or {}
+        view = snap.get("view") or {}
+        rep = snap.get("replay") or {}
+        self._pending_view = view
+        self.compare_names, self.compare_extra = list(rep.get("compare") or []), str(rep.get("extra") or "")
+        self.follow = bool(rep.get("follow", True))
+        self.events.compare({"names": list(self.compare_names), "extra": self.compare_extra})
+        self.events.follow(self.follow)
+        with self._runs_deferred():
+            if not self.set_strategy(snap.get("strategy") or self.strategy.name, snap.get("params") or {}):
+                return False
+            self.set_summarizer(snap.get("summarizer") or "offline", run=False)
+            if snap.get("order"):
+                self.order = list(snap["order"])
+                self.events.order(self.order)
+            self.set_filters(**{k: v for k, v in (view.get("filters") or {}).items() if k in FILTER_KEYS})
+            path = src.get("path")
+            if path and (self.path is None or Path(path).resolve() != Path(self.path).resolve()):
+                if not self.open(path, int(src.get("conversation") or 0)):
+                    return False
+            elif src.get("conversation", 0) != self.conversation_index:
+                self.select_conversation(int(src.get("conversation") or 0))
+            self.segment, self.call = src.get("segment"), src.get("call")
+        self.events.source(self._source_dict())
+        self.run()
+        tab = view.get("tab") or "diff"
+        if tab != self.tab:
+            self.tab = tab
+            self.events.tab(tab)
+        if tab == "timeline":
+            self.run_replay()
+        if rep.get("cursor") is not None:
+            self._cursor_after_replay = int(rep["cursor"])
+            self._apply_cursor()
+        return True
+
+    def _apply_cursor(self) -> None:
+        want = self._cursor_after_replay
+        if want is None:
+            return
+        if self.replay_result is None:
+            self.events.replay.connect(self._cursor_when_replayed)
+            return
+        self._cursor_after_replay = None
+        self.set_cursor(want)
+
+    def _cursor_when_replayed(self, ev) -> None:
+        if ev.value:
+            self.events.replay.disconnect(self._cursor_when_replayed)
+            self._apply_cursor()
+
+    def _apply_view(self, view: dict) -> None:
+        mode = view.get("mode") or AFTER
+        if mode != self.view_mode:
+            self.view_mode = mode
+            self.events.view_mode(mode)
+        stage = int(view.get("stage") or 0)
+        self.selection = None
+        self._show_stage(max(0, min(stage, len(self.trace.steps) if self.trace else 0)), remap_from=None)
+        if view.get("selection") is not None:
+            self.select(int(view["selection"]), view.get("block"))
+
+    def _runs_deferred(self):
+        """Within: changes do not start runs (restore sets everything, then runs once)."""
+        session = self
+
+        class Deferred:
+            def __enter__(self):
+                session._defer_runs = True
+
+            def __exit__(self, *exc):
+                session._defer_runs = False
+                return False
+        return Deferred()

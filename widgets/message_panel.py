@@ -1,0 +1,185 @@
+"""The message panel: search field, role/block/changed/matches filters, the after/before switch,
+expand/collapse/partner buttons, and the message list. A view: it emits what the user changed
+(``sigModeChanged``, ``sigFiltersChanged``) and shows what it is given."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
+
+from .message_view import IndexRole, MessageListModel, MessageView
+
+ROLES = ("all roles", "user", "assistant", "system", "tool")
+BLOCKS = ("any block", "text", "tool_use", "tool_result", "thinking", "image")
+NO_FILTERS = {"search": "", "role": "", "block": "", "changed_only": False, "matches_only": False}
+
+
+class MessagePanel(QWidget):
+    sigModeChanged = Signal(str)          # "after" | "before"
+    sigFiltersChanged = Signal(dict)      # {"search", "role", "block", "changed_only", "matches_only"}
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("messagePanel")
+        ml = QVBoxLayout(self)
+        ml.setContentsMargins(0, 0, 0, 0)
+        ml.setSpacing(2)
+        bar = QHBoxLayout()
+        self.search = QLineEdit(self)
+        self.search.setObjectName("searchField")
+        self.search.setPlaceholderText("Search message contents (Ctrl+F, Enter = next)")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._search_changed)
+        self.search.returnPressed.connect(lambda: self.next_match(1))
+        bar.addWidget(self.search, 1)
+        self.match_label = QLabel("", self)
+        bar.addWidget(self.match_label)
+        self.mode_box = QComboBox(self)
+        self.mode_box.setObjectName("viewMode")
+        self.mode_box.addItems(["after layer", "before layer"])
+        self.mode_box.setToolTip("Show the conversation as this layer left it, or as it entered the layer")
+        self.mode_box.currentIndexChanged.connect(lambda i: self.sigModeChanged.emit("before" if i else "after"))
+        ml.addLayout(bar)
+        frow = QHBoxLayout()
+        self.role_filter = QComboBox(self)
+        self.role_filter.setObjectName("roleFilter")
+        self.role_filter.addItems(list(ROLES))
+        self.role_filter.currentIndexChanged.connect(self._filters_changed)
+        frow.addWidget(self.role_filter)
+        self.block_filter = QComboBox(self)
+        self.block_filter.setObjectName("blockFilter")
+        self.block_filter.addItems(list(BLOCKS))
+        self.block_filter.currentIndexChanged.connect(self._filters_changed)
+        frow.addWidget(self.block_filter)
+        self.changed_only = QCheckBox("changed", self)
+        self.changed_only.setToolTip("Only messages this layer changed or inserted")
+        self.changed_only.setObjectName("changedOnly")
+        self.changed_only.toggled.connect(self._filters_changed)
+        frow.addWidget(self.changed_only)
+        self.matches_only = QCheckBox("matches", self)
+        self.matches_only.setToolTip("Only messages matching the search")
+        self.matches_only.toggled.connect(self._filters_changed)
+        frow.addWidget(self.matches_only)
+        frow.addStretch(1)
+        frow.addWidget(self.mode_box)
+        for box in (self.role_filter, self.block_filter, self.mode_box):
+            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(7)
+        for text, tip, slot in (("Expand", "Expand all blocks (double-click or Space: one message)",
+                                 lambda: self.model.set_expand_all(True)),
+                                ("Collapse", "Collapse all: one line per block", lambda: self.model.set_expand_all(False)),
+                                ("\u21c4 Partner", "Jump to the other half of the selected tool pair (Ctrl+J)",
+                                 lambda: self.jump_to_partner())):
+            b = QToolButton(self)
+            b.setText(text)
+            b.setToolTip(tip)
+            b.clicked.connect(slot)
+            bar.addWidget(b)
+        ml.addLayout(frow)
+        self.model = MessageListModel(self)
+        self.view = MessageView(self)
+        self.view.setModel(self.model)
+        ml.addWidget(self.view, 1)
+        self._applying = False
+        self.status_message = None          # callable(text) for "holds no tool pair" and the like
+
+    # ------------------------------------------------------------ state in
+    def set_mode(self, mode: str) -> None:
+        i = 1 if mode == "before" else 0
+        if self.mode_box.currentIndex() != i:
+            self.mode_box.blockSignals(True)
+            self.mode_box.setCurrentIndex(i)
+            self.mode_box.blockSignals(False)
+
+    def filters(self) -> dict:
+        role, block = self.role_filter.currentText(), self.block_filter.currentText()
+        return {"search": self.search.text(), "role": "" if role == ROLES[0] else role,
+                "block": "" if block == BLOCKS[0] else block, "changed_only": self.changed_only.isChecked(),
+                "matches_only": self.matches_only.isChecked()}
+
+    def set_filters(self, f: dict) -> None:
+        """Show these filters (a restored state) without emitting them back."""
+        f = {**NO_FILTERS, **f}
+        if f == self.filters():
+            return
+        self._applying = True
+        try:
+            if self.search.text() != f.get("search", ""):
+                self.search.setText(f.get("search", ""))
+            self.role_filter.setCurrentText(f.get("role") or ROLES[0])
+            self.block_filter.setCurrentText(f.get("block") or BLOCKS[0])
+            self.changed_only.setChecked(bool(f.get("changed_only")))
+            self.matches_only.setChecked(bool(f.get("matches_only")))
+        finally:
+            self._applying = False
+        self._apply()
+
+    def clear_filters(self) -> None:
+        """No role, block, changed or matches filter (the search stays)."""
+        if self.filters() != {**NO_FILTERS, "search": self.search.text()}:
+            self.set_filters({"search": self.search.text()})
+            self.sigFiltersChanged.emit(self.filters())
+
+    # ------------------------------------------------------------ user actions
+    def focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def _search_changed(self, text: str) -> None:
+        self.model.set_search(text)
+        self.update_match_label()
+        if not self._applying:
+            self.sigFiltersChanged.emit(self.filters())
+
+    def update_match_label(self) -> None:
+        n = len(self.model.matches)
+        self.match_label.setText(f"{n} match{'es' if n != 1 else ''}" if self.model.search_text else "")
+
+    def next_match(self, d: int = 1) -> bool:
+        matches = sorted(self.model.matches)
+        if not matches:
+            return False
+        cur = self.view.currentIndex().data(IndexRole) if self.view.currentIndex().isValid() else -1
+        if d > 0:
+            nxt = next((m for m in matches if m > cur), matches[0])
+        else:
+            nxt = next((m for m in reversed(matches) if m < cur), matches[-1])
+        return self.view.select_message(nxt)
+
+    def _filters_changed(self, *_) -> None:
+        if self._applying:
+            return
+        self._apply()
+        self.sigFiltersChanged.emit(self.filters())
+
+    def _apply(self) -> None:
+        f = self.filters()
+        self.model.set_filters(role=f["role"], block=f["block"], only_changed=f["changed_only"],
+                               only_matches=f["matches_only"])
+
+    def select_message(self, mi: int | None) -> bool:
+        """Select message mi; when a filter hides it, clear the filters first."""
+        if mi is None:
+            return False
+        if not self.view.select_message(mi):
+            self.clear_filters()
+            return self.view.select_message(mi)
+        return True
+
+    def jump_to_partner(self) -> bool:
+        cur = self.view.currentIndex()
+        if not cur.isValid():
+            return False
+        mi = cur.data(IndexRole)
+        sb = self.model.selected_block
+        partners = self.model.partners_of(mi, sb[1]) if sb and sb[0] == mi and sb[1] is not None else set()
+        partners = partners or self.model.partners_of(mi)
+        if not partners:
+            if self.status_message is not None:
+                self.status_message(f"message #{mi} holds no tool pair")
+            return False
+        later = sorted(p for p in partners if p > mi)
+        target = later[0] if later else sorted(partners)[0]
+        keep = set(self.model.highlight) | {mi}
+        ok = self.select_message(target)
+        self.model.set_highlight(keep - {target})
+        return ok

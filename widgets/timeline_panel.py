@@ -1,0 +1,105 @@
+"""The "Timeline" tab: which runs to compare (strategies with their defaults, and runs written as
+[LABEL=]NAME:KEY=VALUE,...), the Compare button, "follow", the replay timeline and the comparison
+table. Emits ``sigCompareChanged(names, extra)``, ``sigCompareRequested()`` and ``sigFollowChanged``."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSplitter,
+                               QVBoxLayout, QWidget)
+
+from .timeline import ComparisonTable, TimelineWidget
+
+
+class TimelinePanel(QScrollArea):
+    sigCompareChanged = Signal(list, str)
+    sigCompareRequested = Signal()
+    sigFollowChanged = Signal(bool)
+
+    def __init__(self, strategy_names: list[str], parent=None):
+        super().__init__(parent)
+        page = QWidget(self)
+        page.setObjectName("timelinePage")
+        pl = QVBoxLayout(page)
+        pl.setContentsMargins(0, 0, 0, 0)
+        pl.setSpacing(2)
+        crow = QHBoxLayout()
+        crow.setContentsMargins(4, 2, 4, 0)
+        lab = QLabel("Compare with:", page)
+        lab.setToolTip("Replay the same conversation under other strategies or parameter sets; their 'sent' "
+                       "curves are overlaid and the table below compares them")
+        crow.addWidget(lab)
+        self.compare_boxes: dict[str, QCheckBox] = {}
+        for name in strategy_names:
+            cb = QCheckBox(name, page)
+            cb.setObjectName(f"compare_{name}")
+            cb.setToolTip(f"also replay with {name} and its default parameters")
+            cb.toggled.connect(self._changed)
+            crow.addWidget(cb)
+            self.compare_boxes[name] = cb
+        self.compare_extra = QLineEdit(page)
+        self.compare_extra.setObjectName("compareExtra")
+        self.compare_extra.setPlaceholderText("more runs: [LABEL=]NAME:KEY=VALUE,...; ...  (Enter)")
+        self.compare_extra.setToolTip("e.g.  small=s08:context_limit=20000; hermes:context_length=32000\n"
+                                      "Runs separated by ';', each a strategy with optional parameters")
+        self.compare_extra.returnPressed.connect(self._changed)
+        self.compare_extra.setMinimumWidth(40)
+        crow.addStretch(1)
+        self.compare_button = QPushButton("Compare", page)
+        self.compare_button.setObjectName("compareButton")
+        self.compare_button.setToolTip("Replay every run and overlay the curves (runs in the background)")
+        self.compare_button.clicked.connect(self._requested)
+        crow.addWidget(self.compare_button)
+        self.follow_box = QCheckBox("follow", page)
+        self.follow_box.setObjectName("followCalls")
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip("The stepper and the message list follow the timeline cursor: the context of the "
+                                   "selected (or playing) model call, layer by layer, as if live")
+        self.follow_box.toggled.connect(self.sigFollowChanged)
+        crow.addWidget(self.follow_box)
+        pl.addLayout(crow)
+        erow = QHBoxLayout()
+        erow.setContentsMargins(4, 0, 4, 0)
+        erow.addWidget(self.compare_extra, 1)
+        pl.addLayout(erow)
+        self.timeline = TimelineWidget(page)
+        self.comparison = ComparisonTable(page)
+        self.comparison.setMinimumHeight(60)
+        split = QSplitter(Qt.Vertical, page)
+        split.addWidget(self.timeline)
+        split.addWidget(self.comparison)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        pl.addWidget(split, 1)
+        self._applying = False
+        # a narrow centre pane scrolls instead of widening the window
+        self.setWidgetResizable(True)
+        self.setWidget(page)
+        self.setMinimumWidth(50)
+
+    def names(self) -> list[str]:
+        return [n for n, cb in self.compare_boxes.items() if cb.isChecked()]
+
+    def _changed(self, *_) -> None:
+        if not self._applying:
+            self.sigCompareChanged.emit(self.names(), self.compare_extra.text())
+
+    def _requested(self) -> None:
+        self.sigCompareChanged.emit(self.names(), self.compare_extra.text())
+        self.sigCompareRequested.emit()
+
+    def set_compare(self, names: list[str], extra: str) -> None:
+        """Show these runs (the session's) without emitting them back."""
+        self._applying = True
+        try:
+            for name, cb in self.compare_boxes.items():
+                cb.setChecked(name in names)
+            if self.compare_extra.text() != extra:
+                self.compare_extra.setText(extra)
+        finally:
+            self._applying = False
+
+    def set_follow(self, on: bool) -> None:
+        if self.follow_box.isChecked() != on:
+            self.follow_box.blockSignals(True)
+            self.follow_box.setChecked(on)
+            self.follow_box.blockSignals(False)
