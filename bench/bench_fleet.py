@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     if not a.skip_dask:
         import distributed
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                      dashboard_address=None, silence_logs=40) as cluster:
+                                      dashboard_address="127.0.0.1:0", silence_logs=40) as cluster:
             t0 = time.perf_counter()
             s = run_fleet([root], cfg, out / "dask.parquet", engine=DaskCluster(cluster.scheduler_address))
             dt = time.perf_counter() - t0

@@ -29,6 +29,11 @@ CC = ["a6-e4c2a0fbd1-0-full.jsonl", "ca-fca7ea73ac-0-full.jsonl", "e1-2c3e2b3f2a
       "4b-7d5121b42a-0-full.jsonl", "37-995ebed6e4-2-full.jsonl"]
 
 
+def cfg_defaults() -> dict:
+    from compactscope.core import strategies
+    return strategies.get("claude_code").defaults()
+
+
 def _task(path) -> SessionTask:
     st = os.stat(path)
     return SessionTask(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
@@ -94,13 +99,19 @@ def test_a_sessions_row_matches_its_replay(corpus, tmp_path):
     from compactscope.core.replay import replay
     from compactscope.core.workspace import Workspace
     path = corpus / "entireio-cli" / "b8-659b3a4dd4-0-full.jsonl"
-    cfg = make_config("claude_code", {"summary_max_output": "32000"}, ["later=claude_code"])
+    from compactscope.core.strategies import infer_params
+    cfg = make_config("claude_code", {"idle_gap_minutes": "0"}, ["later=claude_code:cap_reserve=true"])
     row = replay_session(_task(path), cfg)
     assert row["error"] is None
     conv = load(path).main
+    # the session's own defaults (its version's threshold rule), under the user's --set
+    inferred = infer_params("claude_code", conv)
+    assert inferred.params and json.loads(row["inferred"])["params"] == inferred.params
+    assert set(json.loads(row["inferred"])["reasons"]) == set(inferred.reasons)
+    params = inferred.apply({"idle_gap_minutes": "0"})
     # the summary names its transcript's path: a workspace path as long as the worker's keeps tokens equal
     ws = Workspace(Path(tempfile.mkdtemp(prefix="compactscope-fleet-")) / "main")
-    res = replay(conv, "claude_code", {"summary_max_output": 32000}, workspace=ws, keep_inputs=False)
+    res = replay(conv, "claude_code", params, workspace=ws, keep_inputs=False)
     autos = [e for e in res.real_events if e["trigger"] == "auto"]
     assert row["format"] == "claude-code" and row["version"] == "2.1.14"
     assert row["calls"] == len(res.calls) and row["messages"] == len(conv.messages)
@@ -113,8 +124,9 @@ def test_a_sessions_row_matches_its_replay(corpus, tmp_path):
     real = [c.real_tokens for c in res.calls if c.real_tokens is not None]
     assert row["peak_context_tokens"] == max(real) and row["total_input_tokens"] == sum(real)
     assert row["sim_tokens_sent"] == res.totals()["total_input_tokens"]
-    assert json.loads(row["params"]) == {"summary_max_output": 32000}
-    # the --compare run (167k) fires later and sends more
+    changed = {k: v for k, v in res.params.items() if res.params[k] != cfg_defaults()[k]}
+    assert json.loads(row["params"]) == changed and changed["idle_gap_minutes"] == 0
+    # the --compare run (167k: the reserve capped at 20,000 as from 2.1.21) fires later
     assert row["cmp_later_threshold"] == 167_000
     assert row["cmp_later_first_call"] > row["first_simulated_call"]
     # compactions: the real ones and both runs' simulated ones, with what they dropped
@@ -211,7 +223,7 @@ def test_dask_cluster_on_loopback_gives_the_same_table(projects, tmp_path):
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     run_fleet([projects], cfg, a, engine=InProcess())
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=40) as cluster:
+                                  dashboard_address="127.0.0.1:0", silence_logs=40) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         s = run_fleet([projects], cfg, b, engine=DaskCluster(cluster.scheduler_address))
     assert s.replayed == s.discovered and s.engine.startswith("Dask cluster")
@@ -245,17 +257,21 @@ def test_reevaluation_reproduces_replays_at_other_thresholds(corpus, tmp_path):
     out = tmp_path / "r.parquet"
     run_fleet([tmp_path], make_config(), out, engine=InProcess())
     data = FleetData.load(out)
-    assert data.default_threshold() == 167_000
-    at_replay = data.reevaluate(167_000)
+    # each session at its own inferred threshold (155k up to 2.1.20, 167k after)
+    assert sorted(set(data.thresholds)) == [155_000, 167_000]
+    at_replay = data.reevaluate(data.thresholds)
+    assert at_replay.per_session
     fired = data.first_sim >= 0
     assert fired.any()
     assert (at_replay.first_call[fired] == data.first_sim[fired]).all()
     assert (at_replay.compactions == data.sim_compactions).all()
     for buffer in (30_000, 47_000, 77_000):              # thresholds 150k, 133k and 103k
         T = 200_000 - 20_000 - buffer
-        other = run_fleet([tmp_path], make_config("claude_code", {"buffer": str(buffer)}), tmp_path / f"{T}.parquet",
+        fixed = {"buffer": str(buffer), "cap_reserve": "true"}       # the same threshold for every version
+        other = run_fleet([tmp_path], make_config("claude_code", fixed), tmp_path / f"{T}.parquet",
                           engine=InProcess())
         truth = FleetData.load(other.out)
+        assert set(truth.thresholds) == {T}
         r = data.reevaluate(T)
         order = [truth.paths.index(p) for p in data.paths]
         assert (r.first_call == truth.first_sim[order]).all()

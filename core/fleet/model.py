@@ -4,10 +4,10 @@ whole fleet from the stored series, without replaying (numpy, vectorised across 
 The re-evaluation model (docs/fleet.md): for a session, ``S[k]`` (``series_context``) is what the
 threshold would have been compared with at call ``k`` had no summary been made. With a threshold
 ``T`` the context before the check is ``S[k] - base``; the first call where it reaches ``T`` (or
-where the user ran ``/compact``) compacts, and the context drops to ``P`` (the session's
-``post_compaction``): ``base = S[k] - P``. At the replayed threshold this reproduces the replay's
-first summary exactly and its later ones closely (it resets to the median of the replay's
-post-compaction sizes); at another threshold it answers "what would T do" without a replay.
+where the user ran ``/compact``) compacts, and the context drops to ``P``, where the replay's summary
+of the same rank left it (``post_levels``; beyond those the session's median, else the fleet's):
+``base = S[k] - P``. At the replayed thresholds this reproduces the replay's summaries; at another
+threshold it answers "what would T do" without a replay.
 
 All sessions are searched at once: the series of all sessions are laid end to end, each made
 non-decreasing (its running maximum) and lifted by ``session index x 2**40``, so one
@@ -38,10 +38,20 @@ class Reevaluation:
     tokens_sent: np.ndarray      # per session: context tokens summed over the calls (float, nan without calls)
     pre_tokens: np.ndarray       # every automatic compaction: the context that crossed the threshold
     fired_sessions: int          # sessions with at least one automatic compaction
+    per_session: bool = False    # each session at its own replayed threshold (``threshold`` is their median)
 
     @property
     def total_compactions(self) -> int:
         return int(self.compactions.sum())
+
+
+def _flat(col, fill) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as (offsets, values): row i is values[offsets[i]:offsets[i + 1]] (int64, nulls = fill)."""
+    lists = col.combine_chunks() if hasattr(col, "combine_chunks") else col
+    offsets = np.asarray(lists.offsets.to_numpy(), dtype=np.int64)
+    values = lists.values.slice(offsets[0], offsets[-1] - offsets[0]) if len(lists) else lists.values
+    vals = _filled(values, np.int64, fill) if len(values) else np.zeros(0, dtype=np.int64)
+    return offsets - offsets[0], vals
 
 
 def _filled(col, dtype, fill):
@@ -56,8 +66,9 @@ def _filled(col, dtype, fill):
 class FleetData:
     """Columns of a results file as numpy arrays, plus the flattened series."""
 
-    def __init__(self, path: str, meta: dict, sessions, compactions, series, real, manual):
-        import pyarrow.compute as pc
+    def __init__(self, path: str, meta: dict, sessions, compactions, lists: dict):
+        """``sessions``: the flat columns (a pyarrow Table); ``compactions``: the flat compactions table;
+        ``lists``: the list columns (``series_context``, ``series_real``, ``manual_calls``, ``post_levels``)."""
         self.path = path
         self.meta = meta
         self.config = FleetConfig.from_json(meta.get("config") or {})
@@ -76,30 +87,25 @@ class FleetData:
         self.sim_tokens = _filled(col("sim_tokens_sent"), np.float64, np.nan)
         self.thresholds = _filled(col("threshold"), np.float64, np.nan)
         self.unit = next((u for u in col("threshold_unit").to_pylist() if u), None) or "tokens"
-        post = _filled(col("post_compaction"), np.float64, np.nan)
-        self.post_known = post
-        # flattened series
-        s_lists = series.combine_chunks() if hasattr(series, "combine_chunks") else series
-        self.offsets = np.asarray(s_lists.offsets.to_numpy(), dtype=np.int64)
-        self.starts, self.ends = self.offsets[:-1], self.offsets[1:]
-        self.S = np.asarray(pc.fill_null(s_lists.values, 0).to_numpy(zero_copy_only=False), dtype=np.int64) \
-            if len(s_lists.values) else np.zeros(0, dtype=np.int64)
-        sid = np.repeat(np.arange(self.n, dtype=np.int64), self.ends - self.starts)
-        self.sid = sid
+        self.post_known = _filled(col("post_compaction"), np.float64, np.nan)
+        # the series of all sessions laid end to end: session i is [starts[i], ends[i])
+        offsets, self.S = _flat(lists["series_context"], 0)
+        self.starts, self.ends = offsets[:-1], offsets[1:]
+        self.sid = np.repeat(np.arange(self.n, dtype=np.int64), self.ends - self.starts)
         self.M = self._running_max(self.S)
-        self.G = self.M + sid * LIFT
-        r_lists = real.combine_chunks() if hasattr(real, "combine_chunks") else real
-        self.real = _filled(r_lists.values, np.int64, -1) if len(r_lists.values) else np.zeros(0, dtype=np.int64)
-        m_lists = manual.combine_chunks() if hasattr(manual, "combine_chunks") else manual
-        m_off = np.asarray(m_lists.offsets.to_numpy(), dtype=np.int64)
-        m_vals = _filled(m_lists.values, np.int64, 0) if len(m_lists.values) else np.zeros(0, dtype=np.int64)
+        self.G = self.M + self.sid * LIFT
+        _, self.real = _flat(lists["series_real"], -1)
+        m_off, m_vals = _flat(lists["manual_calls"], 0)
         m_sid = np.repeat(np.arange(self.n, dtype=np.int64), m_off[1:] - m_off[:-1])
-        self.manual_pos = self.starts[m_sid] + m_vals if len(m_vals) else m_vals
+        self.manual_pos = self.starts[m_sid] + m_vals           # flat positions of the /compact calls
         self.m_starts, self.m_ends = m_off[:-1], m_off[1:]
-        # compactions table (flat)
+        p_off, self.post_flat = _flat(lists["post_levels"], 0)  # each replay summary's post level, in order
+        self.p_starts, self.p_counts = p_off[:-1], p_off[1:] - p_off[:-1]
         self.comp = compactions
 
     # ---------------------------------------------------------------- loading
+    LISTS = ("series_context", "series_real", "manual_calls", "post_levels")
+
     @classmethod
     def load(cls, path: str | os.PathLike) -> "FleetData":
         import pyarrow.parquet as pq
@@ -108,11 +114,8 @@ class FleetData:
         f = pq.ParquetFile(str(path))
         nested = {n for n, _, _ in NESTED_COLUMNS}
         flat = [n for n in f.schema_arrow.names if n not in nested]
-        t = f.read(columns=flat + ["series_context", "series_real", "manual_calls"])
-        sessions = t.select(flat)
-        comp = read_compactions(path)
-        return cls(str(path), meta, sessions, comp, t.column("series_context"), t.column("series_real"),
-                   t.column("manual_calls"))
+        t = f.read(columns=flat + list(cls.LISTS))
+        return cls(str(path), meta, t.select(flat), read_compactions(path), {n: t.column(n) for n in cls.LISTS})
 
     def _running_max(self, S: np.ndarray) -> np.ndarray:
         """Per-session running maximum of S (sessions laid end to end)."""
@@ -140,26 +143,31 @@ class FleetData:
             return [None] * self.n
         return self.table.column(name).to_pylist()
 
-    def post_levels(self, threshold: float) -> np.ndarray:
+    def post_levels(self, threshold) -> np.ndarray:
         """P per session: its replay's post-compaction size; the fleet's median where the replay never
-        summarised; capped at POST_CAP x the threshold."""
+        summarised; capped at POST_CAP x the threshold (a number, or one per session)."""
         post = self.post_known.copy()
         known = post[~np.isnan(post)]
-        fallback = float(np.median(known)) if len(known) else 0.25 * threshold
-        post[np.isnan(post)] = fallback
-        return np.minimum(post, POST_CAP * threshold).astype(np.int64)
+        thr = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (self.n,))
+        post[np.isnan(post)] = float(np.median(known)) if len(known) else np.nan
+        post = np.where(np.isnan(post), 0.25 * thr, post)
+        return np.minimum(post, POST_CAP * thr).astype(np.int64)
 
     def default_threshold(self) -> float:
         t = self.thresholds[~np.isnan(self.thresholds)]
         return float(np.median(t)) if len(t) else (167_000.0 if self.unit == "tokens" else 50_000.0)
 
-    def reevaluate(self, threshold: float) -> Reevaluation:
-        """Every session at ``threshold`` (one threshold for the whole fleet), from the series."""
-        T = np.int64(int(threshold))
+    def reevaluate(self, threshold) -> Reevaluation:
+        """Every session at ``threshold``, from the series: one number for the whole fleet, or one per
+        session (``self.thresholds``: each at the threshold it was replayed with; a session without one
+        never compacts automatically)."""
+        per_session = np.ndim(threshold) > 0
+        thr = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (self.n,))
+        T = np.where(np.isnan(thr), np.iinfo(np.int64).max // 4, thr).astype(np.int64)
         n = self.n
         S, G = self.S, self.G
         starts, ends = self.starts, self.ends
-        P = self.post_levels(float(threshold))
+        P = self.post_levels(np.where(np.isnan(thr), 0.0, thr))
         base = np.zeros(n, dtype=np.int64)
         pos = starts.copy()
         mptr = self.m_starts.copy()
@@ -170,7 +178,8 @@ class FleetData:
         big = np.int64(np.iinfo(np.int64).max)
         n_manual = len(self.manual_pos)
         while len(active):
-            idx = np.searchsorted(G, active * LIFT + base[active] + T, side="left")     # first S - base >= T
+            idx = np.searchsorted(G, active * LIFT + np.minimum(base[active] + T[active], LIFT - 1),
+                                  side="left")     # the first call where S - base >= T
             idx = np.maximum(idx, pos[active])
             has_m = mptr[active] < self.m_ends[active]
             mpos = np.where(has_m, self.manual_pos[np.minimum(mptr[active], max(n_manual - 1, 0))], big) \
@@ -180,7 +189,13 @@ class FleetData:
             a, e = active[fire], ev[fire]
             manual = mpos[fire] == e
             before = S[e] - base[a]
-            new_base = S[e] - P[a]
+            # the replay's own post level for this compaction (its k-th summary), else the session's median
+            k = count[a]
+            own = k < self.p_counts[a]
+            post = P[a].copy()
+            if own.any():
+                post[own] = np.minimum(self.post_flat[self.p_starts[a[own]] + k[own]], (POST_CAP * T[a[own]]))
+            new_base = S[e] - post
             fire_pos.append(e)
             fire_delta.append(new_base - base[a])
             pre.append(before[~manual])
@@ -206,7 +221,9 @@ class FleetData:
             tokens[nonempty] = np.add.reduceat(sent, starts[nonempty])
         dist = np.where((first >= 0) & (self.first_real >= 0), (first - self.first_real).astype(np.float64), np.nan)
         pre_all = np.concatenate(pre) if pre else np.zeros(0, dtype=np.int64)
-        return Reevaluation(float(threshold), count, first, dist, tokens, pre_all, int((first >= 0).sum()))
+        label = float(np.nanmedian(thr)) if per_session and not np.all(np.isnan(thr)) else \
+            (float(threshold) if not per_session else float("nan"))
+        return Reevaluation(label, count, first, dist, tokens, pre_all, int((first >= 0).sum()), per_session)
 
     # ---------------------------------------------------------------- figures' data
     def real_pre_tokens(self) -> tuple[np.ndarray, np.ndarray]:

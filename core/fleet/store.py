@@ -94,8 +94,9 @@ NESTED_COLUMNS = [
     ("series_context", pa.list_(pa.int32()), "per call: the main run's threshold input had no summary been made"),
     ("series_real", pa.list_(pa.int32()), "per call: the real context tokens (null where not recorded)"),
     ("manual_calls", pa.list_(pa.int32()), "calls before which the user ran /compact"),
+    ("post_levels", pa.list_(pa.int32()), "where each of the main run's summaries left the context, in order"),
 ]
-SERIES = ("series_context", "series_real", "manual_calls")
+SERIES = ("series_context", "series_real", "manual_calls", "post_levels")
 
 
 def schema(cfg: FleetConfig) -> pa.Schema:

@@ -10,7 +10,8 @@ The per-call series (see docs/fleet.md, "Re-evaluating a threshold"):
 * ``series_context[k]``: what the main run's threshold was compared with at call ``k`` (the context
   the summary layer saw, in the strategy's threshold unit) had no summary ever been made. Before
   the first simulated summary it is exactly what the replay saw; after it, the growth per call is
-  added to it. ``post_compaction`` is where a summary brings the context back to.
+  added to it. ``post_levels`` are where each of the replay's summaries brought the context back to
+  (``post_compaction``: their median).
 * ``series_real[k]``: the real context tokens of call ``k`` (usage), null where not recorded.
 """
 from __future__ import annotations
@@ -99,8 +100,8 @@ def _check_layer(res) -> str | None:
 
 
 # ------------------------------------------------------------------ series
-def context_series(res) -> tuple[list[int], int | None, int]:
-    """(series_context, post_compaction, check layer hits) of a replay: see the module doc."""
+def context_series(res) -> tuple[list[int], list[int]]:
+    """(series_context, post_levels) of a replay: see the module doc."""
     unit_size = res.threshold_unit == "size"
     layer = _check_layer(res)
     fixed = (res.calibration or {}).get("fixed", 0) or 0
@@ -131,8 +132,7 @@ def context_series(res) -> tuple[list[int], int | None, int]:
         prev_after, prev_ov, prev_summary = after, ov, bool(c.summaries)
     if prev_summary and not unit_size and res.calibration:
         posts[-1] -= prev_ov - fixed
-    post = sorted(posts)[len(posts) // 2] if posts else None
-    return series, (int(post) if post is not None else None), len(posts)
+    return series, [int(p) for p in posts]
 
 
 # ------------------------------------------------------------------ the session
@@ -159,7 +159,7 @@ def replay_session(task: SessionTask, cfg: FleetConfig) -> dict:
     row: dict = {"path": task.path, "size": task.size, "mtime_ns": task.mtime_ns,
                  "project": os.path.basename(os.path.dirname(task.path)), "error": None,
                  "subagents": len(task.subagent_files), "compactions": [], "series_context": [],
-                 "series_real": [], "manual_calls": []}
+                 "series_real": [], "manual_calls": [], "post_levels": []}
     stage = "load"
     try:
         from ..loaders import LoadError, load
@@ -210,7 +210,7 @@ def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
         auto_sims = [c.index for c in calls if c.summaries and not _manual_summary(c)]
         first_real = autos[0]["call"] if autos else None
         first_sim = _first(auto_sims)
-        series, post, _ = context_series(res)
+        series, posts = context_series(res)
         tot = res.totals()
         row.update(
             calls=len(calls), user_turns=calls[-1].turn if calls else 0,
@@ -231,7 +231,7 @@ def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
             sim_tool_results_dropped=tot["tool_results_dropped"],
             calibration_fixed=(res.calibration or {}).get("fixed"),
             calibration_hidden=(res.calibration or {}).get("hidden"),
-            post_compaction=post,
+            post_compaction=sorted(posts)[len(posts) // 2] if posts else None, post_levels=posts,
             series_context=series,
             series_real=[c.real_tokens for c in calls], manual_calls=sorted(set(manual)),
         )
