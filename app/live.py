@@ -1,7 +1,8 @@
-"""Wiring for the live panel: the s08 agent in a worker thread, the recording
-proxy, and follow mode, posted back to the GUI thread.
+"""Wiring for the live panel: the s08 agent's turns on a ``core.jobs`` worker, the recording
+proxy, and follow mode, posted back to the GUI thread by the Qt executor.
 
-``LiveController`` owns what runs; ``widgets.live_panel.LivePanel`` shows it.
+``LiveController`` owns what runs (and whether a turn is busy); ``widgets.live_panel.LivePanel``
+shows it; ``core.live`` types the agent's events and puts the proxy's calls into words.
 ``attach_to_main_window(win)`` docks the panel in the main window and makes the
 message view, stepper and chart follow the live session: after every agent
 call they show the pipeline run the agent really did before that call.
@@ -17,9 +18,14 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
-from compactscope.core.conversation import Conversation, Usage
+from compactscope.core.conversation import Conversation
+from compactscope.core.jobs import LATEST, Executor, Worker
 from compactscope.core.layers.base import SUMMARY
+from compactscope.core.live import (Compacted, Failed, PipelineRan, ProxyWatch, Responded, Retrying, Streamed,
+                                    ToolRan, agent_event)
 from compactscope.widgets.live_panel import LivePanel
+
+from .workers import QtExecutor
 
 
 def default_recording(kind: str) -> Path:
@@ -35,31 +41,34 @@ def _fmt(n) -> str:
 
 
 class LiveController(QObject):
+    """Owns what runs live: the agent's turns (one at a time, on a ``core.jobs.Worker``; a message
+    sent while a turn runs is queued and sent when it ends), the recording proxy, follow mode, and
+    the loading of the recording so far. Everything reaches the GUI thread through the executor."""
     sigTrace = Signal(object, object)     # (Conversation = the context before the pipeline, Trace) per agent call
     sigContext = Signal(object)           # a Conversation to show (proxy call, follow update)
     sigFinished = Signal(str)             # the agent's turn ended: "done", "stopped" or "error"
     sigHistory = Signal(object)           # the agent's whole session so far (its recording, loaded) after each call
-    _sigEvent = Signal(str, object)       # worker threads -> GUI thread
-    _sigAsk = Signal(str, object)
 
-    def __init__(self, panel: LivePanel, strategy: Callable[[], tuple] | None = None, parent=None):
+    def __init__(self, panel: LivePanel, strategy: Callable[[], tuple] | None = None, parent=None,
+                 executor: Executor | None = None):
         super().__init__(parent or panel)
         self.panel = panel
         self.strategy = strategy or (lambda: ("s08", {}))
+        self.executor = executor or QtExecutor(defer=False)
+        self.turns = Worker(self.executor, self._turn_done, self._turn_failed, on_partial=self._on_event,
+                            name="agent")
+        self.history = Worker(self.executor, self._history_loaded, policy=LATEST, name="recording")
+        self.queue: list[str] = []            # messages sent while a turn was running
         self.agent = None
         self.recorder = None
         self._agent_key = None
-        self._thread: threading.Thread | None = None
         self.proxy = None
         self.proxy_recorder = None
-        self._proxy_prev: list | None = None
-        self.proxy_calls = 0
+        self.proxy_watch = ProxyWatch()
+        self._proxy_last = None
         self.follow = None
         self._follow_shape = None
         self.streamed = False
-        self._hist = {"busy": False, "pending": None}
-        self._sigEvent.connect(self._on_event, Qt.QueuedConnection)
-        self._sigAsk.connect(self._on_ask, Qt.QueuedConnection)
         panel.sigAgentSettings.connect(self.configure_agent)
         panel.sigSend.connect(self.send)
         panel.sigStop.connect(self.stop)
@@ -69,6 +78,11 @@ class LiveController(QObject):
         panel.sigFollow.connect(self.start_follow)
         panel.sigStopFollow.connect(self.stop_follow)
 
+    @property
+    def busy(self) -> bool:
+        """An agent turn is running (or queued messages wait for it)."""
+        return self.turns.busy
+
     # ================================================================ agent
     def configure_agent(self, s: dict) -> bool:
         from compactscope.core.agent import Agent, AgentError
@@ -77,18 +91,16 @@ class LiveController(QObject):
         name, params = self.strategy()
         key = (workdir, s.get("record"))
         if self.agent is not None and key == self._agent_key:
-            # same session: take a new strategy, parameters, model, key or base URL without losing the conversation
-            a = self.agent
-            self._update_engine(name, params)
-            if s.get("model") and s["model"] != a.model:
-                a.model = s["model"]
-            if s.get("api_key") and s["api_key"] != a._api_key:
-                a._api_key, a._client = s["api_key"], None
-                if self.recorder is not None:
-                    self.recorder.add_secret(s["api_key"])
-            if s.get("base_url") and s["base_url"] != a.base_url:
-                a.base_url, a._client = s["base_url"], None
+            # same session: take a new strategy, parameters, model, key or base URL without losing the
+            # conversation (applies from the next call; a running turn keeps its engine)
+            if not self.busy:
+                self._update_engine(name, params)
+            self.agent.configure(s.get("model"), s.get("api_key"), s.get("base_url"))
             return True
+        if self.busy:
+            self.panel.show_error("A turn is still running in the current session.",
+                                  "Wait for it (or press Stop) before changing the workspace or the recording.")
+            return False
         if not workdir or not Path(workdir).expanduser().is_dir():
             self.panel.show_error(f"The workspace folder {workdir!r} does not exist.",
                                   "Pick an existing folder with Browse\u2026; the agent can only touch files in it.")
@@ -104,7 +116,7 @@ class LiveController(QObject):
         try:
             self.agent = Agent(Path(workdir).expanduser(), strategy=name, params=params, model=s.get("model"),
                                api_key=s.get("api_key"), base_url=s.get("base_url"), recorder=self.recorder,
-                               on_event=lambda k, d: self._sigEvent.emit(k, d), confirm_bash=self._confirm_bash)
+                               confirm_bash=self._confirm_bash)
         except (AgentError, KeyError, ValueError) as e:
             self.panel.show_error(f"Cannot start the agent: {e}", getattr(e, "hint", "") or "Check the settings.")
             return False
@@ -132,35 +144,45 @@ class LiveController(QObject):
                                    "#64748b")
 
     def send(self, text: str) -> None:
-        if self.agent is None or (self._thread is not None and self._thread.is_alive()):
+        """Send a message; while a turn runs it waits in ``queue`` and goes when the turn ends."""
+        if self.agent is None:
             return
+        if self.busy:
+            self.queue.append(text)
+            self.panel.append_user(text)
+            self.panel.append_note("queued: sent when the current turn ends", "#64748b")
+            return
+        self._start_turn(text, echo=True)
+
+    def _start_turn(self, text: str, echo: bool) -> None:
+        self._update_engine(*self.strategy())          # the window's strategy and parameters, from this turn
         self.panel.clear_error()
-        self.panel.append_user(text)
+        if echo:
+            self.panel.append_user(text)
         self.panel.set_busy(True)
         self.panel.set_status("calling", "running the pipeline, then calling the model\u2026")
         self.streamed = False
         agent = self.agent
 
-        def work():
-            from compactscope.core.agent import AgentError, AgentStopped
+        def turn(text, state):
+            from compactscope.core.agent import AgentStopped
+            agent.on_event = lambda k, d: state.set_partial_result(agent_event(k, d))
             try:
                 agent.send(text)
-                self._sigEvent.emit("_finished", "done")
             except AgentStopped:
-                self._sigEvent.emit("_finished", "stopped")
-            except AgentError as e:
-                self._sigEvent.emit("_failed", e)
-            except Exception as e:  # a bug must reach the window, not kill the thread silently
-                self._sigEvent.emit("_failed", e)
-        self._thread = threading.Thread(target=work, name="compactscope-agent", daemon=True)
-        self._thread.start()
+                return "stopped"
+            finally:
+                agent.on_event = None
+            return "done"
+        self.turns.start(turn, text)
 
     def stop(self) -> None:
+        self.queue.clear()
         if self.agent is not None:
             self.agent.stop()
 
     def new_session(self) -> None:
-        if self.agent is None or (self._thread is not None and self._thread.is_alive()):
+        if self.agent is None or self.busy:
             return
         self.agent.reset()
         self.panel.clear_error()
@@ -169,16 +191,21 @@ class LiveController(QObject):
         self.panel.set_status("idle", "new session: send a message")
 
     def wait(self, timeout: float = 30.0) -> bool:
-        """Block until the agent's turn ends (tests, closing)."""
-        if self._thread is None:
-            return True
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        """Process events until the agent's turn (and any queued one) ends (tests, closing)."""
+        from PySide6.QtWidgets import QApplication
+        app = QApplication.instance()
+        end = time.monotonic() + timeout
+        while self.busy and time.monotonic() < end:
+            app.processEvents()
+            time.sleep(0.005)
+        return not self.busy
 
     def close_agent(self) -> None:
+        self.queue.clear()
         if self.agent is not None:
             self.agent.stop()
             self.wait(10)
+        self.turns.cancel()
         if self.recorder is not None:
             self.recorder.close()
         self.agent = self.recorder = None
@@ -186,7 +213,7 @@ class LiveController(QObject):
     def _confirm_bash(self, command: str) -> str:
         """Called in the agent's thread: ask in the GUI thread and wait."""
         holder = {"answer": "deny", "done": threading.Event()}
-        self._sigAsk.emit(command, holder)
+        self.executor.post(self._on_ask, command, holder)
         while not holder["done"].wait(0.1):
             if self.agent is None or self.agent.cancel.is_set():
                 return "deny"
@@ -199,11 +226,36 @@ class LiveController(QObject):
         finally:
             holder["done"].set()
 
-    # ================================================================ events (GUI thread)
-    def _on_event(self, kind: str, d) -> None:
+    def _turn_done(self, how: str) -> None:
         p = self.panel
-        if kind == "trace":
-            tr, call = d["trace"], d["call"]
+        if how == "stopped":
+            p.append_note("stopped; the conversation so far is kept (every tool call has its result)", "#b45309")
+            p.set_status("idle", "stopped; send a message to continue")
+        else:
+            n = len(self.agent.calls) if self.agent else 0
+            p.set_status("idle", f"done; {n} model call(s) in this session")
+        self._turn_ended(how)
+
+    def _turn_failed(self, e: BaseException) -> None:
+        p = self.panel
+        hint = getattr(e, "hint", "") or "This is a bug in Compactscope; the recording keeps what happened."
+        p.show_error(str(getattr(e, "message", None) or f"{type(e).__name__}: {e}"), hint)
+        p.set_status("error", "the turn ended with an error; nothing recorded so far is lost")
+        self._turn_ended("error")
+
+    def _turn_ended(self, how: str) -> None:
+        if self.queue and self.agent is not None and how != "stopped":
+            self._start_turn(self.queue.pop(0), echo=False)      # a message sent meanwhile: never lost
+        else:
+            self.queue.clear()
+            self.panel.set_busy(False)
+        self.sigFinished.emit(how)
+
+    # ================================================================ events (GUI thread)
+    def _on_event(self, ev) -> None:
+        p = self.panel
+        if isinstance(ev, PipelineRan):
+            tr, call = ev.trace, ev.call
             conv = Conversation(list(tr.input), system=self.agent.system if self.agent else None,
                                 title=f"live agent, call {call.n}", format="live")
             changed = [s.layer for s in tr.steps if s.changed]
@@ -214,62 +266,39 @@ class LiveController(QObject):
                     fails = tr.state_after.get("consecutive_failures")
                     p.append_note(f"{s.layer} failed before call {call.n}: {s.error}; the context was sent "
                                   f"unchanged" + (f" (consecutive failures: {fails})" if fails else ""), "#dc2626")
-            for s in tr.steps:
-                if s.role == SUMMARY and s.changed:
+                elif s.role == SUMMARY and s.changed:
                     p.append_note(f"{s.layer} summarised the conversation before call {call.n}: "
                                   f"{len(tr.input)} \u2192 {len(tr.output)} messages")
             self.sigTrace.emit(conv, tr)
-        elif kind == "stream":
+        elif isinstance(ev, Streamed):
             self.streamed = True
-            p.append_stream(d["text"])
-        elif kind == "response":
-            p.append_response(d["message"], streamed=self.streamed)
+            p.append_stream(ev.text)
+        elif isinstance(ev, Responded):
+            p.append_response(ev.message, streamed=self.streamed)
             self.streamed = False
-            u = d.get("usage") or {}
-            ctx = Usage.from_dict(u).context_tokens
             if self.recorder is not None:
                 self._load_history(self.recorder.path, "agent")
-            p.set_status("tool" if d.get("stop_reason") == "tool_use" else "idle",
-                         f"call {d['call'].n}: {d['seconds']:.1f} s, context {_fmt(ctx)} tokens, output "
-                         f"{_fmt(u.get('output_tokens'))} tokens, stop {d.get('stop_reason')}")
-        elif kind == "retry":
-            p.set_status("calling", d["text"])
-            p.append_note(d["text"], "#b45309")
-        elif kind == "tool":
-            p.append_tool(d["name"], d["input"], d["output"], d["is_error"])
-        elif kind == "compaction":
-            tr = d["trace"]
+            u = ev.usage or {}
+            p.set_status("tool" if ev.stop_reason == "tool_use" else "idle",
+                         f"call {ev.call.n}: {ev.seconds:.1f} s, context {_fmt(ev.context_tokens)} tokens, output "
+                         f"{_fmt(u.get('output_tokens'))} tokens, stop {ev.stop_reason}")
+        elif isinstance(ev, Retrying):
+            p.set_status("calling", ev.text)
+            p.append_note(ev.text, "#b45309")
+        elif isinstance(ev, ToolRan):
+            p.append_tool(ev.name, ev.input, ev.output, ev.is_error)
+        elif isinstance(ev, Compacted):
+            tr = ev.trace
             what = {"reactive": "the API said the prompt is too long: reactive compact",
-                    "compact_tool": "the model called compact"}.get(d["kind"], d["kind"])
+                    "compact_tool": "the model called compact"}.get(ev.kind, ev.kind)
             p.append_note(f"{what}: {len(tr.input)} \u2192 {len(tr.output)} messages")
-            self.sigTrace.emit(Conversation(list(tr.input), title=f"live agent, {d['kind']}", format="live"), tr)
-        elif kind == "error":
-            e = d["error"]
+            self.sigTrace.emit(Conversation(list(tr.input), title=f"live agent, {ev.kind}", format="live"), tr)
+        elif isinstance(ev, Failed):
+            e = ev.error
             if e.kind == "prompt_too_long":
                 p.append_note(f"{e.message}: running reactive compact (at most once per turn)", "#dc2626")
             else:
                 p.show_error(e.message, e.hint)
-        elif kind == "_finished":
-            p.set_busy(False)
-            if d == "stopped":
-                p.append_note("stopped; the conversation so far is kept (every tool call has its result)", "#b45309")
-                p.set_status("idle", "stopped; send a message to continue")
-            else:
-                n = len(self.agent.calls) if self.agent else 0
-                p.set_status("idle", f"done; {n} model call(s) in this session")
-            self.sigFinished.emit(d)
-        elif kind == "_failed":
-            p.set_busy(False)
-            hint = getattr(d, "hint", "") or "This is a bug in Compactscope; the recording keeps what happened."
-            p.show_error(str(getattr(d, "message", None) or f"{type(d).__name__}: {d}"), hint)
-            p.set_status("error", "the turn ended with an error; nothing recorded so far is lost")
-            self.sigFinished.emit("error")
-        elif kind == "proxy_call":
-            self._proxy_call(d)
-        elif kind == "_history":
-            self._history_loaded(*d)
-        elif kind == "follow":
-            self._follow_update(d)
 
     # ================================================================ proxy
     def start_proxy(self, s: dict) -> bool:
@@ -281,7 +310,7 @@ class LiveController(QObject):
         try:
             self.proxy_recorder = RecordingWriter(path, source="proxy", meta={"upstream": upstream})
             self.proxy = RecordingProxy(upstream, port=int(s.get("port", 8788)), recorder=self.proxy_recorder,
-                                        on_call=lambda r: self._sigEvent.emit("proxy_call", r)).start()
+                                        on_call=lambda r: self.executor.post(self._proxy_call, r)).start()
         except (ProxyError, OSError) as e:
             if self.proxy_recorder is not None:
                 self.proxy_recorder.close()
@@ -290,8 +319,7 @@ class LiveController(QObject):
             self.panel.set_proxy_running(False)
             self.panel.show_error(f"The proxy did not start: {e}", "Pick another port, or check the upstream URL.")
             return False
-        self.proxy_calls = 0
-        self._proxy_prev = None
+        self.proxy_watch = ProxyWatch()
         self.panel.clear_error()
         self.panel.set_proxy_running(True, self.proxy.url)
         self.panel.set_status("listening", f"proxy on {self.proxy.url} \u2192 {upstream}; recording to {path}")
@@ -309,67 +337,44 @@ class LiveController(QObject):
         self.proxy = self.proxy_recorder = None
         self.panel.set_proxy_running(False)
 
+    @property
+    def proxy_calls(self) -> int:
+        return self.proxy_watch.calls
+
     def _proxy_call(self, r: dict) -> None:
-        self.proxy_calls += 1
-        req = r.get("request") or {}
-        msgs = req.get("messages") or []
-        u = r.get("usage") or {}
-        ctx = Usage.from_dict(u).context_tokens
-        prev = self._proxy_prev
-        if prev is not None and msgs and (len(msgs) < len(prev) or msgs[0] != prev[0]):
-            self.panel.append_note(f"the client changed its context (a compaction?): {len(prev)} \u2192 "
-                                   f"{len(msgs)} messages")
-        self._proxy_prev = msgs
-        err = r.get("error")
-        self.panel.set_status("listening", f"{self.proxy_calls} call(s); last: {req.get('model')}, {len(msgs)} "
-                              f"messages, context {_fmt(ctx)} tokens" + (f", error {err.get('kind')}" if err else ""))
-        if err:
-            what = f"HTTP {err.get('status')} {err.get('type') or err.get('kind')}: {err.get('message') or ''}"
-            if err.get("kind") == "client_disconnected":
-                what = "the client closed the connection mid-response"
-            elif err.get("status") in (429, 529) or (err.get("status") or 0) >= 500:
-                what += " (clients usually retry)"
-            self.panel.append_note(f"call {self.proxy_calls}: {what}", "#dc2626")
-        else:
-            resp = r.get("response") or {}
-            self.panel.append_note(f"call {self.proxy_calls}: {req.get('model')}, {len(msgs)} messages, context "
-                                   f"{_fmt(ctx)} tokens, output {_fmt(u.get('output_tokens'))}, stop "
-                                   f"{resp.get('stop_reason')}", "#475569")
-        if msgs and self.proxy_recorder is not None:
-            self._proxy_last = Conversation(msgs, system=req.get("system"), tools=req.get("tools"),
-                                            model=req.get("model"), title=f"proxy call {self.proxy_calls}",
-                                            format="live")
+        if self.proxy is None:
+            return
+        v = self.proxy_watch.see(r)
+        if v.context_changed:
+            self.panel.append_note(v.context_changed)
+        self.panel.set_status("listening", v.status)
+        self.panel.append_note(v.note, "#dc2626" if v.failed else "#475569")
+        if v.conversation is not None and self.proxy_recorder is not None:
+            self._proxy_last = v.conversation
             self._load_history(self.proxy_recorder.path, "proxy")
 
-    # ================================================================ history (a recording, loaded in a thread)
+    # ================================================================ history (a recording, loaded in a worker)
     def _load_history(self, path, tag: str) -> None:
-        """Load the recording so far in a background thread; loads are coalesced (one at a time, the
-        latest request wins)."""
-        if self._hist["busy"]:
-            self._hist["pending"] = (path, tag)
-            return
-        self._hist["busy"] = True
-
-        def work():
+        """Load the recording so far in the background; loads are coalesced (the latest request runs
+        after the one loading, the one in between is dropped)."""
+        def work(state):
             from compactscope.core.loaders import load
             try:
                 conv = load(path).main
                 conv.title = f"live {tag}: {len(conv.extra.get('calls') or [])} call(s)"
             except Exception:   # a half-written recording that cannot load yet: try again next call
                 conv = None
-            self._sigEvent.emit("_history", (tag, conv))
-        threading.Thread(target=work, name="compactscope-history", daemon=True).start()
+            return tag, conv
+        self.history.start(work)
 
-    def _history_loaded(self, tag: str, conv) -> None:
-        self._hist["busy"] = False
-        pending, self._hist["pending"] = self._hist["pending"], None
-        if pending is not None:
-            self._load_history(*pending)
-            return                       # a newer call is already being loaded
+    def _history_loaded(self, res) -> None:
+        if self.history.waiting:
+            return                       # a newer call is loading next
+        tag, conv = res
         if tag == "agent" and conv is not None:
             self.sigHistory.emit(conv)
         elif tag == "proxy" and self.proxy is not None:
-            self.sigContext.emit(conv if conv is not None else getattr(self, "_proxy_last", None))
+            self.sigContext.emit(conv if conv is not None else self._proxy_last)
 
     # ================================================================ follow
     def start_follow(self, path: str) -> bool:
@@ -380,7 +385,7 @@ class LiveController(QObject):
             self.panel.show_error(f"{path}: no such file.", "Pick the session file to follow.")
             return False
         self._follow_shape = None
-        self.follow = FollowThread(path, lambda u: self._sigEvent.emit("follow", u), interval=0.5)
+        self.follow = FollowThread(path, lambda u: self.executor.post(self._follow_update, u), interval=0.5)
         self.follow.start()
         self.panel.clear_error()
         self.panel.set_follow_running(True)
@@ -414,9 +419,15 @@ class LiveController(QObject):
                               + f"; reload {u.seconds * 1000:.0f} ms")
 
     def shutdown(self) -> None:
+        """Stop the agent, the proxy and the follower (the recording's last load still arrives)."""
         self.close_agent()
         self.stop_proxy()
         self.stop_follow()
+
+    def close(self) -> None:
+        """The window closes: stop everything; nothing more is delivered."""
+        self.shutdown()
+        self.history.cancel()
 
 
 # ==================================================================== main window hook
@@ -490,7 +501,7 @@ class _ShutdownOnClose(QObject):
 
     def eventFilter(self, obj, ev) -> bool:
         if ev.type() == QEvent.Close:
-            self.ctl.shutdown()
+            self.ctl.close()
         return False
 
 

@@ -344,6 +344,23 @@ class Agent:
         return list(to_anthropic(trace.output).messages)
 
     # -- settings
+    def configure(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None) -> list:
+        """Take a new model, key or base URL for the next call (the conversation is kept); returns
+        what changed. A new key is also kept out of the recording."""
+        changed = []
+        if model and model != self.model:
+            self.model = model
+            changed.append("model")
+        if api_key and api_key != self._api_key:
+            self._api_key, self._client = api_key, None
+            if self.recorder is not None:
+                self.recorder.add_secret(api_key)
+            changed.append("api_key")
+        if base_url and base_url != self.base_url:
+            self.base_url, self._client = base_url, None
+            changed.append("base_url")
+        return changed
+
     def client(self):
         if self._client is None:
             if not self._api_key:

@@ -131,6 +131,11 @@ class Worker:
     def busy(self) -> bool:
         return self.current is not None or self._pending is not None
 
+    @property
+    def waiting(self) -> bool:
+        """LATEST: a newer start waits for the running task."""
+        return self._pending is not None
+
     def start(self, fn: Callable, *args, **kwargs) -> int:
         """Run ``fn(*args, state=TaskState, **kwargs)``; returns the task id."""
         if self.policy == LATEST and self.current is not None:

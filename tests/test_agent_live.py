@@ -232,3 +232,28 @@ def test_parameter_and_strategy_changes_apply_from_the_next_call(qtbot, tmp_path
     assert len(fake.message_requests[2]["body"]["messages"]) == 5        # the conversation was kept
     log = panel.log.toPlainText()
     assert "context_limit=12345" in log and "strategy is now claude_code" in log
+
+
+def test_a_message_sent_while_a_turn_runs_is_queued_never_lost(qtbot, tmp_path):
+    script = [reply(message([tool_use_block("bash", {"command": "sleep 1"}, "b1")])),
+              reply(message([text_block("first done")])),
+              reply(message([text_block("second done")]))]
+    with FakeAnthropic(script) as fake:
+        panel, ctl, asked = setup_panel(qtbot, tmp_path, fake, answers=("once",))
+        finished = []
+        ctl.sigFinished.connect(finished.append)
+        panel.input.setPlainText("first")
+        panel.send_btn.click()
+        qtbot.waitUntil(lambda: len(asked) == 1, timeout=10000)        # the first turn is running its tool
+        assert ctl.busy and panel.send_btn.isEnabled()
+        panel.input.setPlainText("second")
+        panel.send_btn.click()                                          # sent while the turn runs
+        assert panel.input.toPlainText() == "" and ctl.queue == ["second"]
+        qtbot.waitUntil(lambda: len(finished) == 2, timeout=20000)
+        ctl.shutdown()
+    assert finished == ["done", "done"] and ctl.queue == []
+    users = [r["body"]["messages"] for r in fake.message_requests]
+    assert len(users) == 3 and users[2][-1]["content"] == "second"     # the queued message reached the model
+    log = panel.log.toPlainText()
+    assert "queued" in log and "first done" in log and "second done" in log
+    assert not panel.stop_btn.isEnabled() and panel.send_btn.text() == "Send"

@@ -231,8 +231,9 @@ class LivePanel(QWidget):
                 "record": self.agent_record.text().strip() or None}
 
     def _send(self) -> None:
+        """Send the typed message (while the agent works, the controller queues it)."""
         text = self.input.toPlainText().strip()
-        if not text or self.busy:
+        if not text:
             return
         if not self.workdir.text().strip():
             self.show_error("No workspace folder is chosen.", "Pick the folder the agent may work in (Browse\u2026).")
@@ -285,8 +286,9 @@ class LivePanel(QWidget):
 
     # ------------------------------------------------------------ what the controller shows
     def set_busy(self, busy: bool) -> None:
+        """A turn is running: Stop is enabled, New session is not (Send queues the message)."""
         self.busy = busy
-        self.send_btn.setEnabled(not busy)
+        self.send_btn.setText("Queue" if busy else "Send")
         self.stop_btn.setEnabled(busy)
         self.new_btn.setEnabled(not busy)
 
