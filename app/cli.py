@@ -6,6 +6,7 @@ Headless subcommands (never import Qt, start fast):
   info FILE     what the file holds: format, conversations, tool pairs, compaction events, usage
   replay FILE   run the pipeline before every model call over the conversation's life
   fleet [PATH]  replay every session of an archive (default ~/.claude/projects) into a Parquet file
+  fleet-report  that file as a self-contained HTML page
   report FILE   write a self-contained HTML (or Markdown) report: every layer, the summaries, the replay
   strategies    list the strategies and their parameters
 
@@ -22,7 +23,7 @@ import time
 import traceback
 from pathlib import Path
 
-HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet")
+HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet", "fleet-report")
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 

@@ -109,10 +109,35 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             print(f"stopped: {s.rows:,} row(s) written to {s.out}; run the same command again to go on")
             return 130
         _print_overview(s.out)
-        print(f"{s.rows:,} row(s) in {s.out}")
+        print(f"{s.rows:,} row(s) in {s.out}; as a page: compactscope fleet-report {s.out} -o fleet.html")
         return 0
 
     p.set_defaults(fn=cmd_fleet)
+
+    r = sub.add_parser("fleet-report", help="a fleet's results as a self-contained HTML page")
+    r.add_argument("results", metavar="RESULTS.parquet")
+    r.add_argument("-o", "--output", required=True, metavar="fleet.html")
+    r.add_argument("--threshold", action="append", metavar="N",
+                   help="also show what this threshold would do (repeatable; default 150000 for token strategies)")
+
+    def cmd_report(args) -> int:
+        _need_fleet(CliError)
+        from compactscope.core.fleet import FleetError
+        from compactscope.core.fleet.report import write_report
+        try:
+            thresholds = [float(t.replace(",", "").replace("_", "")) for t in args.threshold or []]
+        except ValueError:
+            raise CliError(f"--threshold takes numbers, not {args.threshold}") from None
+        try:
+            path = write_report(args.results, args.output, thresholds or None)
+        except FleetError as e:
+            raise CliError(str(e)) from None
+        except OSError as e:
+            raise CliError(f"{args.output}: cannot write it: {e.strerror or e}") from None
+        print(f"wrote {path}")
+        return 0
+
+    r.set_defaults(fn=cmd_report)
 
 
 def _print_overview(out: str) -> None:

@@ -195,6 +195,16 @@ def _check_target(path: Path) -> os.stat_result | None:
     return st
 
 
+def new_file_mode(path: str | os.PathLike) -> int | None:
+    """For ``atomic_path``'s ``mode``: the mode an ordinary new file gets here (0666 less the umask), not
+    mkstemp's private 0600; None when ``path`` exists (its own mode is kept)."""
+    if os.path.lexists(path):
+        return None
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, mode: int | None = None) -> Iterator[Path]:
     """A temporary file name beside ``path``; when the block ends without an error the file replaces

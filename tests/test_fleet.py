@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -244,6 +245,16 @@ def test_cli_fleet(projects, tmp_path):
         r = subprocess.run([sys.executable, "-m", "compactscope", "fleet", str(projects), "--out", str(out), *bad],
                            capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    html = tmp_path / "fleet.html"
+    r = subprocess.run([sys.executable, "-m", "compactscope", "fleet-report", str(out), "-o", str(html)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    text = html.read_text()
+    assert text.count("<svg") == 4 and "what-if 150k" in text
+    assert not re.findall(r"(?:https?:)?//(?!www\.w3\.org/2000/svg)[\w.-]+\.\w", text)     # nothing fetched
+    r = subprocess.run([sys.executable, "-m", "compactscope", "fleet-report", str(tmp_path / "nope.parquet"),
+                        "-o", str(html)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 2 and "nope.parquet" in r.stderr and "Traceback" not in r.stderr
 
 
 # ---------------------------------------------------------------- re-evaluation
@@ -297,3 +308,32 @@ def test_every_column_is_documented():
         assert f"| `{shown}` |" in doc, f"docs/fleet.md does not document the column {name}"
     for f in COMPACTION:
         assert f"| `{f.name}` |" in doc, f"docs/fleet.md does not document the compaction field {f.name}"
+
+
+def test_report_figures_and_whatif_table_come_from_the_reevaluation(projects, tmp_path):
+    import io
+
+    from compactscope.core.fleet import figures
+    from compactscope.core.fleet.report import render
+    out = tmp_path / "r.parquet"
+    run_fleet([projects], make_config(), out, engine=InProcess())
+    data = FleetData.load(out)
+    r = data.reevaluate(120_000)
+    figs = {f.key: f for f in figures.all_figures(data, r)}
+    pre = figs["pre"]
+    real_pre, auto = data.real_pre_tokens()
+    assert sum(int(s.counts.sum()) for s in pre.series if s.label.startswith("real")) == len(real_pre)
+    assert int(pre.series[-1].counts.sum()) == len(r.pre_tokens) and len(r.pre_tokens) > 0
+    assert any(abs(x - 120_000) < 1 for x, _, _ in pre.lines)
+    assert all(pre.edges[0] <= x <= pre.edges[-1] for x, _, _ in pre.lines)
+    per = figs["compactions"]
+    assert int(per.series[-1].counts.sum()) == int((r.compactions > 0).sum())
+    bars = figs["tokens"]
+    assert bars.values[bars.labels.index("claude_code at 120k")] == pytest.approx(np.nansum(r.tokens_sent))
+    rows = figures.whatif_table(data, [120_000, 167_000])
+    assert rows[0]["compactions"] == r.total_compactions >= rows[1]["compactions"]
+    buf = io.StringIO()
+    render(data, buf, [120_000])
+    page = buf.getvalue()
+    assert f"<td>120k</td><td class=n>{r.total_compactions}</td>" in page
+    assert page.count("<svg") == 4 and "Content-Security-Policy" in page

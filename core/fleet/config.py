@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .. import strategies
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2          # 2: post_levels
 
 
 class FleetError(Exception):

@@ -37,7 +37,7 @@ class Reevaluation:
     distance: np.ndarray         # per session: first_call - first real automatic call (float, nan when either is missing)
     tokens_sent: np.ndarray      # per session: context tokens summed over the calls (float, nan without calls)
     pre_tokens: np.ndarray       # every automatic compaction: the context that crossed the threshold
-    fired_sessions: int          # sessions with at least one automatic compaction
+    fired_sessions: int          # sessions with at least one compaction
     per_session: bool = False    # each session at its own replayed threshold (``threshold`` is their median)
 
     @property
@@ -114,8 +114,12 @@ class FleetData:
         f = pq.ParquetFile(str(path))
         nested = {n for n, _, _ in NESTED_COLUMNS}
         flat = [n for n in f.schema_arrow.names if n not in nested]
-        t = f.read(columns=flat + list(cls.LISTS))
-        return cls(str(path), meta, t.select(flat), read_compactions(path), {n: t.column(n) for n in cls.LISTS})
+        present = [n for n in cls.LISTS if n in f.schema_arrow.names]
+        t = f.read(columns=flat + present)
+        import pyarrow as pa
+        empty = pa.array([[]] * t.num_rows, type=pa.list_(pa.int32()))     # a column an older file lacks
+        lists = {n: t.column(n) if n in present else empty for n in cls.LISTS}
+        return cls(str(path), meta, t.select(flat), read_compactions(path), lists)
 
     def _running_max(self, S: np.ndarray) -> np.ndarray:
         """Per-session running maximum of S (sessions laid end to end)."""
@@ -223,7 +227,7 @@ class FleetData:
         pre_all = np.concatenate(pre) if pre else np.zeros(0, dtype=np.int64)
         label = float(np.nanmedian(thr)) if per_session and not np.all(np.isnan(thr)) else \
             (float(threshold) if not per_session else float("nan"))
-        return Reevaluation(label, count, first, dist, tokens, pre_all, int((first >= 0).sum()), per_session)
+        return Reevaluation(label, count, first, dist, tokens, pre_all, int((count > 0).sum()), per_session)
 
     # ---------------------------------------------------------------- figures' data
     def real_pre_tokens(self) -> tuple[np.ndarray, np.ndarray]:
@@ -234,6 +238,23 @@ class FleetData:
         real = (kinds == "real") & ~np.isnan(pre)
         auto = np.array([t not in ("manual", "forced") for t in trig], dtype=bool)
         return pre[real], auto[real]
+
+    def sim_pre_tokens(self) -> np.ndarray:
+        """The context at each automatic summary of the main run (what crossed its threshold)."""
+        kinds = np.array(self.comp.column("kind").to_pylist(), dtype=object)
+        runs = np.array(self.comp.column("run").to_pylist(), dtype=object)
+        trig = np.array(self.comp.column("trigger").to_pylist(), dtype=object)
+        pre = _filled(self.comp.column("pre_tokens"), np.float64, np.nan)
+        keep = (kinds == "simulated") & (runs == "") & (trig == "auto") & ~np.isnan(pre)
+        return pre[keep]
+
+    def replayed_thresholds(self, most: int = 3) -> list[float]:
+        """The thresholds the sessions were replayed at (inferred per session), the most common first."""
+        t = self.thresholds[self.ok & ~np.isnan(self.thresholds)]
+        if not len(t):
+            return []
+        vals, counts = np.unique(t, return_counts=True)
+        return [float(v) for v in vals[np.argsort(-counts)][:most]]
 
     def tokens_by_run(self, reeval: Reevaluation | None = None) -> list[tuple[str, np.ndarray]]:
         """Tokens sent per session, per strategy: the real sessions, each run, and the main run at the

@@ -77,6 +77,12 @@ def _previous(out: Path, cfg: FleetConfig):
     from .store import read_config
     if not out.exists():
         return None
+    from .config import FORMAT_VERSION
+    from .store import read_meta
+    made = (read_meta(out).get("config") or {}).get("format_version")
+    if made != FORMAT_VERSION:
+        raise FleetError(f"{out} was written by another version of compactscope fleet (results format {made}, "
+                         f"this one writes {FORMAT_VERSION}): pass --overwrite, or write to another --out")
     old = read_config(out)
     if old.to_json() != cfg.to_json():
         raise FleetError(f"{out} was made with another configuration (strategy {old.strategy}, --set {old.params}, "

@@ -10,7 +10,7 @@
 
 Rows are written as they arrive (``ResultsWriter``), a row group every few sessions, so memory
 stays bounded whatever the fleet's size; the file appears under its name only when complete
-(written beside it, then renamed). The run's configuration is in the schema metadata.
+(``core.safeio.atomic_path``: written beside it, then renamed). The run's configuration is in the schema metadata.
 """
 from __future__ import annotations
 
@@ -150,11 +150,17 @@ class ResultsWriter:
     rows for the paths in ``keep_paths`` first, batch by batch (a resumed run)."""
 
     def __init__(self, path: str | os.PathLike, cfg: FleetConfig, *, batch: int = 64):
+        from ..safeio import UnsafePath, atomic_path, new_file_mode
         self.path = Path(path)
         self.schema = schema(cfg)
         self.batch = batch
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.partial")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # core.safeio: a temporary file beside the target takes its name at the end (never through a symlink)
+        self._target = atomic_path(self.path, mode=new_file_mode(self.path))
+        try:
+            self.tmp = self._target.__enter__()
+        except UnsafePath as e:
+            raise FleetError(str(e)) from None
         enc = {n: "DELTA_BINARY_PACKED" for n in SERIES}
         self._w = pq.ParquetWriter(str(self.tmp), self.schema, compression="zstd",
                                    use_dictionary=[n for n, _, _ in SESSION_COLUMNS if n in
@@ -195,16 +201,13 @@ class ResultsWriter:
     def close(self) -> None:
         self.flush()
         self._w.close()
-        os.replace(self.tmp, self.path)
+        self._target.__exit__(None, None, None)
 
     def abort(self) -> None:
         try:
             self._w.close()
         finally:
-            try:
-                self.tmp.unlink()
-            except OSError:
-                pass
+            self._target.__exit__(FleetError, FleetError("aborted"), None)   # removes the temporary file
 
 
 # ------------------------------------------------------------------ reading

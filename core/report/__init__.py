@@ -34,16 +34,9 @@ def render(report: Report, out, fmt: str = "html") -> None:
 def write_report(report: Report, path: str, fmt: str | None = None) -> str:
     """Write the report to ``path`` atomically (``core.safeio``: a temporary file beside it takes the name
     at the end; a symlink at ``path`` is refused); returns the format."""
-    import os
-
-    from ..safeio import atomic_path
+    from ..safeio import atomic_path, new_file_mode
     fmt = format_for(path, fmt)
-    mode = None
-    if not os.path.exists(path):
-        umask = os.umask(0o022)
-        os.umask(umask)
-        mode = 0o666 & ~umask              # an ordinary new file, not mkstemp's private one
-    with atomic_path(path, mode=mode) as tmp:
+    with atomic_path(path, mode=new_file_mode(path)) as tmp:
         with open(tmp, "w", encoding="utf-8", errors="replace", newline="\n") as f:
             render(report, f, fmt)
     return fmt
