@@ -1,0 +1,86 @@
+"""Load times of the logs the real packages write (Inspect .eval/.json, hermes-agent state.db), a replay
+over each, and how fast a 2.7 MB zip bomb is refused. Prints figures; asserts nothing.
+
+    python bench/bench_logs.py [--repeat N]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import struct
+import sys
+import tempfile
+import time
+import tracemalloc
+import zlib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from compactscope.core.loaders import LoadError, load  # noqa: E402
+from compactscope.core.replay import replay  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+FILES = ["inspect_ai/react-compaction-edit.eval", "inspect_ai/react-compaction-edit.json",
+         "inspect_ai/react-compaction-summary.eval", "inspect_ai/react-compaction-trim.eval",
+         "hermes-agent/rotation/state.db", "hermes-agent/inplace/state.db"]
+
+
+def _bomb(path: Path, members: int = 30, mb: int = 90) -> None:
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chunk = bytes(1 << 20)
+    data, crc = b"", 0
+    for _ in range(mb):
+        data += c.compress(chunk)
+        crc = zlib.crc32(chunk, crc)
+    data += c.flush()
+    out, central = b"", b""
+    for k in range(members):
+        n = f"samples/{k}_epoch_1.json".encode()
+        off = len(out)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(data), mb << 20, len(n), 0) + n + data
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(data), mb << 20,
+                               len(n), 0, 0, 0, 0, 0, off) + n
+    path.write_bytes(out + central + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, members, members, len(central),
+                                                 len(out), 0))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    print(f"{'file':<42}{'load ms (median)':>17}{'messages':>10}{'segments':>10}{'replay ms':>11}")
+    for f in FILES:
+        p = CORPUS / f
+        if not p.exists():
+            print(f"{f:<42} (not in the corpus)")
+            continue
+        times = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            r = load(p)
+            times.append((time.perf_counter() - t0) * 1000)
+        c = r.main
+        t0 = time.perf_counter()
+        replay(c, "hermes" if "hermes" in f else "s08")
+        rt = (time.perf_counter() - t0) * 1000
+        print(f"{f:<42}{statistics.median(times):>17.1f}{len(c.messages):>10}{len(c.segments):>10}{rt:>11.1f}")
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "bomb.eval"
+        _bomb(p)
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        try:
+            load(p)
+            print("zip bomb: LOADED (the cap did not hold)")
+        except LoadError as e:
+            ms = (time.perf_counter() - t0) * 1000
+            peak = tracemalloc.get_traced_memory()[1]
+            print(f"zip bomb ({p.stat().st_size:,} bytes, 30 x 90 MB declared): refused in {ms:.1f} ms, "
+                  f"peak {peak / 1e6:.1f} MB traced: {e.message}")
+        finally:
+            tracemalloc.stop()
+
+
+if __name__ == "__main__":
+    main()
