@@ -193,9 +193,13 @@ class Session:
         conv = self.conversation
         if conv is None:
             return []
-        msgs = conv.segment(self.segment) if self.segment is not None else conv.messages
+        # the whole conversation: each message once (Inspect/hermes segments repeat the compacted context, the
+        # copies marked ``copy_of``); a segment: the real context, copies included
+        msgs = conv.segment(self.segment) if self.segment is not None else conv.history()
         if self.call is not None:
-            calls = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"]
+            off = conv.segments[self.segment] if self.segment is not None else None
+            calls = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"
+                     and (off is None or "copy_of" not in conv.meta_at(off + i).extra)]
             if 0 <= self.call < len(calls):
                 msgs = msgs[:calls[self.call]]
         return msgs

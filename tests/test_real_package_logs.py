@@ -293,3 +293,18 @@ def test_replay_leaves_the_real_summaries_out_of_the_history(logs):
         for ctx in res.inputs:
             assert "[CONTEXT COMPACTION SUMMARY]" not in json.dumps(ctx)
         assert [e["call"] for e in res.real_events] == [4, 6, 10]
+
+
+def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path):
+    """The window's model: the whole conversation is each message once; a segment is the real context the
+    compaction left (copies included); a call inside it counts only the segment's own answers."""
+    from compactscope.core.session import Session
+    from compactscope.core.workspace import Workspace
+    s = Session(workspace=Workspace(tmp_path), strategy="hermes")
+    assert s.open(str(corpus / "hermes-agent" / "rotation" / "state.db"))
+    conv = s.conversation
+    assert s.source_messages == conv.history() and len(s.source_messages) == 68
+    s.set_segment(1)
+    assert s.source_messages == conv.messages[26:60] and len(s.source_messages) == 34
+    s.set_call(0)                    # the first call of the segment: after its compacted list of 18
+    assert len(s.source_messages) == 18
