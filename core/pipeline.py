@@ -103,7 +103,7 @@ class Engine:
                       check=self.check if check is None else check)
 
     def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
-              dialect: str, role: str = "", before_file=()) -> tuple[Step, str]:
+              dialect: str, role: str = "", before_file=(), findings_before: list | None = None) -> tuple[Step, str]:
         t0 = time.perf_counter()
         internal = None
         try:
@@ -120,7 +120,12 @@ class Engine:
         tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
         tokens_after = tokens_before if out.messages is messages else \
             tok.tokens(out.messages, meter, system=ctx.system, tools=ctx.tools)
-        findings = check(out.messages, new_dialect, before_file=before_file) if self.check else []
+        if not self.check:
+            findings = []
+        elif out.messages is messages and new_dialect == dialect and findings_before is not None:
+            findings = findings_before        # the same list: the same findings (the checker is a pure function)
+        else:
+            findings = check(out.messages, new_dialect, before_file=before_file)
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
                     out.summary, new_dialect, dt, description, role, internal)
@@ -161,7 +166,7 @@ class Engine:
             if progress is not None:
                 progress(LayerProgress(k + 1, len(todo), layer))
             step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect, layer.role,
-                                       before)
+                                       before, steps[-1].findings if steps else input_findings)
             steps.append(step)
             current = step.messages
         if keep_state:

@@ -340,3 +340,20 @@ def test_cli_report_of_a_claude_code_session_uses_its_strategy_and_inferred_defa
         assert escape(why) in html
     assert cli_main(["report", str(corpus / CC_ONE), "-o", str(out), "--no-infer"]) == 0
     assert "Read from the session" not in out.read_text()
+
+
+def test_an_unchanged_list_is_checked_once(examples):
+    """The pipeline reuses the findings of a list a layer passed on unchanged (the same list, the same
+    findings); a changed list is checked again."""
+    from compactscope.core.checker import check
+    conv = load(str(examples / "short_session.json")).main
+    trace = Engine("s08").run(conv.messages, conversation=conv)
+    prev = trace.input_findings
+    seen_unchanged = False
+    for s in trace.steps:
+        assert s.findings == check(s.messages, s.dialect)
+        if s.messages is s.input:
+            assert s.findings is prev
+            seen_unchanged = True
+        prev = s.findings
+    assert seen_unchanged

@@ -40,6 +40,11 @@ def static() -> tuple[str, str]:
     return (here / "report.css").read_text(encoding="utf-8"), (here / "report.js").read_text(encoding="utf-8")
 
 
+@lru_cache(maxsize=64)
+def _basename(path: str) -> str:
+    return Path(path).name
+
+
 def _sha(text: str) -> str:
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
@@ -115,7 +120,7 @@ class _Writer:
                             + f" (context {u.context_tokens:,})</span>")
             if meta.provenance is not None and meta.provenance.line:
                 p = meta.provenance
-                name = Path(p.path).name
+                name = _basename(p.path)
                 line = f"{p.line}" + (f"-{p.end_line}" if p.end_line and p.end_line != p.line else "")
                 head.append(f'<span class="src" title="{esc(str(p))}">{esc(name)}:{line}</span>')
         cls = "msg r-" + re.sub(r"[^a-z]", "", role.lower())[:20]
@@ -410,7 +415,7 @@ def _rows_html(rep, W, stage) -> str:
             out.append(f'<div class="row kept"><span class="k">kept</span> {W.link(s.input[a.left], span)}'
                        f"{esc(same)}: {len(run):,} message(s) unchanged</div>")
         elif kind == REMOVED:
-            chars = sum(len(str(s.input[x.left])) for x in run)
+            chars = sum(rep.meter.message_size(s.input[x.left]) for x in run)
             span = f"#{run[0].left}..#{run[-1].left}" if len(run) > 1 else f"#{run[0].left}"
             why = "; ".join(dict.fromkeys(s.edits[e].text for x in run for e in x.edits))
             items = "".join(f"<li>{W.link(s.input[x.left], f'#{x.left}')} {esc(role_of(s.input[x.left]))}"

@@ -7,10 +7,9 @@ in Markdown is never handed markup from the transcript.
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
 from ..messages import block_type, blocks, content_text
 from ..replay import COMPARISON_COLUMNS
+from .html import _basename as basename
 from .model import group_rows
 from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
                     usage_text, when)
@@ -283,7 +282,7 @@ def message_md(rep, m, label: str, level: int = 3) -> str:
         if meta.usage is not None:
             bits.append(md(usage_text(meta.usage)))
         if meta.provenance is not None and meta.provenance.line:
-            bits.append(md(f"{Path(meta.provenance.path).name}:{meta.provenance.line}"))
+            bits.append(md(f"{basename(meta.provenance.path)}:{meta.provenance.line}"))
     parts = [f"{h} " + " \u00b7 ".join(bits) + "\n\n"]
     if m.get("role") == "tool":
         parts.append(f"tool result for the call {md(m.get('tool_call_id'))}\n\n")

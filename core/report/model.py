@@ -82,6 +82,7 @@ class Report:
     replay: ReplayFacts | None
     meta: dict                          # id(message) -> MessageMeta (timestamps, usage, where in the file)
     anchors: dict                       # id(message) -> the anchor where the report shows it (m3, s2m5)
+    meter: Any                          # the run's SizeMeter: message sizes, cached from the run
     generated: float
     version: str
     seconds: float = 0.0
@@ -261,7 +262,8 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         param_reasons={**(getattr(inferred, "reasons", None) or {}), **(param_reasons or {})},
         inferred_lines=inferred.lines(user_params) if inferred else [], strategy_reason=strategy_reason,
         threshold=thr, threshold_unit=unit, messages=messages, trace=trace, stages=stages, boundary=boundary, boundary_layer=bstep.layer if bstep is not None else None,
-        summaries=summaries, replay=replay_facts, meta=meta, anchors=anchors, generated=time.time(),
+        summaries=summaries, replay=replay_facts, meta=meta, anchors=anchors, meter=engine.meter,
+        generated=time.time(),
         version=__version__,
         seconds=time.perf_counter() - t0)
 

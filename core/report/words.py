@@ -55,7 +55,8 @@ def usage_text(u) -> str:
 
 
 def clip(text: str, n: int = 140) -> str:
-    text = " ".join(str(text).split())
+    """The start of a text on one line, at most ``n`` characters (cost ~ n, whatever the text's length)."""
+    text = " ".join(str(text)[: 4 * n + 64].split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "\u2026"
 
 
