@@ -15,6 +15,8 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from itertools import compress
+from operator import is_not
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -28,7 +30,7 @@ from .size import CharsPerToken, SizeMeter
 from .strategies.base import Strategy, Variant
 from .strategies.plugin import ANY
 from .summarizers import CachedSummarizer, OfflineSummarizer
-from .trace import CONVERT, Edit, LayerOutput, Step, Trace
+from .trace import CONVERT, Delta, Edit, LayerOutput, Step, Trace
 from .workspace import Workspace
 
 _SAME = object()
@@ -43,6 +45,14 @@ def _convert_output(messages: list, src: str, dst: str, system: Any) -> LayerOut
         origin = conv.origin
     edit = Edit(CONVERT, f"converted {len(messages)} {src} message(s) to {len(conv.messages)} {dst} message(s)")
     return LayerOutput(conv.messages, origin, [edit], {"from": src, "to": dst}, edit.text, dialect=dst)
+
+
+def _delta(before: list, after: list) -> Delta | None:
+    """The change of a layer that did not report one, when it is cheap to find: a list of the same
+    length with some messages replaced (compared by identity, in C)."""
+    if len(before) != len(after):
+        return None
+    return Delta.replaced(compress(range(len(after)), map(is_not, after, before)))
 
 
 @dataclass
@@ -116,10 +126,16 @@ class Engine:
         new_dialect = out.dialect or dialect
         meter, tok = self.meter, self.tokens
         size_before = meter.size(messages)
-        size_after = size_before if out.messages is messages else meter.size(out.messages)
         tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
-        tokens_after = tokens_before if out.messages is messages else \
-            tok.tokens(out.messages, meter, system=ctx.system, tools=ctx.tools)
+        if out.messages is messages:
+            size_after, tokens_after = size_before, tokens_before
+        else:
+            delta = out.delta or _delta(messages, out.messages)
+            if delta is not None:     # the output's totals from the input's, at the cost of the change
+                meter.derive(messages, out.messages, map(messages.__getitem__, delta.removed),
+                             map(out.messages.__getitem__, delta.added))
+            size_after = meter.size(out.messages)
+            tokens_after = tok.tokens(out.messages, meter, system=ctx.system, tools=ctx.tools)
         if not self.check:
             findings = []
         elif out.messages is messages and new_dialect == dialect and findings_before is not None:

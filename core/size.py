@@ -83,7 +83,8 @@ class SizeMeter:
             cache[id(m)] = (m, n)
         return n
 
-    def _figure_sum(self, messages: Iterable, name: str, fn: FigureFn | None) -> int:
+    def figure_sum(self, messages: Iterable, name: str = SIZE, fn: FigureFn | None = None) -> int:
+        """The sum of the figure ``name`` over ``messages`` (each message's figure cached, the sum not)."""
         if name == SIZE:
             return sum(map(self.message_size, messages))
         if fn is None:
@@ -121,7 +122,7 @@ class SizeMeter:
         known = self._known(messages)
         if known is not None and name in known:
             return known[name]
-        t = self._figure_sum(messages, name, fn)
+        t = self.figure_sum(messages, name, fn)
         self._remember(messages, {name: t})
         return t
 
@@ -139,7 +140,7 @@ class SizeMeter:
         out = a + b
         known = self._known(a)
         if known:
-            self._remember(out, {k: v + self._figure_sum(b, k, None) for k, v in known.items()})
+            self._remember(out, {k: v + self.figure_sum(b, k, None) for k, v in known.items()})
         return out
 
     def derive(self, before: list, after: list, removed: Iterable, added: Iterable) -> None:
@@ -150,7 +151,7 @@ class SizeMeter:
         if not known or after is before:
             return
         removed, added = list(removed), list(added)
-        self._remember(after, {k: v - self._figure_sum(removed, k, None) + self._figure_sum(added, k, None)
+        self._remember(after, {k: v - self.figure_sum(removed, k, None) + self.figure_sum(added, k, None)
                                for k, v in known.items()})
 
     def clear(self) -> None:
@@ -171,12 +172,37 @@ class TokenEstimator(Protocol):
     def tokens(self, messages: list, meter: SizeMeter, *, system: Any = None, tools: Any = None) -> int: ...
 
 
+class AdditiveTokens(Protocol):
+    """An estimator that is a function of a sum of per-message figures (every built-in one but
+    count_tokens): ``tokens(ms) == tokens_from(sum(figure_fn(m) for m in ms), len(ms), ms[0])``.
+    Replay and the pipeline then follow a growing or changed list at the cost of its new messages."""
+    name: str
+    figure: str                                   # the figure's name in the SizeMeter
+
+    def figure_fn(self, m: Any, meter: SizeMeter) -> int: ...
+
+    def tokens_from(self, total: int, n: int, lead: Any = None, *, system: Any = None, tools: Any = None) -> int: ...
+
+
+def is_additive(estimator: Any) -> bool:
+    return getattr(estimator, "figure", None) is not None and callable(getattr(estimator, "tokens_from", None))
+
+
+def _size_figure(m: Any, meter: SizeMeter) -> int:
+    return meter.message_size(m)
+
+
 class CharsPerToken:
     """tokens = characters / 4 of the seed's size estimate."""
+    figure = SIZE
+    figure_fn = staticmethod(_size_figure)
 
     def __init__(self, chars_per_token: int = 4):
         self.cpt = chars_per_token
         self.name = f"chars/{chars_per_token}"
+
+    def tokens_from(self, total: int, n: int, lead: Any = None, *, system=None, tools=None) -> int:
+        return (2 + total + 2 * (n - 1) if n else 2) // self.cpt
 
     def tokens(self, messages, meter, *, system=None, tools=None) -> int:
         return meter.size(messages) // self.cpt

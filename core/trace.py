@@ -9,7 +9,7 @@ output. A ``Trace`` is the ordered steps of one pipeline run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 from .checker import Finding
 
@@ -53,6 +53,22 @@ class Edit:
         return d
 
 
+@dataclass(frozen=True)
+class Delta:
+    """What a layer changed, so the pipeline re-sizes in proportion to the change, not to the list:
+    ``removed`` = input indices whose message is not in the output (dropped, or replaced by a new
+    one), ``added`` = output indices of messages that are not in the input (inserted, or the
+    replacements). Every other output message is an input message, shared."""
+    removed: Sequence[int] = ()
+    added: Sequence[int] = ()
+
+    @classmethod
+    def replaced(cls, indices: Iterable[int]) -> "Delta":
+        """The messages at ``indices`` were replaced in place (the list keeps its length)."""
+        idx = tuple(indices)
+        return cls(idx, idx)
+
+
 @dataclass
 class LayerOutput:
     """What a layer function returns. The pipeline wraps it into a Step."""
@@ -66,6 +82,7 @@ class LayerOutput:
     error: str | None = None           # the layer failed (e.g. summary API error); messages unchanged
     summary: dict | None = None        # {"summarizer", "cached", "text", ...} when an LLM summary was made
     dialect: str | None = None         # set when the layer changes the dialect
+    delta: Delta | None = None         # what changed (None: the pipeline works it out)
 
     @classmethod
     def unchanged(cls, messages: list, note: str = "", **kw) -> "LayerOutput":

@@ -149,3 +149,46 @@ def test_hermes_replay_figures_each_message_once():
     assert len(res.calls) == 61          # one per assistant message, and the pending one at the end
     assert set(figured) >= {id(m) for m in msgs} and max(figured.values()) == 1
     assert list(shadowed) == [id(msgs[8])] and shadowed[id(msgs[8])] == 1
+
+
+# ------------------------------------------------------------------ the pipeline re-sizes from the layers' deltas
+from tests.test_properties import conversations  # noqa: E402
+
+STRATEGY_PARAMS = st.one_of(
+    st.tuples(st.just("s08"), st.fixed_dictionaries({
+        "max_messages": st.integers(4, 30), "keep_head": st.integers(0, 5), "keep_recent": st.integers(0, 4),
+        "context_limit": st.sampled_from([500, 50_000, 10**9]), "max_bytes": st.sampled_from([1_000, 200_000]),
+        "persist_threshold": st.sampled_from([100, 30_000]), "variant": st.sampled_from(["guarded", "readme"])})),
+    st.tuples(st.just("claude_code"), st.fixed_dictionaries({
+        "snip_max_messages": st.sampled_from([0, 6, 20]), "idle_gap_minutes": st.sampled_from([0.0, 0.001]),
+        "budget_chars": st.sampled_from([1_000, 200_000]), "persist_threshold": st.sampled_from([100, 30_000]),
+        "window": st.sampled_from([40_000, 200_000])})),
+    st.tuples(st.just("hermes"), st.fixed_dictionaries({
+        "trigger": st.sampled_from(["threshold", "always"]), "protect_last_n": st.integers(1, 8),
+        "context_length": st.sampled_from([64_000, 200_000])})),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(conversations(), STRATEGY_PARAMS, st.integers(0, 3))
+def test_step_sizes_from_deltas_equal_a_fresh_count(tmp_path_factory, msgs, strategy_params, grow):
+    """Whatever a layer changes, the size and tokens after it (derived from the input's totals and
+    the layer's reported change) equal a count from scratch; so do the next runs over the grown output."""
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.summarizers import FixedSummarizer
+    from compactscope.core.workspace import Workspace
+    name, params = strategy_params
+    eng = Engine(name, params, workspace=Workspace(tmp_path_factory.mktemp("ws")),
+                 summarizer=FixedSummarizer("a summary"))
+    context = msgs
+    for k in range(1 + grow):
+        trace = eng.run(context, now=1_700_000_000.0 + 3600 * k)
+        for s in trace.steps:
+            fresh = SizeMeter()
+            assert s.size_before == len(str(s.input)), s.layer
+            assert s.size_after == len(str(s.messages)), s.layer
+            assert s.tokens_after == eng.tokens.tokens(s.messages, fresh), s.layer
+        out = trace.output
+        more = [{"role": "assistant", "content": [{"type": "text", "text": f"reply {k}" * 30}]},
+                {"role": "user", "content": f"next {k}"}]
+        context = eng.meter.concat(out, more) if trace.dialect == "anthropic" else out

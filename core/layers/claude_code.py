@@ -25,7 +25,7 @@ import re
 
 from ..messages import block_type, blocks, content_text, replace_block, ToolPairIndex
 from ..summarizers import SummaryError, SummaryRequest
-from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Edit, LayerOutput
+from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
 from . import s08
 from . import base as roles
 from .base import Layer, LayerContext
@@ -82,17 +82,21 @@ class RoughTokens:
     IMAGE_TOKENS = 2000
     cpt = 4
 
-    FIGURE = "cc_rough"
+    figure = "cc_rough"
 
     def message_chars(self, m, meter) -> int:
         """The message's share of the character count (its repr, images flat): additive, cached per
         message in the meter (the repr size is the meter's, shared with every strategy)."""
-        return meter.figure(m, self.FIGURE, _cc_chars)
+        return meter.figure(m, self.figure, _cc_chars)
+
+    def figure_fn(self, m, meter) -> int:
+        return _cc_chars(m, meter)
+
+    def tokens_from(self, total: int, n: int, lead=None, *, system=None, tools=None) -> int:
+        return (2 + total + 2 * (n - 1)) // 4 if n else 0
 
     def tokens(self, messages, meter, *, system=None, tools=None) -> int:
-        if not messages:
-            return 0
-        return (2 + meter.total(messages, self.FIGURE, _cc_chars) + 2 * (len(messages) - 1)) // 4
+        return self.tokens_from(meter.total(messages, self.figure, _cc_chars), len(messages))
 
 
 def _cc_chars(m, meter) -> int:
@@ -383,10 +387,12 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
         return LayerOutput.unchanged(messages, f"idle {gap:.1f} min >= {gap_min:g} min, but no older compactable "
                                                f"result is left to clear ({len(found)} found, keep {keep})",
                                      edits=edits, vars=v)
-    out = [changed.get(i, m) for i, m in enumerate(messages)]
+    out = list(messages)
+    for mi, m in changed.items():
+        out[mi] = m
     return LayerOutput(out, list(range(len(out))), edits, v,
                        f"idle {gap:.1f} min >= {gap_min:g} min: cleared {v['cleared']} old tool result(s), "
-                       f"kept the {len(kept)} most recent")
+                       f"kept the {len(kept)} most recent", delta=Delta.replaced(changed))
 
 
 # ------------------------------------------------------------ auto-compact

@@ -18,7 +18,7 @@ import time
 
 from ..hermes_oracle import VERSION as HERMES_VERSION
 from ..summarizers import SummaryError, SummaryRequest
-from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Edit, LayerOutput
+from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
 from . import hermes_rules as R
 from . import base as roles
 from .base import Layer, LayerContext
@@ -105,7 +105,9 @@ def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
     note = (f"pruned {stats['deduplicated']} duplicate(s), {stats['summarized']} old result(s) to one-liners, "
             f"{stats['images_stripped']} screenshot result(s), shrank the arguments of {stats['args_shrunk']} "
             f"call message(s); messages {stats['prune_boundary']}+ are the protected tail")
-    return LayerOutput(out, list(range(n)), edits, v, note, triggered=True, state=state)
+    changed = sorted({e.message for e in edits if e.kind == REPLACE and e.message is not None})
+    return LayerOutput(out, list(range(n)), edits, v, note, triggered=True, state=state,
+                       delta=Delta.replaced(changed))
 
 
 def prune_pass(messages: list, protect_n: int, protect_tokens: int, meter=None) -> tuple[list, list, dict]:

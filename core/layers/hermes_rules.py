@@ -269,12 +269,20 @@ class HermesTokens:
         self._extra = (system, tools, n)
         return n
 
-    def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
-        n = rough_tokens(messages, meter)
-        lead = messages[0] if messages else None
+    figure = ROUGH_FIGURE
+
+    def figure_fn(self, m, meter) -> int:
+        return rough_units(m, meter)
+
+    def tokens_from(self, total: int, n: int, lead: Any = None, *, system=None, tools=None) -> int:
         if not system or (isinstance(lead, dict) and lead.get("role") == "system"):
             system = None
-        return n + self._extra_tokens(system, tools)
+        return (total + 3) // 4 + self._extra_tokens(system, tools)
+
+    def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
+        total = meter.total(messages, ROUGH_FIGURE, rough_units) if meter is not None else \
+            sum(rough_units(m) for m in messages)
+        return self.tokens_from(total, len(messages), messages[0] if messages else None, system=system, tools=tools)
 
 
 # ----------------------------------------------------------------- threshold

@@ -15,7 +15,7 @@ import re
 
 from ..messages import block_type, has_tool_use, is_tool_result_message
 from ..summarizers import SummaryError, SummaryRequest
-from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
+from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Delta, Edit, LayerOutput
 from . import base as roles
 from .base import Layer, LayerContext
 
@@ -114,9 +114,10 @@ def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
         content[idx] = b
     new_last = {**last, "content": content}
     out = list(messages[:-1]) + [new_last]
+    delta = Delta.replaced([mi])
     note = (f"persisted {len(persisted)} of {len(blocks)} tool result(s): total {_fmt(vars_['total_before'])} -> "
             f"{_fmt(total)} chars" + ("" if total <= max_bytes else f", still over {_fmt(max_bytes)}"))
-    return LayerOutput(out, list(range(len(out))), edits, vars_, note)
+    return LayerOutput(out, list(range(len(out))), edits, vars_, note, delta=delta)
 
 
 # ------------------------------------------------------------ L1 snip
@@ -204,6 +205,7 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
                           else "snipped 0 messages (placeholder only)",
                           start=head_end, end=tail_start, out=len(head), data={"placeholder": text}))
         note = f"kept {len(head)} head + {len(tail)} tail messages, snipped {snipped}"
+        delta = Delta(range(head_end, tail_start), (len(head),))
     else:
         dup = list(range(tail_start, head_end))
         edits.append(Edit(SNIP, f"snipped {snipped} messages: head_end {head_end} > tail_start {tail_start}, "
@@ -211,7 +213,10 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
                                 f"head_end >= tail_start check)", start=head_end, end=tail_start,
                           out=len(head), data={"placeholder": text, "duplicated": dup}))
         note = f"BUG: negative snip ({snipped}); {len(dup)} message(s) duplicated"
-    return LayerOutput(out, origin, edits, v, note)
+        delta = Delta((), range(len(head), len(head) + 1 + len(dup)))      # the placeholder and the copies
+    if not (0 <= head_end <= n and 0 <= tail_start <= n):
+        delta = None          # odd parameters (negative or past the end): the pipeline measures the output
+    return LayerOutput(out, origin, edits, v, note, delta=delta)
 
 
 # ------------------------------------------------------------ L2 micro
@@ -282,7 +287,8 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     for mi, content in changed.items():
         out[mi] = {**messages[mi], "content": content}
     return LayerOutput(out, list(range(len(out))), edits, v,
-                       f"replaced {v['replaced']} of {n_older} older tool result(s); kept the last {keep_recent}")
+                       f"replaced {v['replaced']} of {n_older} older tool result(s); kept the last {keep_recent}",
+                       delta=Delta.replaced(changed))
 
 
 # ------------------------------------------------------------ L4 summary

@@ -9,6 +9,7 @@ the agent had gone on with it.
 from __future__ import annotations
 
 import time
+from operator import eq
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable
 
@@ -16,7 +17,7 @@ from .. import strategies
 from ..conversation import Conversation, MessageMeta
 from ..messages import OPENAI, block_type, blocks, to_anthropic, to_openai
 from ..pipeline import Engine
-from ..size import CharsPerToken
+from ..size import is_additive
 from ..strategies.base import Strategy
 from ..strategies.plugin import ANY
 from ..trace import PERSIST, REPLACE, Trace
@@ -227,29 +228,29 @@ def real_compactions(conv: Conversation, p: Prepared, call_at: list[int]) -> lis
 
 class _RawGrowth:
     """Size and tokens of the whole recorded history up to each call, never compacted, computed
-    incrementally: a sum over messages when the estimator is one (chars/4 or ``message_chars``),
-    else the estimator over the growing list."""
+    incrementally: from running sums of per-message figures when the estimator is additive (every
+    built-in one but count_tokens), else the estimator over the growing list."""
 
     def __init__(self, meter, tokens, view):
         self.meter, self.tokens, self.view = meter, tokens, view
-        self.cpt = tokens.cpt if isinstance(tokens, CharsPerToken) else None
-        self.per_msg = getattr(tokens, "message_chars", None) if getattr(tokens, "cpt", None) else None
+        self.additive = is_additive(tokens)
         self.size_sum = self.est_sum = self.n = 0
+        self.lead = None
         self.history: list = []
 
     def add(self, new: list) -> tuple[int, int]:
-        for m in new:
-            self.size_sum += self.meter.message_size(m)
-            if self.per_msg is not None:
-                self.est_sum += self.per_msg(m, self.meter)
+        meter, tok = self.meter, self.tokens
+        self.size_sum += meter.figure_sum(new)
+        if self.n == 0 and new:
+            self.lead = new[0]
         self.n += len(new)
         size = 2 + self.size_sum + 2 * (self.n - 1) if self.n else 2
-        if self.cpt:
-            return size, size // self.cpt
-        if self.per_msg is not None:
-            return size, ((2 + self.est_sum + 2 * (self.n - 1)) // self.tokens.cpt if self.n else 0)
+        if self.additive:
+            self.est_sum += meter.figure_sum(new, tok.figure, tok.figure_fn)
+            return size, tok.tokens_from(self.est_sum, self.n, self.lead, system=self.view.system,
+                                         tools=self.view.tools)
         self.history.extend(new)
-        return size, self.tokens.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
+        return size, tok.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
 
 
 def _is_user_turn(m) -> bool:
@@ -277,7 +278,8 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
     records, fired, events, errors = [], [], [], []
     cleared = summaries = 0
     for s in trace.steps:
-        cur = [cur[o] if o is not None and 0 <= o < len(cur) else None for o in s.origin]
+        if s.messages is not s.input:     # an unchanged step keeps every position
+            cur = [cur[o] if o is not None and 0 <= o < len(cur) else None for o in s.origin]
         changed = s.changed
         made = bool(s.summary) and not s.error
         records.append(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after,
@@ -355,7 +357,7 @@ class _Walk:
             new = [i for i in range(last, j) if i not in skip]
             turn += any(_is_user_turn(msgs[i]) for i in new)
             raw_size, raw_tokens = self.raw.add([msgs[i] for i in new])
-            context, src, last = context + [msgs[i] for i in new], src + new, j
+            context, src, last = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new, j
             for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
                 if metas[i].timestamp is not None:
                     ts = metas[i].timestamp
@@ -382,8 +384,12 @@ class _Walk:
         msgs, origin = self.p.msgs, self.p.origin
         layers, cur, n = layer_records(trace, len(context))
         out = trace.output
-        survived = {x for x in cur if x is not None}
-        dropped_pos = [] if len(survived) == len(context) else [q for q in range(len(context)) if q not in survived]
+        if out is context or len(out) == len(context) and all(map(eq, cur, range(len(cur)))):
+            dropped_pos = []          # every context message is still there, at its place
+        else:
+            survived = {x for x in cur if x is not None}
+            dropped_pos = [] if len(survived) == len(context) else \
+                [q for q in range(len(context)) if q not in survived]
         dropped = [src[q] for q in dropped_pos if src[q] is not None]
         first, final = (trace.steps[0], trace.steps[-1]) if trace.steps else (None, None)
         meter, tok = self.engine.meter, self.engine.tokens
