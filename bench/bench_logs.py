@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import struct
 import sys
 import tempfile
 import time
 import tracemalloc
-import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from compactscope.core.loaders import LoadError, load  # noqa: E402
 from compactscope.core.replay import replay  # noqa: E402
+from helpers import deflated_zeros, deflated_zip  # noqa: E402  (tests/helpers.py: the zip builder)
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 FILES = ["inspect_ai/react-compaction-edit.eval", "inspect_ai/react-compaction-edit.json",
@@ -27,22 +27,8 @@ FILES = ["inspect_ai/react-compaction-edit.eval", "inspect_ai/react-compaction-e
 
 
 def _bomb(path: Path, members: int = 30, mb: int = 90) -> None:
-    c = zlib.compressobj(9, zlib.DEFLATED, -15)
-    chunk = bytes(1 << 20)
-    data, crc = b"", 0
-    for _ in range(mb):
-        data += c.compress(chunk)
-        crc = zlib.crc32(chunk, crc)
-    data += c.flush()
-    out, central = b"", b""
-    for k in range(members):
-        n = f"samples/{k}_epoch_1.json".encode()
-        off = len(out)
-        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(data), mb << 20, len(n), 0) + n + data
-        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(data), mb << 20,
-                               len(n), 0, 0, 0, 0, 0, off) + n
-    path.write_bytes(out + central + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, members, members, len(central),
-                                                 len(out), 0))
+    data, crc = deflated_zeros(mb)
+    path.write_bytes(deflated_zip([(f"samples/{k}_epoch_1.json", data, crc, mb << 20) for k in range(members)]))
 
 
 def main() -> None:

@@ -6,7 +6,6 @@ import hashlib
 import json
 import shutil
 import sqlite3
-import struct
 import sys
 import time
 import tracemalloc
@@ -16,6 +15,8 @@ import pytest
 
 from compactscope.core.loaders import LoadError, load
 from compactscope.core.loaders import inspect as inspect_loader
+
+from helpers import deflated_zeros, deflated_zip
 
 SAMPLE = {"id": "s", "epoch": 1, "attachments": {"h": "the task"},
           "messages": [{"id": "a", "role": "system", "content": "sys"},
@@ -67,35 +68,11 @@ def test_zstd_without_the_backport_says_what_to_install(tmp_path, monkeypatch):
     assert str(p) in str(e.value) and "zstd" in str(e.value)
 
 
-def _deflate_zip(members: list[tuple[str, bytes, int, int]]) -> bytes:
-    """A zip archive from already-deflated members: (name, compressed data, crc, declared size). Written
-    by hand so that a bomb's members need no decompression to build."""
-    out, central = b"", b""
-    for name, data, crc, size in members:
-        n = name.encode()
-        offset = len(out)
-        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(data), size, len(n), 0) + n + data
-        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(data), size, len(n),
-                               0, 0, 0, 0, 0, offset) + n
-    return out + central + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central),
-                                       len(out), 0)
-
-
-def _zeros(mb: int) -> tuple[bytes, int]:
-    c = zlib.compressobj(9, zlib.DEFLATED, -15)
-    chunk = bytes(1 << 20)
-    data, crc = b"", 0
-    for _ in range(mb):
-        data += c.compress(chunk)
-        crc = zlib.crc32(chunk, crc)
-    return data + c.flush(), crc
-
-
 def test_a_zip_bomb_is_refused_quickly(tmp_path, monkeypatch):
     """30 members of 90 MB of zeros each (2.7 GB) in a 2.7 MB file: every member is under the per-member
     limit, their total is not. Refused from the sizes the archive declares, before any decompression."""
-    data, crc = _zeros(90)
-    bomb = _deflate_zip([(f"samples/{k}_epoch_1.json", data, crc, 90 << 20) for k in range(30)])
+    data, crc = deflated_zeros(90)
+    bomb = deflated_zip([(f"samples/{k}_epoch_1.json", data, crc, 90 << 20) for k in range(30)])
     assert 2_000_000 < len(bomb) < 3_500_000
     p = tmp_path / "bomb.eval"
     p.write_bytes(bomb)
@@ -116,9 +93,9 @@ def test_the_decompressed_cap_is_a_total_even_when_sizes_lie(tmp_path, monkeypat
     """Members that declare honest sizes under the cap each, but together exceed what is left: the running
     total stops the read at the member that crosses it."""
     monkeypatch.setattr(inspect_loader, "MAX_TOTAL_BYTES", 5 << 20)
-    data, crc = _zeros(2)
+    data, crc = deflated_zeros(2)
     p = tmp_path / "many.eval"
-    p.write_bytes(_deflate_zip([(f"samples/{k}_epoch_1.json", data, crc, 2 << 20) for k in range(4)]))
+    p.write_bytes(deflated_zip([(f"samples/{k}_epoch_1.json", data, crc, 2 << 20) for k in range(4)]))
     with pytest.raises(LoadError, match="over the 5,242,880-byte limit"):
         load(p)
     # a member whose header understates its size is read only as far as it claims, then found broken
@@ -127,7 +104,7 @@ def test_the_decompressed_cap_is_a_total_even_when_sizes_lie(tmp_path, monkeypat
     big = small + bytes(8 << 20)
     body = lie.compress(big) + lie.flush()
     p2 = tmp_path / "lie.eval"
-    p2.write_bytes(_deflate_zip([("samples/s_epoch_1.json", body, zlib.crc32(big), len(small))]))
+    p2.write_bytes(deflated_zip([("samples/s_epoch_1.json", body, zlib.crc32(big), len(small))]))
     with pytest.raises(LoadError, match="samples/s_epoch_1.json in the archive is broken"):
         load(p2)
 

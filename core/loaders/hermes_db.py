@@ -59,7 +59,7 @@ from urllib.parse import quote
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
 from .base import LoadError, Probe, parse_timestamp
-from .openai_chat import is_summary
+from .openai_chat import copy_keys, is_summary, same_message
 
 FORMAT = "hermes-db"
 JSON_PREFIX = "\x00json:"
@@ -270,25 +270,6 @@ def _row_message(r: dict) -> tuple[dict, dict]:
 
 
 # ------------------------------------------------------------------ copies and generations
-def _keys(m: dict) -> set:
-    """What identifies a message across a compaction's copy: its tool-call ids, else its text."""
-    out = set()
-    if m.get("role") == "tool" and m.get("tool_call_id"):
-        out.add(("result", m["tool_call_id"]))
-    ids = tuple(tc.get("id") for tc in m.get("tool_calls") or [] if isinstance(tc, dict) and tc.get("id"))
-    if ids:
-        out.add(("calls", ids))
-    c = m.get("content")
-    text = c if isinstance(c, str) else json.dumps(c, sort_keys=True, default=str) if c else ""
-    if text.strip() and not out:
-        out.add(("text", m.get("role"), text))
-    return out
-
-
-def _same(a: dict, b: dict) -> bool:
-    return a.get("role") == b.get("role") and bool(_keys(a) & _keys(b))
-
-
 class _Index:
     """Which rows of a range a message copies (by its keys)."""
 
@@ -298,12 +279,12 @@ class _Index:
             self.add(msgs, j)
 
     def add(self, msgs: list, j: int) -> None:
-        for k in _keys(msgs[j]):
+        for k in copy_keys(msgs[j]):
             self.map.setdefault((msgs[j].get("role"), k), []).append(j)
 
     def find(self, m: dict) -> list:
         out = []
-        for k in _keys(m):
+        for k in copy_keys(m):
             out += self.map.get((m.get("role"), k), [])
         return sorted(set(out))
 
@@ -312,7 +293,7 @@ def _prefix(msgs: list, text_summary: list, gs: int, g: int, end: int) -> tuple:
     """The compacted list at the start of generation [g, end) that follows generation [gs, g):
     (head copies h, summary index S or None, tail copies t, {copy index: original index})."""
     h = 0
-    while h < MAX_HEAD and g + h < end and gs + h < g and _same(msgs[g + h], msgs[gs + h]):
+    while h < MAX_HEAD and g + h < end and gs + h < g and same_message(msgs[g + h], msgs[gs + h]):
         h += 1
     prev = _Index(msgs, gs, g)
     copies = {g + j: gs + j for j in range(h)}
@@ -351,7 +332,7 @@ def _generations(msgs: list, text_summary: list, lo: int, hi: int) -> list[tuple
         repeat = bool(idx.find(m))
         if (repeat or text_summary[i]) and i != known:
             g = None
-            if repeat and _same(m, msgs[gs]):
+            if repeat and same_message(m, msgs[gs]):
                 g = i                                     # head copies start here
             elif repeat and i - 1 > gs and not idx.find(msgs[i - 1]):
                 g = i - 1                                 # a summary just before the tail copies

@@ -36,6 +36,7 @@ from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMet
 from ..messages import OPENAI
 from .base import MAX_JSON_BYTES, JSONDecodeError, LoadError, Probe, document_lines, loads, parse_timestamp, \
     read_json_document
+from .openai_chat import same_message
 
 if sys.version_info >= (3, 14):   # pragma: no cover - the standard zipfile reads zstd itself
     import zipfile
@@ -175,19 +176,6 @@ def _int(v):
 
 def _is_msg(m) -> bool:
     return isinstance(m, dict) and isinstance(m.get("role"), str)
-
-
-def _call_ids(msg: dict) -> tuple:
-    return tuple(tc.get("id") for tc in msg.get("tool_calls") or [] if isinstance(tc, dict))
-
-
-def _text(msg: dict) -> str:
-    c = msg.get("content")
-    if isinstance(c, str):
-        return c
-    if isinstance(c, list):
-        return "".join(p.get("text", "") for p in c if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
 
 
 # ------------------------------------------------------------------ one sample
@@ -335,25 +323,9 @@ class _Sample:
         """For a message a compaction re-sent or rewrote: where it first appeared in msgs."""
         if h is not None:
             return self.first.get(h)
-        role = msg.get("role")
-        if role == "tool" and msg.get("tool_call_id"):
-            for j in range(len(self.msgs) - 1, -1, -1):
-                m = self.msgs[j]
-                if m.get("role") == "tool" and m.get("tool_call_id") == msg["tool_call_id"] \
-                        and "copy_of" not in self.meta[j].extra:
-                    return j
-        ids = _call_ids(msg)
-        if ids:
-            for j in range(len(self.msgs) - 1, -1, -1):
-                if self.msgs[j].get("role") == role and _call_ids(self.msgs[j]) == ids \
-                        and "copy_of" not in self.meta[j].extra:
-                    return j
-        text = _text(msg)
-        if text:
-            for j in range(len(self.msgs) - 1, -1, -1):
-                if self.msgs[j].get("role") == role and _text(self.msgs[j]) == text \
-                        and "copy_of" not in self.meta[j].extra:
-                    return j
+        for j in range(len(self.msgs) - 1, -1, -1):
+            if "copy_of" not in self.meta[j].extra and same_message(self.msgs[j], msg):
+                return j
         return None
 
     def _flush_hist(self, upto: int) -> None:

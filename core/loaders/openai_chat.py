@@ -10,6 +10,7 @@ message metadata. Hermes summary messages (content starting with
 """
 from __future__ import annotations
 
+import json
 import re
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
@@ -65,6 +66,29 @@ def is_summary(m: dict) -> bool:
     if MERGED_DELIMITER in c:
         c = c.split(MERGED_DELIMITER, 1)[1]
     return c.lstrip().startswith(SUMMARY_PREFIXES)
+
+
+def copy_keys(m: dict) -> set:
+    """What identifies an OpenAI message across a compaction that re-sends it (hermes, Inspect): its
+    tool-call ids (a tool result's call, an assistant's calls), else its role and text. A compaction may
+    rewrite the content (a digest, "(Tool result removed)"), never the ids."""
+    out = set()
+    if m.get("role") == "tool" and m.get("tool_call_id"):
+        out.add(("result", m["tool_call_id"]))
+    ids = tuple(tc.get("id") for tc in m.get("tool_calls") or [] if isinstance(tc, dict) and tc.get("id"))
+    if ids:
+        out.add(("calls", ids))
+    if not out:
+        c = m.get("content")
+        text = c if isinstance(c, str) else json.dumps(c, sort_keys=True, default=str) if c else ""
+        if text.strip():
+            out.add(("text", text))
+    return out
+
+
+def same_message(a: dict, b: dict) -> bool:
+    """``b`` re-sends ``a`` (see ``copy_keys``)."""
+    return a.get("role") == b.get("role") and bool(copy_keys(a) & copy_keys(b))
 
 
 def summary_events(msgs: list, meta: list, kind: str = "hermes", one_context: bool = False) -> tuple[list, list]:
