@@ -308,3 +308,23 @@ def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path)
     assert s.source_messages == conv.messages[26:60] and len(s.source_messages) == 34
     s.set_call(0)                    # the first call of the segment: after its compacted list of 18
     assert len(s.source_messages) == 18
+
+
+def test_hermes_generations_and_summaries_without_the_text_prefix(corpus, tmp_path):
+    """The split and the summaries come from the rows' structure, not from hermes' wording: with every
+    summary reworded, the in-place database still splits 26 -> 18, 34 -> 20, 40 -> 17 at the same rows."""
+    import shutil
+    db = tmp_path / "state.db"
+    shutil.copyfile(corpus / "hermes-agent" / "inplace" / "state.db", db)
+    con = sqlite3.connect(db)
+    n = con.execute("UPDATE messages SET content = 'Notes on the work so far: ' || id "
+                    "WHERE content LIKE '[CONTEXT COMPACTION%'").rowcount
+    con.commit()
+    con.close()
+    assert n == 3
+    conv = load(db).main
+    assert conv.segments == [0, 26, 60, 100]
+    assert [(e.extra["messages_before"], e.extra["messages_after"], e.summary_index) for e in conv.events] == \
+        [(26, 18, 29), (34, 20, 63), (40, 17, 103)]
+    assert all(conv.meta[e.summary_index].extra["summary_source"] == "database" for e in conv.events)
+    assert conv.messages[29]["content"] == "Notes on the work so far: 30"

@@ -289,18 +289,19 @@ class _Index:
         return sorted(set(out))
 
 
-def _prefix(msgs: list, text_summary: list, gs: int, g: int, end: int) -> tuple:
+def _prefix(msgs: list, text_summary: list, gs: int, g: int, end: int, prev: _Index | None = None) -> tuple:
     """The compacted list at the start of generation [g, end) that follows generation [gs, g):
-    (head copies h, summary index S or None, tail copies t, {copy index: original index})."""
+    (head copies h, summary index S or None, tail copies t, {copy index: original index}). ``prev``: an
+    index of the previous generation's rows when the caller has one (rows at or after g in it are ignored)."""
     h = 0
     while h < MAX_HEAD and g + h < end and gs + h < g and same_message(msgs[g + h], msgs[gs + h]):
         h += 1
-    prev = _Index(msgs, gs, g)
+    prev = prev or _Index(msgs, gs, g)
     copies = {g + j: gs + j for j in range(h)}
     s = g + h
     if s >= end:
         return h, None, 0, copies
-    if prev.find(msgs[s]) and not text_summary[s]:
+    if [j for j in prev.find(msgs[s]) if j < g] and not text_summary[s]:
         # no row between head and tail: a compaction whose summary is missing (or merged into the tail)
         summary = None
         first_tail = s
@@ -309,7 +310,7 @@ def _prefix(msgs: list, text_summary: list, gs: int, g: int, end: int) -> tuple:
         first_tail = s + 1
     t, last = 0, gs + h - 1
     while first_tail + t < end:
-        hits = [j for j in prev.find(msgs[first_tail + t]) if j > last]
+        hits = [j for j in prev.find(msgs[first_tail + t]) if last < j < g]
         if not hits:
             break
         last = hits[0]
@@ -339,7 +340,7 @@ def _generations(msgs: list, text_summary: list, lo: int, hi: int) -> list[tuple
             elif text_summary[i]:
                 g = i
             if g is not None:
-                h, s, t, _ = _prefix(msgs, text_summary, gs, g, hi)
+                h, s, t, _ = _prefix(msgs, text_summary, gs, g, hi, idx)
                 ok = s is not None and (text_summary[s] or t >= 1 or h >= 1)
                 if ok and (g == i - 1 and t < 1 and not text_summary[s]):
                     ok = False

@@ -36,7 +36,7 @@ from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMet
 from ..messages import OPENAI
 from .base import MAX_JSON_BYTES, JSONDecodeError, LoadError, Probe, document_lines, loads, parse_timestamp, \
     read_json_document
-from .openai_chat import same_message
+from .openai_chat import copy_keys
 
 if sys.version_info >= (3, 14):   # pragma: no cover - the standard zipfile reads zstd itself
     import zipfile
@@ -55,6 +55,7 @@ MAX_MEMBER_BYTES = 1024 * 1024 * 1024
 # members too): the same limit as one .json log of the same content.
 MAX_TOTAL_BYTES = MAX_JSON_BYTES
 _REFS = ("attachment://", "tc://")
+MAX_INPUT = 200_000        # messages in one model call's expanded input (refs may repeat a range at will)
 
 
 def sniff(probe: Probe) -> bool:
@@ -222,10 +223,14 @@ class _Sample:
         calls = ed.get("calls") if isinstance(ed.get("calls"), list) else s.get("call_pool")
         self.call_pool = calls if isinstance(calls, list) else []
         self._pool_cache: dict = {}
+        self._pool_all: list | None = None
+        self._pool_holes = False
         # output
         self.msgs: list = []
         self.meta: list[MessageMeta] = []
         self.first: dict = {}               # history index -> index in msgs
+        self.originals: dict = {}           # (role, copy key) -> the latest history message in msgs
+        self._unsent = 0                    # every history message before it is emitted
         self.keys: list = []                # per msgs entry: identity of the message (for prefix matching)
         self.segments = [0]
         self.seg_keys: list = []            # keys of the current segment
@@ -255,20 +260,34 @@ class _Sample:
             self._pool_cache[p] = got
         return got
 
+    def _pool_entries(self) -> list:
+        """Every pool entry as (message, extra, key, history index, pool index), converted once (None for an
+        entry that is not a message)."""
+        if self._pool_all is None:
+            self._pool_all = []
+            for p in range(len(self.pool)):
+                msg, extra, key, h = self._pool_msg(p)
+                self._pool_all.append((msg, extra, key, h, p) if msg is not None else None)
+            self._pool_holes = None in self._pool_all
+        return self._pool_all
+
     def _input(self, e: dict) -> list | None:
         """The model call's real input: [(message, extra, key, history index, pool index)], or None when the
         event does not record it."""
         refs = e.get("input_refs")
         if isinstance(refs, list) and refs and not e.get("input"):
-            out = []
+            pool = self._pool_entries()
+            out: list = []
+            n = len(pool)
             for r in refs:
-                if not (isinstance(r, (list, tuple)) and len(r) == 2 and all(isinstance(x, int) for x in r)):
+                if type(r) not in (list, tuple) or len(r) != 2 or type(r[0]) is not int or type(r[1]) is not int:
                     continue
-                for p in range(max(0, r[0]), min(r[1], len(self.pool))):
-                    msg, extra, key, h = self._pool_msg(p)
-                    if msg is not None:
-                        out.append((msg, extra, key, h, p))
-            return out
+                if len(out) > MAX_INPUT:
+                    self.problems.append(Problem(self.path, 0, f"{self.where}: a model input of more than "
+                                                               f"{MAX_INPUT:,} messages was cut there", "error"))
+                    break
+                out.extend(pool[max(0, r[0]):min(r[1], n)])
+            return [x for x in out if x is not None] if self._pool_holes else out
         inp = e.get("input")
         if isinstance(inp, list) and inp:
             out = []
@@ -301,6 +320,9 @@ class _Sample:
         key = ("id", self.meta[i].uuid) if self.meta[i].uuid else ("hist", h)
         self.keys.append(key)
         self.seg_keys.append(key)
+        role = self.hist[h].get("role")
+        for k in copy_keys(self.hist[h]):
+            self.originals[(role, k)] = i          # the latest history message with this identity
         return i
 
     def _emit_input(self, msg: dict, extra: dict, key, p, ev_i: int, marks: dict, why: str) -> int:
@@ -323,16 +345,18 @@ class _Sample:
         """For a message a compaction re-sent or rewrote: where it first appeared in msgs."""
         if h is not None:
             return self.first.get(h)
-        for j in range(len(self.msgs) - 1, -1, -1):
-            if "copy_of" not in self.meta[j].extra and same_message(self.msgs[j], msg):
-                return j
-        return None
+        found = [self.originals.get((msg.get("role"), k)) for k in copy_keys(msg)]
+        return max((j for j in found if j is not None), default=None)
 
     def _flush_hist(self, upto: int) -> None:
         """Emit the history messages before index ``upto`` that are not emitted yet (in history order)."""
-        for h in range(upto):
+        h = self._unsent
+        while h < upto:
             if h not in self.first:
                 self._emit_hist(h)
+            h += 1
+        while self._unsent in self.first:       # the first history message not emitted yet
+            self._unsent += 1
 
     # ---------------------------------------------------------- the walk
     def build(self) -> None:
@@ -341,14 +365,16 @@ class _Sample:
         comp_evs = [k for k, e in enumerate(events) if isinstance(e, dict) and e.get("event") == "compaction"]
         # a summary-type compaction's summary model call: the last model event before it
         summary_call_of: dict = {}
-        for c in comp_evs:
-            if events[c].get("type") != "summary":
+        last_model = None                # the last model event since the previous compaction
+        for k in sorted(model_evs + comp_evs):
+            if events[k].get("event") == "model":
+                last_model = k
                 continue
-            prev = [k for k in model_evs if k < c and not any(k < c2 < c for c2 in comp_evs)]
-            if prev and prev[-1] not in summary_call_of.values():
-                out_id = self._output_id(events[prev[-1]])
+            if events[k].get("type") == "summary" and last_model is not None:
+                out_id = self._output_id(events[last_model])
                 if out_id is not None and out_id not in self.hist_id:   # its answer is not in the history
-                    summary_call_of[c] = prev[-1]
+                    summary_call_of[k] = last_model
+            last_model = None
         summary_calls = set(summary_call_of.values())
         hist_assistants = [h for h, m in enumerate(self.hist) if m["role"] == "assistant"]
         by_id = any(self._output_id(events[k]) is not None for k in model_evs)
@@ -408,12 +434,20 @@ class _Sample:
         n = len(self.seg_keys)
         return n > 0 and len(inp) >= n and [x[2] for x in inp[:n]] == self.seg_keys
 
+    def _common(self, inp: list) -> int:
+        """How many first messages of ``inp`` are the current segment's."""
+        n = min(len(self.seg_keys), len(inp))
+        if [x[2] for x in inp[:n]] == self.seg_keys[:n]:
+            return n
+        same = 0
+        while same < n and inp[same][2] == self.seg_keys[same]:
+            same += 1
+        return same
+
     def _extend(self, inp: list, ev_i: int) -> None:
         """A call without a compaction before it: its input is the current segment plus new messages."""
         n = len(self.seg_keys)
-        same = 0
-        while same < min(n, len(inp)) and inp[same][2] == self.seg_keys[same]:
-            same += 1
+        same = self._common(inp)
         for msg, extra, key, h, p in inp[same:]:
             if h is not None and h not in self.first:
                 self._flush_hist(h)
