@@ -27,7 +27,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--segment", type=int, metavar="S",
                    help="run over segment S only (the context after the S-th real compaction; -1 = the last)")
     p.add_argument("--call", type=int, metavar="N",
-                   help="run over the context before model call N of the replay (0-based; -1 = the last)")
+                   help="run over the recorded context before model call N of the conversation or segment "
+                        "(0-based; -1 = the last)")
     p.add_argument("--replay", action="store_true",
                    help="add the replay: the pipeline before every model call, with the real context and "
                         "compactions, and the strategy comparison table")

@@ -129,6 +129,27 @@ class Conversation:
         starts = self.segments + [len(self.messages)]
         return self.messages[starts[k]:starts[k + 1]]
 
+    def calls(self, segment: int | None = None) -> list[int]:
+        """Where the model calls are (each recorded answer: an assistant message), as positions in
+        ``history()`` or, with ``segment``, in that segment (its own answers, not the copies a compaction
+        re-sent)."""
+        if segment is None:
+            return [i for i, m in enumerate(self.history()) if isinstance(m, dict) and m.get("role") == "assistant"]
+        off = self.segments[segment]
+        return [i for i, m in enumerate(self.segment(segment)) if isinstance(m, dict) and m.get("role") == "assistant"
+                and "copy_of" not in self.meta_at(off + i).extra]
+
+    def select(self, segment: int | None = None, call: int | None = None) -> list:
+        """The messages a pipeline runs on: the whole conversation (``history()``), or one segment (the
+        context after a real compaction, copies included), or of either the context before model call
+        ``call`` (see ``calls``; a call that is not there selects all of them)."""
+        msgs = self.segment(segment) if segment is not None else self.history()
+        if call is not None:
+            at = self.calls(segment)
+            if 0 <= call < len(at):
+                msgs = msgs[:at[call]]
+        return msgs
+
 
 @dataclass
 class LoadResult:

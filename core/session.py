@@ -191,18 +191,9 @@ class Session:
         """The messages the pipeline runs on: the conversation, or one segment of it (the context after
         a real compaction), or the context before one model call of it."""
         conv = self.conversation
-        if conv is None:
-            return []
         # the whole conversation: each message once (Inspect/hermes segments repeat the compacted context, the
         # copies marked ``copy_of``); a segment: the real context, copies included
-        msgs = conv.segment(self.segment) if self.segment is not None else conv.history()
-        if self.call is not None:
-            off = conv.segments[self.segment] if self.segment is not None else None
-            calls = [i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "assistant"
-                     and (off is None or "copy_of" not in conv.meta_at(off + i).extra)]
-            if 0 <= self.call < len(calls):
-                msgs = msgs[:calls[self.call]]
-        return msgs
+        return conv.select(self.segment, self.call) if conv is not None else []
 
     # ================================================================== source
     def open(self, path: str, conversation: int = 0) -> bool:

@@ -16,7 +16,7 @@ from compactscope.core.pipeline import Engine
 from compactscope.core.report import build_report, format_for, render_html, render_markdown, write_report
 from compactscope.core.report.html import content_security_policy
 from compactscope.core.report.markdown import fence, md
-from compactscope.core.report.model import group_rows, natural_strategy, segment_view
+from compactscope.core.report.model import group_rows, natural_strategy
 
 from helpers import a, u
 
@@ -184,22 +184,31 @@ def test_replay_and_comparison_in_the_report(corpus):
     assert "### Strategies compared" in md_text and "| course |" in md_text
 
 
-def test_selection_segment_and_call(corpus):
+def test_selection_is_the_windows_conversation_segment_and_call(corpus):
+    from compactscope.core.session import Session
     result = load(str(corpus / CC_BIG))
     conv = result.main
     assert len(conv.segments) == 3
-    seg = segment_view(conv, -1)
-    assert seg.messages == conv.messages[conv.segments[2]:]
-    assert seg.events and seg.events[0].message_index == 0 and seg.events[0].summary_index == 0
+    for seg, call in ((None, None), (1, None), (-1, None), (None, 40), (2, 3)):
+        rep = build_report(result, Engine("claude_code"), segment=seg, call=call)
+        s = Session(strategy="claude_code")
+        s.open(str(corpus / CC_BIG))
+        if seg is not None:
+            s.set_segment(seg % 3)
+        if call is not None:
+            s.set_call(call)
+        assert rep.messages == s.source_messages, (seg, call)
+        assert len(rep.messages) < len(conv.messages) or (seg, call) == (None, None)
     rep = build_report(result, Engine("claude_code"), segment=1)
     assert rep.messages == conv.messages[conv.segments[1]:conv.segments[2]]
-    assert "segment 1 of 3" in rep.scope
+    assert "segment 1 of 3" in rep.scope and rep.segment == 1
     rep = build_report(result, Engine("claude_code"), call=40)
-    assert rep.call == 40 and "model call 40" in rep.scope
+    assert rep.call == 40 and "before model call 40" in rep.scope
+    assert rep.messages[-1] is conv.history()[conv.calls()[40] - 1]
     assert rep.trace.input is rep.messages
     with pytest.raises(ValueError, match="no segment 7.*3 segment"):
         build_report(result, Engine("s08"), segment=7)
-    with pytest.raises(ValueError, match="no model call 4000.*148 model call"):
+    with pytest.raises(ValueError, match=f"no model call 4000.*{len(conv.calls())} model call"):
         build_report(result, Engine("s08"), call=4000)
     with pytest.raises(ValueError, match="no conversation 3"):
         build_report(result, Engine("s08"), conversation=3)

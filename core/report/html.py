@@ -459,6 +459,8 @@ def _layers(rep, W, w) -> None:
                  '<span class="badge on">changed</span>' if s.changed else '<span class="badge">no change</span>')
         if s.triggered is not None:
             badge += f' <span class="badge">{"triggered" if s.triggered else "not triggered"}</span>'
+        if rep.stage == st.number:
+            badge += ' <span class="badge on">on screen</span>'
         w(f'<section class="stage{"" if s.changed else " same"}" id="L{st.number}"><h3>{st.number}. '
           f'{esc(st.label)} <span class="pv">{esc(s.layer)}</span> {badge}</h3>')
         if s.description:

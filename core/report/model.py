@@ -1,14 +1,13 @@
 """The facts a report shows, gathered once; the HTML and Markdown renderers only format them.
 
 ``build_report(result, engine, ...)`` picks the messages (a conversation of the file, one of its
-segments, or the running context before one model call of a replay), runs the engine's pipeline over
+segments, or the recorded context before one model call), runs the engine's pipeline over
 them, aligns every layer's before and after, explains the boundary, collects every real and simulated
 compaction summary in full, and (with ``replay=True``) replays the conversation's whole life, optionally
 against other strategies. Nothing here formats text for a medium.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -63,8 +62,10 @@ class Report:
     conversation_index: int
     conversation: Conversation
     scope: str                          # which messages the pipeline ran over, in words
-    segment: int | None
-    call: int | None
+    segment: int | None                 # the segment run over (None: the whole history)
+    call: int | None                    # the recorded context before this model call
+    replayed_call: int | None           # the trace is the replay's run before this model call
+    stage: int | None                   # the stage on screen when the window exported it (0 = Original)
     strategy: Any                       # core.strategies.base.Strategy
     params: dict
     changed_params: dict                # the parameters that differ from the strategy's defaults
@@ -115,23 +116,6 @@ def natural_strategy(fmt: str) -> tuple[str, str]:
     return name, why + "; --strategy chooses another"
 
 
-def segment_view(conv: Conversation, k: int) -> Conversation:
-    """Conversation ``conv`` restricted to its segment ``k`` (the context after the k-th real compaction;
-    negative counts from the end). Raises ValueError naming the segments there are."""
-    n = len(conv.segments)
-    kk = k + n if k < 0 else k
-    if not 0 <= kk < n:
-        raise ValueError(f"there is no segment {k}: the conversation has {n} segment(s) (0..{n - 1}), one per "
-                         "context between real compactions")
-    starts = list(conv.segments) + [len(conv.messages)]
-    a, b = starts[kk], starts[kk + 1]
-    events = [dataclasses.replace(e, message_index=e.message_index - a,
-                                  summary_index=None if e.summary_index is None else e.summary_index - a)
-              for e in conv.events if a <= e.message_index < b]
-    return dataclasses.replace(conv, messages=conv.messages[a:b], meta=list(conv.meta[a:b]), events=events,
-                               segments=[0], extra=dict(conv.extra, segment=kk, segment_start=a))
-
-
 def summary_texts_of_trace(trace: Trace, origin: str, where: str, anchors: dict | None = None,
                            facts: dict | None = None) -> list[SummaryText]:
     """The full text of every summary a trace's layers made (the summary message as the model sees it)."""
@@ -157,13 +141,13 @@ def summary_texts_of_trace(trace: Trace, origin: str, where: str, anchors: dict 
     return out
 
 
-def real_summaries(conv: Conversation, offset: int = 0, anchors: dict | None = None) -> list[SummaryText]:
+def real_summaries(conv: Conversation, anchors: dict | None = None) -> list[SummaryText]:
     """Every real compaction the file records, with the full text of its summary when the file has it;
     ``anchors`` (id(message) -> anchor) says where the report shows the summary message in place."""
     out = []
     for k, e in enumerate(conv.events, 1):
         facts = {"kind": e.kind, "trigger": e.trigger, "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
-                 "message": e.message_index + offset, "where": str(e.provenance) if e.provenance else None}
+                 "message": e.message_index, "where": str(e.provenance) if e.provenance else None}
         i = e.summary_index
         anchor = None
         if i is not None and 0 <= i < len(conv.messages):
@@ -172,7 +156,7 @@ def real_summaries(conv: Conversation, offset: int = 0, anchors: dict | None = N
         else:
             text = ""
         title = (f"real compaction {k} ({e.kind}, {e.trigger or 'trigger not recorded'}) before message "
-                 f"{e.message_index + offset}")
+                 f"{e.message_index}")
         out.append(SummaryText("real", title, text, anchor, dict(facts, chars=len(text))))
     return out
 
@@ -185,51 +169,58 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
                  call: int | None = None, replay: bool = False, compare: Sequence = (),
                  max_calls: int | None = None, param_reasons: dict | None = None, title: str | None = None,
                  strategy_reason: str = "", inferred=None, user_params: dict | None = None,
-                 progress: Callable[[str], Any] | None = None, now: float | None = None) -> Report:
-    """Gather a report's facts. ``engine`` runs the pipeline (its strategy, parameters, summarizer,
-    workspace and token estimator); ``compare`` is a list of ``(label, Engine)`` replayed next to it (it
-    implies ``replay``). ``segment``: run over that segment only; ``call``: run over the context before that
-    model call of the replay (the simulated history, as the agent would have had it). ``inferred``: what the
-    strategy read from the session (``strategies.Inferred``; its reasons explain the parameters), with the
-    ``user_params`` that override it. Raises ValueError with what is wrong in the selection."""
+                 trace: Trace | None = None, replayed_call: int | None = None, stage: int | None = None,
+                 replays: Sequence | None = None, progress: Callable[[str], Any] | None = None,
+                 now: float | None = None) -> Report:
+    """Gather a report's facts.
+
+    ``engine`` runs the pipeline (its strategy, parameters, summarizer, workspace and token estimator) over
+    the messages the window would: the conversation (``Conversation.select``), or one ``segment`` of it (the
+    context after a real compaction; negative counts from the end), or of either the recorded context before
+    model ``call``. ``compare`` is a list of ``(label, Engine)`` replayed next to it (it implies ``replay``).
+    ``trace``: the run already made (the window's), reported instead of running again; ``replayed_call``:
+    that trace is the replay's run before this call; ``stage``: the stage on screen (0 = Original).
+    ``replays``: replay results already made (the window's timeline) to show when no replay is asked for.
+    ``inferred``: what the strategy read from the session (``strategies.Inferred``; its reasons explain the
+    parameters), with the ``user_params`` that override it. Raises ValueError with what is wrong in the
+    selection."""
     t0 = time.perf_counter()
     say = progress or (lambda _t: None)
-    if not 0 <= conversation < len(result.conversations):
-        raise ValueError(f"there is no conversation {conversation}: the file holds {len(result.conversations)} "
-                         f"(0..{len(result.conversations) - 1})")
+    n_conv = len(result.conversations)
+    if not 0 <= conversation < n_conv:
+        raise ValueError(f"there is no conversation {conversation}: the file holds {n_conv} (0..{n_conv - 1})")
     conv = result.conversations[conversation]
-    view, offset = conv, 0
-    scope = f"conversation {conversation}, all {len(conv.messages):,} messages"
-    if len(conv.segments) > 1:
-        scope += f" ({len(conv.segments)} contexts split at real compactions, read one after the other)"
+    scope = f"conversation {conversation}"
     if segment is not None:
-        view = segment_view(conv, segment)
-        offset = view.extra["segment_start"]
-        seg = view.extra["segment"]
-        scope = (f"conversation {conversation}, segment {seg} of {len(conv.segments)} (messages {offset}.."
-                 f"{offset + len(view.messages) - 1}: the context after "
-                 + ("the start" if seg == 0 else f"real compaction {seg}") + ")")
-    strategy = engine.strategy
-    meta = _meta_map(conv)
+        n = len(conv.segments)
+        seg = segment + n if segment < 0 else segment
+        if not 0 <= seg < n:
+            raise ValueError(f"there is no segment {segment}: the conversation has {n} segment(s) (0..{n - 1}), one "
+                             "per context between real compactions")
+        segment = seg
+        scope += (f", segment {seg} of {n} (the context after " + ("the start" if seg == 0 else
+                                                                       f"real compaction {seg}") + ")")
+    elif len(conv.segments) > 1:
+        scope += f", the whole history ({len(conv.segments)} contexts split at real compactions, read in a row)"
     if call is not None:
-        say(f"replaying up to model call {call}")
-        res = run_replay(view, engine=engine, keep_inputs=True, max_calls=call + 1 if call >= 0 else None)
-        n = len(res.calls)
-        k = call + n if call < 0 else call
-        if not 0 <= k < n:
+        at = conv.calls(segment)
+        k = call + len(at) if call < 0 else call
+        if not 0 <= k < len(at):
             what = "segment" if segment is not None else "conversation"
-            raise ValueError(f"there is no model call {call}: the {what} has {n} model call(s) to replay "
-                             f"(0..{n - 1})")
-        trace = res.rerun(k, engine.fork(check=True))      # the replay itself runs without the checker
-        messages = res.inputs[k]
-        c = res.calls[k]
-        scope += (f"; the context before model call {k} (message {c.message_index + offset}), as the replay of "
-                  f"{strategy.name} left it: {len(messages):,} messages")
+            raise ValueError(f"there is no model call {call}: the {what} has {len(at)} model call(s) "
+                             f"(0..{len(at) - 1})")
         call = k
-    else:
+        scope += f", the recorded context before model call {k}"
+    strategy = engine.strategy
+    if trace is None:
+        messages = conv.select(segment, call)
         say(f"running {strategy.name}")
-        messages = view.messages
-        trace = engine.fork().run(messages, conversation=view, now=now)
+        trace = engine.fork().run(messages, conversation=conv, now=now)
+    else:
+        messages = trace.input
+    if replayed_call is not None:
+        scope += f"; the replay's context before model call {replayed_call}"
+    scope += f": {len(messages):,} messages"
     anchors: dict = {id(m): f"m{i}" for i, m in enumerate(messages)}
     stages = []
     for k, s in enumerate(trace.steps, 1):
@@ -240,14 +231,17 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         stages.append(StageFacts(k, s, layer_label(strategy, s.layer), rows, summarize_rows(rows)))
     bstep = find_boundary_step(trace)
     boundary = boundary_explanation(bstep, strategy.name)
-    summaries = real_summaries(view, offset, anchors) + summary_texts_of_trace(
-        trace, "run", "simulated in this run", anchors)
+    summaries = real_summaries(conv, anchors) + summary_texts_of_trace(trace, "run", "simulated in this run",
+                                                                       anchors)
     replay_facts = None
     if replay or compare:
-        replay_facts = _replay(view, engine, compare, max_calls, say)
-    thr, unit = threshold_for(strategy, engine.params)
+        replay_facts = _replay(conv, engine, compare, max_calls, say)
+    elif replays:
+        replay_facts = ReplayFacts(list(replays), [r.totals() for r in replays], replays[0].boundary_report(), [])
+    params = dict(trace.params) if trace.params else dict(engine.params)
+    thr, unit = threshold_for(strategy, params)
     defaults = strategy.defaults()
-    changed = {k: v for k, v in engine.params.items() if defaults.get(k, object()) != v}
+    changed = {k: v for k, v in params.items() if defaults.get(k, object()) != v}
     try:
         size = os.path.getsize(result.path)
     except (OSError, TypeError):
@@ -257,27 +251,26 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
     return Report(
         title=title or f"Compactscope report: {name}, {strategy.name}",
         path=str(result.path), file_bytes=size, info=describe(result), conversation_index=conversation,
-        conversation=conv, scope=scope, segment=None if segment is None else view.extra["segment"], call=call,
-        strategy=strategy, params=dict(engine.params), changed_params=changed,
+        conversation=conv, scope=scope, segment=segment, call=call, replayed_call=replayed_call, stage=stage,
+        strategy=strategy, params=params, changed_params=changed,
         param_reasons={**(getattr(inferred, "reasons", None) or {}), **(param_reasons or {})},
         inferred_lines=inferred.lines(user_params) if inferred else [], strategy_reason=strategy_reason,
-        threshold=thr, threshold_unit=unit, messages=messages, trace=trace, stages=stages, boundary=boundary, boundary_layer=bstep.layer if bstep is not None else None,
-        summaries=summaries, replay=replay_facts, meta=meta, anchors=anchors, meter=engine.meter,
-        generated=time.time(),
-        version=__version__,
+        threshold=thr, threshold_unit=unit, messages=messages, trace=trace, stages=stages, boundary=boundary,
+        boundary_layer=bstep.layer if bstep is not None else None, summaries=summaries, replay=replay_facts,
+        meta=_meta_map(conv), anchors=anchors, meter=engine.meter, generated=time.time(), version=__version__,
         seconds=time.perf_counter() - t0)
 
 
-def _replay(view: Conversation, engine: Engine, compare: Sequence, max_calls: int | None, say) -> ReplayFacts:
+def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: int | None, say) -> ReplayFacts:
     t0 = time.perf_counter()
     runs: list[ReplayResult] = []
     configs = [(None, engine)] + [(label, eng) for label, eng in compare]
-    has_usage = any(m.usage is not None for m in view.meta)
+    has_usage = any(m.usage is not None for m in conv.meta)
     calibrate = has_usage and any(e.strategy.threshold_unit == "tokens" for _, e in configs)
     summaries: list[SummaryText] = []
     for label, eng in configs:
         say(f"replaying {label or eng.strategy.name}")
-        res = run_replay(view, engine=eng, label=label, keep_inputs=False, keep_traces=True,
+        res = run_replay(conv, engine=eng, label=label, keep_inputs=False, keep_traces=True,
                          max_calls=max_calls, calibrate=calibrate)
         for c, tr in zip(res.calls, res.traces or []):
             if c.summaries:
