@@ -5,6 +5,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication
 
+from .export import install as install_export
 from .live import install_menu
 
 
@@ -18,11 +19,13 @@ def install_actions(win, examples) -> None:
     for p in sorted(examples.glob("*.json")):
         win.examples_menu.addAction(p.name, lambda p=p: win.open_path(str(p)))
     fm.addSeparator()
-    fm.addAction("Save &Screenshot\u2026", win.save_screenshot_dialog)
+    fm.addAction("Export as &PNG\u2026", win.save_screenshot_dialog).setToolTip("A screenshot of the window")
     fm.addSeparator()
     q = fm.addAction("&Quit", win.close)
     q.setShortcut(QKeySequence.Quit)
     rebuild_recent(win)
+    # File > Export as HTML / Markdown (before PNG), and the Edit menu's copies as Markdown (app/export.py)
+    install_export(win, fm, mb)
     vm = mb.addMenu("&View")
     for text, keys, slot in (("Zoom &In", [QKeySequence.ZoomIn, QKeySequence("Ctrl+=")],
                               lambda: win.set_zoom(win.zoom + 1)),

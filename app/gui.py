@@ -17,6 +17,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--step", type=int, default=None, metavar="N",
                     help="open at stage N (0 = Original, 1 = after the first layer; -1 = the last)")
     ap.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG and exit")
+    ap.add_argument("--screenshots", metavar="DIR", help="render offscreen, save one PNG per layer step (and per "
+                                                        "registered frame, e.g. a lesson's slides) in DIR and exit")
     ap.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
     ap.add_argument("--strategy", help="strategy name (s08, claude_code, hermes)")
     ap.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
@@ -54,15 +56,16 @@ def _missing_xcb_libraries() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if args.screenshot and "QT_QPA_PLATFORM" not in os.environ:
+    offscreen = bool(args.screenshot or args.screenshots)
+    if offscreen and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    if (not args.screenshot and sys.platform.startswith("linux")
+    if (not offscreen and sys.platform.startswith("linux")
             and not any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))):
         print("compactscope: there is no display to open the window on (DISPLAY is not set). Use "
               "--screenshot out.png to render offscreen, or the headless commands: compactscope run|check|info "
               "FILE", file=sys.stderr)
         return 2
-    missing = _missing_xcb_libraries() if not args.screenshot else []
+    missing = _missing_xcb_libraries() if not offscreen else []
     if missing:
         print("compactscope: Qt cannot open a window on X11: the system libraries "
               f"{', '.join(missing)} are missing. On Debian or Ubuntu: sudo apt install libxcb-cursor0 "
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("compactscope")
     from .main_window import MainWindow
     from .settings import Settings
-    win = MainWindow(Settings(enabled=not args.screenshot))
+    win = MainWindow(Settings(enabled=not offscreen))
     if args.strategy:
         from compactscope.core import strategies
         try:
@@ -112,10 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         open_live(win, 2)
         win.live_panel.follow_path.setText(args.follow)
         win.live_controller.start_follow(args.follow)
-    if args.screenshot:
+    if offscreen:
         if not ok:
             print(f"compactscope: {getattr(win, 'last_error', 'could not open the file')}", file=sys.stderr)
             return 2
+        if args.screenshots:
+            return _screenshots(app, win, args, w, h)
         return _screenshot(app, win, args, w, h)
     win.show()
     if args.step is not None or args.mode or args.tab or args.select is not None:
@@ -141,6 +146,27 @@ def _apply_view_args(win, args) -> None:
         win.wait_idle(60000)
     if args.select is not None:
         win.select_message(args.select)
+
+
+def _screenshots(app, win, args, w, h) -> int:
+    from .screenshots import write_screenshots
+    win.show()
+    win.resize(w, h)
+    if not win.wait_idle(120000):
+        print("compactscope: the pipeline did not finish within 120 s; no screenshots", file=sys.stderr)
+        return 1
+    _apply_view_args(win, args)
+    win.wait_idle(120000)
+    try:
+        paths = write_screenshots(app, win, args.screenshots)
+    except OSError as e:
+        print(f"compactscope: {e.strerror or e}", file=sys.stderr)
+        return 1
+    for p in paths:
+        print(p)
+    win.session.close()
+    win.close()
+    return 0
 
 
 def _screenshot(app, win, args, w, h) -> int:

@@ -377,7 +377,7 @@ class MainWindow(QMainWindow):
             self.stepper.blockSignals(False)
         view = s.stage_view()
         self.model.set_messages(view.messages, status=view.status, findings=view.findings, cuts=view.cuts,
-                                badges=view.badges)
+                                badges=view.badges, meta=s.message_meta())
         self.diff_panel.set_step(view.step, view.rows)
         self._show_edits(view.step)
         self.explainer.set_steps(s.boundary_step(), s.variant_run(), self.strategy.name)
@@ -441,7 +441,7 @@ class MainWindow(QMainWindow):
         self.model.set_highlight(self.model.partners_of(mi))
         self.chart.set_selected(mi)
         where = "(before the layer)" if self.view_mode == "before" and self.current_step() else ""
-        self.inspector.show_message(mi, msgs[mi], None, where)
+        self.inspector.show_message(mi, msgs[mi], None, where, meta=self.session.meta_of(msgs[mi]))
 
     def _block_selected(self, mi: int, block: int) -> None:
         msgs = self.model.messages
@@ -450,7 +450,8 @@ class MainWindow(QMainWindow):
         self.session.select(mi, block if block >= 0 else None)
         partners = self.model.partners_of(mi, block) if block >= 0 else self.model.partners_of(mi)
         self.model.set_highlight(partners or self.model.partners_of(mi))
-        self.inspector.show_message(mi, msgs[mi], block if block >= 0 else None)
+        self.inspector.show_message(mi, msgs[mi], block if block >= 0 else None,
+                                    meta=self.session.meta_of(msgs[mi]))
 
     def jump_to_partner(self) -> bool:
         return self.messages.jump_to_partner()
@@ -461,7 +462,8 @@ class MainWindow(QMainWindow):
             return
         msgs = step.input if col == 0 else step.messages
         if 0 <= i < len(msgs):
-            self.inspector.show_message(i, msgs[i], None, "(before the layer)" if col == 0 else "(after the layer)")
+            self.inspector.show_message(i, msgs[i], None, "(before the layer)" if col == 0 else "(after the layer)",
+                                        meta=self.session.meta_of(msgs[i]))
             if (col == 0) == (self.view_mode == "before"):
                 self.view.select_message(i)
 

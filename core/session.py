@@ -125,6 +125,7 @@ class Session:
         self.title = ""
         self.segment: int | None = None
         self.call: int | None = None
+        self._meta_cache: tuple | None = None       # (conversation, its length, id(message) -> MessageMeta)
         # strategy
         names = strategies.available() or ["s08"]
         st = strategies.get(strategy) if isinstance(strategy, str) else strategy
@@ -610,6 +611,21 @@ class Session:
                 f"{it['used']}/{rr.iteration_cap}"
                 + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
                 + (" \u2014 over the iteration cap" if it["refused"] else ""))
+
+    def message_meta(self) -> dict:
+        """id(message) -> MessageMeta for the conversation's messages (time, usage, where in the file), made
+        once per conversation: every stage shares the loaded messages, so a view looks its rows up here."""
+        conv = self.conversation
+        if conv is None:
+            return {}
+        cached = self._meta_cache
+        if cached is None or cached[0] is not conv or cached[1] != len(conv.messages):
+            cached = self._meta_cache = (conv, len(conv.messages), conv.meta_by_identity())
+        return cached[2]
+
+    def meta_of(self, message) -> Any:
+        """The MessageMeta of a message of the conversation (None for one a layer made)."""
+        return self.message_meta().get(id(message))
 
     def persisted_file(self, text: str) -> tuple[str, str] | None:
         """For a persisted tool result's text: (path, content) of the file it points to, looked up in

@@ -5,13 +5,16 @@ window passes a ``resolve_persisted(text) -> (path, content) | None``).
 """
 from __future__ import annotations
 
+import html
 import json
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout,
                                QWidget)
 
 from compactscope.core.messages import block_type, content_text
+from compactscope.core.report.words import meta_lines
 
 MAX_SHOWN = 2_000_000
 
@@ -31,6 +34,7 @@ class Inspector(QWidget):
         top = QHBoxLayout()
         self.title = QLabel("Select a message or a block", self)
         self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
         top.addWidget(self.title, 1)
         self.copy_btn = QPushButton("Copy", self)
         self.copy_btn.setToolTip("Copy the text of the visible tab")
@@ -49,6 +53,7 @@ class Inspector(QWidget):
         self.tabs.addTab(self.persisted, "Persisted file")
         self.resolve_persisted = None
         self.current = None
+        self.meta_text = ""            # what the file recorded about the shown message (time, usage, where)
         self._json_obj = None          # the JSON tab is filled when it is shown (a big dump per click is waste)
         self.tabs.currentChanged.connect(lambda _i: self._fill_json())
 
@@ -61,12 +66,15 @@ class Inspector(QWidget):
 
     def clear(self) -> None:
         self.title.setText("Select a message or a block")
+        self.meta_text = ""
         for e in (self.text, self.json, self.persisted):
             e.setPlainText("")
         self.current = None
         self._json_obj = None
 
-    def show_message(self, mi: int, m, block: int | None = None, where: str = "") -> None:
+    def show_message(self, mi: int, m, block: int | None = None, where: str = "", meta=None) -> None:
+        """Show message ``mi`` (or one of its blocks); ``meta`` (its MessageMeta) adds what the file recorded:
+        time, model, the usage of its call, the file and line."""
         self.current = (mi, block)
         obj = m
         label = f"message #{mi}"
@@ -75,7 +83,10 @@ class Inspector(QWidget):
             obj = m["content"][block]
             label += f", block {block} ({block_type(obj)})"
         role = m.get("role", "?") if isinstance(m, dict) else "?"
-        self.title.setText(f"<b>{label}</b> \u00b7 {role} \u00b7 {len(str(obj)):,} chars {where}")
+        facts = meta_lines(meta)
+        self.title.setText(f"<b>{label}</b> \u00b7 {html.escape(str(role))} \u00b7 {len(str(obj)):,} chars "
+                           f"{html.escape(where)}" + "".join(f"<br>{html.escape(f)}" for f in facts))
+        self.meta_text = "\n".join(facts)
         if isinstance(obj, dict) and "role" in obj:
             text = content_text(obj.get("content"))
             for call in obj.get("tool_calls") or []:

@@ -15,6 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from compactscope.core.messages import ToolPairIndex, block_type, blocks, message_text
+from compactscope.core.report.words import meta_lines, usage_short, when
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, message_chips, pair_color
 
@@ -177,12 +178,16 @@ class MessageListModel(QAbstractListModel):
         self.only_matches = False
         self.search_text = ""
         self._text: dict[int, tuple] = {}    # id(message) -> (message, lowercased text)
+        self.meta: dict = {}                 # id(message) -> MessageMeta (time, usage of its call), from the file
 
     # ------------------------------------------------------------ data in
     def set_messages(self, messages: list, *, status: dict | None = None, findings=None,
-                     cuts: dict | None = None, badges: dict | None = None) -> None:
-        """``badges``: message index -> a short note drawn in its header (e.g. who wrote a summary)."""
+                     cuts: dict | None = None, badges: dict | None = None, meta: dict | None = None) -> None:
+        """``badges``: message index -> a short note drawn in its header (e.g. who wrote a summary);
+        ``meta``: id(message) -> MessageMeta (its time and its call's usage are drawn in its header)."""
         self.beginResetModel()
+        if meta is not None:
+            self.meta = meta
         self.badges = dict(badges or {})
         self.messages = list(messages)
         self._pairs = None                   # built on first use (partner highlighting)
@@ -204,6 +209,10 @@ class MessageListModel(QAbstractListModel):
         if self._pairs is None:
             self._pairs = _pair_index(self.messages)
         return self._pairs
+
+    def meta_of(self, mi: int):
+        """The MessageMeta of message ``mi`` (None when the file says nothing about it, or a layer made it)."""
+        return self.meta.get(id(self.messages[mi])) if self.meta else None
 
     def chips(self, mi: int) -> list:
         m = self.messages[mi]
@@ -351,8 +360,8 @@ class MessageListModel(QAbstractListModel):
             chips = self.chips(mi)
             return f"#{mi} {r}: " + (f"[{chips[0].label}] {chips[0].summary[:120]}" if chips else "")
         if role == Qt.ToolTipRole:
-            fs = self.findings.get(mi)
-            return "\n".join(str(f) for f in fs) if fs else None
+            lines = meta_lines(self.meta_of(mi)) + [str(f) for f in self.findings.get(mi, ())]
+            return "\n".join(lines) if lines else None
         if role == IndexRole:
             return mi
         if role == MessageRole:
@@ -550,9 +559,23 @@ class MessageDelegate(QStyledItemDelegate):
                     x = pill(p, x, top, lh, badge, QColor("#7c3aed"), small, sfm)
                 size_text = f"{fmt(sum(c.size for c in chips))} chars"
                 p.setFont(option.font)
-                if x + fm.horizontalAdvance(size_text) + 4 < right:
-                    p.setPen(dim)
-                    p.drawText(QRect(left, top, right - left, lh), Qt.AlignVCenter | Qt.AlignRight, size_text)
+                # the file's time and the call's usage when it recorded them, dropped when the row is narrow
+                info = [size_text]
+                meta = model.meta_of(mi)
+                if meta is not None:
+                    if meta.usage is not None:
+                        info.insert(0, usage_short(meta.usage))
+                    if meta.timestamp is not None:
+                        info.insert(0, when(meta.timestamp)[11:])
+                if len(info) > 1:
+                    p.setFont(small)
+                while info:
+                    text = " \u00b7 ".join(info)
+                    if x + QFontMetrics(p.font()).horizontalAdvance(text) + 4 < right:
+                        p.setPen(dim)
+                        p.drawText(QRect(left, top, right - left, lh), Qt.AlignVCenter | Qt.AlignRight, text)
+                        break
+                    info.pop(1 if len(info) > 2 else 0)
             elif what == "chip":
                 c = chips[ci]
                 x = left + 6

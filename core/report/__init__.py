@@ -11,7 +11,7 @@ simulated summary in full, and optionally the replay's timeline and strategy com
 """
 from __future__ import annotations
 
-from .model import Report, ReplayFacts, StageFacts, SummaryText, build_report
+from .model import Report, ReplayFacts, StageFacts, SummaryText, build_report, session_report, session_request
 from .html import render_html
 from .markdown import render_markdown
 
@@ -42,5 +42,5 @@ def write_report(report: Report, path: str, fmt: str | None = None) -> str:
     return fmt
 
 
-__all__ = ["Report", "ReplayFacts", "StageFacts", "SummaryText", "build_report", "render_html",
+__all__ = ["Report", "ReplayFacts", "StageFacts", "SummaryText", "build_report", "session_report", "session_request", "render_html",
            "render_markdown", "render", "write_report", "format_for", "FORMATS"]

@@ -14,7 +14,7 @@ from .model import group_rows
 from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
                     usage_text, when)
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>#!~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
 _TICKS = re.compile(r"`{3,}")
 
 
@@ -219,11 +219,7 @@ def _summaries(rep, w) -> None:
     if not summ:
         w("No compaction summary: the file records no real compaction and no layer made a summary.\n\n")
     for s in summ:
-        facts = {k: v for k, v in s.facts.items() if v not in (None, "") and k != "message"}
-        w(f"### {md(s.title)}\n\n")
-        w(md(" \u00b7 ".join(f"{k} {num(v) if isinstance(v, (int, float)) else v}" for k, v in facts.items()))
-          + "\n\n")
-        w(fence(s.text, "text") + "\n" if s.text else "The file records this compaction but not its summary text.\n\n")
+        w(summary_markdown(s) + "\n")
 
 
 def _replay(rep, w) -> None:
@@ -268,12 +264,16 @@ def _replay(rep, w) -> None:
 
 
 def message_md(rep, m, label: str, level: int = 3) -> str:
-    """One message: a heading line with its facts, then each block (texts fenced)."""
+    return message_markdown(m, rep.meta_of(m), label, level)
+
+
+def message_markdown(m, meta=None, label: str = "", level: int = 3) -> str:
+    """One message as Markdown: a heading line with its facts (role, time, model, usage, where in the
+    file; ``meta`` is its ``MessageMeta``), then each block, texts fenced."""
     h = "#" * level
     if not isinstance(m, dict):
         return f"{h} {md(label)} (not a message)\n\n" + fence(to_json(m), "json") + "\n"
-    meta = rep.meta_of(m)
-    bits = [md(label), f"**{md(role_of(m))}**"]
+    bits = ([md(label)] if label else []) + [f"**{md(role_of(m))}**"]
     if meta is not None:
         if meta.timestamp is not None:
             bits.append(when(meta.timestamp))
@@ -329,3 +329,23 @@ def _block_md(b) -> str:
         return (f"{t}: {md(src.get('media_type', ''))}{where} ({len(str(src.get('data') or '')):,} chars of "
                 f"{md(src.get('type', 'data'))}, not embedded in Markdown)\n\n")
     return f"{md(t or type(b).__name__)}:\n\n" + fence(to_json(b), "json")
+
+
+def edits_markdown(step, label: str = "") -> str:
+    """A layer's run as Markdown: what it did, the sizes, and its edits in words (``copy as Markdown``)."""
+    state = "failed" if step.error else ("changed" if step.changed else "no change")
+    out = [f"### {md(label or step.layer)} ({md(step.layer)}): {state}\n\n", f"{md(step.explain())}\n\n",
+           f"messages {len(step.input):,} \u2192 {len(step.messages):,} \u00b7 size {step.size_before:,} \u2192 "
+           f"{step.size_after:,} chars \u00b7 tokens {step.tokens_before:,} \u2192 {step.tokens_after:,}\n\n"]
+    if step.error:
+        out.append(f"**error:** {md(step.error)}\n\n")
+    out += [f"- {md(e.text)}\n" for e in step.edits]
+    return "".join(out) + ("\n" if step.edits else "")
+
+
+def summary_markdown(summary) -> str:
+    """A compaction summary (a ``SummaryText``) as Markdown: its title, facts, and the full text fenced."""
+    facts = {k: v for k, v in summary.facts.items() if v not in (None, "") and k != "message"}
+    line = " \u00b7 ".join(f"{k} {num(v) if isinstance(v, (int, float)) else v}" for k, v in facts.items())
+    body = fence(summary.text, "text") if summary.text else "The file records this compaction but not its text.\n"
+    return f"### {md(summary.title)}\n\n" + (f"{md(line)}\n\n" if line else "") + body

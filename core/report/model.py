@@ -170,8 +170,8 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
                  max_calls: int | None = None, param_reasons: dict | None = None, title: str | None = None,
                  strategy_reason: str = "", inferred=None, user_params: dict | None = None,
                  trace: Trace | None = None, replayed_call: int | None = None, stage: int | None = None,
-                 replays: Sequence | None = None, progress: Callable[[str], Any] | None = None,
-                 now: float | None = None) -> Report:
+                 replays: Sequence | None = None, main_label: str | None = None,
+                 progress: Callable[[str], Any] | None = None, now: float | None = None) -> Report:
     """Gather a report's facts.
 
     ``engine`` runs the pipeline (its strategy, parameters, summarizer, workspace and token estimator) over
@@ -235,7 +235,7 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
                                                                        anchors)
     replay_facts = None
     if replay or compare:
-        replay_facts = _replay(conv, engine, compare, max_calls, say)
+        replay_facts = _replay(conv, engine, compare, max_calls, say, main_label)
     elif replays:
         replay_facts = ReplayFacts(list(replays), [r.totals() for r in replays], replays[0].boundary_report(), [])
     params = dict(trace.params) if trace.params else dict(engine.params)
@@ -261,10 +261,11 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         seconds=time.perf_counter() - t0)
 
 
-def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: int | None, say) -> ReplayFacts:
+def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: int | None, say,
+            main_label: str | None = None) -> ReplayFacts:
     t0 = time.perf_counter()
     runs: list[ReplayResult] = []
-    configs = [(None, engine)] + [(label, eng) for label, eng in compare]
+    configs = [(main_label, engine)] + [(label, eng) for label, eng in compare]
     has_usage = any(m.usage is not None for m in conv.meta)
     calibrate = has_usage and any(e.strategy.threshold_unit == "tokens" for _, e in configs)
     summaries: list[SummaryText] = []
@@ -283,6 +284,44 @@ def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: in
         raise ValueError("the conversation has no model call (no assistant message) to replay")
     return ReplayFacts(runs, [r.totals() for r in runs], runs[0].boundary_report(), summaries,
                        time.perf_counter() - t0)
+
+
+def session_request(session, *, replay: bool | None = None, title: str | None = None) -> tuple:
+    """What ``build_report`` needs to report what a ``core.session.Session`` shows, read from the session at
+    once: ``(result, engine, keywords)``. A window reads it in its own thread and builds in a worker.
+
+    The session's file and conversation, segment and call, its strategy, parameters, layer order and
+    summarizer, the run on screen (reported, not run again), the stage on screen and, when the timeline has
+    been replayed (or ``replay`` is True), the replay of the runs it compares (``replay=False``: none)."""
+    from ..conversation import LoadResult
+    conv = session.conversation
+    if conv is None:
+        raise ValueError("nothing is open: open a transcript first")
+    result = session.load_result
+    index = session.conversation_index
+    if result is None or index >= len(result.conversations) or result.conversations[index] is not conv:
+        result, index = LoadResult(session.path or conv.source or session.title or "conversation",
+                                   conv.format or "conversation", [conv]), 0
+    engine = Engine(session.strategy, dict(session.params), workspace=session.workspace,
+                    summarizer=session.summarizer_object(), meter=session.meter, order=session.order)
+    res = session.result
+    trace = res.trace if res is not None and not res.cancelled else None
+    want = bool(session.replay_results) if replay is None else replay
+    compare, main_label = [], None
+    if want:
+        specs = session.compare_configs()
+        main_label = specs[0].label
+        compare = [(sp.label, engine.fork(strategy=sp.strategy, params=sp.params, order=None)) for sp in specs[1:]]
+    return result, engine, dict(conversation=index, segment=session.segment, call=session.call, trace=trace,
+                                replayed_call=res.call_index if trace is not None else None, stage=session.stage,
+                                replay=want, compare=compare, main_label=main_label, title=title)
+
+
+def session_report(session, *, replay: bool | None = None, title: str | None = None,
+                   progress: Callable[[str], Any] | None = None) -> Report:
+    """The report of what a ``core.session.Session`` shows (see ``session_request``)."""
+    result, engine, kw = session_request(session, replay=replay, title=title)
+    return build_report(result, engine, progress=progress, **kw)
 
 
 def group_rows(rows: list) -> list[tuple[str, list]]:

@@ -54,6 +54,40 @@ def usage_text(u) -> str:
     return " \u00b7 ".join(f"{k} {v:,}" for k, v in usage_parts(u)) + f" (context {u.context_tokens:,})"
 
 
+def short_num(v: int) -> str:
+    """12, 1.2k, 136.9k, 1.5M."""
+    v = int(v)
+    for div, suf in ((1_000_000, "M"), (1_000, "k")):
+        if abs(v) >= div:
+            return f"{v / div:.1f}".rstrip("0").rstrip(".") + suf
+    return str(v)
+
+
+def usage_short(u) -> str:
+    """A call's usage in few characters, for a list row: ``in 10 out 205 cw 136.9k cr 0`` (cw, cr: cache
+    write, cache read)."""
+    if u is None:
+        return ""
+    return (f"in {short_num(u.input_tokens)} out {short_num(u.output_tokens)} cw "
+            f"{short_num(u.cache_creation_input_tokens)} cr {short_num(u.cache_read_input_tokens)}")
+
+
+def meta_lines(meta) -> list[str]:
+    """What the file says about a message, one fact a line: time, model, usage of its call, where."""
+    if meta is None:
+        return []
+    out = []
+    if meta.timestamp is not None:
+        out.append(f"time {when(meta.timestamp)}")
+    if meta.model:
+        out.append(f"model {meta.model}")
+    if meta.usage is not None:
+        out.append(f"usage of this call: {usage_text(meta.usage)}")
+    if meta.provenance is not None and meta.provenance.line:
+        out.append(f"from {meta.provenance}")
+    return out
+
+
 def clip(text: str, n: int = 140) -> str:
     """The start of a text on one line, at most ``n`` characters (cost ~ n, whatever the text's length)."""
     text = " ".join(str(text)[: 4 * n + 64].split())
