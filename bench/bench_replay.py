@@ -2,10 +2,18 @@
 offline summarizer. The target (issue 5): 2,000 calls with s08 in at most 1 s.
 
     python bench/bench_replay.py [--calls 2000] [--strategy s08] [--repeat 3]
+    python bench/bench_replay.py --scaling 250,500,1000 [--repeat 3]
+
+``--scaling``: every strategy (s08, claude_code, hermes) at each number of calls, interleaved so a
+busy machine slows them alike; per call the best CPU time of this process (and the wall time), the
+ratio of each strategy to s08 and how the time per call grows from the smallest to the largest
+session. Targets (issue 12): hermes within 3x of s08 per call, and linear (the time per call at
+1,000 calls within 1.5x of that at 250). ``--scaling 20,40`` is the small smoke size.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -64,7 +72,10 @@ def main(argv=None) -> int:
     ap.add_argument("--strategy", default="s08")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--check", action="store_true", help="run the API checker on every step too")
+    ap.add_argument("--scaling", metavar="N,N,...", help="each strategy at each number of calls (see above)")
     args = ap.parse_args(argv)
+    if args.scaling:
+        return scaling([int(x) for x in args.scaling.split(",")], args.repeat)
     conv = make_session(args.calls)
     best = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,6 +93,44 @@ def main(argv=None) -> int:
           f"total input {tot['total_input_tokens']:,} tokens (raw {tot['raw_total_input_tokens']:,})")
     print(f"  layer firings: {tot['layer_firings']}")
     print(f"  target 2,000 calls <= 1 s: {'met' if args.calls >= 2000 and best <= 1.0 else 'NOT met' if args.calls >= 2000 else 'n/a'}")
+    return 0
+
+
+def scaling(sizes: list[int], repeat: int, strategies=("s08", "claude_code", "hermes")) -> int:
+    convs = {n: make_session(n) for n in sizes}
+    cpu: dict = {}
+    wall: dict = {}
+    calls: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeat):                       # interleaved: each round runs everything once
+            for n in sizes:
+                for s in strategies:
+                    eng = Engine(s, workspace=Workspace(Path(tmp) / f"{s}-{n}-{r}"))
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    res = replay(convs[n], engine=eng)
+                    c, w = time.process_time() - c0, time.perf_counter() - t0
+                    calls[s, n] = len(res.calls)
+                    cpu[s, n] = min(cpu.get((s, n), c), c)
+                    wall[s, n] = min(wall.get((s, n), w), w)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"replay scaling, best of {repeat} (CPU time of this process; wall in brackets); load average "
+          f"{load:.1f} on {os.cpu_count()} cores")
+    print(f"{'calls':>7}" + "".join(f"{s + ' us/call':>24}" for s in strategies) +
+          "".join(f"{s + '/s08':>16}" for s in strategies[1:]))
+    for n in sizes:
+        row = f"{calls['s08', n]:>7,}"
+        for s in strategies:
+            row += f"{cpu[s, n] / calls[s, n] * 1e6:>13,.0f} [{wall[s, n] / calls[s, n] * 1e6:>7,.0f}]"
+        for s in strategies[1:]:
+            row += f"{(cpu[s, n] / calls[s, n]) / (cpu['s08', n] / calls['s08', n]):>15.2f}x"
+        print(row)
+    lo, hi = sizes[0], sizes[-1]
+    for s in strategies:
+        g = (cpu[s, hi] / calls[s, hi]) / (cpu[s, lo] / calls[s, lo])
+        print(f"  {s}: time per call at {hi:,} calls = {g:.2f}x that at {lo:,} calls "
+              f"({'linear' if g <= 1.5 else 'NOT linear'}: target <= 1.5x)")
+    worst = max((cpu['hermes', n] / calls['hermes', n]) / (cpu['s08', n] / calls['s08', n]) for n in sizes)
+    print(f"  hermes per call: at most {worst:.2f}x s08 ({'met' if worst <= 3 else 'NOT met'}: target <= 3x)")
     return 0
 
 

@@ -99,13 +99,17 @@ class SizeMeter:
         return t
 
     # ------------------------------------------------------------ per list
-    def _known(self, messages: list) -> dict | None:
+    def _entry(self, messages: list) -> list | None:
         e = self._lists.get(id(messages))
         if e is None or e[0] is not messages or e[1] != len(messages) or (e[1] and messages[-1] is not e[2]):
             return None
-        return e[3]
+        return e
 
-    def _remember(self, messages: list, totals: dict) -> None:
+    def _known(self, messages: list) -> dict | None:
+        e = self._entry(messages)
+        return e[3] if e is not None else None
+
+    def _remember(self, messages: list, totals: dict, base: list | None = None) -> None:
         if not isinstance(messages, list):
             return
         with self._lock:
@@ -113,9 +117,15 @@ class SizeMeter:
             if e is not None and e[0] is messages and e[1] == len(messages) \
                     and (not e[1] or messages[-1] is e[2]):
                 totals = {**e[3], **totals}
+                base = base if base is not None else e[4]
             while len(self._lists) >= self.max_lists:
                 self._lists.pop(next(iter(self._lists)))
-            self._lists[id(messages)] = [messages, len(messages), messages[-1] if messages else None, totals]
+            self._lists[id(messages)] = [messages, len(messages), messages[-1] if messages else None, totals, base]
+
+    def base(self, messages: list) -> list | None:
+        """The list ``messages`` was made from by ``concat`` (its first messages are that list's), or None."""
+        e = self._entry(messages)
+        return e[4] if e is not None else None
 
     def total(self, messages: list, name: str = SIZE, fn: FigureFn | None = None) -> int:
         """The sum of the figure ``name`` over ``messages`` (remembered for this list object)."""
@@ -138,9 +148,8 @@ class SizeMeter:
     def concat(self, a: list, b: list) -> list:
         """``a + b``, its totals known from ``a``'s (when known) at the cost of ``b``'s messages only."""
         out = a + b
-        known = self._known(a)
-        if known:
-            self._remember(out, {k: v + self.figure_sum(b, k, None) for k, v in known.items()})
+        known = self._known(a) or {}
+        self._remember(out, {k: v + self.figure_sum(b, k, None) for k, v in known.items()}, base=a)
         return out
 
     def derive(self, before: list, after: list, removed: Iterable, added: Iterable) -> None:

@@ -3,6 +3,7 @@ per message object, list totals carry over to lists made from measured ones (con
 the cached estimates are exactly the uncached ones (Hermes's against hermes-agent 0.19.0 itself)."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +57,6 @@ def test_cached_estimates_equal_the_uncached_ones(msgs, more):
 
 
 def test_hermes_rough_estimate_equals_hermes_agent():
-    import pytest
     mm = pytest.importorskip("agent.model_metadata", reason="hermes-agent 0.19.0 is not installed ([hermes] extra)")
     cases = [
         [{"role": "user", "content": "hello"}],
@@ -192,3 +192,35 @@ def test_step_sizes_from_deltas_equal_a_fresh_count(tmp_path_factory, msgs, stra
         more = [{"role": "assistant", "content": [{"type": "text", "text": f"reply {k}" * 30}]},
                 {"role": "user", "content": f"next {k}"}]
         context = eng.meter.concat(out, more) if trace.dialect == "anthropic" else out
+
+
+@pytest.mark.parametrize("params", [{}, {"idle_gap_minutes": 0.5}])
+def test_claude_code_session_count_in_a_replay_equals_a_fresh_count(corpus, tmp_path, params):
+    """Claude Code's own count (last usage + chars/4 after it) over the replay's contexts, made with
+    meter.concat and checked against the recording from where the previous context ended, equals a
+    count from scratch of the same lists (anchored where they are the recorded context)."""
+    from compactscope.core.layers.claude_code import SessionTokens
+    from compactscope.core.loaders import load
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.replay import replay
+    from compactscope.core.workspace import Workspace
+    conv = load(corpus / "entireio-cli" / "b8-659b3a4dd4-0-full.jsonl").main
+    eng = Engine("claude_code", params, workspace=Workspace(tmp_path))    # a short idle gap clears old results
+    res = replay(conv, engine=eng, calibrate=False)
+    assert len(res.calls) > 20
+
+    class Plain(SessionTokens):
+        """The count with the recorded prefix checked message by message, every time."""
+        def _real_prefix(self, messages, start, upto, meter=None):
+            real = self._conv.messages
+            return start + upto < len(real) and all(messages[k] is real[start + k] for k in range(upto + 1))
+
+    fresh = Plain()
+    fresh.bind(conv)
+    anchored = 0
+    for call, context in zip(res.calls, res.inputs):
+        assert call.tokens_before == fresh.tokens(context), call.index
+        anchored += fresh.anchored
+    assert anchored > 10          # the recorded usage was used, not only the rough count
+    if params:                    # cleared results: some contexts start like the recording but differ later
+        assert any("time_micro_compact" in c.fired for c in res.calls)

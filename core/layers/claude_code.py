@@ -22,6 +22,8 @@ import dataclasses
 import json
 import math
 import re
+from itertools import islice
+from operator import is_
 
 from ..messages import block_type, blocks, content_text, replace_block, ToolPairIndex
 from ..summarizers import SummaryError, SummaryRequest
@@ -111,6 +113,10 @@ def _cc_chars(m, meter) -> int:
     return n
 
 
+def _content_figure(m, meter) -> int:
+    return content_chars(m)
+
+
 def content_chars(m) -> int:
     """Claude Code's rough count of one message (``roughTokenCountEstimationForMessages``), in chars:
     the text of text and thinking blocks, a tool_use's name and JSON input, a tool_result's content,
@@ -180,8 +186,13 @@ class SessionTokens:
         self.scale = 1.0                         # real tokens per rough token (measured by bind)
         self.hidden = 0                          # an excerpt's history from before the file (bind)
         self.anchored = False                    # the last count used recorded usage
+        self._verified: dict[int, tuple] = {}    # id(list) -> (list, start, upto): a known real prefix
+
+    FIGURE = "cc_content"
 
     def message_chars(self, m, meter=None) -> int:
+        if meter is not None:        # the figure shared through the engine's meter
+            return meter.figure(m, self.FIGURE, _content_figure)
         hit = self._cache.get(id(m))
         if hit is not None and hit[0] is m:
             return hit[1]
@@ -191,7 +202,9 @@ class SessionTokens:
         self._cache[id(m)] = (m, n)
         return n
 
-    def rough(self, messages) -> int:
+    def rough(self, messages, meter=None) -> int:
+        if meter is not None:        # a list measured before (or made from one) costs its new messages only
+            return meter.total(messages, self.FIGURE, _content_figure) // 4
         mc = self.message_chars
         return sum(mc(m) for m in messages) // 4
 
@@ -250,16 +263,37 @@ class SessionTokens:
             i, _, t = seen[0]
             self.hidden = max(0, t - int(self.scale * self.rough(msgs[:i])) - self.overhead)
 
-    def _real_prefix(self, messages: list, start: int, upto: int) -> bool:
+    def _real_prefix(self, messages: list, start: int, upto: int, meter=None) -> bool:
+        """``messages[:upto + 1]`` are the recorded messages from ``start`` on. A list made (``meter.concat``)
+        from one found so before is checked from where that one ended: replay pays for the new messages."""
         real = self._conv.messages
-        return start + upto < len(real) and all(messages[k] is real[start + k] for k in range(upto + 1))
+        if start + upto >= len(real):
+            return False
+        k0 = 0
+        v = self._verified.get(id(messages))
+        if v is not None and v[0] is messages and v[1] == start:
+            k0 = v[2] + 1
+        elif meter is not None:
+            base = meter.base(messages)
+            b = self._verified.get(id(base)) if base is not None else None
+            if b is not None and b[0] is base and b[1] == start:
+                k0 = b[2] + 1
+        k0 = min(k0, upto + 1)
+        if not all(map(is_, islice(messages, k0, upto + 1), islice(real, start + k0, start + upto + 1))):
+            return False
+        if len(self._verified) >= 8:
+            self._verified.pop(next(iter(self._verified)))
+        prev = self._verified.get(id(messages))
+        if prev is None or prev[0] is not messages or prev[2] < upto:
+            self._verified[id(messages)] = (messages, start, upto)
+        return True
 
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
         self.anchored = False
         if not messages:
             return 0
         start = self._starts.get(id(messages[0])) if self._conv is not None else None
-        if start is not None and self._conv.messages[start] is messages[0]:
+        if start is not None and self._conv.messages[start] is messages[0] and self._anchors:
             found = False
             for p in range(len(messages) - 1, -1, -1):
                 a = self._anchors.get(id(messages[p]))
@@ -268,19 +302,19 @@ class SessionTokens:
                 found = True
                 # the last response whose whole context is known: its usage, then the rough count of the
                 # rest (the list may go on past the real context, e.g. across a real compaction it skipped)
-                if a[2] == start and a[1] - start == p and self._real_prefix(messages, start, p):
+                if a[2] == start and a[1] - start == p and self._real_prefix(messages, start, p, meter):
                     self.anchored = True
-                    return a[3] + self.rough(messages[p + 1:])
+                    return a[3] + self.rough(messages[p + 1:], meter)
             if not found:
                 # no response yet in this segment: the call's own usage is what was sent
                 j = start + len(messages)
                 nxt = self._conv.messages[j] if j < len(self._conv.messages) else None
                 a = self._anchors.get(id(nxt)) if nxt is not None else None
-                if a is not None and a[2] == start and self._real_prefix(messages, start, len(messages) - 1):
+                if a is not None and a[2] == start and self._real_prefix(messages, start, len(messages) - 1, meter):
                     self.anchored = True
                     return self._conv.meta[j].usage.context_tokens
         hidden = self.hidden if start == 0 and self._conv.messages[0] is messages[0] else 0
-        return int(self.scale * self.rough(messages)) + self.overhead + hidden
+        return int(self.scale * self.rough(messages, meter)) + self.overhead + hidden
 
 
 def _fmt(n) -> str:

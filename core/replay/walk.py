@@ -249,7 +249,7 @@ class _RawGrowth:
             self.est_sum += meter.figure_sum(new, tok.figure, tok.figure_fn)
             return size, tok.tokens_from(self.est_sum, self.n, self.lead, system=self.view.system,
                                          tools=self.view.tools)
-        self.history.extend(new)
+        self.history = meter.concat(self.history, new)      # a new list: the meter carries its totals over
         return size, tok.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
 
 
