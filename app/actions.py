@@ -6,6 +6,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication
 
 from .export import install as install_export
+from .fleet import open_fleet_dialog
 from .live import install_menu
 
 
@@ -15,6 +16,9 @@ def install_actions(win, examples) -> None:
     a = fm.addAction("&Open\u2026", win.open_dialog)
     a.setShortcut(QKeySequence.Open)
     win.recent_menu = fm.addMenu("Open &Recent")
+    a = fm.addAction("Open &Fleet\u2026", lambda: open_fleet_dialog(win))
+    a.setShortcut(QKeySequence("Ctrl+Shift+O"))
+    a.setToolTip("Open the results of compactscope fleet (a Parquet file): the whole archive's distribution")
     win.examples_menu = fm.addMenu("Open &Example")
     for p in sorted(examples.glob("*.json")):
         win.examples_menu.addAction(p.name, lambda p=p: win.open_path(str(p)))

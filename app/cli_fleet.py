@@ -109,7 +109,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             print(f"stopped: {s.rows:,} row(s) written to {s.out}; run the same command again to go on")
             return 130
         _print_overview(s.out)
-        print(f"{s.rows:,} row(s) in {s.out}; as a page: compactscope fleet-report {s.out} -o fleet.html")
+        print(f"{s.rows:,} row(s) in {s.out}; look at it: compactscope --fleet {s.out}  or  "
+              f"compactscope fleet-report {s.out} -o fleet.html")
         return 0
 
     p.set_defaults(fn=cmd_fleet)

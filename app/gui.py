@@ -33,6 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--call", type=int, metavar="I", help="timeline: put the cursor on model call I (0-based)")
     ap.add_argument("--follow", metavar="SESSION", help="follow a Claude Code session file that is still being "
                                                        "written: the views update as it grows")
+    ap.add_argument("--fleet", metavar="RESULTS", help="open the results of compactscope fleet (a Parquet file) "
+                                                      "in the fleet view")
+    ap.add_argument("--threshold", type=float, metavar="N", help="with --fleet: the what-if threshold to show "
+                                                                "(default 150,000 tokens)")
     return ap
 
 
@@ -109,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compactscope: {args.follow}: no such file to follow", file=sys.stderr)
             return 2
         args.file = args.file or args.follow
+    if args.fleet:
+        return _fleet(app, win, args, w, h)
     ok = win.open_path(args.file) if args.file else win.open_default()
     if args.follow and ok:
         from .live import open_live
@@ -167,6 +173,36 @@ def _screenshots(app, win, args, w, h) -> int:
     win.session.close()
     win.close()
     return 0
+
+
+def _fleet(app, win, args, w, h) -> int:
+    """``--fleet RESULTS``: the fleet window (the debugger window appears when a session is opened)."""
+    from compactscope.core.fleet import FleetError
+    from .fleet import FleetWindow, load_fleet
+    try:
+        data = load_fleet(args.fleet)
+    except FleetError as e:
+        print(f"compactscope: {e}", file=sys.stderr)
+        return 2
+    fw = FleetWindow(data, win, args.threshold)
+    win.fleet_windows = [fw]
+    fw.resize(w, h)
+    fw.show()
+    if args.file:
+        win.open_path(args.file)
+    if args.screenshot:
+        for _ in range(5):
+            app.processEvents()
+        img = fw.grab().toImage()
+        if not img.save(str(args.screenshot)):
+            print(f"compactscope: could not write {args.screenshot}", file=sys.stderr)
+            return 1
+        print(f"{args.screenshot}: {img.width()}x{img.height()}, fleet of {fw.view.data.n} sessions")
+        fw.close()
+        win.session.close()
+        win.close()
+        return 0
+    return app.exec()
 
 
 def _screenshot(app, win, args, w, h) -> int:

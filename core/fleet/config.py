@@ -33,6 +33,11 @@ class Run:
 _RESERVED = {"main", "sim", "real", "series"}
 
 
+def version_key(v: str) -> list:
+    """Sorts versions as numbers: 2.1.14 after 2.1.7."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in v.replace("-", ".").split(".")]
+
+
 def column_key(label: str, taken: set[str]) -> str:
     """A column-safe, unique key for a run label: lower case letters, digits and underscores."""
     key = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_") or "run"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from .. import strategies
 from ..layers.base import MANUAL
-from .config import FleetConfig, Run
+from .config import FleetConfig, Run, version_key
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,6 @@ def infer_params(strategy, conversation) -> tuple[dict, dict]:
 
 
 # ------------------------------------------------------------------ helpers
-def _version_key(v: str):
-    parts = []
-    for p in v.replace("-", ".").split("."):
-        parts.append((0, int(p), "") if p.isdigit() else (1, 0, p))
-    return parts
-
-
 def _tools_in(messages) -> tuple[Counter, int]:
     """Tool calls by name among ``messages`` and the number of tool results."""
     from ..messages import block_type, blocks
@@ -186,7 +179,7 @@ def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
     from ..replay import replay
     conv = result.main
     extra = conv.extra if isinstance(conv.extra, dict) else {}
-    versions = sorted({v for v in extra.get("versions") or [] if isinstance(v, str)}, key=_version_key)
+    versions = sorted({v for v in extra.get("versions") or [] if isinstance(v, str)}, key=version_key)
     stamps = [m.timestamp for m in conv.meta if m.timestamp is not None]
     row.update(format=result.format, session_id=extra.get("session_id"), cwd=extra.get("cwd"),
                version=versions[-1] if versions else None, versions=",".join(versions) or None,

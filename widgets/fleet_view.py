@@ -1,0 +1,348 @@
+"""The fleet view (pyqtgraph): a whole archive of sessions at a glance.
+
+Top: the fleet in words and a threshold slider (with a spin box, and "each at its own" for the
+thresholds the sessions were replayed with); every move re-evaluates the whole fleet from the stored
+series (``core.fleet.model``, vectorised: milliseconds for 10,000 sessions) and redraws. Middle: the
+four figures of ``core.fleet.figures`` (where compaction fires, with the what-if threshold as a
+draggable red line; prediction distance; compactions per session; tokens sent per strategy).
+Bottom: the sessions, sortable and filterable (``core.fleet.table``); double-clicking a row emits
+``sigOpenSession(spec)`` with the file, the call (the clicked call column's, else the first real
+compaction's) and the strategy and parameters it was replayed with. No pipeline logic here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QSlider, QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget)
+
+from compactscope.core.fleet import figures
+from compactscope.core.fleet.model import FleetData, fmt_num
+from compactscope.core.fleet.table import COLUMNS, FILTERS, KEYS, SessionTable
+
+SORT_ROLE = Qt.UserRole + 1
+
+
+class NumberAxis(pg.AxisItem):
+    """Tick labels as 150k / 1.2M instead of a x1e+09 scale."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values, scale, spacing):
+        if max((abs(v) for v in values), default=0) < 10_000:
+            return [f"{v:g}" for v in values]
+        return [fmt_num(v) for v in values]
+
+
+class FleetTableModel(QAbstractTableModel):
+    def __init__(self, table: SessionTable, parent=None):
+        super().__init__(parent)
+        self.table = table
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.table)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        i, col = index.row(), COLUMNS[index.column()]
+        if role == Qt.DisplayRole:
+            return self.table.text(i, col.key)
+        if role == SORT_ROLE:
+            return self.table.sort_value(i, col.key)
+        if role == Qt.TextAlignmentRole:
+            return int(Qt.AlignRight | Qt.AlignVCenter) if col.numeric else int(Qt.AlignLeft | Qt.AlignVCenter)
+        if role == Qt.ToolTipRole:
+            return self.table.tooltip(i) if col.key in ("session", "error") else col.tip
+        if role == Qt.ForegroundRole and self.table.data.errors[i]:
+            return QColor("#b91c1c")
+        return None
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.DisplayRole:
+                return COLUMNS[section].title
+            if role == Qt.ToolTipRole:
+                return COLUMNS[section].tip
+        return None
+
+    def threshold_changed(self) -> None:
+        first, last = KEYS.index("first_at"), KEYS.index("sent_at")
+        if len(self.table):
+            self.dataChanged.emit(self.index(0, first), self.index(len(self.table) - 1, last))
+
+
+class FleetProxy(QSortFilterProxyModel):
+    """Sorts by the table's numbers (missing last), filters with ``SessionTable.matches``."""
+
+    def __init__(self, table: SessionTable, parent=None):
+        super().__init__(parent)
+        self.table = table
+        self.text, self.kind = "", "all"
+
+    def set_filter(self, text: str | None = None, kind: str | None = None) -> None:
+        """Change the filter (None keeps a part); also called with nothing when the rows' values changed."""
+        begin = getattr(self, "beginFilterChange", None)       # Qt 6.9+: invalidateFilter is deprecated
+        if begin is not None:
+            begin()
+        if text is not None:
+            self.text = text
+        if kind is not None:
+            self.kind = kind
+        if begin is not None:
+            self.endFilterChange()
+        else:
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, row, parent) -> bool:
+        return self.table.matches(row, self.text, self.kind)
+
+    def lessThan(self, a, b) -> bool:
+        key = COLUMNS[a.column()].key
+        va, vb = self.table.sort_value(a.row(), key), self.table.sort_value(b.row(), key)
+        try:
+            return va < vb
+        except TypeError:
+            return str(va) < str(vb)
+
+
+class FleetView(QWidget):
+    sigOpenSession = Signal(dict)          # {"path", "call", "strategy", "params"}
+    sigThresholdChanged = Signal(object)   # a number, or None for "each at its own"
+
+    def __init__(self, data: FleetData, parent=None, threshold: float | None = None):
+        super().__init__(parent)
+        self.setObjectName("fleetView")
+        self.data = data
+        self.table = SessionTable(data)
+        self.reeval = None
+        tokens = data.unit == "tokens"
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setSpacing(4)
+        self.summary = QLabel(self)
+        self.summary.setObjectName("fleetSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay.addWidget(self.summary)
+        # ---- threshold
+        row = QHBoxLayout()
+        row.addWidget(QLabel("What if the threshold were", self))
+        lo, hi, step = (20_000, 1_000_000, 1_000) if tokens else (2_000, 500_000, 1_000)
+        self.slider = QSlider(Qt.Horizontal, self)
+        self.slider.setObjectName("fleetThreshold")
+        self.slider.setRange(lo // step, hi // step)
+        self.slider.setToolTip("Drag to re-evaluate the whole fleet at another threshold (from the stored token "
+                               "series, without replaying)")
+        self._step = step
+        self.spin = QSpinBox(self)
+        self.spin.setRange(lo, hi)
+        self.spin.setSingleStep(step)
+        self.spin.setGroupSeparatorShown(True)
+        self.spin.setSuffix(f" {data.unit}")
+        self.own = QCheckBox("each at its own (as replayed)", self)
+        self.own.setToolTip("Every session at the threshold it was replayed with (inferred from its version)")
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.spin)
+        row.addWidget(self.own)
+        lay.addLayout(row)
+        self.whatif = QLabel(self)
+        self.whatif.setObjectName("fleetWhatIf")
+        self.whatif.setWordWrap(True)
+        self.whatif.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay.addWidget(self.whatif)
+        # ---- figures and table
+        self.splitter = QSplitter(Qt.Vertical, self)
+        lay.addWidget(self.splitter, 1)
+        self.glw = pg.GraphicsLayoutWidget(self.splitter)
+        self.glw.setBackground("w")
+        self.plots = {}
+        self.glw.setMinimumHeight(300)
+        for key, r, c in (("pre", 0, 0), ("distance", 0, 1), ("compactions", 1, 0), ("tokens", 1, 1)):
+            p = self.glw.addPlot(row=r, col=c, axisItems={"bottom": NumberAxis("bottom")})
+            p.setMenuEnabled(False)
+            p.setMouseEnabled(x=False, y=False)
+            p.showGrid(x=False, y=True, alpha=0.25)
+            self.plots[key] = p
+        self.whatif_line = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen(figures.WHATIF, width=2),
+                                           hoverPen=pg.mkPen("#f97316", width=4))
+        self.whatif_line.setToolTip("Drag: the what-if threshold")
+        self.whatif_label = pg.InfLineLabel(self.whatif_line, text="", position=0.6, anchors=[(1, 0), (1, 0)],
+                                            color=figures.WHATIF)
+        self.whatif_line.sigPositionChangeFinished.connect(lambda l: self.set_threshold(l.value()))
+        table_box = QWidget(self.splitter)
+        tl = QVBoxLayout(table_box)
+        tl.setContentsMargins(0, 0, 0, 0)
+        frow = QHBoxLayout()
+        self.filter_edit = QLineEdit(table_box)
+        self.filter_edit.setPlaceholderText("Filter sessions: words in the file, version, model or error")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_kind = QComboBox(table_box)
+        for k, text in FILTERS.items():
+            self.filter_kind.addItem(text, k)
+        self.count_label = QLabel(table_box)
+        frow.addWidget(self.filter_edit, 1)
+        frow.addWidget(self.filter_kind)
+        frow.addWidget(self.count_label)
+        tl.addLayout(frow)
+        self.model = FleetTableModel(self.table, self)
+        self.proxy = FleetProxy(self.table, self)
+        self.proxy.setSourceModel(self.model)
+        self.view = QTableView(table_box)
+        self.view.setObjectName("fleetTable")
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(KEYS.index("real"), Qt.DescendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.setTextElideMode(Qt.ElideMiddle)      # the file name at the end stays readable
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(22)
+        hh = self.view.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.Interactive)
+        hh.setStretchLastSection(True)
+        self.view.setColumnWidth(0, 330)
+        fm = self.view.fontMetrics()
+        for k in range(1, len(COLUMNS) - 1):
+            self.view.setColumnWidth(k, max(64, fm.horizontalAdvance(COLUMNS[k].title) + 26))
+        self.view.setToolTip("Double-click: open the session in the debugger at that call (a call column's, "
+                             "else the first real compaction's)")
+        self.view.doubleClicked.connect(self._double_clicked)
+        tl.addWidget(self.view, 1)
+        self.splitter.addWidget(self.glw)
+        self.splitter.addWidget(table_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([600, 400])
+        # ---- wiring
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._reevaluate)
+        self.slider.valueChanged.connect(lambda v: self.spin.setValue(v * self._step))
+        self.spin.valueChanged.connect(self._spin_changed)
+        self.own.toggled.connect(lambda on: self._timer.start())
+        self.filter_edit.textChanged.connect(lambda t: (self.proxy.set_filter(text=t), self._count()))
+        self.filter_kind.currentIndexChanged.connect(
+            lambda k: (self.proxy.set_filter(kind=self.filter_kind.itemData(k)), self._count()))
+        self.summary.setText("<br>".join(_html(x) for x in data.overview_lines()[:4]))
+        t = threshold if threshold is not None else (150_000 if tokens else data.default_threshold())
+        self.set_threshold(t)
+        self._reevaluate()
+
+    # ------------------------------------------------------------------ threshold
+    @property
+    def threshold(self) -> float | None:
+        """The what-if threshold, or None when each session is at its own."""
+        return None if self.own.isChecked() else float(self.spin.value())
+
+    def set_threshold(self, value: float | None) -> None:
+        """A number: every session at it; None: each at the threshold it was replayed with."""
+        if value is None:
+            self.own.setChecked(True)
+            return
+        self.own.setChecked(False)
+        v = int(round(float(value)))
+        self.spin.setValue(max(self.spin.minimum(), min(self.spin.maximum(), v)))
+        self._timer.start()
+
+    def _spin_changed(self, v: int) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(v // self._step)
+        self.slider.blockSignals(False)
+        if not self.own.isChecked():
+            self._timer.start()
+
+    def _reevaluate(self) -> None:
+        thr = self.threshold
+        r = self.data.reevaluate(self.data.thresholds if thr is None else thr)
+        self.reeval = r
+        self.table.set_reevaluation(r)
+        self.model.threshold_changed()
+        if self.proxy.kind == "whatif":
+            self.proxy.set_filter()
+        self.whatif.setText("<b>" + _html(self.data.whatif_line(r) if thr is not None else
+                                          "each session at its own threshold: " + self.data.whatif_line(r)) + "</b>")
+        self._draw(r)
+        self._count()
+        self.sigThresholdChanged.emit(thr)
+
+    # ------------------------------------------------------------------ figures
+    def _draw(self, r) -> None:
+        for key, fig in ((f.key, f) for f in figures.all_figures(self.data, r)):
+            p = self.plots[key]
+            p.clear()
+            # the legend is the title's second line: it never hides the data
+            legend = "" if not isinstance(fig, figures.Histogram) else "&nbsp; ".join(
+                f"<span style='color:{s.color}'>\u25a0 {_html(s.label)} ({int(s.counts.sum()):,})</span>"
+                for s in fig.series)
+            p.setTitle(f"<b>{_html(fig.title)}</b>" + (f"<br><span style='font-size:8pt'>{legend}</span>"
+                                                        if legend else ""), size="9pt")
+            if isinstance(fig, figures.Histogram):
+                for s in fig.series:
+                    c = QColor(s.color)
+                    fill = QColor(c)
+                    fill.setAlpha(45)
+                    p.addItem(pg.PlotDataItem(fig.edges, s.counts, stepMode="center", fillLevel=0, brush=fill,
+                                              pen=pg.mkPen(c, width=2)))
+                k = 0
+                for x, label, color in fig.lines:
+                    if key == "pre" and color == figures.WHATIF:
+                        continue            # the movable what-if line below
+                    line = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(color, width=1.5, style=Qt.DashLine),
+                                           label=label, labelOpts={"position": 0.93 - 0.1 * k, "color": color,
+                                                                   "anchors": [(0, 0), (0, 0)]})
+                    k += 1
+                    p.addItem(line)
+                if key == "pre" and self.threshold is not None:
+                    self.whatif_line.setValue(self.threshold)
+                    self.whatif_label.setText(f"what-if {fmt_num(self.threshold)}")
+                    p.addItem(self.whatif_line)
+                if key in ("compactions", "distance"):      # whole numbers only
+                    span = float(fig.edges[-1] - fig.edges[0])
+                    p.getAxis("bottom").setTickSpacing(max(1.0, figures.nice_step(span, 8)), 1.0)
+                p.setLabel("bottom", fig.xlabel)
+                p.setLabel("left", "sessions" if key != "pre" else "compactions")
+                p.getAxis("left").setTicks(None)
+                p.enableAutoRange()
+            else:
+                n = len(fig.values)
+                ys = np.arange(n)[::-1]
+                top = max(fig.values + [1])
+                for y, v, c, label in zip(ys, fig.values, fig.colors, fig.labels):
+                    p.addItem(pg.BarGraphItem(x0=0, y=y, height=0.7, width=v, brush=QColor(c), pen=None))
+                    t = pg.TextItem(f"{fmt_num(v)}", color="#1f2933", anchor=(0, 0.5))
+                    t.setPos(v + top * 0.01, y)
+                    p.addItem(t)
+                p.getAxis("left").setTicks([[(float(y), label) for y, label in zip(ys, fig.labels)]])
+                p.setLabel("bottom", f"{fig.unit} sent over every call of every session")
+                p.setXRange(0, top * 1.25, padding=0)
+                p.setYRange(-0.6, n - 0.4, padding=0)
+            p.setToolTip(fig.note)
+
+    # ------------------------------------------------------------------ table
+    def _count(self) -> None:
+        self.count_label.setText(f"{self.proxy.rowCount():,} of {len(self.table):,} sessions")
+
+    def _double_clicked(self, index) -> None:
+        src = self.proxy.mapToSource(index)
+        if src.isValid():
+            self.sigOpenSession.emit(self.table.open_spec(src.row(), COLUMNS[src.column()].key))
+
+    def figure_data(self, key: str):
+        """What a figure shows now (tests read this, not pixels)."""
+        return {f.key: f for f in figures.all_figures(self.data, self.reeval)}[key]
+
+
+def _html(text: str) -> str:
+    import html
+    return html.escape(str(text), quote=False)
