@@ -110,37 +110,56 @@ def _open(path: Path):
         header = f.read(100)
     wal_mode = len(header) >= 20 and header[18:20] == b"\x02\x02"
     wal, shm = Path(str(path) + "-wal"), Path(str(path) + "-shm")
-    tmp = None
+    tmp: list = []
+
+    def private_copy() -> str:
+        d = tempfile.mkdtemp(prefix="compactscope-db-")
+        tmp.append(d)
+        copy = Path(d) / "state.db"
+        shutil.copyfile(path, copy)
+        if wal.exists():
+            shutil.copyfile(wal, Path(str(copy) + "-wal"))
+        return _uri(copy, mode="ro")
+
+    def connect(uri: str):
+        con = sqlite3.connect(uri, uri=True)
+        try:
+            con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.Error:
+            con.close()
+            raise
+        return con
+
     note = None
     try:
         if not wal_mode or (wal.exists() and shm.exists()):
             uri = _uri(path, mode="ro")
         elif wal.exists():
-            tmp = tempfile.mkdtemp(prefix="compactscope-db-")
-            copy = Path(tmp) / "state.db"
-            shutil.copyfile(path, copy)
-            shutil.copyfile(wal, Path(str(copy) + "-wal"))
-            uri = _uri(copy, mode="ro")
+            uri = private_copy()
             note = "read from a private copy (its -wal file has no -shm beside it)"
         else:
             uri = _uri(path, mode="ro", immutable=1)
         try:
-            con = sqlite3.connect(uri, uri=True)
-            con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            con = connect(uri)
         except sqlite3.OperationalError as e:
-            if "immutable" in uri:
+            if "immutable" in uri or tmp:
                 raise
-            # e.g. a hot journal that a read-only reader cannot roll back
-            con = sqlite3.connect(_uri(path, mode="ro", immutable=1), uri=True)
-            note = f"opened as immutable ({e}); changes not yet in the database file are not shown"
+            if wal_mode and wal.exists():
+                # e.g. a -shm left by a crashed agent in a folder we may not write: read a private copy
+                con = connect(private_copy())
+                note = f"read from a private copy ({e})"
+            else:
+                # e.g. a hot journal that a read-only reader cannot roll back
+                con = connect(_uri(path, mode="ro", immutable=1))
+                note = f"opened as immutable ({e}); changes not yet in the database file are not shown"
         con.row_factory = sqlite3.Row
         try:
             yield con, note
         finally:
             con.close()
     finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        for d in tmp:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def load(probe: Probe) -> LoadResult:
