@@ -157,9 +157,27 @@ def _token_estimator(spec: str | None):
     raise CliError(f"unknown token estimator {spec!r}: use chars4 or anthropic[:MODEL]")
 
 
+def _context(args, conv):
+    """The real API context ``--segment``/``--call`` name (default: the last segment)."""
+    from compactscope.core.contexts import ContextError, real_context
+    try:
+        return real_context(conv, getattr(args, "segment", None), getattr(args, "call", None))
+    except ContextError as e:
+        raise CliError(f"{args.file}: {e}") from None
+
+
+def _context_line(ctx) -> str:
+    c = (ctx.extra or {}).get("context") if isinstance(ctx.extra, dict) else None
+    if not c:
+        return ""
+    return (f"context: {c['label']} (messages {c['start']}..{c['end'] - 1} of the {c['history_messages']}-message "
+            f"history; {c['segments']} segment(s): --segment S or --call N picks another)")
+
+
 def cmd_run(args) -> int:
-    result, conv = _load(args.file, args.conversation)
-    engine = _engine(args, args.strategy, conversation=conv)
+    result, history = _load(args.file, args.conversation)
+    engine = _engine(args, args.strategy, conversation=history)      # inference reads the whole history
+    conv = _context(args, history)
     layers = None
     if args.reactive or args.compact_tool:
         extra = engine.strategy.reactive_layer if args.reactive else engine.strategy.compact_tool_layer
@@ -167,15 +185,17 @@ def cmd_run(args) -> int:
             raise CliError(f"strategy {engine.strategy.name} has no "
                            f"{'reactive compaction' if args.reactive else 'compact tool'}")
         layers = [l.name for l in engine.layers] + [extra]
-    # each message once: a conversation whose segments repeat the compacted context (Inspect, hermes) runs
-    # over the history the agent accumulated, not over the copies
-    messages = conv.history()
+    # a real context is run as it was sent; a whole history (a conversation never split, --call/--segment not
+    # given) each message once: segments that repeat the compacted context (Inspect, hermes) are not run twice
+    from compactscope.core.contexts import is_context
+    messages = conv.messages if is_context(conv) else conv.history()
     trace = engine.run(messages, conversation=conv, layers=layers)
     if args.json:
         d = trace.to_json(include_messages=not args.no_messages)
         out = {"strategy": d["strategy"], "params": d["params"],
                "input": {"path": str(Path(args.file)), "format": result.format, "messages": len(messages),
-                         "conversation": args.conversation, "dialect": conv.dialect},
+                         "conversation": args.conversation, "dialect": conv.dialect,
+                         "context": (conv.extra or {}).get("context")},
                "inferred": inferred_json(engine),
                "estimators": d["estimators"], "order": d["order"], "steps": d["steps"],
                "findings": d["findings"], "input_findings": d["input_findings"],
@@ -185,6 +205,8 @@ def cmd_run(args) -> int:
     copies = len(conv.messages) - len(messages)
     print(f"{args.file}: {result.format}, {len(messages)} messages"
           + (f" (without the {copies} that compactions re-sent)" if copies else "") + f"; strategy {trace.strategy}")
+    if _context_line(conv):
+        print(_context_line(conv))
     print_inferred(engine)
     print(f"sizes: {trace.size_estimator}; tokens: {trace.token_estimator}")
     print(f"{'layer':<22}{'changed':<9}{'size before':>12}{'size after':>12}{'tok after':>11}  what happened")
@@ -205,9 +227,12 @@ def cmd_check(args) -> int:
     result, conv = _load(args.file, args.conversation)
     if args.strategy:
         return _check_output(args, result, conv)
+    if getattr(args, "segment", None) is not None or getattr(args, "call", None) is not None:
+        conv = _context(args, conv)      # one real context; without: every context of the history
     findings = check_conversation(conv)
     if args.json:
         _print_json({"path": args.file, "format": result.format, "messages": len(conv.messages),
+                     "context": (conv.extra or {}).get("context"),
                      "findings": [f.to_json() for f in findings], "rejected": rejected(findings)})
     else:
         for f in findings:
@@ -215,8 +240,10 @@ def cmd_check(args) -> int:
             where = f" ({meta.provenance})" if meta.provenance and meta.provenance.line else ""
             print(f"{f}{where}")
         segs = f" in {len(conv.segments)} contexts split at real compactions" if len(conv.segments) > 1 else ""
-        print(f"{args.file}: {len(conv.messages)} messages{segs}, {len(findings)} finding(s)"
-              + (": the API would reject this list" if rejected(findings) else ""))
+        if _context_line(conv):
+            segs = "; " + _context_line(conv)
+        print(f"{args.file}: {len(conv.messages)} messages, {len(findings)} finding(s)"
+              + (": the API would reject this list" if rejected(findings) else "") + segs)
     return EXIT_REJECTED if rejected(findings) else EXIT_OK
 
 
@@ -224,7 +251,8 @@ def _check_output(args, result, conv) -> int:
     """``check FILE --strategy S``: would the API accept what the strategy leaves? Findings of its
     output (and of every step that failed), exit 1 when rejected."""
     from compactscope.core.checker import rejected
-    engine = _engine(args, args.strategy)
+    engine = _engine(args, args.strategy, conversation=conv)
+    conv = _context(args, conv)          # a real context, as run takes it (default: the last segment)
     trace = engine.run(conv.messages, conversation=conv)
     findings = trace.final_findings
     errors = [{"layer": s.layer, "error": s.error} for s in trace.steps if s.error]
@@ -319,6 +347,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="which conversation of the file (0 = the main one)")
 
 
+def _add_context(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--segment", type=int, metavar="S", help="the real context between compactions S (0 = the "
+                   f"start of the file, -1 = the last); default: {default}")
+    p.add_argument("--call", type=int, metavar="N", help="exactly what was sent at model call N (0-based, one "
+                   "call per assistant message, numbered as replay does); wins over --segment")
+
+
 def _add_engine(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="s08", metavar="SPEC",
                    help="s08 (default), claude_code, hermes, a strategy an installed package registers, or your own "
@@ -339,8 +374,9 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="compactscope", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("run", help="run a strategy's pipeline once over FILE")
+    p = sub.add_parser("run", help="run a strategy's pipeline once over a real context of FILE")
     _add_common(p)
+    _add_context(p, "the last segment (what the agent would send next)")
     _add_engine(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--no-messages", action="store_true", help="with --json: message counts instead of lists")
@@ -352,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="would the API accept FILE's messages (or, with --strategy, what the strategy "
                                      "leaves of them)? exit 1 if not")
     _add_common(p)
+    _add_context(p, "every context of the history, each as the API saw it")
     p.add_argument("--json", action="store_true")
     p.add_argument("--strategy", metavar="SPEC", help="check the output of this strategy (a name or a plugin "
                                                      "PATH.py:FUNCTION) instead of the file's own messages")

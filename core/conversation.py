@@ -109,6 +109,8 @@ class Conversation:
     # For conversations split at real compactions: the index in `messages` where each
     # segment (the context after a real compaction) starts. [0] when never compacted.
     segments: list[int] = field(default_factory=lambda: [0])
+    # A real-context view (core.contexts): the whole conversation it was cut from (its messages are shared)
+    context_of: "Conversation | None" = field(default=None, repr=False, compare=False)
 
     def meta_at(self, i: int) -> MessageMeta:
         return self.meta[i] if 0 <= i < len(self.meta) else MessageMeta()

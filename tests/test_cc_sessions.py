@@ -247,3 +247,87 @@ def test_the_estimate_is_claude_codes_own_count_at_the_boundary(corpus):
     # a change after a response keeps that response's usage and counts the rest roughly
     late = before[:40] + [dict(before[40])] + before[41:]
     assert abs(tok.tokens(late) - ev.pre_tokens) < 0.05 * ev.pre_tokens and tok.anchored
+
+
+# ----------------------------------------------------------------- a real API context is the unit
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from compactscope.core import contexts  # noqa: E402
+
+
+def _cli(*args):
+    p = subprocess.run([sys.executable, "-m", "compactscope", *map(str, args)], capture_output=True, text=True,
+                       timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_segments_and_calls_of_a_session_with_two_compactions(corpus):
+    conv = load(CC / "b8-659b3a4dd4-0-full.jsonl").main
+    segs = contexts.segments(conv)
+    assert [s.start for s in segs] == conv.segments and len(segs) == 3
+    assert segs[0].event is None and segs[1].event.pre_tokens == 155_277 and segs[2].event.trigger == "auto"
+    assert sum(s.calls for s in segs) == len(contexts.call_indices(conv))
+    last = contexts.real_context(conv)                  # default: the last segment
+    assert last.messages == conv.messages[conv.segments[-1]:] and last.messages[0] is conv.messages[conv.segments[-1]]
+    assert last.events[0].message_index == 0 and last.extra["context"]["segment"] == 2
+    assert last.context_of is conv and last.segments == [0]
+    # exactly what was sent at call N: its segment's messages before the call's answer
+    calls = contexts.call_indices(conv)
+    n = segs[1].first_call + 3
+    ctx = contexts.call_context(conv, n)
+    assert ctx.messages == conv.messages[segs[1].start:calls[n]]
+    assert ctx.extra["context"]["call"] == n
+    with pytest.raises(contexts.ContextError, match="169 model call"):
+        contexts.call_context(conv, 500)
+    with pytest.raises(contexts.ContextError, match="3 segment"):
+        contexts.segment_context(conv, 3)
+    # a conversation never compacted is its own context
+    plain = load(CC / "10-a740e118e0-0-full.jsonl").main
+    assert contexts.real_context(plain) is plain
+
+
+def test_the_estimate_at_a_call_is_what_claude_code_counted(corpus):
+    from compactscope.core.layers.claude_code import SessionTokens
+    conv = load(CC / "b8-659b3a4dd4-0-full.jsonl").main
+    segs = contexts.segments(conv)
+    tok = SessionTokens()
+    first_after = contexts.call_context(conv, segs[1].first_call)
+    tok.bind(first_after)
+    # no answer before it in its segment: the call's own usage, what was really sent
+    real = conv.meta[contexts.call_indices(conv)[segs[1].first_call]].usage.context_tokens
+    assert tok.tokens(first_after.messages) == real and tok.anchored
+
+
+def test_run_b8_starts_from_a_real_context(corpus):
+    rc, out, err = _cli("run", CC / "b8-659b3a4dd4-0-full.jsonl", "--strategy", "claude_code", "--json",
+                        "--no-messages")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["input"]["context"]["segment"] == 2 and d["input"]["messages"] == 120
+    first = d["steps"][0]
+    assert first["tokens_before"] <= 160_000
+    assert d["inferred"]["params"]["cap_reserve"] is False
+    # the whole history is no longer summarised as one list
+    assert not any(s["layer"] == "auto_compact" and s["changed"] for s in d["steps"])
+
+
+@pytest.mark.parametrize("path", sorted(CC.glob("*.jsonl")) if CC.is_dir() else [], ids=lambda p: p.name[:14])
+def test_run_and_check_agree_on_every_context(corpus, path):
+    from compactscope.core.pipeline import Engine
+    try:
+        conv = load(path).main
+    except Exception:
+        pytest.skip("not loadable")
+    verdicts = []
+    for seg in contexts.segments(conv):
+        ctx = contexts.segment_context(conv, seg.index)
+        trace = Engine("claude_code", {}).run(ctx.messages, conversation=ctx, layers=[])
+        verdicts.append(rejected(check_conversation(ctx)))
+        assert rejected(trace.input_findings) == verdicts[-1]
+        assert [f.code for f in trace.input_findings] == [f.code for f in check_conversation(ctx)]
+    # the file's verdict is the verdict of its contexts
+    assert rejected(check_conversation(conv)) == any(verdicts)
+    rc, _, _ = _cli("check", path, "--segment", -1)
+    assert rc == (1 if verdicts[-1] else 0)

@@ -212,6 +212,7 @@ class SessionTokens:
         """Learn the real contexts of a loaded conversation (anything with ``messages``, ``meta`` and
         ``segments``; a replay view passes its ``conversation``)."""
         conv = getattr(conversation, "conversation", None) or conversation
+        conv = getattr(conv, "context_of", None) or conv     # a real-context view: the whole conversation
         if conv is self._conv:
             return
         msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None)
