@@ -327,6 +327,8 @@ def cmd_strategies(args) -> int:
             raise CliError(str(e.args[0] if e.args else e)) from None
         out.append({"name": s.name, "title": s.title, "description": s.description, "source": strategies.source(s),
                     "dialect": s.dialect, "layers": s.layer_names,
+                    **({"not_reproduced": s.notes["not reproduced"]} if isinstance(s.notes, dict)
+                       and s.notes.get("not reproduced") else {}),
                     "params": [{"name": p.name, "default": p.default, "help": p.help,
                                 **({"choices": list(p.choices)} if p.choices else {}),
                                 **({"unit": p.unit} if p.unit else {})} for p in s.params]})
@@ -338,6 +340,8 @@ def cmd_strategies(args) -> int:
               f"  layers: {' -> '.join(s['layers'])}")
         for p in s["params"]:
             print(f"    {p['name']} = {p['default']!r}: {p['help']}")
+        if s.get("not_reproduced"):
+            print(f"  not reproduced: {s['not_reproduced']}")
     return 0
 
 

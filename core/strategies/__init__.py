@@ -18,7 +18,9 @@ from .base import Param, Strategy
 from .infer import Inferred, infer_params
 from .plugin import ANY, PluginError, looks_like_plugin
 
-_MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES")}
+_MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
+            "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
+            "inspect_summary": ("inspect", "INSPECT_SUMMARY")}
 _cache: dict[str, Strategy] = {}
 
 

@@ -1,0 +1,111 @@
+"""Inspect AI's compaction strategies (inspect-ai 0.3.285) as built-in strategies:
+``inspect_edit`` (CompactionEdit), ``inspect_trim`` (CompactionTrim), ``inspect_summary``
+(CompactionSummary), with the handler that ``react()`` runs before every model call (trigger,
+repeated passes, always-kept prefix, provider merging). Native on the OpenAI-like chat dialect
+Inspect uses; an Anthropic conversation is converted first. See docs/inspect.md.
+
+CompactionNative and CompactionAuto (the provider compacts server-side) need the provider's API:
+out of scope offline, named as such in each strategy's notes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..layers.inspect import layers_for, threshold, threshold_to_params
+from ..layers.inspect_rules import DEFAULT_WINDOW, MERGES, InspectTokens
+from ..messages import OPENAI
+from .base import DIFFER, MATCH, SKIPPED, TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
+
+VERSION = "0.3.285"
+NOT_REPRODUCED = ("CompactionNative and CompactionAuto: the provider compacts the context server-side (OpenAI "
+                  "Responses compaction, Anthropic's context management), which needs the provider's API: out of "
+                  "scope offline. Server-side tool uses (ContentToolUse) and citations have no place in the chat "
+                  "dialect and are not modelled.")
+
+
+class IntOrAll(Param):
+    """A whole number >= 0, or "all"."""
+
+    def coerce(self, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() == "all":
+            return "all"
+        try:
+            n = int(str(value).strip()) if isinstance(value, str) else value
+        except ValueError:
+            raise ValueError(f"{self.name} takes a whole number or 'all', not {value!r}") from None
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"{self.name} takes a whole number >= 0 or 'all', not {value!r}")
+        return n
+
+
+def _common() -> tuple[Param, ...]:
+    return (
+        Param("threshold", 0.9, "compact when Inspect's estimate (messages + tool definitions) is strictly greater "
+              "than this: a token count (above 1), or a share of context_window (up to 1)", minimum=0.0),
+        Param("context_window", DEFAULT_WINDOW, "the model's input window in tokens (for a threshold given as a share, "
+              "and the summary's input fitting); 128,000 is Inspect's figure for a model it does not know",
+              minimum=1, unit="tokens"),
+        Param("trigger", "threshold", "'threshold' = compact only over the threshold; 'always' = compact now, like "
+              "react()'s forced compaction after the model reports an overflow", choices=("threshold", "always")),
+        Param("memory", True, "with a 'memory' tool: warn the model at 90% of the threshold to save notes (once per "
+              "window), and clear the saved content from memory tool calls when compacting"),
+        Param("provider_merging", "none", "the provider's merging of consecutive messages after compaction: none "
+              "(OpenAI, mockllm), user (Azure AI, Hugging Face), user+assistant (Anthropic, Bedrock, vLLM, SGLang), "
+              "system (OpenRouter)", choices=tuple(MERGES)),
+    )
+
+
+def _check(trace) -> Verdict:
+    """The run against the real inspect-ai (core.inspect_oracle)."""
+    from .. import inspect_oracle
+    text = inspect_oracle.check_trace(trace)
+    if text.startswith(inspect_oracle.MATCH):
+        return Verdict(MATCH, text)
+    if text in inspect_oracle.NOT_COMPARED or text.startswith("nothing to compare"):
+        return Verdict(SKIPPED, text)
+    return Verdict(DIFFER, text)
+
+
+def _strategy(kind: str, title: str, description: str, params: tuple[Param, ...]) -> Strategy:
+    return Strategy(
+        name=f"inspect_{kind}", title=f"Inspect AI {title} (inspect-ai {VERSION})", description=description,
+        layers=layers_for(kind), params=_common() + params, dialect=OPENAI,
+        threshold=Threshold(TOKENS, fn=threshold, to_params=threshold_to_params,
+                            formula="threshold tokens, or threshold x context_window when it is at most 1"),
+        token_estimator=InspectTokens,
+        cross_check=CrossCheck(f"inspect-ai {VERSION}", _check,
+                               "core.inspect_oracle ran the real inspect-ai compaction handler with the same "
+                               "strategy, parameters, tools and summary text and compared the output message by "
+                               "message."),
+        notes={"source": f"inspect-ai {VERSION} inspect_ai/model/_compaction/", "docs": "docs/inspect.md",
+               "not reproduced": NOT_REPRODUCED})
+
+
+INSPECT_EDIT = _strategy("edit", "CompactionEdit", "clear thinking blocks of older turns and the oldest tool results "
+                         "(placeholder '(Tool result removed)', or the whole call) beyond the most recent ones, over "
+                         "the threshold; no model call", (
+    IntOrAll("keep_thinking_turns", 1, "assistant turns (from the end) that keep their thinking blocks; 'all' keeps "
+             "every one"),
+    Param("keep_tool_uses", 3, "the most recent tool uses whose results are kept; the older ones are cleared "
+          "(0 = clear all)", minimum=0),
+    Param("keep_tool_inputs", True, "true = only the result is replaced by '(Tool result removed)'; false = the "
+          "call and its result are removed, a note left in the assistant message"),
+    Param("exclude_tools", "", "comma-separated tool names whose uses and results are never cleared"),
+))
+
+INSPECT_TRIM = _strategy("trim", "CompactionTrim", "keep the system and input messages and the newest `preserve` "
+                         "share of the conversation, tool results only with their call and calls only with a result, "
+                         "no trailing assistant message; no model call", (
+    Param("preserve", 0.8, "share of the conversation messages (after system and input) kept, the newest",
+          minimum=0.0, maximum=1.0),
+))
+
+INSPECT_SUMMARY = _strategy("summary", "CompactionSummary", "the conversation since the last summary summarised by "
+                            "the model (its <analysis> scratchpad dropped); the context becomes system + input + the "
+                            "summary, a user message marked as a summary", (
+    Param("instructions", "", "extra instructions for the summary, inserted into the prompt"),
+    Param("prompt", "", "the whole summary prompt instead of the default (put {addendums} where the instructions "
+          "and the memory note go); empty = the default nine-section prompt"),
+    Param("max_tokens", 0, "the summary model's max output tokens, reserved below context_window when the summary "
+          "input is fitted (long tool output cut in its middle); 0 = unknown: 4,096", minimum=0, unit="tokens"),
+))
