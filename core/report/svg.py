@@ -122,7 +122,7 @@ def timeline_chart(runs: list, unit: str = "tokens") -> str:
         thr = thr / 4 if tok else thr * 4
         approx = "\u2248 "
     values = [val(c, True) for r in runs for c in r.calls] + [c.raw_tokens if tok else c.raw_size for c in calls]
-    values += [c.real_tokens for c in calls if tok and c.real_tokens is not None]
+    values += [c.real_tokens for c in calls if tok and c.real_tokens]
     top = max(values + ([thr] if thr else []) + [1]) * 1.05
     ticks = nice_ticks(top)
     top = ticks[-1]
@@ -157,7 +157,7 @@ def timeline_chart(runs: list, unit: str = "tokens") -> str:
     if tok:
         seg: list = []
         for i, c in enumerate(calls):
-            if c.real_tokens is None:
+            if not c.real_tokens:          # not recorded (or a failed call's zero usage)
                 if seg:
                     out.append(_poly(seg, ORANGE, 2, "", "real context (usage)"))
                 seg = []
