@@ -154,15 +154,23 @@ def _apply_view_args(win, args) -> None:
         win.select_message(args.select)
 
 
-def _screenshots(app, win, args, w, h) -> int:
-    from .screenshots import write_screenshots
+def _settle(win, args, w, h) -> bool:
+    """Show the window offscreen at its size, wait for the run, apply the view arguments, wait again (the
+    timeline's replay and the cross-check run in workers too). False: the run did not finish in time."""
     win.show()
     win.resize(w, h)
     if not win.wait_idle(120000):
-        print("compactscope: the pipeline did not finish within 120 s; no screenshots", file=sys.stderr)
-        return 1
+        print("compactscope: the pipeline did not finish within 120 s; nothing written", file=sys.stderr)
+        return False
     _apply_view_args(win, args)
     win.wait_idle(120000)
+    return True
+
+
+def _screenshots(app, win, args, w, h) -> int:
+    from .screenshots import write_screenshots
+    if not _settle(win, args, w, h):
+        return 1
     try:
         paths = write_screenshots(app, win, args.screenshots)
     except OSError as e:
@@ -207,13 +215,8 @@ def _fleet(app, win, args, w, h) -> int:
 
 def _screenshot(app, win, args, w, h) -> int:
     from pathlib import Path
-    win.show()
-    win.resize(w, h)
-    if not win.wait_idle(120000):
-        print("compactscope: the pipeline did not finish within 120 s; no screenshot", file=sys.stderr)
+    if not _settle(win, args, w, h):
         return 1
-    _apply_view_args(win, args)
-    win.wait_idle(120000)        # the timeline's replay and the hermes cross-check run in workers too
     for _ in range(5):
         app.processEvents()
     img = win.grab().toImage()

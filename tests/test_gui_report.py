@@ -18,7 +18,7 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from compactscope.core.messages import message_text  # noqa: E402
 from compactscope.core.report.words import usage_short, when  # noqa: E402
-from compactscope.widgets.message_view import MessageRole  # noqa: E402
+from test_gui import open_wait  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "assets" / "examples" / "long_session.json"
@@ -30,11 +30,6 @@ pytestmark = pytest.mark.usefixtures("isolated_settings")
 @pytest.fixture
 def win(make_window):
     return make_window()
-
-
-def open_wait(qtbot, w, path) -> None:
-    with qtbot.waitSignal(w.sigTraceReady, timeout=60000):
-        assert w.open_path(str(path)), getattr(w, "last_error", "")
 
 
 def export_wait(qtbot, w, path) -> str:

@@ -15,7 +15,7 @@ from html import escape as esc
 import numpy as np
 
 from ..report import html as rhtml
-from ..report.svg import GREY, _short, nice_ticks
+from ..report.svg import GREY, nice_ticks, short, svg_open, y_grid
 from ..report.words import num
 from . import figures
 from .figures import Bars, Histogram, nice_step
@@ -39,18 +39,13 @@ def histogram_svg(h: Histogram) -> str:
 
     def y(v):
         return T + ph - v / top * ph
-    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-label="{esc(h.title)}" '
-           f'xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="11">']
-    for t in ticks:
-        out.append(f'<line x1="{L}" x2="{W - R}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{GREY}" '
-                   f'stroke-opacity="0.35"/><text x="{L - 6}" y="{y(t) + 4:.1f}" text-anchor="end" '
-                   f'fill="currentColor">{_short(t)}</text>')
+    out = [svg_open(W, H, h.title), y_grid(ticks, y, L, W - R)]
     integer = len(e) > 1 and float(e[0]) % 1 == 0.5 or float(e[0]) % 1 == -0.5
     step = max(nice_step(x1 - x0, 8), 1.0 if integer else 0.0)
     v = np.ceil(x0 / step) * step
     while v <= x1 + 1e-9:
         out.append(f'<text x="{x(v):.1f}" y="{T + ph + 16}" text-anchor="middle" fill="currentColor">'
-                   f'{esc(_short(v) if abs(v) >= 1000 else f"{v:.0f}")}</text>')
+                   f'{esc(short(v) if abs(v) >= 1000 else f"{v:.0f}")}</text>')
         v += step
     out.append(f'<text x="{L + pw / 2:.1f}" y="{H - 6}" text-anchor="middle" fill="currentColor">'
                f'{esc(h.xlabel)}</text>')
@@ -90,20 +85,19 @@ def bars_svg(b: Bars) -> str:
     top = max(b.values + [1])
     ticks = nice_ticks(top, 6)
     top = ticks[-1]
-    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-label="{esc(b.title)}" '
-           f'xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="11">']
+    out = [svg_open(W, H, b.title)]
     for t in ticks:
         xx = L + t / top * pw
         out.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{T}" y2="{T + row * n}" stroke="{GREY}" '
                    f'stroke-opacity="0.35"/><text x="{xx:.1f}" y="{T + row * n + 14}" text-anchor="middle" '
-                   f'fill="currentColor">{_short(t)}</text>')
+                   f'fill="currentColor">{short(t)}</text>')
     for i, (label, v, color) in enumerate(zip(b.labels, b.values, b.colors)):
         yy = T + i * row + 4
         w = max(1.0, v / top * pw)
         out.append(f'<text x="{L - 8}" y="{yy + 13}" text-anchor="end" fill="currentColor">{esc(label)}</text>'
                    f'<rect x="{L}" y="{yy}" width="{w:.1f}" height="{row - 8}" fill="{color}" fill-opacity="0.8">'
                    f'<title>{esc(label)}: {v:,.0f} {esc(b.unit)}</title></rect>'
-                   f'<text x="{L + w + 6:.1f}" y="{yy + 13}" fill="currentColor">{esc(_short(v))}</text>')
+                   f'<text x="{L + w + 6:.1f}" y="{yy + 13}" fill="currentColor">{esc(short(v))}</text>')
     out.append(f'<text x="{L + pw / 2:.1f}" y="{H - 2}" text-anchor="middle" fill="currentColor">'
                f'{esc(b.unit)} sent, summed over every call of every session</text></svg>')
     return "".join(out)
@@ -114,7 +108,6 @@ def _pct(v) -> str:
 
 
 def render(data: FleetData, out, thresholds: list[float] | None = None) -> None:
-    css, js = rhtml.static()
     whatif = sorted(set(thresholds or ([] if data.unit != "tokens" else DEFAULT_WHATIF)))
     focus = (thresholds or [150_000.0] if data.unit == "tokens" else thresholds or [None])[0]
     r = data.reevaluate(focus) if focus else None
@@ -122,14 +115,7 @@ def render(data: FleetData, out, thresholds: list[float] | None = None) -> None:
     ok = data.ok & (data.calls > 0)
     title = f"Fleet: {data.n:,} sessions"
     meta = data.meta
-    w('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-      f'<meta http-equiv="Content-Security-Policy" content="{rhtml.content_security_policy()}">'
-      '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">'
-      f"<title>{esc(title)}</title><style>{css}</style></head><body>")
-    w('<div id="bar"><span class="brand">Compactscope fleet</span><input id="q" type="search" placeholder="Search '
-      'the report (/)" aria-label="Search the report" autocomplete="off"><span id="qn" aria-live="polite"></span>'
-      '<button id="expand" type="button">Expand all</button><button id="collapse" type="button">Collapse all'
-      '</button></div><main id="main">')
+    w(rhtml.page_start(title, "Compactscope fleet"))
     w(f"<h1>{esc(title)}</h1>")
     cfg = data.config
     runs = ", ".join(f"{r_.label} ({r_.strategy})" for r_ in cfg.compare)
@@ -167,7 +153,7 @@ def render(data: FleetData, out, thresholds: list[float] | None = None) -> None:
                     int(data.sim_compactions[ok].sum()), int((data.sim_compactions[ok] > 0).sum()),
                     _median_str((data.first_sim - data.first_real)[ok & (data.first_sim >= 0) & (data.first_real >= 0)]),
                     "", fmt_num(np.nansum(data.sim_tokens[ok])), "", ""]
-        w(rhtml._table(["threshold", "compactions", "sessions compacting", "median distance (calls)",
+        w(rhtml.table(["threshold", "compactions", "sessions compacting", "median distance (calls)",
                         "within 2 calls", "tokens sent", "vs the replay", "vs real"], [replayed] + body,
                        numeric={1, 2, 3, 4, 5, 6, 7}))
     fig("distance", "distance", "How many calls after (+) or before (-) the real first automatic compaction the "
@@ -176,10 +162,9 @@ def render(data: FleetData, out, thresholds: list[float] | None = None) -> None:
     fig("tokens", "tokens", "What the whole fleet sent to the model: the real sessions (usage), the replay, each "
         "--compare run, and the what-if threshold.")
     _sessions(data, r, w)
-    w(f'<footer>Made by Compactscope on {esc(time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))} from '
-      f'{esc(os.path.basename(data.path))}. Self-contained: its style, script and charts are inside this file, and '
-      "its Content-Security-Policy forbids any network request.</footer>")
-    w(f"</main><script>{js}</script></body></html>\n")
+    w(rhtml.page_end(f'Made by Compactscope on {time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())} from '
+                     f"{os.path.basename(data.path)}. Self-contained: its style, script and charts are inside this "
+                     "file, and its Content-Security-Policy forbids any network request."))
 
 
 def _median_str(v) -> str:
@@ -205,20 +190,18 @@ def _sessions(data: FleetData, r, w, limit: int = 150) -> None:
                      "" if np.isnan(peaks[i]) else num(int(peaks[i])), fmt_num(data.thresholds[i])
                      if not np.isnan(data.thresholds[i]) else ""])
     at = f"first at {fmt_num(r.threshold)}" if r is not None else "first at what-if"
-    w(rhtml._table(["session", "version", "calls", "real", "first real auto", "first replayed", "distance", at,
+    w(rhtml.table(["session", "version", "calls", "real", "first real auto", "first replayed", "distance", at,
                     "peak real tokens", "replayed at"], rows, numeric={2, 3, 4, 5, 6, 7, 8, 9}))
     errs = [(p, e) for p, e in zip(data.paths, data.errors) if e]
     if errs:
         w(f"<h3>{len(errs):,} file(s) with an error</h3><details><summary>the errors</summary>")
-        w(rhtml._table(["file", "error"], [[p, e] for p, e in errs[:500]]))
+        w(rhtml.table(["file", "error"], [[p, e] for p, e in errs[:500]]))
         w("</details>")
 
 
 def write_report(results: str | os.PathLike, path: str | os.PathLike, thresholds: list[float] | None = None) -> str:
     """Render ``results`` to ``path`` (atomically: a temporary file beside it takes the name at the end)."""
-    from ..safeio import atomic_path, new_file_mode
+    from ..report import write_text
     data = FleetData.load(results)
-    with atomic_path(path, mode=new_file_mode(path)) as tmp:
-        with open(tmp, "w", encoding="utf-8", errors="replace", newline="\n") as f:
-            render(data, f, thresholds)
+    write_text(path, lambda f: render(data, f, thresholds))
     return str(path)

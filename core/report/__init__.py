@@ -31,16 +31,22 @@ def render(report: Report, out, fmt: str = "html") -> None:
     (render_markdown if fmt == "md" else render_html)(report, out)
 
 
-def write_report(report: Report, path: str, fmt: str | None = None) -> str:
-    """Write the report to ``path`` atomically (``core.safeio``: a temporary file beside it takes the name
-    at the end; a symlink at ``path`` is refused); returns the format."""
+def write_text(path, render_to) -> None:
+    """Write what ``render_to(stream)`` writes to ``path`` as UTF-8, atomically (``core.safeio``: a temporary
+    file beside it takes the name at the end; a symlink at ``path`` is refused; a new file gets the user's
+    usual mode)."""
     from ..safeio import atomic_path, new_file_mode
-    fmt = format_for(path, fmt)
     with atomic_path(path, mode=new_file_mode(path)) as tmp:
         with open(tmp, "w", encoding="utf-8", errors="replace", newline="\n") as f:
-            render(report, f, fmt)
+            render_to(f)
+
+
+def write_report(report: Report, path: str, fmt: str | None = None) -> str:
+    """Write the report to ``path`` (``write_text``); returns the format."""
+    fmt = format_for(path, fmt)
+    write_text(path, lambda f: render(report, f, fmt))
     return fmt
 
 
 __all__ = ["Report", "ReplayFacts", "StageFacts", "SummaryText", "build_report", "session_report", "session_request", "render_html",
-           "render_markdown", "render", "write_report", "format_for", "FORMATS"]
+           "render_markdown", "render", "write_report", "write_text", "format_for", "FORMATS"]

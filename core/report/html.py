@@ -20,8 +20,7 @@ from typing import Any
 
 from ..align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED
 from ..messages import ToolPairIndex, block_type, blocks, content_text
-from ..replay import COMPARISON_COLUMNS
-from . import svg
+from . import svg, tables
 from .model import group_rows
 from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
                     usage_parts, when)
@@ -176,7 +175,7 @@ class _Writer:
         if t == "tool_result":
             call = self._partner(mi, bi)
             err = ' <span class="err">error</span>' if b.get("is_error") else ""
-            head = (f'<span class="lbl">tool_result</span>' + (f" for the call in {call}" if call else
+            head = ('<span class="lbl">tool_result</span>' + (f" for the call in {call}" if call else
                     f' <span class="pv">{esc(str(b.get("tool_use_id", "")))}</span>') + err)
             c = b.get("content")
             if isinstance(c, list):
@@ -242,10 +241,11 @@ class _Writer:
                 f'</span>{text_html(text, "arguments")}</div>')
 
 
-def _table(head: list[str], rows: list[list], numeric: set[int] = frozenset(), cls: str = "") -> str:
+def table(head: list[str], rows: list[list], numeric=frozenset(), cls: str = "") -> str:
+    """An HTML table (in a horizontally scrolling box); cells are escaped unless they are ``Raw`` markup."""
     h = "".join(f'<th{" class=n" if i in numeric else ""}>{esc(x)}</th>' for i, x in enumerate(head))
     def cell(c) -> str:
-        if isinstance(c, _Raw):
+        if isinstance(c, Raw):
             return c
         return esc(num(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else str(c))
     body = ["<tr>" + "".join(f'<td{" class=n" if i in numeric else ""}>{cell(c)}</td>' for i, c in enumerate(r))
@@ -254,24 +254,35 @@ def _table(head: list[str], rows: list[list], numeric: set[int] = frozenset(), c
     return f'<div class="tw"><table{f" class={cls}" if cls else ""}>{head}{"".join(body)}</table></div>'
 
 
-class _Raw(str):
-    """Markup already escaped (a link) for ``_table``."""
+class Raw(str):
+    """Markup already escaped (a link) for ``table``."""
+
+
+def page_start(title: str, brand: str = "Compactscope") -> str:
+    """A self-contained page up to the start of its ``<main>``: the CSP, the style sheet, the search bar."""
+    css, _js = static()
+    from compactscope import __version__
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy()}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<meta name="referrer" content="no-referrer">'
+            f'<meta name="generator" content="Compactscope {esc(__version__)}">'
+            f"<title>{esc(title)}</title><style>{css}</style></head><body>"
+            f'<div id="bar"><span class="brand">{esc(brand)}</span><input id="q" type="search" placeholder="Search '
+            'the report (/)" aria-label="Search the report" autocomplete="off"><span id="qn" aria-live="polite">'
+            '</span><button id="expand" type="button">Expand all</button><button id="collapse" type="button">'
+            'Collapse all</button></div><main id="main">')
+
+
+def page_end(footer: str) -> str:
+    """The footer (text, escaped here), the end of ``<main>`` and the search script."""
+    return f"<footer>{esc(footer)}</footer></main><script>{static()[1]}</script></body></html>\n"
 
 
 def render_html(rep, out) -> None:
-    css, js = static()
     W = _Writer(rep, out)
     w = out.write
-    w('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-      f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy()}">'
-      '<meta name="viewport" content="width=device-width, initial-scale=1">'
-      '<meta name="referrer" content="no-referrer">'
-      f'<meta name="generator" content="Compactscope {esc(rep.version)}">'
-      f"<title>{esc(rep.title)}</title><style>{css}</style></head><body>")
-    w('<div id="bar"><span class="brand">Compactscope</span><input id="q" type="search" placeholder="Search the '
-      'report (/)" aria-label="Search the report" autocomplete="off"><span id="qn" aria-live="polite"></span>'
-      '<button id="expand" type="button">Expand all</button><button id="collapse" type="button">Collapse all'
-      '</button></div><main id="main">')
+    w(page_start(rep.title))
     w(f"<h1>{esc(rep.title)}</h1>")
     w(f'<p class="sub">{esc(rep.path)} \u00b7 {esc(rep.info.get("format", ""))} \u00b7 strategy '
       f'<b>{esc(rep.strategy.name)}</b> \u00b7 {esc(rep.scope)}</p>')
@@ -295,80 +306,36 @@ def render_html(rep, out) -> None:
       'their results and back; times are UTC; usage is per model call, as the API reported it.</p>')
     for i, m in enumerate(rep.messages):
         w(W.message(m, f"m{i}", f"#{i}", i))
-    w(f'<footer>Made by Compactscope {esc(rep.version)} on {esc(when(rep.generated))} in {rep.seconds:.2f} s. '
-      'Self-contained: its style, script, charts and images are inside this file, and its '
-      'Content-Security-Policy forbids any network request.</footer>')
-    w(f"</main><script>{js}</script></body></html>\n")
+    w(page_end(f"Made by Compactscope {rep.version} on {when(rep.generated)} in {rep.seconds:.2f} s. "
+               "Self-contained: its style, script, charts and images are inside this file, and its "
+               "Content-Security-Policy forbids any network request."))
 
 
 def _file(rep, w) -> None:
-    info = rep.info
-    convs = info.get("conversations", [])
     w('<h2 id="file">The file</h2>')
-    rows = [["path", rep.path], ["format", info.get("format", "")]]
-    if rep.file_bytes is not None:
-        rows.append(["size", f"{rep.file_bytes:,} bytes"])
-    rows += [["conversations", len(convs)], ["messages", info.get("messages", 0)],
-             ["real compactions", info.get("compactions", 0)]]
-    w(_table(["", ""], rows, cls="kv"))
-    if convs:
-        w("<h3>Conversations</h3>")
-        w(_table(["#", "title", "messages", "dialect", "model", "tool pairs (complete)", "segments",
-                  "compactions", "model calls"],
-                 [[c["index"], clip(c.get("title") or "(untitled)", 80), c["messages"], c["dialect"],
-                   c.get("model") or "", f'{c["tool_pairs"]:,} ({c["complete_pairs"]:,})', len(c["segments"]),
-                   len(c["events"]), (c.get("usage") or {}).get("calls", "")] for c in convs],
-                 numeric={0, 2, 6, 7, 8}))
-    events = [(c["index"], e) for c in convs for e in c["events"]]
-    if events:
-        w("<h3>Real compactions</h3>")
-        w(_table(["conversation", "before message", "kind", "trigger", "preTokens", "postTokens", "where"],
-                 [[ci, e["message_index"], e["kind"], e.get("trigger") or "", e.get("pre_tokens") or "",
-                   e.get("post_tokens") or "", e.get("where") or ""] for ci, e in events], numeric={0, 1, 4, 5}))
-    used = [c for c in convs if c.get("usage")]
-    if used:
-        w("<h3>Usage (as the API reported it)</h3>")
-        w(_table(["conversation", "calls", "input", "output", "cache write", "cache read", "peak context",
-                  "last context"],
-                 [[c["index"], c["usage"]["calls"], c["usage"]["input_tokens"], c["usage"]["output_tokens"],
-                   c["usage"]["cache_creation_input_tokens"], c["usage"]["cache_read_input_tokens"],
-                   c["usage"]["peak_context_tokens"], c["usage"]["last_context_tokens"]] for c in used],
-                 numeric=set(range(8))))
-    probs = info.get("problems") or []
+    w(table(*tables.file_facts(rep), cls="kv"))
+    for title, t in (("Conversations", tables.conversations(rep)), ("Real compactions", tables.real_compactions(rep)),
+                     ("Usage (as the API reported it)", tables.usage(rep))):
+        if t.rows:
+            w(f"<h3>{esc(title)}</h3>" + table(*t))
+    probs = rep.info.get("problems") or []
     if probs:
         inner = "".join(f"<li>{esc(p)}</li>" for p in probs)
         w(f"<details><summary>{len(probs)} problem(s) while reading the file</summary><ul>{inner}</ul></details>")
 
 
 def _run(rep, w) -> None:
-    s = rep.strategy
-    tr = rep.trace
     w('<h2 id="run">The run</h2>')
-    rows = [["strategy", f"{s.name}: {s.title}" + (f" (chosen: {rep.strategy_reason})" if rep.strategy_reason else "")],
-            ["what it is", s.description], ["ran over", rep.scope],
-            ["layers", " \u2192 ".join(st.layer for st in tr.steps) or "(none)"],
-            ["threshold", (f"{num(rep.threshold)} {'tokens' if rep.threshold_unit == 'tokens' else 'chars'}"
-                           if rep.threshold is not None else "none")],
-            ["estimators", f"size: {tr.size_estimator}; tokens: {tr.token_estimator}"]]
-    w(_table(["", ""], rows, cls="kv"))
+    w(table(*tables.run_facts(rep), cls="kv"))
     if rep.inferred_lines:
         w("<p>Read from the session (the CLI's --set wins, --no-infer turns it off):</p><ul>"
           + "".join(f"<li>{esc(line)}</li>" for line in rep.inferred_lines) + "</ul>")
-    params = []
-    for p in s.params:
-        v = rep.params.get(p.name, p.default)
-        why = rep.param_reasons.get(p.name, "")
-        mark = "changed" if p.name in rep.changed_params else ""
-        params.append([p.name, to_json(v) if not isinstance(v, (int, float, str)) else v, p.default, mark,
-                       why or p.help])
-    if params:
-        changed = [r for r in params if r[3]]
+    t = tables.params(rep)
+    if t.rows:
+        changed = [r for r in t.rows if r[3]]
         w(f"<p>{len(changed)} parameter(s) differ from the defaults"
-          + (": " + ", ".join(f"<b>{esc(r[0])}</b> = {esc(num(r[1]) if isinstance(r[1], (int, float)) else str(r[1]))}"
-                              for r in changed) if changed else "") + ".</p>")
-        w("<details><summary>All parameters</summary>")
-        w(_table(["parameter", "value", "default", "", "why / meaning"], params))
-        w("</details>")
+          + (": " + ", ".join(f"<b>{esc(r[0])}</b> = {esc(num(r[1]))}" for r in changed) if changed else "") + ".</p>")
+        w("<details><summary>All parameters</summary>" + table(*t) + "</details>")
 
 
 def _unit_name(unit: str) -> str:
@@ -376,11 +343,7 @@ def _unit_name(unit: str) -> str:
 
 
 def _chart(rep, w) -> None:
-    stages = rep.stages
-    labels = ["Original"] + [s.label for s in stages]
-    tokens = [stages[0].step.tokens_before if stages else 0] + [s.step.tokens_after for s in stages]
-    sizes = [stages[0].step.size_before if stages else 0] + [s.step.size_after for s in stages]
-    counts = [len(rep.messages)] + [len(s.step.messages) for s in stages]
+    labels, _counts, sizes, tokens = tables.stage_series(rep)
     thr, unit = rep.threshold, rep.threshold_unit
     w('<h2 id="chart">Size and tokens per stage</h2>')
     w('<p class="sub">After every layer, against the strategy\'s threshold (red). Orange: a layer made it grow; '
@@ -391,13 +354,9 @@ def _chart(rep, w) -> None:
                       "Estimated tokens" if first[0] == "tokens" else "Size in chars"))
     w(svg.stage_chart(labels, second[1], _unit_name(second[0]), None, "",
                       "Estimated tokens" if second[0] == "tokens" else "Size in chars"))
-    rows = []
-    for k, lab in enumerate(labels):
-        st = stages[k - 1].step if k else None
-        rows.append([_Raw(f'<a href="#L{k}">{esc(lab)}</a>') if k else lab, counts[k], sizes[k], tokens[k],
-                     ("changed" if st.changed else "no change") + (" (failed)" if st.error else "") if st else "",
-                     f"{st.seconds * 1000:.1f} ms" if st else ""])
-    w(_table(["stage", "messages", "size (chars)", "tokens", "", "time"], rows, numeric={1, 2, 3, 5}))
+    t = tables.stages(rep)
+    rows = [[Raw(f'<a href="#L{k}">{esc(r[0])}</a>') if k else r[0]] + r[1:] for k, r in enumerate(t.rows)]
+    w(table(t.head, rows, t.numeric))
 
 
 def _rows_html(rep, W, stage) -> str:
@@ -452,7 +411,7 @@ def _layers(rep, W, w) -> None:
     w('<h2 id="layers">Layer by layer</h2>')
     w(f'<p class="sub">Each layer of {esc(rep.strategy.name)} in order: what it did in words, the sizes before '
       'and after, its edits, and the messages before and after it (kept runs are folded).</p>')
-    w(f'<div id="L0"></div>')
+    w('<div id="L0"></div>')
     for st in rep.stages:
         s = st.step
         badge = ('<span class="badge bad">failed</span>' if s.error else
@@ -507,10 +466,7 @@ def _findings(rep, W, w) -> None:
     tr = rep.trace
     w('<h2 id="findings">API findings</h2>')
     w('<p class="sub">Would the Messages API accept the list? Errors mean it would reject the request.</p>')
-    rows = [["input", len(tr.input_findings), sum(f.severity == "error" for f in tr.input_findings)]]
-    rows += [[f"after {st.label}", len(st.step.findings), sum(f.severity == "error" for f in st.step.findings)]
-             for st in rep.stages]
-    w(_table(["stage", "findings", "errors"], rows, numeric={1, 2}))
+    w(table(*tables.finding_counts(rep)))
 
     def lst(title, findings, msgs):
         if not findings:
@@ -558,39 +514,13 @@ def _replay(rep, w) -> None:
         w(f"<p>Calibrated with the recorded usage: fixed overhead {c.get('fixed', 0):,} tokens (system prompt, "
           f"tools), history before the file {c.get('hidden', 0):,} tokens.</p>")
     if rp.boundaries:
-        w("<h3>Real compactions against the simulated ones</h3><ul>")
-        for b in rp.boundaries:
-            sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
-                   f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
-                   else "no simulated summary")
-            w(f"<li>real {esc(str(b.get('trigger') or ''))} compaction before call {esc(str(b.get('real_call')))} "
-              f"(preTokens {esc(num(b.get('real_pre_tokens')))}): {esc(sim)}</li>")
-        w("</ul>")
+        w("<h3>Real compactions against the simulated ones</h3><ul>"
+          + "".join(f"<li>{esc(line)}</li>" for line in tables.boundary_lines(rp)) + "</ul>")
     w("<h3>Strategies compared</h3>")
-    cols = COMPARISON_COLUMNS + ([("real_peak_tokens", "real peak"), ("real_compactions", "real compactions")]
-                                 if any("real_peak_tokens" in t for t in rp.totals) else [])
-    w(_table([t for _, t in cols], [[t.get(k, "") for k, _ in cols] for t in rp.totals],
-             numeric=set(range(1, len(cols)))))
-    for r in rp.runs:
-        fired = {k: v for k, v in r.totals()["layer_firings"].items() if v}
-        w(f"<p><b>{esc(r.label)}</b>: {esc(r.strategy)}"
-          + (f", threshold {num(r.threshold)} {'tokens' if r.threshold_unit == 'tokens' else 'chars'}"
-             if r.threshold else "")
-          + (", layers fired: " + esc(", ".join(f"{k} x{v}" for k, v in fired.items())) if fired else "")
-          + "</p>")
-    real = any(c.real_tokens is not None for c in main.calls)
-    head = ["call", "message", "time", "messages", "tokens before", "tokens after"] + (["real"] if real else []) + \
-        ["fired", "what happened"]
-    rows = []
-    for c in main.calls:
-        ev = "; ".join(c.events)
-        if c.real_boundary:
-            ev = (f"REAL {c.real_boundary.get('trigger') or ''} compaction (preTokens "
-                  f"{num(c.real_boundary.get('pre_tokens'))}); ") + ev
-        rows.append([c.index, c.message_index, when(c.timestamp), f"{c.messages_before:,} \u2192 {c.messages_after:,}",
-                     c.tokens_before, c.tokens_after] + ([c.real_tokens if c.real_tokens is not None else ""]
-                                                        if real else [])
-                    + [", ".join(c.fired), clip(ev, 400)])
-    w(f"<details><summary>Every call of {esc(main.label)} ({len(rows):,})</summary>")
-    w(_table(head, rows, numeric={0, 1, 4, 5, 6} if real else {0, 1, 4, 5}))
+    w(table(*tables.comparison(rp)))
+    for label, text in tables.run_lines(rp):
+        w(f"<p><b>{esc(label)}</b>: {esc(text)}</p>")
+    t = tables.calls(main)
+    w(f"<details><summary>Every call of {esc(main.label)} ({len(t.rows):,})</summary>")
+    w(table(*t))
     w("</details>")

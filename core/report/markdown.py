@@ -7,9 +7,9 @@ in Markdown is never handed markup from the transcript.
 from __future__ import annotations
 
 import re
-from ..messages import block_type, blocks, content_text
-from ..replay import COMPARISON_COLUMNS
+from ..messages import block_type, content_text
 from .html import _basename as basename
+from . import tables
 from .model import group_rows
 from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
                     usage_text, when)
@@ -63,10 +63,7 @@ def render_markdown(rep, out) -> None:
     for kind, text in rep.boundary.rows:
         w(f"- {'**' if kind == 'result' else ''}{md(text)}{'**' if kind == 'result' else ''}\n")
     w("\n## API findings\n\n")
-    rows = [["input", len(tr.input_findings), sum(f.severity == "error" for f in tr.input_findings)]]
-    rows += [[f"after {st.label}", len(st.step.findings), sum(f.severity == "error" for f in st.step.findings)]
-             for st in rep.stages]
-    w(table(["stage", "findings", "errors"], rows))
+    w(table(*tables.finding_counts(rep)[:2]))
     for title, fs in (("In the input", tr.input_findings), ("After the last layer", tr.final_findings)):
         w(f"{title}: {len(fs) or 'none'}\n\n")
         for f in fs[:500]:
@@ -85,71 +82,31 @@ def render_markdown(rep, out) -> None:
 
 
 def _file(rep, w) -> None:
-    info = rep.info
-    convs = info.get("conversations", [])
     w("## The file\n\n")
-    rows = [["path", rep.path], ["format", info.get("format", "")]]
-    if rep.file_bytes is not None:
-        rows.append(["size", f"{rep.file_bytes:,} bytes"])
-    rows += [["conversations", len(convs)], ["messages", info.get("messages", 0)],
-             ["real compactions", info.get("compactions", 0)]]
-    w(table(["", ""], rows))
-    if convs:
-        w("### Conversations\n\n")
-        w(table(["#", "title", "messages", "dialect", "model", "tool pairs (complete)", "segments", "compactions",
-                 "model calls"],
-                [[c["index"], clip(c.get("title") or "(untitled)", 80), c["messages"], c["dialect"],
-                  c.get("model") or "", f'{c["tool_pairs"]:,} ({c["complete_pairs"]:,})', len(c["segments"]),
-                  len(c["events"]), (c.get("usage") or {}).get("calls", "")] for c in convs]))
-    events = [(c["index"], e) for c in convs for e in c["events"]]
-    if events:
-        w("### Real compactions\n\n")
-        w(table(["conversation", "before message", "kind", "trigger", "preTokens", "postTokens", "where"],
-                [[ci, e["message_index"], e["kind"], e.get("trigger") or "", e.get("pre_tokens") or "",
-                  e.get("post_tokens") or "", e.get("where") or ""] for ci, e in events]))
-    used = [c for c in convs if c.get("usage")]
-    if used:
-        w("### Usage (as the API reported it)\n\n")
-        w(table(["conversation", "calls", "input", "output", "cache write", "cache read", "peak context",
-                 "last context"],
-                [[c["index"], c["usage"]["calls"], c["usage"]["input_tokens"], c["usage"]["output_tokens"],
-                  c["usage"]["cache_creation_input_tokens"], c["usage"]["cache_read_input_tokens"],
-                  c["usage"]["peak_context_tokens"], c["usage"]["last_context_tokens"]] for c in used]))
-    for p in info.get("problems") or []:
+    w(table(*tables.file_facts(rep)[:2]))
+    for title, t in (("Conversations", tables.conversations(rep)), ("Real compactions", tables.real_compactions(rep)),
+                     ("Usage (as the API reported it)", tables.usage(rep))):
+        if t.rows:
+            w(f"### {title}\n\n" + table(t.head, t.rows))
+    for p in rep.info.get("problems") or []:
         w(f"- problem: {md(p)}\n")
-    if info.get("problems"):
+    if rep.info.get("problems"):
         w("\n")
 
 
 def _run(rep, w) -> None:
-    s = rep.strategy
-    tr = rep.trace
     w("## The run\n\n")
-    w(table(["", ""], [
-        ["strategy", f"{s.name}: {s.title}" + (f" (chosen: {rep.strategy_reason})" if rep.strategy_reason else "")],
-        ["what it is", s.description], ["ran over", rep.scope],
-        ["layers", " \u2192 ".join(st.layer for st in tr.steps) or "(none)"],
-        ["threshold", f"{num(rep.threshold)} {'tokens' if rep.threshold_unit == 'tokens' else 'chars'}"
-         if rep.threshold is not None else "none"],
-        ["estimators", f"size: {tr.size_estimator}; tokens: {tr.token_estimator}"]]))
+    w(table(*tables.run_facts(rep)[:2]))
     if rep.inferred_lines:
         w("Read from the session (the CLI's --set wins, --no-infer turns it off):\n\n"
           + "".join(f"- {md(line)}\n" for line in rep.inferred_lines) + "\n")
-    rows = []
-    for p in s.params:
-        v = rep.params.get(p.name, p.default)
-        rows.append([p.name, v if isinstance(v, (int, float, str)) else to_json(v), p.default,
-                     "changed" if p.name in rep.changed_params else "", rep.param_reasons.get(p.name) or p.help])
-    if rows:
-        w(table(["parameter", "value", "default", "", "why / meaning"], rows))
+    t = tables.params(rep)
+    if t.rows:
+        w(table(t.head, t.rows))
 
 
 def _chart(rep, w) -> None:
-    stages = rep.stages
-    labels = ["Original"] + [s.label for s in stages]
-    tokens = [stages[0].step.tokens_before if stages else 0] + [s.step.tokens_after for s in stages]
-    sizes = [stages[0].step.size_before if stages else 0] + [s.step.size_after for s in stages]
-    counts = [len(rep.messages)] + [len(s.step.messages) for s in stages]
+    labels, _counts, sizes, tokens = tables.stage_series(rep)
     thr, unit = rep.threshold, rep.threshold_unit
     key = tokens if unit == "tokens" else sizes
     top = max(key + ([thr] if thr else []) + [1])
@@ -157,10 +114,8 @@ def _chart(rep, w) -> None:
     if thr:
         w(f"Threshold: {num(thr)} {'tokens' if unit == 'tokens' else 'chars'} (the bar's full width is "
           f"{num(top)}).\n\n")
-    rows = [[lab, counts[k], sizes[k], tokens[k],
-             ("over" if thr and key[k] > thr else "under") if thr else "", bar(key[k], top)]
-            for k, lab in enumerate(labels)]
-    w(table(["stage", "messages", "size (chars)", "tokens", "threshold", unit], rows))
+    t = tables.stages(rep)
+    w(table(t.head + [unit], [r + [bar(key[k], top)] for k, r in enumerate(t.rows)]))
 
 
 def _layers(rep, w) -> None:
@@ -232,36 +187,20 @@ def _replay(rep, w) -> None:
         c = main.calibration
         w(f"Calibrated with the recorded usage: fixed overhead {c.get('fixed', 0):,} tokens, history before the "
           f"file {c.get('hidden', 0):,} tokens.\n\n")
-    for b in rp.boundaries:
-        sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
-               f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
-               else "no simulated summary")
-        w(f"- real {md(b.get('trigger') or '')} compaction before call {b.get('real_call')} (preTokens "
-          f"{num(b.get('real_pre_tokens'))}): {sim}\n")
+    for line in tables.boundary_lines(rp):
+        w(f"- {md(line)}\n")
     if rp.boundaries:
         w("\n")
     w("### Strategies compared\n\n")
-    cols = COMPARISON_COLUMNS + ([("real_peak_tokens", "real peak"), ("real_compactions", "real compactions")]
-                                 if any("real_peak_tokens" in t for t in rp.totals) else [])
-    w(table([t for _, t in cols], [[t.get(k, "") for k, _ in cols] for t in rp.totals]))
-    real = any(c.real_tokens is not None for c in main.calls)
+    w(table(*tables.comparison(rp)[:2]))
+    for label, text in tables.run_lines(rp):
+        w(f"- **{md(label)}**: {md(text)}\n")
+    w("\n")
     thr = main.threshold
     w(f"### Every call of {md(main.label)}\n\n")
     if thr:
         w(f"Threshold {num(thr)} {main.threshold_unit}.\n\n")
-    head = ["call", "message", "time", "messages", "tokens before", "tokens after"] + (["real"] if real else []) + \
-        ["fired", "what happened"]
-    rows = []
-    for c in main.calls:
-        ev = "; ".join(c.events)
-        if c.real_boundary:
-            ev = (f"REAL {c.real_boundary.get('trigger') or ''} compaction (preTokens "
-                  f"{num(c.real_boundary.get('pre_tokens'))}); ") + ev
-        rows.append([c.index, c.message_index, when(c.timestamp), f"{c.messages_before:,} \u2192 {c.messages_after:,}",
-                     c.tokens_before, c.tokens_after] + ([c.real_tokens if c.real_tokens is not None else ""]
-                                                        if real else []) + [", ".join(c.fired), clip(ev, 300)])
-    w(table(head, rows))
-
+    w(table(*tables.calls(main, 300)[:2]))
 
 def message_md(rep, m, label: str, level: int = 3) -> str:
     return message_markdown(m, rep.meta_of(m), label, level)

@@ -31,13 +31,27 @@ def nice_ticks(top: float, n: int = 5) -> list[float]:
     return [i * step for i in range(k + 1)]
 
 
-def _short(v: float) -> str:
+def short(v: float) -> str:
+    """400k, 1.5M, 12: an axis label."""
     v = float(v)
     for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(v) >= div:
             s = f"{v / div:.1f}".rstrip("0").rstrip(".")
             return s + suf
     return f"{v:.0f}"
+
+
+def svg_open(W: int, H: int, label: str, cls: str = "chart") -> str:
+    """The opening tag every chart shares (sized by its viewBox, text in the page's colour)."""
+    return (f'<svg class="{cls}" viewBox="0 0 {W} {H}" role="img" aria-label="{escape(label)}" '
+            'xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="11">')
+
+
+def y_grid(ticks: list, y, left: float, right: float) -> str:
+    """Horizontal grid lines at ``ticks`` (``y(value)`` -> pixel) with their labels left of ``left``."""
+    return "".join(f'<line x1="{left}" x2="{right}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{GREY}" '
+                   f'stroke-opacity="0.35"/><text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end" '
+                   f'fill="currentColor">{short(t)}</text>' for t in ticks)
 
 
 def stage_chart(labels: list[str], values: list[float], unit: str, threshold: float | None = None,
@@ -52,15 +66,11 @@ def stage_chart(labels: list[str], values: list[float], unit: str, threshold: fl
 
     def y(v):
         return T + ph - (v / top) * ph
-    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title or unit)}" '
-           f'xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="11">']
+    out = [svg_open(W, H, title or unit)]
     if title:
         out.append(f'<text x="{L}" y="16" font-size="13" font-weight="bold" fill="currentColor">'
                    f'{escape(title)}</text>')
-    for t in ticks:
-        out.append(f'<line x1="{L}" x2="{W - R}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{GREY}" '
-                   f'stroke-opacity="0.35"/><text x="{L - 6}" y="{y(t) + 4:.1f}" text-anchor="end" '
-                   f'fill="currentColor">{_short(t)}</text>')
+    out.append(y_grid(ticks, y, L, W - R))
     slot = pw / n
     bw = max(4.0, min(60.0, slot * 0.6))
     rot = n > 7
@@ -72,7 +82,7 @@ def stage_chart(labels: list[str], values: list[float], unit: str, threshold: fl
         color = BLUE if i == 0 or not changed else (GREEN if v < prev else ORANGE)
         out.append(f'<rect x="{cx - bw / 2:.1f}" y="{y(v):.1f}" width="{bw:.1f}" height="{max(T + ph - y(v), 0):.1f}" '
                    f'fill="{color}" fill-opacity="0.8"><title>{escape(lab)}: {fmt(v)} {escape(unit)}</title></rect>')
-        out.append(f'<text x="{cx:.1f}" y="{y(v) - 4:.1f}" text-anchor="middle" fill="currentColor">{_short(v)}</text>')
+        out.append(f'<text x="{cx:.1f}" y="{y(v) - 4:.1f}" text-anchor="middle" fill="currentColor">{short(v)}</text>')
         if rot:
             out.append(f'<text x="{cx:.1f}" y="{T + ph + 12}" text-anchor="end" fill="currentColor" '
                        f'transform="rotate(-30 {cx:.1f} {T + ph + 12})">{escape(lab)}</text>')
@@ -132,12 +142,7 @@ def timeline_chart(runs: list, unit: str = "tokens") -> str:
 
     def y(v):
         return T + ph - (v / top) * ph
-    out = [f'<svg class="chart timeline" viewBox="0 0 {W} {H}" role="img" aria-label="context per model call" '
-           f'xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="11">']
-    for t in ticks:
-        out.append(f'<line x1="{L}" x2="{W - R}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{GREY}" '
-                   f'stroke-opacity="0.35"/><text x="{L - 6}" y="{y(t) + 4:.1f}" text-anchor="end" '
-                   f'fill="currentColor">{_short(t)}</text>')
+    out = [svg_open(W, H, "context per model call", "chart timeline"), y_grid(ticks, y, L, W - R)]
     for t in nice_ticks(n - 1, 8) if n > 1 else [0]:
         if t <= n - 1:
             out.append(f'<text x="{x(t):.1f}" y="{T + ph + 16}" text-anchor="middle" fill="currentColor">'
