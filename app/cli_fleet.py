@@ -43,6 +43,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                    help="worker processes on this machine (default: one per core; 0 = in this process)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run on this dask.distributed scheduler instead (its workers must see the same paths)")
+    p.add_argument("--timeout", type=float, default=900, metavar="SECONDS",
+                   help="local pool: a session replayed longer than this is stopped and becomes a row with the "
+                        "error (default 900; 0 = no limit)")
     p.add_argument("--overwrite", action="store_true", help="start --out afresh instead of resuming it")
     p.add_argument("--retry-errors", action="store_true", help="replay again the sessions whose row has an error")
     p.add_argument("--no-infer", action="store_true", help="use the strategy's defaults, not the session-inferred ones")
@@ -65,7 +68,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         try:
             cfg = make_config(args.strategy, parse_assignments(args.set), args.compare, args.summarizer,
                               infer=not args.no_infer)
-            engine = fleet_engine(args.workers, args.scheduler)
+            engine = fleet_engine(args.workers, args.scheduler, args.timeout)
         except (FleetError, ValueError) as e:
             raise CliError(str(e)) from None
         tty = sys.stderr.isatty()

@@ -337,3 +337,33 @@ def test_report_figures_and_whatif_table_come_from_the_reevaluation(projects, tm
     page = buf.getvalue()
     assert f"<td>120k</td><td class=n>{r.total_compactions}</td>" in page
     assert page.count("<svg") == 4 and "Content-Security-Policy" in page
+
+
+def test_a_worker_that_crashes_or_hangs_is_one_row(tmp_path):
+    """A replay that kills its worker process or never ends: that session is a row with the error (found by
+    replaying the sessions in flight one at a time), every other session is replayed as usual."""
+    plugin = tmp_path / "trap.py"
+    plugin.write_text(
+        "import os, time\n"
+        "def compact(messages):\n"
+        "    text = repr(messages)\n"
+        "    if 'FLEET-HANG' in text:\n"
+        "        time.sleep(600)\n"
+        "    if 'FLEET-CRASH' in text:\n"
+        "        os._exit(3)\n"
+        "    return messages\n")
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name, word in [("a", "hello"), ("b", "FLEET-CRASH"), ("c", "again"), ("d", "FLEET-HANG"), ("e", "more"),
+                       ("f", "last")]:
+        (sessions / f"{name}.json").write_text(json.dumps([{"role": "user", "content": f"{word} please"},
+                                                           {"role": "assistant", "content": "done"},
+                                                           {"role": "user", "content": "thanks"}]))
+    cfg = make_config(f"{plugin}:compact", infer=False)
+    out = tmp_path / "r.parquet"
+    s = run_fleet([sessions], cfg, out, engine=LocalPool(2, timeout=6))
+    t = read_sessions(out, ["path", "error", "calls"]).to_pylist()
+    errors = {Path(r["path"]).stem: r["error"] for r in t if r["error"]}
+    assert set(errors) == {"b", "d"} and s.rows == 6
+    assert "died" in errors["b"] and "longer than 6 s" in errors["d"]
+    assert all(r["calls"] == 2 for r in t if not r["error"])

@@ -3,8 +3,8 @@
 Each engine takes the tasks and yields ``(task, row)`` as sessions finish, keeping only a bounded
 number of sessions in flight (so the parent's memory does not grow with the fleet, and a stopped
 run has little unfinished work). ``replay_session`` never raises; what can still fail is the
-worker itself (killed by the system for memory, a crash in a C extension): that session becomes
-a row with the error, and the others are tried again on fresh workers.
+worker itself (killed by the system for memory, a crash in a C extension) or a replay that never
+ends: that session becomes a row with the error, and the others are replayed on fresh workers.
 """
 from __future__ import annotations
 
@@ -42,11 +42,17 @@ class InProcess:
 
 
 class LocalPool:
-    """A pool of worker processes on this machine (default: one per core)."""
+    """A pool of worker processes on this machine (default: one per core).
 
-    def __init__(self, workers: int | None = None, tasks_per_child: int = 100):
+    A worker that dies (killed for memory, a crash in a C extension) breaks the pool; a session that
+    runs longer than ``timeout`` seconds gets the pool's processes killed. Either way the sessions that
+    were in flight are then replayed one at a time on a fresh pool, so the one to blame is known: it
+    becomes a row with the error, and the others are replayed as usual."""
+
+    def __init__(self, workers: int | None = None, tasks_per_child: int = 100, timeout: float | None = None):
         self.workers = workers or default_workers()
         self.tasks_per_child = tasks_per_child
+        self.timeout = timeout or None
         self.name = f"local pool of {self.workers} process{'es' if self.workers != 1 else ''}"
 
     def _pool(self):
@@ -58,46 +64,75 @@ class LocalPool:
             kw["max_tasks_per_child"] = self.tasks_per_child     # bounds what a worker can accumulate
         return ProcessPoolExecutor(**kw)
 
+    @staticmethod
+    def _kill(pool) -> None:
+        for p in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                p.kill()
+            except (OSError, AttributeError):
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+
     def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
+        import time
         from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
-        queue = deque((t, 0) for t in tasks)
-        window = 2 * self.workers
+        queue = deque(tasks)
+        suspects: deque = deque()        # in flight when the pool broke or hung: replayed one at a time
         pool = self._pool()
-        running: dict = {}
+        running: dict = {}               # future -> task
+        started: dict = {}               # future -> when it was first seen running
         try:
-            while queue or running:
-                while queue and len(running) < window and not cancel.is_set():
-                    t, tries = queue.popleft()
-                    running[pool.submit(replay_session, t, cfg)] = (t, tries)
+            while queue or suspects or running:
+                alone = bool(suspects)
+                while not cancel.is_set() and (suspects or queue) and \
+                        len(running) < (1 if alone else 2 * self.workers):
+                    t = suspects.popleft() if alone else queue.popleft()
+                    running[pool.submit(replay_session, t, cfg)] = t
                 if not running:
                     return
                 done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-                broken = False
+                now = time.monotonic()
+                broken = hung = False
                 for fut in done:
-                    t, tries = running.pop(fut)
+                    t = running.pop(fut)
+                    started.pop(fut, None)
                     try:
                         yield t, fut.result()
                     except BrokenProcessPool:
                         broken = True
-                        if tries >= 1:
-                            yield t, _died_row(t, "the worker process died while replaying it (out of memory, or "
-                                                  "a crash); it was tried twice")
+                        if alone:
+                            yield t, _died_row(t, "the worker process died while replaying it (out of memory, "
+                                                  "or a crash), also when replayed on its own")
                         else:
-                            queue.appendleft((t, tries + 1))
+                            suspects.append(t)
                     except Exception as e:  # pickling and the like: still one row, not the end
                         yield t, _died_row(t, f"the worker failed: {type(e).__name__}: {e}")
-                if broken:
-                    # every session in flight failed with the pool: try them again on a fresh one
-                    for fut, (t, tries) in list(running.items()):
-                        queue.appendleft((t, tries + 1) if tries < 1 else (t, tries))
+                if self.timeout:
+                    for fut in running:
+                        if fut.running():
+                            started.setdefault(fut, now)
+                    late = [f for f, t0 in started.items() if f in running and now - t0 > self.timeout]
+                    if late:
+                        hung = True
+                        if alone:
+                            for f in late:
+                                t = running.pop(f)
+                                yield t, _died_row(t, f"the replay took longer than {self.timeout:g} s (--timeout); "
+                                                      "it was stopped")
+                if broken or hung:
+                    suspects.extend(running.values())
                     running.clear()
-                    pool.shutdown(wait=False, cancel_futures=True)
+                    started.clear()
+                    self._kill(pool)
                     pool = self._pool()
                 if cancel.is_set() and not running:
                     return
         finally:
-            pool.shutdown(wait=not cancel.is_set(), cancel_futures=True)
+            if cancel.is_set():
+                self._kill(pool)
+            else:
+                pool.shutdown(wait=True, cancel_futures=True)
 
 
 class DaskCluster:
@@ -154,11 +189,13 @@ class DaskCluster:
             client.close()
 
 
-def make_engine(workers: int | None = None, scheduler: str | None = None):
+def make_engine(workers: int | None = None, scheduler: str | None = None, timeout: float | None = None):
     if scheduler:
         return DaskCluster(scheduler)
     if workers == 0:
         return InProcess()
     if workers is not None and workers < 0:
         raise FleetError(f"--workers must be 0 (this process) or more, not {workers}")
-    return LocalPool(workers)
+    if timeout is not None and timeout < 0:
+        raise FleetError(f"--timeout must be 0 (none) or more seconds, not {timeout}")
+    return LocalPool(workers, timeout=timeout)
