@@ -172,3 +172,18 @@ def test_hermes_wal_database_without_wal_file_opens_immutable(corpus, tmp_path):
     before = _fingerprint(db.parent)
     assert load(db).main.messages[-1]["content"] == "written just now"
     assert _fingerprint(db.parent) == before
+
+
+def test_hostile_ids_in_an_inspect_sample(tmp_path):
+    """Ids of any JSON type (a list, an object) in messages, tool calls and the pool: loaded, not a crash."""
+    s = json.loads(json.dumps(SAMPLE))
+    s["messages"].insert(2, {"id": ["x"], "role": "assistant", "content": "",
+                             "tool_calls": [{"id": {"k": 1}, "function": "bash", "arguments": {}}]})
+    s["messages"].insert(3, {"id": {"y": 2}, "role": "tool", "tool_call_id": {"k": 1}, "content": "out"})
+    s["events_data"]["messages"].append({"id": 7, "role": "tool", "tool_call_id": [1], "content": "z"})
+    s["events"].append({"event": "compaction", "type": "edit", "metadata": []})
+    s["events"].append({"event": "model", "input_refs": [[0, 3], [2, 1], ["a", 1], [0, 10 ** 12]], "input": []})
+    p = tmp_path / "log.json"
+    p.write_text(json.dumps({"version": 2, "eval": {"task": "t"}, "samples": [s]}))
+    conv = load(p).main
+    assert conv.messages[3]["tool_call_id"] == "{'k': 1}" and len(conv.meta) == len(conv.messages)

@@ -148,7 +148,8 @@ def _message(m: dict) -> tuple[dict, dict]:
             if msg["content"] == "":
                 msg["content"] = None
     if role == "tool":
-        msg["tool_call_id"] = m.get("tool_call_id")
+        tid = m.get("tool_call_id")
+        msg["tool_call_id"] = tid if isinstance(tid, str) or tid is None else str(tid)
         if m.get("function"):
             msg["name"] = m.get("function")
         if isinstance(m.get("error"), dict) and not msg["content"]:

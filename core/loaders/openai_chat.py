@@ -74,8 +74,9 @@ def copy_keys(m: dict) -> set:
     rewrite the content (a digest, "(Tool result removed)"), never the ids."""
     out = set()
     if m.get("role") == "tool" and m.get("tool_call_id"):
-        out.add(("result", m["tool_call_id"]))
-    ids = tuple(tc.get("id") for tc in m.get("tool_calls") or [] if isinstance(tc, dict) and tc.get("id"))
+        out.add(("result", _hashable(m["tool_call_id"])))
+    calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+    ids = tuple(_hashable(tc.get("id")) for tc in calls if isinstance(tc, dict) and tc.get("id"))
     if ids:
         out.add(("calls", ids))
     if not out:
@@ -84,6 +85,10 @@ def copy_keys(m: dict) -> set:
         if text.strip():
             out.add(("text", text))
     return out
+
+
+def _hashable(x):
+    return x if isinstance(x, (str, int, float)) else json.dumps(x, sort_keys=True, default=str)
 
 
 def same_message(a: dict, b: dict) -> bool:
