@@ -2,20 +2,33 @@
 
 Default: a per-session folder under the user's cache directory, never beside
 the opened file. Ids are sanitised so ``../../x`` or ``/abs`` stays inside, and
-a name clash never overwrites another result's file.
+a name clash never overwrites another result's file. A transcript is named by
+its content, so the same list is written once. In the cache, every file is a
+hard link to a content-addressed store (``core.cache``): the same input run
+through the same layer again adds nothing, and the cache is pruned least
+recently used first under its cap.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
 import os
 import re
+import shutil
 import stat
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from . import cache
 from .safeio import atomic_write, dumps, fix_text
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency
+    orjson = None
 
 PERSIST_DIR = ".task_outputs/tool-results"
 TRANSCRIPT_DIR = ".transcripts"
@@ -30,12 +43,8 @@ def safe_id(raw: object) -> str:
 
 
 def default_root() -> Path:
-    try:
-        from platformdirs import user_cache_dir
-        base = Path(user_cache_dir("compactscope", appauthor=False))
-    except Exception:  # platformdirs missing or no home: fall back to the temp dir
-        base = Path(tempfile.gettempdir()) / "compactscope"
-    return base / "sessions"
+    """The folder of the per-session workspaces in the user's cache."""
+    return cache.cache_root() / cache.SESSIONS
 
 
 class Workspace:
@@ -47,11 +56,17 @@ class Workspace:
     _counter = itertools.count(1)
 
     def __init__(self, root: str | os.PathLike | None = None):
+        self.store: cache.Store | None = None      # the cache's content store (default workspaces only)
         if root is None:
-            root = default_root() / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(self._counter)}"
+            base = cache.cache_root()
+            root = base / cache.SESSIONS / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(self._counter)}"
+            self.store = cache.Store(base)
         self.root = Path(root).resolve()
+        if self.store is not None:
+            cache.mark_active(self.root)
         self._lock = threading.Lock()
-        self._seq = itertools.count(1)
+        self._digests: dict[int, tuple] = {}       # id(message) -> (message, digest of its transcript line)
+        self.pruning = None                        # the background prune of the cache this workspace started
 
     def _inside(self, rel: str) -> Path:
         p = (self.root / rel).resolve()
@@ -81,11 +96,26 @@ class Workspace:
                             pass
                     continue
                 try:
-                    atomic_write(path, data, exclusive=True)
+                    self._create(path, data)
                 except FileExistsError:
                     continue
                 break
+        self._used()
         return f"{PERSIST_DIR}/{name}", path
+
+    def _create(self, path: Path, data: bytes) -> None:
+        """A new file ``path`` holding ``data``: a link to the stored object in the cache, else written
+        (atomically). FileExistsError when the name is taken."""
+        if self.store is not None:
+            obj = self.store.put(data)
+            if _link(obj, path):
+                return
+        atomic_write(path, data, exclusive=True)
+
+    def _used(self) -> None:
+        if self.store is not None:
+            cache.touch(self.root)
+            self.pruning = cache.maybe_prune(self.store.root, self.store) or self.pruning
 
     def _folder(self, rel: str) -> Path:
         """The folder ``rel`` inside the workspace, created; refused when it (or a parent) is a symlink that
@@ -99,28 +129,113 @@ class Workspace:
 
     def read_persisted(self, rel: str) -> str | None:
         try:
-            return self._inside(rel).read_text(encoding="utf-8", errors="replace")
+            text = self._inside(rel).read_text(encoding="utf-8", errors="replace")
         except (OSError, ValueError):
             return None
+        if self.store is not None:
+            cache.touch(self.root)
+        return text
 
     def write_transcript(self, messages: list) -> Path:
-        """Write the list one message per line (strict JSON: a lone surrogate becomes U+FFFD); the name is
-        unique even within one second (the teaching code's names collide). The file appears whole or not
-        at all."""
-        data = "".join(dumps(m) + "\n" for m in messages).encode("utf-8")
+        """Write the list one message per line (strict JSON: a lone surrogate becomes U+FFFD), named by
+        its content (``transcript_<hash>.jsonl``): the same list again is the same file, written once.
+        The file appears whole or not at all. Each message's line is hashed once per message object, so
+        a list seen before costs a lookup per message, not a serialisation."""
         with self._lock:
             folder = self._folder(TRANSCRIPT_DIR)
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            while True:
-                path = folder / f"transcript_{stamp}-{next(self._seq):04d}.jsonl"
-                if os.path.lexists(path):
-                    continue
-                try:
-                    atomic_write(path, data, exclusive=True)
-                except FileExistsError:
-                    continue
-                break
+            known = [self._digests.get(id(m)) for m in messages]
+            path = None
+            if all(d is not None and d[0] is m for d, m in zip(known, messages)):
+                path = self._name(folder, _transcript_key(d[1] for d in known), None)
+            if path is None:
+                path = self._write_new(folder, messages)
+        self._used()
         return path
+
+    def _line_and_digest(self, m) -> tuple[bytes, bytes]:
+        line = _line(m)
+        d = hashlib.blake2b(line, digest_size=16).digest()
+        if len(self._digests) >= 500_000:
+            self._digests.clear()
+        self._digests[id(m)] = (m, d)
+        return line, d
+
+    def _write_new(self, folder: Path, messages: list) -> Path:
+        """Serialise ``messages`` into a temporary file (hashing each line), then give it its name."""
+        fd, tmp = tempfile.mkstemp(prefix=".transcript.", suffix=".tmp", dir=folder)
+        try:
+            ds = []
+            with os.fdopen(fd, "wb") as f:
+                for m in messages:
+                    line, d = self._line_and_digest(m)
+                    f.write(line)
+                    ds.append(d)
+            return self._name(folder, _transcript_key(ds), Path(tmp))
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def _name(self, folder: Path, key: str, tmp: Path | None) -> Path | None:
+        """The transcript file of content ``key`` in ``folder``: found, or made from the stored object or
+        from ``tmp`` (a name taken by something else, e.g. a symlink, is skipped, never followed). None
+        when it does not exist and there is nothing to make it from."""
+        for k in itertools.count(1):
+            path = folder / (f"transcript_{key[:16]}.jsonl" if k == 1 else f"transcript_{key[:16]}-{k}.jsonl")
+            if _regular(path):
+                return path               # named by its content: the same content
+            if os.path.lexists(path):
+                continue
+            src = self.store.find(key) if self.store is not None else None
+            if src is None and tmp is not None and self.store is not None:
+                src = self.store.put_stream(key, lambda f: _copy_into(tmp, f))
+            try:
+                if src is not None and cache.link(src, path):
+                    return path
+                if tmp is None:
+                    return None
+                os.link(tmp, path)        # a new name only: never through anything that has it
+                return path
+            except FileExistsError:
+                continue
+            except OSError:               # the stored object was pruned meanwhile
+                if tmp is None:
+                    return None
+                with contextlib.suppress(FileExistsError):
+                    os.link(tmp, path)
+                    return path
+
+
+def _line(m) -> bytes:
+    """A message as one line of strict JSON."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(m, option=orjson.OPT_APPEND_NEWLINE)
+        except (TypeError, orjson.JSONEncodeError):
+            pass            # lone surrogates, huge integers, keys that are not strings: the careful writer
+    return (dumps(m) + "\n").encode("utf-8")
+
+
+def _transcript_key(digests) -> str:
+    h = hashlib.blake2b(digest_size=32)
+    for d in digests:
+        h.update(d)
+    return h.hexdigest()
+
+
+def _copy_into(src: Path, f) -> None:
+    with open(src, "rb") as g:
+        shutil.copyfileobj(g, f, 1 << 20)
+
+
+def _link(obj: Path, path: Path) -> bool:
+    """``path`` as a hard link to the stored ``obj``; False when that cannot be (no hard links here, or
+    the object was pruned meanwhile): the caller writes the file itself. FileExistsError when taken."""
+    try:
+        return cache.link(obj, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        return False
 
 
 def _regular(path: Path) -> bool:

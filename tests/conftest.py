@@ -5,6 +5,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Tests never read or write the user's own settings (QSettings follows XDG_CONFIG_HOME on Linux).
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="compactscope-test-config-")
+# ... nor the user's cache (workspaces of default engines, error reports): a folder of their own.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="compactscope-test-cache-")
 ROOT = Path(__file__).resolve().parent.parent
 
 import pytest  # noqa: E402
