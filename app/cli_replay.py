@@ -49,6 +49,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
         from compactscope.app.cli import inferred_json, print_inferred
+        from compactscope.core import divergence
         from compactscope.core.strategies.spec import parse_run_spec
         result, conv = load(args.file, args.conversation)
         engine = make_engine(args, args.strategy, conversation=conv)
@@ -72,6 +73,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if args.json:
             d = res.to_json()
             d["inferred"] = inferred_json(engine)
+            div = divergence.report(res, conv)
+            d["version"], d["divergence"] = div["version"], div
             d["input"] = {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
                           "conversation": args.conversation}
             if others:
@@ -122,6 +125,14 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                    else "no simulated summary")
             print(f"real {_real_label(b)} compaction before call {b['real_call']} (preTokens {b['real_pre_tokens']}): "
                   f"{sim}")
+        div = divergence.report(res, conv)
+        for r in div["compactions"]:
+            if r["diverges"]:
+                apart = "no simulated compaction" if r["first_simulated_call"] is None else \
+                    f"the first simulated one at call {r['first_simulated_call']} ({r['calls_apart']:+d} calls)"
+                err = f", estimate {r['token_error_share']:+.0%} off preTokens" if "token_error_share" in r else ""
+                print(f"! simulation and reality diverge at the real compaction before call {r['real_call']}: "
+                      f"{apart}{err}. {r['explanation']}")
         if others:
             print()
             print(format_table([res] + others))

@@ -331,3 +331,40 @@ def test_run_and_check_agree_on_every_context(corpus, path):
     assert rejected(check_conversation(conv)) == any(verdicts)
     rc, _, _ = _cli("check", path, "--segment", -1)
     assert rc == (1 if verdicts[-1] else 0)
+
+
+# ----------------------------------------------------------------- simulation vs reality
+
+def _replay_json(path, *extra):
+    rc, out, err = _cli("replay", path, "--strategy", "claude_code", "--json", *extra)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def test_replay_json_says_where_simulation_and_reality_meet(corpus):
+    d = _replay_json(CC / "b8-659b3a4dd4-0-full.jsonl")
+    assert d["version"] == "2.1.14" and d["divergence"]["version"] == "2.1.14"
+    rows = d["divergence"]["compactions"]
+    assert [r["real_call"] for r in rows] == [26, 109]
+    assert rows[0]["first_simulated_call"] == 26 and rows[0]["calls_apart"] == 0
+    assert rows[0]["token_error"] == rows[0]["estimate_before"] - 155_277
+    assert not d["divergence"]["diverged"]
+    assert d["inferred"]["params"]["cap_reserve"] is False
+
+
+def test_a_divergence_is_flagged_with_the_setting_that_explains_it(corpus):
+    d = _replay_json(CC / "b8-659b3a4dd4-0-full.jsonl", "--no-infer")
+    rows = d["divergence"]["compactions"]
+    assert d["divergence"]["diverged"] and rows[0]["calls_apart"] > 2
+    assert "cap_reserve=false" in rows[0]["explanation"] and "155,000" in rows[0]["explanation"]
+    # each real compaction is matched with its own simulated one, in order
+    assert rows[1]["first_simulated_call"] > rows[0]["first_simulated_call"]
+    # time-based microcompact that the session never ran: the explanation names it
+    d = _replay_json(CC / "fc-99c919b212-0-full.jsonl", "--set", "idle_gap_minutes=60")
+    row = d["divergence"]["compactions"][0]
+    assert row["diverges"] and "idle_gap_minutes=0" in row["explanation"]
+    rc, out, _ = _cli("replay", CC / "fc-99c919b212-0-full.jsonl", "--strategy", "claude_code", "--set",
+                      "idle_gap_minutes=60")
+    assert "! simulation and reality diverge at the real compaction before call 112" in out
+    rc, out, _ = _cli("replay", CC / "fc-99c919b212-0-full.jsonl", "--strategy", "claude_code")
+    assert "diverge" not in out and "inferred from the session" in out
