@@ -32,7 +32,6 @@ crash of the caller.
 """
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import importlib
@@ -392,6 +391,7 @@ def call_plugin(fn: Callable, args: tuple, kwargs: dict, cancel: threading.Event
     so that ``cancel`` is honoured: an async plugin's task is cancelled, a sync one is given
     ``grace`` seconds and then abandoned. Raises ``_Cancelled`` (with the reason) or the
     plugin's own exception."""
+    import asyncio          # here, not at the top: asyncio (and ssl) would cost every command ~25 ms to import
     box: dict = {}
     done = threading.Event()
 
