@@ -19,6 +19,12 @@ def install_actions(win, examples) -> None:
     a = fm.addAction("Open &Fleet\u2026", lambda: open_fleet_dialog(win))
     a.setShortcut(QKeySequence("Ctrl+Shift+O"))
     a.setToolTip("Open the results of compactscope fleet (a Parquet file): the whole archive's distribution")
+    fm.addSeparator()
+    a = fm.addAction("Load &Strategy from File\u2026", win.load_strategy_dialog)
+    a.setShortcut(QKeySequence("Ctrl+Shift+L"))
+    a.setToolTip("Your own compactor: a Python file with a function messages -> messages (docs/plugins.md)")
+    win.recent_strategies_menu = fm.addMenu("Recent S&trategies")
+    fm.addSeparator()
     win.examples_menu = fm.addMenu("Open &Example")
     for p in sorted(examples.glob("*.json")):
         win.examples_menu.addAction(p.name, lambda p=p: win.open_path(str(p)))
@@ -28,6 +34,7 @@ def install_actions(win, examples) -> None:
     q = fm.addAction("&Quit", win.close)
     q.setShortcut(QKeySequence.Quit)
     rebuild_recent(win)
+    rebuild_recent_strategies(win)
     # File > Export as HTML / Markdown (before PNG), and the Edit menu's copies as Markdown (app/export.py)
     install_export(win, fm, mb)
     vm = mb.addMenu("&View")
@@ -71,6 +78,22 @@ def rebuild_recent(win) -> None:
         win.recent_menu.addSeparator()
         win.recent_menu.addAction("Clear", lambda: (win.settings.clear_recent(), rebuild_recent(win)))
     win.recent_menu.setEnabled(bool(files))
+
+
+def rebuild_recent_strategies(win) -> None:
+    """File > Recent Strategies: the plugins loaded before (short names, the full spec as tooltip)."""
+    from compactscope.core.strategies import short_label
+    m = win.recent_strategies_menu
+    m.clear()
+    specs = win.settings.recent_strategies()
+    for spec in specs:
+        a = m.addAction(short_label(spec), lambda spec=spec: win.use_strategy(spec))
+        a.setToolTip(spec)
+    m.setToolTipsVisible(True)
+    if specs:
+        m.addSeparator()
+        m.addAction("Clear", lambda: (win.settings.clear_recent_strategies(), rebuild_recent_strategies(win)))
+    m.setEnabled(bool(specs))
 
 
 def _timeline_focused(win) -> bool:

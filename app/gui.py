@@ -20,7 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--screenshots", metavar="DIR", help="render offscreen, save one PNG per layer step (and per "
                                                         "registered frame, e.g. a lesson's slides) in DIR and exit")
     ap.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
-    ap.add_argument("--strategy", help="strategy name (s08, claude_code, hermes)")
+    ap.add_argument("--strategy", help="strategy name (s08, claude_code, hermes, inspect_trim, ...) or a plugin "
+                                       "PATH.py:FUNCTION (docs/plugins.md)")
     ap.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
     ap.add_argument("--summarizer", help="offline, anthropic[:MODEL] or fixed:TEXT")
     ap.add_argument("--dark", action="store_true", help="dark palette")

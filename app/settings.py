@@ -46,6 +46,21 @@ class Settings:
     def clear_recent(self) -> None:
         self.set("recent_files", [])
 
+    # recent plugin strategies (specs such as /path/mine.py:compact)
+    def recent_strategies(self) -> list[str]:
+        raw = self.q.value("recent_strategies", [])
+        if isinstance(raw, str):
+            raw = [raw]
+        return [str(p) for p in (raw or []) if p]
+
+    def add_recent_strategy(self, spec: str) -> list[str]:
+        specs = [spec] + [s for s in self.recent_strategies() if s != spec]
+        self.set("recent_strategies", specs[:MAX_RECENT])
+        return specs[:MAX_RECENT]
+
+    def clear_recent_strategies(self) -> None:
+        self.set("recent_strategies", [])
+
     # layout
     def save_layout(self, geometry: QByteArray, state: QByteArray, splitter: QByteArray | None = None) -> None:
         self.set("window/geometry", geometry)

@@ -596,7 +596,7 @@ class Session:
         return (f"{len(view.messages):,} messages \u00b7 "
                 + (f"{size:,} chars ({size_name})" if size is not None else "size: computing\u2026") + " \u00b7 "
                 + (f"{tokens:,} tokens ({tok_name})" if tokens is not None else "tokens: computing\u2026")
-                + f" \u00b7 strategy {self.strategy.name}{run}")
+                + f" \u00b7 strategy {strategies.short_label(self.strategy.name)}{run}")
 
     def call_caption(self, i: int) -> str:
         rr = self.replay_result

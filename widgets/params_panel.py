@@ -5,7 +5,9 @@ re-runs the pipeline at once without a run per keystroke.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+import html
+
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QPushButton,
                                QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
@@ -25,7 +27,7 @@ class ParamsPanel(QWidget):
         top = QFormLayout()
         self.strategy_box = QComboBox(self)
         self.strategy_box.setObjectName("strategyBox")
-        self.strategy_box.currentTextChanged.connect(self._strategy_changed)
+        self.strategy_box.currentIndexChanged.connect(self._strategy_changed)
         top.addRow("Strategy", self.strategy_box)
         self.summarizer_box = QComboBox(self)
         self.summarizer_box.setObjectName("summarizerBox")
@@ -55,14 +57,35 @@ class ParamsPanel(QWidget):
         self._timer.timeout.connect(self._emit)
         self._building = False
 
-    def set_strategies(self, names: list[str], current: str) -> None:
+    def set_strategies(self, names: list[str], current: str, labels: dict | None = None) -> None:
+        """The strategies to choose from (their specs; ``labels``: what to show for some, e.g. a plugin
+        file's short name, the full spec in the tooltip)."""
         self._building = True
         self.strategy_box.clear()
-        self.strategy_box.addItems(names)
-        self.strategy_box.setCurrentText(current)
+        for n in names:
+            self.add_strategy(n, (labels or {}).get(n))
+        self._select(current)
         self._building = False
 
-    def _strategy_changed(self, name: str) -> None:
+    def add_strategy(self, spec: str, label: str | None = None) -> None:
+        if self.strategy_box.findData(spec) >= 0:
+            return
+        self.strategy_box.addItem(label or spec, spec)
+        if label and label != spec:
+            self.strategy_box.setItemData(self.strategy_box.count() - 1, spec, Qt.ToolTipRole)
+
+    def _select(self, spec: str) -> None:
+        k = self.strategy_box.findData(spec)
+        if k < 0:
+            self.add_strategy(spec)
+            k = self.strategy_box.findData(spec)
+        self.strategy_box.setCurrentIndex(k)
+
+    def current_strategy(self) -> str:
+        return self.strategy_box.currentData() or self.strategy_box.currentText()
+
+    def _strategy_changed(self, _index: int = -1) -> None:
+        name = self.current_strategy()
         if not self._building and name:
             self.sigStrategyChanged.emit(name)
 
@@ -75,10 +98,15 @@ class ParamsPanel(QWidget):
     def set_strategy(self, strategy, values: dict) -> None:
         self._building = True
         self.strategy = strategy
-        if self.strategy_box.currentText() != strategy.name:
-            self.strategy_box.setCurrentText(strategy.name)
-        self.description.setText(f"<b>{strategy.title}</b><br>{strategy.description}<br>"
-                                 "layers: " + " \u2192 ".join(strategy.layer_names))
+        if self.current_strategy() != strategy.name:
+            self._select(strategy.name)
+        notes = strategy.notes if isinstance(strategy.notes, dict) else {}
+        origin = f"<br>from: {html.escape(str(notes['origin']))}" if notes.get("origin") else ""
+        gone = str(notes.get("not reproduced") or "")
+        missing = f"<br><i>not reproduced: {html.escape(gone.split(':')[0])} (hover for why)</i>" if gone else ""
+        self.description.setToolTip(f"not reproduced: {gone}" if gone else "")
+        self.description.setText(f"<b>{html.escape(strategy.title)}</b><br>{html.escape(strategy.description)}<br>"
+                                 "layers: " + " \u2192 ".join(strategy.layer_names) + origin + missing)
         form_w = QWidget()
         form = QFormLayout(form_w)
         self.editors = {}
@@ -95,6 +123,10 @@ class ParamsPanel(QWidget):
         self._building = False
 
     def _editor(self, p, v):
+        if getattr(p, "text_editor", False):         # a value a spin box cannot hold (e.g. a number or "all")
+            ed = QLineEdit("" if v is None else str(v))
+            ed.editingFinished.connect(self._changed)
+            return ed
         if p.choices:
             ed = QComboBox()
             ed.addItems([str(c) for c in p.choices])

@@ -192,6 +192,13 @@ def pieces(m: Any, texts: list, media: list) -> None:
                     texts.append(str(p["summary"]))
             elif t in ("image_url", "image", "input_image"):
                 media.append(_image_tokens(p))
+            elif t == "tool_use":                # Anthropic blocks (before the convert step): as their
+                texts.append(str(p.get("name") or ""))                     # chat-dialect equivalents
+                texts.append(_args_text(p.get("input")))
+            elif t == "tool_result":
+                inner = p.get("content")
+                pieces({"role": "tool", "content": inner if isinstance(inner, (str, list)) else str(inner or "")},
+                       texts, media)
     elif reasoning_of(m):
         if c:                                   # [reasoning, text]: an empty text is no part
             texts.append(str(c))

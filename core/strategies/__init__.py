@@ -16,7 +16,7 @@ import importlib
 
 from .base import Param, Strategy
 from .infer import Inferred, infer_params
-from .plugin import ANY, PluginError, looks_like_plugin
+from .plugin import ANY, PluginError, looks_like_plugin, short_label
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
             "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
@@ -96,4 +96,5 @@ def source(strategy: str | Strategy) -> str:
     return "built-in" if st.name in _MODULES else "unknown"
 
 
-__all__ = ["ANY", "Inferred", "Param", "PluginError", "Strategy", "available", "builtin", "get", "infer_params", "source"]
+__all__ = ["ANY", "Inferred", "Param", "PluginError", "Strategy", "available", "builtin", "get", "infer_params",
+           "looks_like_plugin", "short_label", "source"]

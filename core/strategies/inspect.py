@@ -24,7 +24,8 @@ NOT_REPRODUCED = ("CompactionNative and CompactionAuto: the provider compacts th
 
 
 class IntOrAll(Param):
-    """A whole number >= 0, or "all"."""
+    """A whole number >= 0, or "all" (edited as text in the window)."""
+    text_editor = True
 
     def coerce(self, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lower() == "all":

@@ -241,6 +241,34 @@ def load(spec: str | Spec) -> Strategy:
     return strategy
 
 
+def candidates(path: str) -> list[str]:
+    """The names in a plugin file that can be a strategy (its own public functions, lists of them,
+    objects with ``layers``, Strategies), default names first: for a "which one?" question.
+    PluginError when the file does not load."""
+    sp = parse_spec(path if path.endswith(".py") or ":" not in path else path.rsplit(":", 1)[0])
+    mod = _import_file(sp.target)
+    out = []
+    for k, v in vars(mod).items():
+        if k.startswith("_"):
+            continue
+        own = getattr(v, "__module__", None) == mod.__name__
+        if (inspect.isfunction(v) and own) or isinstance(v, Strategy) or \
+                (isinstance(v, (list, tuple)) and v and all(callable(x) for x in v)) or \
+                (own and isinstance(v, type) and isinstance(getattr(v, "layers", None), (list, tuple))):
+            out.append(k)
+    return sorted(out, key=lambda k: (k not in DEFAULT_NAMES, DEFAULT_NAMES.index(k) if k in DEFAULT_NAMES else 0))
+
+
+def short_label(spec: str) -> str:
+    """How a strategy spec is shown in a list: a plugin file as ``file.py:NAME``, anything else as it is."""
+    if not looks_like_plugin(spec):
+        return spec
+    try:
+        return parse_spec(spec).short
+    except PluginError:
+        return spec
+
+
 # ------------------------------------------------------------------ parameters
 @dataclass(frozen=True)
 class PluginParam(Param):
