@@ -80,7 +80,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             if tty:
                 sys.stderr.write("\r\x1b[2K" + pr.line())
                 sys.stderr.flush()
-            elif pr.elapsed - state["last"] >= 10 or pr.done == pr.total:
+            elif pr.done == 0 or pr.elapsed - state["last"] >= 10 or pr.done == pr.total:
                 state["last"] = pr.elapsed
                 print(pr.line(), file=sys.stderr, flush=True)
         cancel = threading.Event()
@@ -100,7 +100,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             print("no session files found" + (f" under {', '.join(args.paths)}" if args.paths else
                                                " in your Claude Code projects folder"), file=sys.stderr)
         print(f"{s.replayed:,} session(s) replayed in {_dur(s.seconds)} on {s.engine}"
-              + (f" ({s.bytes / 1e6:,.0f} MB, {s.bytes / 1e6 / max(s.seconds, 1e-9):,.1f} MB/s)" if s.bytes else "")
+              + (f" ({s.bytes / 1e6:,.0f} MB, {s.bytes / 1e6 / max(s.seconds, 1e-9):,.1f} MB/s"
+                 + (f"; workers peaked at {s.worker_peak_mb:,.0f} MB of memory" if s.worker_peak_mb else "") + ")"
+                 if s.bytes else "")
               + (f"; {s.skipped:,} unchanged, kept from before" if s.skipped else "")
               + (f"; {s.errors:,} with an error (a row each, column error)" if s.errors else ""))
         for e in s.error_examples[:3]:

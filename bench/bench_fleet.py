@@ -35,7 +35,7 @@ def _load() -> str:
 
 
 def _table(path) -> list:
-    return pq.read_table(path).drop_columns(["seconds"]).sort_by("path").to_pylist()
+    return pq.read_table(path).drop_columns(["seconds", "worker_peak_mb"]).sort_by("path").to_pylist()
 
 
 def main(argv=None) -> int:

@@ -64,7 +64,7 @@ def projects(corpus, tmp_path):
 
 def _strip(table):
     """The table without what legitimately differs between two runs (timings), sorted by path."""
-    t = table.drop_columns(["seconds"]).sort_by("path")
+    t = table.drop_columns(["seconds", "worker_peak_mb"]).sort_by("path")
     return t.to_pylist()
 
 
@@ -201,9 +201,10 @@ def test_a_stopped_run_keeps_what_it_finished(projects, tmp_path):
 
     def progress(p):
         seen.append(p.done)
-        cancel.set()
+        if p.done:
+            cancel.set()
     s = run_fleet([projects], make_config(), out, engine=InProcess(), cancel=cancel, progress=progress)
-    assert s.stopped and 1 <= s.rows < s.discovered
+    assert s.stopped and 1 <= s.rows < s.discovered and seen[0] == 0      # told at once how much there is
     rest = run_fleet([projects], make_config(), out, engine=InProcess())
     assert rest.replayed == s.discovered - s.rows and rest.rows == s.discovered
 
@@ -367,3 +368,12 @@ def test_a_worker_that_crashes_or_hangs_is_one_row(tmp_path):
     assert set(errors) == {"b", "d"} and s.rows == 6
     assert "died" in errors["b"] and "longer than 6 s" in errors["d"]
     assert all(r["calls"] == 2 for r in t if not r["error"])
+
+
+def test_progress_line_says_how_far_and_how_long():
+    from compactscope.core.fleet.run import Progress
+    p = Progress(done=10, total=40, bytes_done=50_000_000, bytes_total=200_000_000, errors=1, elapsed=25.0)
+    assert p.eta == pytest.approx(75.0)          # by bytes: a quarter done in 25 s
+    line = p.line()
+    assert "10/40 sessions" in line and "50/200 MB" in line and "1 error" in line and "about 1 min 15 s left" in line
+    assert Progress(total=3).eta is None

@@ -127,10 +127,7 @@ class FleetView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
-        self.summary = QLabel(self)
-        self.summary.setObjectName("fleetSummary")
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.summary = self._text("fleetSummary")
         lay.addWidget(self.summary)
         # ---- threshold
         row = QHBoxLayout()
@@ -153,10 +150,7 @@ class FleetView(QWidget):
         row.addWidget(self.spin)
         row.addWidget(self.own)
         lay.addLayout(row)
-        self.whatif = QLabel(self)
-        self.whatif.setObjectName("fleetWhatIf")
-        self.whatif.setWordWrap(True)
-        self.whatif.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.whatif = self._text("fleetWhatIf")
         lay.addWidget(self.whatif)
         # ---- figures and table
         self.splitter = QSplitter(Qt.Vertical, self)
@@ -238,6 +232,14 @@ class FleetView(QWidget):
         t = threshold if threshold is not None else (150_000 if tokens else data.default_threshold())
         self.set_threshold(t)
         self._reevaluate()
+
+    def _text(self, name: str) -> QLabel:
+        """A wrapped, selectable (copyable) line of text."""
+        label = QLabel(self)
+        label.setObjectName(name)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        return label
 
     # ------------------------------------------------------------------ threshold
     @property

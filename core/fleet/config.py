@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .. import strategies
 
-FORMAT_VERSION = 2          # 2: post_levels
+FORMAT_VERSION = 3          # 2: post_levels; 3: worker_peak_mb
 
 
 class FleetError(Exception):

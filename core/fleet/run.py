@@ -42,7 +42,8 @@ class Progress:
         eta = self.eta
         mb = f"{self.bytes_done / 1e6:,.0f}/{self.bytes_total / 1e6:,.0f} MB"
         return (f"{self.done:,}/{self.total:,} sessions, {mb}, {self.errors:,} error(s), "
-                f"{_dur(self.elapsed)} elapsed" + (f", about {_dur(eta)} left" if eta is not None else ""))
+                f"{_dur(self.elapsed)} elapsed" + (f", about {_dur(eta)} left" if eta is not None else "")
+                + (f" ({self.skipped:,} unchanged, kept from before)" if self.skipped else ""))
 
 
 def _dur(s: float) -> str:
@@ -69,6 +70,7 @@ class FleetSummary:
     orphan_agents: list = field(default_factory=list)
     missing: list = field(default_factory=list)
     error_examples: list = field(default_factory=list)
+    worker_peak_mb: float | None = None     # the largest peak resident memory a worker reported
 
 
 def _previous(out: Path, cfg: FleetConfig):
@@ -123,16 +125,20 @@ def run_fleet(paths, cfg: FleetConfig, out: str | Path, *, engine=None, overwrit
     p = Progress(total=len(tasks), bytes_total=sum(t.size for t in tasks), skipped=len(found.sessions) - len(tasks))
     writer = ResultsWriter(out, cfg, batch=batch)
     t0 = time.perf_counter()
-    errors, stopped = [], False
+    errors, stopped, peak = [], False, None
     try:
         if previous:
             writer.copy_from(out, keep)
         last_report = 0.0
+        if progress is not None and tasks:
+            progress(p)                   # at once: how much there is to do
         for task, row in engine.run(tasks, cfg, cancel):
             writer.add(row)
             p.done += 1
             p.bytes_done += task.size
             p.last = task.path
+            if row.get("worker_peak_mb"):
+                peak = max(peak or 0.0, float(row["worker_peak_mb"]))
             if row.get("error"):
                 p.errors += 1
                 if len(errors) < 5:
@@ -151,4 +157,4 @@ def run_fleet(paths, cfg: FleetConfig, out: str | Path, *, engine=None, overwrit
     writer.close()
     return FleetSummary(str(out), getattr(engine, "name", type(engine).__name__), len(found.sessions), p.done,
                         p.skipped, p.errors, writer.written, time.perf_counter() - t0, p.bytes_done, stopped,
-                        found.orphan_agents, found.missing, errors)
+                        found.orphan_agents, found.missing, errors, peak)

@@ -80,6 +80,8 @@ SESSION_COLUMNS = [
                                     "threshold re-evaluation resets to it)"),
     ("error", pa.string(), "why the session could not be loaded or replayed (null when it was)"),
     ("seconds", pa.float32(), "time the worker spent on the session"),
+    ("worker_peak_mb", pa.float32(), "the worker process's peak resident memory after it (MB; a worker is replaced "
+                                     "every 100 sessions)"),
 ]
 COMPARE_COLUMNS = [
     ("compactions", pa.int32(), "summaries this run made"),

@@ -171,7 +171,19 @@ def replay_session(task: SessionTask, cfg: FleetConfig) -> dict:
         row["error"] = f"{task.path}: the {stage} failed: {type(e).__name__}: {e}{where}"
     finally:
         row["seconds"] = round(time.perf_counter() - t0, 4)
+        row["worker_peak_mb"] = _peak_mb()
     return row
+
+
+def _peak_mb() -> float | None:
+    """The worker process's peak resident memory so far (MB): what a fleet costs per worker."""
+    try:
+        import resource
+        import sys
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+    except (ImportError, OSError, ValueError):
+        return None
 
 
 def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
