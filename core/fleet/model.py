@@ -308,6 +308,8 @@ class FleetData:
 
 def fmt_num(v) -> str:
     v = float(v)
+    if abs(v) >= 1e9:
+        return f"{v / 1e9:.2f}G"
     if abs(v) >= 1e6:
         return f"{v / 1e6:.2f}M"
     if abs(v) >= 1e4:
