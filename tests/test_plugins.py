@@ -379,3 +379,26 @@ def test_cli_run_check_replay_strategies_with_a_plugin(tmp_path, examples):
     assert "keep = 3" in r.stdout and f"from: file {p.resolve()}" in r.stdout
     r = run("run", f, "--strategy", f"{p}:nothere")
     assert r.returncode == 2 and "has no 'nothere'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_fleet_replays_a_plugin_and_an_inspect_strategy_in_worker_processes(corpus, tmp_path):
+    """"Our compactor against Claude Code's on all our sessions": the fleet's worker processes resolve
+    the plugin spec through the same registry."""
+    pytest.importorskip("pyarrow")
+    from compactscope.core.fleet import make_config
+    from compactscope.core.fleet.engines import LocalPool
+    from compactscope.core.fleet.model import FleetData
+    from compactscope.core.fleet.run import run_fleet
+    p = write(tmp_path, "def compact(messages, keep: int = 30):\n    return messages[:1] + messages[-keep:]\n")
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    import shutil
+    shutil.copy(corpus / "claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", sessions)
+    cfg = make_config("claude_code", {}, [f"mine={p}:compact:keep=4", "trim=inspect_trim:threshold=2000"])
+    run_fleet([sessions], cfg, tmp_path / "r.parquet", engine=LocalPool(1))
+    import pyarrow.parquet as pq
+    row = pq.read_table(tmp_path / "r.parquet").to_pylist()[0]
+    assert row["error"] is None and row["cmp_mine_error"] is None and row["cmp_trim_error"] is None
+    assert 0 < row["cmp_mine_peak_tokens"] < row["peak_context_tokens"]
+    assert row["cmp_trim_threshold"] == 2000 and row["cmp_trim_tokens_sent"] < row["sim_tokens_sent"]
+    assert FleetData.load(tmp_path / "r.parquet").paths
