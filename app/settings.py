@@ -28,35 +28,32 @@ class Settings:
         if self.enabled:
             self.q.setValue(key, value)
 
-    # recent files
-    def recent_files(self) -> list[str]:
-        raw = self.q.value("recent_files", [])
+    # recent files, and recent plugin strategies (specs such as /path/mine.py:compact)
+    def _recent(self, key: str) -> list[str]:
+        raw = self.q.value(key, [])
         if isinstance(raw, str):
             raw = [raw]
         return [str(p) for p in (raw or []) if p]
 
+    def _add_recent(self, key: str, item: str) -> list[str]:
+        items = [item] + [x for x in self._recent(key) if x != item]
+        self.set(key, items[:MAX_RECENT])
+        return items[:MAX_RECENT]
+
+    def recent_files(self) -> list[str]:
+        return self._recent("recent_files")
+
     def add_recent(self, path: str) -> list[str]:
-        p = str(Path(path).resolve())
-        files = [f for f in self.recent_files() if f != p]
-        files.insert(0, p)
-        files = files[:MAX_RECENT]
-        self.set("recent_files", files)
-        return files
+        return self._add_recent("recent_files", str(Path(path).resolve()))
 
     def clear_recent(self) -> None:
         self.set("recent_files", [])
 
-    # recent plugin strategies (specs such as /path/mine.py:compact)
     def recent_strategies(self) -> list[str]:
-        raw = self.q.value("recent_strategies", [])
-        if isinstance(raw, str):
-            raw = [raw]
-        return [str(p) for p in (raw or []) if p]
+        return self._recent("recent_strategies")
 
     def add_recent_strategy(self, spec: str) -> list[str]:
-        specs = [spec] + [s for s in self.recent_strategies() if s != spec]
-        self.set("recent_strategies", specs[:MAX_RECENT])
-        return specs[:MAX_RECENT]
+        return self._add_recent("recent_strategies", spec)
 
     def clear_recent_strategies(self) -> None:
         self.set("recent_strategies", [])

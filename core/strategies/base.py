@@ -146,6 +146,14 @@ class Verdict:
     status: str
     text: str
 
+    @classmethod
+    def from_text(cls, text: str, match: str, not_compared: tuple = ()) -> "Verdict":
+        """An oracle's answer in words: MATCH when it starts with ``match``, SKIPPED when it is one of
+        ``not_compared``, else DIFFER (the first difference)."""
+        if text.startswith(match):
+            return cls(MATCH, text)
+        return cls(SKIPPED if text in not_compared else DIFFER, text)
+
     @property
     def ok(self) -> bool:
         return self.status == MATCH

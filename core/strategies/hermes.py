@@ -12,18 +12,13 @@ from ..layers.hermes import threshold as hermes_threshold
 from ..layers.hermes_rules import HermesTokens
 from ..messages import OPENAI
 from ..moa import MOA_LAYER
-from .base import DIFFER, MATCH, SKIPPED, TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
+from .base import TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
 
 
 def _check_against_hermes_agent(trace) -> Verdict:
     """The run against the real hermes-agent ContextCompressor (core.hermes_oracle)."""
     from .. import hermes_oracle
-    text = hermes_oracle.check_trace(trace)
-    if text.startswith(hermes_oracle.MATCH):
-        return Verdict(MATCH, text)
-    if text in hermes_oracle.NOT_COMPARED or text.startswith("nothing to compare"):
-        return Verdict(SKIPPED, text)
-    return Verdict(DIFFER, text)
+    return Verdict.from_text(hermes_oracle.check_trace(trace), hermes_oracle.MATCH, hermes_oracle.NOT_COMPARED)
 
 
 HERMES = Strategy(

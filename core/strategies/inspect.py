@@ -14,7 +14,7 @@ from typing import Any
 from ..layers.inspect import layers_for, threshold, threshold_to_params
 from ..layers.inspect_rules import DEFAULT_WINDOW, MERGES, InspectTokens
 from ..messages import OPENAI
-from .base import DIFFER, MATCH, SKIPPED, TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
+from .base import TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
 
 VERSION = "0.3.285"
 NOT_REPRODUCED = ("CompactionNative and CompactionAuto: the provider compacts the context server-side (OpenAI "
@@ -59,12 +59,7 @@ def _common() -> tuple[Param, ...]:
 def _check(trace) -> Verdict:
     """The run against the real inspect-ai (core.inspect_oracle)."""
     from .. import inspect_oracle
-    text = inspect_oracle.check_trace(trace)
-    if text.startswith(inspect_oracle.MATCH):
-        return Verdict(MATCH, text)
-    if text in inspect_oracle.NOT_COMPARED or text.startswith("nothing to compare"):
-        return Verdict(SKIPPED, text)
-    return Verdict(DIFFER, text)
+    return Verdict.from_text(inspect_oracle.check_trace(trace), inspect_oracle.MATCH, inspect_oracle.NOT_COMPARED)
 
 
 def _strategy(kind: str, title: str, description: str, params: tuple[Param, ...]) -> Strategy:
