@@ -368,7 +368,8 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-infer", action="store_true",
                    help="do not read defaults from the session (e.g. Claude Code's version picks its threshold "
                         "rule); the strategy's documented defaults apply")
-    p.add_argument("--variant", choices=("guarded", "readme"), help="readme = the seed README's unguarded snip")
+    p.add_argument("--variant", choices=("guarded", "readme"),
+                   help="readme = the seed README's snip: both guards, but no overlap check and no bounds checks")
     p.add_argument("--order", help="comma-separated layer order, e.g. micro_compact,tool_result_budget,...")
     p.add_argument("--summarizer", default="offline", help="offline (default), anthropic[:MODEL] or fixed:TEXT")
     p.add_argument("--workdir", help="folder for persisted results and transcripts (default: a per-session "

@@ -24,6 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
                                        "PATH.py:FUNCTION (docs/plugins.md)")
     ap.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
     ap.add_argument("--summarizer", help="offline, anthropic[:MODEL] or fixed:TEXT")
+    ap.add_argument("--variant", metavar="NAME", help="run a variant of the strategy (s08: readme = the seed "
+                                                       "README's snip, without the overlap and bounds checks)")
+    ap.add_argument("--order", metavar="LAYERS", help="comma-separated layer order, e.g. "
+                                                      "micro_compact,tool_result_budget,snip_compact,compact_history")
     ap.add_argument("--dark", action="store_true", help="dark palette")
     ap.add_argument("--mode", choices=("after", "before"), help="message list shows the stage after/before the layer")
     ap.add_argument("--tab", choices=("diff", "snip", "timeline"), help="which centre tab to show")
@@ -103,6 +107,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2
         win.session.set_params(params, run=False)
+    if args.variant or args.order:
+        try:
+            if args.variant and args.variant not in ("main", "guarded"):
+                win.session.set_variant(args.variant)
+            elif args.variant:
+                win.session.set_variant(None)
+        except KeyError as e:
+            known = ", ".join(["main"] + [v.name for v in win.strategy.variants])
+            print(f"compactscope: {e.args[0]} (variants: {known})", file=sys.stderr)
+            return 2
+        if args.order:
+            order = [n.strip() for n in args.order.split(",") if n.strip()]
+            if not win.session.set_order(order):
+                print(f"compactscope: {win.session.error.what}", file=sys.stderr)
+                return 2
     if args.dark:
         win.dark_action.setChecked(True)
         win.set_dark(True, save=False)

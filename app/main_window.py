@@ -201,6 +201,9 @@ class MainWindow(QMainWindow):
         self.params_panel.sigParamsChanged.connect(s.set_params)
         self.params_panel.sigStrategyChanged.connect(self.set_strategy)
         self.params_panel.sigSummarizerChanged.connect(s.set_summarizer)
+        self.params_panel.sigVariantChanged.connect(s.set_variant)
+        self.params_panel.sigOrderChanged.connect(s.set_order)
+        q.sigOrderChanged.connect(self.params_panel.set_order)
         self.chart.sigThresholdChanged.connect(s.drag_threshold)
         self.chart.sigMessageClicked.connect(self.select_message)
         self.findings.sigMessageClicked.connect(self.select_message)
@@ -382,6 +385,7 @@ class MainWindow(QMainWindow):
         st = self.strategy
         for k, v in params.items():
             self.params_panel.set_value(k, v)
+        self.params_panel.set_variant(self.session.variant)
         self.settings.set_params(st.name, {k: v for k, v in params.items() if v != st.param(k).default})
 
     def _summarizer_changed(self, spec: str) -> None:
@@ -463,7 +467,9 @@ class MainWindow(QMainWindow):
         if step is None:
             self.edits.set_step(None, overview=self.session.overview())
         else:
-            self.edits.set_step(step, stage_label(self.strategy, step.layer))
+            k = next((i for i, st in enumerate(self.trace.steps) if st is step), -1) if self.trace else -1
+            self.edits.set_step(step, stage_label(self.strategy, step.layer),
+                                lost=[x for x in self.session.lost() if x.step == k])
         c = self.session.check
         if c is None:
             return

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .layers.base import BOUNDARIES, SNIP
+from .layers.base import BOUNDARIES, BUDGET, MICRO, SNIP
+from .trace import PERSIST, REPLACE
 
 SNIP_VARS = ("head_end_initial", "tail_start_initial")
+# what the seed README's snip_compact lacks, compared with the course code (seed 000): it has both guards
+README_LACKS = ("the overlap check (head_end >= tail_start: return the list unchanged) and the bounds checks "
+                "(head_end > 0; 0 < tail_start < len(messages))")
 
 # row kinds: "rule" (the parameters behind the cut), "move" (a cut moved, with its reason),
 # "result" (what is kept, what goes), "anchor" (a message kept on purpose), "note", "error"
@@ -88,6 +92,9 @@ def snip_rows(step) -> list:
     for e in step.edits:
         if e.kind == "note" and ("head_end" in e.text or "tail_start" in e.text):
             rows.append(("note", f"note: {e.text}"))
+    readme = v.get("variant") == "readme"
+    if readme:
+        rows.insert(1, ("rule", f"the README code: the same two guards, without {README_LACKS}"))
     if "snipped" in v:
         s = v["snipped"]
         if s > 0:
@@ -96,8 +103,12 @@ def snip_rows(step) -> list:
         elif s < 0:
             rows.append(("result", f"head_end {he1} > tail_start {ts1}: snipped {s}, messages {ts1}..{he1 - 1} "
                                    "appear twice"))
+        elif readme:
+            rows.append(("result", f"head_end {he1} = tail_start {ts1}: snipped 0, yet the placeholder "
+                                   f"{placeholder_of(step)!r} is inserted: one message more, nothing removed"))
         else:
-            rows.append(("result", "nothing snipped"))
+            rows.append(("result", f"head_end {he1} >= tail_start {ts1}: head and tail overlap, the overlap check "
+                                   "returns the list unchanged (nothing snipped)"))
     if step.error:
         rows.append(("error", f"error: {step.error}"))
     return rows
@@ -162,6 +173,131 @@ def hermes_rows(step) -> tuple[list, list]:
     cuts = [(cs, f"\u2702 compress_start = {cs}: {cs}..{ce - 1} summarised, head 0..{cs - 1} kept"),
             (ce, f"\u2702 compress_end = {ce}: tail {ce}..{n - 1} kept")]
     return rows, cuts
+
+
+def placeholder_of(step) -> str | None:
+    """The placeholder text a snip step inserted (None when it inserted none)."""
+    e = next((e for e in getattr(step, "edits", ()) if e.kind == "snip" and e.data and "placeholder" in e.data), None)
+    return e.data["placeholder"] if e is not None else None
+
+
+def _outcome(step) -> str:
+    """What a snip step did to the list, in a few words."""
+    v = step.vars
+    he, ts, s = v.get("head_end"), v.get("tail_start"), v.get("snipped")
+    if step.error:
+        return f"fails: {step.error}"
+    if not is_snip_step(step):
+        return f"leaves the list alone: {step.explain()}"
+    if s is None or s == 0 and not step.changed:
+        return f"stops at head_end {he} >= tail_start {ts} and returns the list unchanged"
+    return f"removes messages {he}..{ts - 1} ({s}) and inserts {placeholder_of(step)!r}"
+
+
+def variant_rows(step, vstep) -> list:
+    """Where the README snip (``vstep``) differs from the course code's (``step``), for every case: the same cut
+    (only the placeholder differs), "snipped 0" with a placeholder, a negative snip duplicating messages, an
+    IndexError at the list's ends, or cuts that land elsewhere. Rows of kind "same" or "differ"."""
+    if step is None or vstep is None:
+        return []
+    n = len(step.input)
+    if vstep.error:
+        return [("differ", f"The README code fails: {vstep.error}. It lacks the bounds checks (head_end > 0; "
+                           f"0 < tail_start < len(messages)), so it reads past the list's end; the course code "
+                           f"{_outcome(step)}.")]
+    if not is_snip_step(vstep) and not is_snip_step(step):
+        return [("same", f"Both leave the list alone: {n} messages <= max_messages "
+                         f"{(step.vars or {}).get('max_messages')}.")]
+    v = vstep.vars
+    he, ts, s = v.get("head_end"), v.get("tail_start"), v.get("snipped")
+    grow = (f"{n} → {len(vstep.messages)} messages, {vstep.size_before:,} → {vstep.size_after:,} chars"
+            if vstep.size_after is not None else f"{n} → {len(vstep.messages)} messages")
+    if s is not None and s < 0:
+        return [("differ", f"The README code cuts at head_end {he} > tail_start {ts}: snipped {s}, so messages "
+                           f"{ts}..{he - 1} appear twice ({grow}). It lacks the overlap check; the course code "
+                           f"{_outcome(step)}.")]
+    if s == 0:
+        return [("differ", f"The README code inserts {placeholder_of(vstep)!r} although it cuts nothing ({grow}: "
+                           f"the size grows). It lacks the overlap check; the course code {_outcome(step)}.")]
+    g = step.vars or {}
+    if is_snip_step(step) and (g.get("head_end"), g.get("tail_start")) == (he, ts) and step.changed:
+        return [("same", f"Both cut at the same place: messages {he}..{ts - 1} ({s}). Only the placeholder "
+                         f"differs: {placeholder_of(step)!r} against {placeholder_of(vstep)!r}. The README code "
+                         f"would differ only when the guards push head_end to tail_start or past it, or when the "
+                         f"cut falls at the list's ends.")]
+    why = ""
+    if v.get("head_end_initial") == 0:
+        why = (" With keep_head 0 the README head guard reads messages[-1], the LAST message, because it lacks "
+               "the head_end > 0 check.")
+    return [("differ", f"The cuts differ: the course code {_outcome(step)}; the README code {_outcome(vstep)}."
+                       + why)]
+
+
+@dataclass(frozen=True)
+class LostResult:
+    """A tool result a layer replaced with a placeholder although nobody persisted it and the model never saw
+    it (it is in the latest batch, after the last assistant message): its content is now nowhere."""
+    step: int                 # index in trace.steps
+    edit: int                 # index in that step's edits
+    message: int              # input message index
+    tool_id: str | None
+    chars: int
+    budget_after: str | None  # the budget layer that runs after it in this order (too late), if any
+
+    @property
+    def text(self) -> str:
+        t = (f"LOST: {self.tool_id} ({self.chars:,} chars) was replaced by a placeholder, yet nothing persisted "
+             f"it and the model has not seen it (it is in the latest batch): its content is neither in the "
+             f"context nor on disk")
+        if self.budget_after:
+            t += f"; {self.budget_after} runs after this layer in this order, too late to persist it"
+        return t
+
+
+def _fresh_start(messages: list) -> int:
+    """Index of the first message after the last assistant message (the batch the model has not seen)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            return i + 1
+    return 0
+
+
+def lost_results(trace, label=None) -> list[LostResult]:
+    """Results a micro layer replaced before any layer persisted them, from the latest batch (see
+    ``LostResult``): what goes wrong when micro runs before budget (``--order``), and seed 001's "micro can
+    replace results the model has not seen yet when one batch has more than keep_recent results".
+    ``label(layer name) -> str`` names the layers (default: the names)."""
+    from .layers.s08 import persisted_reference
+    steps = list(getattr(trace, "steps", None) or [])
+    persisted: set = set()
+    out: list[LostResult] = []
+    for k, s in enumerate(steps):
+        if s.role == MICRO and s.edits:
+            fresh = _fresh_start(s.input)
+            later = next((t.layer for t in steps[k + 1:] if t.role == BUDGET), None)
+            for j, e in enumerate(s.edits):
+                if e.kind != REPLACE or e.message is None or e.message < fresh or e.tool_id in persisted:
+                    continue
+                old = _block_content(s.input, e.message, e.block)
+                if isinstance(old, str) and persisted_reference(old) is not None:
+                    continue
+                out.append(LostResult(k, j, e.message, e.tool_id, e.old_len or 0,
+                                      (label(later) if label and later else later)))
+        for e in s.edits:
+            if e.kind == PERSIST and e.tool_id:
+                persisted.add(e.tool_id)
+    return out
+
+
+def _block_content(messages: list, mi: int, bi):
+    try:
+        m = messages[mi]
+        if bi is None:
+            return m.get("content")
+        return m["content"][bi].get("content")
+    except (IndexError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def boundary_explanation(step, strategy: str = "") -> BoundaryExplanation:

@@ -27,7 +27,7 @@ from typing import Any
 from . import strategies
 from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
 from .events import EventGroup
-from .explain import cut_lines, find_boundary_step, is_snip_step
+from .explain import cut_lines, find_boundary_step, is_snip_step, lost_results
 from .jobs import LATEST, Executor, InlineExecutor, Worker
 from .pipeline import Engine, PipelineResult, run_with_variants
 from .size import SizeMeter
@@ -462,10 +462,25 @@ class Session:
         out = [StageInfo("original", "Original", "original",
                          f"{len(tr.input)} messages, {first:,} chars as loaded"
                          + (f"; {len(tr.input_findings)} API finding(s)" if tr.input_findings else ""))]
-        for s in tr.steps:
+        lost = self.lost()
+        for k, s in enumerate(tr.steps):
+            n_lost = sum(1 for x in lost if x.step == k)
             out.append(StageInfo(s.layer, stage_label(self.strategy, s.layer),
-                                 "failed" if s.error else "changed" if s.changed else "unchanged", s.explain()))
+                                 "failed" if s.error else "changed" if s.changed else "unchanged",
+                                 s.explain() + (f" \u2014 LOST: {n_lost} result(s) never persisted and never seen"
+                                                if n_lost else "")))
         return out
+
+    def lost(self) -> list:
+        """Tool results of the latest batch a layer replaced before anything persisted them
+        (``core.explain.lost_results``), computed once per trace."""
+        tr = self.trace
+        if tr is None:
+            return []
+        hit = getattr(self, "_lost", None)
+        if hit is None or hit[0] is not tr:
+            hit = self._lost = (tr, lost_results(tr, lambda n: stage_label(self.strategy, n)))
+        return hit[1]
 
     def current_step(self):
         tr = self.trace
@@ -505,10 +520,13 @@ class Session:
             return StageView(step.input, step, rows, status, self.stage_findings(k - 1), before, {}, where, k - 1)
         status = {r.right: r.kind for r in rows if r.right is not None and r.kind in (INSERTED, CHANGED, DUPLICATED)}
         badges = {}
+        for x in self.lost():
+            if self.trace.steps[x.step] is step:
+                badges[x.message] = "LOST: never persisted"
         if step.summary and step.summary.get("summarizer"):
             who = "summary by " + str(step.summary["summarizer"]).split(" (")[0] + \
                 (" (cached)" if step.summary.get("cached") else "")
-            badges = {e.out: who for e in step.edits if e.kind == "summary" and e.out is not None}
+            badges.update({e.out: who for e in step.edits if e.kind == "summary" and e.out is not None})
         return StageView(step.messages, step, rows, status, step.findings, after, badges, where, k)
 
     def set_stage(self, k: int) -> None:

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QTextBrowser
 
-from compactscope.core.explain import boundary_explanation, is_snip_step, snip_rows
+from compactscope.core.explain import boundary_explanation, is_snip_step, snip_rows, variant_rows
 
 from .common import fmt
 
@@ -29,8 +29,9 @@ class EditList(QListWidget):
         self.itemClicked.connect(lambda it: self.sigEditClicked.emit(it.data(Qt.UserRole))
                                  if it.data(Qt.UserRole) is not None else None)
 
-    def set_step(self, step, stage_label: str = "", overview: list | None = None) -> None:
-        """One step's edits; with ``step=None`` the whole pipeline at a glance: [(label, status, explain)]."""
+    def set_step(self, step, stage_label: str = "", overview: list | None = None, lost: list | None = None) -> None:
+        """One step's edits; with ``step=None`` the whole pipeline at a glance: [(label, status, explain)].
+        ``lost``: ``core.explain.LostResult``s of this step, each said in red under its edit."""
         self.clear()
         if step is None:
             self.addItem("Original: the conversation as loaded. Step right (\u2192) to see what each layer does:")
@@ -55,12 +56,24 @@ class EditList(QListWidget):
             s = step.summary
             self.addItem(f"summary written by {s.get('summarizer')}" + (" (cached)" if s.get("cached") else "")
                          + (f", model {s['model']}" if s.get("model") else "") + f", {fmt(s.get('chars', 0))} chars")
+        lost_at = {x.edit: x for x in lost or []}
+        for x in lost or []:
+            if x.edit >= MAX_EDIT_ROWS:
+                lost_at.setdefault(MAX_EDIT_ROWS - 1, x)
         for k, e in enumerate(step.edits[:MAX_EDIT_ROWS]):
             it = QListWidgetItem(EDIT_ICONS.get(e.kind, "\u2022") + " " + e.text)
             it.setData(Qt.UserRole, k)
             if e.kind == "note":
                 it.setForeground(QColor("#64748b"))
             self.addItem(it)
+            if k in lost_at:
+                warn = QListWidgetItem("\u26a0 " + lost_at[k].text)
+                warn.setData(Qt.UserRole, k)
+                warn.setForeground(QColor("#dc2626"))
+                f = warn.font()
+                f.setBold(True)
+                warn.setFont(f)
+                self.addItem(warn)
         if len(step.edits) > MAX_EDIT_ROWS:
             more = QListWidgetItem(f"\u2026 {fmt(len(step.edits) - MAX_EDIT_ROWS)} more edits: every one is marked in "
                                    "the before/after table and the message list")
@@ -147,6 +160,47 @@ class SnipExplainer(QTextBrowser):
                      f"{html.escape(v.text)}</p>")
         self.setHtml(self._html + extra)
 
+    def _snip_html(self) -> str:
+        """The course code's column beside the variant's (stacked one under the other when the pane is too
+        narrow for two columns of words), then where they differ."""
+        cells = []
+        for title, lines, st in self._cols:
+            body = "".join(f"<li>{html.escape(l)}</li>" for l in lines)
+            broken = [f for f in (st.findings or []) if f.code in ("orphan_tool_result", "unanswered_tool_use")]
+            if broken:
+                body += ("<li style='color:#dc2626'><b>broken tool pairs after this cut:</b><ul>" +
+                         "".join(f"<li>{html.escape(str(f))}</li>" for f in broken[:12]) + "</ul></li>")
+            elif st is not None and not st.error:
+                body += "<li style='color:#16a34a'>every tool_use still has its tool_result</li>"
+            cells.append((title, body))
+        diff = "".join(f"<p style='color:{'#b45309' if k == 'differ' else '#475569'}'>"
+                       f"{'<b>' if k == 'differ' else ''}{html.escape(t)}{'</b>' if k == 'differ' else ''}</p>"
+                       for k, t in self.difference)
+        if self._variant_error:
+            diff += f"<p style='color:#dc2626'>{html.escape(self._variant_error)}</p>"
+        if self.stacked():
+            body = "".join(f"<h4>{html.escape(t)}</h4><ul>{b}</ul>" for t, b in cells)
+        else:
+            body = ("<table width='100%' cellspacing='6'><tr>" + "".join(
+                f"<td valign='top' width='{100 // len(cells)}%'><h4>{html.escape(t)}</h4><ul>{b}</ul></td>"
+                for t, b in cells) + "</tr></table>")
+        return ("<h3>Snip boundary: where the cut landed and why</h3>" + body + diff +
+                "<p style='color:#64748b'>Red lines in the message list mark the head and tail cuts; dashed "
+                "lines mark where they started before the guards moved them.</p>")
+
+    def stacked(self) -> bool:
+        """Two columns need about 70 average characters of width; narrower panes stack them."""
+        return len(getattr(self, "_cols", ())) > 1 and \
+            self.viewport().width() < 70 * max(1, self.fontMetrics().averageCharWidth())
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        cols = getattr(self, "_cols", None)
+        if cols and len(cols) > 1 and getattr(self, "_stacked", None) != self.stacked():
+            self._stacked = self.stacked()
+            self._html = self._snip_html()
+            self._render()
+
     def set_steps(self, step, variant=None, strategy: str = "") -> None:
         """``step``: the step to explain; ``variant``: a ``core.pipeline.VariantRun`` whose step of the
         same role is shown beside it (its ``error`` when it could not run)."""
@@ -155,6 +209,7 @@ class SnipExplainer(QTextBrowser):
         vstep = variant.step if variant is not None else None
         if not is_snip_step(step):
             self.lines_variant = []
+            self._cols, self.difference = [], []
             items = "".join(
                 f"<li style='color:{ROW_COLORS[k]}'>{html.escape(t)}</li>" if ROW_COLORS.get(k)
                 else f"<li>{html.escape(t)}</li>" for k, t in ex.rows)
@@ -166,27 +221,10 @@ class SnipExplainer(QTextBrowser):
             self._render()
             return
         self.lines_variant = boundary_lines(vstep) if is_snip_step(vstep) else []
-        cols = [("guarded (the course code)", self.lines_guarded, step)]
+        self.difference = variant_rows(step, vstep) if vstep is not None else []
+        self._cols = [("guarded (the course code)", self.lines_guarded, step)]
         if vstep is not None:
-            cols.append((variant.variant.title, self.lines_variant or [vstep.explain()], vstep))
-        cells = []
-        for title, lines, st in cols:
-            body = "".join(f"<li>{html.escape(l)}</li>" for l in lines)
-            broken = [f for f in (st.findings or []) if f.code in ("orphan_tool_result", "unanswered_tool_use")]
-            if broken:
-                body += ("<li style='color:#dc2626'><b>broken tool pairs after this cut:</b><ul>" +
-                         "".join(f"<li>{html.escape(str(f))}</li>" for f in broken[:12]) + "</ul></li>")
-            elif st is not None:
-                body += "<li style='color:#16a34a'>every tool_use still has its tool_result</li>"
-            cells.append(f"<td valign='top' width='50%'><h4>{html.escape(title)}</h4><ul>{body}</ul></td>")
-        if vstep is not None and self.lines_variant == self.lines_guarded:
-            cells.append("</tr><tr><td colspan='2' style='color:#475569'>Here both variants cut at the same place"
-                         + (f": {html.escape(variant.variant.description)}" if variant.variant.description else ".")
-                         + "</td>")
-        if variant is not None and variant.error:
-            cells.append(f"<td valign='top'><p style='color:#dc2626'>{html.escape(variant.error)}</p></td>")
-        self._html = ("<h3>Snip boundary: where the cut landed and why</h3>"
-                      "<table width='100%' cellspacing='6'><tr>" + "".join(cells) + "</tr></table>"
-                      "<p style='color:#64748b'>Red lines in the message list mark the head and tail cuts; dashed "
-                      "lines mark where they started before the guards moved them.</p>")
+            self._cols.append((variant.variant.title, self.lines_variant or [vstep.explain()], vstep))
+        self._variant_error = variant.error if variant is not None else None
+        self._html = self._snip_html()
         self._render()

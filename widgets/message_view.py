@@ -556,7 +556,8 @@ class MessageDelegate(QStyledItemDelegate):
                     x = pill(p, x, top, lh, f"\u26a0 {len(findings)} finding(s)", QColor("#dc2626"), small, sfm)
                 badge = model.badges.get(mi)
                 if badge:
-                    x = pill(p, x, top, lh, badge, QColor("#7c3aed"), small, sfm)
+                    x = pill(p, x, top, lh, badge, QColor("#dc2626" if badge.startswith("LOST") else "#7c3aed"),
+                             small, sfm)
                 size_text = f"{fmt(sum(c.size for c in chips))} chars"
                 p.setFont(option.font)
                 # the file's time and the call's usage when it recorded them, dropped when the row is narrow

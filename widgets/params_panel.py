@@ -8,16 +8,101 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QPushButton,
-                               QScrollArea, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox,
+                               QToolButton, QVBoxLayout, QWidget)
 
 INT_MAX = 2_147_483_647
+
+
+class LayerOrder(QWidget):
+    """The strategy's layers in the order they run: drag a row, or select one and press the arrows, to try another
+    order (the layer-order experiment); Reset puts the strategy's own order back. Emits ``sigOrderChanged(list)``
+    with the layer names, or None for the strategy's own order."""
+    sigOrderChanged = Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("layerOrder")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.list = QListWidget(self)
+        self.list.setObjectName("layerOrderList")
+        self.list.setDragDropMode(QAbstractItemView.InternalMove)
+        self.list.setToolTip("The layers in the order they run. Drag one (or select it and press \u2191/\u2193) to "
+                             "run them in another order: e.g. L2 micro before L3 budget loses the results budget "
+                             "would have persisted.")
+        self.list.model().rowsMoved.connect(lambda *_: self._emit())
+        lay.addWidget(self.list, 1)
+        col = QVBoxLayout()
+        self.up = QToolButton(self)
+        self.up.setText("\u2191")
+        self.up.setToolTip("Run the selected layer earlier")
+        self.up.clicked.connect(lambda: self.move(-1))
+        self.down = QToolButton(self)
+        self.down.setText("\u2193")
+        self.down.setToolTip("Run the selected layer later")
+        self.down.clicked.connect(lambda: self.move(1))
+        self.reset = QToolButton(self)
+        self.reset.setText("Reset")
+        self.reset.setToolTip("The strategy's own order")
+        self.reset.clicked.connect(lambda: (self.set_order(self.default, self.labels), self.sigOrderChanged.emit(None)))
+        for b in (self.up, self.down, self.reset):
+            col.addWidget(b)
+        col.addStretch(1)
+        lay.addLayout(col)
+        self.default: list[str] = []
+        self.labels: dict = {}
+        self._building = False
+
+    def set_order(self, names: list[str], labels: dict | None = None, default: list[str] | None = None) -> None:
+        self._building = True
+        if default is not None:
+            self.default = list(default)
+        if labels is not None:
+            self.labels = dict(labels)
+        self.list.clear()
+        for n in names:
+            it = QListWidgetItem(self.labels.get(n) or n)
+            it.setData(Qt.UserRole, n)
+            it.setToolTip(n)
+            self.list.addItem(it)
+        fm = self.list.fontMetrics()
+        self.list.setFixedHeight(max(3, len(names)) * (fm.height() + 6) + 6)
+        self._building = False
+        self._mark()
+
+    def order(self) -> list[str]:
+        return [self.list.item(i).data(Qt.UserRole) for i in range(self.list.count())]
+
+    def _mark(self) -> None:
+        changed = self.order() != self.default
+        self.reset.setEnabled(changed)
+
+    def move(self, d: int) -> None:
+        i = self.list.currentRow()
+        j = i + d
+        if i < 0 or not 0 <= j < self.list.count():
+            return
+        it = self.list.takeItem(i)
+        self.list.insertItem(j, it)
+        self.list.setCurrentRow(j)
+        self._emit()
+
+    def _emit(self) -> None:
+        if self._building:
+            return
+        self._mark()
+        order = self.order()
+        self.sigOrderChanged.emit(None if order == self.default else order)
 
 
 class ParamsPanel(QWidget):
     sigParamsChanged = Signal(dict)
     sigStrategyChanged = Signal(str)
     sigSummarizerChanged = Signal(str)
+    sigVariantChanged = Signal(object)      # a variant's name, or None for the strategy's main way
+    sigOrderChanged = Signal(object)        # layer names, or None for the strategy's own order
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -39,6 +124,16 @@ class ParamsPanel(QWidget):
         self.summarizer_box.lineEdit().editingFinished.connect(
             lambda: self.sigSummarizerChanged.emit(self.summarizer()))
         top.addRow("Summarizer", self.summarizer_box)
+        self.variant_box = QComboBox(self)
+        self.variant_box.setObjectName("variantBox")
+        self.variant_box.setToolTip("Run the strategy another way (s08: the seed README's snip)")
+        self.variant_box.activated.connect(lambda i: self.sigVariantChanged.emit(self.variant_box.itemData(i)))
+        self.variant_label = QLabel("Variant", self)
+        top.addRow(self.variant_label, self.variant_box)
+        self.order_box = LayerOrder(self)
+        self.order_box.sigOrderChanged.connect(self.sigOrderChanged)
+        self.order_label = QLabel("Layer order", self)
+        top.addRow(self.order_label, self.order_box)
         lay.addLayout(top)
         self.description = QLabel(self)
         self.description.setWordWrap(True)
@@ -105,8 +200,18 @@ class ParamsPanel(QWidget):
         gone = str(notes.get("not reproduced") or "")
         missing = f"<br><i>not reproduced: {html.escape(gone.split(':')[0])} (hover for why)</i>" if gone else ""
         self.description.setToolTip(f"not reproduced: {gone}" if gone else "")
-        self.description.setText(f"<b>{html.escape(strategy.title)}</b><br>{html.escape(strategy.description)}<br>"
-                                 "layers: " + " \u2192 ".join(strategy.layer_names) + origin + missing)
+        self.description.setText(f"<b>{html.escape(strategy.title)}</b><br>{html.escape(strategy.description)}"
+                                 + origin + missing)
+        self.variant_box.clear()
+        self.variant_box.addItem("main (the strategy's own)", None)
+        for v in strategy.variants:
+            self.variant_box.addItem(v.title, v.name)
+            self.variant_box.setItemData(self.variant_box.count() - 1, v.description, Qt.ToolTipRole)
+        for w in (self.variant_box, self.variant_label):
+            w.setVisible(bool(strategy.variants))
+        self.set_variant(next((v.name for v in strategy.variants if v.active(values)), None))
+        labels = {l.name: (l.label or l.name) for l in strategy.layers}
+        self.order_box.set_order(list(strategy.layer_names), labels, list(strategy.layer_names))
         form_w = QWidget()
         form = QFormLayout(form_w)
         self.editors = {}
@@ -121,6 +226,18 @@ class ParamsPanel(QWidget):
             self.editors[p.name] = (p, ed)
         self.scroll.setWidget(form_w)
         self._building = False
+
+    def set_variant(self, name: str | None) -> None:
+        """Show the variant the parameters select (without emitting)."""
+        i = self.variant_box.findData(name)
+        if i >= 0 and i != self.variant_box.currentIndex():
+            self.variant_box.setCurrentIndex(i)
+
+    def set_order(self, order: list[str] | None) -> None:
+        """Show the layer order the session runs (None: the strategy's own), without emitting."""
+        names = list(order) if order else list(self.order_box.default)
+        if names != self.order_box.order():
+            self.order_box.set_order(names)
 
     def _editor(self, p, v):
         if getattr(p, "text_editor", False):         # a value a spin box cannot hold (e.g. a number or "all")

@@ -31,15 +31,19 @@ S08 = Strategy(
         Param("summary_max_tokens", 2000, "max_tokens of the summary call", minimum=1),
         Param("max_failures", 3, "circuit breaker: stop auto-compacting after this many consecutive failures",
               minimum=1),
-        Param("variant", "guarded", "'readme' = the seed README's unguarded snip (shows its bug)",
+        Param("variant", "guarded", "'readme' = the seed README's snip: the same guards without the overlap and "
+              "bounds checks ('snipped 0' placeholders, negative snips duplicating messages, IndexError at the ends)",
               choices=("guarded", "readme")),
         Param("compact_tool_mode", "teaching", "'teaching' appends the batch's results after the summary (API 400); "
               "'deferred' compacts after the batch", choices=("teaching", "deferred")),
     ),
     threshold=Threshold(SIZE, "context_limit", formula="len(str(messages)) over context_limit"),
-    variants=(Variant("readme", "README variant (no guards)", (("variant", "readme"),), until_role=SNIP,
-                      description="the README code differs only when the guards push head_end past tail_start (it "
-                                  "then duplicates messages) or when the cut falls at the list's ends (IndexError)"),),
+    variants=(Variant("readme", "README variant (no overlap or bounds checks)", (("variant", "readme"),),
+                      until_role=SNIP,
+                      description="the README code has both guards but lacks the overlap check (head_end >= "
+                                  "tail_start) and the bounds checks: it inserts a 'snipped 0' placeholder when the "
+                                  "guards make head_end reach tail_start, duplicates messages when they push it "
+                                  "past, and raises IndexError when the cut falls at the list's end"),),
     reactive_layer="reactive_compact",
     compact_tool_layer="compact_tool",
 )

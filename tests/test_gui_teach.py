@@ -1,0 +1,72 @@
+"""Teaching features of the window: variant and layer order in the parameter panel, the lost result."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from test_explain_variant import _batch_file  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "assets" / "examples"
+pytestmark = pytest.mark.usefixtures("isolated_settings")
+SWAPPED = ["micro_compact", "tool_result_budget", "snip_compact", "compact_history"]
+
+
+def open_wait(qtbot, w, path) -> None:
+    with qtbot.waitSignal(w.sigTraceReady, timeout=60000):
+        assert w.open_path(str(path)), getattr(w, "last_error", "")
+
+
+def test_layer_order_and_variant_from_the_parameter_panel(qtbot, make_window, tmp_path):
+    win = make_window()
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps(_batch_file()), encoding="utf-8")
+    win.session.set_params({"max_bytes": 30_000}, run=False)
+    open_wait(qtbot, win, path)
+    box = win.params_panel.order_box
+    assert box.order() == win.strategy.layer_names and not box.reset.isEnabled()
+    # move L2 micro to the top with the arrow button: the session runs the new order
+    box.list.setCurrentRow(2)
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        box.up.click()
+    box.list.setCurrentRow(1)
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        box.up.click()
+    assert win.session.order == SWAPPED and [s.layer for s in win.trace.steps] == SWAPPED
+    # micro replaced the batch's big result before budget could persist it: the UI says LOST
+    lost = win.session.lost()
+    assert [x.tool_id for x in lost] == ["new0"]
+    assert "LOST" in win.session.stages()[1].explanation
+    win.stepper.set_current(1)
+    texts = [win.edits.item(i).text() for i in range(win.edits.count())]
+    assert any(t.startswith("\u26a0 LOST: new0 (36,000 chars)") for t in texts)
+    assert win.model.badges.get(lost[0].message, "").startswith("LOST")
+    # Reset: the strategy's own order, nothing lost
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        box.reset.click()
+    assert win.session.order is None and win.session.lost() == []
+    # the variant box picks the README variant and follows the parameter
+    vb = win.params_panel.variant_box
+    assert vb.isVisibleTo(win.params_panel) and vb.currentData() is None
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        vb.activated.emit(vb.findData("readme"))
+    assert win.session.params["variant"] == "readme" and vb.currentData() == "readme"
+
+
+def test_window_takes_variant_and_order(tmp_path):
+    out = tmp_path / "o.png"
+    r = subprocess.run([sys.executable, "-m", "compactscope", str(EXAMPLES / "boundary_case.json"), "--variant",
+                        "readme", "--order", ",".join(SWAPPED), "--step", "1", "--size", "1024x768",
+                        "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "L2 micro" in r.stdout            # stage 1 is micro: the order applied
+    bad = subprocess.run([sys.executable, "-m", "compactscope", str(EXAMPLES / "boundary_case.json"), "--order",
+                          "nope", "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "no layer 'nope'" in bad.stderr and "Traceback" not in bad.stderr
