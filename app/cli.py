@@ -192,6 +192,7 @@ def cmd_run(args) -> int:
     from compactscope.core.contexts import is_context
     messages = conv.messages if is_context(conv) else conv.history()
     trace = engine.run(messages, conversation=conv, layers=layers)
+    from compactscope.core.explain import lost_results
     if args.json:
         d = trace.to_json(include_messages=not args.no_messages)
         out = {"strategy": d["strategy"], "params": d["params"],
@@ -201,6 +202,8 @@ def cmd_run(args) -> int:
                "inferred": inferred_json(engine),
                "estimators": d["estimators"], "order": d["order"], "steps": d["steps"],
                "findings": d["findings"], "input_findings": d["input_findings"],
+               "lost": [{"step": x.step, "layer": trace.steps[x.step].layer, "tool_id": x.tool_id, "chars": x.chars,
+                         "message": x.message, "budget_after": x.budget_after} for x in lost_results(trace)],
                "workdir": str(engine.workspace.root)}
         _print_json(out)
         return internal_steps_report(trace.steps)
@@ -215,8 +218,11 @@ def cmd_run(args) -> int:
     for s in trace.steps:
         print(f"{s.layer:<22}{'yes' if s.changed else 'no':<9}{s.size_before:>12,}{s.size_after:>12,}"
               f"{s.tokens_after:>11,}  {s.explain()}")
-        for e in s.edits:
+        lost = {x.edit: x for x in lost_results(trace) if trace.steps[x.step] is s}
+        for k, e in enumerate(s.edits):
             print(f"{'':<22}- {e.text}")
+            if k in lost:
+                print(f"{'':<22}  {lost[k].text}")
     findings = trace.final_findings
     print(f"findings after the last layer: {len(findings)}")
     for f in findings[:50]:

@@ -97,3 +97,19 @@ def test_lost_when_micro_runs_before_budget(tmp_path):
     assert micro.layer == "micro_compact" and micro.edits[lost[0].edit].tool_id == "new0"
     # the older results the model has seen are replaced as designed, not lost
     assert any(e.tool_id == "old0" for e in micro.edits) and all(x.tool_id.startswith("new") for x in lost)
+
+
+def test_run_says_lost(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps(_batch_file()), encoding="utf-8")
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-m", "compactscope", "run", str(path), "--set", "max_bytes=30000",
+                        "--workdir", str(tmp_path / "ws"), "--order",
+                        "micro_compact,tool_result_budget,snip_compact,compact_history"],
+                       cwd=root, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "LOST: new0 (36,000 chars)" in r.stdout
