@@ -243,13 +243,21 @@ class SessionTokens:
             seen.append((i, start, u.context_tokens))
         # tokens the API counted per rough token, measured on this session: how much the real context
         # grew between two responses of one segment against the rough count of what was added
-        grew = [(t1 - t0, self.rough(msgs[i0:i1])) for (i0, s0, t0), (i1, s1, t1) in zip(seen, seen[1:])
+        # the rough count of any slice from prefix sums (a sum per anchor over its whole prefix was O(n^2):
+        # 10k messages took a minute)
+        prefix = [0]
+        for m in msgs:
+            prefix.append(prefix[-1] + self.message_chars(m))
+
+        def rough(a: int, b: int) -> int:
+            return (prefix[b] - prefix[a]) // 4
+        grew = [(t1 - t0, rough(i0, i1)) for (i0, s0, t0), (i1, s1, t1) in zip(seen, seen[1:])
                 if s0 == s1 and t1 >= t0]
         real_growth, rough_growth = sum(g for g, _ in grew), sum(r for _, r in grew)
         self.scale = min(2.0, max(1.0, real_growth / rough_growth)) if rough_growth > 2_000 else 1.0
         for i, start, t in seen:
             if start in clean:
-                o = t - int(self.scale * self.rough(msgs[start:i]))
+                o = t - int(self.scale * rough(start, i))
                 over.append(o)
                 if start > 0:
                     firsts.setdefault(start, o)
@@ -262,7 +270,7 @@ class SessionTokens:
         self.hidden = 0
         if extra.get("starts_mid_session") and seen and seen[0][1] == 0:
             i, _, t = seen[0]
-            self.hidden = max(0, t - int(self.scale * self.rough(msgs[:i])) - self.overhead)
+            self.hidden = max(0, t - int(self.scale * rough(0, i)) - self.overhead)
 
     def _real_prefix(self, messages: list, start: int, upto: int, meter=None) -> bool:
         """``messages[:upto + 1]`` are the recorded messages from ``start`` on. A list made (``meter.concat``)
