@@ -46,6 +46,8 @@ KNOWN_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot"
 # Record fields every line carries (left out of copied metadata; see _Builder._new).
 _STANDARD = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug", "type",
              "message", "uuid", "timestamp", "logicalParentUuid"}
+_REPEATED = ("sessionId", "cwd", "gitBranch", "version", "userType", "type", "slug", "api_stop_reason", "subtype",
+             "level", "permissionMode")
 _HEAD_RE = re.compile(rb'"(parentUuid|sessionId|leafUuid)"\s*:')
 _TYPE_RE = re.compile(rb'"type"\s*:\s*"(user|assistant|system|summary|file-history-snapshot|progress|queue-operation)"')
 
@@ -236,6 +238,7 @@ class _Builder:
         self.last_id = None                   # message.id of the last assistant message
         self.raw_usage: dict = {}             # message index -> the API's usage dict (converted at the end)
         self.touched: set = set()             # indices of messages merged from several lines
+        self.shared: dict = {}                # one string object per repeated envelope value (cwd, sessionId...)
 
     def boundary(self, line: int, rec: dict) -> None:
         self.pending = (line, rec)
@@ -271,9 +274,19 @@ class _Builder:
             u = m.get("usage")
             if u is not None:
                 self.raw_usage[i] = u
+        self._share(extra)
         self.msgs.append(msg)
         self.meta.append(MessageMeta(Provenance(self.path, line), parse_timestamp(rec.get("timestamp")), None,
                                      model, rec.get("uuid"), extra))
+
+    def _share(self, extra: dict) -> None:
+        """Values every line repeats (the session id, cwd, version, branch...) kept once, not once per
+        message: at 100k messages that is ~40 MB less."""
+        shared = self.shared
+        for k in _REPEATED:
+            v = extra.get(k)
+            if v.__class__ is str:
+                extra[k] = shared.setdefault(v, v)
 
     def _extend(self, i: int, content, line: int, rec: dict, m: dict) -> None:
         msg = self.msgs[i]
@@ -296,6 +309,7 @@ class _Builder:
             extra.setdefault("merged", []).append({k: v for k, v in rec.items() if k not in _STANDARD})
         else:
             rec.pop("message", None)
+            self._share(rec)
             extra.setdefault("merged", []).append(rec)
         if msg["role"] == "assistant":
             u = m.get("usage")
