@@ -34,9 +34,10 @@ class CliError(Exception):
 
 
 def _print_json(obj) -> None:
-    """One strict JSON document on stdout (a lone surrogate or NaN anywhere cannot break the output)."""
-    from compactscope.core.safeio import dumps
-    sys.stdout.write(dumps(obj, indent=1))
+    """One strict JSON document on stdout (a lone surrogate or NaN anywhere cannot break the output),
+    written as it is encoded: a trace of 100k messages is never one string in memory."""
+    from compactscope.core.jsonout import write_json
+    write_json(obj, sys.stdout.write)
     sys.stdout.write("\n")
 
 
