@@ -1,6 +1,8 @@
 """Size and token estimators. Every figure carries the name of what produced it.
 
-* ``repr_size``: the seed's ``estimate_size(messages) = len(str(messages))``,
+* ``repr_size``: the seed's ``estimate_size(messages) = len(str(messages))``, except that an image
+  block counts as 4 x its tokens (``core.images``: Anthropic's rule from the pixel size read from the
+  base64 header, a fixed 1,600 otherwise), never as its base64 characters,
   computed per message and cached by identity, so a list that shares most of
   its messages with an earlier one costs time only for the new messages:
   ``len(str(list)) == 2 + sum(len(repr(m))) + 2 * (n - 1)`` for n >= 1.
@@ -47,6 +49,7 @@ class SizeMeter:
         self._fns: dict[str, FigureFn] = {}
         # id(list) -> [list, len, last message, {figure name: total}]; the list is held so its id is not reused
         self._lists: dict[int, list] = {}
+        self._raw: dict[int, tuple[Any, int]] = {}     # len(repr(m)) of messages whose images were re-counted
         self._lock = threading.Lock()
         self.max_entries = max_entries
         self.max_lists = max_lists
@@ -57,12 +60,42 @@ class SizeMeter:
         hit = self._cache.get(key)
         if hit is not None and hit[0] is m:
             return hit[1]
-        n = len(repr(m))
+        r = repr(m)
+        n = len(r)
+        if "'image'" in r:
+            # an image counts as its tokens (x 4 chars, Anthropic's rule from its dimensions), not as its
+            # base64 text (core.images); raw_size keeps len(repr(m)) for the seeds' own decisions
+            from .images import size_adjustment
+            adj = size_adjustment(m)
+            if adj:
+                with self._lock:
+                    if len(self._raw) >= self.max_entries:
+                        self._raw.clear()
+                    self._raw[key] = (m, n)
+                n -= adj
         with self._lock:
             if len(self._cache) >= self.max_entries:
                 self._cache.clear()
             self._cache[key] = (m, n)
         return n
+
+    def raw_size(self, m: Any) -> int:
+        """``len(repr(m))`` itself, base64 of images included: what the seeds' ``len(str(messages))``
+        decides on (s08's context_limit, hermes' rough estimate). Equal to ``message_size`` for a
+        message without images."""
+        n = self.message_size(m)
+        hit = self._raw.get(id(m))
+        return hit[1] if hit is not None and hit[0] is m else n
+
+    def raw_total(self, messages: list) -> int:
+        """``len(str(messages))`` exactly (images as their base64 text)."""
+        n = len(messages)
+        if n == 0:
+            return 2
+        total = self.size(messages)        # (fills the per-message figures: any image is known after it)
+        if not self._raw:
+            return total
+        return 2 + sum(self.raw_size(m) for m in messages) + 2 * (n - 1)
 
     def figure(self, m: Any, name: str, fn: FigureFn) -> int:
         """The per-message figure ``name`` of ``m``: ``fn(m, meter)``, computed once per message object."""

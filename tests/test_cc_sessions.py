@@ -368,3 +368,74 @@ def test_a_divergence_is_flagged_with_the_setting_that_explains_it(corpus):
     assert "! simulation and reality diverge at the real compaction before call 112" in out
     rc, out, _ = _cli("replay", CC / "fc-99c919b212-0-full.jsonl", "--strategy", "claude_code")
     assert "diverge" not in out and "inferred from the session" in out
+
+
+# ----------------------------------------------------------------- images count as image tokens
+
+import base64 as _b64  # noqa: E402
+import struct as _struct  # noqa: E402
+import zlib as _zlib  # noqa: E402
+
+
+def _png(w, h, pad=0):
+    ihdr = _struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    chunk = _struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + _struct.pack(">I", _zlib.crc32(b"IHDR" + ihdr))
+    return b"\x89PNG\r\n\x1a\n" + chunk + b"\0" * pad
+
+
+def _jpeg(w, h):
+    app0 = b"\xff\xe0" + _struct.pack(">H", 16) + b"JFIF\0" + b"\0" * 9
+    sof = b"\xff\xc0" + _struct.pack(">HBHHB", 11, 8, h, w, 1) + b"\x01\x11\x00"
+    return b"\xff\xd8" + app0 + sof + b"\0" * 100
+
+
+def _img(raw, media="image/png"):
+    return {"type": "image", "source": {"type": "base64", "media_type": media,
+                                        "data": _b64.b64encode(raw).decode()}}
+
+
+def test_image_tokens_follow_anthropics_rule():
+    from compactscope.core import images
+    small = images.info(_img(_png(200, 150)))
+    assert (small.width, small.height) == (200, 150) and small.tokens == 40       # 200*150/750
+    big = images.info(_img(_png(4000, 3000)))                                      # scaled: ~1,600 at most
+    assert big.tokens <= images.MAX_TOKENS and big.tokens > 1500
+    jpg = images.info(_img(_jpeg(1000, 500), "image/jpeg"))
+    assert (jpg.width, jpg.height, jpg.tokens) == (1000, 500, 667)
+    url = images.info({"type": "image", "source": {"type": "url", "url": "https://example.invalid/x.png"}})
+    assert url.tokens == images.FALLBACK_TOKENS and "URL" in url.rule
+    broken = images.info({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "!!!"}})
+    assert broken.tokens == images.FALLBACK_TOKENS and "not readable" in broken.rule
+    assert "200x150" in small.describe() and "image/png" in small.describe()
+
+
+def test_an_image_counts_as_its_tokens_in_sizes(corpus):
+    from compactscope.core.images import images_in, info
+    from compactscope.core.size import SizeMeter
+    raw = _png(800, 600, pad=300_000)
+    m = {"role": "user", "content": [_img(raw), {"type": "text", "text": "look"}]}
+    text_only = {"role": "user", "content": [{"type": "text", "text": "look"}]}
+    meter = SizeMeter()
+    assert meter.message_size(m) < 10_000 < len(repr(m))
+    assert meter.message_size(m) - meter.message_size(text_only) < 4 * 640 + 200       # 800*600/750 = 640
+    # the corpus session's screenshot: 1421x1999, ~1,600 tokens, not 415,000 chars
+    conv = load(CC / "fc-99c919b212-0-full.jsonl").main
+    msg = next(x for x in conv.messages if images_in(x))
+    img = info(images_in(msg)[0])
+    assert (img.width, img.height) == (1421, 1999) and 1500 < img.tokens <= 1600
+    assert meter.message_size(msg) < 20_000 < len(repr(msg))
+
+
+def test_the_seeds_still_decide_on_len_str_with_an_image(tmp_path):
+    """s08 compacts on len(str(messages)) (its own code): an image's base64 still counts there, while the
+    sizes shown count it as its tokens."""
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.workspace import Workspace
+    msgs = [{"role": "user", "content": [_img(_png(100, 100, pad=90_000)), {"type": "text", "text": "what is it?"}]},
+            {"role": "assistant", "content": "a square"}, {"role": "user", "content": "thanks"}]
+    eng = Engine("s08", {"context_limit": 50_000}, workspace=Workspace(tmp_path))
+    tr = eng.run(msgs)
+    assert eng.meter.raw_total(msgs) == len(str(msgs)) > 100_000
+    assert eng.meter.size(msgs) < 5_000
+    step = tr.step("compact_history")
+    assert step.changed and step.vars["size"] == len(str(msgs))

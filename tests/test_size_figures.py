@@ -51,7 +51,7 @@ def test_cached_estimates_equal_the_uncached_ones(msgs, more):
     grown = meter.concat(msgs, more)
     assert grown == msgs + more
     assert R.rough_tokens(grown, meter) == R.rough_tokens(grown) == R.rough_tokens(grown, SizeMeter())
-    assert meter.size(grown) == len(str(grown))
+    assert meter.raw_total(grown) == len(str(grown))       # (meter.size counts an image as its tokens)
     dicts = [m for m in msgs if isinstance(m, dict)]
     assert RoughTokens().tokens(dicts, meter) == RoughTokens().tokens(dicts, SizeMeter())
 

@@ -102,7 +102,7 @@ class RoughTokens:
 
 
 def _cc_chars(m, meter) -> int:
-    n = meter.message_size(m)
+    n = meter.raw_size(m)
     for b in blocks(m):
         if block_type(b) in ("image", "document"):
             n += 4 * RoughTokens.IMAGE_TOKENS - len(repr(b))

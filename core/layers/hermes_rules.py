@@ -201,7 +201,7 @@ def rough_units(msg: Any, meter: Any = None) -> int:
     With a ``SizeMeter`` a plain message's chars are its cached repr size (the same figure
     every strategy's size uses)."""
     if meter is not None and isinstance(msg, dict) and _plain_for_rough(msg):
-        return meter.message_size(msg)
+        return meter.raw_size(msg)
     c, i = _rough_chars_and_images(msg)
     return c + i * IMAGE_TOKENS_ROUGH * CHARS_PER_TOKEN
 

@@ -324,7 +324,7 @@ def _summarize(messages: list, ctx: LayerContext, purpose: str):
 def compact_history(messages: list, ctx: LayerContext) -> LayerOutput:
     limit = int(ctx.p("context_limit", 50_000))
     max_failures = int(ctx.p("max_failures", 3))
-    size = ctx.meter.size(messages)
+    size = ctx.meter.raw_total(messages)      # the seed's len(str(messages)): an image's base64 text included
     failures = int(ctx.state.get("consecutive_failures", 0))
     v = {"size": size, "context_limit": limit, "consecutive_failures": failures}
     if size <= limit:
