@@ -235,7 +235,8 @@ _MERGE_FLAGS = {"none": (), "user": ("user",), "user+assistant": ("user", "assis
 
 def run_theirs(kind: str, messages: list, params: dict | None = None, *, replies: list | None = None,
                tools: Any = None, sources: dict | None = None,
-               summaries: set | None = None) -> tuple[list | None, Any, str | None, dict]:
+               summaries: set | None = None,
+               force: bool | None = None) -> tuple[list | None, Any, str | None, dict]:
     """Their handler's ``compact_input`` once over ``messages``: (output, the message appended to
     the history, None, counts) or (None, None, the error they raise, counts); ``counts``: their
     estimate of the input (with the tools: ``in``) and of the output (``out``)."""
@@ -272,7 +273,8 @@ def run_theirs(kind: str, messages: list, params: dict | None = None, *, replies
             handler = compaction(_strategy(kind, params), prefix=part.system + part.input, tools=infos or None,
                                  model=model)
             counts["in"] = await model.count_tool_tokens(infos) + await model.count_tokens(theirs)
-            out, message = await handler.compact_input(theirs, force=params.get("trigger") == "always")
+            out, message = await handler.compact_input(theirs, force=params.get("trigger") == "always"
+                                                        if force is None else force)
             counts["out"] = await model.count_tokens(out)
             return out, message
         counts: dict = {}
@@ -327,7 +329,7 @@ def verdict(trace, theirs, message, err, counts: dict | None = None, marked: fro
     summaries."""
     counts = counts or {}
     gate = trace.step("inspect_gate")
-    ours_in = gate.vars.get("tokens") if gate is not None else None
+    ours_in = gate.vars.get("counted", gate.vars.get("tokens")) if gate is not None else None
     if "in" in counts and ours_in is not None and ours_in != counts["in"]:
         return f"the estimate of the input differs: ours {ours_in:,} tokens, inspect-ai {counts['in']:,}"
     ours_err = next((s.error for s in trace.steps if s.error), None)
@@ -373,6 +375,9 @@ def check_trace(trace) -> str:
     part = gate.vars.get("partition") or {}
     sources = {i: "input" for i in part.get("input", []) if i in part.get("marked_input", [])}
     summaries = set(part.get("summaries", []))
+    # a figure read from the recorded usage (their baseline) is not known to a fresh handler: it is told
+    # whether the run compacted
+    force = True if gate.vars.get("anchored") else None
     theirs = run_theirs(kind, gate.input, trace.params, replies=replies or None, tools=gate.vars.get("tools"),
-                        sources=sources, summaries=summaries)
+                        sources=sources, summaries=summaries, force=force)
     return verdict(trace, *theirs, frozenset(id(gate.input[i]) for i in summaries if i < len(gate.input)))

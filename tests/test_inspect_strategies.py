@@ -220,3 +220,24 @@ def test_replay_and_compare_with_inspect_strategies(corpus):
     both = compare(c, [("edit", "inspect_edit", {"threshold": 3000.0}), ("summary", "inspect_summary",
                                                                          {"threshold": 3000.0})])
     assert [r.label for r in both] == ["edit", "summary"] and both[1].totals()["summaries"] >= 1
+
+
+@pytest.mark.parametrize("kind,params,exact", [("trim", {"preserve": 0.5}, True), ("edit", {}, True),
+                                               ("summary", {}, False)])
+def test_replay_of_the_corpus_logs_lands_on_their_real_compactions(corpus, kind, params, exact):
+    """The corpus logs were made by inspect-ai 0.3.285 with threshold 4,000: replayed with the same
+    strategy, the handler's figure (the previous call's reported input tokens + the new messages) fires
+    before the same calls as the real compactions, at the same preTokens while the context is theirs
+    (the offline summary differs from their mock's, so after a summary only the calls are compared).
+    A forced compaction (the mock model's overflow answer) is not replayed: compared up to the first."""
+    from compactscope.core.loaders import load
+    for conv in load(corpus / "inspect_ai" / f"react-compaction-{kind}.json").conversations:
+        res = replay(conv, f"inspect_{kind}", {"threshold": 4000.0, **params})
+        forced = min((e["call"] for e in res.real_events if e["trigger"] == "forced"), default=len(res.calls))
+        real = [e for e in res.real_events if e["trigger"] == "threshold" and e["call"] < forced]
+        assert real
+        fired = {c.index: c.tokens_before for c in res.calls if f"inspect_{kind}" in c.fired}
+        for e in real:
+            assert e["call"] in fired, (kind, e, sorted(fired))
+            if exact or e is real[0]:
+                assert fired[e["call"]] == e["pre_tokens"], (kind, e, fired[e["call"]])

