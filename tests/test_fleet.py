@@ -377,3 +377,20 @@ def test_progress_line_says_how_far_and_how_long():
     line = p.line()
     assert "10/40 sessions" in line and "50/200 MB" in line and "1 error" in line and "about 1 min 15 s left" in line
     assert Progress(total=3).eta is None
+
+
+def test_workers_that_cannot_start_stop_the_run_with_what_to_do(tmp_path, corpus):
+    """A program read from standard input cannot be imported by spawned workers: the run stops at once
+    with a message (not one 'worker died' row per session), and writes no results file."""
+    shutil.copy(corpus / "entireio-cli" / CC[0], tmp_path / "s.jsonl")
+    out = tmp_path / "r.parquet"
+    script = ("from compactscope.core.fleet import make_config, FleetError\n"
+              "from compactscope.core.fleet.engines import LocalPool\n"
+              "from compactscope.core.fleet.run import run_fleet\n"
+              "try:\n"
+              f"    run_fleet([{str(tmp_path)!r}], make_config(), {str(out)!r}, engine=LocalPool(2))\n"
+              "except FleetError as e:\n"
+              "    print('FleetError:', e)\n")
+    r = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert "FleetError: the worker processes cannot start" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert "--workers 0" in r.stdout and not out.exists()

@@ -73,6 +73,18 @@ class LocalPool:
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
 
+    def _check_workers_start(self) -> None:
+        """A pool broke before any session came back: can a worker start at all? (Not, e.g., when the
+        program was read from standard input: spawned workers cannot import it.) FleetError if not."""
+        pool = self._pool()
+        try:
+            pool.submit(os.getpid).result(timeout=120)
+        except Exception as e:
+            raise FleetError(f"the worker processes cannot start ({type(e).__name__}: {e}); run from a script "
+                             "file or the compactscope command, or replay in this process (--workers 0)") from None
+        finally:
+            self._kill(pool)
+
     def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
         import time
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -82,6 +94,7 @@ class LocalPool:
         pool = self._pool()
         running: dict = {}               # future -> task
         started: dict = {}               # future -> when it was first seen running
+        worked = False                   # some session came back from a worker
         try:
             while queue or suspects or running:
                 alone = bool(suspects)
@@ -98,9 +111,13 @@ class LocalPool:
                     t = running.pop(fut)
                     started.pop(fut, None)
                     try:
-                        yield t, fut.result()
+                        row = fut.result()
+                        worked = True
+                        yield t, row
                     except BrokenProcessPool:
                         broken = True
+                        if not worked:
+                            self._check_workers_start()
                         if alone:
                             yield t, _died_row(t, "the worker process died while replaying it (out of memory, "
                                                   "or a crash), also when replayed on its own")
