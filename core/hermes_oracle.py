@@ -20,7 +20,9 @@ import copy
 from types import SimpleNamespace
 from typing import Any, Callable
 
-VERSION = "0.19.0"
+from .layers.hermes import HERMES_VERSION as VERSION
+from .strategies import base as verdicts
+
 MODEL = "compactscope-oracle"
 MATCH = f"matches hermes-agent {VERSION}"
 ABSENT = "hermes-agent not installed"
@@ -196,3 +198,8 @@ def check_trace(trace) -> str:
     except Exception as e:
         return f"hermes-agent {VERSION} raised {type(e).__name__}: {e}"
     return first_difference(trace.output, theirs) or MATCH
+
+
+def verdict(trace) -> "verdicts.Verdict":
+    """``check_trace`` as the hermes strategy's typed cross-check verdict (``Strategy.cross_check``)."""
+    return verdicts.Verdict.from_text(check_trace(trace), MATCH, NOT_COMPARED)

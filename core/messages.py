@@ -20,6 +20,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from .text import readable_message_text, readable_text
+
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
 
@@ -74,39 +76,9 @@ def tool_result_ids(message: Any) -> list[str]:
             if block_type(b) == "tool_result" and isinstance(b.get("tool_use_id"), str)]
 
 
-def content_text(content: Any) -> str:
-    """Readable text of a content value (string, block list, or anything else)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for b in content:
-            t = block_type(b)
-            if t == "text":
-                parts.append(str(b.get("text", "")))
-            elif t == "tool_result":
-                parts.append(content_text(b.get("content")))
-            elif t == "tool_use":
-                parts.append(f"{b.get('name')}({json.dumps(b.get('input'), ensure_ascii=False, default=str)})")
-            elif t == "thinking":
-                parts.append(str(b.get("thinking", "")))
-            elif isinstance(b, str):
-                parts.append(b)
-        return "\n".join(parts)
-    return str(content)
-
-
-def message_text(message: Any) -> str:
-    if not isinstance(message, dict):
-        return str(message)
-    text = content_text(message.get("content"))
-    for call in message.get("tool_calls") or []:
-        if isinstance(call, dict):
-            fn = call.get("function") or {}
-            text += f"\n{fn.get('name')}({fn.get('arguments')})"
-    return text
+# the readable text of content and of a whole message (core.text: the three readings, each defined once)
+content_text = readable_text
+message_text = readable_message_text
 
 
 def replace_block(message: dict, index: int, new_block: dict) -> dict:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .layers.base import VIEW, Layer, LayerContext
+from .text import visible_text
 from .trace import CONVERT, DROP, INSERT, REPLACE, Edit, LayerOutput
 
 REFERENCE_TOOL_RESULT_CHARS = 4000
@@ -36,31 +37,6 @@ ADVISORY_REQUEST = (
     "[The conversation above is the current state of the task. Give your most intelligent judgement: what is "
     "going on, what should happen next, what risks or mistakes you see, and how the acting agent should proceed.]")
 NON_TEXT_USER = "[user sent non-text content (e.g. an image attachment)]"
-_NON_TEXT_TYPES = {"image", "image_url", "input_image", "audio", "input_audio"}
-_TEXT_KEYS = ("text", "content", "input_text", "output_text", "summary_text")
-
-
-def visible_text(content: Any) -> str:
-    """The visible text of a content value: strings as is, text-like parts joined, media skipped."""
-    def part_text(p: Any) -> str:
-        if p is None:
-            return ""
-        if isinstance(p, str):
-            return p
-        if isinstance(p, dict):
-            if str(p.get("type") or "").strip().lower() in _NON_TEXT_TYPES:
-                return ""
-            for k in _TEXT_KEYS:
-                if isinstance(p.get(k), str):
-                    return p[k]
-        return ""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(t for t in map(part_text, content) if t)
-    return part_text(content) or str(content)
 
 
 def preview(text: str, budget: int = REFERENCE_TOOL_RESULT_CHARS) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .loaders.base import JSONDecodeError, iter_lines, loads, parse_timestamp
+from .jsonio import JSONDecodeError, iter_lines, loads, parse_timestamp
 
 FORMAT_NAME = "compactscope.recording"
 VERSION = 1

@@ -26,6 +26,7 @@ from typing import Any
 
 from . import strategies
 from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
+from .identity import IdentityCache
 from .events import EventGroup
 from .explain import cut_lines, find_boundary_step, is_snip_step, lost_results
 from .jobs import LATEST, Executor, InlineExecutor, Worker
@@ -145,7 +146,7 @@ class Session:
         self.filters = {"search": "", "role": "", "block": "", "changed_only": False, "matches_only": False}
         self.error: Notice | None = None
         self.progress_text = ""
-        self._align: dict = {}
+        self._align = IdentityCache(align)         # step -> its aligned rows
         self._pending_view: dict | None = None      # restore(): applied when the next result arrives
         self._defer_runs = False
         self._cursor_after_replay: int | None = None
@@ -244,7 +245,7 @@ class Session:
         self.conversation, self.conversation_index, self.title = conv, index, title or conv.title
         self.segment = self.call = None
         self.result = None
-        self._align = {}
+        self._align.clear()
         self.stage, self.selection, self.selected_block, self._shown = 0, None, None, 0
         self.replay_results, self.replay_stale, self.shown_call, self.cursor = [], True, None, None
         self._set_check(None)
@@ -418,7 +419,7 @@ class Session:
                 sel0 = self.selection
         self.result = result
         self.runs += 1
-        self._align = {}
+        self._align.clear()
         tr = result.trace
         self.stage = min(self.stage, len(tr.steps))
         failed = [s for s in tr.steps if s.error]
@@ -500,11 +501,7 @@ class Session:
 
     def rows_of(self, step) -> list:
         """core.align rows of a step, computed once per step."""
-        hit = self._align.get(id(step))
-        if hit is None or hit[0] is not step:
-            hit = (step, align(step))
-            self._align[id(step)] = hit
-        return hit[1]
+        return self._align.get(step)
 
     def stage_view(self) -> StageView:
         """The messages of the current stage in the current view mode, with what to draw on them."""

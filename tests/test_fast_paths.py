@@ -77,7 +77,8 @@ def test_summary_prompt_head_equals_dumping_everything(msgs, cap):
 
 
 def test_collapsed_row_heights_match_the_chips(qtbot):
-    from compactscope.widgets.message_view import CHIP_CACHE, MessageDelegate, MessageListModel
+    from compactscope.core import present
+    from compactscope.widgets.message_view import MessageDelegate, MessageListModel
     msgs = [
         {"role": "user", "content": "one line"},
         {"role": "user", "content": "two\nlines\r\nand\x0bmore\u2028here"},
@@ -97,7 +98,7 @@ def test_collapsed_row_heights_match_the_chips(qtbot):
         for mi in range(len(msgs)):
             key = (id(msgs[mi]), False, 0, 0, inserted)
             ix = model.index(mi, 0)
-            CHIP_CACHE.pop(id(msgs[mi]), None)
+            present.chips.forget(msgs[mi])
             from_shape = d._row_lines(ix, model, mi, key)
             model.chips(mi)                     # now the chips exist: the height comes from them
             assert d._row_lines(ix, model, mi, key) == from_shape, msgs[mi]
@@ -126,9 +127,9 @@ _message = st.one_of(
 @given(before=st.lists(_message, min_size=1, max_size=6), data=st.data())
 def test_tool_pair_index_reused_only_when_it_reads_the_same(before, data):
     from compactscope.core.messages import ToolPairIndex
-    from compactscope.widgets import message_view as mv
-    mv._PAIR_CACHE.clear()
-    mv._pair_index(before)
+    from compactscope.core import present
+    present._PAIR_CACHE.clear()
+    present.pair_index(before)
     after = list(before)
     for i in data.draw(st.lists(st.integers(0, len(before) - 1), max_size=3)):
         m = before[i]
@@ -138,19 +139,19 @@ def test_tool_pair_index_reused_only_when_it_reads_the_same(before, data):
                                          and b.get("type") == "tool_result" else b for b in m["content"]]}
         else:
             after[i] = data.draw(_message)
-    assert _index_facts(mv._pair_index(after)) == _index_facts(ToolPairIndex(after))
+    assert _index_facts(present.pair_index(after)) == _index_facts(ToolPairIndex(after))
 
 
 def test_tool_pair_index_not_reused_when_a_name_or_id_changes():
     from compactscope.core.messages import ToolPairIndex
-    from compactscope.widgets import message_view as mv
+    from compactscope.core import present
     use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}]}
     res = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 500}]}
-    mv._PAIR_CACHE.clear()
-    mv._pair_index([use, res])
+    present._PAIR_CACHE.clear()
+    present.pair_index([use, res])
     compacted = [use, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "[c]"}]}]
     renamed = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "b", "input": {}}]}, res]
     other_id = [use, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}]}]
     for after in (compacted, renamed, other_id):
-        assert _index_facts(mv._pair_index(after)) == _index_facts(ToolPairIndex(after))
-    assert mv._pair_index(compacted) is mv._pair_index([use, res])    # only a result's content changed
+        assert _index_facts(present.pair_index(after)) == _index_facts(ToolPairIndex(after))
+    assert present.pair_index(compacted) is present.pair_index([use, res])    # only a result's content changed

@@ -14,10 +14,12 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
 
+from compactscope.core import present
 from compactscope.core.align import align
+from compactscope.core.identity import IdentityCache
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .message_view import cached_chips, pill
+from .message_view import pill
 
 KindRole = Qt.UserRole + 1
 MessageRole = Qt.UserRole + 2
@@ -39,7 +41,7 @@ class DiffModel(QAbstractTableModel):
         self.rows: list = []
         self.all_rows: list = []
         self.changes_only = False
-        self._counts: dict = {}              # id(rows list) -> (rows list, counts per kind)
+        self._counts = IdentityCache(lambda rows: dict(Counter(map(itemgetter(2), rows))), floor=8)  # Row.kind
 
     def set_step(self, step, rows: list | None = None) -> None:
         """Show a step; ``rows`` = ``align(step)`` when the caller already has them."""
@@ -59,15 +61,9 @@ class DiffModel(QAbstractTableModel):
         self.endResetModel()
 
     def counts(self) -> dict:
-        rows = self.all_rows
-        hit = self._counts.get(id(rows))
-        if hit is not None and hit[0] is rows:
-            return dict(hit[1])           # a revisited step: its rows are the same list
-        out = dict(Counter(map(itemgetter(2), rows)))   # Row.kind, counted in C
-        if len(self._counts) >= 8:
-            self._counts.clear()
-        self._counts[id(rows)] = (rows, out)   # holds the list, so its id is not reused while cached
-        return dict(out)
+        """Rows per kind (a revisited step's rows are the same list: counted once, in C)."""
+        self._counts.shown(1)
+        return dict(self._counts.get(self.all_rows))
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
@@ -95,7 +91,7 @@ class DiffModel(QAbstractTableModel):
         return (self.step.input if col == 0 else self.step.messages)[i]
 
     def chips(self, m) -> list:
-        return cached_chips(m)
+        return present.chips.get(m)
 
     def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < 2:

@@ -13,8 +13,9 @@ from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from compactscope.core.messages import block_type, content_text
+from compactscope.core.messages import block_type
 from compactscope.core.report.words import meta_lines
+from compactscope.core.text import readable_message_text, readable_text
 
 MAX_SHOWN = 2_000_000
 
@@ -88,11 +89,7 @@ class Inspector(QWidget):
                            f"{html.escape(where)}" + "".join(f"<br>{html.escape(f)}" for f in facts))
         self.meta_text = "\n".join(facts)
         if isinstance(obj, dict) and "role" in obj:
-            text = content_text(obj.get("content"))
-            for call in obj.get("tool_calls") or []:
-                if isinstance(call, dict):
-                    fn = call.get("function") or {}
-                    text += f"\n{fn.get('name')}({fn.get('arguments')})"
+            text = readable_message_text(obj)
         elif isinstance(obj, dict):
             t = block_type(obj)
             if t == "tool_use":
@@ -100,9 +97,9 @@ class Inspector(QWidget):
                                                                                ensure_ascii=False, default=str)
             elif t == "tool_result":
                 text = (f"result of {obj.get('tool_use_id')}" + (" (is_error)" if obj.get("is_error") else "")
-                        + "\n" + content_text(obj.get("content")))
+                        + "\n" + readable_text(obj.get("content")))
             else:
-                text = content_text([obj]) or json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+                text = readable_text([obj]) or json.dumps(obj, indent=2, ensure_ascii=False, default=str)
         else:
             text = str(obj)
         self.text.setPlainText(_clip(text))

@@ -1,23 +1,22 @@
 """The message list: QListView + QAbstractListModel + a painting delegate.
 
-No widget per row. Each row is painted from a small ``Chip`` list computed
-lazily and cached by message identity (messages are shared between the stages
-of a trace, so stepping reuses the cache). Row heights come from line counts
-only (no text layout), cached by (message identity, expanded, extras).
+No widget per row. Each row is painted from a small ``Chip`` list (``core.present``) computed
+lazily and cached by message identity (messages are shared between the stages of a trace, so
+stepping reuses the cache). Row heights come from line counts only (no text layout), cached by
+(message identity, expanded, extras).
 """
 from __future__ import annotations
-
-from itertools import compress
-from operator import is_, is_not
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from compactscope.core.messages import ToolPairIndex, block_type, blocks, message_text
+from compactscope.core import present
+from compactscope.core.messages import ToolPairIndex
+from compactscope.core.present import EXPANDED_LINES, collapsed_shape
 from compactscope.core.report.words import meta_lines, usage_short, when
 
-from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, message_chips, pair_color
+from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
 
 MessageRole = Qt.UserRole + 1
 IndexRole = Qt.UserRole + 2
@@ -31,124 +30,8 @@ ExpandedRole = Qt.UserRole + 9
 SizeRole = Qt.UserRole + 10
 SelectedBlockRole = Qt.UserRole + 11
 
-# id(message) -> (message, chips), shared by the message list and the diff (messages are shared between
-# the stages of a trace and both views show them: each message's chips are computed once)
-CHIP_CACHE: dict[int, tuple] = {}
-
-
-def cached_chips(m) -> list:
-    hit = CHIP_CACHE.get(id(m))
-    if hit is not None and hit[0] is m:
-        return hit[1]
-    chips = message_chips(m)
-    CHIP_CACHE[id(m)] = (m, chips)
-    return chips
-
-
-_CHIP_PEAK = [1000]
-
-
-def trim_chip_cache(n_messages: int, *more: dict) -> None:
-    """Forget the chips (and the ``more`` caches keyed the same way) when a cache outgrows 4x the largest
-    list shown. Bounded by the largest list, not the current one: a short stage (snip keeps 51 of 10k
-    messages) must not throw away the chips the long stages next to it share."""
-    _CHIP_PEAK[0] = max(_CHIP_PEAK[0], n_messages)
-    for cache in (CHIP_CACHE, *more):
-        if len(cache) > 4 * _CHIP_PEAK[0]:
-            cache.clear()
-
-
-# the tool pair indexes of the last lists shown: [(messages tuple, ToolPairIndex)]. Stepping back and forth
-# shows the same stages again; an index over 10k messages costs ~50 ms to build.
-_PAIR_CACHE: list = []
-
-
-def _same_tool_shape(a, b) -> bool:
-    """Whether ToolPairIndex reads the same from messages a and b (role, tool ids and names at the same
-    block positions), e.g. a tool result whose content a layer replaced."""
-    if a is b:
-        return True
-    if not (isinstance(a, dict) and isinstance(b, dict)):
-        return not isinstance(a, dict) and not isinstance(b, dict)
-    role = a.get("role")
-    if role != b.get("role"):
-        return False
-    if role == "tool":
-        return a.get("tool_call_id") == b.get("tool_call_id")
-    ba, bb = blocks(a), blocks(b)
-    if len(ba) != len(bb):
-        return False
-    for x, y in zip(ba, bb):
-        if x is y:
-            continue
-        t = block_type(x)
-        if t != block_type(y):
-            return False
-        if t == "tool_use":
-            if x.get("id") != y.get("id") or x.get("name") != y.get("name"):
-                return False
-        elif t == "tool_result" and x.get("tool_use_id") != y.get("tool_use_id"):
-            return False
-    return a.get("tool_calls") == b.get("tool_calls")
-
-
-def _pair_index(messages: list) -> ToolPairIndex:
-    """ToolPairIndex(messages), reused when the list holds the very same message objects as one indexed
-    before (compared by identity, in C: messages are never changed in place), or messages that differ
-    only where the index does not look (micro_compact's replaced results: ~10 ms instead of ~50 ms for
-    an index over 10k messages)."""
-    n = len(messages)
-    for k, (msgs, idx) in enumerate(_PAIR_CACHE):
-        if len(msgs) == n and all(map(is_, msgs, messages)):
-            if k:
-                _PAIR_CACHE.insert(0, _PAIR_CACHE.pop(k))
-            return idx
-    idx = None
-    for msgs, cached in _PAIR_CACHE:
-        if len(msgs) == n:
-            differ = list(compress(range(n), map(is_not, msgs, messages)))
-            if all(_same_tool_shape(msgs[i], messages[i]) for i in differ):
-                idx = cached
-                break
-    if idx is None:
-        idx = ToolPairIndex(messages)
-    _PAIR_CACHE.insert(0, (tuple(messages), idx))
-    del _PAIR_CACHE[6:]
-    return idx
-
-
 MAX_BLOCKS_SHOWN = 12
-EXPANDED_LINES = 8
 INSERTED_LINES = 6
-
-
-def _text_lines(s: str) -> int:
-    """len(common._lines(s)): the number of lines a text chip holds (at most 8)."""
-    return len(s.splitlines()[:8])
-
-
-def collapsed_shape(m) -> tuple | None:
-    """What the height of a collapsed row depends on, as ``message_chips(m)`` would give it, without
-    building the chips (no JSON dumps, no str() of big blocks): (number of chips, line count of each
-    chip if it is a text chip else 0). None when only the chips can tell."""
-    if not isinstance(m, dict):
-        return None
-    content = m.get("content")
-    parts: list = []
-    if isinstance(content, str) or content is None:
-        parts.append(0 if m.get("role") == "tool" else _text_lines(content or ""))
-    elif isinstance(content, list):
-        for b in content:
-            if isinstance(b, dict) and b.get("type") == "text":
-                parts.append(_text_lines(str(b.get("text", ""))))
-            else:
-                parts.append(0)
-    else:
-        parts.append(0)
-    for call in m.get("tool_calls") or []:
-        if isinstance(call, dict):
-            parts.append(0)
-    return parts
 
 
 class MessageListModel(QAbstractListModel):
@@ -177,7 +60,6 @@ class MessageListModel(QAbstractListModel):
         self.only_changed = False
         self.only_matches = False
         self.search_text = ""
-        self._text: dict[int, tuple] = {}    # id(message) -> (message, lowercased text)
         self.meta: dict = {}                 # id(message) -> MessageMeta (time, usage of its call), from the file
 
     # ------------------------------------------------------------ data in
@@ -199,7 +81,7 @@ class MessageListModel(QAbstractListModel):
         self.highlight = set()
         self.selected_block = None
         self.expanded = set()
-        trim_chip_cache(len(self.messages), self._text)
+        present.shown(len(self.messages))
         self._recompute_matches()
         self._refilter()
         self.endResetModel()
@@ -207,7 +89,7 @@ class MessageListModel(QAbstractListModel):
     @property
     def pairs(self) -> ToolPairIndex:
         if self._pairs is None:
-            self._pairs = _pair_index(self.messages)
+            self._pairs = present.pair_index(self.messages)
         return self._pairs
 
     def meta_of(self, mi: int):
@@ -215,20 +97,11 @@ class MessageListModel(QAbstractListModel):
         return self.meta.get(id(self.messages[mi])) if self.meta else None
 
     def chips(self, mi: int) -> list:
-        m = self.messages[mi]
-        hit = CHIP_CACHE.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
-        return cached_chips(m)
+        return present.chips.get(self.messages[mi])
 
     def text_of(self, mi: int) -> str:
-        m = self.messages[mi]
-        hit = self._text.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
-        t = message_text(m).lower()
-        self._text[id(m)] = (m, t)
-        return t
+        """The message's readable text, lowercased (what the search looks in)."""
+        return present.search_text.get(self.messages[mi])
 
     # ------------------------------------------------------------ filters
     def _accept(self, mi: int) -> bool:
@@ -466,8 +339,7 @@ class MessageDelegate(QStyledItemDelegate):
         """The number of text lines of a row: from the chips when they exist or the row is expanded,
         else from ``collapsed_shape`` (the same count, without building chips for rows never shown)."""
         m = model.messages[mi]
-        hit = CHIP_CACHE.get(id(m))
-        if key[1] or (hit is not None and hit[0] is m) or (shape := collapsed_shape(m)) is None:
+        if key[1] or present.chips.peek(m) is not None or (shape := collapsed_shape(m)) is None:
             return sum(n for _, _, n in self.layout_lines(index))
         more = INSERTED_LINES if key[4] else 1
         n = key[2] + 1 + (1 if len(shape) > MAX_BLOCKS_SHOWN else 0) + min(key[3], 3)

@@ -205,12 +205,8 @@ class TimelineWidget(QWidget):
         else:
             self.real_markers.setData([], [])
         # threshold
-        thr = r.threshold
-        if thr is not None and r.threshold_unit != self.unit:
-            thr = thr * 4 if self.unit == "size" else thr / 4     # chars/4: an approximate line
-            approx = "≈ "
-        else:
-            approx = ""
+        thr, exact = r.threshold_in(self.unit)       # in the other unit: converted, an approximate line
+        approx = "" if exact else "≈ "
         if thr is None:
             self.threshold_line.hide()
         else:

@@ -13,7 +13,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from .common import BLOCK_COLORS, BLOCK_TYPES, block_sizes, fmt
+from compactscope.core import present
+from compactscope.core.present import BLOCK_TYPES
+
+from .common import BLOCK_COLORS, fmt
 
 
 MAX_BARS = 1500
@@ -30,7 +33,6 @@ class TokenChart(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.glw = pg.GraphicsLayoutWidget(self)
         lay.addWidget(self.glw)
-        self._sizes_cache: dict = {}
         self.unit = "size"
         self.param_name = ""
         # ---- stage plot
@@ -158,22 +160,11 @@ class TokenChart(QWidget):
         self.cursor.setValue(k)
 
     # ------------------------------------------------------------ bars
-    def _block_sizes(self, m) -> dict:
-        hit = self._sizes_cache.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
-        d = block_sizes(m)
-        self._sizes_cache[id(m)] = (m, d)
-        return d
-
     def set_messages(self, messages: list) -> None:
         n = len(messages)
         self.n_messages = n
-        # bounded by the longest stage seen, so showing a short stage does not throw away the long one's sizes
-        self._peak_n = max(getattr(self, "_peak_n", 1000), n)
-        if len(self._sizes_cache) > 4 * self._peak_n:
-            self._sizes_cache.clear()
-        per = [self._block_sizes(m) for m in messages]
+        present.shown(n)
+        per = [present.sizes.get(m) for m in messages]
         base = np.zeros(n)
         self.stacks = {}
         # beyond MAX_BARS messages, draw one bar per group of k messages (the tallest of the group):

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import time
 
-from ..hermes_oracle import VERSION as HERMES_VERSION
 from ..summarizers import SummaryError, SummaryRequest
+from ..text import text_parts
 from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
 from . import hermes_rules as R
 from . import base as roles
 from .base import Layer, LayerContext
+
+HERMES_VERSION = "0.19.0"          # the hermes-agent release these layers reproduce (core.hermes_oracle checks it)
 
 PASS = "hermes_pass"
 PREVIOUS = "hermes_previous_summary"
@@ -336,7 +338,7 @@ def hermes_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
         fm = _fresh(m)
         if i == 0 and fm.get("role") == "system":
             existing = fm.get("content")
-            if R.SYSTEM_COMPACTION_NOTE not in R.content_text(existing):
+            if R.SYSTEM_COMPACTION_NOTE not in text_parts(existing):
                 add = ("\n\n" + R.SYSTEM_COMPACTION_NOTE) if isinstance(existing, str) and existing \
                     else R.SYSTEM_COMPACTION_NOTE
                 fm = {**fm, "content": R.append_text(existing, add)}

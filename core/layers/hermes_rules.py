@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..text import text_parts
+
 # ----------------------------------------------------------------- texts
 TASK_HEADING = "## Historical Task Snapshot"
 IN_PROGRESS_HEADING = "## Historical In-Progress State"
@@ -327,23 +329,6 @@ def summary_budget(turns: list, max_summary_tokens: int, meter: Any = None) -> i
 
 
 # ----------------------------------------------------------------- content helpers
-def content_text(content: Any) -> str:
-    """Text of a content value for substring checks: str as is, text parts joined by newlines."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, str):
-                parts.append(p)
-            elif isinstance(p, dict) and isinstance(p.get("text"), str):
-                parts.append(p["text"])
-        return "\n".join(p for p in parts if p)
-    return str(content)
-
-
 def append_text(content: Any, text: str, prepend: bool = False) -> Any:
     if content is None:
         return text
@@ -383,7 +368,7 @@ def with_summary_prefix(summary: str) -> str:
 
 
 def is_summary_content(content: Any) -> bool:
-    text = content_text(content).lstrip()
+    text = text_parts(content).lstrip()
     if MERGED_SUMMARY_DELIMITER in text:
         text = text.split(MERGED_SUMMARY_DELIMITER, 1)[1].lstrip()
     return text.startswith((SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES))
@@ -393,7 +378,7 @@ def latest_summary(messages: list, start: int, end: int) -> tuple[int | None, st
     for i in range(end - 1, start - 1, -1):
         c = messages[i].get("content")
         if is_summary_content(c):
-            return i, strip_summary_prefix(content_text(c))
+            return i, strip_summary_prefix(text_parts(c))
     return None, ""
 
 
@@ -446,7 +431,7 @@ def task_snapshot(turns: list) -> str | None:
     for m in reversed(turns):
         if not is_real_user(m):
             continue
-        text = content_text(m.get("content")).strip()
+        text = text_parts(m.get("content")).strip()
         if not text:
             continue
         text = re.sub(r"\s+", " ", text)
@@ -748,7 +733,7 @@ def fallback_summary(turns: list, reason: str | None, had_previous: bool) -> str
     asks, actions, tool_lines, files, blockers, last_turns = [], [], [], [], [], []
 
     def compact(value: Any) -> str:
-        text = _GH_TOKEN.sub("[REDACTED]", content_text(value))
+        text = _GH_TOKEN.sub("[REDACTED]", text_parts(value))
         text = re.sub(r"\s+", " ", text).strip()
         if len(text) > FALLBACK_TURN_MAX:
             text = text[: FALLBACK_TURN_MAX - 15].rstrip() + " ...[truncated]"
@@ -973,7 +958,7 @@ def auto_focus(messages: list) -> str | None:
     for m in reversed(messages):
         if m.get("role") != "user" or is_summary_content(m.get("content")):
             continue
-        t = " ".join(content_text(m.get("content")).strip().split())
+        t = " ".join(text_parts(m.get("content")).strip().split())
         if not t:
             continue
         found.append(t[:259].rstrip() + "…" if len(t) > 260 else t)

@@ -129,6 +129,7 @@ class ReplayResult:
     iteration_cap: int = 90          # the strategy's IterationPolicy cap unless the replay was given one
     layer_colors: dict = field(default_factory=dict)     # layer name -> colour (Strategy.layer_colors)
     iteration_policy: IterationPolicy = field(default_factory=IterationPolicy, repr=False)
+    chars_per_token: float | None = None     # the token estimator's own ratio (chars/4: 4), when it has one
 
     # ------------------------------------------------ derived (views.py)
     @property
@@ -142,6 +143,10 @@ class ReplayResult:
 
     def iteration_totals(self) -> dict:
         return views.iteration_totals(self)
+
+    def threshold_in(self, unit: str) -> tuple[float | None, bool]:
+        """The threshold in "size" or "tokens", and whether it is exact (see ``views.threshold_in``)."""
+        return views.threshold_in(self, unit)
 
     def summary_calls(self) -> list[int]:
         return [c.index for c in self.calls if c.summaries]

@@ -99,3 +99,23 @@ def boundary_report(result: Any) -> list[dict]:
                        simulated_tokens_before=near.tokens_before, calls_apart=near.index - call)
         out.append(row)
     return out
+
+
+def chars_per_token(result: Any) -> float:
+    """How many characters of the size estimate make one token in this replay: the token estimator's
+    own ratio when it has one (chars/4), else measured over the calls (sizes / tokens sent)."""
+    if result.chars_per_token:
+        return float(result.chars_per_token)
+    size = sum(c.size_after for c in result.calls)
+    tokens = sum(c.tokens_after for c in result.calls)
+    return size / tokens if size and tokens else 4.0
+
+
+def threshold_in(result: Any, unit: str) -> tuple[float | None, bool]:
+    """The replay's threshold in ``unit`` ("size" or "tokens") and whether that is exact (False: converted
+    from the strategy's own unit with ``chars_per_token``)."""
+    thr = result.threshold
+    if thr is None or result.threshold_unit == unit:
+        return thr, True
+    cpt = chars_per_token(result)
+    return (thr * cpt if unit == "size" else thr / cpt), False

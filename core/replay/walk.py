@@ -327,6 +327,8 @@ class _Walk:
         r.iteration_cap = int(options.iteration_cap if options.iteration_cap is not None
                               else strat.iteration_budget.cap)
         r.layer_colors, r.iteration_policy = strat.layer_colors(), strat.iteration_budget
+        cpt = getattr(self.base_tokens, "cpt", None)
+        r.chars_per_token = float(cpt) if isinstance(cpt, (int, float)) and cpt > 0 else None
         if options.keep_traces:
             r.traces = []
 

@@ -165,15 +165,24 @@ class Verdict:
 
 @dataclass(frozen=True)
 class CrossCheck:
-    """Compare a finished ``Trace`` of the strategy with a reference implementation. ``check``
-    may be slow (it runs the reference) and must never raise: a failure is a DIFFER verdict."""
+    """Compare a finished ``Trace`` of the strategy with a reference implementation. ``check`` is a
+    function ``trace -> Verdict``, or its name as ``"package.module:function"`` (imported when the
+    check runs: the checking module sits above the pipeline it drives, so a strategy only names it).
+    It may be slow (it runs the reference); a failure is a DIFFER verdict, never an exception."""
     name: str                                  # e.g. "hermes-agent 0.19.0"
-    check: Callable[[Any], Verdict]
+    check: Callable[[Any], Verdict] | str
     description: str = ""
+
+    def function(self) -> Callable[[Any], Verdict]:
+        if callable(self.check):
+            return self.check
+        import importlib
+        mod, _, attr = self.check.partition(":")
+        return getattr(importlib.import_module(mod), attr)
 
     def run(self, trace) -> Verdict:
         try:
-            v = self.check(trace)
+            v = self.function()(trace)
         except Exception as e:  # noqa: BLE001 - a broken reference is a finding, not a crash
             return Verdict(DIFFER, f"the cross-check failed: {type(e).__name__}: {e}")
         return v if isinstance(v, Verdict) else Verdict(DIFFER, str(v))

@@ -12,14 +12,7 @@ from ..layers.hermes import threshold as hermes_threshold
 from ..layers.hermes_rules import HermesTokens
 from ..messages import OPENAI
 from ..moa import MOA_LAYER
-from .base import TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
-
-
-def _check_against_hermes_agent(trace) -> Verdict:
-    """The run against the real hermes-agent ContextCompressor (core.hermes_oracle)."""
-    from .. import hermes_oracle
-    return Verdict.from_text(hermes_oracle.check_trace(trace), hermes_oracle.MATCH, hermes_oracle.NOT_COMPARED)
-
+from .base import TOKENS, CrossCheck, Param, Strategy, Threshold
 
 HERMES = Strategy(
     name="hermes",
@@ -59,7 +52,7 @@ HERMES = Strategy(
                         formula="(context_length - max_tokens) x threshold_pct (at least 0.75 under 512,000 "
                                 "tokens), floored at 64,000 tokens"),
     token_estimator=HermesTokens,
-    cross_check=CrossCheck("hermes-agent 0.19.0", _check_against_hermes_agent,
+    cross_check=CrossCheck("hermes-agent 0.19.0", "compactscope.core.hermes_oracle:verdict",
                            "core.hermes_oracle ran the real hermes-agent ContextCompressor on the same input, "
                            "parameters, state and summary text and compared the output message by message."),
     notes={"source": "hermes-agent 0.19.0 agent/context_compressor.py", "docs": "docs/hermes.md"},

@@ -6,8 +6,8 @@
 
 All are wrapped by ``CachedSummarizer`` so stepping back and forth never pays twice.
 """
-from .base import (CachedSummarizer, Summarizer, SummaryError, SummaryRequest, SummaryResult,
-                   make_summarizer)
+from .base import CachedSummarizer, Summarizer, SummaryError, SummaryRequest, SummaryResult
+from .factory import make_summarizer
 from .fixed import FixedSummarizer
 from .offline import OfflineSummarizer
 

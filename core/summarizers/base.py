@@ -84,21 +84,3 @@ class CachedSummarizer:
         with self._lock:
             self._cache[k] = res
         return res
-
-
-def make_summarizer(spec: str | None, settings: dict | None = None) -> CachedSummarizer:
-    """``offline`` (default), ``anthropic``, or ``fixed:TEXT``."""
-    from .fixed import FixedSummarizer
-    from .offline import OfflineSummarizer
-    spec = spec or "offline"
-    if spec.startswith("fixed:"):
-        return CachedSummarizer(FixedSummarizer(spec[len("fixed:"):]))
-    if spec == "offline":
-        return CachedSummarizer(OfflineSummarizer())
-    if spec == "anthropic" or spec.startswith("anthropic:"):
-        from .anthropic_api import AnthropicSummarizer
-        settings = dict(settings or {})
-        if spec.startswith("anthropic:"):
-            settings["model"] = spec.split(":", 1)[1]
-        return CachedSummarizer(AnthropicSummarizer(**settings))
-    raise ValueError(f"unknown summarizer {spec!r}: use offline, anthropic[:MODEL] or fixed:TEXT")
