@@ -59,6 +59,8 @@ def projects(corpus, tmp_path):
     (root / ".hidden").mkdir()
     shutil.copy(corpus / "entireio-cli" / CC[0], root / ".hidden" / "x.jsonl")
     (b / "notes.txt").write_text("not a session")
+    (b / "node_modules" / "pkg").mkdir(parents=True)
+    (b / "node_modules" / "pkg" / "package.json").write_text('{"name": "pkg"}')
     return root
 
 

@@ -22,6 +22,8 @@ from pathlib import Path
 # taken whatever its name: formats are detected by content).
 SESSION_SUFFIXES = (".jsonl", ".json", ".eval", ".db")
 AGENT_PREFIX = "agent-"
+# folders full of JSON that is never a transcript (a fleet run over a whole home or code folder)
+SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "dist-packages"}
 
 
 @dataclass
@@ -77,8 +79,8 @@ def _is_candidate(name: str) -> bool:
 
 def discover(paths: list[str | os.PathLike] | None = None) -> Discovery:
     """Every session file under ``paths`` (files or folders, walked recursively; hidden folders and
-    files are skipped). With no paths: the user's Claude Code projects folder. Each session once,
-    in a stable order (sorted by path)."""
+    files, and ``SKIP_DIRS`` such as node_modules, are skipped). With no paths: the user's Claude Code
+    projects folder. Each session once, in a stable order (sorted by path)."""
     roots = [Path(p).expanduser() for p in paths] if paths else [claude_projects_dir()]
     found: dict[str, SessionFile] = {}
     agents: list[Path] = []
@@ -104,7 +106,8 @@ def discover(paths: list[str | os.PathLike] | None = None) -> Discovery:
         for dirpath, dirnames, filenames in os.walk(root, onerror=lambda e: unreadable.append(str(e.filename))):
             here = set(filenames)
             # <X>/ beside <X>.jsonl is that session's own folder (subagents, tool results): not sessions
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and f"{d}.jsonl" not in here)
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and f"{d}.jsonl" not in here
+                                 and d not in SKIP_DIRS)
             for name in sorted(filenames):
                 if not _is_candidate(name):
                     continue
