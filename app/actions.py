@@ -47,9 +47,14 @@ def install_actions(win, examples) -> None:
     win.dark_action = vm.addAction("&Dark palette", lambda: win.set_dark(win.dark_action.isChecked()))
     win.dark_action.setCheckable(True)
     win.dark_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
+    win.presenter_action = vm.addAction("&Presenter mode", lambda: win.set_presenter(win.presenter_action.isChecked()))
+    win.presenter_action.setCheckable(True)
+    win.presenter_action.setShortcut(QKeySequence("F11"))
+    win.presenter_action.setToolTip("Large type; the inspector and parameters hidden; the narration shown in a lesson")
     vm.addSeparator()
-    for d in (win.dock_inspector, win.dock_params, win.dock_chart, win.dock_findings):
+    for d in (win.dock_inspector, win.dock_params, win.dock_chart, win.dock_findings, win.dock_narration):
         vm.addAction(d.toggleViewAction())
+    _lesson_menu(win, mb)
     install_menu(win)            # Live: agent, recording proxy and follow mode in a dock (app/live.py)
     nm = mb.addMenu("&Navigate")
     for text, key, slot in (("&Find\u2026", QKeySequence.Find, win.focus_search),
@@ -120,3 +125,19 @@ def _arrow(win, d) -> None:
         win.stepper.last()
     else:
         win.stepper.step(d)
+
+
+def _lesson_menu(win, mb) -> None:
+    """Lesson: the bundled lessons, next/previous slide (Page Down/Up), close."""
+    from compactscope.core import lessons
+    lm = mb.addMenu("L&esson")
+    win.lesson_menu = lm
+    for les in lessons.available():
+        a = lm.addAction(les.title_in(getattr(win, "language", "en")), lambda les=les: win.lesson_controller.open(les))
+        a.setToolTip(les.name)
+    lm.addSeparator()
+    a = lm.addAction("&Next slide", win.lesson_controller.next)
+    a.setToolTip("Page Down, or a presenter remote's next key")
+    a = lm.addAction("&Previous slide", win.lesson_controller.previous)
+    a.setToolTip("Page Up, or a presenter remote's previous key")
+    lm.addAction("&Close lesson", win.lesson_controller.close)

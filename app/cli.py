@@ -10,6 +10,7 @@ Headless subcommands (never import Qt, start fast):
   report FILE   write a self-contained HTML (or Markdown) report: every layer, the summaries, the replay
   strategies    list the strategies and their parameters
   cache         what the workspace cache holds; --prune to the cap, --clear to empty it
+  lessons       the bundled lessons (name, then title); lesson NAME --check | --export DIR | [--slide K]
 
 Anything else opens the window: ``compactscope [FILE] [--step N] [--screenshot out.png]``.
 Exit codes, the same for every subcommand: 0 fine; 1 the API would reject the list (check); 2 bad input or
@@ -25,7 +26,7 @@ import traceback
 from pathlib import Path
 
 HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet", "fleet-report",
-            "cache")
+            "cache", "lessons", "lesson")
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
@@ -419,8 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "instead of every installed strategy")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_strategies)
-    from compactscope.app import cli_cache, cli_fleet, cli_proxy, cli_replay, cli_report
-    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache):
+    from compactscope.app import cli_cache, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
+    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons):
         mod.register(sub, _add_common, _add_engine, _engine, _load, _print_json, CliError)
     return ap
 

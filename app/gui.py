@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--call", type=int, metavar="I", help="timeline: put the cursor on model call I (0-based)")
     ap.add_argument("--follow", metavar="SESSION", help="follow a Claude Code session file that is still being "
                                                        "written: the views update as it grows")
+    ap.add_argument("--lesson", metavar="NAME", help="open a lesson (compactscope lessons lists them; or a lesson "
+                                                     "file's path) at --slide K; PageDown/PageUp move between slides")
+    ap.add_argument("--slide", type=int, default=1, metavar="K", help="with --lesson: the slide (1 = the first)")
+    ap.add_argument("--export-lesson", metavar="DIR", help=argparse.SUPPRESS)
     ap.add_argument("--fleet", metavar="RESULTS", help="open the results of compactscope fleet (a Parquet file) "
                                                       "in the fleet view")
     ap.add_argument("--threshold", type=float, metavar="N", help="with --fleet: the what-if threshold to show "
@@ -65,7 +69,7 @@ def _missing_xcb_libraries() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    offscreen = bool(args.screenshot or args.screenshots)
+    offscreen = bool(args.screenshot or args.screenshots or args.export_lesson)
     if offscreen and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if (not offscreen and sys.platform.startswith("linux")
@@ -135,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         args.file = args.file or args.follow
     if args.fleet:
         return _fleet(app, win, args, w, h)
+    if args.lesson:
+        return _lesson(app, win, args, w, h, offscreen)
     ok = win.open_path(args.file) if args.file else win.open_default()
     if args.follow and ok:
         from .live import open_live
@@ -251,3 +257,41 @@ def _screenshot(app, win, args, w, h) -> int:
     win.session.close()
     win.close()
     return 0
+
+
+def _lesson(app, win, args, w, h, offscreen: bool) -> int:
+    """``--lesson NAME [--slide K]``: the window on the lesson; ``--export-lesson DIR``: a PNG per slide, then exit
+    (``--screenshot`` renders the one slide)."""
+    from compactscope.core import lessons
+    try:
+        lesson = lessons.load(args.lesson)
+        lesson.slide(args.slide)
+    except lessons.LessonError as e:
+        print(f"compactscope: {e}", file=sys.stderr)
+        return 2
+    win.resize(w, h)
+    if offscreen:
+        win.show()
+        win.resize(w, h)
+    if not win.lesson_controller.open(lesson, args.slide) and offscreen:
+        print(f"compactscope: {win.last_error or 'the lesson could not be shown'}", file=sys.stderr)
+        return 2
+    if args.export_lesson:
+        from .screenshots import write_screenshots
+        if not win.wait_idle(120000):
+            print("compactscope: the pipeline did not finish within 120 s; nothing written", file=sys.stderr)
+            return 1
+        try:
+            paths = write_screenshots(app, win, args.export_lesson, only=win.lesson_controller.frames())
+        except OSError as e:
+            print(f"compactscope: {e.strerror or e}", file=sys.stderr)
+            return 1
+        for p in paths:
+            print(p)
+        win.session.close()
+        win.close()
+        return 0
+    if offscreen:
+        return _screenshots(app, win, args, w, h) if args.screenshots else _screenshot(app, win, args, w, h)
+    win.show()
+    return app.exec()

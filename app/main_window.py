@@ -27,6 +27,7 @@ from compactscope.widgets.diff_panel import DiffPanel
 from compactscope.widgets.explainer import FindingsPanel, SnipExplainer
 from compactscope.widgets.inspector import Inspector
 from compactscope.widgets.message_panel import MessagePanel
+from compactscope.widgets.narration import NarrationPanel
 from compactscope.widgets.params_panel import ParamsPanel
 from compactscope.widgets.stepper import LayerStepper
 from compactscope.widgets.timeline_panel import TimelinePanel
@@ -72,7 +73,10 @@ class MainWindow(QMainWindow):
         self._compare_timer.setSingleShot(True)
         self._compare_timer.setInterval(150)
         self._compare_timer.timeout.connect(self.run_replay)
+        self._presenter_saved: dict | None = None
         self._build()
+        from .lessons import LessonController
+        self.lesson_controller = LessonController(self)
         install_actions(self, EXAMPLES)
         self._connect()
         self._restore()
@@ -154,6 +158,9 @@ class MainWindow(QMainWindow):
         self.dock_params = self._dock("Strategy and parameters", self.params_panel, Qt.RightDockWidgetArea)
         self.tabifyDockWidget(self.dock_params, self.dock_inspector)
         self.dock_inspector.raise_()
+        self.narration = NarrationPanel(self)
+        self.dock_narration = self._dock("Narration", self.narration, Qt.RightDockWidgetArea)
+        self.dock_narration.hide()
         self.dock_chart = self._dock("Size and tokens", self.chart, Qt.BottomDockWidgetArea)
         self.dock_findings = self._dock("API findings", self.findings, Qt.BottomDockWidgetArea)
         self.splitDockWidget(self.dock_chart, self.dock_findings, Qt.Horizontal)
@@ -642,6 +649,35 @@ class MainWindow(QMainWindow):
         self.view.doItemsLayout()
         if save:
             self.settings.set("view/zoom", z)
+
+    PRESENTER_ZOOM = 4.0
+
+    @property
+    def presenter(self) -> bool:
+        return self._presenter_saved is not None
+
+    def set_presenter(self, on: bool, zoom: float | None = None) -> None:
+        """The presenter preset: large type (``zoom``, default +4 points), the inspector and the parameters
+        hidden, the narration shown when a lesson is open. Off: the docks and zoom as they were."""
+        on = bool(on)
+        if on and self._presenter_saved is None:
+            self._presenter_saved = {"zoom": self.zoom, "docks": {d: d.isVisible() for d in (
+                self.dock_inspector, self.dock_params, self.dock_findings)}}
+        if on:
+            for d in (self.dock_inspector, self.dock_params):
+                d.hide()
+            if self.lesson_controller.active:
+                self.dock_narration.show()
+            self.set_zoom(self.PRESENTER_ZOOM if zoom is None else zoom, save=False)
+        elif self._presenter_saved is not None:
+            saved, self._presenter_saved = self._presenter_saved, None
+            for d, vis in saved["docks"].items():
+                d.setVisible(vis)
+            self.set_zoom(saved["zoom"] if zoom is None else zoom, save=False)
+        elif zoom is not None:
+            self.set_zoom(zoom, save=False)
+        if getattr(self, "presenter_action", None) is not None and self.presenter_action.isChecked() != on:
+            self.presenter_action.setChecked(on)
 
     def set_dark(self, on: bool, save: bool = True) -> None:
         app = QApplication.instance()

@@ -51,12 +51,13 @@ def frames(win) -> list[Frame]:
     return out
 
 
-def write_screenshots(app, win, folder: str, timeout_ms: int = 120000) -> list[Path]:
-    """Show every frame in turn and save a PNG of the window for each in ``folder`` (made if missing)."""
+def write_screenshots(app, win, folder: str, timeout_ms: int = 120000, only: list | None = None) -> list[Path]:
+    """Show every frame in turn (``only`` these, else ``frames(win)``) and save a PNG of the window for each in
+    ``folder`` (made if missing)."""
     out_dir = Path(folder)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for f in frames(win):
+    for f in (frames(win) if only is None else only):
         f.show()
         win.wait_idle(timeout_ms)
         for _ in range(3):

@@ -890,7 +890,12 @@ class Session:
         if mode != self.view_mode:
             self.view_mode = mode
             self.events.view_mode(mode)
-        stage = int(view.get("stage") or 0)
+        stage = view.get("stage") or 0
+        if isinstance(stage, str):          # a layer's name (lessons), or "last"
+            steps = self.trace.steps if self.trace else []
+            stage = len(steps) if stage == "last" else \
+                next((k + 1 for k, st in enumerate(steps) if st.layer == stage), 0)
+        stage = int(stage)
         self.selection = None
         self._show_stage(max(0, min(stage, len(self.trace.steps) if self.trace else 0)), remap_from=None)
         if view.get("selection") is not None:

@@ -70,3 +70,33 @@ def test_window_takes_variant_and_order(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "compactscope", str(EXAMPLES / "boundary_case.json"), "--order",
                           "nope", "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no layer 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_lesson_in_the_window(qtbot, make_window):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    win = make_window()
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        assert win.lesson_controller.open("seed000-snip")
+    win.wait_idle()
+    c = win.lesson_controller
+    assert c.k == 1 and win.dock_narration.isVisible() and "12 messages" in win.narration.narration()
+    assert win.presenter and not win.dock_inspector.isVisible() and not win.dock_params.isVisible()
+    assert win.zoom == 4
+    QTest.keyClick(win, Qt.Key_PageDown)          # a presenter remote's "next"
+    win.wait_idle()
+    assert c.k == 2 and win.session.stage == 2 and win.session.view_mode == "before"
+    assert win.tabs.currentIndex() == 1 and "keep_tail" in win.explainer.focus
+    QTest.keyClick(win, Qt.Key_PageDown)
+    win.wait_idle()
+    assert c.k == 3 and "head_end 3 -> 4" in win.narration.narration()
+    assert "background:#fef08a" in win.explainer.toHtml().replace(" ", "") or "fef08a" in win.explainer.toHtml()
+    QTest.keyClick(win, Qt.Key_PageUp)
+    win.wait_idle()
+    assert c.k == 2
+    c.show(6)
+    win.wait_idle()
+    assert not win.narration.next_btn.isEnabled() and win.session.view_mode == "after"
+    assert len(win.model.messages) == 11
+    c.close()
+    assert not win.presenter and win.dock_inspector.isVisible() and not win.dock_narration.isVisible()

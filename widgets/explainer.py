@@ -15,6 +15,7 @@ EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summa
               "boundary": "\u2194", "insert": "+", "drop": "\u2212", "convert": "\u21bb", "note": "\u2139"}
 
 
+FOCUS_COLOR = "#fef08a"     # a lesson's focus: the rows it talks about
 MAX_EDIT_ROWS = 300    # a layer with thousands of edits lists the first ones; the diff marks them all
 
 class EditList(QListWidget):
@@ -84,7 +85,20 @@ class EditList(QListWidget):
         self.addItem(f"size {fmt(step.size_before)} \u2192 {fmt(step.size_after)} chars, tokens "
                      f"{fmt(step.tokens_before)} \u2192 {fmt(step.tokens_after)}; "
                      f"{len(step.input)} \u2192 {len(step.messages)} messages; took {step.seconds * 1000:.1f} ms")
+        self._highlight()
 
+
+    def set_focus(self, text: str) -> None:
+        """Highlight the rows that contain ``text`` (a lesson's focus; "" for none)."""
+        self.focus = text or ""
+        self._highlight()
+
+    def _highlight(self) -> None:
+        focus = getattr(self, "focus", "")
+        for i in range(self.count()):
+            it = self.item(i)
+            on = bool(focus) and focus in it.text()
+            it.setBackground(QColor(FOCUS_COLOR) if on else QColor(0, 0, 0, 0))
 
     def add_note(self, text: str, color: str = "#64748b") -> None:
         """A line appended after the step's edits (e.g. the hermes-agent cross-check verdict)."""
@@ -92,6 +106,7 @@ class EditList(QListWidget):
         it.setForeground(QColor(color))
         it.setToolTip(text)
         self.addItem(it)
+        self._highlight()
 
 
 class FindingsPanel(QListWidget):
@@ -143,6 +158,8 @@ class SnipExplainer(QTextBrowser):
         self.setOpenLinks(False)
         self.oracle = None
         self.explanation = None
+        self.focus = ""
+        self._cols: list = []
         self._html = None
         self.set_steps(None, None)
 
@@ -151,6 +168,34 @@ class SnipExplainer(QTextBrowser):
         self.oracle = verdict
         if getattr(self, "_html", None) is not None:
             self._render()
+
+    def set_focus(self, text: str) -> None:
+        """Highlight the rows that contain ``text`` (a lesson's focus; "" for none)."""
+        if (text or "") != self.focus:
+            self.focus = text or ""
+            if self._html is not None:
+                self._rebuild()
+                self._render()
+
+    def _li(self, t: str, color: str = "") -> str:
+        style = (f"color:{color};" if color else "") + \
+            (f"background:{FOCUS_COLOR};" if self.focus and self.focus in t else "")
+        return f"<li style='{style}'>{html.escape(t)}</li>" if style else f"<li>{html.escape(t)}</li>"
+
+    def _rebuild(self) -> None:
+        if getattr(self, "_cols", None):
+            self._html = self._snip_html()
+        elif self.explanation is not None:
+            self._html = self._other_html()
+
+    def _other_html(self) -> str:
+        ex = self.explanation
+        items = "".join(self._li(t, ROW_COLORS.get(k, "")) for k, t in ex.rows)
+        tail = ""
+        if ex.cuts:
+            tail = ("<p style='color:#64748b'>Red lines in the message list mark "
+                    "compress_start and compress_end: what lies between them is replaced by one summary.</p>")
+        return f"<h3>{html.escape(ex.title)}</h3><ul>{items}</ul>{tail}"
 
     def _render(self) -> None:
         extra = ""
@@ -165,7 +210,7 @@ class SnipExplainer(QTextBrowser):
         narrow for two columns of words), then where they differ."""
         cells = []
         for title, lines, st in self._cols:
-            body = "".join(f"<li>{html.escape(l)}</li>" for l in lines)
+            body = "".join(self._li(l) for l in lines)
             broken = [f for f in (st.findings or []) if f.code in ("orphan_tool_result", "unanswered_tool_use")]
             if broken:
                 body += ("<li style='color:#dc2626'><b>broken tool pairs after this cut:</b><ul>" +
@@ -173,7 +218,8 @@ class SnipExplainer(QTextBrowser):
             elif st is not None and not st.error:
                 body += "<li style='color:#16a34a'>every tool_use still has its tool_result</li>"
             cells.append((title, body))
-        diff = "".join(f"<p style='color:{'#b45309' if k == 'differ' else '#475569'}'>"
+        diff = "".join(f"<p style='color:{'#b45309' if k == 'differ' else '#475569'};"
+                       f"{f'background:{FOCUS_COLOR};' if self.focus and self.focus in t else ''}'>"
                        f"{'<b>' if k == 'differ' else ''}{html.escape(t)}{'</b>' if k == 'differ' else ''}</p>"
                        for k, t in self.difference)
         if self._variant_error:
@@ -210,14 +256,7 @@ class SnipExplainer(QTextBrowser):
         if not is_snip_step(step):
             self.lines_variant = []
             self._cols, self.difference = [], []
-            items = "".join(
-                f"<li style='color:{ROW_COLORS[k]}'>{html.escape(t)}</li>" if ROW_COLORS.get(k)
-                else f"<li>{html.escape(t)}</li>" for k, t in ex.rows)
-            tail = ""
-            if ex.cuts:
-                tail = ("<p style='color:#64748b'>Red lines in the message list mark "
-                        "compress_start and compress_end: what lies between them is replaced by one summary.</p>")
-            self._html = f"<h3>{html.escape(ex.title)}</h3><ul>{items}</ul>{tail}"
+            self._html = self._other_html()
             self._render()
             return
         self.lines_variant = boundary_lines(vstep) if is_snip_step(vstep) else []
