@@ -89,6 +89,7 @@ def _is_empty(content) -> bool:
 
 
 RESULT_BEFORE_FILE = "result_before_file"
+SYSTEM_IN_MESSAGES = "system_in_messages"
 
 
 def check(messages: list, dialect: str | None = None, *, before_file=()) -> list[Finding]:
@@ -121,14 +122,20 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
     n = len(messages)
     if n == 0:
         return [Finding("empty_list", 0, "the message list is empty; the API needs at least one message")]
-    first = messages[0]
+    k0 = next((k for k, m in enumerate(messages) if not (isinstance(m, dict) and m.get("role") == "system")), 0)
+    first = messages[k0]
     if not isinstance(first, dict) or first.get("role") != "user":
-        out.append(Finding("first_not_user", 0, "the first message is not from the user"))
+        out.append(Finding("first_not_user", k0, "the first message is not from the user"))
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
             out.append(Finding("not_a_message", i, f"message is a {type(m).__name__}, not an object"))
             continue
         role = m.get("role")
+        if role == "system":
+            out.append(Finding(SYSTEM_IN_MESSAGES, i, "a system-role message inside messages: newer Claude Code "
+                               "clients send one (their agent list) besides the request's system prompt; it is kept "
+                               "and measured where it was sent", severity="warning"))
+            continue
         if not isinstance(role, str) or role not in ("user", "assistant"):
             out.append(Finding("bad_role", i, f"role {role!r:.60} is not 'user' or 'assistant'"))
         content = m.get("content")

@@ -363,15 +363,37 @@ def to_anthropic(messages: list) -> Converted:
     return Converted(out, origin, system)
 
 
-def detect_dialect(messages: Iterable) -> str:
+ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
+                              "server_tool_use", "web_search_tool_result"})
+OPENAI_PARTS = frozenset({"image_url", "input_text", "input_image", "output_text", "input_audio"})
+
+
+def detect_dialect(messages: Iterable, *, system: Any = None) -> str:
+    """The dialect of a whole request, not of one role. OpenAI's marks: a ``tool``/``developer``
+    message, ``tool_calls``, ``tool_call_id``, ``image_url``/``input_*`` parts. Anthropic's: its content
+    blocks (tool_use, tool_result, thinking, image, ...) and a request-level ``system`` (pass it). A
+    ``system``-role message alone is OpenAI's way of giving the system prompt, unless the request shows
+    Anthropic's marks too: newer Claude Code clients send a system-role message inside an Anthropic
+    ``messages`` list, and it stays there (measured where it was sent). Both kinds of marks: the more
+    numerous wins."""
+    oa = an = 0
+    system_role = False
     for m in messages:
         if not isinstance(m, dict):
             continue
-        if m.get("role") in ("tool", "developer", "system") or "tool_calls" in m:
-            return OPENAI
+        role = m.get("role")
+        if role in ("tool", "developer") or "tool_calls" in m or "tool_call_id" in m or "function_call" in m:
+            oa += 1
+        elif role == "system":
+            system_role = True
         for b in blocks(m):
-            if block_type(b) in ("tool_use", "tool_result"):
-                return ANTHROPIC
-            if block_type(b) == "image_url":
-                return OPENAI
-    return ANTHROPIC
+            t = block_type(b)
+            if t in ANTHROPIC_BLOCKS:
+                an += 1
+            elif t in OPENAI_PARTS:
+                oa += 1
+    if system is not None and system != "" and system != []:
+        an += 1
+    if oa or an:
+        return OPENAI if oa > an else ANTHROPIC
+    return OPENAI if system_role else ANTHROPIC

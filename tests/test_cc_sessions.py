@@ -439,3 +439,49 @@ def test_the_seeds_still_decide_on_len_str_with_an_image(tmp_path):
     assert eng.meter.size(msgs) < 5_000
     step = tr.step("compact_history")
     assert step.changed and step.vars["size"] == len(str(msgs))
+
+
+# ----------------------------------------------------------------- mixed roles as sent
+
+def _cc_request_recording(tmp_path):
+    """A proxy recording of a newer Claude Code client: a system-role message (its agent list) inside an
+    Anthropic messages list, next to the request's own system prompt and tools."""
+    agents = "Available agent types:\n" + "\n".join(f"- agent-{k}: does thing {k} " + "x" * 80 for k in range(60))
+    system = [{"type": "text", "text": "You are Claude Code."}]
+    tools = [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}]
+    msgs = [{"role": "system", "content": agents},
+            {"role": "user", "content": [{"type": "text", "text": "list the files"}]}]
+    call = {"type": "call", "seq": 1, "kind": "model", "source": "proxy", "t_start": "2026-07-01T10:00:00.000Z",
+            "t_end": "2026-07-01T10:00:02.000Z",
+            "request": {"model": "claude-opus-4-8", "max_tokens": 32000, "system": system, "tools": tools,
+                        "messages": msgs, "metadata": {"user_id": "user_abc_account_1_session_s1"}},
+            "response": {"id": "msg_1", "model": "claude-opus-4-8", "role": "assistant",
+                         "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+                         "stop_reason": "tool_use"},
+            "usage": {"input_tokens": 3000, "output_tokens": 20}, "error": None, "trace": None}
+    head = {"type": "header", "format": "compactscope.recording", "version": 1,
+            "created": "2026-07-01T10:00:00.000Z", "source": "proxy"}
+    p = tmp_path / "proxy.jsonl"
+    p.write_text(json.dumps(head) + "\n" + json.dumps(call) + "\n")
+    return p, agents
+
+
+def test_a_system_role_message_in_an_anthropic_request_stays_where_it_was_sent(tmp_path):
+    from compactscope.core.messages import ANTHROPIC, OPENAI, detect_dialect
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.workspace import Workspace
+    path, agents = _cc_request_recording(tmp_path)
+    conv = load(path).main
+    assert conv.dialect == ANTHROPIC and conv.messages[0]["role"] == "system"
+    findings = check_conversation(conv)
+    assert [f.code for f in findings if f.severity == "error"] == []
+    assert "system_in_messages" in [f.code for f in findings]
+    tr = Engine("claude_code", {}, workspace=Workspace(tmp_path)).run(conv.messages, conversation=conv)
+    assert not any(s.layer == "convert" for s in tr.steps)             # nothing moved into `system`
+    assert tr.steps[0].size_before == len(str(conv.messages)) > len(agents)
+    # dialect detection looks at the whole request; a plain OpenAI chat with a system message stays OpenAI
+    assert detect_dialect([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]) == OPENAI
+    assert detect_dialect([{"role": "system", "content": "x"}, {"role": "user", "content": "hi"}],
+                          system="You are Claude Code.") == ANTHROPIC
+    assert detect_dialect([{"role": "system", "content": "x"}, {"role": "assistant", "content": None,
+                                                                "tool_calls": [{"id": "c"}]}]) == OPENAI

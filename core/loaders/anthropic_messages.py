@@ -169,7 +169,7 @@ def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
                                 Usage.from_dict(resp.get("usage")), resp.get("model")))
     problems: list[Problem] = []
     msgs = _fix_repr(msgs, meta, path, problems)
-    conv = Conversation(msgs, detect_dialect(msgs), req.get("system"),
+    conv = Conversation(msgs, detect_dialect(msgs, system=req.get("system")), req.get("system"),
                         req.get("tools") if isinstance(req.get("tools"), list) else None,
                         req.get("model") or doc.get("model"), str(doc.get("prompt") or probe.path.name)[:80],
                         path, FORMAT, meta, problems=problems,
@@ -185,7 +185,7 @@ def load(probe: Probe) -> LoadResult:
         if isinstance(doc, dict) and isinstance(doc.get("cycles"), list) and not isinstance(doc.get("messages"), list):
             return _load_cycles(probe, doc)
     msgs, meta, system, tools, model, problems = read_messages(probe, doc)
-    dialect = detect_dialect(msgs)
+    dialect = detect_dialect(msgs, system=system)
     conv = Conversation(msgs, dialect, system, tools, model, probe.path.name, path,
                         FORMAT if dialect == ANTHROPIC else "openai-chat", meta, problems=problems)
     return LoadResult(path, conv.format, [conv], problems)

@@ -168,7 +168,9 @@ def _build(path: str, calls: list[CallRecord], events: list[dict], title: str) -
                                 Usage.from_dict(prev.usage), prev.response.get("model"),
                                 extra={"call": prev.seq, "response_only": True}))
     last = calls[-1].request if calls else {}
-    conv = Conversation(msgs, detect_dialect(msgs) if msgs else "anthropic", last.get("system"), last.get("tools"),
+    # the dialect of the whole request (a system-role message inside an Anthropic request stays Anthropic)
+    dialect = detect_dialect(msgs, system=last.get("system")) if msgs else "anthropic"
+    conv = Conversation(msgs, dialect, last.get("system"), last.get("tools"),
                         last.get("model"), title, path, FORMAT, meta, comp, [], {"calls": call_rows}, segments)
     return conv
 
