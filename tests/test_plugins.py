@@ -216,6 +216,18 @@ def test_undeclared_dialect_gets_the_conversations_own(tmp_path):
     assert [s.layer for s in trace.steps] == ["compact"]
 
 
+def test_an_undeclared_plugin_that_returns_the_other_dialect_is_detected(tmp_path):
+    p = write(tmp_path, '''
+        from compactscope.core.messages import to_openai
+        def compact(messages):
+            return to_openai(messages).messages
+        ''')
+    trace = Engine(f"{p}:compact").run(worked_example())
+    step = trace.steps[-1]
+    assert step.dialect == "openai" and trace.dialect == "openai"
+    assert not [f for f in step.findings if f.severity == "error"]        # checked as OpenAI chat
+
+
 def test_cancel_stops_an_async_plugin_and_abandons_a_hanging_one(tmp_path, monkeypatch):
     from compactscope.core.strategies import plugin
     monkeypatch.setattr(plugin, "CANCEL_GRACE", 0.3)

@@ -21,7 +21,8 @@ A strategy spec names one of
 
 Dialect: ``fn.dialect`` / the object's ``dialect`` / the module's ``DIALECT`` ("anthropic" or
 "openai": the engine converts the input first), else "any": the function gets the messages
-in the conversation's own dialect. A function may take a ``summarize`` keyword: it is handed
+in the conversation's own dialect (and when it returns the other dialect, that is detected from
+its output, so the checker checks the right one). A function may take a ``summarize`` keyword: it is handed
 a callable ``summarize(messages_or_text, instructions="") -> str`` backed by the engine's
 summarizer (offline, fixed text or a real model, cached), so its summaries are traced.
 
@@ -51,7 +52,7 @@ import orjson
 
 from ..blackbox import infer_output
 from ..layers.base import Layer, LayerContext
-from ..messages import ANTHROPIC, OPENAI, message_text
+from ..messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, message_text
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import LayerOutput
 from .base import Param, Strategy
@@ -497,6 +498,18 @@ def _not_messages(res: Any) -> str | None:
     return None
 
 
+def _turned_dialect(before: list, after: list) -> str | None:
+    """The dialect an undeclared plugin's output is in when it is not its input's: detected from the
+    output's own marks (OpenAI ``tool`` messages or ``tool_calls``; Anthropic tool blocks)."""
+    d_in, d_out = detect_dialect(before), detect_dialect(after)
+    if d_in == d_out:
+        return None
+    marked = any(isinstance(m, dict) and (m.get("role") in ("tool", "system", "developer") or "tool_calls" in m)
+                 for m in after) if d_out == OPENAI else \
+        any(block_type(b) in ("tool_use", "tool_result") for m in after for b in blocks(m))
+    return d_out if marked else None
+
+
 def _summarize_fn(ctx: LayerContext, who: str, made: list):
     """The ``summarize`` a plugin may take: the engine's summarizer, traced."""
     def summarize(what, instructions: str = "", max_tokens: int = 2000) -> str:
@@ -559,8 +572,8 @@ def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = Non
             from ..trace import NOTE, Edit
             out.edits.append(Edit(NOTE, f"{who} changed the messages it was handed in place (it got a copy: "
                                         f"the conversation is untouched)"))
-        if out_dialect is not None and out.messages is not messages:
-            out.dialect = out_dialect
+        if out.messages is not messages:
+            out.dialect = out_dialect or _turned_dialect(messages, out.messages)
         out.vars = {**out.vars, "plugin": who, **({"params": values} if names else {})}
         return out
 
