@@ -13,10 +13,7 @@ PLUGINS = ROOT / "assets" / "plugins"
 
 @pytest.fixture
 def win(make_window):
-    w = make_window()
-    yield w
-    w.timeline.play(False)
-    w.session.close()
+    return make_window()          # closed by qtbot at the end (closeEvent closes the session)
 
 
 def open_wait(qtbot, win, path=LONG):
