@@ -180,6 +180,7 @@ def _context_line(ctx) -> str:
 
 def cmd_run(args) -> int:
     result, history = _load(args.file, args.conversation)
+    history = _joined(args, history)
     engine = _engine(args, args.strategy, conversation=history)      # inference reads the whole history
     conv = _context(args, history)
     layers = None
@@ -214,6 +215,11 @@ def cmd_run(args) -> int:
           + (f" (without the {copies} that compactions re-sent)" if copies else "") + f"; strategy {trace.strategy}")
     if _context_line(conv):
         print(_context_line(conv))
+    joined = (conv.extra or {}).get("joined")
+    if joined:
+        lent = " and ".join(w for w, ok in (("system prompt", joined["system_from_other"]),
+                                             ("tools", joined["tools_from_other"])) if ok) or "nothing new"
+        print(f"joined with {joined['source']} ({joined['reason']}): {lent} from it")
     print_inferred(engine)
     print(f"sizes: {trace.size_estimator}; tokens: {trace.token_estimator}")
     print(f"{'layer':<22}{'changed':<9}{'size before':>12}{'size after':>12}{'tok after':>11}  what happened")
@@ -235,6 +241,7 @@ def cmd_run(args) -> int:
 def cmd_check(args) -> int:
     from compactscope.core.checker import check_conversation, rejected
     result, conv = _load(args.file, args.conversation)
+    conv = _joined(args, conv)
     if args.strategy:
         return _check_output(args, result, conv)
     if getattr(args, "segment", None) is not None or getattr(args, "call", None) is not None:
@@ -324,6 +331,14 @@ def cmd_info(args) -> int:
                 f"{k} x{v}" for k, v in c["finding_counts"].items()) + ")")
     for p in info["problems"]:
         print(f"  problem: {p}")
+    main = result.conversations[0] if result.conversations else None
+    if main is not None and not (main.system and main.tools):
+        from compactscope.core.join import partners
+        for d in partners(args.file, main)[:3]:
+            lends = " and ".join(w for w, ok in (("a system prompt", d["has_system"]), ("tools", d["has_tools"]))
+                                 if ok)
+            print(f"  the same session ({d['reason']}): {d['path']}"
+                  + (f" holds {lends}: add --with {d['path']} to run/replay/check" if lends else ""))
     return 0
 
 
@@ -355,8 +370,26 @@ def cmd_strategies(args) -> int:
     return 0
 
 
+def _joined(args, conv):
+    """``--with OTHER``: the other view of the same session (a proxy recording for a session file, or the
+    reverse) lends the system prompt and tools this one lacks."""
+    other_path = getattr(args, "with_file", None)
+    if not other_path:
+        return conv
+    from compactscope.core.join import borrow, same_session
+    _, other = _load(other_path, 0)
+    why = same_session(conv, other)
+    if why is None:
+        print(f"compactscope: note: {other_path} does not look like the same session (no shared session id "
+              f"or first user message); its system prompt and tools are used anyway", file=sys.stderr)
+    return borrow(conv, other, why or "--with")
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a transcript file (format detected from its content)")
+    p.add_argument("--with", dest="with_file", metavar="OTHER",
+                   help="the other view of the same session (a proxy recording of a Claude Code session file, or "
+                        "the reverse): its system prompt and tools are used where FILE has none")
     p.add_argument("--conversation", type=int, default=0, metavar="N",
                    help="which conversation of the file (0 = the main one)")
 

@@ -51,7 +51,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         from compactscope.app.cli import inferred_json, print_inferred
         from compactscope.core import divergence
         from compactscope.core.strategies.spec import parse_run_spec
+        from compactscope.app.cli import _joined
         result, conv = load(args.file, args.conversation)
+        conv = _joined(args, conv)
         engine = make_engine(args, args.strategy, conversation=conv)
         if args.iteration_cap is not None and args.iteration_cap < 1:
             raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")

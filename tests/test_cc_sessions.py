@@ -485,3 +485,29 @@ def test_a_system_role_message_in_an_anthropic_request_stays_where_it_was_sent(t
                           system="You are Claude Code.") == ANTHROPIC
     assert detect_dialect([{"role": "system", "content": "x"}, {"role": "assistant", "content": None,
                                                                 "tool_calls": [{"id": "c"}]}]) == OPENAI
+
+
+def test_a_session_file_and_its_proxy_recording_are_joined(tmp_path):
+    from compactscope.core.join import borrow, partners, same_session
+    rec_path, _ = _cc_request_recording(tmp_path)
+    recs = [_cc("u1", None, "user", {"role": "user", "content": "list the files"}),
+            _cc("a1", "u1", "assistant", _asst("m1", _tu(1), usage=_usage(3000)))]
+    for r in recs:
+        r["sessionId"] = "a1b2c3d4-0000-1111-2222-333344445555"
+    call = json.loads(rec_path.read_text().splitlines()[1])
+    call["request"]["metadata"]["user_id"] = "user_x_account_y_session_a1b2c3d4-0000-1111-2222-333344445555"
+    rec_path.write_text(rec_path.read_text().splitlines()[0] + "\n" + json.dumps(call) + "\n")
+    sess_path = _write(tmp_path, recs, "session.jsonl")
+    sess, rec = load(sess_path).main, load(rec_path).main
+    assert sess.system is None and rec.system
+    assert "a1b2c3d4-0000-1111-2222-333344445555" in same_session(sess, rec)
+    found = partners(sess_path, sess)
+    assert [d["path"] for d in found] == [str(rec_path)] and found[0]["has_system"] and found[0]["has_tools"]
+    joined = borrow(sess, rec)
+    assert joined.system == rec.system and joined.tools == rec.tools and joined.messages is sess.messages
+    assert joined.extra["joined"]["system_from_other"]
+    rc, out, _ = _cli("info", sess_path)
+    assert rc == 0 and f"--with {rec_path}" in out
+    rc, out, err = _cli("run", sess_path, "--with", rec_path, "--strategy", "claude_code")
+    assert rc == 0, err
+    assert f"joined with {rec_path}" in out and "system prompt and tools from it" in out

@@ -160,7 +160,10 @@ def _build(path: str, calls: list[CallRecord], events: list[dict], title: str) -
                           "usage": c.usage, "context_tokens": u.context_tokens if u else None,
                           "stop_reason": (c.response or {}).get("stop_reason") if isinstance(c.response, dict)
                           else None, "error": c.error, "trace": c.trace, "kind": c.kind,
-                          "history_end": len(msgs)})
+                          "history_end": len(msgs),
+                          # Claude Code's metadata.user_id ends with _session_<id> (core.join matches sessions)
+                          "user_id": (c.request.get("metadata") or {}).get("user_id")
+                          if isinstance(c.request.get("metadata"), dict) else None})
         prev_keys, prev = keys, c
     if prev is not None and isinstance(prev.response, dict) and isinstance(prev.response.get("content"), list):
         msgs.append({"role": "assistant", "content": prev.response["content"]})
