@@ -19,11 +19,6 @@ def _need_fleet(CliError):
         raise CliError("the fleet needs pyarrow: pip install 'compactscope[fleet]'") from None
 
 
-def _dur(s: float) -> str:
-    from compactscope.core.fleet.run import _dur as d
-    return d(s)
-
-
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
     p = sub.add_parser("fleet", help="replay every session of an archive and write the distribution to Parquet",
                        description="Replay every session file under PATH (default: your Claude Code projects "
@@ -58,7 +53,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         _need_fleet(CliError)
         from compactscope.core.fleet import FleetError, make_config
         from compactscope.core.fleet.engines import make_engine as fleet_engine
-        from compactscope.core.fleet.run import run_fleet
+        from compactscope.core.fleet.run import duration, run_fleet
         if args.scheduler and args.workers is not None:
             raise CliError("--workers and --scheduler do not go together: the cluster has its own workers")
         if args.summarizer.startswith("anthropic"):
@@ -99,7 +94,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if s.discovered == 0:
             print("no session files found" + (f" under {', '.join(args.paths)}" if args.paths else
                                                " in your Claude Code projects folder"), file=sys.stderr)
-        print(f"{s.replayed:,} session(s) replayed in {_dur(s.seconds)} on {s.engine}"
+        print(f"{s.replayed:,} session(s) replayed in {duration(s.seconds)} on {s.engine}"
               + (f" ({s.bytes / 1e6:,.0f} MB, {s.bytes / 1e6 / max(s.seconds, 1e-9):,.1f} MB/s"
                  + (f"; workers peaked at {s.worker_peak_mb:,.0f} MB of memory" if s.worker_peak_mb else "") + ")"
                  if s.bytes else "")

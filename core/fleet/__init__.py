@@ -9,7 +9,8 @@ Pure Python (pyarrow and numpy; ``dask.distributed`` only for a cluster), no Qt.
 """
 from .config import FleetConfig, FleetError, Run, make_config
 from .discover import Discovery, SessionFile, claude_projects_dir, discover
+from .run import FleetSummary, Progress, run_fleet
 from .worker import SessionTask, replay_session
 
 __all__ = ["FleetConfig", "FleetError", "Run", "make_config", "Discovery", "SessionFile", "claude_projects_dir",
-           "discover", "SessionTask", "replay_session"]
+           "discover", "SessionTask", "replay_session", "run_fleet", "FleetSummary", "Progress"]

@@ -14,7 +14,7 @@ from collections import deque
 from typing import Iterable, Iterator
 
 from .config import FleetConfig, FleetError
-from .worker import SessionTask, replay_session
+from .worker import SessionTask, ready, replay_session
 
 
 def _died_row(task: SessionTask, why: str) -> dict:
@@ -55,11 +55,11 @@ class LocalPool:
         self.timeout = timeout or None
         self.name = f"local pool of {self.workers} process{'es' if self.workers != 1 else ''}"
 
-    def _pool(self):
+    def _pool(self, workers: int | None = None):
         import multiprocessing as mp
         import sys
         from concurrent.futures import ProcessPoolExecutor
-        kw = {"max_workers": self.workers, "mp_context": mp.get_context("spawn")}
+        kw = {"max_workers": workers or self.workers, "mp_context": mp.get_context("spawn")}
         if sys.version_info >= (3, 11):
             kw["max_tasks_per_child"] = self.tasks_per_child     # bounds what a worker can accumulate
         return ProcessPoolExecutor(**kw)
@@ -73,17 +73,20 @@ class LocalPool:
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
 
-    def _check_workers_start(self) -> None:
-        """A pool broke before any session came back: can a worker start at all? (Not, e.g., when the
-        program was read from standard input: spawned workers cannot import it.) FleetError if not."""
-        pool = self._pool()
+    def _started_pool(self, workers: int | None = None):
+        """A pool whose workers have started and imported the replay (so a session's time is its own).
+        FleetError when a worker cannot start at all (e.g. the program was read from standard input:
+        spawned workers cannot import it)."""
+        n = workers or self.workers
+        pool = self._pool(n)
         try:
-            pool.submit(os.getpid).result(timeout=120)
+            for f in [pool.submit(ready) for _ in range(n)]:
+                f.result(timeout=300)
         except Exception as e:
+            self._kill(pool)
             raise FleetError(f"the worker processes cannot start ({type(e).__name__}: {e}); run from a script "
                              "file or the compactscope command, or replay in this process (--workers 0)") from None
-        finally:
-            self._kill(pool)
+        return pool
 
     def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
         import time
@@ -91,16 +94,21 @@ class LocalPool:
         from concurrent.futures.process import BrokenProcessPool
         queue = deque(tasks)
         suspects: deque = deque()        # in flight when the pool broke or hung: replayed one at a time
-        pool = self._pool()
+        pool = self._started_pool()
         running: dict = {}               # future -> task
         started: dict = {}               # future -> when it was first seen running
-        worked = False                   # some session came back from a worker
+        solo = False                     # the one session running is a suspect, alone on a one-worker pool
         try:
             while queue or suspects or running:
-                alone = bool(suspects)
-                while not cancel.is_set() and (suspects or queue) and \
-                        len(running) < (1 if alone else 2 * self.workers):
-                    t = suspects.popleft() if alone else queue.popleft()
+                if not running and suspects and not solo:
+                    self._kill(pool)
+                    pool, solo = self._started_pool(1), True
+                if solo and not running and not suspects:
+                    self._kill(pool)
+                    pool, solo = self._started_pool(), False
+                while not cancel.is_set() and len(running) < (1 if solo else 2 * self.workers) and \
+                        (suspects if solo else queue):
+                    t = suspects.popleft() if solo else queue.popleft()
                     running[pool.submit(replay_session, t, cfg)] = t
                 if not running:
                     return
@@ -112,19 +120,17 @@ class LocalPool:
                     started.pop(fut, None)
                     try:
                         row = fut.result()
-                        worked = True
-                        yield t, row
                     except BrokenProcessPool:
                         broken = True
-                        if not worked:
-                            self._check_workers_start()
-                        if alone:
+                        if solo:
                             yield t, _died_row(t, "the worker process died while replaying it (out of memory, "
                                                   "or a crash), also when replayed on its own")
                         else:
                             suspects.append(t)
+                        continue
                     except Exception as e:  # pickling and the like: still one row, not the end
-                        yield t, _died_row(t, f"the worker failed: {type(e).__name__}: {e}")
+                        row = _died_row(t, f"the worker failed: {type(e).__name__}: {e}")
+                    yield t, row
                 if self.timeout:
                     for fut in running:
                         if fut.running():
@@ -132,7 +138,7 @@ class LocalPool:
                     late = [f for f, t0 in started.items() if f in running and now - t0 > self.timeout]
                     if late:
                         hung = True
-                        if alone:
+                        if solo:
                             for f in late:
                                 t = running.pop(f)
                                 yield t, _died_row(t, f"the replay took longer than {self.timeout:g} s (--timeout); "
@@ -142,7 +148,7 @@ class LocalPool:
                     running.clear()
                     started.clear()
                     self._kill(pool)
-                    pool = self._pool()
+                    pool = self._started_pool(1 if solo else None)
                 if cancel.is_set() and not running:
                     return
         finally:

@@ -42,11 +42,12 @@ class Progress:
         eta = self.eta
         mb = f"{self.bytes_done / 1e6:,.0f}/{self.bytes_total / 1e6:,.0f} MB"
         return (f"{self.done:,}/{self.total:,} sessions, {mb}, {self.errors:,} error(s), "
-                f"{_dur(self.elapsed)} elapsed" + (f", about {_dur(eta)} left" if eta is not None else "")
+                f"{duration(self.elapsed)} elapsed" + (f", about {duration(eta)} left" if eta is not None else "")
                 + (f" ({self.skipped:,} unchanged, kept from before)" if self.skipped else ""))
 
 
-def _dur(s: float) -> str:
+def duration(s: float) -> str:
+    """Seconds in words: '42 s', '3 min 05 s', '1 h 02 min'."""
     s = int(round(s))
     if s < 60:
         return f"{s} s"

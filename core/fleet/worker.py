@@ -146,6 +146,11 @@ def _first(xs):
     return xs[0] if xs else None
 
 
+def ready() -> int:
+    """A worker's first task: importing this module is most of a worker's start-up (see engines)."""
+    return os.getpid()
+
+
 def replay_session(task: SessionTask, cfg: FleetConfig) -> dict:
     """The session's row (see docs/fleet.md). Never raises."""
     t0 = time.perf_counter()
