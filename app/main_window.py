@@ -25,6 +25,7 @@ from compactscope.core.session import TABS, Session, stage_label
 from compactscope.core.workspace import Workspace
 from compactscope.widgets.diff_panel import DiffPanel
 from compactscope.widgets.explainer import FindingsPanel, SnipExplainer
+from compactscope.widgets.flow import FitLabel
 from compactscope.widgets.inspector import Inspector
 from compactscope.widgets.message_panel import MessagePanel
 from compactscope.widgets.narration import NarrationPanel
@@ -122,6 +123,8 @@ class MainWindow(QMainWindow):
         self.messages.status_message = lambda t: self.statusBar().showMessage(t, 4000)
         self.tabs = QTabWidget(self.splitter)
         self.tabs.setObjectName("centerTabs")
+        self.tabs.tabBar().setElideMode(Qt.ElideNone)        # never "Timel..."; scroll arrows when narrow
+        self.tabs.setUsesScrollButtons(True)
         self.diff_panel = DiffPanel()
         self.tabs.addTab(self.diff_panel, "Before / after")
         self.explainer = SnipExplainer(self.tabs)
@@ -169,7 +172,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.dock_inspector], [330], Qt.Horizontal)
         # status bar
         sb = self.statusBar()
-        self.status_label = QLabel("", self)
+        self.status_label = FitLabel("", self)          # a narrow window shows fewer parts; never wider
         self.status_label.setObjectName("statusCounts")
         sb.addWidget(self.status_label, 1)
         self.oracle_label = QLabel("", self)
@@ -215,6 +218,7 @@ class MainWindow(QMainWindow):
         self.chart.sigMessageClicked.connect(self.select_message)
         self.findings.sigMessageClicked.connect(self.select_message)
         self.tabs.currentChanged.connect(lambda k: s.set_tab(TABS[k]) if 0 <= k < len(TABS) else None)
+        self.tabs.currentChanged.connect(lambda _k: self._presenter_docks())
         self.timeline.sigCallSelected.connect(s.set_cursor)
         self.timeline_panel.sigCompareChanged.connect(self._compare_changed)
         self.timeline_panel.sigCompareRequested.connect(self.run_replay)
@@ -642,6 +646,7 @@ class MainWindow(QMainWindow):
         for w in (self.view, self.diff, self.edits, self.findings, self.explainer, self.stepper):
             w.setFont(f)
         self.chart.set_font_size(pt)
+        self.timeline.set_font_size(pt)
         mono = QFont(self.inspector.text.font())
         mono.setPointSizeF(pt)
         for e in (self.inspector.text, self.inspector.json, self.inspector.persisted):
@@ -662,13 +667,16 @@ class MainWindow(QMainWindow):
         on = bool(on)
         if on and self._presenter_saved is None:
             self._presenter_saved = {"zoom": self.zoom, "docks": {d: d.isVisible() for d in (
-                self.dock_inspector, self.dock_params, self.dock_findings)}}
+                self.dock_inspector, self.dock_params, self.dock_findings, self.dock_chart)}}
         if on:
             for d in (self.dock_inspector, self.dock_params):
                 d.hide()
+            total = sum(self.splitter.sizes()) or self.splitter.width()
+            self.splitter.setSizes([int(total * 0.38), total - int(total * 0.38)])   # the explanations get room
             if self.lesson_controller.active:
                 self.dock_narration.show()
             self.set_zoom(self.PRESENTER_ZOOM if zoom is None else zoom, save=False)
+            self._presenter_docks()
         elif self._presenter_saved is not None:
             saved, self._presenter_saved = self._presenter_saved, None
             for d, vis in saved["docks"].items():
@@ -678,6 +686,15 @@ class MainWindow(QMainWindow):
             self.set_zoom(zoom, save=False)
         if getattr(self, "presenter_action", None) is not None and self.presenter_action.isChecked() != on:
             self.presenter_action.setChecked(on)
+
+    def _presenter_docks(self) -> None:
+        """Presenter mode on the timeline: the timeline is the chart, so the stage chart and the findings make
+        room for it (and come back on the other tabs)."""
+        if not self.presenter:
+            return
+        timeline = self.tabs.currentIndex() == TABS.index("timeline")
+        for d in (self.dock_chart, self.dock_findings):
+            d.setVisible(not timeline)
 
     def set_dark(self, on: bool, save: bool = True) -> None:
         app = QApplication.instance()

@@ -100,3 +100,63 @@ def test_lesson_in_the_window(qtbot, make_window):
     assert len(win.model.messages) == 11
     c.close()
     assert not win.presenter and win.dock_inspector.isVisible() and not win.dock_narration.isVisible()
+
+
+@pytest.mark.parametrize("zoom", [0, 4])
+def test_the_window_fits_a_projector(qtbot, make_window, zoom):
+    """Nothing forces a window wider than 1024 px (docks, the stepper, the filters, the status line), at any zoom;
+    the timeline fits its pane without sideways scrolling and its legend is under the plot, not over it."""
+    win = make_window()
+    open_wait(qtbot, win, EXAMPLES / "cc_real_compaction.jsonl")
+    win.set_zoom(zoom, save=False)
+    win.set_presenter(zoom > 0)
+    win.resize(1024, 768)
+    qtbot.wait(50)
+    assert win.minimumSizeHint().width() <= 1024 and win.minimumSizeHint().height() <= 768
+    assert win.width() == 1024 and win.height() == 768
+    with qtbot.waitSignal(win.sigReplayReady, timeout=60000):
+        win.tabs.setCurrentIndex(2)
+    qtbot.wait(50)
+    panel = win.timeline_panel
+    assert panel.widget().width() <= panel.viewport().width()          # no sideways scrolling
+    tl = win.timeline
+    assert tl.legend_label.isVisible() and "real compaction" in tl.legend_label.text()
+    plot_bottom = tl.plot.geometry().bottom()
+    assert tl.legend_label.geometry().top() > plot_bottom               # below the plot: never over the data
+
+
+def test_zoom_scales_the_charts(qtbot, make_window):
+    win = make_window()
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    ax = win.chart.stage_plot.getAxis("bottom")
+    tl_ax = win.timeline.plot.getPlotItem().getAxis("left")
+    win.set_zoom(0, save=False)
+    small = (ax.style["tickFont"].pointSizeF(), tl_ax.style["tickFont"].pointSizeF(), win.chart._pt)
+    win.set_zoom(6, save=False)
+    big = (ax.style["tickFont"].pointSizeF(), tl_ax.style["tickFont"].pointSizeF(), win.chart._pt)
+    assert all(b > s + 4 for s, b in zip(small, big))
+    assert f"{win.chart._pt:.1f}pt" in win.chart.stage_plot.titleLabel.opts.get("size", "")
+    # the stage labels never overlap: too narrow for one line, they are staggered over two
+    win.resize(1024, 768)
+    win.chart.glw.resize(300, 200)
+    qtbot.wait(50)
+    ax.picture = None
+    ax.update()
+    qtbot.wait(50)
+    win.chart.glw.grab()
+    assert ax.staggered
+
+
+@pytest.mark.parametrize("size", ["1024x768", "1280x800"])
+def test_lesson_export_at_projector_sizes(tmp_path, size):
+    from PySide6.QtGui import QImage
+    out = tmp_path / "png"
+    r = subprocess.run([sys.executable, "-m", "compactscope", "lesson", "seed000-snip", "--export", str(out),
+                        "--size", size], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    pngs = sorted(out.glob("*.png"))
+    assert len(pngs) == 6 and pngs[0].name.startswith("seed000-snip-01-")
+    w, h = (int(x) for x in size.split("x"))
+    for p in pngs:
+        img = QImage(str(p))
+        assert (img.width(), img.height()) == (w, h), p.name

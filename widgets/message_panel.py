@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
+from .flow import FlowLayout, flow_widget_policy
 from .message_view import IndexRole, MessageListModel, MessageView
 
 ROLES = ("all roles", "user", "assistant", "system", "tool")
@@ -26,6 +27,7 @@ class MessagePanel(QWidget):
         bar = QHBoxLayout()
         self.search = QLineEdit(self)
         self.search.setObjectName("searchField")
+        self.search.setMinimumWidth(60)
         self.search.setPlaceholderText("Search message contents (Ctrl+F, Enter = next)")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._search_changed)
@@ -39,27 +41,28 @@ class MessagePanel(QWidget):
         self.mode_box.setToolTip("Show the conversation as this layer left it, or as it entered the layer")
         self.mode_box.currentIndexChanged.connect(lambda i: self.sigModeChanged.emit("before" if i else "after"))
         ml.addLayout(bar)
-        frow = QHBoxLayout()
-        self.role_filter = QComboBox(self)
+        fbox = QWidget(self)
+        flow_widget_policy(fbox)
+        frow = FlowLayout(fbox)
+        self.role_filter = QComboBox(fbox)
         self.role_filter.setObjectName("roleFilter")
         self.role_filter.addItems(list(ROLES))
         self.role_filter.currentIndexChanged.connect(self._filters_changed)
         frow.addWidget(self.role_filter)
-        self.block_filter = QComboBox(self)
+        self.block_filter = QComboBox(fbox)
         self.block_filter.setObjectName("blockFilter")
         self.block_filter.addItems(list(BLOCKS))
         self.block_filter.currentIndexChanged.connect(self._filters_changed)
         frow.addWidget(self.block_filter)
-        self.changed_only = QCheckBox("changed", self)
+        self.changed_only = QCheckBox("changed", fbox)
         self.changed_only.setToolTip("Only messages this layer changed or inserted")
         self.changed_only.setObjectName("changedOnly")
         self.changed_only.toggled.connect(self._filters_changed)
         frow.addWidget(self.changed_only)
-        self.matches_only = QCheckBox("matches", self)
+        self.matches_only = QCheckBox("matches", fbox)
         self.matches_only.setToolTip("Only messages matching the search")
         self.matches_only.toggled.connect(self._filters_changed)
         frow.addWidget(self.matches_only)
-        frow.addStretch(1)
         frow.addWidget(self.mode_box)
         for box in (self.role_filter, self.block_filter, self.mode_box):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
@@ -69,12 +72,12 @@ class MessagePanel(QWidget):
                                 ("Collapse", "Collapse all: one line per block", lambda: self.model.set_expand_all(False)),
                                 ("\u21c4 Partner", "Jump to the other half of the selected tool pair (Ctrl+J)",
                                  lambda: self.jump_to_partner())):
-            b = QToolButton(self)
+            b = QToolButton(fbox)
             b.setText(text)
             b.setToolTip(tip)
             b.clicked.connect(slot)
-            bar.addWidget(b)
-        ml.addLayout(frow)
+            frow.addWidget(b)
+        ml.addWidget(fbox)
         self.model = MessageListModel(self)
         self.view = MessageView(self)
         self.view.setModel(self.model)

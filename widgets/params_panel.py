@@ -127,6 +127,8 @@ class ParamsPanel(QWidget):
         self.variant_box = QComboBox(self)
         self.variant_box.setObjectName("variantBox")
         self.variant_box.setToolTip("Run the strategy another way (s08: the seed README's snip)")
+        self.variant_box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.variant_box.setMinimumContentsLength(12)
         self.variant_box.activated.connect(lambda i: self.sigVariantChanged.emit(self.variant_box.itemData(i)))
         self.variant_label = QLabel("Variant", self)
         top.addRow(self.variant_label, self.variant_box)

@@ -10,8 +10,9 @@ import html
 
 from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QButtonGroup, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+
+from .flow import FlowLayout, flow_widget_policy
 
 STATUS_STYLE = {
     "original": ("#64748b", ""),
@@ -37,12 +38,15 @@ class LayerStepper(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 2, 4, 2)
         outer.setSpacing(2)
-        row = QHBoxLayout()
-        row.setSpacing(3)
-        outer.addLayout(row)
+        # the buttons wrap onto a second line when the window is narrow (a projector, a large font)
+        bar = QWidget(self)
+        flow_widget_policy(bar)
+        row = FlowLayout(bar)
+        outer.addWidget(bar)
+        self._bar = bar
 
         def tb(text, tip, slot):
-            b = QToolButton(self)
+            b = QToolButton(bar)
             b.setText(text)
             b.setToolTip(tip)
             b.setAutoRaise(True)
@@ -55,10 +59,8 @@ class LayerStepper(QWidget):
         self.btn_play.setCheckable(True)
         self.btn_next = tb("\u25b6", "Next layer (Right)", lambda: self.step(1))
         self.btn_last = tb("\u25b6|", "Last stage (End)", self.last)
-        self._stage_row = QHBoxLayout()
-        self._stage_row.setSpacing(2)
-        row.addLayout(self._stage_row)
-        row.addStretch(1)
+        self._stage_row = row
+        self._fixed = row.count()          # the navigation buttons; stage buttons follow them
         self.group = QButtonGroup(self)
         self.group.setExclusive(True)
         self.group.idClicked.connect(self.set_current)
@@ -66,7 +68,7 @@ class LayerStepper(QWidget):
         self.explain.setObjectName("stepExplain")
         self.explain.setWordWrap(True)
         self.explain.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.explain.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        self.explain.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         outer.addWidget(self.explain)
         self._explanations: list[str] = []
 
@@ -79,7 +81,7 @@ class LayerStepper(QWidget):
         self._explanations = list(explanations)
         for k, (name, label, status) in enumerate(self.stages):
             colr, mark = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])
-            b = QToolButton(self)
+            b = QToolButton(self._bar)
             b.setCheckable(True)
             b.setText(f"{mark}{label}")
             b.setToolTip(f"{name}: {explanations[k] if k < len(explanations) else ''}")
@@ -90,7 +92,7 @@ class LayerStepper(QWidget):
             self.group.addButton(b, k)
             self._stage_row.addWidget(b)
             if k < len(self.stages) - 1:
-                arrow = QLabel("\u2192", self)
+                arrow = QLabel("\u2192", self._bar)
                 arrow.setProperty("stageArrow", True)
                 self._stage_row.addWidget(arrow)
         cur = min(self.current, len(self.stages) - 1) if keep else 0
@@ -98,8 +100,8 @@ class LayerStepper(QWidget):
         self.set_current(max(cur, 0))
 
     def clear_arrows(self) -> None:
-        while self._stage_row.count():
-            item = self._stage_row.takeAt(0)
+        while self._stage_row.count() > self._fixed:
+            item = self._stage_row.takeAt(self._fixed)
             w = item.widget()
             if w is not None:
                 w.hide()

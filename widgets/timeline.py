@@ -19,15 +19,19 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderView, QLabel, QPushButton,
                                QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from compactscope.core.replay import COMPARISON_COLUMNS
 from compactscope.core.strategies.base import PALETTE
 
 from .common import fmt
+from .flow import FlowLayout, flow_widget_policy
 
 OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
+_SYMBOL_MARKS = {"t": "\u25bc", "o": "\u25cf", "d": "\u25c6", "s": "\u25a0", "star": "\u2605", "p": "\u2b1f",
+                 "h": "\u2b22", "t1": "\u25b2", "t2": "\u25b6", "t3": "\u25c0"}
 SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
 
 
@@ -47,7 +51,9 @@ class TimelineWidget(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         # ---- controls
-        bar = QHBoxLayout()
+        barw = QWidget(self)
+        flow_widget_policy(barw)
+        bar = FlowLayout(barw)
         bar.setContentsMargins(4, 2, 4, 0)
         self.play_button = QPushButton("Play")
         self.play_button.setCheckable(True)
@@ -74,25 +80,37 @@ class TimelineWidget(QWidget):
             cb.toggled.connect(self._visibility)
         self.show_legend = QCheckBox("legend")
         self.show_legend.setChecked(True)
-        self.show_legend.toggled.connect(lambda on: self.legend.setVisible(on))
+        self.show_legend.toggled.connect(lambda on: self.legend_label.setVisible(on))
         self.info = QLabel("")
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)   # long text must not widen the view
         self.info.setMinimumWidth(0)
+        self.info.setWordWrap(True)
+        self.info.setContentsMargins(4, 0, 4, 0)
         for w in (self.play_button, self.speed, self.unit_box, self.show_raw, self.show_before, self.show_legend):
             bar.addWidget(w)
-        bar.addWidget(self.info, 1)
-        lay.addLayout(bar)
+        lay.addWidget(barw)
+        lay.addWidget(self.info)
         # ---- plot
         self.plot = pg.PlotWidget(self)
+        self.plot.setMinimumHeight(120)
+        self.plot.setMinimumWidth(50)
+        self.plot.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Expanding)
         lay.addWidget(self.plot, 1)
         pi = self.plot.getPlotItem()
         pi.setMenuEnabled(False)
         pi.showGrid(x=True, y=True, alpha=0.2)
         pi.setLabel("bottom", "model call")
         pi.setLabel("left", "context", units="tokens")
-        self.legend = pi.addLegend(offset=(10, 10), brush=pg.mkBrush(20, 20, 20, 200), pen=pg.mkPen("#475569"))
-        self.legend.setColumnCount(3)
+        # the legend's entries are kept by a pyqtgraph LegendItem that is never drawn over the plot: they are
+        # shown by a wrapping label under it (legend_label), so the legend never covers the data
+        self.legend = pg.LegendItem()
+        pi.legend = self.legend
+        self.legend_label = QLabel(self)
+        self.legend_label.setObjectName("timelineLegend")
+        self.legend_label.setWordWrap(True)
+        self.legend_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.legend_label.setContentsMargins(4, 0, 4, 2)
 
         def curve(name, pen, ignore_bounds=False, **kw):
             c = pg.PlotDataItem([], [], pen=pen, name=name, **kw)
@@ -116,6 +134,7 @@ class TimelineWidget(QWidget):
         self.real_markers = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),
                                                pen=pg.mkPen("#7c2d12"), name="real compaction (preTokens)")
         pi.addItem(self.real_markers)      # a named item: the legend picks it up
+        lay.addWidget(self.legend_label)
         self.real_lines: list[pg.InfiniteLine] = []
         self.layer_markers: dict[str, pg.ScatterPlotItem] = {}
         self.overlay_curves: list[pg.PlotDataItem] = []
@@ -170,7 +189,8 @@ class TimelineWidget(QWidget):
     def _refresh(self) -> None:
         r = self.result
         pi = self.plot.getPlotItem()
-        pi.setLabel("left", "context", units="tokens" if self.unit == "tokens" else "chars")
+        pi.setLabel("left", "context", units="tokens" if self.unit == "tokens" else "chars",
+                    **{"font-size": f"{getattr(self, '_pt', 9.0):.1f}pt"})
         if r is None:
             for c in (self.raw_curve, self.before_curve, self.after_curve, self.real_curve):
                 c.setData([], [])
@@ -275,7 +295,11 @@ class TimelineWidget(QWidget):
         pi = self.plot.getPlotItem()
         while len(self.real_lines) < len(evs):
             line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#f97316", width=2, style=Qt.DashLine))
-            pg.InfLineLabel(line, text="", position=0.75, rotateAxis=(1, 0), anchor=(1, 1), color="#c2410c")
+            lab = pg.InfLineLabel(line, text="", position=0.75, rotateAxis=(1, 0), anchor=(1, 1), color="#c2410c")
+            if getattr(self, "_pt", None):
+                f = QFont()
+                f.setPointSizeF(self._pt)
+                lab.setFont(f)
             pi.addItem(line)
             self.real_lines.append(line)
         for k, line in enumerate(self.real_lines):
@@ -294,12 +318,68 @@ class TimelineWidget(QWidget):
     def _visibility(self, *_):
         self.raw_curve.setVisible(self.show_raw.isChecked())
         self.before_curve.setVisible(self.show_before.isChecked())
+        self._update_legend()
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
-        cols = 3 if self.width() >= 1000 else 2 if self.width() >= 650 else 1
-        if getattr(self.legend, "columnCount", cols) != cols:
-            self.legend.setColumnCount(cols)
+        self._legend_columns()
+
+    def _legend_columns(self) -> None:
+        self._update_legend()
+
+    def legend_entries(self) -> list[tuple[str, str]]:
+        """(mark, text) of every shown curve and marker, as the legend under the plot says them."""
+        out = []
+        for sample, label in getattr(self.legend, "items", []):
+            item = sample.item
+            if not item.isVisible():
+                continue
+            if isinstance(item, pg.ScatterPlotItem):
+                x, _ = item.getData()
+                if x is None or not len(x):
+                    continue
+                col = pg.mkBrush(item.opts.get("brush")).color().name()
+                sym = _SYMBOL_MARKS.get(item.opts.get("symbol"), "\u25cf")
+                mark = f"<span style='color:{col}'>{sym}</span>"
+            else:
+                x, _ = item.getData()
+                if x is None or not len(x):
+                    continue
+                pen = pg.mkPen(item.opts.get("pen"))
+                dash = pen.style() in (Qt.DashLine, Qt.DotLine, Qt.DashDotLine)
+                line = "- - -" if dash else "\u2501\u2501"
+                mark = f"<span style='color:{pen.color().name()}'>{line}</span>"
+            out.append((mark, label.text))
+        return out
+
+    def _update_legend(self) -> None:
+        entries = self.legend_entries()
+        self.legend_label.setText("&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'>{m}&nbsp;{t}</span>"
+                                                       for m, t in entries))
+        self.legend_label.setVisible(bool(entries) and self.show_legend.isChecked())
+
+    def set_font_size(self, pt: float) -> None:
+        """Zoom: the axes (ticks and titles), the legend, the cursor caption and the line labels grow."""
+        self._pt = max(6.0, pt * 0.9)
+        f = QFont()
+        f.setPointSizeF(self._pt)
+        pi = self.plot.getPlotItem()
+        for name in ("left", "bottom"):
+            ax = pi.getAxis(name)
+            ax.setTickFont(f)
+            ax.label.setFont(f)
+            ax.picture = None
+        pi.getAxis("left").setWidth(None)
+        pi.setLabel("bottom", "model call", **{"font-size": f"{self._pt:.1f}pt"})
+        pi.setLabel("left", "context", units="tokens" if self.unit == "tokens" else "chars",
+                    **{"font-size": f"{self._pt:.1f}pt"})
+        self.threshold_label.setFont(f)
+        for line in self.real_lines:
+            for child in line.childItems():
+                if isinstance(child, pg.InfLineLabel):
+                    child.setFont(f)
+        self._legend_columns()
+        self._update_cursor_info()
 
     # ------------------------------------------------------------ cursor
     def cursor(self) -> int:
@@ -333,7 +413,7 @@ class TimelineWidget(QWidget):
         real = f", real {fmt(c.real_tokens)}" if c.real_tokens is not None else ""
         self.plot.getPlotItem().setTitle(
             f"call {c.index} (message {c.message_index}): {fmt(c.tokens_before)} -> {fmt(c.tokens_after)} tokens"
-            f"{real}; {fired}{self._iter_text(self._cursor)}", size="9pt")
+            f"{real}; {fired}{self._iter_text(self._cursor)}", size=f"{getattr(self, '_pt', 9.0):.1f}pt")
 
     def _iter_text(self, i: int) -> str:
         """Seed 002's iteration budget at call i (core.replay.ReplayResult.iterations)."""

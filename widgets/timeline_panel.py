@@ -4,9 +4,11 @@ table. Emits ``sigCompareChanged(names, extra)``, ``sigCompareRequested()`` and 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSplitter,
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
+                               QSplitter,
                                QVBoxLayout, QWidget)
 
+from .flow import FlowLayout, flow_widget_policy
 from .timeline import ComparisonTable, TimelineWidget
 
 
@@ -22,7 +24,9 @@ class TimelinePanel(QScrollArea):
         pl = QVBoxLayout(page)
         pl.setContentsMargins(0, 0, 0, 0)
         pl.setSpacing(2)
-        crow = QHBoxLayout()
+        cbox = QWidget(page)
+        flow_widget_policy(cbox)
+        crow = FlowLayout(cbox)
         crow.setContentsMargins(4, 2, 4, 0)
         lab = QLabel("Compare with:", page)
         lab.setToolTip("Replay the same conversation under other strategies or parameter sets; their 'sent' "
@@ -43,7 +47,6 @@ class TimelinePanel(QScrollArea):
                                       "Runs separated by ';', each a strategy with optional parameters")
         self.compare_extra.returnPressed.connect(self._changed)
         self.compare_extra.setMinimumWidth(40)
-        crow.addStretch(1)
         self.compare_button = QPushButton("Compare", page)
         self.compare_button.setObjectName("compareButton")
         self.compare_button.setToolTip("Replay every run and overlay the curves (runs in the background)")
@@ -56,7 +59,7 @@ class TimelinePanel(QScrollArea):
                                    "selected (or playing) model call, layer by layer, as if live")
         self.follow_box.toggled.connect(self.sigFollowChanged)
         crow.addWidget(self.follow_box)
-        pl.addLayout(crow)
+        pl.addWidget(cbox)
         erow = QHBoxLayout()
         erow.setContentsMargins(4, 0, 4, 0)
         erow.addWidget(self.compare_extra, 1)
@@ -64,6 +67,8 @@ class TimelinePanel(QScrollArea):
         self.timeline = TimelineWidget(page)
         self.comparison = ComparisonTable(page)
         self.comparison.setMinimumHeight(60)
+        self.comparison.setMinimumWidth(50)          # the table scrolls itself; the page never grows sideways
+        self.comparison.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Expanding)
         split = QSplitter(Qt.Vertical, page)
         split.addWidget(self.timeline)
         split.addWidget(self.comparison)
@@ -73,6 +78,8 @@ class TimelinePanel(QScrollArea):
         self._applying = False
         # a narrow centre pane scrolls instead of widening the window
         self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        page.setMinimumWidth(0)
         self.setWidget(page)
         self.setMinimumWidth(50)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from compactscope.core import present
@@ -20,6 +20,52 @@ from .common import BLOCK_COLORS, fmt
 
 
 MAX_BARS = 1500
+
+
+class StageAxis(pg.AxisItem):
+    """A bottom axis that shows every stage label whole: labels that would overlap are staggered over two
+    lines, and a label at either end is moved inside the axis instead of being dropped."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.staggered = False
+        self.labels: list = []         # [(value, text)]
+
+    def setTicks(self, ticks):
+        self.labels = list(ticks[0]) if ticks else []
+        super().setTicks(ticks)
+
+    def generateDrawSpecs(self, p):
+        axis_spec, tick_specs, text_specs = super().generateDrawSpecs(p)
+        if not self.labels or self.orientation != "bottom":
+            return axis_spec, tick_specs, text_specs
+        font = self.style.get("tickFont") or p.font()
+        fm = QFontMetricsF(font)
+        bounds = self.mapRectFromParent(self.geometry())
+        r0, r1 = self.range
+        if r1 == r0:
+            return axis_spec, tick_specs, text_specs
+        scale = bounds.width() / (r1 - r0)
+        h = fm.height()
+        top = bounds.top() + max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1]
+        rects = []
+        for v, text in self.labels:
+            w = fm.horizontalAdvance(text) + 2
+            x = bounds.left() + (v - r0) * scale - w / 2
+            x = min(max(x, bounds.left()), bounds.right() - w)
+            rects.append(QRectF(x, top, w, h))
+        overlap = any(a.right() + 4 > b.left() for a, b in zip(rects, rects[1:]))
+        if overlap != self.staggered:
+            self.staggered = overlap
+            self.setHeight(int(h * (2 if overlap else 1) + max(0, self.style["tickLength"])
+                               + self.style["tickTextOffset"][1] + 2))
+        flags = Qt.AlignHCenter | Qt.AlignTop | Qt.TextDontClip
+        specs = []
+        for k, (rect, (_, text)) in enumerate(zip(rects, self.labels)):
+            if overlap and k % 2:
+                rect.translate(0, h)
+            specs.append((rect, flags, text))
+        return axis_spec, tick_specs, specs
 
 
 class TokenChart(QWidget):
@@ -36,12 +82,11 @@ class TokenChart(QWidget):
         self.unit = "size"
         self.param_name = ""
         # ---- stage plot
-        self.stage_plot = self.glw.addPlot(row=0, col=0)
+        self.stage_plot = self.glw.addPlot(row=0, col=0, axisItems={"bottom": StageAxis("bottom")})
         self.stage_plot.setMenuEnabled(False)
         self.stage_plot.showGrid(x=False, y=True, alpha=0.25)
-        self.stage_plot.setTitle("<span style='color:#2563eb'>\u25cf size (chars)</span> &nbsp; "
-                                 "<span style='color:#16a34a'>\u25a0 tokens (estimate)</span> &nbsp; after each stage",
-                                 size="9pt")
+        self._pt = 9.0
+        self._stage_title()
         self.stage_plot.setMouseEnabled(x=False, y=False)
         self.size_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#2563eb", width=3), symbol="o", symbolSize=9,
                                                symbolBrush="#2563eb", name="size after the stage")
@@ -95,21 +140,87 @@ class TokenChart(QWidget):
                 ax.setTextPen(foreground)
         self._bar_title(foreground.name())
 
+    def _stage_title(self) -> None:
+        """The curves' legend above the plot; when the plot is too low for the threshold's own label, the
+        threshold is said on a second line of the title instead (never over the data)."""
+        title = ("<span style='color:#2563eb'>\u25cf size (chars)</span> &nbsp; "
+                 "<span style='color:#16a34a'>\u25a0 tokens (estimate)</span> &nbsp; after each stage")
+        if getattr(self, "_threshold_in_title", False) and self.threshold.isVisible():
+            title += f"<br><span style='color:#dc2626'>\u2501 {self._threshold_text()}</span>"
+        if title != getattr(self, "_stage_title_html", None) or getattr(self, "_stage_title_pt", None) != self._pt:
+            self._stage_title_html, self._stage_title_pt = title, self._pt
+            self.stage_plot.setTitle(title, size=f"{self._pt:.1f}pt")
+
+    def _threshold_text(self) -> str:
+        unit = "chars" if self.unit == "size" else "tokens"
+        return (f"{self.param_name or 'threshold'} = {fmt(self.threshold.value())} {unit}"
+                + ("  (drag me)" if getattr(self, "movable", True) else ""))
+
+    def _place_labels(self) -> None:
+        """Small plots (a projector at 1024x768, a large zoom): no value labels, the threshold in the title."""
+        h = self.stage_plot.vb.height()
+        small = 0 < h < 110
+        for t in self.value_labels:
+            t.setVisible(not small)
+        self.threshold_label.setVisible(not small)
+        if small != getattr(self, "_threshold_in_title", False):
+            self._threshold_in_title = small
+            self._stage_title()
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._bar_title(getattr(self, "_fg", "#334155"))
+        self._place_labels()
+
     def _bar_title(self, fg: str = "#334155") -> None:
-        keys = " ".join(f"<span style='color:{BLOCK_COLORS[t]}'>\u25a0</span> {t}" for t in BLOCK_TYPES)
-        self.bar_plot.setTitle(f"<span style='color:{fg}'>{keys}</span>", size="8pt")
-        self.bar_plot.setLabel("left", "chars (click a bar)")
+        self._fg = fg
+        keys = [f"<span style='color:{BLOCK_COLORS[t]}'>\u25a0</span>&nbsp;{t}" for t in BLOCK_TYPES]
+        f = QFont()
+        f.setPointSizeF(max(6.0, self._pt - 1))
+        fm = QFontMetricsF(f)
+        # the block-type legend sits above the bars and never over them: as many lines as its width needs
+        room = self.bar_plot.width() - 20 if self.bar_plot.width() > 0 else 10 ** 6
+        lines, cur, used = [], [], 0.0
+        for t, k in zip(BLOCK_TYPES, keys):
+            w = fm.horizontalAdvance(f"\u25a0 {t}  ")
+            if cur and used + w > room:
+                lines.append(cur)
+                cur, used = [], 0.0
+            cur.append(k)
+            used += w
+        lines.append(cur)
+        keys = "<br>".join(" ".join(line) for line in lines)
+        title = f"<span style='color:{fg}'>{keys}</span>"
+        if title != getattr(self, "_bar_title_html", None):
+            self._bar_title_html = title
+            self.bar_plot.setTitle(title, size=f"{max(6.0, self._pt - 1):.1f}pt")
+        self.bar_plot.setLabel("left", "chars (click a bar)", **{"font-size": f"{self._pt:.1f}pt"})
+        self.bar_plot.setLabel("bottom", "message", **{"font-size": f"{self._pt:.1f}pt"})
 
     def set_font_size(self, pt: float) -> None:
-        """Zoom: tick labels and value labels follow the window font (for a projector)."""
+        """Zoom: every text of the chart follows the window font (for a projector): tick labels, axis titles,
+        the legends in the plot titles, the value labels and the threshold's label."""
         f = QFont()
         f.setPointSizeF(max(6.0, pt * 0.9))
+        self._pt = max(6.0, pt * 0.9)
         for plot in (self.stage_plot, self.bar_plot):
             for name in ("left", "bottom"):
-                plot.getAxis(name).setTickFont(f)
+                ax = plot.getAxis(name)
+                ax.setTickFont(f)
+                ax.label.setFont(f)
+                ax.setStyle(tickTextHeight=int(QFontMetricsF(f).height()))
+                ax.picture = None
+                ax._adjustSize()
+        self.stage_plot.getAxis("bottom").staggered = None      # measure again
+        self.stage_plot.getAxis("left").setWidth(None)
         for t in self.value_labels:
             t.setFont(f)
+        self.threshold_label.setFont(f)
         self._font = f
+        self._stage_title()
+        self._bar_title_html = None
+        self._bar_title(getattr(self, "_fg", "#334155"))
+        self.stage_plot.setLabel("left", "chars / tokens", **{"font-size": f"{self._pt:.1f}pt"})
 
     # ------------------------------------------------------------ stages
     def set_series(self, labels: list[str], sizes: list[int], tokens: list[int], threshold: float | None,
@@ -134,7 +245,7 @@ class TokenChart(QWidget):
         self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
         ax = self.stage_plot.getAxis("bottom")
         ax.setTicks([[(i, l) for i, l in enumerate(labels)]])
-        self.stage_plot.setLabel("left", "chars / tokens")
+        self.stage_plot.setLabel("left", "chars / tokens", **{"font-size": f"{self._pt:.1f}pt"})
         if threshold is None:
             self.threshold.hide()
         else:
@@ -147,11 +258,17 @@ class TokenChart(QWidget):
         self.stage_plot.setYRange(0, top, padding=0)
         self.stage_plot.setXRange(-0.6, max(len(labels) - 0.4, 0.6), padding=0)
         self.threshold.setBounds((0, None))
+        self._place_labels()
 
     def _threshold_moving(self, *_):
-        unit = "chars" if self.unit == "size" else "tokens"
-        self.threshold_label.setText(f"{self.param_name or 'threshold'} = {fmt(self.threshold.value())} {unit}"
-                                     + ("  (drag me)" if getattr(self, "movable", True) else ""))
+        # the label above the line, or below it when the line is near the top (never cut by the plot's edge)
+        (_, _), (y0, y1) = self.stage_plot.vb.viewRange()
+        below = y1 > y0 and (self.threshold.value() - y0) / (y1 - y0) > 0.75
+        self.threshold_label.anchors = [(0, 0), (0, 0)] if below else [(0, 1), (0, 1)]
+        self.threshold_label.updatePosition()
+        self.threshold_label.setText(self._threshold_text())
+        if getattr(self, "_threshold_in_title", False):
+            self._stage_title()
 
     def _threshold_released(self, *_):
         self.sigThresholdChanged.emit(float(self.threshold.value()))
