@@ -116,11 +116,12 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         print(f"compactions {tot['compactions']}, summaries {tot['summaries']}, peak {tot['peak_tokens']:,} tokens, "
               f"total input {tot['total_input_tokens']:,} tokens, messages dropped {tot['messages_dropped']}, "
               f"tool results dropped {tot['tool_results_dropped']}")
-        reached = tot["iteration_cap_reached_at"]
-        print(f"iteration budget (cap {tot['iteration_cap']} per user turn): {tot['iterations_used']} used over "
-              f"{tot['user_turns']} user turn(s), at most {tot['most_iterations_in_a_turn']} in one; "
-              f"{tot['iterations_refunded']} refunded by compaction restarts"
-              + (f"; the cap stops a turn's loop at call {reached}" if reached is not None else ""))
+        reached = tot.get("iteration_cap_reached_at")
+        if tot.get("iteration_cap") is not None:      # only strategies whose agent loop has an iteration budget
+            print(f"iteration budget (cap {tot['iteration_cap']} per user turn): {tot['iterations_used']} used over "
+                  f"{tot['user_turns']} user turn(s), at most {tot['most_iterations_in_a_turn']} in one; "
+                  f"{tot['iterations_refunded']} refunded by compaction restarts"
+                  + (f"; the cap stops a turn's loop at call {reached}" if reached is not None else ""))
         for b in res.boundary_report():
             sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
                    f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b

@@ -622,8 +622,8 @@ class Session:
         fired = ", ".join(c.fired) if c.fired else "nothing fired"
         return (f"model call #{i} of {len(rr.calls)} (before message #{c.message_index}): "
                 f"{c.messages_before} \u2192 {c.messages_after} messages, {c.tokens_before:,} \u2192 "
-                f"{c.tokens_after:,} tokens; {fired}; user turn {it['turn']}: iterations "
-                f"{it['used']}/{rr.iteration_cap}"
+                f"{c.tokens_after:,} tokens; {fired}; user turn {it['turn']}"
+                + (f": iterations {it['used']}/{rr.iteration_cap}" if rr.iteration_cap is not None else "")
                 + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
                 + (" \u2014 over the iteration cap" if it["refused"] else ""))
 

@@ -511,3 +511,19 @@ def test_a_session_file_and_its_proxy_recording_are_joined(tmp_path):
     rc, out, err = _cli("run", sess_path, "--with", rec_path, "--strategy", "claude_code")
     assert rc == 0, err
     assert f"joined with {rec_path}" in out and "system prompt and tools from it" in out
+
+
+def test_the_iteration_budget_appears_only_for_strategies_that_have_one(corpus):
+    from compactscope.core.replay import replay
+    conv = load(CC / "a6-e4c2a0fbd1-0-full.jsonl").main
+    cc = replay(conv, "claude_code", {}, keep_inputs=False)
+    assert cc.iteration_cap is None and cc.totals()["iteration_cap"] is None and cc.totals()["user_turns"] >= 1
+    assert all(it["used"] is None for it in cc.iterations())
+    hermes = replay(conv, "hermes", {}, keep_inputs=False)
+    assert hermes.iteration_cap == 90 and hermes.totals()["iterations_used"] == len(hermes.calls)
+    # asked for explicitly, any strategy gets one
+    assert replay(conv, "claude_code", {}, keep_inputs=False, iteration_cap=5).totals()["iteration_cap"] == 5
+    rc, out, _ = _cli("replay", CC / "a6-e4c2a0fbd1-0-full.jsonl", "--strategy", "claude_code")
+    assert rc == 0 and "iteration budget" not in out
+    rc, out, _ = _cli("replay", CC / "a6-e4c2a0fbd1-0-full.jsonl", "--strategy", "hermes")
+    assert "iteration budget (cap 90 per user turn)" in out

@@ -266,12 +266,14 @@ def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, ca
     k = next(c.index for c in rr.calls if c.compacted)
     t = rr.calls[k].turn
     n = sum(1 for c in rr.calls[:k + 1] if c.turn == t)           # calls so far in this user turn
-    assert f"user turn {t}: iterations {n}/90 (+1 refunded)" in win.call_caption(k)
-    assert win.comparison.value(0, "iterations_refunded") == sum(1 for c in rr.calls if c.compacted)
+    # s08's agent loop has no iteration budget (only hermes' has): the window shows none for it
+    assert f"user turn {t}" in win.call_caption(k) and "iterations" not in win.call_caption(k)
+    assert win.comparison.value(0, "iterations_refunded") is None
     win.timeline.set_cursor(k)
-    assert f"turn {t}: iterations {n}/90 (+1 refunded)" in win.timeline.plot.getPlotItem().titleLabel.text
+    assert f"turn {t}" in win.timeline.plot.getPlotItem().titleLabel.text
+    assert "iterations" not in win.timeline.plot.getPlotItem().titleLabel.text
     tip = win.timeline.call_tooltip(k)
-    assert f"iteration budget, user turn {t}: iterations {n}/90 (+1 refunded)" in tip and f"model call {k} " in tip
+    assert "iterations" not in tip and f"model call {k} " in tip
 
 
 def test_iteration_budget_is_fresh_for_every_user_turn():

@@ -421,6 +421,8 @@ class TimelineWidget(QWidget):
             return ""
         it = self._iters[i]
         cap = getattr(self.result, "iteration_cap", "?")
+        if cap is None:                    # the strategy has no iteration budget
+            return f"; turn {it['turn']}"
         return (f"; turn {it['turn']}: iterations {it['used']}/{cap}"
                 + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
                 + (" over the cap" if it["refused"] else ""))
@@ -436,7 +438,7 @@ class TimelineWidget(QWidget):
                  f"{fmt(c.tokens_after)} tokens" + (f" (real {fmt(c.real_tokens)})" if c.real_tokens is not None
                                                     else ""),
                  "fired: " + (", ".join(c.fired) if c.fired else "nothing")]
-        if self._iters:
+        if self._iters and getattr(self.result, "iteration_cap", None) is not None:
             lines.append("iteration budget, user " + self._iter_text(i).lstrip("; "))
         for o in self.overlays:
             if i < len(o.calls):

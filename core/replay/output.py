@@ -81,8 +81,12 @@ def comparison_table(results: list) -> list[dict]:
 
 def format_table(results: list) -> str:
     rows_ = comparison_table(results)
-    head = [t for _, t in COMPARISON_COLUMNS]
-    body = [[f"{r.get(k):,}" if isinstance(r.get(k), int) else str(r.get(k, "")) for k, _ in COMPARISON_COLUMNS]
+    # the iteration columns only when some run's strategy has an iteration budget
+    cols = [(k, t) for k, t in COMPARISON_COLUMNS
+            if not k.startswith("iterations_") or any(r.get(k) is not None for r in rows_)]
+    head = [t for _, t in cols]
+    body = [[f"{r.get(k):,}" if isinstance(r.get(k), int) else ("" if r.get(k) is None else str(r.get(k)))
+             for k, _ in cols]
             for r in rows_]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]

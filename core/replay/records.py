@@ -126,9 +126,9 @@ class ReplayResult:
     pending: bool = False            # the last call has no recorded answer (the recording ends before it)
     calibration: dict | None = None  # with calibrate: {"fixed", "hidden", "note"}, the overhead added to tokens
     offsets: list = field(default_factory=list, repr=False)    # with calibrate: the overhead at each call
-    iteration_cap: int = 90          # the strategy's IterationPolicy cap unless the replay was given one
+    iteration_cap: int | None = 90   # the strategy's IterationPolicy cap unless the replay was given one; None: none
     layer_colors: dict = field(default_factory=dict)     # layer name -> colour (Strategy.layer_colors)
-    iteration_policy: IterationPolicy = field(default_factory=IterationPolicy, repr=False)
+    iteration_policy: IterationPolicy | None = field(default_factory=IterationPolicy, repr=False)
     chars_per_token: float | None = None     # the token estimator's own ratio (chars/4: 4), when it has one
 
     # ------------------------------------------------ derived (views.py)

@@ -28,6 +28,9 @@ def iterations(result: Any) -> list[dict]:
     or before the call)."""
     from ..moa import IterationBudget
     policy, cap = result.iteration_policy, result.iteration_cap
+    if policy is None or cap is None:      # the strategy's agent loop has no iteration cap
+        return [{"turn": c.turn, "used": None, "refunded": 0, "remaining": None, "refused": False}
+                for c in result.calls]
     b = IterationBudget(cap)
     out, refused, turn = [], False, None
     for c in result.calls:
@@ -49,6 +52,11 @@ def iterations(result: Any) -> list[dict]:
 
 
 def iteration_totals(result: Any, its: list[dict] | None = None) -> dict:
+    """The budget's totals (None for a strategy without an iteration budget) and the user turns."""
+    if getattr(result, "iteration_policy", None) is None or getattr(result, "iteration_cap", None) is None:
+        return {"iteration_cap": None, "iterations_used": None, "iterations_refunded": None,
+                "iteration_cap_reached_at": None, "user_turns": len({c.turn for c in result.calls}),
+                "most_iterations_in_a_turn": None}
     it = iterations(result) if its is None else its
     first = next((k for k, r in enumerate(it) if r["refused"]), None)
     last = {}

@@ -17,6 +17,7 @@ from .. import strategies
 from ..conversation import Conversation, MessageMeta
 from ..messages import OPENAI, block_type, blocks, to_anthropic, to_openai
 from ..pipeline import Engine
+from ..strategies.base import IterationPolicy
 from ..size import is_additive
 from ..strategies.base import Strategy
 from ..strategies.plugin import ANY
@@ -324,9 +325,13 @@ class _Walk:
                                        [l.name for l in engine.layers], [], *_threshold(strat, engine.params),
                                        self.real_events, engine.meter.name, engine.tokens.name, conv.source)
         r.engine, r.conversation, r.pending = engine, self.view, pending
-        r.iteration_cap = int(options.iteration_cap if options.iteration_cap is not None
-                              else strat.iteration_budget.cap)
-        r.layer_colors, r.iteration_policy = strat.layer_colors(), strat.iteration_budget
+        # a strategy without an iteration budget has none in the replay, unless the caller gives a cap
+        policy = strat.iteration_budget
+        if policy is None and options.iteration_cap is not None:
+            policy = IterationPolicy()
+        r.iteration_cap = None if policy is None else int(options.iteration_cap if options.iteration_cap is not None
+                                                          else policy.cap)
+        r.layer_colors, r.iteration_policy = strat.layer_colors(), policy
         cpt = getattr(self.base_tokens, "cpt", None)
         r.chars_per_token = float(cpt) if isinstance(cpt, (int, float)) and cpt > 0 else None
         if options.keep_traces:

@@ -218,7 +218,7 @@ class Strategy:
     threshold: Threshold | None = None        # None: made from threshold_param / threshold_unit
     variants: tuple[Variant, ...] = ()
     cross_check: CrossCheck | None = None
-    iteration_budget: IterationPolicy = field(default_factory=IterationPolicy)
+    iteration_budget: IterationPolicy | None = None     # None: the agent loop has no iteration cap (s08, Claude Code)
     infer: Callable[[Any], Any] | None = None   # conversation -> Inferred (core.strategies.infer_params)
 
     def __post_init__(self):

@@ -12,7 +12,7 @@ from ..layers.hermes import threshold as hermes_threshold
 from ..layers.hermes_rules import HermesTokens
 from ..messages import OPENAI
 from ..moa import MOA_LAYER
-from .base import TOKENS, CrossCheck, Param, Strategy, Threshold
+from .base import TOKENS, CrossCheck, IterationPolicy, Param, Strategy, Threshold
 
 HERMES = Strategy(
     name="hermes",
@@ -52,6 +52,7 @@ HERMES = Strategy(
                         formula="(context_length - max_tokens) x threshold_pct (at least 0.75 under 512,000 "
                                 "tokens), floored at 64,000 tokens"),
     token_estimator=HermesTokens,
+    iteration_budget=IterationPolicy(),     # hermes-agent's turn loop: max_iterations 90, refunds, per turn
     cross_check=CrossCheck("hermes-agent 0.19.0", "compactscope.core.hermes_oracle:verdict",
                            "core.hermes_oracle ran the real hermes-agent ContextCompressor on the same input, "
                            "parameters, state and summary text and compared the output message by message."),
