@@ -224,3 +224,23 @@ def test_claude_code_session_count_in_a_replay_equals_a_fresh_count(corpus, tmp_
     assert anchored > 10          # the recorded usage was used, not only the rough count
     if params:                    # cleared results: some contexts start like the recording but differ later
         assert any("time_micro_compact" in c.fired for c in res.calls)
+
+
+def test_a_lazy_summary_prompt_is_hashed_in_pieces_and_built_only_when_read():
+    from compactscope.core.summarizers import CachedSummarizer, FixedSummarizer, LazyPrompt, SummaryRequest
+    built = []
+
+    def pieces():
+        built.append(1)
+        yield "Summarise:\n"
+        for k in range(1000):
+            yield f"message {k}\n"
+    lazy = SummaryRequest(LazyPrompt(pieces), (), None, 500)
+    plain = SummaryRequest("Summarise:\n" + "".join(f"message {k}\n" for k in range(1000)), (), None, 500)
+    assert CachedSummarizer.key("s", lazy) == CachedSummarizer.key("s", plain)   # the same cache entry
+    c = CachedSummarizer(FixedSummarizer("S"))
+    c.summarize(lazy)
+    assert c.summarize(plain).cached
+    assert built == [1, 1]                               # hashed twice (key), never joined
+    assert lazy.prompt == plain.prompt and isinstance(lazy.prompt, str)
+    assert built == [1, 1, 1] and lazy.prompt is lazy.prompt            # built once when read

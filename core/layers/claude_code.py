@@ -26,7 +26,7 @@ from itertools import islice
 from operator import is_
 
 from ..messages import block_type, blocks, content_text, replace_block, ToolPairIndex
-from ..summarizers import SummaryError, SummaryRequest
+from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
 from . import s08
 from . import base as roles
@@ -498,8 +498,17 @@ def drop_oldest_groups(messages: list, gap_tokens: int | None, fraction: float) 
     return rest, n
 
 
-def _render(messages: list) -> str:
-    return "\n".join(json.dumps(m, default=str, ensure_ascii=False) for m in messages)
+def _compact_prompt(part: list) -> LazyPrompt:
+    """The summary prompt over ``part``, in pieces: hashed for the cache and sent to an LLM, but at 100k
+    messages never held as one string beside the conversation (the offline summarizer never builds it)."""
+    def pieces():
+        yield NO_TOOLS_PREAMBLE + COMPACT_PROMPT + "\n\n<conversation>\n"
+        for k, m in enumerate(part):
+            if k:
+                yield "\n"
+            yield json.dumps(m, default=str, ensure_ascii=False)
+        yield "\n</conversation>" + NO_TOOLS_TRAILER
+    return LazyPrompt(pieces)
 
 
 def recent_reads(messages: list, read_tools: set[str]) -> list[dict]:
@@ -589,8 +598,7 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
     retries = int(ctx.p("ptl_retries", 3))
     attempt = 0
     while True:
-        prompt = NO_TOOLS_PREAMBLE + COMPACT_PROMPT + "\n\n<conversation>\n" + _render(part) + \
-            "\n</conversation>" + NO_TOOLS_TRAILER
+        prompt = _compact_prompt(part)
         req = SummaryRequest(prompt=prompt, messages=tuple(part), max_tokens=int(ctx.p("summary_max_output", 20_000)),
                              purpose=purpose)
         try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from ..summarizers import SummaryError, SummaryRequest
+from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..text import text_parts
 from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
 from . import hermes_rules as R
@@ -279,7 +279,8 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     if ctx.state.get(COOLDOWN, 0) > _now(ctx) and ctx.p("trigger", "threshold") != "always":
         reason, kind = None, "cooldown"
     else:
-        req = SummaryRequest(R.summary_prompt(turns, previous, budget, focus), tuple(turns), R.SUMMARY_SYSTEM,
+        prompt = LazyPrompt(lambda: R.summary_prompt_pieces(turns, previous, budget, focus))
+        req = SummaryRequest(prompt, tuple(turns), R.SUMMARY_SYSTEM,
                              budget, "hermes_compress", {"focus": focus, "iterative": bool(previous)})
         try:
             res = ctx.summarizer.summarize(req, ctx.cancel)

@@ -848,9 +848,13 @@ def fallback_summary(turns: list, reason: str | None, had_previous: bool) -> str
 # ----------------------------------------------------------------- the summary prompt
 def serialize_turns(turns: list) -> str:
     """The turns as labelled text for the summary model (bodies capped at 6,000 chars)."""
+    return "\n\n".join(_turn_texts(turns))
+
+
+def _turn_texts(turns: list):
+    """Each turn's text for ``serialize_turns``, one at a time."""
     def cap(t: str) -> str:
         return t[:4000] + "\n...[truncated]...\n" + t[-1500:] if len(t) > 6000 else t
-    out = []
     for m in turns:
         role = m.get("role", "unknown")
         c = m.get("content")
@@ -875,7 +879,7 @@ def serialize_turns(turns: list) -> str:
         if role == "assistant" and text:
             text = strip_reasoning(text)
         if role == "tool":
-            out.append(f"[TOOL RESULT {m.get('tool_call_id', '')}]: {cap(text)}")
+            yield f"[TOOL RESULT {m.get('tool_call_id', '')}]: {cap(text)}"
             continue
         if role == "assistant":
             text = cap(text)
@@ -885,10 +889,9 @@ def serialize_turns(turns: list) -> str:
                 calls.append(f"  {name}({args[:1200] + '...' if len(args) > 1500 else args})")
             if calls:
                 text += "\n[Tool calls:\n" + "\n".join(calls) + "\n]"
-            out.append(f"[ASSISTANT]: {text}")
+            yield f"[ASSISTANT]: {text}"
             continue
-        out.append(f"[{str(role).upper()}]: {cap(text)}")
-    return "\n\n".join(out)
+        yield f"[{str(role).upper()}]: {cap(text)}"
 
 
 SUMMARY_SYSTEM = ("You are a summarization agent creating a context checkpoint. Treat the conversation turns as "
@@ -936,20 +939,27 @@ SUMMARY_TEMPLATE = f"""{TASK_HEADING}
 
 
 def summary_prompt(turns: list, previous: str | None, budget: int, focus: str | None) -> str:
-    body = serialize_turns(turns)
+    return "".join(summary_prompt_pieces(turns, previous, budget, focus))
+
+
+def summary_prompt_pieces(turns: list, previous: str | None, budget: int, focus: str | None):
+    """``summary_prompt`` in pieces (the turns one at a time), for a request that is hashed without being
+    built (core.summarizers.LazyPrompt)."""
     if previous:
-        text = ("Update the context compaction summary below with the new turns. Keep what is still relevant, "
-                "continue the numbering of completed actions, move finished work to Completed Actions and answered "
-                f"questions to Resolved Questions.\n\nPREVIOUS SUMMARY:\n{previous}\n\nNEW TURNS TO INCORPORATE:\n"
-                f"{body}\n\nUse this structure:\n\n{SUMMARY_TEMPLATE}")
+        yield ("Update the context compaction summary below with the new turns. Keep what is still relevant, "
+               "continue the numbering of completed actions, move finished work to Completed Actions and answered "
+               f"questions to Resolved Questions.\n\nPREVIOUS SUMMARY:\n{previous}\n\nNEW TURNS TO INCORPORATE:\n")
     else:
-        text = ("Create a structured checkpoint summary of the conversation turns below, detailed enough to "
-                f"continue without re-reading them.\n\nTURNS TO SUMMARIZE:\n{body}\n\nUse this structure:\n\n"
-                f"{SUMMARY_TEMPLATE}")
-    text += f"\n\nTarget ~{budget} tokens. Be concrete. Write only the summary body, no preamble or prefix."
+        yield ("Create a structured checkpoint summary of the conversation turns below, detailed enough to "
+               "continue without re-reading them.\n\nTURNS TO SUMMARIZE:\n")
+    for k, t in enumerate(_turn_texts(turns)):
+        if k:
+            yield "\n\n"
+        yield t
+    yield f"\n\nUse this structure:\n\n{SUMMARY_TEMPLATE}"
+    yield f"\n\nTarget ~{budget} tokens. Be concrete. Write only the summary body, no preamble or prefix."
     if focus:
-        text += f"\n\nFOCUS TOPIC: \"{focus}\" — give it most of the budget, summarise the rest briefly."
-    return text
+        yield f"\n\nFOCUS TOPIC: \"{focus}\" — give it most of the budget, summarise the rest briefly."
 
 
 def auto_focus(messages: list) -> str | None:

@@ -6,10 +6,10 @@
 
 All are wrapped by ``CachedSummarizer`` so stepping back and forth never pays twice.
 """
-from .base import CachedSummarizer, Summarizer, SummaryError, SummaryRequest, SummaryResult
+from .base import CachedSummarizer, LazyPrompt, Summarizer, SummaryError, SummaryRequest, SummaryResult
 from .factory import make_summarizer
 from .fixed import FixedSummarizer
 from .offline import OfflineSummarizer
 
-__all__ = ["Summarizer", "SummaryRequest", "SummaryResult", "SummaryError", "CachedSummarizer",
+__all__ = ["LazyPrompt", "Summarizer", "SummaryRequest", "SummaryResult", "SummaryError", "CachedSummarizer",
            "FixedSummarizer", "OfflineSummarizer", "make_summarizer"]

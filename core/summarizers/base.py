@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 
 class SummaryError(Exception):
@@ -20,17 +20,43 @@ class SummaryError(Exception):
         return f"{base} ({self.hint})" if self.hint else base
 
 
+class LazyPrompt:
+    """A prompt made of pieces produced on demand (``pieces()`` returns a fresh iterable of strings each
+    time): a summary request over 100k messages is hashed for the cache without ever being one string,
+    and a summarizer that reads only the messages (offline, fixed) never builds it."""
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: Callable[[], Iterable[str]]):
+        self.pieces = pieces
+
+    def text(self) -> str:
+        return "".join(self.pieces())
+
+
 @dataclass(frozen=True)
 class SummaryRequest:
     """What a strategy asks for. ``prompt`` is the full user prompt (it already
     contains the conversation text as the strategy formats it); ``messages`` are
-    the messages being summarised, for summarizers that read structure."""
+    the messages being summarised, for summarizers that read structure. A strategy
+    may pass a ``LazyPrompt``: reading ``prompt`` then builds the text (once)."""
     prompt: str
     messages: tuple = ()
     system: str | None = None
     max_tokens: int = 2000
     purpose: str = "compact_history"
     extra: dict = field(default_factory=dict)
+
+    def __getattribute__(self, name: str):
+        v = object.__getattribute__(self, name)
+        if name == "prompt" and v.__class__ is LazyPrompt:
+            v = v.text()
+            object.__setattr__(self, "prompt", v)
+        return v
+
+    def prompt_pieces(self) -> Iterable[str]:
+        """The prompt in pieces, without building it when it is lazy."""
+        v = object.__getattribute__(self, "prompt")
+        return v.pieces() if v.__class__ is LazyPrompt else (v,)
 
 
 @dataclass(frozen=True)
@@ -68,9 +94,13 @@ class CachedSummarizer:
     @staticmethod
     def key(name: str, req: SummaryRequest) -> str:
         h = hashlib.sha256()
-        for part in (name, req.purpose, req.system or "", str(req.max_tokens), req.prompt):
+        for part in (name, req.purpose, req.system or "", str(req.max_tokens)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
+        for piece in req.prompt_pieces():         # piece by piece, in slices: never a copy of a huge prompt
+            for i in range(0, len(piece), 1 << 20):
+                h.update(piece[i:i + (1 << 20)].encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
         return h.hexdigest()
 
     def summarize(self, request: SummaryRequest, cancel: Any = None) -> SummaryResult:
