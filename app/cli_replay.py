@@ -73,7 +73,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                               manual_compacts=args.manual_compacts,
                               calibrate=res.calibration is not None if args.calibrate is None else args.calibrate)
         if args.json:
-            d = res.to_json()
+            d = res.to_json(lazy=True)
             d["inferred"] = inferred_json(engine)
             div = divergence.report(res, conv)
             d["version"], d["divergence"] = div["version"], div

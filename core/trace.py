@@ -9,6 +9,7 @@ output. A ``Trace`` is the ordered steps of one pipeline run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import is_not
 from typing import Any, Iterable, Sequence
 
 from .checker import Finding
@@ -114,11 +115,26 @@ class Step:
 
     @property
     def changed(self) -> bool:
-        if self.messages is self.input:
-            return False
-        if len(self.messages) != len(self.input):
-            return True
-        return any(a is not b for a, b in zip(self.messages, self.input))
+        c = self.__dict__.get("_changed")        # computed once: views and replay ask often
+        if c is None:
+            if self.messages is self.input:
+                c = False
+            elif len(self.messages) != len(self.input):
+                c = True
+            else:
+                c = any(map(is_not, self.messages, self.input))
+            self.__dict__["_changed"] = c
+        return c
+
+    def new_messages(self) -> dict[int, Any]:
+        """The output messages that are not input messages (inserted, or replacing one): index -> message.
+        Every other output message ``j`` is ``input[origin[j]]``, shared."""
+        inp, out = self.input, self.messages
+        if out is inp:
+            return {}
+        n = len(inp)
+        return {j: m for j, (m, o) in enumerate(zip(out, self.origin))
+                if o is None or not 0 <= o < n or inp[o] is not m}
 
     def explain(self) -> str:
         """One sentence for the stepper: what happened, or why nothing did."""
@@ -128,7 +144,13 @@ class Step:
             return f"no change: {self.note}" if self.note else "no change"
         return self.note or "; ".join(e.text for e in self.edits[:3])
 
-    def to_json(self, include_messages: bool = True) -> dict:
+    def to_json(self, include_messages: bool = True, *, shared: bool = False, lazy: bool = False) -> dict:
+        """The step as JSON values. ``shared``: "messages" is the count and "new" holds only the messages
+        this step made (index -> message); the others are the input's, found through "origin" (so a
+        trace written this way holds each message once). ``lazy``: edits and findings as generators
+        (for a streaming writer: never all built at once)."""
+        edits = (e.to_json() for e in self.edits)
+        findings = (f.to_json() for f in self.findings)
         d = {
             "layer": self.layer,
             "changed": self.changed,
@@ -137,15 +159,17 @@ class Step:
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "origin": self.origin,
-            "edits": [e.to_json() for e in self.edits],
+            "edits": edits if lazy else list(edits),
             "vars": self.vars,
             "note": self.note,
-            "findings": [f.to_json() for f in self.findings],
+            "findings": findings if lazy else list(findings),
         }
-        if include_messages:
+        if include_messages and not shared:
             d["messages"] = self.messages
         else:
             d["messages"] = len(self.messages)
+        if include_messages and shared:
+            d["new"] = {str(j): m for j, m in self.new_messages().items()}
         if self.triggered is not None:
             d["triggered"] = self.triggered
         if self.error is not None:
@@ -216,14 +240,20 @@ class Trace:
         """(name, messages) for Original and after every layer: what a stepper steps through."""
         return [("original", self.input)] + [(s.layer, s.messages) for s in self.steps]
 
-    def to_json(self, include_messages: bool = True) -> dict:
-        return {
+    def to_json(self, include_messages: bool = True, *, shared: bool = False, lazy: bool = False) -> dict:
+        """The trace as JSON values (see ``Step.to_json`` for ``shared`` and ``lazy``; with ``shared`` the
+        input messages are written once, under "input_messages")."""
+        steps = (s.to_json(include_messages, shared=shared, lazy=lazy) for s in self.steps)
+        d = {
             "strategy": self.strategy,
             "params": self.params,
             "order": self.order,
             "estimators": {"size": self.size_estimator, "tokens": self.token_estimator},
-            "steps": [s.to_json(include_messages) for s in self.steps],
+            "steps": steps if lazy else list(steps),
             "findings": [f.to_json() for f in self.final_findings],
             "input_findings": [f.to_json() for f in self.input_findings],
             "state": self.state_after,
         }
+        if shared and include_messages:
+            d["input_messages"] = self.input
+        return d

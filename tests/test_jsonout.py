@@ -49,3 +49,26 @@ def test_generators_are_written_as_lists_one_item_at_a_time():
     text, pieces = written({"steps": [{"messages": items()}]})
     assert json.loads(text)["steps"][0]["messages"][4999] == {"k": 4999, "text": "x" * 50}
     assert len(pieces) > 3 and max(map(len, pieces)) < 200_000       # handed over in chunks, not at once
+
+
+def test_run_json_shared_holds_each_message_once_and_rebuilds_every_step(capsys, examples, tmp_path):
+    """``run --json --shared``: the input once, each step only the messages it made; following the origin
+    maps rebuilds exactly the lists of the full output."""
+    from compactscope.app.cli import main
+    args = ["run", str(examples / "long_session.json"), "--json", "--workdir", str(tmp_path),
+            "--summarizer", "fixed:S", "--set", "max_messages=30", "--set", "context_limit=1000000"]
+    assert main(args) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert main(args + ["--shared"]) == 0
+    out = capsys.readouterr().out
+    shared = json.loads(out)
+    written_full = sum(len(s["messages"]) for s in full["steps"])
+    written_shared = len(shared["input_messages"]) + sum(len(s["new"]) for s in shared["steps"])
+    assert written_shared < 0.6 * written_full
+    current = shared["input_messages"]
+    for f, s in zip(full["steps"], shared["steps"]):
+        assert s["messages"] == len(f["messages"]) and s["origin"] == f["origin"]
+        new = {int(k): m for k, m in s["new"].items()}
+        current = [new[j] if j in new else current[o] for j, o in enumerate(s["origin"])]
+        assert current == f["messages"], s["layer"]
+    assert any(s["new"] for s in shared["steps"]) and not all(s["new"] for s in shared["steps"])

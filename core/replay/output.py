@@ -17,8 +17,11 @@ COMPARISON_COLUMNS = [
 ]
 
 
-def to_json(result: Any) -> dict:
+def to_json(result: Any, lazy: bool = False) -> dict:
+    """The replay as JSON values; ``lazy``: the calls as a generator (a streaming writer then never holds
+    every call's dict at once)."""
     its = views.iterations(result)
+    calls = (dict(c.to_json(), iterations=it) for c, it in zip(result.calls, its))
     return {"strategy": result.strategy, "label": result.label, "params": result.params,
             "layers": result.layer_names, "threshold": result.threshold, "threshold_unit": result.threshold_unit,
             "estimators": {"size": result.size_estimator, "tokens": result.token_estimator},
@@ -26,7 +29,7 @@ def to_json(result: Any) -> dict:
             "calibration": result.calibration,
             "real_compactions": result.real_events, "simulated_compactions": views.compactions(result),
             "boundaries": views.boundary_report(result),
-            "calls": [dict(c.to_json(), iterations=it) for c, it in zip(result.calls, its)]}
+            "calls": calls if lazy else list(calls)}
 
 
 def columns(result: Any) -> list[str]:

@@ -178,8 +178,8 @@ class ReplayResult:
                         dialect=view.dialect if view is not None else None, cancel=cancel, progress=progress)
 
     # ------------------------------------------------ output (output.py)
-    def to_json(self) -> dict:
-        return output.to_json(self)
+    def to_json(self, lazy: bool = False) -> dict:
+        return output.to_json(self, lazy)
 
     def columns(self) -> list[str]:
         return output.columns(self)
