@@ -22,7 +22,10 @@ A corrupt line is reported as a Problem with its line number; records joined on
 one line are recovered. The file is streamed and parsed with orjson.
 
 Per message, ``MessageMeta.extra`` is the first line's record without its
-``message`` (every field it had, known or not) plus ``lines`` (all the lines
+``message`` and without the envelope every line repeats (uuid, timestamp,
+parentUuid, sessionId, cwd, version, gitBranch...: kept in ``MessageMeta`` and
+``Conversation.extra``, not once per message: at 100k messages that is ~100 MB),
+every other field it had, known or not, plus ``lines`` (all the lines
 merged into the message), ``api_id``/``api_stop_reason``, and ``merged`` /
 ``merged_uuids`` for the further lines. ``usage`` is the last line's usage (note:
 Claude Code writes the streaming-start usage, so ``output_tokens`` is often far
@@ -46,6 +49,13 @@ KNOWN_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot"
 # Record fields every line carries (left out of copied metadata; see _Builder._new).
 _STANDARD = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug", "type",
              "message", "uuid", "timestamp", "logicalParentUuid"}
+def _drop_envelope(rec: dict) -> None:
+    """The record without its message and the standard fields (what ``copy`` leaves out too)."""
+    if isinstance(rec, dict):
+        for k in _STANDARD:
+            rec.pop(k, None)
+
+
 _REPEATED = ("sessionId", "cwd", "gitBranch", "version", "userType", "type", "slug", "api_stop_reason", "subtype",
              "level", "permissionMode")
 _HEAD_RE = re.compile(rb'"(parentUuid|sessionId|leafUuid)"\s*:')
@@ -690,6 +700,11 @@ def _load(probe: Probe) -> LoadResult:
         c.extra = {"kind": "agent_progress", "agent_id": agent, "parent_tool_use_id": g["parent_tool_use_id"]}
         convs.append(c)
     convs.extend(_subagent_files(probe.path, prompts if groups else None, b.msgs))
+    for c in convs:             # the records became the messages' metadata: their envelope is known by now
+        for mt in c.meta:
+            _drop_envelope(mt.extra)
+            for rec in mt.extra.get("merged", ()):
+                _drop_envelope(rec)
     if not main.messages and len(convs) > 1:
         # a file that only holds a subagent (agent-*.jsonl): that is the main conversation
         convs = convs[1:]
