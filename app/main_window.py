@@ -16,20 +16,19 @@ from pathlib import Path
 from compactscope import asset_path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QPalette
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
-                               QProgressBar, QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter,
+                               QTabWidget, QVBoxLayout, QWidget)
 
 from compactscope.core import strategies
 from compactscope.core.session import TABS, Session, stage_label
 from compactscope.core.workspace import Workspace
 from compactscope.widgets.diff_panel import DiffPanel
 from compactscope.widgets.explainer import FindingsPanel, SnipExplainer
-from compactscope.widgets.flow import FitLabel
 from compactscope.widgets.inspector import Inspector
 from compactscope.widgets.message_panel import MessagePanel
 from compactscope.widgets.narration import NarrationPanel
 from compactscope.widgets.params_panel import ParamsPanel
+from compactscope.widgets.status_bar import StatusBar
 from compactscope.widgets.stepper import LayerStepper
 from compactscope.widgets.timeline_panel import TimelinePanel
 from compactscope.widgets.token_chart import TokenChart
@@ -37,7 +36,7 @@ from compactscope.widgets.token_chart import TokenChart
 from .actions import install_actions, rebuild_recent, rebuild_recent_strategies
 from .session_qt import QtSession
 from .settings import Settings
-from .theme import dark_palette, light_palette
+from .theme import apply_palette, apply_zoom
 from .workers import QtExecutor, single_thread_executor
 
 EXAMPLES = asset_path("examples")
@@ -67,9 +66,6 @@ class MainWindow(QMainWindow):
         self._base_font_pt = QApplication.font().pointSizeF() or 10.0
         self.zoom = 0.0
         self.last_error = ""
-        self._elapsed = QTimer(self)
-        self._elapsed.setInterval(250)
-        self._elapsed.timeout.connect(self._tick_elapsed)
         self._compare_timer = QTimer(self)          # one replay for several ticks in a row
         self._compare_timer.setSingleShot(True)
         self._compare_timer.setInterval(150)
@@ -170,27 +166,13 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.dock_chart, self.dock_findings], [1000, 300], Qt.Horizontal)
         self.resizeDocks([self.dock_chart], [230], Qt.Vertical)
         self.resizeDocks([self.dock_inspector], [330], Qt.Horizontal)
-        # status bar
-        sb = self.statusBar()
-        self.status_label = FitLabel("", self)          # a narrow window shows fewer parts; never wider
-        self.status_label.setObjectName("statusCounts")
-        sb.addWidget(self.status_label, 1)
-        self.oracle_label = QLabel("", self)
-        self.oracle_label.setObjectName("oracleVerdict")
-        self.oracle_label.hide()
-        sb.addPermanentWidget(self.oracle_label)
-        self.progress = QProgressBar(self)
-        self.progress.setRange(0, 0)
-        self.progress.setMaximumWidth(160)
-        self.progress.hide()
-        self.progress_label = QLabel("", self)
-        self.cancel_btn = QPushButton("Cancel", self)
-        self.cancel_btn.setObjectName("cancelRun")
-        self.cancel_btn.clicked.connect(self.cancel_run)
-        self.cancel_btn.hide()
-        sb.addPermanentWidget(self.progress_label)
-        sb.addPermanentWidget(self.progress)
-        sb.addPermanentWidget(self.cancel_btn)
+        # status bar: counts, the cross-check verdict, progress and Cancel
+        self.status = StatusBar(self)
+        self.setStatusBar(self.status)
+        self.status.sigCancel.connect(self.cancel_run)
+        self.status_label, self.oracle_label, self.progress, self.progress_label, self.cancel_btn = \
+            self.status.status_label, self.status.oracle_label, self.status.progress, self.status.progress_label, \
+            self.status.cancel_btn
 
     def _dock(self, title: str, w: QWidget, area) -> QDockWidget:
         d = QDockWidget(title, self)
@@ -229,7 +211,7 @@ class MainWindow(QMainWindow):
         q.sigParamsChanged.connect(self._params_changed)
         q.sigSummarizerChanged.connect(self._summarizer_changed)
         q.sigRunningChanged.connect(self._running_changed)
-        q.sigProgressChanged.connect(lambda t: self._tick_elapsed())
+        q.sigProgressChanged.connect(lambda t: self.status.tick())
         q.sigResultChanged.connect(self._result_changed)
         q.sigStageChanged.connect(self._show_stage)
         q.sigViewModeChanged.connect(self.messages.set_mode)
@@ -413,26 +395,9 @@ class MainWindow(QMainWindow):
 
     def _running_changed(self, kind) -> None:
         if kind == "run":
-            self._elapsed.start()
-            self.progress.show()
-            self.cancel_btn.show()
-            self.progress_label.show()
-            self._tick_elapsed()
+            self.status.working(lambda: self.session.progress_text, self.session.pipeline.started_at)
         elif kind is None and not self.session.replayer.busy:
-            self._run_finished_ui()
-
-    def _tick_elapsed(self) -> None:
-        if not self.session.pipeline.busy:
-            self._elapsed.stop()
-            return
-        dt = time.perf_counter() - self.session.pipeline.started_at
-        self.progress_label.setText(f"{self.session.progress_text}\u2026 {dt:.1f} s")
-
-    def _run_finished_ui(self) -> None:
-        self._elapsed.stop()
-        self.progress.hide()
-        self.cancel_btn.hide()
-        self.progress_label.setText("")
+            self.status.idle()
 
     def _result_changed(self, result) -> None:
         s = self.session
@@ -558,21 +523,11 @@ class MainWindow(QMainWindow):
 
     # ================================================================== cross-check, errors
     def _verdict_changed(self, state) -> None:
+        self.status.show_verdict(state)
         if state is None:
-            self.oracle_label.hide()
             self.explainer.set_oracle(None)
             return
         v = state.verdict
-        if v is None:
-            self.oracle_label.setText(f"{state.name} cross-check: running\u2026")
-            self.oracle_label.setStyleSheet("color: #64748b")
-        else:
-            short = v.text if len(v.text) <= 90 else v.text[:87] + "\u2026"
-            self.oracle_label.setText(("\u2714 " if v.ok else "\u2716 " if v.failed else "") + short)
-            self.oracle_label.setStyleSheet("color: #15803d; font-weight: bold" if v.ok else
-                                            "color: #b91c1c; font-weight: bold" if v.failed else "color: #64748b")
-        self.oracle_label.setToolTip(f"{state.name} cross-check: {v.text if v else 'running'}\n\n{state.description}")
-        self.oracle_label.show()
         self.explainer.set_oracle(v)
         self._show_edits(self.current_step())
         if v is not None:
@@ -614,12 +569,10 @@ class MainWindow(QMainWindow):
 
     def _replay_running(self, n: int) -> None:
         if n:
-            self.progress_label.setText(f"replaying every model call ({n} run{'s' if n > 1 else ''})\u2026")
-            self.progress.show()
-            self.cancel_btn.show()
+            self.status.working(f"replaying every model call ({n} run{'s' if n > 1 else ''})")
             self.timeline.play(False)
         elif not self.session.pipeline.busy:
-            self._run_finished_ui()
+            self.status.idle()
 
     def _replay_changed(self, results: list) -> None:
         self.timeline.set_replays(results)
@@ -637,23 +590,9 @@ class MainWindow(QMainWindow):
 
     # ================================================================== look
     def set_zoom(self, z: float, save: bool = True) -> None:
-        z = max(-4.0, min(16.0, float(z)))
-        self.zoom = z
-        pt = max(6.0, self._base_font_pt + z)
-        f = QFont(self.font())
-        f.setPointSizeF(pt)
-        self.setFont(f)
-        for w in (self.view, self.diff, self.edits, self.findings, self.explainer, self.stepper):
-            w.setFont(f)
-        self.chart.set_font_size(pt)
-        self.timeline.set_font_size(pt)
-        mono = QFont(self.inspector.text.font())
-        mono.setPointSizeF(pt)
-        for e in (self.inspector.text, self.inspector.json, self.inspector.persisted):
-            e.setFont(mono)
-        self.view.doItemsLayout()
+        self.zoom = apply_zoom(self, z)
         if save:
-            self.settings.set("view/zoom", z)
+            self.settings.set("view/zoom", self.zoom)
 
     PRESENTER_ZOOM = 4.0
 
@@ -697,15 +636,9 @@ class MainWindow(QMainWindow):
             d.setVisible(not timeline)
 
     def set_dark(self, on: bool, save: bool = True) -> None:
-        app = QApplication.instance()
-        app.setStyle("Fusion")
-        pal = dark_palette() if on else light_palette()
-        app.setPalette(pal)
-        self.setPalette(pal)
-        self.chart.set_theme(pal.color(QPalette.Base), pal.color(QPalette.Text))
+        apply_palette(self, on)
         if save:
             self.settings.set("view/dark", on)
-        self.view.viewport().update()
 
     # ================================================================== drag and drop, screenshot, idle
     def dragEnterEvent(self, e) -> None:

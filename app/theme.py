@@ -1,7 +1,7 @@
-"""The window's look: the light and dark palettes."""
+"""The window's look: the light and dark palettes, and the zoom (font size) of every view."""
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 DARK = {QPalette.Window: "#1f2430", QPalette.WindowText: "#e5e7eb", QPalette.Base: "#161a22",
@@ -23,3 +23,33 @@ def dark_palette() -> QPalette:
     p.setColor(QPalette.Disabled, QPalette.Text, QColor("#6b7280"))
     p.setColor(QPalette.Disabled, QPalette.ButtonText, QColor("#6b7280"))
     return p
+
+
+def apply_zoom(win, z: float) -> float:
+    """Points added to the base font size of every view of ``win`` (-4..16); returns the zoom applied."""
+    z = max(-4.0, min(16.0, float(z)))
+    pt = max(6.0, win._base_font_pt + z)
+    f = QFont(win.font())
+    f.setPointSizeF(pt)
+    win.setFont(f)
+    for w in (win.view, win.diff, win.edits, win.findings, win.explainer, win.stepper):
+        w.setFont(f)
+    win.chart.set_font_size(pt)
+    win.timeline.set_font_size(pt)
+    mono = QFont(win.inspector.text.font())
+    mono.setPointSizeF(pt)
+    for e in (win.inspector.text, win.inspector.json, win.inspector.persisted):
+        e.setFont(mono)
+    win.view.doItemsLayout()
+    return z
+
+
+def apply_palette(win, dark: bool) -> None:
+    """The dark (or the standard light) palette for the application, the window and its chart."""
+    app = QApplication.instance()
+    app.setStyle("Fusion")
+    pal = dark_palette() if dark else light_palette()
+    app.setPalette(pal)
+    win.setPalette(pal)
+    win.chart.set_theme(pal.color(QPalette.Base), pal.color(QPalette.Text))
+    win.view.viewport().update()

@@ -124,6 +124,8 @@ class ParamsPanel(QWidget):
         self.summarizer_box.lineEdit().editingFinished.connect(
             lambda: self.sigSummarizerChanged.emit(self.summarizer()))
         top.addRow("Summarizer", self.summarizer_box)
+        for box in (self.strategy_box, self.summarizer_box):
+            box.setMinimumWidth(80)          # a narrow dock squeezes them instead of widening the window
         self.variant_box = QComboBox(self)
         self.variant_box.setObjectName("variantBox")
         self.variant_box.setToolTip("Run the strategy another way (s08: the seed README's snip)")

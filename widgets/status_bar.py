@@ -1,0 +1,81 @@
+"""The window's status line: the counts of what is shown, the cross-check verdict, and the progress of
+background work (what runs, for how long, and a Cancel button)."""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
+
+from .flow import FitLabel
+
+VERDICT_STYLE = {"ok": "color: #15803d; font-weight: bold", "failed": "color: #b91c1c; font-weight: bold",
+                 "other": "color: #64748b"}
+
+
+class StatusBar(QStatusBar):
+    sigCancel = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.status_label = FitLabel("", self)          # a narrow window shows fewer parts; never wider
+        self.status_label.setObjectName("statusCounts")
+        self.addWidget(self.status_label, 1)
+        self.oracle_label = QLabel("", self)
+        self.oracle_label.setObjectName("oracleVerdict")
+        self.oracle_label.hide()
+        self.addPermanentWidget(self.oracle_label)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumWidth(160)
+        self.progress.hide()
+        self.progress_label = QLabel("", self)
+        self.cancel_btn = QPushButton("Cancel", self)
+        self.cancel_btn.setObjectName("cancelRun")
+        self.cancel_btn.clicked.connect(self.sigCancel)
+        self.cancel_btn.hide()
+        self.addPermanentWidget(self.progress_label)
+        self.addPermanentWidget(self.progress)
+        self.addPermanentWidget(self.cancel_btn)
+        self._elapsed = QTimer(self)
+        self._elapsed.setInterval(250)
+        self._elapsed.timeout.connect(self.tick)
+        self._text = lambda: ""           # what runs, in words
+        self._since = None                # when it started (perf_counter), None: no clock shown
+
+    def working(self, text, since: float | None = None) -> None:
+        """Show progress: ``text`` (a string or a callable giving it) and, with ``since``, the seconds spent."""
+        self._text = text if callable(text) else (lambda: text)
+        self._since = since
+        self.progress.show()
+        self.cancel_btn.show()
+        self.progress_label.show()
+        if since is not None:
+            self._elapsed.start()
+        self.tick()
+
+    def tick(self) -> None:
+        dt = f" {time.perf_counter() - self._since:.1f} s" if self._since is not None else ""
+        self.progress_label.setText(f"{self._text()}\u2026{dt}")
+
+    def idle(self) -> None:
+        self._elapsed.stop()
+        self.progress.hide()
+        self.cancel_btn.hide()
+        self.progress_label.setText("")
+
+    def show_verdict(self, state) -> None:
+        """A ``core.session.CheckState`` (None hides the label)."""
+        if state is None:
+            self.oracle_label.hide()
+            return
+        v = state.verdict
+        if v is None:
+            self.oracle_label.setText(f"{state.name} cross-check: running\u2026")
+            self.oracle_label.setStyleSheet(VERDICT_STYLE["other"])
+        else:
+            short = v.text if len(v.text) <= 90 else v.text[:87] + "\u2026"
+            self.oracle_label.setText(("\u2714 " if v.ok else "\u2716 " if v.failed else "") + short)
+            self.oracle_label.setStyleSheet(VERDICT_STYLE["ok" if v.ok else "failed" if v.failed else "other"])
+        self.oracle_label.setToolTip(f"{state.name} cross-check: {v.text if v else 'running'}\n\n{state.description}")
+        self.oracle_label.show()
