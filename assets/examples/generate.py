@@ -1,6 +1,6 @@
 """Make the bundled example conversations (deterministic: run it again, get the same files).
 
-    python assets/examples/generate.py
+    python assets/examples/generate.py [--out DIR]      (default: beside this script)
 
 * ``long_session.json``: a coding session of 60+ messages with parallel tool calls whose last
   batch of tool results is over 200,000 characters: with the s08 defaults every layer fires
@@ -345,13 +345,19 @@ EXAMPLES = {"long_session.json": long_session, "boundary_case.json": boundary_ca
 JSONL = {"cc_real_compaction.jsonl": cc_real_compaction}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+    ap = argparse.ArgumentParser(description="Make the bundled example conversations.")
+    ap.add_argument("--out", type=Path, default=HERE, help="folder to write them to (default: beside this script)")
+    out = ap.parse_args(argv).out
+    out.mkdir(parents=True, exist_ok=True)
     for name, fn in EXAMPLES.items():
-        path = HERE / name
-        path.write_text(json.dumps(fn(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {path} ({len(fn())} messages)")
+        path = out / name
+        messages = fn()
+        path.write_text(json.dumps(messages, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {path} ({len(messages)} messages)")
     for name, fn in JSONL.items():
-        path = HERE / name
+        path = out / name
         lines = fn()
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"wrote {path} ({len(lines)} records)")

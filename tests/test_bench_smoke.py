@@ -1,0 +1,55 @@
+"""Every benchmark script runs at a small size and prints its figures (the figures themselves are
+measured by running the scripts at their real sizes; here only that they still run)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+# script -> the arguments of its small size ({tmp} is a fresh folder); None: needs the corpus
+SMALL = {
+    "bench_core.py": ["--sizes", "200"],
+    "bench_gui.py": ["--messages", "300", "--frames", "5"],
+    "bench_live.py": ["--calls", "5", "--requests", "3"],
+    "bench_load.py": ["--mb", "0.3", "--repeat", "1", "--out", "{tmp}/load.jsonl"],
+    "bench_memory.py": ["--messages", "300", "--strategies", "s08"],
+    "bench_plugins.py": ["--sizes", "100", "--calls", "10"],
+    "bench_replay.py": ["--scaling", "20,40", "--repeat", "1"],
+    "fleet_sessions.py": ["{tmp}/sessions", "--sessions", "2", "--mb", "0.1"],
+    "bench_fleet.py": ["--dir", "{tmp}/fleet", "--sessions", "3", "--mb", "0.1", "--skip-dask"],
+    "bench_logs.py": ["--repeat", "1"],
+    "bench_report.py": ["--runs", "1"],
+    "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],
+}
+NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py"}
+
+
+def test_every_bench_script_has_a_small_size():
+    assert set(SMALL) == {p.name for p in BENCH.glob("*.py")}
+
+
+def _run(name: str, tmp: Path) -> tuple[str, int, str]:
+    own = tmp / name.removesuffix(".py")
+    own.mkdir()
+    args = [a.replace("{tmp}", str(own)) for a in SMALL[name]]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "TMPDIR": str(own)}
+    r = subprocess.run([sys.executable, str(BENCH / name), *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=240, env=env)
+    return name, r.returncode, r.stdout + r.stderr
+
+
+def test_every_bench_script_runs_small(tmp_path):
+    names = [n for n in SMALL if n not in NEEDS_CORPUS or CORPUS.is_dir()]     # (without the corpus: the others)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda n: _run(n, tmp_path), names))
+    for name, rc, out in results:
+        assert rc == 0, f"{name} failed:\n{out[-2000:]}"
+        assert "Traceback" not in out, f"{name}:\n{out[-2000:]}"
+        assert re.search(r"\d", out), f"{name} printed no figure:\n{out[-500:]}"
