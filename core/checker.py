@@ -90,6 +90,7 @@ def _is_empty(content) -> bool:
 
 RESULT_BEFORE_FILE = "result_before_file"
 SYSTEM_IN_MESSAGES = "system_in_messages"
+BAD_VALUE = "bad_value"          # a value of the wrong type in the file, made well-typed at load
 
 
 def check(messages: list, dialect: str | None = None, *, before_file=()) -> list[Finding]:
@@ -266,14 +267,25 @@ def pair_errors(findings: list[Finding]) -> list[Finding]:
 def check_conversation(conv) -> list[Finding]:
     """Findings per real API context: a conversation split at real compactions (Claude Code
     segments) is checked one segment at a time, since each is what the API saw on its own.
-    Message indices stay those of the full history."""
+    Message indices stay those of the full history. Values of the wrong type that the load made
+    well-typed (``meta.extra["load_fixes"]``) are findings too: the API would reject the file's list."""
     before = known_before_file(conv)
+    loaded = _load_fixes(conv)
     if len(conv.segments) <= 1:
-        return check(conv.messages, conv.dialect, before_file=before)
-    out: list[Finding] = []
+        return loaded + check(conv.messages, conv.dialect, before_file=before)
+    out: list[Finding] = list(loaded)
     starts = list(conv.segments) + [len(conv.messages)]
     for k in range(len(conv.segments)):
         off = starts[k]
         out += [replace(f, message=f.message + off)
                 for f in check(conv.messages[off:starts[k + 1]], conv.dialect, before_file=before)]
+    return out
+
+
+def _load_fixes(conv) -> list[Finding]:
+    out = []
+    for i, meta in enumerate(getattr(conv, "meta", None) or []):
+        fixes = meta.extra.get("load_fixes") if isinstance(getattr(meta, "extra", None), dict) else None
+        for text in fixes or ():
+            out.append(Finding(BAD_VALUE, i, f"in the file: {text} (the API would reject the value as written)"))
     return out

@@ -215,9 +215,10 @@ def _openai_part_to_block(part: Any) -> dict:
 def _block_to_openai_part(block: Any) -> dict:
     t = block_type(block)
     if t == "text":
-        return {"type": "text", "text": block.get("text", "")}
+        text = block.get("text", "")
+        return {"type": "text", "text": text if isinstance(text, str) else json.dumps(text, default=str)}
     if t == "image":
-        src = block.get("source") or {}
+        src = block.get("source") if isinstance(block.get("source"), dict) else {}
         if src.get("type") == "base64":
             url = f"data:{src.get('media_type', 'image/png')};base64,{src.get('data', '')}"
         else:

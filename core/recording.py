@@ -22,17 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .jsonio import JSONDecodeError, iter_lines, loads, parse_timestamp
+import orjson as _orjson
+
+from .jsonio import JSONDecodeError, drop_mistyped, iter_lines, loads_lenient, open_regular, parse_timestamp
+from .safeio import dumps, json_safe, open_append
 
 FORMAT_NAME = "compactscope.recording"
 VERSION = 1
 
-# Keys never written, at any depth of a recorded request or response.
-_SECRET_KEYS = {"api_key", "apikey", "x-api-key", "authorization", "proxy-authorization", "anthropic-api-key",
-                "cookie", "set-cookie", "x-auth-token", "auth_token", "access_token", "refresh_token"}
-# Strings that look like a key: Anthropic/OpenAI style secrets.
-_SECRET_RE = re.compile(r"(?<![A-Za-z0-9_\-])(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{32,})")
+# Keys never written, at any depth of a recorded request or response: a name that says it holds a credential
+# (compared in lower case with "-" as "_": x-api-key, api-key, ANTHROPIC_API_KEY, password, auth_token, ...).
+_SECRET_NAME = re.compile(r"api_?key|password|passwd|passphrase|secret|authori[sz]ation|cookie|credential|"
+                          r"private_?key|access_?key|session_?key|(?:^|_)token$|bearer")
+# Strings that look like a key, wherever they appear (after "%20", "_", inside a JSON key...): Anthropic keys
+# by their prefix; other sk- keys when no letter runs into them ("task-..." and "disk-..." are words).
+_SECRET_RE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|(?<![A-Za-z])sk-(?:proj-)?[A-Za-z0-9_\-]{32,}")
 REDACTED = "[redacted]"
+MIN_SECRET = 8          # shorter strings are not treated as secrets (they would match ordinary text)
 
 
 def iso(t: float | None = None) -> str:
@@ -40,26 +46,49 @@ def iso(t: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
 
 
-def scrub(obj: Any, secrets: Iterable[str] = ()) -> Any:
-    """A copy of ``obj`` without credential keys, and with any known secret
-    string (and anything shaped like an API key) replaced by ``[redacted]``."""
-    secrets = [s for s in secrets if s and len(s) >= 8]
+def is_secret_name(name: Any) -> bool:
+    return isinstance(name, str) and bool(_SECRET_NAME.search(name.lower().replace("-", "_")))
 
-    def walk(x):
-        if isinstance(x, dict):
-            return {k: walk(v) for k, v in x.items()
-                    if not (isinstance(k, str) and k.lower() in _SECRET_KEYS)}
-        if isinstance(x, list):
-            return [walk(v) for v in x]
-        if isinstance(x, str):
-            for s in secrets:
-                if s in x:
-                    x = x.replace(s, REDACTED)
-            if "sk-" in x:
-                x = _SECRET_RE.sub(REDACTED, x)
-            return x
+
+def secret_variants(secrets: Iterable[str]) -> list[str]:
+    """Each secret as it may reappear: as given and percent-encoded (in a URL or a form)."""
+    from urllib.parse import quote, quote_plus
+    out: list[str] = []
+    for s in secrets:
+        if not isinstance(s, str) or len(s) < MIN_SECRET:
+            continue
+        for v in (s, quote(s, safe=""), quote_plus(s)):
+            if v not in out:
+                out.append(v)
+    return sorted(out, key=len, reverse=True)     # the longest first (a variant may contain another)
+
+
+def scrub(obj: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of ``obj`` without credential keys (``is_secret_name``), and with every known secret string
+    (the client's key and auth header values, as given or percent-encoded) and anything shaped like an
+    API key replaced by ``[redacted]``, in values and in keys alike."""
+    secrets = secret_variants(secrets)
+
+    def text(x: str) -> str:
+        for s in secrets:
+            if s in x:
+                x = x.replace(s, REDACTED)
+        if "sk-" in x:
+            x = _SECRET_RE.sub(REDACTED, x)
         return x
-    return walk(obj)
+
+    def walk(x, depth: int):
+        if depth > 300:                  # deeper than any reader takes (safeio.MAX_DEPTH): not written
+            return "[nested too deeply: cut by Compactscope]"
+        if isinstance(x, dict):
+            return {text(k) if isinstance(k, str) else k: walk(v, depth + 1) for k, v in x.items()
+                    if not is_secret_name(k)}
+        if isinstance(x, (list, tuple)):
+            return [walk(v, depth + 1) for v in x]
+        if isinstance(x, str):
+            return text(x)
+        return x
+    return walk(obj, 0)
 
 
 def trace_summary(trace) -> dict | None:
@@ -205,8 +234,9 @@ class RecordingWriter:
         self._secrets = [s for s in secrets if s]
         self._lock = threading.Lock()
         self._seq = 0
-        new = not self.path.exists() or self.path.stat().st_size == 0
-        self._f = self.path.open("ab", buffering=0)
+        # appended to, never through a symlink, only a regular file (safeio.open_append)
+        self._f = open_append(self.path)
+        new = os.fstat(self._f.fileno()).st_size == 0
         if not new:
             self._terminate_partial_line()
             self._seq = self._last_seq()
@@ -218,8 +248,8 @@ class RecordingWriter:
 
     def _terminate_partial_line(self) -> None:
         """If a previous writer crashed mid-line, start on a fresh line."""
-        with self.path.open("rb") as f:
-            f.seek(max(0, self.path.stat().st_size - 1))
+        with open_regular(self.path) as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 1))
             if f.read(1) not in (b"\n", b""):
                 self._f.write(b"\n")
 
@@ -227,7 +257,7 @@ class RecordingWriter:
         last = 0
         for _, raw in iter_lines(self.path):
             try:
-                rec = json.loads(raw)
+                rec = loads_lenient(raw)
             except (ValueError, TypeError):
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("seq"), int):
@@ -239,8 +269,9 @@ class RecordingWriter:
             self._secrets.append(s)
 
     def _write(self, record: dict) -> None:
-        line = json.dumps(scrub(record, self._secrets), ensure_ascii=False, default=str) + "\n"
-        data = line.encode("utf-8", errors="surrogatepass")
+        # strict JSON that every reader takes back: NaN/Infinity -> null, a lone surrogate -> U+FFFD, nesting
+        # deeper than any reader takes -> cut (safeio.dumps); scrubbed of secrets first
+        data = (dumps(scrub(record, self._secrets)) + "\n").encode("utf-8")
         with self._lock:
             if self._f.closed:
                 raise ValueError(f"{self.path}: the recording is closed")
@@ -374,6 +405,23 @@ def _pair_to_call(rec: dict, n: int, seq: int) -> CallRecord | None:
                       {"url": req.get("url"), "method": req.get("method")})
 
 
+def _writable(rec: Any, notes: list) -> Any:
+    """``rec`` as it can be written again (orjson refuses nesting deeper than 254 levels, which Python's own
+    JSON and str() handle only a little further): made valid by ``safeio.json_safe`` when orjson cannot
+    write it."""
+    try:
+        _orjson.dumps(rec)
+        return rec
+    except (TypeError, _orjson.JSONEncodeError):
+        return json_safe(rec, notes)
+
+
+# The types of a call record's fields (loaders.base.drop_mistyped): a field of another type (a "seq" of "3a")
+# is reported for its line and ignored; the call still loads.
+_CALL_FIELDS = {"seq": (int,), "kind": (str,), "response": (dict,), "usage": (dict,), "error": (dict,),
+                "trace": (dict,), "request": {"model": (str,), "messages": (list,), "tools": (list,)}}
+
+
 def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResult:
     """Read a Compactscope recording or a request/response pair log.
 
@@ -386,10 +434,10 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
     events: list[dict] = []
     problems: list[tuple[int, str]] = []
     fmt = FORMAT_NAME
-    size = path.stat().st_size
     last_line_complete = True
-    if size:
-        with path.open("rb") as f:
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size:
             f.seek(size - 1)
             last_line_complete = f.read(1) == b"\n"
     last_n = 0
@@ -398,11 +446,15 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
         if raw is None:
             problems.append((n, "line is too long to load; skipped"))
             continue
+        notes: list = []
         try:
-            rec = loads(raw)
+            rec = loads_lenient(raw, notes)      # NaN, 1e400, huge integers, lone surrogates: made valid
         except (ValueError, *JSONDecodeError) as e:
             problems.append((n, f"broken JSON, skipped: {str(e).split(':')[0]}"))
             continue
+        rec = _writable(rec, notes)
+        if notes:
+            problems.append((n, "; ".join(notes)))
         if not isinstance(rec, dict):
             problems.append((n, f"a JSON {type(rec).__name__}, not a record; skipped"))
             continue
@@ -414,8 +466,12 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
             if not isinstance(req, dict):
                 problems.append((n, "a call record without a request object; skipped"))
                 continue
-            calls.append(CallRecord(int(rec.get("seq") or len(calls) + 1), n, req, rec.get("response"),
-                                    rec.get("usage"), rec.get("error"), rec.get("trace"),
+            bad = drop_mistyped(rec, _CALL_FIELDS)
+            if bad:
+                problems.append((n, "; ".join(bad)))
+            seq = rec.get("seq")
+            calls.append(CallRecord(seq if isinstance(seq, int) and not isinstance(seq, bool) else len(calls) + 1, n,
+                                    req, rec.get("response"), rec.get("usage"), rec.get("error"), rec.get("trace"),
                                     parse_timestamp(rec.get("t_start")), parse_timestamp(rec.get("t_end")),
                                     str(rec.get("kind") or "model"), rec))
         elif t == "event":

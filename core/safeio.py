@@ -9,8 +9,8 @@
   ``write`` per record adds a whole line or nothing.
 * ``json_safe(value)`` / ``dumps(value)``: JSON that every reader accepts: lone UTF-16 surrogates (a cut
   emoji) become U+FFFD, NaN and infinities become null, integers beyond 64 bits become floats (what
-  orjson and most readers make of them), keys become strings. The fast path (nothing to fix) copies
-  nothing.
+  orjson and most readers make of them), keys become strings, a part nested deeper than ``MAX_DEPTH``
+  levels is cut. The fast path (nothing to fix) copies nothing.
 """
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ except ImportError:  # pragma: no cover - orjson is a dependency
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 64 - 1     # orjson writes unsigned 64-bit integers too
 REPLACEMENT = "\ufffd"
+# Deeper JSON than this cannot be written by orjson, and a little deeper stops str() and json.dumps
+# (Python's recursion limit): such a part of a value is replaced by this text (and reported).
+MAX_DEPTH = 254
+DEEP_PLACEHOLDER = "[nested too deeply: cut by Compactscope]"
 
 
 class UnsafePath(OSError):
@@ -102,10 +106,10 @@ def _has_nonfinite(value: Any) -> bool:
 
 
 def _fix(v: Any, notes: list | None, depth: int) -> Any:
-    if depth > 2000:
+    if depth >= MAX_DEPTH:
         if notes is not None:
-            notes.append("nested too deeply: cut")
-        return None
+            notes.append(f"nested deeper than {MAX_DEPTH} levels: the deeper part is cut")
+        return DEEP_PLACEHOLDER
     if isinstance(v, str):
         f = fix_text(v)
         if f is not v and notes is not None:
@@ -167,15 +171,18 @@ def _key(k: Any) -> str:
 
 
 def dumps(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
-    """Strict JSON text (no NaN, no lone surrogates) for any value; unknown objects are written as str()."""
-    safe = json_safe(value)
+    """Strict JSON text (no NaN, no lone surrogates) for any value; unknown objects are written as str().
+    The usual value is written in one C pass (plus one to check the text encodes)."""
     try:
-        return json.dumps(safe, ensure_ascii=False, indent=indent, sort_keys=sort_keys, allow_nan=False,
+        text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys, allow_nan=False,
                           default=_default)
-    except (ValueError, TypeError):
-        # a value of an unknown type whose str() held something odd, or keys that do not sort together
-        return json.dumps(_fix(json.loads(json.dumps(safe, default=_default)), None, 0), ensure_ascii=False,
-                          indent=indent, allow_nan=False)
+        text.encode("utf-8")
+        return text
+    except (ValueError, TypeError, RecursionError):
+        pass
+    # NaN or a lone surrogate somewhere, keys that do not sort together, or an odd object: repair a copy
+    safe = _fix(json.loads(json.dumps(value, default=_default, allow_nan=True)), None, 0)
+    return json.dumps(safe, ensure_ascii=False, indent=indent, allow_nan=False)
 
 
 def _default(o: Any) -> str:

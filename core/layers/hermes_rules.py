@@ -123,11 +123,18 @@ def _content_budget_chars(content: Any) -> int:
             n += len(part)
         elif not isinstance(part, dict):
             n += len(str(part))
-        elif part.get("type") in IMAGE_TYPES:
+        elif _ptype(part) in IMAGE_TYPES:
             n += IMAGE_TOKENS_BUDGET * CHARS_PER_TOKEN
         else:
-            n += len(part.get("text", "") or "")
+            t = part.get("text", "") or ""
+            n += len(t) if isinstance(t, str) else len(str(t))
     return n
+
+
+def _ptype(part: dict) -> str | None:
+    """A part's type when it is a string (anything else is no type: never a set member)."""
+    t = part.get("type")
+    return t if isinstance(t, str) else None
 
 
 def _replay_chars(value: Any) -> int:
@@ -166,7 +173,7 @@ def _rough_chars_and_images(msg: Any) -> tuple[int, int]:
         if k == "content" and isinstance(v, list):
             parts = []
             for p in v:
-                if isinstance(p, dict) and p.get("type") in IMAGE_TYPES:
+                if isinstance(p, dict) and _ptype(p) in IMAGE_TYPES:
                     parts.append({"type": p.get("type"), "image": "[stripped]"})
                     images += 1
                 else:
@@ -176,7 +183,7 @@ def _rough_chars_and_images(msg: Any) -> tuple[int, int]:
             shadow[k] = v.get("text_summary", "")
             inner = v.get("content")
             if isinstance(inner, list):
-                images += sum(1 for p in inner if isinstance(p, dict) and p.get("type") in ("image", "image_url"))
+                images += sum(1 for p in inner if isinstance(p, dict) and _ptype(p) in ("image", "image_url"))
         else:
             shadow[k] = v
     return len(str(shadow)), images
@@ -193,7 +200,7 @@ def _plain_for_rough(msg: dict) -> bool:
         return False
     c = msg.get("content")
     if isinstance(c, list):
-        return not any(isinstance(p, dict) and p.get("type") in IMAGE_TYPES for p in c)
+        return not any(isinstance(p, dict) and _ptype(p) in IMAGE_TYPES for p in c)
     return not (isinstance(c, dict) and c.get("_multimodal"))
 
 
@@ -341,7 +348,7 @@ def append_text(content: Any, text: str, prepend: bool = False) -> Any:
 
 
 def is_image_part(p: Any) -> bool:
-    return isinstance(p, dict) and p.get("type") in IMAGE_TYPES
+    return isinstance(p, dict) and _ptype(p) in IMAGE_TYPES
 
 
 def has_images(content: Any) -> bool:

@@ -2,8 +2,10 @@
 
 The format is detected from the content, never the file extension. One module
 per format; each exposes ``FORMAT`` (its name), ``sniff(probe) -> bool`` and
-``load(probe) -> LoadResult``. ``load(path)`` tries them in order. The source
-file is only ever opened for reading.
+``load(probe) -> LoadResult``. ``load(path)`` tries them in order, then makes what
+no reader or writer could handle valid (``base.normalise_result``: lone surrogates, NaN,
+huge integers, over-deep nesting), reporting each message it touched. The source
+file is only ever opened for reading, and only when it is a regular file.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import importlib
 from pathlib import Path
 
 from ..conversation import LoadResult
-from .base import JSONDecodeError, LoadError, Probe, loads, read_json_document, read_probe
+from .base import JSONDecodeError, LoadError, Probe, loads, normalise_result, read_json_document, read_probe
 
 # Tried in order: the most specific formats first.
 _MODULES = [
@@ -50,7 +52,9 @@ def load(path: str | Path) -> LoadResult:
     for mod in _loaders():
         if mod.sniff(probe):
             try:
-                return mod.load(probe)
+                result = mod.load(probe)
+                normalise_result(result)
+                return result
             except LoadError:
                 raise
             except (MemoryError, RecursionError) as e:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import ANTHROPIC, detect_dialect
-from .base import (JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads, parse_timestamp,
-                   read_json_document)
+from .base import (JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads_lenient, note_problems,
+                   parse_timestamp, read_json_document, wrong_type)
 from .sdk_repr import content_from_repr
 
 FORMAT = "anthropic-messages"
@@ -48,15 +48,23 @@ def sniff(probe: Probe) -> bool:
     return False
 
 
-def _check_messages(items, path: str, line_of) -> list:
-    msgs = []
+def _check_messages(items, path: str, line_of, problems: list) -> tuple[list, list]:
+    """The items that are messages, and their indices in ``items``; any other item is a problem for its
+    line and skipped (the rest loads). LoadError only when no item is a message."""
+    msgs, where = [], []
+    first = len(problems)
     for i, m in enumerate(items):
         if not isinstance(m, dict):
-            raise LoadError(path, line_of(i), f"message {i} is a {type(m).__name__}, not a message object")
-        if not isinstance(m.get("role"), str):
-            raise LoadError(path, line_of(i), f"message {i} has no \"role\"")
-        msgs.append(m)
-    return msgs
+            problems.append(Problem(path, line_of(i), f"message {i} is {wrong_type(m)}, not a message object: "
+                                                      "skipped", "error"))
+        elif not isinstance(m.get("role"), str):
+            problems.append(Problem(path, line_of(i), f"message {i} has no \"role\" string: skipped", "error"))
+        else:
+            msgs.append(m)
+            where.append(i)
+    if items and not msgs:
+        raise LoadError(path, line_of(0), f"no item is a message ({problems[first].text})")
+    return msgs, where
 
 
 def _fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
@@ -97,11 +105,13 @@ def read_messages(probe: Probe, doc=None) -> tuple:
             if raw is None:
                 problems.append(Problem(path, n, "line is too long to load; skipped", "error"))
                 continue
+            notes: list = []
             try:
-                m = loads(raw)
+                m = loads_lenient(raw, notes)
             except JSONDecodeError as e:
                 problems.append(Problem(path, n, f"broken JSON, skipped: {str(e).split(':')[0]}", "error"))
                 continue
+            problems += note_problems(path, notes, n)
             if not _is_message(m):
                 problems.append(Problem(path, n, "not a message object (no \"role\"), skipped", "error"))
                 continue
@@ -111,7 +121,9 @@ def read_messages(probe: Probe, doc=None) -> tuple:
             raise LoadError(path, 0, "no message found: " + (str(problems[0]) if problems else "every line is blank"))
     else:
         if doc is None:
-            doc = read_json_document(probe.path)
+            notes = []
+            doc = read_json_document(probe.path, notes)
+            problems += note_problems(path, notes)
         if isinstance(doc, dict):
             if not isinstance(doc.get("messages"), list):
                 raise LoadError(path, 1, "a JSON object without a \"messages\" list: not a request body")
@@ -126,8 +138,8 @@ def read_messages(probe: Probe, doc=None) -> tuple:
 
         def line_of(i: int) -> int:
             return lines[i] if i < len(lines) else 0
-        msgs = _check_messages(items, path, line_of)
-        meta = [MessageMeta(Provenance(path, line_of(i), note=f"message {i}")) for i in range(len(msgs))]
+        msgs, where = _check_messages(items, path, line_of, problems)
+        meta = [MessageMeta(Provenance(path, line_of(i), note=f"message {i}")) for i in where]
     msgs = _fix_repr(msgs, meta, path, problems)
     if tools is not None and not isinstance(tools, list):
         tools = None
@@ -136,7 +148,11 @@ def read_messages(probe: Probe, doc=None) -> tuple:
     return msgs, meta, system, tools, model, problems
 
 
-def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
+def _str(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _load_cycles(probe: Probe, doc: dict, notes: list) -> LoadResult:
     path = str(probe.path)
     cycles = [c for c in doc["cycles"] if isinstance(c, dict) and isinstance(c.get("request"), dict)]
     if not cycles:
@@ -152,26 +168,27 @@ def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
 
     def line_of(i: int) -> int:
         return lines[i] if i < len(lines) else 0
-    msgs = _check_messages(items, path, line_of)
+    problems: list[Problem] = note_problems(path, notes)
+    msgs, where = _check_messages(items, path, line_of, problems)
     meta = [MessageMeta(Provenance(path, line_of(i), note=f"cycle {len(cycles)} request message {i}"))
-            for i in range(len(msgs))]
+            for i in where]
     # usage: the response of cycle k is the assistant message that the request of cycle k+1 ends with
     asst = [i for i, m in enumerate(msgs) if m.get("role") == "assistant"]
     for k, c in enumerate(cycles[:-1]):
         resp = c.get("response")
         if isinstance(resp, dict) and k < len(asst):
             meta[asst[k]].usage = Usage.from_dict(resp.get("usage"))
-            meta[asst[k]].model = resp.get("model")
+            meta[asst[k]].model = _str(resp.get("model"))
     resp = last.get("response")
     if isinstance(resp, dict) and isinstance(resp.get("content"), list):
         msgs.append({"role": "assistant", "content": resp["content"]})
         meta.append(MessageMeta(Provenance(path, 0, note=f"cycle {len(cycles)} response"), None,
-                                Usage.from_dict(resp.get("usage")), resp.get("model")))
-    problems: list[Problem] = []
+                                Usage.from_dict(resp.get("usage")), _str(resp.get("model"))))
     msgs = _fix_repr(msgs, meta, path, problems)
     conv = Conversation(msgs, detect_dialect(msgs, system=req.get("system")), req.get("system"),
                         req.get("tools") if isinstance(req.get("tools"), list) else None,
-                        req.get("model") or doc.get("model"), str(doc.get("prompt") or probe.path.name)[:80],
+                        _str(req.get("model")) or _str(doc.get("model")),
+                        str(doc.get("prompt") or probe.path.name)[:80],
                         path, FORMAT, meta, problems=problems,
                         extra={k: v for k, v in doc.items() if k != "cycles"} | {"cycles": len(cycles)})
     return LoadResult(path, FORMAT, [conv], problems)
@@ -180,11 +197,13 @@ def _load_cycles(probe: Probe, doc: dict) -> LoadResult:
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
     doc = None
+    notes: list = []
     if probe.starts_with(b"{") and '"cycles"' in probe.text_head and not first_line_is_object(probe):
-        doc = read_json_document(probe.path)
+        doc = read_json_document(probe.path, notes)
         if isinstance(doc, dict) and isinstance(doc.get("cycles"), list) and not isinstance(doc.get("messages"), list):
-            return _load_cycles(probe, doc)
+            return _load_cycles(probe, doc, notes)
     msgs, meta, system, tools, model, problems = read_messages(probe, doc)
+    problems[:0] = note_problems(path, notes)
     dialect = detect_dialect(msgs, system=system)
     conv = Conversation(msgs, dialect, system, tools, model, probe.path.name, path,
                         FORMAT if dialect == ANTHROPIC else "openai-chat", meta, problems=problems)

@@ -1,12 +1,16 @@
 """What every loader shares: the error type, the probe, and line reading."""
 from __future__ import annotations
 
+import errno
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import MAX_LINE_BYTES, JSONDecodeError, iter_lines, loads, parse_timestamp  # noqa: F401 - shared
+from ..jsonio import (MAX_LINE_BYTES, JSONDecodeError, NotAFile, drop_mistyped, iter_lines,  # noqa: F401 - shared
+                      loads, loads_deep, loads_lenient, parse_timestamp, wrong_type)
+from ..jsonio import open_regular as _open_regular
 
 PROBE_BYTES = 256 * 1024
 _UNSET = object()
@@ -73,7 +77,7 @@ class Probe:
             if nl >= 0 or len(self.head) >= self.size:
                 value = loads(h[:nl] if nl >= 0 else h)
             else:
-                with self.path.open("rb") as f:
+                with open_regular(self.path) as f:
                     raw = b""
                     while not raw.strip():
                         raw = f.readline(limit + 1)
@@ -81,7 +85,7 @@ class Probe:
                             break
                     if len(raw) <= limit:
                         value = loads(raw)
-        except (OSError, MemoryError) + tuple(JSONDecodeError):
+        except (OSError, MemoryError, LoadError) + tuple(JSONDecodeError):
             value = None
         self._first_value = value
         return value
@@ -98,20 +102,37 @@ class Probe:
         return "not a conversation file Compactscope can read (no JSON, JSONL, SQLite or zip content found)"
 
 
+def _os_message(e: OSError) -> str:
+    if e.errno == errno.ENAMETOOLONG:
+        return "the file name is too long for this system"
+    if e.errno in (errno.ENOENT, errno.ENOTDIR):
+        return "no such file"
+    if e.errno == errno.ELOOP:
+        return "too many levels of symbolic links"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied: the file cannot be read"
+    return f"cannot read the file: {e.strerror or e}"
+
+
+def open_regular(path: str | os.PathLike, buffering: int = -1):
+    """``jsonio.open_regular`` with its refusal as a LoadError naming the file (a FIFO, a device such as
+    /dev/zero, a socket or a folder is refused at once; a name the system cannot take says so)."""
+    try:
+        return _open_regular(path, buffering)
+    except NotAFile as e:
+        raise LoadError(str(path), 0, e.message) from None
+    except OSError as e:
+        raise LoadError(str(path), 0, _os_message(e)) from None
+
+
 def read_probe(path: str | Path) -> Probe:
     p = Path(path)
-    if not p.exists():
-        raise LoadError(str(p), 0, "no such file")
-    if p.is_dir():
-        raise LoadError(str(p), 0, "this is a folder, not a file: open a transcript file inside it")
-    try:
-        size = p.stat().st_size
-        with p.open("rb") as f:
+    with open_regular(p) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
             head = f.read(PROBE_BYTES)
-    except PermissionError:
-        raise LoadError(str(p), 0, "permission denied: the file cannot be read") from None
-    except OSError as e:
-        raise LoadError(str(p), 0, f"cannot read the file: {e.strerror or e}") from None
+        except OSError as e:
+            raise LoadError(str(p), 0, _os_message(e)) from None
     if size == 0 or not head.strip():
         raise LoadError(str(p), 0, "the file is empty")
     probe = Probe(p, head, size)
@@ -122,15 +143,18 @@ def read_probe(path: str | Path) -> Probe:
     return probe
 
 
-def read_json_document(path: Path) -> Any:
-    """Parse a whole file as one JSON value; LoadError with line and column."""
-    size = path.stat().st_size
-    if size > MAX_JSON_BYTES:
-        raise LoadError(str(path), 0, f"the file is {size:,} bytes, over the {MAX_JSON_BYTES:,}-byte limit for one "
-                                      "JSON document")
-    data = path.read_bytes()
+def read_json_document(path: Path, notes: list | None = None) -> Any:
+    """Parse a whole file as one JSON value; LoadError with line and column. What only a lenient parser
+    reads (NaN, 1e400, lone surrogates, invalid UTF-8) is made valid and described in ``notes``
+    (see ``loads_lenient``)."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_JSON_BYTES:
+            raise LoadError(str(path), 0, f"the file is {size:,} bytes, over the {MAX_JSON_BYTES:,}-byte limit for "
+                                          "one JSON document")
+        data = f.read(MAX_JSON_BYTES + 1)
     try:
-        return loads(data)
+        return loads_lenient(data, notes=notes)
     except JSONDecodeError as e:
         pos = getattr(e, "pos", None)
         if pos is None:
@@ -143,30 +167,139 @@ def read_json_document(path: Path) -> Any:
         raise LoadError(str(path), line, f"broken JSON at column {col}: {msg}") from None
 
 
+# ------------------------------------------------------------------ normalisation (one step, every loader)
+def normalise_result(result) -> None:
+    """The last step of every load: every message is given the shape the layers are written for, in place,
+    and each message it touched is reported as a problem with its line. Two kinds of fix:
+
+    * what the API would never carry and no writer can write back (``safeio.json_safe``): lone UTF-16
+      surrogates become U+FFFD, NaN/Infinity null, integers beyond 64 bits floats, keys strings, nesting
+      deeper than ``safeio.MAX_DEPTH`` is cut;
+    * values of the wrong type for the API (``shape.fix_message``: a block ``type`` that is a list, an id
+      that is an object, ``text`` that is a number...): made well-typed, and the message's meta keeps
+      what was wrong (``extra["load_fixes"]``) so the checker still reports that the API would reject
+      the list as the file holds it.
+
+    A conversation with nothing to fix is checked in one C pass (orjson) plus a quick type check per
+    message, and not copied."""
+    from ..conversation import Problem
+    from ..safeio import json_safe
+    from ..shape import fix_message, well_shaped
+    for conv in result.conversations:
+        problems = conv.problems
+        for attr in ("system", "tools"):
+            notes: list = []
+            v = getattr(conv, attr)
+            if v is not None:
+                fixed = json_safe(v, notes)
+                if fixed is not v:
+                    setattr(conv, attr, fixed)
+                    problems.append(Problem(conv.source or result.path, 0, f"{attr}: " + "; ".join(
+                        dict.fromkeys(notes)), "warning"))
+        if conv.tools is not None and not isinstance(conv.tools, list):
+            problems.append(Problem(conv.source or result.path, 0, f"tools is {wrong_type(conv.tools)}, not a "
+                                    "list: ignored", "warning"))
+            conv.tools = None
+        for attr in ("model", "title"):
+            v = getattr(conv, attr)
+            if v is not None and not isinstance(v, str):
+                problems.append(Problem(conv.source or result.path, 0, f"the conversation's {attr} is "
+                                        f"{wrong_type(v)}, not a string: ignored", "warning"))
+                setattr(conv, attr, None if attr == "model" else "")
+        msgs = conv.messages
+        unsafe = _needs_fixing(msgs)
+        for i, m in enumerate(msgs):
+            notes = []
+            fixed = json_safe(m, notes) if unsafe else m
+            if not well_shaped(fixed):
+                fixed, more = fix_message(fixed)
+                notes += more
+                if fixed is None:                      # not a message at all: kept as text, in its place
+                    fixed = {"role": "user", "content": _json_text(m)}
+            if fixed is m:
+                continue
+            msgs[i] = fixed
+            meta = conv.meta_at(i)
+            if i < len(conv.meta):
+                meta.extra["load_fixes"] = list(dict.fromkeys(notes))
+            line = meta.provenance.line if meta.provenance is not None else 0
+            problems.append(Problem(meta.provenance.path if meta.provenance is not None else result.path, line,
+                                    f"message {i}: " + "; ".join(dict.fromkeys(notes)), "warning"))
+    # the LoadResult's own list holds the main conversation's problems (the window lists them)
+    if result.conversations and result.problems is not result.conversations[0].problems:
+        seen = {id(p) for p in result.problems}
+        result.problems.extend(p for p in result.conversations[0].problems if id(p) not in seen)
+
+
+def _json_text(value: Any) -> str:
+    from ..safeio import dumps, json_safe
+    return dumps(json_safe(value))
+
+
+def _needs_fixing(messages: list) -> bool:
+    try:
+        import orjson as _orjson
+    except ImportError:  # pragma: no cover
+        return True
+    try:
+        _orjson.dumps(messages)       # fails on lone surrogates, integers beyond 64 bits, non-string keys
+    except (TypeError, _orjson.JSONEncodeError, RecursionError):
+        return True
+    return False                      # (NaN cannot come out of loads_lenient; writers make it null anyway)
+
+
+def note_problems(path: str, notes: list, line: int = 0) -> list:
+    """The notes of ``loads_lenient`` (what was made valid) as one warning for the file or line."""
+    from ..conversation import Problem
+    return [Problem(str(path), line, "; ".join(dict.fromkeys(notes)), "warning")] if notes else []
+
+
 def path_str(p: Path) -> str:
     return os.fspath(p)
 
 
-def recover_records(raw: bytes | str, accept=None) -> list:
+def recover_records(raw: bytes | str, accept=None, notes: list | None = None) -> list:
     """Parse a broken JSONL line that holds several records joined together
     (e.g. ``{...}{...}`` with the newline lost, or a truncated record followed by
     a whole one). Returns the JSON objects found, in order, that ``accept``
-    approves (default: any dict). Never raises."""
+    approves (default: any dict). Never raises.
+
+    Linear time: the attempts together may read at most ``RECOVERY_BUDGET`` times the line (an attempt
+    that fails deep inside costs what it read, one that overflows the nesting limit costs the rest of
+    the line), so a corrupt, deeply nested line is given up on quickly instead of being re-parsed from
+    each of its thousands of ``{"``. What only a lenient parser reads is made valid (``loads_lenient``)."""
     import json as _json
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
     accept = accept or (lambda o: isinstance(o, dict))
-    dec = _json.JSONDecoder()
+    found: list = []
+
+    def constant(name: str):
+        found.append(f"{name} is not a JSON number: made null")
+
+    def number(t: str):
+        v = float(t)
+        if not math.isfinite(v):
+            found.append(f"the number {t[:40]} does not fit a double: made null")
+            return None
+        return v
+    dec = _json.JSONDecoder(parse_constant=constant, parse_float=number)
     out: list = []
     i, n = 0, len(text)
-    while i < n:
+    budget = RECOVERY_BUDGET * n + 4096
+    while i < n and budget > 0:
         while i < n and text[i] in " \t\r\n":
             i += 1
         if i >= n:
             break
         try:
             obj, end = dec.raw_decode(text, i)
-        except (ValueError, RecursionError):
+            budget -= end - i
+        except ValueError as e:
             obj, end = None, -1
+            budget -= max(getattr(e, "pos", n) - i, 1)
+        except RecursionError:
+            obj, end = None, -1
+            budget -= n - i
         if end > i and accept(obj):
             out.append(obj)
             i = end
@@ -175,7 +308,15 @@ def recover_records(raw: bytes | str, accept=None) -> list:
         if j < 0:
             break
         i = j
+    if out:
+        from ..safeio import json_safe
+        out = [json_safe(o, found) for o in out]
+        if notes is not None:
+            notes.extend(dict.fromkeys(found))
     return out
+
+
+RECOVERY_BUDGET = 16
 
 
 _TOKEN = None

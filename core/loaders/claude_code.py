@@ -38,8 +38,8 @@ import re
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import ANTHROPIC
-from .base import (MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, iter_lines, loads, parse_timestamp,
-                   recover_records)
+from .base import (MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, drop_mistyped, iter_lines, loads,
+                   loads_lenient, open_regular, parse_timestamp, recover_records)
 
 FORMAT = "claude-code"
 
@@ -58,6 +58,17 @@ def _drop_envelope(rec: dict) -> None:
 
 _REPEATED = ("sessionId", "cwd", "gitBranch", "version", "userType", "type", "slug", "api_stop_reason", "subtype",
              "level", "permissionMode")
+# The types of the fields the loader reads (base.drop_mistyped): a field of another type (a "model" that is
+# an object, a "uuid" that is a list) is reported for its line and ignored, and the rest of the record loads.
+_FIELD_TYPES = {
+    "type": (str,), "uuid": (str,), "parentUuid": (str,), "logicalParentUuid": (str,), "isSidechain": (bool,),
+    "isCompactSummary": (bool,), "subtype": (str,), "parentToolUseID": (str,), "version": (str,),
+    "message": {"id": (str,), "model": (str,), "role": (str,), "usage": (dict,), "stop_reason": (str,)},
+    "compactMetadata": {"trigger": (str,), "preTokens": (int, float), "postTokens": (int, float)},
+    "data": {"type": (str,), "agentId": (str,), "message": {"type": (str,), "uuid": (str,), "parentUuid": (str,),
+                                                             "message": {"id": (str,), "model": (str,),
+                                                                         "role": (str,), "usage": (dict,)}}},
+}
 _HEAD_RE = re.compile(rb'"(parentUuid|sessionId|leafUuid)"\s*:')
 _TYPE_RE = re.compile(rb'"type"\s*:\s*"(user|assistant|system|summary|file-history-snapshot|progress|queue-operation)"')
 
@@ -122,6 +133,7 @@ def _read(path_str: str, path) -> tuple:
             nonrecord += 1
             problems.append(Problem(path_str, n, f"a JSON {type(rec).__name__}, not a record: skipped"))
             return
+        _typed(n, rec, problems, path_str)
         t = rec.get("type")
         if not isinstance(t, str):
             t = "?"
@@ -145,7 +157,7 @@ def _read(path_str: str, path) -> tuple:
         small = path.stat().st_size <= MAX_LINE_BYTES
     except OSError:
         small = False
-    with path.open("rb", buffering=1 << 20) as f:
+    with open_regular(path, buffering=1 << 20) as f:
         # When the file is smaller than the longest line allowed, no line can be too long: the file
         # object's own (C) line iteration is used. Blank lines fail to parse and are skipped below.
         lines = enumerate(f, 1) if small else iter_lines(path)
@@ -163,8 +175,19 @@ def _read_lines(lines, path_str, problems, take, parents, types, conv_append, ot
         except JSONDecodeError as e:
             if not raw.strip():
                 continue               # a blank line
-            found = recover_records(raw, _is_record)
+            notes: list = []
+            try:
+                rec = loads_lenient(raw, notes)   # NaN, 1e400, a lone surrogate: made valid, reported
+            except JSONDecodeError:
+                pass
+            else:
+                problems.append(Problem(path_str, n, "; ".join(notes), "warning"))
+                take(n, rec)
+                continue
+            found = recover_records(raw, _is_record, notes)
             why = str(e).split(":")[0]
+            if notes:
+                problems.append(Problem(path_str, n, "; ".join(notes), "warning"))
             if found:
                 problems.append(Problem(path_str, n, f"corrupt line ({why}): {len(found)} record(s) joined on one "
                                                      f"line; recovered " + ", ".join(
@@ -178,6 +201,15 @@ def _read_lines(lines, path_str, problems, take, parents, types, conv_append, ot
         if rec.__class__ is dict:
             t = rec.get("type")
             u = rec.get("uuid")
+            m = rec.get("message")
+            if m.__class__ is dict:
+                mid, mm = m.get("id"), m.get("model")
+                if (mid is not None and mid.__class__ is not str) or (mm is not None and mm.__class__ is not str):
+                    take(n, rec)
+                    continue
+            elif t == "progress" or t == "system":
+                take(n, rec)
+                continue
             if t.__class__ is str and u.__class__ is str and u not in parents:
                 types[t] = types.get(t, 0) + 1
                 p = rec.get("parentUuid")
@@ -193,6 +225,12 @@ def _read_lines(lines, path_str, problems, take, parents, types, conv_append, ot
                     others_append((n, rec))
                 continue
         take(n, rec)
+
+
+def _typed(n: int, rec: dict, problems: list, path_str: str) -> None:
+    bad = drop_mistyped(rec, _FIELD_TYPES)
+    if bad:
+        problems.append(Problem(path_str, n, "; ".join(bad), "warning"))
 
 
 # --------------------------------------------------------------------------- building
@@ -414,7 +452,8 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
                 c = r.rec["message"].get("content")
                 if isinstance(c, list):
                     path_answered.update(b.get("tool_use_id") for b in c
-                                         if isinstance(b, dict) and b.get("type") == "tool_result")
+                                         if isinstance(b, dict) and b.get("type") == "tool_result"
+                                         and isinstance(b.get("tool_use_id"), str))
     kept: list = []
     kept_msg_ids: set = set()
     kept_tool_ids: set = set()
@@ -439,7 +478,8 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
                 if isinstance(kc, list):
                     for b in kc:
                         if isinstance(b, dict) and b.get("type") == "tool_use":
-                            kept_tool_ids.add(b.get("id"))
+                            if isinstance(b.get("id"), str):
+                                kept_tool_ids.add(b["id"])
         scanned = len(kept)
         m = r.rec["message"]
         c = m.get("content")
@@ -450,8 +490,8 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
             # tools ran (text, images): the API received those with the results
             results = [b for b in c if isinstance(b, dict) and b.get("type") == "tool_result"] \
                 if isinstance(c, list) else []
-            ok = bool(results) and all(b.get("tool_use_id") in kept_tool_ids
-                                       and b.get("tool_use_id") not in path_answered for b in results)
+            ok = bool(results) and all(isinstance(b.get("tool_use_id"), str) and b["tool_use_id"] in kept_tool_ids
+                                       and b["tool_use_id"] not in path_answered for b in results)
         if ok:
             kept.append(r)
         else:
@@ -488,8 +528,8 @@ def _before_file(kept: list, parents: dict) -> tuple[set, str | None]:
         for b in c:
             if not isinstance(b, dict):
                 continue
-            if b.get("type") == "tool_use":
-                called.add(b.get("id"))
+            if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                called.add(b["id"])
             elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
                 if b["tool_use_id"] not in called:
                     answered.append(b["tool_use_id"])
@@ -557,9 +597,10 @@ def _subagent_files(path, prompts: dict | None, main_msgs: list) -> list:
     for f in files:
         try:
             conv, _others, _parents, problems, _types = _read(str(f), f)
-        except OSError as e:
+        except (OSError, LoadError) as e:
+            why = e.message if isinstance(e, LoadError) else f"cannot read: {e}"
             out.append(Conversation([], ANTHROPIC, title=f"subagent file {f.name}: unreadable", source=str(f),
-                                    format=FORMAT, problems=[Problem(str(f), 0, f"cannot read: {e}", "error")]))
+                                    format=FORMAT, problems=[Problem(str(f), 0, why, "error")]))
             continue
         sb = _Builder(str(f))
         for r in conv:

@@ -15,7 +15,7 @@ import re
 
 from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
-from .base import LoadError, Probe, document_lines, parse_timestamp, read_json_document
+from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document
 
 FORMAT = "gemini-cli"
 _HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')
@@ -32,7 +32,7 @@ def _text(content) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+        return "".join(_text(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
     if content is None:
         return ""
     return json.dumps(content, ensure_ascii=False)
@@ -60,12 +60,13 @@ def _result_text(call: dict) -> str:
 
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
-    doc = read_json_document(probe.path)
+    read_notes: list = []
+    doc = read_json_document(probe.path, read_notes)
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise LoadError(path, 1, "not a Gemini CLI session: no \"messages\" list")
     lines = document_lines(probe.path, ("messages",), doc).get(("messages",), [])
     msgs, meta, notes = [], [], []
-    problems: list[Problem] = []
+    problems: list[Problem] = note_problems(path, read_notes)
     model = None
     for i, rec in enumerate(doc["messages"]):
         if not isinstance(rec, dict):

@@ -16,7 +16,7 @@ import re
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI, detect_dialect
 from .anthropic_messages import _fix_repr, first_line_is_object, read_messages
-from .base import LoadError, Probe, document_lines, parse_timestamp, read_json_document
+from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document
 
 FORMAT = "openai-chat"
 HERMES_FORMAT = "hermes-session"
@@ -162,9 +162,12 @@ def load(probe: Probe) -> LoadResult:
     head = probe.text_head
     if probe.starts_with(b"{") and (_TRAJ.search(head) or '"session_id"' in head or '"system_prompt"' in head) \
             and not first_line_is_object(probe):
-        doc = read_json_document(probe.path)
+        notes: list = []
+        doc = read_json_document(probe.path, notes)
         if isinstance(doc, dict):
-            return _load_document(probe, doc)
+            result = _load_document(probe, doc)
+            result.main.problems[:0] = note_problems(path, notes)
+            return result
     msgs, meta, system, tools, model, problems = read_messages(probe)
     out_msgs, out_meta = [], []
     for m, mm in zip(msgs, meta):

@@ -73,10 +73,10 @@ def _key(m) -> bytes:
 
 def _thread_key(c: CallRecord) -> tuple:
     tools = c.request.get("tools")
-    names = tuple(t.get("name", "") for t in tools if isinstance(t, dict)) if isinstance(tools, list) else ()
+    names = tuple(str(t.get("name", "")) for t in tools if isinstance(t, dict)) if isinstance(tools, list) else ()
     system = c.request.get("system")
     if isinstance(system, list):
-        system = " ".join(b.get("text", "") for b in system if isinstance(b, dict))
+        system = " ".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
     return names, str(system or "")[:300]
 
 
