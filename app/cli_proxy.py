@@ -28,9 +28,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
 
     def cmd_proxy(args) -> int:
         from compactscope.core.conversation import Usage
-        from compactscope.core.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy
+        from compactscope.core.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy, redact_url
         from compactscope.core.recording import RecordingWriter
         upstream = args.upstream or DEFAULT_UPSTREAM
+        shown = redact_url(upstream)          # a user name and password in the URL are never printed or recorded
         path = Path(args.record) if args.record else default_record_path()
         try:
             from compactscope.core.proxy import check_bind, parse_upstream
@@ -39,7 +40,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         except ProxyError as e:
             raise CliError(str(e)) from None
         try:
-            rec = RecordingWriter(path, source="proxy", meta={"upstream": upstream})
+            rec = RecordingWriter(path, source="proxy", meta={"upstream": shown})
         except OSError as e:
             raise CliError(f"{path}: cannot write the recording: {e.strerror or e}") from None
 
@@ -63,7 +64,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if not is_loopback(args.host):
             print(f"warning: listening on {args.host}: any machine that can reach it may send API requests "
                   "through it (with their own key) and they are recorded here; stop it when done", file=sys.stderr)
-        print(f"compactscope proxy on {proxy.url} -> {upstream}\nrecording to {path}\n"
+        print(f"compactscope proxy on {proxy.url} -> {shown}\nrecording to {path}\n"
               f"point a client at it: ANTHROPIC_BASE_URL={proxy.url} claude\nCtrl+C stops.", flush=True)
         try:
             proxy.serve_forever()

@@ -14,7 +14,9 @@ It listens on loopback only; another address needs ``allow_remote=True``.
 """
 from __future__ import annotations
 
+import base64
 import http.client
+import io
 import ipaddress
 import json
 import socket
@@ -23,16 +25,28 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from .recording import RecordingWriter, StreamAccumulator, scrub
+from .jsonio import loads_lenient
+from .recording import RecordingWriter, StreamAccumulator, is_secret_name, scrub
+from .safeio import json_safe
 
 DEFAULT_PORT = 8788
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
               "transfer-encoding", "upgrade", "proxy-connection"}
 _CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
-MAX_BODY = 512 * 1024 * 1024
+MAX_BODY = 512 * 1024 * 1024            # a request body larger than this gets 413 (chunked ones too)
+REQUEST_TIMEOUT = 120.0                 # seconds a client may take to send one whole request (line, headers, body)
+CLIENT_TIMEOUT = 60.0                   # seconds one read or write to the client may block
+
+
+class _BadRequest(Exception):
+    """The request cannot be read: (HTTP status, message)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
 
 
 class ProxyError(Exception):
@@ -58,10 +72,66 @@ def check_bind(host: str, allow_remote: bool) -> None:
 def parse_upstream(url: str) -> tuple[str, str, int, str]:
     """(scheme, host, port, path prefix) of the upstream base URL."""
     u = urlsplit(url if "://" in url else "https://" + url)
+    try:
+        port = u.port or (443 if u.scheme == "https" else 80)
+    except ValueError:
+        raise ProxyError(f"the upstream {redact_url(url)!r} has a port that is not a number") from None
     if u.scheme not in ("http", "https") or not u.hostname:
-        raise ProxyError(f"the upstream {url!r} is not an http(s) URL, e.g. https://api.anthropic.com")
-    port = u.port or (443 if u.scheme == "https" else 80)
+        raise ProxyError(f"the upstream {redact_url(url)!r} is not an http(s) URL, e.g. https://api.anthropic.com")
     return u.scheme, u.hostname, port, u.path.rstrip("/")
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be printed or recorded: a user name and password in it (``https://user:pw@host``)
+    become ``***``."""
+    has_scheme = "://" in url
+    try:
+        u = urlsplit(url if has_scheme else "https://" + url)
+    except ValueError:
+        return "[an unreadable URL]"
+    if "@" not in u.netloc:
+        return url
+    out = urlunsplit((u.scheme, "***@" + u.netloc.rsplit("@", 1)[1], u.path, u.query, u.fragment))
+    return out if has_scheme else out.split("://", 1)[1]
+
+
+def url_credentials(url: str) -> tuple[str | None, str | None]:
+    """(user, password) written in ``url`` (decoded), or (None, None)."""
+    try:
+        u = urlsplit(url if "://" in url else "https://" + url)
+    except ValueError:
+        return None, None
+    if "@" not in u.netloc:
+        return None, None
+    userinfo = u.netloc.rsplit("@", 1)[0]
+    user, _, pw = userinfo.partition(":")
+    return unquote(user) or None, (unquote(pw) or None) if _ else None
+
+
+def header_secrets(headers) -> list[str]:
+    """The values of a request's credential headers (x-api-key, authorization, cookie, anthropic-api-key...),
+    as they may reappear anywhere in what is recorded: whole, the token after an auth scheme, and the
+    parts of Basic credentials."""
+    out: list[str] = []
+    for name, value in headers.items():
+        if not is_secret_name(name) or not isinstance(value, str):
+            continue
+        value = value.strip()
+        out.append(value)
+        scheme, _, token = value.partition(" ")
+        token = token.strip()
+        if token:
+            out.append(token)
+            if scheme.lower() == "basic":
+                try:
+                    user, _, pw = base64.b64decode(token, validate=True).decode("utf-8").partition(":")
+                    out += [x for x in (user, pw, f"{user}:{pw}") if x]
+                except (ValueError, UnicodeDecodeError):
+                    pass
+        if name.lower() in ("cookie", "set-cookie"):
+            for part in value.split(";"):
+                out.append(part.partition("=")[2].strip())
+    return [x for x in out if x]
 
 
 class RecordingProxy:
@@ -74,10 +144,21 @@ class RecordingProxy:
     def __init__(self, upstream: str = DEFAULT_UPSTREAM, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
                  recorder: RecordingWriter | None = None, allow_remote: bool = False,
                  on_call: Callable[[dict], None] | None = None, upstream_timeout: float = 600.0,
-                 ssl_context: ssl.SSLContext | None = None):
+                 ssl_context: ssl.SSLContext | None = None, max_body: int = MAX_BODY,
+                 request_timeout: float = REQUEST_TIMEOUT, client_timeout: float = CLIENT_TIMEOUT):
         check_bind(host, allow_remote)
-        self.upstream = upstream
+        self.upstream = redact_url(upstream)          # what is printed and recorded: no user name or password
         self.scheme, self.up_host, self.up_port, self.up_prefix = parse_upstream(upstream)
+        user, password = url_credentials(upstream)
+        self._upstream_auth = None
+        self.secrets: list[str] = [x for x in (password, f"{user}:{password}" if user and password else None) if x]
+        if user is not None:
+            token = base64.b64encode(f"{user}:{password or ''}".encode()).decode()
+            self._upstream_auth = f"Basic {token}"
+            self.secrets += [token, self._upstream_auth]
+        self.max_body = max_body
+        self.request_timeout = request_timeout
+        self.client_timeout = client_timeout
         self.recorder = recorder
         self.on_call = on_call
         self.upstream_timeout = upstream_timeout
@@ -140,8 +221,11 @@ class RecordingProxy:
                                                context=self.ssl_context or ssl.create_default_context())
         return http.client.HTTPConnection(self.up_host, self.up_port, timeout=self.upstream_timeout)
 
-    def _record(self, rec: dict) -> None:
-        rec = scrub(rec)      # once, for on_call too (the writer scrubs again with its own secrets)
+    def _record(self, rec: dict, secrets: list | tuple = ()) -> None:
+        # readable back (NaN, huge numbers, lone surrogates, over-deep nesting made valid), then scrubbed of
+        # this call's credential header values, the upstream URL's credentials and anything key-shaped; once,
+        # for on_call too (the writer scrubs again with its own secrets)
+        rec = scrub(json_safe(rec), [*self.secrets, *secrets])
         with self._lock:
             self.calls += 1
             if rec.get("error"):
@@ -161,6 +245,25 @@ class RecordingProxy:
                 pass
 
 
+class _DeadlineSocket(io.RawIOBase):
+    """The client socket as a raw stream whose every read waits at most until the handler's request deadline
+    (and at most the proxy's client timeout): a slow or half-sent request cannot hold a thread forever."""
+
+    def __init__(self, handler):
+        self._h = handler
+        self._sock = handler.connection
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        left = self._h._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the client took too long to send its request")
+        self._sock.settimeout(min(left, self._h.timeout or left))
+        return self._sock.recv_into(b)
+
+
 def _is_messages_call(method: str, path: str) -> bool:
     return method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/v1/messages")
 
@@ -173,22 +276,60 @@ def _make_handler(proxy: RecordingProxy):
         def log_message(self, *a):
             pass
 
-        def _read_body(self) -> bytes | None:
+        timeout = proxy.client_timeout         # each read or write to the client (socketserver applies it)
+
+        def setup(self):
+            super().setup()
+            # every read from the client checks the request's deadline: a client that sends half a request,
+            # or one byte at a time, is dropped when the deadline passes
+            self._deadline = time.monotonic() + proxy.request_timeout
+            self.rfile = io.BufferedReader(_DeadlineSocket(self), 65536)
+
+        def handle_one_request(self):
+            self._deadline = time.monotonic() + proxy.request_timeout
+            super().handle_one_request()
+
+        def _read_body(self) -> bytes:
+            """The request body; _BadRequest (400/413/408) when it is malformed, too large or too slow."""
             if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-                parts = []
+                parts, total = [], 0
                 while True:
                     line = self.rfile.readline(65537)
-                    size = int(line.split(b";")[0].strip() or b"0", 16)
+                    try:
+                        size = int(line.split(b";")[0].strip(), 16)
+                    except ValueError:
+                        raise _BadRequest(400, "malformed chunked body (a chunk size that is not a hex number)") \
+                            from None
+                    if size < 0:
+                        raise _BadRequest(400, "malformed chunked body (a negative chunk size)")
+                    total += size
+                    if total > proxy.max_body:
+                        raise _BadRequest(413, f"request body larger than {proxy.max_body:,} bytes")
                     if size == 0:
-                        while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                            pass
+                        for _ in range(100):             # trailer lines, then the blank line
+                            if self.rfile.readline(65537) in (b"\r\n", b"\n", b""):
+                                break
                         return b"".join(parts)
-                    parts.append(self.rfile.read(size))
+                    data = self.rfile.read(size)
+                    if len(data) < size:
+                        raise _BadRequest(400, "the chunked body ended early")
+                    parts.append(data)
                     self.rfile.readline(3)
-            n = int(self.headers.get("content-length") or 0)
-            if n > MAX_BODY:
-                return None
-            return self.rfile.read(n) if n > 0 else b""
+            values = self.headers.get_all("content-length") or []
+            if not values:
+                return b""
+            if len(set(v.strip() for v in values)) > 1:
+                raise _BadRequest(400, "conflicting Content-Length headers")
+            text = values[0].strip()
+            if not text.isdigit() or len(text) > 18:
+                raise _BadRequest(400, f"bad Content-Length {text[:40]!r}")
+            n = int(text)
+            if n > proxy.max_body:
+                raise _BadRequest(413, f"request body larger than {proxy.max_body:,} bytes")
+            data = self.rfile.read(n) if n > 0 else b""
+            if len(data) < n:
+                raise _BadRequest(400, "the request body ended before its Content-Length")
+            return data
 
         def _error(self, status: int, message: str) -> None:
             data = json.dumps({"type": "error", "error": {"type": "api_error",
@@ -204,20 +345,28 @@ def _make_handler(proxy: RecordingProxy):
 
         def _forward(self) -> None:
             t0 = time.time()
-            body = self._read_body()
-            if body is None:
+            try:
+                body = self._read_body()
+            except _BadRequest as e:
                 self.close_connection = True
-                return self._error(413, "request body too large")
+                return self._error(e.status, e.message)
+            except (TimeoutError, OSError):
+                self.close_connection = True     # too slow, or gone: nothing to answer
+                return self._error(408, "the request took too long to arrive")
+            self.connection.settimeout(proxy.client_timeout)
+            secrets = header_secrets(self.headers)
             recording = _is_messages_call(self.command, self.path)
             req_json: Any = None
             if recording:
                 try:
-                    req_json = json.loads(body)
-                except ValueError:
+                    req_json = loads_lenient(body)     # NaN, 1e400, lone surrogates, any nesting: made valid
+                except (ValueError, RecursionError, MemoryError):
                     req_json = None
                 recording = isinstance(req_json, dict) and isinstance(req_json.get("messages"), list)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP
                        and k.lower() not in ("host", "content-length", "accept-encoding")}
+            if proxy._upstream_auth and not any(k.lower() == "authorization" for k in headers):
+                headers["Authorization"] = proxy._upstream_auth
             headers["Host"] = proxy.up_host if proxy.up_port in (80, 443) else f"{proxy.up_host}:{proxy.up_port}"
             headers["Accept-Encoding"] = "identity"      # so the proxy can read what it passes through
             headers["Content-Length"] = str(len(body))
@@ -248,7 +397,7 @@ def _make_handler(proxy: RecordingProxy):
                 self._error(502, msg)
                 if recording:
                     rec.update(t_end=time.time(), error={"kind": "network", "message": msg, "status": 502})
-                    proxy._record(rec)
+                    proxy._record(rec, secrets)
                 return
             status = resp.status
             ctype = resp.getheader("content-type", "") or ""
@@ -309,8 +458,8 @@ def _make_handler(proxy: RecordingProxy):
                     rec["error"] = {"kind": "stream_error", "status": status, **acc.error}
             else:
                 try:
-                    rj = json.loads(bytes(kept)) if kept else None
-                except ValueError:
+                    rj = loads_lenient(bytes(kept)) if kept else None
+                except (ValueError, RecursionError, MemoryError):
                     rj = None
                 if isinstance(rj, dict) and rj.get("type") == "error":
                     err = rj.get("error") if isinstance(rj.get("error"), dict) else {}
@@ -325,7 +474,7 @@ def _make_handler(proxy: RecordingProxy):
                                 "message": "the client closed the connection before the response ended"}
             elif upstream_error:
                 rec["error"] = {"kind": "network", "status": status, "message": upstream_error}
-            proxy._record(rec)
+            proxy._record(rec, secrets)
 
         do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
 
