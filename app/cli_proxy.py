@@ -96,7 +96,7 @@ def register_record(sub, CliError) -> None:
     p.add_argument("--max-retries", type=int, default=2, help="SDK retries on 429/5xx/529 (default 2)")
 
     def cmd_record(args) -> int:
-        from compactscope.core.agent import Agent, AgentError, AgentStopped
+        from compactscope.core.agent import Agent, AgentError, AgentStopped, ask_terminal, confirmation
         from compactscope.core.recording import RecordingWriter
         params = {}
         for kv in args.set or []:
@@ -117,11 +117,12 @@ def register_record(sub, CliError) -> None:
         def ask(command: str) -> str:
             if args.allow_bash:
                 return "once"
-            try:
-                a = input(f"run `{command}`? [y]es / [a]lways this session / [N]o: ").strip().lower()
-            except EOFError:
-                return "deny"
-            return "session" if a.startswith("a") else "once" if a.startswith("y") else "deny"
+            # asked on the terminal, never read from stdin (piped prompts must not answer it)
+            answer = ask_terminal(f"run `{command}`? [y]es / [a]lways this session / [N]o: ")
+            if answer is None:
+                print(f"  no terminal to confirm `{command}`: not run (pass --allow-bash to run commands "
+                      "without asking)", file=sys.stderr, flush=True)
+            return confirmation(answer)
 
         def on_event(kind: str, d: dict) -> None:
             if kind == "stream":

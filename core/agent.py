@@ -27,6 +27,7 @@ from . import strategies
 from .messages import ANTHROPIC, to_anthropic
 from .pipeline import Engine
 from .recording import RecordingWriter, trace_summary
+from .safeio import atomic_write
 from .summarizers.anthropic_api import is_prompt_too_long
 from .summarizers.base import CachedSummarizer, SummaryError
 from .workspace import Workspace
@@ -145,6 +146,44 @@ class ToolError(Exception):
 # confirm_bash(command) -> "once" | "session" | "deny" (True/False accepted too)
 ConfirmFn = Callable[[str], Any]
 
+TTY = "/dev/tty"
+
+
+def ask_terminal(question: str, tty: str = TTY) -> str | None:
+    """Ask on the controlling terminal and return the answer line, or None when there is no terminal.
+
+    Confirmations are read from the terminal only, never from stdin: with prompts piped in, the next prompt
+    line must not answer "run this command?" (and a prompt starting with "a" must not approve every
+    command for the session)."""
+    try:
+        fd = os.open(tty, os.O_RDWR | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        os.write(fd, question.encode("utf-8", "replace"))
+        data = b""
+        while not data.endswith(b"\n") and len(data) < 4096:
+            chunk = os.read(fd, 1)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace") if data else None
+
+
+def confirmation(answer: str | None) -> str:
+    """"once", "session" or "deny" for a typed answer: only y/yes run the command once and a/always allow
+    commands for the session; anything else (or no terminal) denies."""
+    a = (answer or "").strip().lower()
+    if a in ("y", "yes"):
+        return "once"
+    if a in ("a", "always"):
+        return "session"
+    return "deny"
+
 
 class WorkspaceTools:
     """The agent's tools, confined to ``root``. Paths outside are rejected; bash
@@ -239,7 +278,8 @@ class WorkspaceTools:
             return "Error: content must be a string"
         p = self.safe_path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content, encoding="utf-8")
+        self.safe_path(path)               # (a folder on the way was not swapped for a symlink meanwhile)
+        atomic_write(p, content)
         return f"Wrote {len(content)} bytes to {path}"
 
     def edit_file(self, path: str, old_text: str, new_text: str) -> str:
@@ -249,7 +289,7 @@ class WorkspaceTools:
         content = p.read_text(encoding="utf-8", errors="replace")
         if not isinstance(old_text, str) or not isinstance(new_text, str) or old_text not in content:
             return f"Error: Text not found in {path}"
-        p.write_text(content.replace(old_text, new_text, 1), encoding="utf-8")
+        atomic_write(p, content.replace(old_text, new_text, 1))
         return f"Edited {path}"
 
     def glob(self, pattern: str, limit: int = 200) -> str:

@@ -122,7 +122,7 @@ class FakeAnthropic:
                 raw = self.rfile.read(n) if n else b""
                 try:
                     body = json.loads(raw) if raw else None
-                except ValueError:
+                except (ValueError, RecursionError):     # not JSON, or nested deeper than json recurses
                     body = None
                 req = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body,
                        "raw": raw, "peer": self.client_address}

@@ -216,3 +216,53 @@ def test_atomic_write_refuses_symlinks_and_keeps_the_old_file_on_failure(tmp_pat
             tmp.write_text("half")
             raise RuntimeError("cut")
     assert target.read_text() == "one" and sorted(p.name for p in tmp_path.iterdir()) == ["l.txt", "t.txt"]
+
+
+# ------------------------------------------------------------------ record: confirmations only from a terminal
+def test_confirmations_are_read_from_the_terminal_only(tmp_path):
+    import os
+    import pty
+
+    from compactscope.core.agent import ask_terminal, confirmation
+    assert [confirmation(a) for a in ("y", "YES\n", "a", "always", "always run everything", "yes please", "", None)] \
+        == ["once", "once", "session", "session", "deny", "deny", "deny", "deny"]
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"a\n")
+        assert ask_terminal("run `ls`? ", tty=os.ttyname(slave)) == "a\n"
+        assert b"run `ls`?" in os.read(master, 100)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert ask_terminal("q? ", tty=str(tmp_path / "no-tty")) is None
+
+
+def test_piped_prompts_never_answer_a_confirmation(tmp_path):
+    """`compactscope record` with prompts on stdin and no terminal: the bash call is refused (and said so),
+    and the following prompt lines, even one starting with "a", stay prompts."""
+    import subprocess
+    import sys
+
+    from compactscope.core.recording import read_recording
+    from tests.fakeapi import FakeAnthropic, message, reply, text_block, tool_use_block
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rec = tmp_path / "r.jsonl"
+    script = [reply(message([tool_use_block("bash", {"command": "echo pwned > out.txt"}, "b1")])),
+              reply(message([text_block("ok, not run")])), reply(message([text_block("second")])),
+              reply(message([text_block("third")]))]
+    with FakeAnthropic(script) as fake:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test-" + "key-0123456789"}
+        proc = subprocess.run([sys.executable, "-m", "compactscope", "record", "--workspace", str(ws), "--record",
+                               str(rec), "--base-url", fake.url, "--max-retries", "0", "--summarizer", "offline"],
+                              input="please run it\nalways yes\ny\n", capture_output=True, text=True, timeout=60,
+                              start_new_session=True, env=env)     # a new session: no controlling terminal
+    assert proc.returncode == 0, proc.stderr
+    assert not (ws / "out.txt").exists()
+    assert "no terminal to confirm `echo pwned > out.txt`" in proc.stderr
+    calls = read_recording(rec).calls
+    sent = [m["content"] for c in calls for m in c.messages if m.get("role") == "user" and isinstance(m["content"], str)]
+    assert "always yes" in sent and "y" in sent          # the later lines were prompts, not answers
+    results = [b for c in calls for m in c.messages if isinstance(m.get("content"), list) for b in m["content"]
+               if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert results and "declined" in str(results[0].get("content"))
