@@ -401,17 +401,29 @@ class LiveController(QObject):
         self.panel.set_follow_running(False)
 
     def _follow_update(self, u) -> None:
+        from compactscope.core import follow as F
         if self.follow is None:
             return
+        event = getattr(u, "event", F.APPENDED)
+        if event in (F.DELETED, F.NOT_A_FILE, F.UNREADABLE):
+            # what happened, said once; the views keep the last good load and following goes on
+            self.panel.append_note(u.detail or u.error or event, "#dc2626")
+            self.panel.show_error(u.detail or u.error or event, "Wait for the file to come back (following "
+                                  "goes on), or stop following.")
+            self.panel.set_status("error", u.error or event)
+            return
+        if event in F.RESTARTS:
+            self.panel.clear_error()
+            self.panel.append_note(u.detail, "#b45309")
         if u.result is None:
             self.panel.set_status("following", u.error or "waiting")
             return
         conv = u.result.main
         shape = (len(conv.messages), len(conv.segments))
-        if self._follow_shape is not None and shape[1] > self._follow_shape[1]:
+        if self._follow_shape is not None and shape[1] > self._follow_shape[1] and event not in F.RESTARTS:
             self.panel.append_note(f"the session compacted: segment {shape[1]} starts at message "
                                    f"{conv.segments[-1]}")
-        if shape != self._follow_shape:
+        if shape != self._follow_shape or event in F.RESTARTS:
             self._follow_shape = shape
             self.sigContext.emit(conv)
         self.panel.set_status("following", f"{u.lines:,} lines, {shape[0]:,} messages, {shape[1] - 1} compaction(s)"

@@ -266,3 +266,115 @@ def test_piped_prompts_never_answer_a_confirmation(tmp_path):
     results = [b for c in calls for m in c.messages if isinstance(m.get("content"), list) for b in m["content"]
                if isinstance(b, dict) and b.get("type") == "tool_result"]
     assert results and "declined" in str(results[0].get("content"))
+
+
+# ------------------------------------------------------------------ resource attacks: input kinds, time and memory
+def _bounded(fn, seconds: float, megabytes: float):
+    """Run ``fn``; assert its CPU time (not wall time: the machine is shared) and its peak Python memory."""
+    import time
+    import tracemalloc
+    tracemalloc.start()
+    t0 = time.process_time()
+    try:
+        return fn()
+    finally:
+        took = time.process_time() - t0
+        peak = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+        assert took < seconds, f"took {took:.1f} s of CPU (bound {seconds} s)"
+        assert peak < megabytes, f"peak {peak:.0f} MB (bound {megabytes} MB)"
+
+
+def _load_error(path):
+    from compactscope.core.loaders import LoadError, load
+    with pytest.raises(LoadError) as e:
+        load(path)
+    return str(e.value)
+
+
+def test_a_fifo_or_a_device_is_refused_at_once(tmp_path, capsys):
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)                                       # opening it for reading would wait for a writer forever
+    msg = _bounded(lambda: _load_error(fifo), 2, 20)
+    assert str(fifo) in msg and "FIFO" in msg and "regular files" in msg
+    link = tmp_path / "zero.jsonl"
+    os.symlink("/dev/zero", link)                         # never ends
+    msg = _bounded(lambda: _load_error(link), 2, 20)
+    assert "character device" in msg
+    rc, out, err = run_cli(capsys, "info", fifo)
+    assert rc == 2 and "FIFO" in err
+
+
+def test_a_fifo_or_dev_zero_inside_subagents_is_refused_and_the_session_loads(tmp_path):
+    from compactscope.core.loaders import load
+    session = tmp_path / "abc.jsonl"
+    session.write_text(json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "abc",
+                                   "message": {"role": "user", "content": "hi"}}) + "\n")
+    sub = tmp_path / "abc" / "subagents"
+    sub.mkdir(parents=True)
+    os.mkfifo(sub / "agent-fifo.jsonl")
+    os.symlink("/dev/zero", sub / "agent-zero.jsonl")
+    (sub / "agent-ok.jsonl").write_text(json.dumps({"type": "user", "uuid": "s1", "parentUuid": None,
+                                                    "sessionId": "abc", "isSidechain": True,
+                                                    "message": {"role": "user", "content": "sub"}}) + "\n")
+    r = _bounded(lambda: load(session), 3, 30)
+    assert r.main.messages[0]["content"] == "hi"
+    unreadable = [c for c in r.conversations if "unreadable" in c.title]
+    assert len(unreadable) == 2
+    assert {"FIFO" in str(c.problems[0]) or "character device" in str(c.problems[0]) for c in unreadable} == {True}
+    assert any(c.messages and c.messages[0]["content"] == "sub" for c in r.conversations)
+
+
+def test_an_over_long_file_name_is_a_clear_load_error(tmp_path):
+    msg = _load_error(tmp_path / ("x" * 300 + ".jsonl"))
+    assert "too long" in msg
+
+
+def test_a_deeply_nested_corrupt_line_costs_linear_time(tmp_path):
+    from compactscope.core.loaders import load
+    first = json.dumps({"type": "user", "uuid": "u0", "parentUuid": None, "sessionId": "s",
+                        "message": {"role": "user", "content": "x"}})
+    bad = '{"type":"user","uuid":"u","sessionId":"s","message":' + '{"a":' * 40_000     # 240 KB, never closed
+    p = tmp_path / "s.jsonl"
+    p.write_text(first + "\n" + bad + "\n" + bad + "\n")
+    r = _bounded(lambda: load(p), 3, 60)
+    assert len(r.main.messages) == 1 and [pr.line for pr in r.problems if "corrupt" in pr.text] == [2, 3]
+
+
+def test_escaped_quotes_in_pretty_json_cost_linear_time(tmp_path):
+    from compactscope.core.loaders import load
+    p = tmp_path / "q.json"
+    p.write_text(json.dumps({"messages": [{"role": "user", "content": '"' * 2_500_000},
+                                          {"role": "assistant", "content": "\\" * 1_000_000}]}, indent=2))
+    r = _bounded(lambda: load(p), 6, 400)                 # 5 MB of \\" took 12-66 s and 2 GB
+    assert [m.provenance.line for m in r.main.meta] == [3, 7]
+
+
+def test_a_6mb_sdk_repr_costs_linear_time_and_memory(tmp_path):
+    from compactscope.core.loaders import load
+    blocks = "[" + ", ".join(["TextBlock(citations=None, text='ab', type='text')"] * 120_000) + "]"
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n"
+                 + json.dumps({"role": "assistant", "content": blocks}) + "\n")
+    r = _bounded(lambda: load(p), 12, 250)                # Python's own parser: 16 s and 2.9 GB
+    assert len(r.main.messages[1]["content"]) == 120_000 and r.main.messages[1]["content"][0] == \
+        {"type": "text", "text": "ab"}
+
+
+# ------------------------------------------------------------------ parameters: NaN and infinities refused
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e400", "-1e400", float("nan"), float("inf")])
+def test_non_finite_parameters_are_refused_by_validation(value):
+    from compactscope.core import strategies
+    for name in strategies.available():
+        for p in strategies.get(name).params:
+            if isinstance(p.default, (int, float)) and not isinstance(p.default, bool):
+                with pytest.raises(ValueError, match=p.name):
+                    p.coerce(value)
+
+
+def test_set_threshold_nan_is_a_clear_usage_error(capsys, tmp_path, cache_home):
+    p = _write(tmp_path, "m.json", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
+    rc, out, err = run_cli(capsys, "run", p, "--strategy", "hermes", "--set", "threshold_pct=nan")
+    assert rc == 2 and "threshold_pct takes a finite number" in err and "Traceback" not in err
+    rc, out, err = run_cli(capsys, "replay", p, "--set", "max_messages=1e400")
+    assert rc == 2 and "max_messages takes a whole number" in err

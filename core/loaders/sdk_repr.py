@@ -4,13 +4,18 @@ The s08 transcripts were written with ``json.dumps(..., default=str)``, so an
 assistant message's SDK blocks appear as strings such as
 ``ToolUseBlock(id='toolu_..', input={'cmd': 'ls'}, name='bash', type='tool_use')``
 or a whole list ``[TextBlock(citations=None, text='...', type='text'), ...]``.
-``ast.parse`` reads the text as an expression tree; only literals, lists,
-tuples, dicts and calls of a CamelCase name with keyword arguments are
-accepted, and each call becomes a plain dict. Nothing is ever executed.
+A small parser reads only literals (strings, numbers, None/True/False), lists,
+tuples, sets, dicts and calls of a CamelCase name with keyword arguments; each
+call becomes a plain dict. Nothing is ever executed.
+
+It is linear in the text and holds only the values it builds: one compiled
+expression finds the tokens, and a string is decoded on its own (Python's own
+parser would build a tree of the whole text first: a 6 MB repr took 16 s and
+2.9 GB).
 """
 from __future__ import annotations
 
-import ast
+import codecs
 import re
 
 _REPR_START = re.compile(r"^\s*\[?\s*[A-Z][A-Za-z0-9_]*(Block|Param)?\(")
@@ -29,46 +34,192 @@ def _unknown_raw(block) -> bool:
     return isinstance(block, dict) and block.get("type") == "unknown" and looks_like_repr(block.get("raw"))
 
 
-def _convert(node, depth: int = 0):
-    if depth > 200:
-        raise ReprError("nested too deeply")
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [_convert(e, depth + 1) for e in node.elts]
-    if isinstance(node, ast.Set):
-        return [_convert(e, depth + 1) for e in node.elts]
-    if isinstance(node, ast.Dict):
-        out = {}
-        for k, v in zip(node.keys, node.values):
-            if k is None:
-                raise ReprError("dict unpacking is not a literal")
-            key = _convert(k, depth + 1)
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
-                raise ReprError("dict key is not a literal")
-            out[key] = _convert(v, depth + 1)
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<str>(?:[rRbBuU]|[rR][bB]|[bB][rR])?['"])
+  | (?P<num>(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?j?)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op>[\[\](){},:=+\-])
+  | (?P<bad>.)
+""", re.VERBOSE | re.DOTALL)
+
+
+def _tokens(text: str):
+    """(kind, text) for each token, one at a time. A string literal is found by its closing quote (the next quote not
+    escaped by an odd run of backslashes), not by a regular expression: the regex engine keeps state per
+    character of a repeated group, which for a 6 MB string is most of a gigabyte."""
+    i, n = 0, len(text)
+    match = _TOKEN.match
+    while i < n:
+        m = match(text, i)
+        kind = m.lastgroup
+        if kind == "str":
+            quote = text[m.end() - 1]
+            j = m.end()
+            while True:
+                k = text.find(quote, j)
+                if k < 0:
+                    raise ReprError("not a Python repr: a string is not closed")
+                run = 0
+                while text[k - 1 - run] == "\\":
+                    run += 1
+                if run % 2 == 0:
+                    break
+                j = k + 1
+            yield "str", text[i:k + 1]
+            i = k + 1
+            continue
+        if kind != "ws":
+            yield kind, m.group()
+        i = m.end()
+
+
+_NAMES = {"None": None, "True": True, "False": False}
+_NO = object()          # no item read yet
+MAX_DEPTH = 200
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self._it = _tokens(text)
+        self._next = None
+
+    def peek(self) -> tuple[str, str]:
+        if self._next is None:
+            self._next = next(self._it, ("end", ""))
+        tok = self._next
+        if tok[0] == "bad":
+            raise ReprError(f"not a Python repr: {tok[1]!r} is not part of a literal")
+        return tok
+
+    def take(self, text: str | None = None) -> tuple[str, str]:
+        tok = self.peek()
+        if tok[0] == "end" or (text is not None and tok[1] != text):
+            raise ReprError(f"not a Python repr: expected {text or 'a value'}, found {tok[1][:20]!r}")
+        self._next = None
+        return tok
+
+    def items(self, close: str, depth: int, first=_NO, pair: bool = False) -> list:
+        """The rest of a container's items up to ``close`` (``first``: the first item, already read)."""
+        out = []
+        if first is not _NO:
+            out.append(first)
+            if not self._sep(close):
+                self.take(close)
+                return out
+        while self.peek()[1] != close:
+            k = self.value(depth + 1)
+            if pair:
+                self.take(":")
+                out.append((k, self.value(depth + 1)))
+            else:
+                out.append(k)
+            if not self._sep(close):
+                break
+        self.take(close)
         return out
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
-            and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float)):
-        v = node.operand.value
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
-        name = node.func.id
-        if not name[:1].isupper():
-            raise ReprError(f"call of {name!r} is not an SDK object")
+
+    def _sep(self, close: str) -> bool:
+        """After an item: True when a comma follows (more may come), False at the closing bracket."""
+        if self.peek()[1] == ",":
+            self.take(",")
+            return True
+        if self.peek()[1] != close:
+            raise ReprError(f"not a Python repr: expected ',' or {close!r}")
+        return False
+
+    def value(self, depth: int = 0):
+        if depth > MAX_DEPTH:
+            raise ReprError("nested too deeply")
+        kind, text = self.take()
+        if kind == "str":
+            return _string(text)
+        if kind == "num":
+            return _number(text)
+        if kind == "op":
+            if text in "+-":
+                nkind, ntext = self.take()
+                if nkind != "num":
+                    raise ReprError("a sign before something that is not a number")
+                v = _number(ntext)
+                return -v if text == "-" else v
+            if text == "[":
+                return self.items("]", depth)
+            if text == "(":
+                vals = self.items(")", depth)
+                return vals
+            if text == "{":
+                if self.peek()[1] == "}":
+                    self.take("}")
+                    return {}
+                first = self.value(depth + 1)
+                if self.peek()[1] != ":":
+                    return self.items("}", depth, first=first)
+                self.take(":")
+                pairs = self.items("}", depth, first=(first, self.value(depth + 1)), pair=True)
+                out = {}
+                for k, v in pairs:
+                    if not isinstance(k, (str, int, float, bool)) and k is not None:
+                        raise ReprError("dict key is not a literal")
+                    out[k] = v
+                return out
+            raise ReprError(f"{text!r} is not allowed in an SDK repr")
+        # a name: None/True/False, or a call of a CamelCase name with keyword arguments
+        if self.peek()[1] != "(":
+            if text in _NAMES:
+                return _NAMES[text]
+            raise ReprError(f"Name {text!r} is not allowed in an SDK repr")
+        if not text[:1].isupper():
+            raise ReprError(f"call of {text!r} is not an SDK object")
+        self.take("(")
         out = {}
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise ReprError("**kwargs in a repr")
-            v = _convert(kw.value, depth + 1)
+        while self.peek()[1] != ")":
+            kind, arg = self.take()
+            if kind != "name" or self.peek()[1] != "=":
+                raise ReprError("only keyword arguments are allowed in an SDK repr")
+            self.take("=")
+            v = self.value(depth + 1)
             if v is not None:      # SDK reprs list unset fields (citations=None); the API JSON omits them
-                out[kw.arg] = v
+                out[arg] = v
+            if self.peek()[1] == ",":
+                self.take(",")
+            elif self.peek()[1] != ")":
+                raise ReprError("expected ',' or ')' in a call")
+        self.take(")")
         if "type" not in out:
-            out["_class"] = name
+            out["_class"] = text
         return out
-    if isinstance(node, ast.Name) and node.id in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[node.id]
-    raise ReprError(f"{type(node).__name__} is not allowed in an SDK repr")
+
+
+def _string(token: str):
+    q = next(i for i, c in enumerate(token) if c in "'\"")          # after the prefix (r, b, u)
+    prefix, body = token[:q].lower(), token[q + 1:-1]
+    if "\\" not in body or "r" in prefix:
+        value = body
+    else:
+        # the escapes decoded in C, in linear time (a character beyond Latin-1 is first written as its own
+        # \\u escape so that the decoder, which reads Latin-1, gives it back unchanged)
+        try:
+            if "b" in prefix:
+                value = codecs.escape_decode(body.encode("latin-1", "backslashreplace"))[0].decode("utf-8", "replace")
+            else:
+                value = body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except (UnicodeDecodeError, ValueError) as e:
+            raise ReprError(f"not a Python string literal: {type(e).__name__}") from None
+        return value
+    if "b" in prefix:
+        return value.encode("latin-1", "backslashreplace").decode("utf-8", "replace")
+    return value
+
+
+def _number(text: str):
+    t = text.replace("_", "")
+    if t.endswith(("j", "J")):
+        raise ReprError("complex numbers are not allowed in an SDK repr")
+    try:
+        return float(t) if any(c in t for c in ".eE") else int(t)
+    except ValueError:
+        raise ReprError(f"not a number: {text[:20]!r}") from None
 
 
 def parse_repr(text: str):
@@ -76,13 +227,12 @@ def parse_repr(text: str):
     if len(text) > MAX_REPR_CHARS:
         raise ReprError("repr too long")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        p = _Parser(text.strip())
+        value = p.value()
+    except (RecursionError, MemoryError) as e:
         raise ReprError(f"not a Python repr: {type(e).__name__}") from None
-    try:
-        value = _convert(tree.body)
-    except RecursionError:
-        raise ReprError("nested too deeply") from None
+    if p.peek()[0] != "end":
+        raise ReprError("not a Python repr: more text after the value")
     return value
 
 

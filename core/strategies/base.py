@@ -11,6 +11,7 @@ the views, the CLI and replay read from it instead of testing strategy or layer 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -24,6 +25,9 @@ ROLE_COLORS = {BUDGET: "#0891b2", SNIP: "#9333ea", MICRO: "#16a34a", SUMMARY: "#
                MANUAL: "#ea580c"}
 PALETTE = ("#dc2626", "#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#db2777", "#65a30d", "#7c3aed",
            "#ca8a04")
+
+
+MAX_WHOLE = 2 ** 53          # larger whole numbers are not exact as JSON numbers (and mean nothing here)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class Param:
             elif kind is int:
                 try:
                     value = int(float(text)) if "e" in text.lower() else int(text)
-                except ValueError:
+                except (ValueError, OverflowError):    # ("1e400" is infinite: no whole number)
                     raise ValueError(f"{self.name} takes a whole number, not {value!r}") from None
             elif kind is float:
                 try:
@@ -69,6 +73,11 @@ class Param:
             value = int(value)
         if kind is not type(None) and not isinstance(value, kind):
             raise ValueError(f"{self.name} takes a {kind.__name__}, not {value!r}")
+        # NaN compares false with every bound, so it would pass them all: refused here, with the infinities
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{self.name} takes a finite number, not {value!r}")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_WHOLE:
+            raise ValueError(f"{self.name} must be a number of at most {MAX_WHOLE:,}, not {value:.3g}")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, not {value!r}")
         if self.minimum is not None and value < self.minimum:
