@@ -14,6 +14,10 @@ import sys
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="compactscope", description="The Compactscope debugger window.")
     ap.add_argument("file", nargs="?", help="a transcript (default: the bundled long_session.json example)")
+    ap.add_argument("--conversation", type=int, default=0, metavar="K",
+                    help="which conversation of the file (0 = the main one; then subagents and sidechains)")
+    ap.add_argument("--segment", metavar="S", help="the real context between compactions S (0 = the start of the "
+                    "file, -1 = the last, the default for a compacted session; 'all' = the whole history)")
     ap.add_argument("--step", type=int, default=None, metavar="N",
                     help="open at stage N (0 = Original, 1 = after the first layer; -1 = the last)")
     ap.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG and exit")
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         except (KeyError, ValueError) as e:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2
-        win.session.set_params(params, run=False)
+        win.session.pin_params(parse_assignments(args.set), run=False)    # --set wins over inferred defaults
     if args.variant or args.order:
         try:
             if args.variant and args.variant not in ("main", "guarded"):
@@ -141,7 +145,18 @@ def main(argv: list[str] | None = None) -> int:
         return _fleet(app, win, args, w, h)
     if args.lesson:
         return _lesson(app, win, args, w, h, offscreen)
-    ok = win.open_path(args.file) if args.file else win.open_default()
+    ok = win.open_path(args.file, conversation=args.conversation) if args.file else win.open_default()
+    if ok and args.segment is not None:
+        segs = len(getattr(win.session.conversation, "segments", None) or [0])
+        try:
+            k = None if args.segment == "all" else int(args.segment)
+            if k is not None and not -segs <= k < segs:
+                raise ValueError
+        except ValueError:
+            print(f"compactscope: there is no segment {args.segment}: the conversation has {segs} "
+                  f"(0..{segs - 1}, -1 = the last, 'all')", file=sys.stderr)
+            return 2
+        win.session.set_segment(None if k is None else k % segs)
     if args.follow and ok:
         from .live import open_live
         open_live(win, 2)

@@ -434,6 +434,8 @@ class MainWindow(QMainWindow):
         self.chart.set_stage(k)
         self.chart.set_messages(view.messages)
         self.status_label.setText(s.status_text())
+        inf = getattr(s, "inferred", None)
+        self.status_label.setToolTip("\n".join(inf.lines(s.pinned)) if inf else "")
         if self.model.search_text:
             self.messages.update_match_label()
         self.sigStageShown.emit(k)

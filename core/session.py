@@ -132,6 +132,8 @@ class Session:
         st = strategies.get(strategy) if isinstance(strategy, str) else strategy
         self.strategy: Strategy = st or strategies.get(names[0])
         self.params: dict = self.strategy.resolve(params or {})
+        self.pinned: dict = {}                      # parameters the user set: they win over inferred ones
+        self.inferred = None                        # strategies.Inferred of the shown conversation
         self.summarizer = summarizer or "offline"
         self.order: list[str] | None = None
         # result and view
@@ -243,7 +245,12 @@ class Session:
     def _set_source(self, conv, index: int, title: str) -> None:
         self.pipeline.cancel()
         self.conversation, self.conversation_index, self.title = conv, index, title or conv.title
-        self.segment = self.call = None
+        # a conversation with real compactions opens on its last segment: what the agent would send next
+        # (issue 11: a real API context is the unit); set_segment(None) shows the whole history
+        segs = getattr(conv, "segments", None) or [0]
+        self.segment = len(segs) - 1 if len(segs) > 1 else None
+        self.call = None
+        self._apply_inferred()
         self.result = None
         self._align.clear()
         self.stage, self.selection, self.selected_block, self._shown = 0, None, None, 0
@@ -286,10 +293,47 @@ class Session:
             self.set_error(f"Strategy {name}: {e.args[0] if e.args else e}", "Pick another strategy.")
             return False
         self.strategy, self.params, self.order = st, resolved, None
+        self._apply_inferred(notify=False)
+        resolved = self.params
         self.events.strategy(st)
         self.events.params(dict(resolved))
         self.run()
         return True
+
+    def _apply_inferred(self, notify: bool = True) -> None:
+        """The strategy's session-inferred defaults (``strategies.infer_params``: e.g. Claude Code's version
+        picks its threshold rule) under the parameters pinned by the user (``pin_params``, gui --set)."""
+        from .strategies import Inferred, infer_params
+        try:
+            inf = infer_params(self.strategy, self.conversation) if self.conversation is not None else Inferred()
+        except Exception:          # a plugin strategy's inference must not stop a file from opening
+            inf = Inferred()
+        self.inferred = inf
+        if not inf.params:
+            return
+        try:
+            params = self.strategy.resolve({**self.params, **inf.params, **self.pinned})
+        except (KeyError, ValueError):
+            return
+        if params != self.params:
+            self.params = params
+            if notify:
+                self.events.params(dict(params))
+
+    def pin_params(self, values: dict, run: bool = True) -> bool:
+        """Parameters the user set explicitly (gui --set): they win over session-inferred defaults."""
+        self.pinned.update(values)
+        return self.set_params({**self.params, **values}, run=run)
+
+    def inferred_text(self) -> str:
+        """What was read from the session, in one line (the status bar); ``inferred.reasons`` say why."""
+        inf = getattr(self, "inferred", None)
+        if not inf or not inf.params:
+            return ""
+        parts = [f"{k}={v}" for k, v in inf.params.items() if k not in self.pinned]
+        vs = inf.facts.get("versions") or []
+        return ("inferred from the session" + (f" ({self.strategy.name} {vs[-1]})" if vs else "") + ": "
+                + ", ".join(parts)) if parts else ""
 
     def set_params(self, values: dict, run: bool = True) -> bool:
         """All parameters (values as the editors hold them: coerced by each ``Param``)."""
@@ -611,7 +655,8 @@ class Session:
         return (f"{len(view.messages):,} messages \u00b7 "
                 + (f"{size:,} chars ({size_name})" if size is not None else "size: computing\u2026") + " \u00b7 "
                 + (f"{tokens:,} tokens ({tok_name})" if tokens is not None else "tokens: computing\u2026")
-                + f" \u00b7 strategy {strategies.short_label(self.strategy.name)}{run}")
+                + f" \u00b7 strategy {strategies.short_label(self.strategy.name)}{run}"
+                + (f" \u00b7 {self.inferred_text()}" if self.inferred_text() else ""))
 
     def call_caption(self, i: int) -> str:
         rr = self.replay_result

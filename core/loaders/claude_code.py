@@ -698,7 +698,8 @@ def _load(probe: Probe) -> LoadResult:
     if first_parent is not None:
         problems.append(Problem(path, kept[0].line if kept else 0,
                                 f"the file starts mid-session (its first record descends from {first_parent}, "
-                                f"not in the file): {len(before_file)} tool result(s) answer calls made before it",
+                                f"not in the file)" + (f": {len(before_file)} tool result(s) answer calls made "
+                                                       f"before it" if before_file else ""),
                                 "info"))
     main = b.conversation(main_title, path, list(problems))
     first = next((r.rec for r in conv), {})
