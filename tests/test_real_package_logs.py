@@ -303,6 +303,8 @@ def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path)
     s = Session(workspace=Workspace(tmp_path), strategy="hermes")
     assert s.open(str(corpus / "hermes-agent" / "rotation" / "state.db"))
     conv = s.conversation
+    assert s.segment == len(conv.segments) - 1       # opened on the last real context (issue 11)
+    s.set_segment(None)                              # the whole history
     assert s.source_messages == conv.history() and len(s.source_messages) == 68
     s.set_segment(1)
     assert s.source_messages == conv.messages[26:60] and len(s.source_messages) == 34
