@@ -50,3 +50,20 @@ def deflated_zeros(mb: int) -> tuple[bytes, int]:
         data += c.compress(chunk)
         crc = zlib.crc32(chunk, crc)
     return data + c.flush(), crc
+
+
+class BlockingSummarizer:
+    """A summarizer that waits until its call is cancelled (``entered`` is set once it waits): the
+    window and the engine must stay responsive and stop it."""
+    name = "blocking"
+
+    def __init__(self):
+        import threading
+        self.entered = threading.Event()
+
+    def summarize(self, request, cancel=None):
+        from compactscope.core.summarizers import SummaryError, SummaryResult
+        self.entered.set()
+        if cancel is not None and cancel.wait(20):
+            raise SummaryError("cancelled", kind="cancelled")
+        return SummaryResult("late", "blocking")

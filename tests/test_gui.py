@@ -5,7 +5,6 @@ import html
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,8 @@ from PySide6.QtGui import QDropEvent, QImage  # noqa: E402
 from compactscope.core.align import DUPLICATED, align  # noqa: E402
 from compactscope.core.loaders import LoadError, load  # noqa: E402
 from compactscope.core.messages import ToolPairIndex  # noqa: E402
-from compactscope.core.summarizers import CachedSummarizer, SummaryError, SummaryResult  # noqa: E402
+from compactscope.core.summarizers import CachedSummarizer, SummaryError  # noqa: E402
+from helpers import BlockingSummarizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "assets" / "examples"
@@ -308,19 +308,6 @@ class _Failing:
         raise SummaryError("no API key", hint="set ANTHROPIC_API_KEY or pick the offline summarizer", kind="auth")
 
 
-class _Blocking:
-    name = "blocking"
-
-    def __init__(self):
-        self.entered = threading.Event()
-
-    def summarize(self, request, cancel=None):
-        self.entered.set()
-        if cancel is not None and cancel.wait(20):
-            raise SummaryError("cancelled", kind="cancelled")
-        return SummaryResult("late", "blocking")
-
-
 def test_summary_error_marks_step_failed(qtbot, win):
     win.summarizers["failing"] = CachedSummarizer(_Failing())
     win.session.set_summarizer("failing", run=False)
@@ -336,7 +323,7 @@ def test_summary_error_marks_step_failed(qtbot, win):
 
 
 def test_slow_summary_runs_in_worker_and_cancels(qtbot, win):
-    blocking = _Blocking()
+    blocking = BlockingSummarizer()
     win.summarizers["blocking"] = CachedSummarizer(blocking)
     win.session.set_summarizer("blocking", run=False)
     assert win.open_path(str(EXAMPLES / "long_session.json"))

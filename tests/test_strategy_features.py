@@ -13,7 +13,8 @@ from compactscope.core.pipeline import Engine, run_with_variants
 from compactscope.core.replay import replay, threshold_for
 from compactscope.core.strategies.base import (DIFFER, MATCH, SKIPPED, SIZE, TOKENS, CrossCheck, Param, Strategy,
                                                Threshold, Verdict)
-from compactscope.core.summarizers import CachedSummarizer, SummaryError, SummaryResult, make_summarizer
+from compactscope.core.summarizers import CachedSummarizer, make_summarizer
+from helpers import BlockingSummarizer
 from compactscope.core.workspace import Workspace
 
 
@@ -187,19 +188,6 @@ def test_rerun_of_a_replayed_call_leaves_the_replay_engine_alone(tmp_path):
     assert [len(out[k].output) for k in (i, i + 1)] == [res.calls[k].messages_after for k in (i, i + 1)]
 
 
-class _Blocking:
-    name = "blocking"
-
-    def __init__(self):
-        self.entered = threading.Event()
-
-    def summarize(self, request, cancel=None):
-        self.entered.set()
-        if cancel is not None and cancel.wait(20):
-            raise SummaryError("cancelled", kind="cancelled")
-        return SummaryResult("late", "blocking")
-
-
 def test_a_cancelled_run_stops_and_runs_no_variant(tmp_path):
     cancel = threading.Event()
     cancel.set()
@@ -207,7 +195,7 @@ def test_a_cancelled_run_stops_and_runs_no_variant(tmp_path):
     res = run_with_variants(eng, conv(), cancel=cancel)
     assert res.cancelled and res.trace.steps == [] and res.variants == []
     # cancelled during the summary: the summarizer stops, no later layer or variant runs
-    blocking = _Blocking()
+    blocking = BlockingSummarizer()
     cancel = threading.Event()
     eng = Engine("s08", {"context_limit": 100}, workspace=Workspace(tmp_path / "b"),
                  summarizer=CachedSummarizer(blocking))
