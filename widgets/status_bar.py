@@ -43,6 +43,15 @@ class StatusBar(QStatusBar):
         self._text = lambda: ""           # what runs, in words
         self._since = None                # when it started (perf_counter), None: no clock shown
 
+    def showEvent(self, e) -> None:
+        # a message shown before the window was (a file opened at start) must hide the counts under it, as
+        # it does once the window is on screen
+        super().showEvent(e)
+        msg = self.currentMessage()
+        if msg:
+            self.clearMessage()
+            self.showMessage(msg, 10000)
+
     def working(self, text, since: float | None = None) -> None:
         """Show progress: ``text`` (a string or a callable giving it) and, with ``since``, the seconds spent."""
         self._text = text if callable(text) else (lambda: text)
