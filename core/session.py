@@ -771,7 +771,8 @@ class Session:
         self.set_compare(names, "; ".join(extra), run)
 
     def compare_configs(self) -> list:
-        return compare_runs(self.strategy, self.params, self.compare_names, self.compare_extra)
+        return compare_runs(self.strategy, self.params, self.compare_names, self.compare_extra,
+                            self.conversation)          # compared runs infer their defaults too, like --compare
 
     def run_replay(self) -> None:
         """core.replay over the conversation's life for every run compared, in the background."""

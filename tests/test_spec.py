@@ -45,3 +45,16 @@ def test_compare_runs_put_the_current_run_first_and_skip_same_runs():
     runs = compare_runs(s08, s08.resolve({"context_limit": 9}), ["s08"])
     assert [r.label for r in runs] == ["current: s08", "s08 (defaults)"]
     assert runs[0].to_json() == {"label": "current: s08", "strategy": "s08", "params": runs[0].params}
+
+
+def test_compared_runs_infer_their_defaults_from_the_conversation(corpus):
+    from compactscope.core.loaders import load
+    conv = load(corpus / "claude-code-viewer" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl").main
+    cc = strategies.get("claude_code")
+    inferred = strategies.infer_params(cc, conv).params
+    assert inferred
+    runs = compare_runs(strategies.get("s08"), strategies.get("s08").resolve({}), ["claude_code"],
+                        "mine=claude_code:buffer=1", conversation=conv)
+    assert runs[1].params == cc.resolve(inferred)                          # "claude_code (defaults)" as CLI --compare
+    assert runs[2].params == cc.resolve({**inferred, "buffer": 1})         # the run's own values win
+    assert compare_runs(cc, cc.resolve({}), ["claude_code"])[1:] == []     # without a conversation: no inference

@@ -71,33 +71,36 @@ class RunSpec:
         return {"label": self.label, "strategy": self.strategy.name, "params": dict(self.params)}
 
 
-def run(label: str, strategy: str | Strategy, overrides: dict | None = None) -> RunSpec:
-    """A RunSpec from its parts; KeyError (unknown strategy or parameter) or ValueError (a value
-    the parameter does not take) says what is wrong."""
-    from . import get
+def run(label: str, strategy: str | Strategy, overrides: dict | None = None, conversation=None) -> RunSpec:
+    """A RunSpec from its parts; with ``conversation``, the strategy's session-inferred defaults
+    (``infer_params``) apply under the overrides, as on the command line. KeyError (unknown strategy
+    or parameter) or ValueError (a value the parameter does not take) says what is wrong."""
+    from . import get, infer_params
     st = get(strategy) if isinstance(strategy, str) else strategy
-    return RunSpec(label, st, st.resolve(overrides or {}))
+    return RunSpec(label, st, st.resolve(infer_params(st, conversation).apply(overrides or {})))
 
 
-def parse_run(spec: str) -> RunSpec:
+def parse_run(spec: str, conversation=None) -> RunSpec:
     label, name, raw = parse_run_spec(spec)
-    return run(label, name, raw)
+    return run(label, name, raw, conversation)
 
 
-def parse_runs(text: str, sep: str = ";") -> list[RunSpec]:
+def parse_runs(text: str, sep: str = ";", conversation=None) -> list[RunSpec]:
     """Several runs, ``sep``-separated (the window's field)."""
-    return [parse_run(part) for part in (p.strip() for p in text.split(sep)) if part]
+    return [parse_run(part, conversation) for part in (p.strip() for p in text.split(sep)) if part]
 
 
-def compare_runs(strategy: Strategy, params: dict, defaults_of: Iterable[str] = (), extra: str = "") -> list[RunSpec]:
+def compare_runs(strategy: Strategy, params: dict, defaults_of: Iterable[str] = (), extra: str = "",
+                 conversation=None) -> list[RunSpec]:
     """The runs a comparison replays: the current strategy with ``params`` first ("current: NAME"),
-    then each strategy of ``defaults_of`` with its defaults ("NAME (defaults)") unless it would run
-    the same as one already listed, then every run written in ``extra`` (``parse_runs``)."""
+    then each strategy of ``defaults_of`` with its defaults ("NAME (defaults)", inferred from
+    ``conversation`` where the strategy infers) unless it would run the same as one already listed,
+    then every run written in ``extra`` (``parse_runs``)."""
     out = [RunSpec(f"current: {strategy.name}", strategy, dict(params))]
     seen = {out[0].key}
     for name in defaults_of:
-        spec = run(f"{name} (defaults)", name)
+        spec = run(f"{name} (defaults)", name, None, conversation)
         if spec.key not in seen:
             seen.add(spec.key)
             out.append(spec)
-    return out + parse_runs(extra)
+    return out + parse_runs(extra, conversation=conversation)
