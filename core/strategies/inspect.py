@@ -14,7 +14,7 @@ from typing import Any
 from ..layers.inspect import layers_for, threshold, threshold_to_params
 from ..layers.inspect_rules import DEFAULT_WINDOW, MERGES, InspectTokens
 from ..messages import OPENAI
-from .base import TOKENS, CrossCheck, Param, Strategy, Threshold, Verdict
+from .base import TOKENS, CrossCheck, Param, Strategy, Threshold
 
 VERSION = "0.3.285"
 NOT_REPRODUCED = ("CompactionNative and CompactionAuto: the provider compacts the context server-side (OpenAI "
@@ -56,12 +56,6 @@ def _common() -> tuple[Param, ...]:
     )
 
 
-def _check(trace) -> Verdict:
-    """The run against the real inspect-ai (core.inspect_oracle)."""
-    from .. import inspect_oracle
-    return Verdict.from_text(inspect_oracle.check_trace(trace), inspect_oracle.MATCH, inspect_oracle.NOT_COMPARED)
-
-
 def _strategy(kind: str, title: str, description: str, params: tuple[Param, ...]) -> Strategy:
     return Strategy(
         name=f"inspect_{kind}", title=f"Inspect AI {title} (inspect-ai {VERSION})", description=description,
@@ -69,7 +63,7 @@ def _strategy(kind: str, title: str, description: str, params: tuple[Param, ...]
         threshold=Threshold(TOKENS, fn=threshold, to_params=threshold_to_params,
                             formula="threshold tokens, or threshold x context_window when it is at most 1"),
         token_estimator=InspectTokens,
-        cross_check=CrossCheck(f"inspect-ai {VERSION}", _check,
+        cross_check=CrossCheck(f"inspect-ai {VERSION}", "compactscope.core.inspect_oracle:cross_check",
                                "core.inspect_oracle ran the real inspect-ai compaction handler with the same "
                                "strategy, parameters, tools and summary text and compared the output message by "
                                "message."),
