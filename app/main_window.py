@@ -16,7 +16,7 @@ from pathlib import Path
 from compactscope import asset_path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QSplitter,
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QSplitter,
                                QTabWidget, QVBoxLayout, QWidget)
 
 from compactscope.core import strategies
@@ -33,6 +33,7 @@ from compactscope.widgets.stepper import LayerStepper
 from compactscope.widgets.timeline_panel import TimelinePanel
 from compactscope.widgets.token_chart import TokenChart
 
+from . import strategy_files
 from .actions import install_actions, rebuild_recent, rebuild_recent_strategies
 from .session_qt import QtSession
 from .settings import Settings
@@ -59,7 +60,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Compactscope")
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
-        strategy = self._initial_strategy()
+        strategy = strategy_files.initial_strategy(self.settings)
         self.session = Session(workspace or Workspace(), QtExecutor(), single_thread_executor(self), strategy,
                                self._saved_params(strategy), str(self.settings.value("summarizer", "offline")))
         self.qsession = QtSession(self.session, self)
@@ -148,7 +149,7 @@ class MainWindow(QMainWindow):
         self.inspector = Inspector(self)
         self.inspector.resolve_persisted = self.session.persisted_file
         self.params_panel = ParamsPanel(self)
-        self._fill_strategies()
+        strategy_files.fill_strategies(self)
         self.params_panel.set_strategy(self.strategy, self.params)
         self.params_panel.set_summarizer(self.session.summarizer)
         self.findings = FindingsPanel(self)
@@ -230,55 +231,9 @@ class MainWindow(QMainWindow):
         q.sigReadyChanged.connect(self.sigTraceReady)
 
     # ================================================================== strategies (built-in, installed, plugins)
-    def _initial_strategy(self):
-        """The strategy of the last session (a plugin file too, while it loads), else the first built-in."""
-        names = strategies.available() or ["s08"]
-        saved = str(self.settings.value("strategy", "s08"))
-        if saved in names:
-            return strategies.get(saved)
-        if strategies.looks_like_plugin(saved):
-            try:
-                return strategies.get(saved)
-            except KeyError:
-                pass
-        return strategies.get(names[0])
-
-    def _fill_strategies(self) -> None:
-        """The strategy box: every installed strategy, then the recent plugins (by their short names)."""
-        names = list(strategies.available() or ["s08"])
-        recent = [r for r in self.settings.recent_strategies() if r not in names]
-        current = self.strategy.name
-        if current not in names and current not in recent:
-            recent.insert(0, current)
-        self.params_panel.set_strategies(names + recent, current,
-                                         {r: strategies.short_label(r) for r in recent})
-
     def load_strategy_dialog(self) -> None:
-        """File > Load Strategy from File: a plugin (docs/plugins.md); which function when it has several."""
-        start = str(self.settings.value("plugin_dir", "") or Path.home())
-        path, _ = QFileDialog.getOpenFileName(self, "Load a compactor (a Python file)", start,
-                                              "Python files (*.py);;All files (*)")
-        if not path:
-            return
-        self.settings.set("plugin_dir", str(Path(path).parent))
-        try:
-            names = strategies.plugin.candidates(path)
-        except KeyError as e:
-            self.show_error(f"Strategy {Path(path).name}: {e.args[0] if e.args else e}",
-                            "Fix the file and load it again (docs/plugins.md describes what a compactor is).")
-            return
-        if not names:
-            self.show_error(f"{Path(path).name} defines no compactor.",
-                            "A compactor is a function messages -> messages, a list of them, or an object with "
-                            "'layers' (docs/plugins.md).")
-            return
-        name = names[0]
-        if len(names) > 1:
-            name, ok = QInputDialog.getItem(self, "Which compactor?", f"{Path(path).name} defines several:",
-                                            names, 0, False)
-            if not ok:
-                return
-        self.use_strategy(f"{Path(path).resolve()}:{name}")
+        """File > Load Strategy from File (app/strategy_files.py)."""
+        strategy_files.load_strategy_dialog(self)
 
     def use_strategy(self, spec: str) -> bool:
         """Switch to the strategy ``spec`` names (a plugin is remembered in the recent strategies)."""
