@@ -150,7 +150,11 @@ def _chip(p: Part) -> Chip:
     if k in ("thinking", "redacted_thinking"):
         s = str(v.get("thinking", "") or v.get("data", ""))
         return Chip(bi, ct, "thinking", _one_line(s), _lines(s), size)
-    if k in ("image", "document"):
+    if k == "image":
+        from .images import info
+        img = info(v)                   # media type, pixel size and image tokens, not base64 characters
+        return Chip(bi, ct, k, img.describe(), [img.rule], 4 * img.tokens)
+    if k == "document":
         src = v.get("source") if isinstance(v.get("source"), dict) else {}
         return Chip(bi, ct, k, f"{src.get('media_type', src.get('type', ''))} \u00b7 {size:,} chars", [], size)
     s = json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, str) else v
@@ -166,6 +170,10 @@ def block_sizes(m: Any) -> dict:
     """Chars per chip type for one message (for the stacked bars)."""
     out = dict.fromkeys(BLOCK_TYPES, 0)
     for p in walk(m):
+        if p.kind == "image":           # an image counts as its tokens (x 4 chars), as in the sizes
+            from .images import info
+            out["image"] += 4 * info(p.value).tokens
+            continue
         out[chip_type(p.kind)] += len(p.value) if p.kind in (STRING, TOOL_TEXT) else len(str(p.value))
     return out
 

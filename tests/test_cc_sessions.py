@@ -544,3 +544,35 @@ def test_the_window_session_opens_on_the_last_segment_with_inferred_defaults(cor
     assert s.params["cap_reserve"] is True and s.params["idle_gap_minutes"] == 60
     s.set_segment(None)
     assert s.segment is None
+
+
+def test_the_inspector_shows_an_image_as_a_picture(qtbot):
+    from compactscope.core.present import block_sizes, message_chips
+    from compactscope.widgets.inspector import Inspector
+    img = _img(_png(400, 300, pad=20_000))
+    m = {"role": "user", "content": [img, {"type": "text", "text": "see"}]}
+    chip = message_chips(m)[0]
+    assert "400x300" in chip.summary and "160 tokens" in chip.summary and "chars" not in chip.summary
+    assert block_sizes(m)["image"] == 4 * 160
+    w = Inspector()
+    qtbot.addWidget(w)
+    w.show_message(0, m, block=0)
+    # a picture that cannot be decoded (only a PNG header here) says so; the facts are still shown
+    assert w.image.isVisibleTo(w) and "400x300" in w.text.toPlainText()
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+    from PySide6.QtGui import QColor, QImage
+    q = QImage(64, 48, QImage.Format_RGB32)
+    q.fill(QColor("#2563eb"))
+    ba = QByteArray()
+    buf = QBuffer(ba)
+    buf.open(QIODevice.WriteOnly)
+    q.save(buf, "PNG")
+    real = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                        "data": _b64.b64encode(bytes(ba)).decode()}}
+    w.show_message(0, {"role": "user", "content": [real]}, block=0)
+    assert w.image.pixmap() is not None and not w.image.pixmap().isNull()
+    assert w.image.pixmap().width() == 64 and "64x48" in w.text.toPlainText()
+    w.show_message(0, {"role": "user", "content": [real, {"type": "text", "text": "what is this?"}]})
+    assert w.image.isVisibleTo(w) and w.image.pixmap().width() == 64       # a message shows its first image
+    w.show_message(0, {"role": "user", "content": "plain"})
+    assert not w.image.isVisibleTo(w)

@@ -9,7 +9,7 @@ import html
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QGuiApplication
+from PySide6.QtGui import QFont, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout,
                                QWidget)
 
@@ -42,6 +42,11 @@ class Inspector(QWidget):
         self.copy_btn.clicked.connect(self.copy)
         top.addWidget(self.copy_btn)
         lay.addLayout(top)
+        self.image = QLabel(self)          # an image block: its thumbnail, media type, pixel size and tokens
+        self.image.setObjectName("inspectorImage")
+        self.image.setAlignment(Qt.AlignCenter)
+        self.image.hide()
+        lay.addWidget(self.image)
         self.tabs = QTabWidget(self)
         lay.addWidget(self.tabs, 1)
         mono = QFont("DejaVu Sans Mono")
@@ -67,6 +72,8 @@ class Inspector(QWidget):
 
     def clear(self) -> None:
         self.title.setText("Select a message or a block")
+        self.image.hide()
+        self.image.clear()
         self.meta_text = ""
         for e in (self.text, self.json, self.persisted):
             e.setPlainText("")
@@ -102,6 +109,11 @@ class Inspector(QWidget):
                 text = readable_text([obj]) or json.dumps(obj, indent=2, ensure_ascii=False, default=str)
         else:
             text = str(obj)
+        self._show_image(obj)
+        if isinstance(obj, dict) and block_type(obj) == "image":
+            from compactscope.core.images import info
+            img = info(obj)
+            text = f"{img.describe()}\n{img.rule}"
         self.text.setPlainText(_clip(text))
         self._json_obj = (obj,)
         self.json.clear()
@@ -116,6 +128,40 @@ class Inspector(QWidget):
         else:
             self.persisted.setPlainText("This block was not persisted to a file.")
             self.tabs.setTabText(2, "Persisted file")
+
+    THUMB = 240
+
+    def _show_image(self, obj) -> None:
+        """A thumbnail of an image block (base64 data), or of a message's first image, or nothing."""
+        if isinstance(obj, dict) and "role" in obj:
+            from compactscope.core.images import images_in
+            found = images_in(obj)
+            obj = found[0] if found else None
+        if not (isinstance(obj, dict) and block_type(obj) == "image"):
+            self.image.hide()
+            self.image.clear()
+            return
+        import base64
+        import binascii
+        src = obj.get("source") if isinstance(obj.get("source"), dict) else {}
+        pix = QPixmap()
+        if src.get("type") == "base64" and isinstance(src.get("data"), str):
+            try:
+                im = QImage.fromData(base64.b64decode(src["data"], validate=False))
+            except (binascii.Error, ValueError):
+                im = QImage()
+            if not im.isNull():
+                if im.width() > self.THUMB or im.height() > self.THUMB:     # shrink, never enlarge
+                    im = im.scaled(self.THUMB, self.THUMB, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+                pix = QPixmap.fromImage(im)
+                from compactscope.core.images import info
+                self.image.setToolTip(info(obj).describe())
+        if pix.isNull():
+            self.image.setText("(no picture: " + ("a URL or file source" if src.get("type") != "base64"
+                                                   else "the data is not a readable image") + ")")
+        else:
+            self.image.setPixmap(pix)
+        self.image.show()
 
     def _fill_json(self) -> None:
         if self._json_obj is not None and self.tabs.currentWidget() is self.json:
