@@ -11,24 +11,15 @@ from compactscope.core.loaders import load
 from compactscope.core.messages import ToolPairIndex
 
 from conftest import CORPUS
+from test_loaders_formats import _asst
+from test_loaders_formats import _cc as _cc_record
 
 CC = CORPUS / "entireio-cli"
 
 
 def _cc(uuid, parent, type_, message=None, version="2.1.14", ts="2026-01-01T00:00:00.000Z", **kw):
-    r = {"parentUuid": parent, "isSidechain": False, "sessionId": "s1", "version": version, "type": type_,
-         "uuid": uuid, "timestamp": ts}
-    if message is not None:
-        r["message"] = message
-    r.update(kw)
-    return r
-
-
-def _asst(mid, *blocks, usage=None):
-    m = {"id": mid, "type": "message", "role": "assistant", "model": "claude-x", "content": list(blocks)}
-    if usage:
-        m["usage"] = usage
-    return m
+    """A Claude Code record (test_loaders_formats' helper) with this test's session id, version and time."""
+    return _cc_record(uuid, parent, type_, message, **{"sessionId": "s1", "version": version, "timestamp": ts, **kw})
 
 
 def _tu(i, name="Bash"):
