@@ -5,7 +5,8 @@
 
 * ``message_chips(m)``: one ``Chip`` per part (label, one-line summary, lines when expanded, size,
   tool id, error flag): a line in the message list and the diff;
-* ``block_sizes(m)``: characters per chip type (the stacked bars of the chart);
+* ``block_sizes(m)``: characters per chip type (the stacked bars of the chart; cached as a tuple in
+  ``BLOCK_TYPES`` order);
 * ``collapsed_shape(m)``: the line count of each chip as the chips would give it, without building
   them (row heights of 10k rows never painted).
 
@@ -197,7 +198,7 @@ def collapsed_shape(m: Any) -> list | None:
 
 # ------------------------------------------------------------------ cached by identity
 chips: IdentityCache[list] = IdentityCache(message_chips)
-sizes: IdentityCache[dict] = IdentityCache(block_sizes)
+sizes: IdentityCache[tuple] = IdentityCache(lambda m: tuple(block_sizes(m).values()))   # in BLOCK_TYPES order
 search_text: IdentityCache[str] = IdentityCache(lambda m: readable_message_text(m).lower())
 
 

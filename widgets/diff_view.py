@@ -257,6 +257,9 @@ class DiffView(QTableView):
 
     def scroll_to_first_change(self) -> None:
         m = self.model()
+        step = getattr(m, "step", None)
+        if step is not None and not step.changed:
+            return                        # every row is kept: nothing to look for (100k rows)
         for row, r in enumerate(m.rows):
             if r.kind != "kept":
                 self.scrollTo(m.index(row, 0), QAbstractItemView.PositionAtTop)
