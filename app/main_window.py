@@ -349,8 +349,9 @@ class MainWindow(QMainWindow):
         self.session.cancel()
 
     def _running_changed(self, kind) -> None:
-        if kind == "run":
-            self.status.working(lambda: self.session.progress_text, self.session.pipeline.started_at)
+        if kind in ("run", "load"):
+            w = self.session.loader if kind == "load" else self.session.pipeline
+            self.status.working(lambda: self.session.progress_text, w.started_at)
         elif kind is None and not self.session.replayer.busy:
             self.status.idle()
 

@@ -122,10 +122,18 @@ class Conversation:
 
     def history(self) -> list:
         """The messages without those a real compaction re-sent (``meta.extra["copy_of"]``: Inspect and
-        hermes segments repeat the compacted context): each message once, as the agent accumulated them."""
+        hermes segments repeat the compacted context): each message once, as the agent accumulated them.
+        The same list object while the conversation is unchanged (a window asks often; a pipeline run
+        over it can then be resumed)."""
+        memo = self.__dict__.get("_history")
+        if memo is not None and memo[0] is self.messages and memo[1] == len(self.messages) and memo[2] is self.meta:
+            return memo[3]
         if not any("copy_of" in m.extra for m in self.meta):
-            return self.messages
-        return [m for i, m in enumerate(self.messages) if "copy_of" not in self.meta_at(i).extra]
+            out = self.messages
+        else:
+            out = [m for i, m in enumerate(self.messages) if "copy_of" not in self.meta_at(i).extra]
+        self.__dict__["_history"] = (self.messages, len(self.messages), self.meta, out)
+        return out
 
     def segment(self, k: int) -> list:
         """The messages of segment k (the context the API saw after the k-th real compaction)."""

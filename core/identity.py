@@ -50,6 +50,13 @@ class IdentityCache(Generic[V]):
         if len(self._d) > self.factor * self.peak:
             self.clear()
 
+    def retain(self, objs) -> None:
+        """Forget every entry but those of ``objs``."""
+        keep = {id(o): o for o in objs}
+        with self._lock:
+            for k in [k for k, (o, _) in self._d.items() if keep.get(k) is not o]:
+                del self._d[k]
+
     def clear(self) -> None:
         with self._lock:
             self._d.clear()

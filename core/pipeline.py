@@ -24,7 +24,7 @@ from . import strategies
 from .checker import check, known_before_file
 from .conversation import Conversation
 from .layers.base import CONVERT as CONVERT_ROLE
-from .layers.base import Layer, LayerContext, LayerProgress
+from .layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
 from .messages import ANTHROPIC, OPENAI, detect_dialect, to_anthropic, to_openai
 from .size import CharsPerToken, SizeMeter
 from .strategies.base import Strategy, Variant
@@ -116,6 +116,8 @@ class Engine:
               dialect: str, role: str = "", before_file=(), findings_before: list | None = None) -> tuple[Step, str]:
         t0 = time.perf_counter()
         internal = None
+        state_in = dict(ctx.state)
+        params = ctx.params = ReadParams(dict.copy(ctx.params) if isinstance(ctx.params, dict) else ctx.params)
         try:
             out = fn(messages, ctx)
         except Exception as e:  # a bug in a layer: shown as that layer's error, never a crash of the tool
@@ -144,7 +146,8 @@ class Engine:
             findings = check(out.messages, new_dialect, before_file=before_file)
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
-                    out.summary, new_dialect, dt, description, role, internal)
+                    out.summary, new_dialect, dt, description, role, internal,
+                    None if ALL in params.reads else frozenset(params.reads), state_in)
         if out.state:
             ctx.state.update(out.state)
         return step, new_dialect
@@ -152,16 +155,20 @@ class Engine:
     def run(self, messages: list, *, conversation: Conversation | None = None, now: float | None = None,
             cancel: threading.Event | None = None, layers: Iterable[str] | None = None,
             keep_state: bool = True, dialect: str | None = None, system: Any = None,
-            progress: Callable[[LayerProgress], Any] | None = None) -> Trace:
+            progress: Callable[[LayerProgress], Any] | None = None, reuse: Trace | None = None) -> Trace:
         """One pass of the strategy's layers (or the named ``layers``) over ``messages``.
         ``progress(LayerProgress)`` is called before each layer runs; ``cancel`` (an Event) stops
-        the run between layers (a summarizer may also stop during its call)."""
+        the run between layers (a summarizer may also stop during its call). ``reuse``: an earlier trace
+        over the same list; its steps are kept up to the first layer that read a parameter which has
+        changed since (or that differs, or failed), and the run goes on from there: a parameter of
+        the last layer re-runs the last layer only."""
         meta = conversation.meta_by_identity() if conversation is not None else {}
         bind = getattr(self.tokens, "bind", None)      # an estimator that reads the recorded usage
         if bind is not None and conversation is not None:
             bind(conversation)
         system = system if system is not None else (conversation.system if conversation is not None else None)
         dialect = dialect or (conversation.dialect if conversation is not None else detect_dialect(messages))
+        dialect_in = dialect
         ctx = self.context(meta=meta, now=now, system=system,
                            tools=conversation.tools if conversation is not None else None, cancel=cancel)
         state_before = dict(ctx.state)
@@ -169,14 +176,28 @@ class Engine:
         steps: list[Step] = []
         current = messages
         before = known_before_file(conversation)       # calls made before an excerpt's first line
-        input_findings = check(messages, dialect, before_file=before) if self.check else []
-        if self.strategy.dialect not in (dialect, ANY):      # ANY: a plugin that takes the input's own dialect
+        converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
+        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [l.name for l in todo],
+                              state_before, dialect)
+        if kept or (reuse is not None and reuse.input is messages and reuse.dialect_in == dialect):
+            input_findings = reuse.input_findings if self.check else []
+        else:
+            input_findings = check(messages, dialect, before_file=before) if self.check else []
+        if kept:
+            steps = list(reuse.steps[:kept])
+            current, dialect = steps[-1].messages, steps[-1].dialect
+            ctx.state = dict(reuse.steps[kept].state_before if kept < len(reuse.steps) else reuse.state_after)
+            if converting:
+                converting, kept = False, kept - 1
+        if converting:
             step, dialect = self._step("convert", f"convert to the {self.strategy.dialect} dialect",
                                        lambda m, c: _convert_output(m, dialect, self.strategy.dialect, system),
                                        current, ctx, dialect, CONVERT_ROLE, before)
             steps.append(step)
             current = step.messages
         for k, layer in enumerate(todo):
+            if k < kept:
+                continue
             if ctx.cancelled():
                 break
             if progress is not None:
@@ -188,7 +209,22 @@ class Engine:
         if keep_state:
             self.state = dict(ctx.state)
         return Trace(self.strategy.name, dict(self.params), messages, steps, self.meter.name, self.tokens.name,
-                     input_findings, state_before, dict(ctx.state), [s.layer for s in steps], dialect)
+                     input_findings, state_before, dict(ctx.state), [s.layer for s in steps], dialect, dialect_in)
+
+    def _reusable(self, prev: Trace | None, messages: list, names: list[str], state: dict, dialect: str) -> int:
+        """How many leading steps of ``prev`` this run can keep (see ``run``)."""
+        if prev is None or prev.input is not messages or prev.strategy != self.strategy.name or \
+                prev.state_before != state or prev.dialect_in != dialect or \
+                prev.size_estimator != self.meter.name or prev.token_estimator != self.tokens.name:
+            return 0
+        k = 0
+        for name, s in zip(names, prev.steps):
+            if s.layer != name or s.error or s.internal or s.reads is None or s.state_before is None:
+                break
+            if any(prev.params.get(p, _SAME) != self.params.get(p, _SAME) for p in s.reads):
+                break
+            k += 1
+        return k
 
     def reactive(self, messages: list, **kw) -> Trace:
         if not self.strategy.reactive_layer:
@@ -245,14 +281,17 @@ class PipelineResult:
 
 def run_with_variants(engine: Engine, messages: list, conversation: Conversation | None = None, *,
                       variants: bool = True, cancel: threading.Event | None = None,
-                      progress: Callable[[str], Any] | None = None) -> PipelineResult:
+                      progress: Callable[[str], Any] | None = None,
+                      reuse: "PipelineResult | None" = None) -> PipelineResult:
     """Run ``engine`` over ``messages``, then each variant of its strategy that the run is not
     already (``Strategy.companion_variants``) on a fork, up to its ``until_role`` layer. A
     variant that fails never sinks the main result. ``progress(text)`` is called before each
-    layer ("2/4 L1 snip") and before each variant (its title)."""
+    layer ("2/4 L1 snip") and before each variant (its title). ``reuse``: the previous result over
+    the same messages; each run keeps its steps up to the first layer a changed parameter concerns."""
     t0 = time.perf_counter()
     report = (lambda p: progress(p.text)) if progress is not None else None
-    trace = engine.run(messages, conversation=conversation, cancel=cancel, progress=report)
+    trace = engine.run(messages, conversation=conversation, cancel=cancel, progress=report,
+                       reuse=reuse.trace if reuse is not None else None)
     runs: list[VariantRun] = []
     strategy = engine.strategy
     for v in (strategy.companion_variants(engine.params) if variants else []):
@@ -265,8 +304,9 @@ def run_with_variants(engine: Engine, messages: list, conversation: Conversation
             progress(v.title)
         try:
             fork = engine.fork(params={**engine.params, **v.params}, state=trace.state_before, order=None)
+            before = reuse.variant(v.name) if reuse is not None else None
             runs.append(VariantRun(v, fork.run(messages, conversation=conversation, cancel=cancel, layers=layers,
-                                               keep_state=False)))
+                                               keep_state=False, reuse=before.trace if before else None)))
         except Exception as e:  # noqa: BLE001 - the comparison must never sink the main result
             runs.append(VariantRun(v, None, f"the {v.title} could not run: {type(e).__name__}: {e}"))
     cancelled = bool(cancel is not None and cancel.is_set())

@@ -19,12 +19,13 @@ view mode and selection are applied). See ``SNAPSHOT_VERSION`` and docs/architec
 from __future__ import annotations
 
 import gc
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import strategies
+from . import present, strategies
 from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
 from .identity import IdentityCache
 from .events import EventGroup
@@ -95,6 +96,21 @@ class CheckState:
     verdict: Verdict | None = None
 
 
+BACKGROUND_LOAD_BYTES = 4_000_000      # a file this big loads in the background (the window stays live)
+
+
+def _load_for_view(path: str):
+    """Load a file and compute what the first views draw of its messages (block sizes for the chart),
+    all in the background."""
+    from .loaders import load
+    result = load(path)
+    for conv in result.conversations[:1]:
+        present.shown(len(conv.messages))
+        for m in conv.messages:
+            present.sizes.get(m)
+    return result
+
+
 def stage_label(strategy: Strategy, name: str) -> str:
     if name == "original":
         return "Original"
@@ -116,6 +132,8 @@ class Session:
         self.pipeline = Worker(ex, self._pipeline_done, self._pipeline_failed, on_progress=self._progress,
                                name="pipeline")
         self.replayer = Worker(ex, self._replay_done, self._replay_failed, name="replay")
+        self.loader = Worker(ex, self._load_done, self._load_failed, name="load")
+        self._loading: tuple | None = None           # (path, conversation) of the file loading in the background
         self.checker = Worker(check_executor or ex, self._check_done, self._check_failed, policy=LATEST,
                               name="cross-check")
         # source
@@ -149,6 +167,11 @@ class Session:
         self.error: Notice | None = None
         self.progress_text = ""
         self._align = IdentityCache(align)         # step -> its aligned rows
+        # step -> message index -> status, on each side (from the rows; computed with them, in the background)
+        self._status_before = IdentityCache(lambda st: {r.left: r.kind for r in self._align.get(st) if r.left is not None
+                                                        and r.kind in (REMOVED, CHANGED, DUPLICATED)})
+        self._status_after = IdentityCache(lambda st: {r.right: r.kind for r in self._align.get(st) if r.right is not None
+                                                       and r.kind in (INSERTED, CHANGED, DUPLICATED)})
         self._pending_view: dict | None = None      # restore(): applied when the next result arrives
         self._defer_runs = False
         self._cursor_after_replay: int | None = None
@@ -183,7 +206,7 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        return self.pipeline.busy or self.replayer.busy or self.checker.busy
+        return self.loader.busy or self.pipeline.busy or self.replayer.busy or self.checker.busy
 
     @property
     def variant(self) -> str | None:
@@ -201,19 +224,33 @@ class Session:
 
     # ================================================================== source
     def open(self, path: str, conversation: int = 0) -> bool:
-        """Load a file; on failure ``error`` says what went wrong and what to do, and False is returned."""
-        from .loaders import LoadError, load
+        """Load a file; on failure ``error`` says what went wrong and what to do, and False is returned.
+        On a background executor (the window) a file of ``BACKGROUND_LOAD_BYTES`` or more is loaded in
+        the background: True says the load started ("running" is "load" meanwhile, with progress); a
+        failure then arrives as ``error``, the conversation as ``source``."""
+        from .loaders import load
         try:
-            result = load(path)
-        except LoadError as e:
-            self.set_error(f"Could not open {path}: {e}",
-                           "Check that the file is a Claude Code session, an Anthropic or OpenAI message list, an "
-                           "Inspect log, a Hermes session or a Compactscope recording (compactscope info FILE "
-                           "says what it sees).")
-            return False
+            size = os.path.getsize(path)
         except OSError as e:
             self.set_error(f"Could not read {path}: {e.strerror or e}", "Check the path and the file's permissions.")
             return False
+        self.loader.cancel()                      # a file opened meanwhile wins over one still loading
+        if size >= BACKGROUND_LOAD_BYTES and not isinstance(self.loader.executor, InlineExecutor):
+            self.pipeline.cancel()
+            self.progress_text = f"loading {Path(path).name} ({size / 1e6:.0f} MB)"
+            self._loading = (str(path), conversation)
+            self.loader.start(lambda state: _load_for_view(path))
+            self.events.running("load")
+            self.events.progress(self.progress_text)
+            return True
+        try:
+            result = load(path)
+        except Exception as e:  # noqa: BLE001 - LoadError, OSError: said with what to do
+            self._load_error(str(path), e)
+            return False
+        return self._loaded(str(path), result, conversation)
+
+    def _loaded(self, path: str, result, conversation: int) -> bool:
         if not result.conversations:
             self.set_error(f"{path} holds no conversation.", "Open another file.")
             return False
@@ -225,6 +262,31 @@ class Session:
         k = min(max(conversation, 0), len(result.conversations) - 1)
         self._set_source(result.conversations[k], k, Path(path).name)
         return True
+
+    def _load_error(self, path: str, e: BaseException) -> None:
+        from .loaders import LoadError
+        if isinstance(e, LoadError):
+            self.set_error(f"Could not open {path}: {e}",
+                           "Check that the file is a Claude Code session, an Anthropic or OpenAI message list, an "
+                           "Inspect log, a Hermes session or a Compactscope recording (compactscope info FILE "
+                           "says what it sees).")
+        elif isinstance(e, OSError):
+            self.set_error(f"Could not read {path}: {e.strerror or e}", "Check the path and the file's permissions.")
+        else:
+            self.set_error(f"Could not open {path}: {type(e).__name__}: {e}",
+                           "This is a bug in Compactscope: please report it with the file.")
+
+    def _load_done(self, result) -> None:
+        path, conversation = self._loading or ("", 0)
+        self._loading = None
+        self.events.running(None)
+        self._loaded(path, result, conversation)
+
+    def _load_failed(self, exc: BaseException) -> None:
+        path = (self._loading or ("", 0))[0]
+        self._loading = None
+        self.events.running(None)
+        self._load_error(path, exc)
 
     def select_conversation(self, k: int) -> None:
         if self.load_result is not None and 0 <= k < len(self.load_result.conversations):
@@ -252,7 +314,8 @@ class Session:
         self.call = None
         self._apply_inferred()
         self.result = None
-        self._align.clear()
+        for cache in (self._align, self._status_before, self._status_after):
+            cache.clear()
         self.stage, self.selection, self.selected_block, self._shown = 0, None, None, 0
         self.replay_results, self.replay_stale, self.shown_call, self.cursor = [], True, None, None
         self._set_check(None)
@@ -417,14 +480,34 @@ class Session:
         engine = Engine(self.strategy, dict(self.params), workspace=self.workspace, summarizer=summ,
                         meter=self.meter, order=self.order)
         conv, msgs = self.conversation, self.source_messages
+        # the last result over the same list: its steps before the first layer a changed parameter concerns
+        # are kept (a change of the last layer's parameter re-runs the last layer only)
+        prev = self.result if self.result is not None and self.result.trace.input is msgs \
+            and not self.result.cancelled else None
         self.events.running("run")
-        self.pipeline.start(lambda state: run_with_variants(engine, msgs, conv, cancel=state.cancel,
-                                                            progress=state.set_progress))
+        self.pipeline.start(lambda state: self._run_job(engine, msgs, conv, state, prev))
         if self.tab == "timeline":
             self.run_replay()
 
+    def _run_job(self, engine: Engine, msgs: list, conv, state, prev: PipelineResult | None) -> PipelineResult:
+        """In the background: the pipeline, then what the views draw of its steps (aligned rows), so that
+        showing the result and stepping cost the GUI thread no more than painting."""
+        result = run_with_variants(engine, msgs, conv, cancel=state.cancel, progress=state.set_progress,
+                                   reuse=prev)
+        for step in result.trace.steps:
+            if state.cancel.is_set():
+                break
+            self._align.get(step)
+            self._status_after.get(step)
+            self._status_before.get(step)
+        return result
+
     def cancel(self) -> None:
-        """Stop the run after the current layer (what ran is shown) and the replay."""
+        """Stop the run after the current layer (what ran is shown) and the replay; forget a load."""
+        if self.loader.busy:
+            self.loader.cancel()
+            self._loading = None
+            self.events.running(None)
         self.pipeline.interrupt()
         self.replayer.interrupt()
         self.progress_text = "cancelling after the current layer"
@@ -440,7 +523,7 @@ class Session:
 
     def close(self) -> None:
         """Stop all background work; nothing more is delivered (the window is closing)."""
-        for w in (self.pipeline, self.replayer, self.checker):
+        for w in (self.loader, self.pipeline, self.replayer, self.checker):
             w.cancel()
 
     def _progress(self, text: str) -> None:
@@ -463,7 +546,10 @@ class Session:
                 sel0 = self.selection
         self.result = result
         self.runs += 1
-        self._align.clear()
+        # the rows of this result's steps were aligned in the background (kept steps: already before)
+        shown = list(result.trace.steps) + [s for v in result.variants if v.trace for s in v.trace.steps]
+        for cache in (self._align, self._status_before, self._status_after):
+            cache.retain(shown)
         tr = result.trace
         self.stage = min(self.stage, len(tr.steps))
         failed = [s for s in tr.steps if s.error]
@@ -557,9 +643,9 @@ class Session:
         before, after = cut_lines(step)
         where = "after " + stage_label(self.strategy, step.layer)
         if self.view_mode == BEFORE:
-            status = {r.left: r.kind for r in rows if r.left is not None and r.kind in (REMOVED, CHANGED, DUPLICATED)}
-            return StageView(step.input, step, rows, status, self.stage_findings(k - 1), before, {}, where, k - 1)
-        status = {r.right: r.kind for r in rows if r.right is not None and r.kind in (INSERTED, CHANGED, DUPLICATED)}
+            return StageView(step.input, step, rows, self._status_before.get(step), self.stage_findings(k - 1),
+                             before, {}, where, k - 1)
+        status = self._status_after.get(step)
         badges = {}
         for x in self.lost():
             if self.trace.steps[x.step] is step:

@@ -112,6 +112,8 @@ class Step:
     description: str = ""
     role: str = ""                 # the layer's role (core.layers.base: "snip", "summary", ...)
     internal: str | None = None        # the layer raised (a bug in it): the traceback; ``error`` says it in words
+    reads: frozenset | None = None     # the parameters the layer read (None: all of them, or not known)
+    state_before: dict | None = None   # the pipeline state the layer started from
 
     @property
     def changed(self) -> bool:
@@ -196,6 +198,7 @@ class Trace:
     state_after: dict = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     dialect: str = "anthropic"
+    dialect_in: str = ""               # the input's dialect (a "convert" step changed it to ``dialect``)
 
     @property
     def output(self) -> list:

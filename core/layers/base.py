@@ -11,6 +11,60 @@ from ..trace import LayerOutput
 from ..workspace import Workspace
 
 
+ALL = object()      # in ReadParams.reads: every parameter was read (the dict was iterated or copied)
+
+
+class ReadParams(dict):
+    """The parameters a layer sees, noting the names it reads (``reads``), so a rerun after a parameter
+    change can start at the first layer that read one (``Engine.run(reuse=...)``). Iterating or copying
+    the dict counts as reading them all (``ALL`` in ``reads``); ``overlay`` makes a view with some values
+    replaced that notes its reads in the same set."""
+    __slots__ = ("reads",)
+
+    def __init__(self, values: dict, reads: set | None = None):
+        dict.__init__(self, values)
+        self.reads = set() if reads is None else reads
+
+    def get(self, key, default=None):
+        self.reads.add(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key):
+        self.reads.add(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key) -> bool:
+        self.reads.add(key)
+        return dict.__contains__(self, key)
+
+    def __iter__(self):
+        self.reads.add(ALL)
+        return dict.__iter__(self)
+
+    def keys(self):
+        self.reads.add(ALL)
+        return dict.keys(self)
+
+    def values(self):
+        self.reads.add(ALL)
+        return dict.values(self)
+
+    def items(self):
+        self.reads.add(ALL)
+        return dict.items(self)
+
+    def copy(self) -> dict:
+        self.reads.add(ALL)
+        return dict(dict.items(self))
+
+    def overlay(self, values: dict) -> "ReadParams":
+        """These parameters with ``values`` replacing some (a strategy calling another's layer with its own
+        parameter names); reads are noted here."""
+        merged = dict(dict.items(self))
+        merged.update(values)
+        return ReadParams(merged, self.reads)
+
+
 @dataclass
 class LayerContext:
     params: dict

@@ -332,7 +332,8 @@ def _fmt(n) -> str:
 
 def _sub(ctx: LayerContext, **params) -> LayerContext:
     """The same context with some parameters renamed/overridden (to call an s08 layer)."""
-    return dataclasses.replace(ctx, params={**ctx.params, **params})
+    base = ctx.params
+    return dataclasses.replace(ctx, params=base.overlay(params) if hasattr(base, "overlay") else {**base, **params})
 
 
 # ------------------------------------------------------------ budget, snip: the s08 functions

@@ -1,0 +1,187 @@
+"""The window on a big Claude Code session (offscreen): first screen, steps, a parameter change, UI stalls
+and peak memory, per strategy, each in a fresh process. Prints figures; asserts nothing.
+
+    python bench/bench_window.py [--messages 100000] [--strategies s08,claude_code]
+    python bench/bench_window.py --messages 2000          # the small smoke size
+
+Figures (targets of issue 12 at 100k messages):
+* first screen: from open_path() to the message list painted with rows (the file loads and the pipeline
+  runs in workers meanwhile); target 1.5 s (the window's own construction is printed apart);
+* trace ready: the pipeline's result shown (stepper, diff, chart);
+* step: stepper.step(+1 / -1) and the window repainted; first visit of each stage and again; target 100 ms
+  (50 ms at 10k);
+* parameter change: a parameter of the strategy's last layer changed until the new result is shown;
+  target 1 s for s08, 2 s for claude_code;
+* stalls: a 5 ms timer in the GUI thread; the longest gap between its ticks (the UI could not react for
+  that long) while opening, stepping and re-running; target 100 ms;
+* peak RSS of the process against the file size; target 3x.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+# the parameter each strategy's bench changes: one read by its last layer only, so a rerun can start there
+PARAM_CHANGE = {"s08": ("context_limit", 40_000), "claude_code": ("buffer", 12_000),
+                "hermes": ("summary_target_ratio", 0.25)}
+
+
+def ms(t: float) -> str:
+    return f"{t * 1000:.0f} ms"
+
+
+class StallProbe:
+    """A 5 ms timer in the GUI thread: the gaps between its ticks are the times the UI could not react."""
+
+    def __init__(self):
+        from PySide6.QtCore import QTimer
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.last = None
+        self.phase = "start"
+        self.worst: dict = {}
+
+    def start(self, phase: str) -> None:
+        self.phase = phase
+        self.last = time.perf_counter()
+        if not self.timer.isActive():
+            self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self.last is not None:
+            gap = now - self.last
+            if gap > self.worst.get(self.phase, 0.0):
+                self.worst[self.phase] = gap
+        self.last = now
+
+
+def child(path: str, strategy: str, size: int) -> None:
+    from PySide6.QtCore import QPoint, QSettings
+    from PySide6.QtWidgets import QApplication
+    tmp = Path(tempfile.mkdtemp(prefix="cs-bench-win-"))
+    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
+        QSettings.setPath(fmt, QSettings.UserScope, str(tmp / "settings"))
+    app = QApplication.instance() or QApplication([])
+    from compactscope.app.main_window import MainWindow
+    from compactscope.app.settings import Settings
+    from compactscope.core.workspace import Workspace
+    probe = StallProbe()
+    out: dict = {}
+    tw = time.perf_counter()
+    win = MainWindow(Settings(enabled=False), workspace=Workspace(tmp / "ws"))
+    win.resize(1400, 900)
+    win.show()
+    win.session.set_strategy(strategy)
+    app.processEvents()
+    out["window"] = time.perf_counter() - tw
+    t0 = time.perf_counter()
+    probe.start("open")
+    win.open_path(path, remember=False)
+    deadline = t0 + 600
+    view = win.view
+    while time.perf_counter() < deadline:
+        app.processEvents()
+        if win.model.rowCount() > 0 and view.indexAt(QPoint(20, 12)).isValid():
+            view.viewport().repaint()
+            break
+        time.sleep(0.001)
+    out["first_screen"] = time.perf_counter() - t0
+    while win.session.busy and time.perf_counter() < deadline:
+        app.processEvents()
+        time.sleep(0.001)
+    app.processEvents()
+    out["trace_ready"] = time.perf_counter() - t0
+    out["layers"] = [s.layer for s in win.session.trace.steps]
+    out["sizes"] = [len(s.messages) for s in win.session.trace.steps]
+    # steps: every stage forward and back, twice (the first round visits each stage for the first time)
+    probe.start("steps")
+    n = len(win.stepper.stages)
+    first, again = [], []
+    for rnd in range(2):
+        for d in [1] * (n - 1) + [-1] * (n - 1):
+            s = time.perf_counter()
+            win.stepper.step(d)
+            win.repaint()
+            app.processEvents()
+            (first if rnd == 0 else again).append(time.perf_counter() - s)
+    out["step_first"], out["step_again"] = first, again
+    # a parameter change, shown
+    name, value = PARAM_CHANGE.get(strategy, (None, None))
+    if name is not None and name in win.session.params:
+        win.stepper.set_current(n - 1)
+        app.processEvents()
+        probe.start("param")
+        s = time.perf_counter()
+        win.session.set_param(name, value)
+        while win.session.busy and time.perf_counter() < deadline:
+            app.processEvents()
+            time.sleep(0.001)
+        win.repaint()
+        app.processEvents()
+        out["param_change"] = time.perf_counter() - s
+        out["param"] = f"{name}={value}"
+    probe.timer.stop()
+    out["stalls"] = probe.worst
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["file"] = size
+    win.session.close()
+    win.close()
+    print(json.dumps(out))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--messages", type=int, default=100_000)
+    ap.add_argument("--strategies", default="s08,claude_code")
+    ap.add_argument("--file", help="use this session file instead of writing one")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child[0], args.child[1], int(args.child[2]))
+        return 0
+    from bench_memory import write_session
+    tmp = Path(tempfile.mkdtemp(prefix="cs-bench-win-"))
+    path = Path(args.file) if args.file else tmp / "session.jsonl"
+    size = path.stat().st_size if args.file else write_session(path, args.messages)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"session: {args.messages:,} messages, {size / 1e6:.1f} MB (Claude Code JSONL); load average {load:.1f} "
+          f"on {os.cpu_count()} cores; wall-clock times")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp / "cache")}
+    for strategy in args.strategies.split(","):
+        res = subprocess.run([sys.executable, __file__, "--child", str(path), strategy, str(size)],
+                             capture_output=True, text=True, env=env, cwd=str(ROOT))
+        if res.returncode != 0:
+            print(f"  {strategy}: failed: {res.stderr.strip()[-800:]}")
+            continue
+        d = json.loads(res.stdout.strip().splitlines()[-1])
+        stalls = ", ".join(f"{k} {ms(v)}" for k, v in d["stalls"].items())
+        print(f"  {strategy}: layers {d['layers']} (messages after each {d['sizes']})")
+        print(f"    window built and shown {ms(d['window'])}; then from open: first screen with rows "
+              f"{ms(d['first_screen'])}, trace ready {ms(d['trace_ready'])}")
+        print(f"    step: first visits median {ms(statistics.median(d['step_first']))} max "
+              f"{ms(max(d['step_first']))}; again median {ms(statistics.median(d['step_again']))} max "
+              f"{ms(max(d['step_again']))}")
+        if "param_change" in d:
+            print(f"    parameter change ({d['param']}) shown after {ms(d['param_change'])}")
+        print(f"    longest UI stall: {stalls}")
+        print(f"    peak RSS {d['peak_rss'] / 1e6:.0f} MB = {d['peak_rss'] / d['file']:.2f}x the file")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
