@@ -100,11 +100,13 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
     from compactscope.core.strategies.spec import parse_assignments
     from compactscope.core.summarizers import make_summarizer
     from compactscope.core.workspace import Workspace
+    own = params is None
+    # no --strategy: the file's own pipeline (strategies.choose_strategy, the one rule of every command)
+    choice = strategies.choose_strategy(conversation, strategy_name)
     try:
-        strategy = strategies.get(strategy_name)
+        strategy = strategies.get(choice.name)
     except KeyError as e:
         raise CliError(str(e.args[0])) from None
-    own = params is None
     if own:
         try:
             params = parse_assignments(getattr(args, "set", None))
@@ -131,7 +133,7 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
         engine = Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order, tokens=tokens)
     except KeyError as e:
         raise CliError(str(e.args[0])) from None
-    engine.inferred, engine.user_params = inferred, user
+    engine.inferred, engine.user_params, engine.choice = inferred, user, choice
     return engine
 
 
@@ -140,12 +142,31 @@ def inferred_json(engine) -> dict:
     return inf.to_json(getattr(engine, "user_params", None)) if inf is not None else {"params": {}, "reasons": {}}
 
 
+def choice_json(engine) -> dict | None:
+    """Which strategy ran and why (``StrategyChoice.to_json``), for every --json output."""
+    choice = getattr(engine, "choice", None)
+    return choice.to_json() if choice is not None else None
+
+
+def warn_choice(engine) -> None:
+    """A chosen strategy that is not the file's own pipeline, on stderr (for outputs without a text header)."""
+    choice = getattr(engine, "choice", None)
+    if choice is not None and choice.warning():
+        print(f"compactscope: warning: {choice.warning()}", file=sys.stderr)
+
+
 def print_inferred(engine, out=None) -> None:
-    """The CLI header's lines: what the strategy read from the session and why."""
+    """The CLI header's lines: which strategy runs and why (and a warning when it is not the file's own
+    pipeline), then what the strategy read from the session and why."""
+    out = out or sys.stdout
+    choice = getattr(engine, "choice", None)
+    if choice is not None:
+        out.write(choice.header() + "\n")
+        if choice.warning():
+            out.write(f"warning: {choice.warning()}\n")
     inf = getattr(engine, "inferred", None)
     if not inf:
         return
-    out = out or sys.stdout
     out.write(f"inferred from the session ({engine.strategy.name}; --set overrides, --no-infer turns it off):\n")
     for line in inf.lines(getattr(engine, "user_params", None)):
         out.write(f"  {line}\n")
@@ -185,7 +206,7 @@ def _context_line(ctx) -> str:
 def cmd_run(args) -> int:
     result, history = _load(args.file, args.conversation)
     history = _joined(args, history)
-    engine = _engine(args, args.strategy, conversation=history)      # inference reads the whole history
+    engine = _engine(args, args.strategy, conversation=history)      # choice and inference read the whole history
     conv = _context(args, history)
     layers = None
     if args.reactive or args.compact_tool:
@@ -196,16 +217,18 @@ def cmd_run(args) -> int:
         layers = [l.name for l in engine.layers] + [extra]
     # a real context is run as it was sent; a whole history (a conversation never split, --call/--segment not
     # given) each message once: segments that repeat the compacted context (Inspect, hermes) are not run twice
-    from compactscope.core.contexts import is_context
+    from compactscope.core.contexts import is_context, whole_history_note
     messages = conv.messages if is_context(conv) else conv.history()
     trace = engine.run(messages, conversation=conv, layers=layers)
     from compactscope.core.explain import lost_results
     if args.json:
         d = trace.to_json(include_messages=not args.no_messages, shared=args.shared, lazy=True)
-        out = {"strategy": d["strategy"], "params": d["params"],
+        warn_choice(engine)
+        out = {"strategy": d["strategy"], "strategy_choice": choice_json(engine), "params": d["params"],
                "input": {"path": str(Path(args.file)), "format": result.format, "messages": len(messages),
                          "conversation": args.conversation, "dialect": conv.dialect,
-                         "context": (conv.extra or {}).get("context")},
+                         "context": (conv.extra or {}).get("context"),
+                         "whole_history_note": whole_history_note(conv) or None},
                "inferred": inferred_json(engine),
                "estimators": d["estimators"], "order": d["order"], "steps": d["steps"],
                "findings": d["findings"], "input_findings": d["input_findings"],
@@ -218,9 +241,11 @@ def cmd_run(args) -> int:
         return internal_steps_report(trace.steps)
     copies = len(conv.messages) - len(messages)
     print(f"{args.file}: {result.format}, {len(messages)} messages"
-          + (f" (without the {copies} that compactions re-sent)" if copies else "") + f"; strategy {trace.strategy}")
+          + (f" (without the {copies} that compactions re-sent)" if copies else ""))
     if _context_line(conv):
         print(_context_line(conv))
+    if whole_history_note(conv):
+        print(f"note: {whole_history_note(conv)}")
     joined = (conv.extra or {}).get("joined")
     if joined:
         lent = " and ".join(w for w, ok in (("system prompt", joined["system_from_other"]),
@@ -280,10 +305,13 @@ def _check_output(args, result, conv) -> int:
     findings = trace.final_findings
     errors = [{"layer": s.layer, "error": s.error} for s in trace.steps if s.error]
     if args.json:
+        warn_choice(engine)
         _print_json({"path": args.file, "format": result.format, "messages": len(conv.messages),
-                     "strategy": trace.strategy, "output_messages": len(trace.output),
+                     "strategy": trace.strategy, "strategy_choice": choice_json(engine),
+                     "output_messages": len(trace.output),
                      "findings": [f.to_json() for f in findings], "errors": errors, "rejected": rejected(findings)})
     else:
+        print_inferred(engine)
         for e in errors:
             print(f"{e['layer']} failed: {e['error']}")
         for f in findings:
@@ -400,17 +428,31 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="which conversation of the file (0 = the main one)")
 
 
+def _segment_arg(text: str):
+    from compactscope.core.contexts import parse_segment
+    try:
+        return parse_segment(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _add_context(p: argparse.ArgumentParser, default: str) -> None:
-    p.add_argument("--segment", type=int, metavar="S", help="the real context between compactions S (0 = the "
-                   f"start of the file, -1 = the last); default: {default}")
+    """--segment and --call, the same in run, check and report (``core.contexts``)."""
+    p.add_argument("--segment", type=_segment_arg, metavar="S", help="the real context between compactions S (0 = "
+                   "the start of the file, -1 = the last; 'all' = the whole history, which was never sent as one "
+                   f"request); default: {default}")
     p.add_argument("--call", type=int, metavar="N", help="exactly what was sent at model call N (0-based, one "
                    "call per assistant message, numbered as replay does); wins over --segment")
 
 
+STRATEGY_HELP = ("s08, claude_code, hermes, inspect_edit|trim|summary, a strategy an installed package registers, or "
+                 "your own compactor: PATH.py:FUNCTION or MODULE:NAME (see docs/plugins.md). Default: the file's own "
+                 "pipeline: claude_code for a Claude Code session, hermes for a Hermes session or database, the "
+                 "inspect_* strategy an Inspect log's compaction events name, s08 for anything else")
+
+
 def _add_engine(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--strategy", default="s08", metavar="SPEC",
-                   help="s08 (default), claude_code, hermes, a strategy an installed package registers, or your own "
-                        "compactor: PATH.py:FUNCTION or MODULE:NAME (see docs/plugins.md)")
+    p.add_argument("--strategy", default=None, metavar="SPEC", help=STRATEGY_HELP)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
     p.add_argument("--no-infer", action="store_true",
                    help="do not read defaults from the session (e.g. Claude Code's version picks its threshold "

@@ -2,6 +2,7 @@
 
     compactscope replay FILE [--strategy NAME] [--set NAME=VALUE]... [--json | --csv]
     compactscope replay FILE --compare s08 --compare claude_code --compare "s08:context_limit=100000"
+    compactscope replay FILE --compare "s08;hermes"          (the same syntax as report, fleet and the window)
 
 Headless: never imports Qt.
 """
@@ -29,7 +30,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     fmt.add_argument("--json", action="store_true", help="one JSON object: totals, compactions, one entry per call")
     fmt.add_argument("--csv", action="store_true", help="CSV, one row per call")
     p.add_argument("--compare", action="append", metavar="[LABEL=]NAME[:K=V,...]",
-                   help="replay again with this strategy/parameters and print the comparison table (repeatable)")
+                   help="replay again with this strategy/parameters and print the comparison table (repeatable, or "
+                        "several ';'-separated: \"s08;hermes\")")
     p.add_argument("--max-calls", type=int, metavar="N", help="stop after N calls")
     p.add_argument("--check", action="store_true", help="run the API checker on every step (slower)")
     p.add_argument("--iteration-cap", type=int, default=None, metavar="N",
@@ -48,9 +50,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     def cmd_replay(args) -> int:
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
-        from compactscope.app.cli import inferred_json, print_inferred
+        from compactscope.app.cli import choice_json, inferred_json, print_inferred, warn_choice
         from compactscope.core import divergence
-        from compactscope.core.strategies.spec import parse_run_spec
+        from compactscope.core.strategies.spec import parse_compare
         from compactscope.app.cli import _joined
         result, conv = load(args.file, args.conversation)
         conv = _joined(args, conv)
@@ -62,11 +64,11 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if not res.calls:
             raise CliError(f"{args.file}: the conversation has no model call (no assistant message) to replay")
         others = []
-        for spec in args.compare or []:
-            try:
-                label, name, params = parse_run_spec(spec)
-            except ValueError as e:
-                raise CliError(f"--compare: {e}") from None
+        try:
+            runs = parse_compare(args.compare)
+        except ValueError as e:
+            raise CliError(f"--compare: {e}") from None
+        for label, name, params in runs:
             eng2 = make_engine(args, name, params, conversation=conv)
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
                               max_calls=args.max_calls, keep_inputs=False, iteration_cap=args.iteration_cap,
@@ -75,6 +77,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if args.json:
             d = res.to_json(lazy=True)
             d["inferred"] = inferred_json(engine)
+            d["strategy_choice"] = choice_json(engine)
+            warn_choice(engine)
             div = divergence.report(res, conv)
             d["version"], d["divergence"] = div["version"], div
             d["input"] = {"path": str(Path(args.file)), "format": result.format, "messages": len(conv.messages),
@@ -84,12 +88,13 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             print_json(d)
             return _exit_code(res, others)
         if args.csv:
+            warn_choice(engine)
             sys.stdout.write(res.to_csv())
             return _exit_code(res, others)
         tot = res.totals()
         unit = res.threshold_unit
-        print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls; "
-              f"strategy {res.strategy}" + (f", threshold {res.threshold:,.0f} {unit}" if res.threshold else ""))
+        print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls"
+              + (f"; threshold {res.threshold:,.0f} {unit}" if res.threshold else ""))
         print_inferred(engine)
         print(f"sizes: {res.size_estimator}; tokens: {res.token_estimator}; {res.seconds:.2f} s")
         if res.calibration:

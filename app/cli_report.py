@@ -24,11 +24,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the report file (.html or .md; '-' writes to standard output)")
     p.add_argument("--format", choices=("html", "md"), help="html or md (default: from OUT's name, else html)")
-    p.add_argument("--segment", type=int, metavar="S",
-                   help="run over segment S only (the context after the S-th real compaction; -1 = the last)")
-    p.add_argument("--call", type=int, metavar="N",
-                   help="run over the recorded context before model call N of the conversation or segment "
-                        "(0-based; -1 = the last)")
+    from compactscope.app.cli import _add_context
+    _add_context(p, "the last segment (what the agent would send next), as run and check take it")
     p.add_argument("--replay", action="store_true",
                    help="add the replay: the pipeline before every model call, with the real context and "
                         "compactions, and the strategy comparison table")
@@ -39,31 +36,30 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
 
     def cmd_report(args) -> int:
         from compactscope.core.report import build_report, format_for, render, write_report
-        from compactscope.core.report.model import natural_strategy
-        from compactscope.core.strategies.spec import parse_run_spec
+        from compactscope.core.contexts import ContextError, locate_call
+        from compactscope.core.strategies.spec import parse_compare
         t0 = time.perf_counter()
         out = args.output
         if out != "-" and os.path.exists(out) and os.path.exists(args.file) and os.path.samefile(out, args.file):
             raise CliError(f"{out}: that is the transcript itself; the report goes to another file")
         result, conv = load(args.file, args.conversation)
-        name = args.strategy
-        chosen = ""
-        if not name:
-            name, chosen = natural_strategy(result.format)
-        engine = make_engine(args, name, conversation=conv)
-        compare = []
-        for spec in args.compare or []:
-            for part in filter(None, (s.strip() for s in spec.split(";"))):
-                try:
-                    label, sname, params = parse_run_spec(part)
-                except ValueError as e:
-                    raise CliError(f"--compare: {e}") from None
-                compare.append((label, make_engine(args, sname, params, conversation=conv)))
+        engine = make_engine(args, args.strategy, conversation=conv)     # no --strategy: the file's own pipeline
+        segment, call = args.segment, None
+        if args.call is not None:        # numbered over the whole history, as run and replay do
+            try:
+                segment, call = locate_call(conv, args.call)
+            except ContextError as e:
+                raise CliError(f"{args.file}: {e}") from None
+        try:
+            runs = parse_compare(args.compare)
+        except ValueError as e:
+            raise CliError(f"--compare: {e}") from None
+        compare = [(label, make_engine(args, sname, params, conversation=conv)) for label, sname, params in runs]
         progress = (lambda text: print(f"compactscope: {text}", file=sys.stderr)) if sys.stderr.isatty() else None
         try:
-            rep = build_report(result, engine, conversation=args.conversation, segment=args.segment, call=args.call,
+            rep = build_report(result, engine, conversation=args.conversation, segment=segment, call=call,
                                replay=args.replay, compare=compare, max_calls=args.max_calls, title=args.title,
-                               progress=progress, strategy_reason=chosen, inferred=getattr(engine, "inferred", None),
+                               progress=progress, choice=engine.choice, inferred=getattr(engine, "inferred", None),
                                user_params=getattr(engine, "user_params", None))
         except ValueError as e:
             raise CliError(f"{args.file}: {e}") from None
@@ -75,9 +71,11 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             write_report(rep, out, fmt)
         except OSError as e:
             raise CliError(f"cannot write {out}: {e.strerror or e}") from None
-        print(f"{out}: {fmt} report of {args.file} ({rep.strategy.name}"
-              + (f", chosen for a {result.format} file" if chosen else "")
-              + f"), {os.path.getsize(out):,} bytes in {time.perf_counter() - t0:.2f} s")
+        print(f"{out}: {fmt} report of {args.file}, {os.path.getsize(out):,} bytes in {time.perf_counter() - t0:.2f} s")
+        print(f"  {engine.choice.header()}")
+        print(f"  ran over {rep.scope}")
+        for note in rep.notes:
+            print(f"  note: {note}")
         return 0
 
     p.set_defaults(fn=cmd_report)

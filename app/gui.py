@@ -37,8 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--tab", choices=("diff", "snip", "timeline"), help="which centre tab to show")
     ap.add_argument("--select", type=int, metavar="I", help="select message I")
     ap.add_argument("--zoom", type=float, help="zoom steps (points added to the font size)")
-    ap.add_argument("--compare", metavar="RUNS", help="timeline: also replay these runs, ';'-separated "
-                                                      "[LABEL=]NAME[:K=V,...] (e.g. 's08;hermes')")
+    ap.add_argument("--compare", action="append", metavar="RUNS",
+                    help="timeline: also replay these runs, [LABEL=]NAME[:K=V,...], repeatable or ';'-separated "
+                         "(e.g. 's08;hermes'), as in replay, report and fleet")
     ap.add_argument("--call", type=int, metavar="I", help="timeline: put the cursor on model call I (0-based)")
     ap.add_argument("--follow", metavar="SESSION", help="follow a Claude Code session file that is still being "
                                                        "written: the views update as it grows")

@@ -513,8 +513,8 @@ class MainWindow(QMainWindow):
         if self.session.tab == "timeline":
             self._compare_timer.start()
 
-    def set_compare(self, spec: str) -> None:
-        """Runs to compare, ';'-separated: a bare strategy name ticks its box, anything else
+    def set_compare(self, spec) -> None:
+        """Runs to compare (--compare values: repeatable, ';'-separated): a bare strategy name ticks its box, anything else
         ([LABEL=]NAME:K=V,...) goes to the "more runs" field."""
         self.session.set_compare_spec(spec, run=False)
         if self.session.tab == "timeline":

@@ -65,14 +65,13 @@ import sys, time
 from compactscope.core.loaders import load
 from compactscope.core.pipeline import Engine
 from compactscope.core.report import build_report, write_report
-from compactscope.core.report.model import natural_strategy
-from compactscope.core.strategies import get, infer_params
+from compactscope.core.strategies import choose_strategy, get, infer_params
 get("claude_code"); get("s08"); get("hermes")
 t0, c0 = time.perf_counter(), time.process_time()
 result = load(sys.argv[1])
-name, why = natural_strategy(result.format)
-inferred = infer_params(name, result.main)
-rep = build_report(result, Engine(name, inferred.apply({})), replay=sys.argv[3] == "1", strategy_reason=why,
+choice = choose_strategy(result.main)
+inferred = infer_params(choice.name, result.main)
+rep = build_report(result, Engine(choice.name, inferred.apply({})), replay=sys.argv[3] == "1", choice=choice,
                    inferred=inferred)
 write_report(rep, sys.argv[2])
 print(time.perf_counter() - t0, time.process_time() - c0)

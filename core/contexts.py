@@ -45,8 +45,11 @@ class Segment:
 
 
 def call_indices(conv) -> list[int]:
-    """The message index of each model call (each assistant message), in order."""
-    return [i for i, m in enumerate(conv.messages) if isinstance(m, dict) and m.get("role") == "assistant"]
+    """The message index of each model call (each assistant message), in order; the copies a real compaction
+    re-sent (``meta.extra["copy_of"]``: Inspect, hermes) are not calls, as replay numbers them."""
+    meta = conv.meta
+    return [i for i, m in enumerate(conv.messages) if isinstance(m, dict) and m.get("role") == "assistant"
+            and not (i < len(meta) and "copy_of" in meta[i].extra)]
 
 
 def segments(conv) -> list[Segment]:
@@ -110,14 +113,53 @@ def call_context(conv, n: int) -> Conversation:
     return _view(conv, seg.start, i, seg, n)
 
 
-def real_context(conv, segment: int | None = None, call: int | None = None) -> Conversation:
-    """The context to show or run: ``call`` wins over ``segment``; neither = the last segment.
+WHOLE = "all"      # --segment all: the whole history, every context read in a row (never sent as one request)
+
+
+def parse_segment(text) -> int | str | None:
+    """A ``--segment`` value: a number (negative counts from the end), ``all`` (``WHOLE``), or None."""
+    if text is None or isinstance(text, int):
+        return text
+    t = str(text).strip().lower()
+    if t in (WHOLE, "whole"):
+        return WHOLE
+    try:
+        return int(t)
+    except ValueError:
+        raise ValueError(f"a segment is a number (0 = the start of the file, -1 = the last) or 'all' (the whole "
+                         f"history), not {text!r}") from None
+
+
+def real_context(conv, segment: int | str | None = None, call: int | None = None) -> Conversation:
+    """The context to show or run: ``call`` wins over ``segment``; neither = the last segment;
+    ``segment=WHOLE`` = the whole history (returned as it is: see ``whole_history_note``).
     A conversation never compacted and asked for nothing is returned as it is."""
     if call is not None:
         return call_context(conv, call)
-    if segment is None and len(conv.segments or [0]) <= 1:
+    if segment == WHOLE or (segment is None and len(conv.segments or [0]) <= 1):
         return conv
     return segment_context(conv, -1 if segment is None else segment)
+
+
+def whole_history_note(conv) -> str:
+    """The warning a whole history of a compacted conversation deserves ("" when it was one context)."""
+    n = len(conv.segments or [0])
+    if n <= 1 or is_context(conv):
+        return ""
+    return (f"this is the whole history: {n} contexts split at real compactions, read in a row. It was never sent "
+            f"as one request (the API saw each context alone), so its size, the pipeline's decisions over it and "
+            f"the findings past the first compaction describe no real call; the default is the last segment, what "
+            f"the agent would send next")
+
+
+def locate_call(conv, n: int) -> tuple[int, int]:
+    """History-wide model call ``n`` (as run, check and replay number them) as (segment, the call's index
+    among the segment's own calls: ``Conversation.calls(segment)``, the window's numbering)."""
+    calls = call_indices(conv)
+    n = _norm(n, len(calls), f"the conversation has {len(calls)} model call(s) (0..{len(calls) - 1})", "model call")
+    i = calls[n]
+    seg = segment_of(conv, i)
+    return seg.index, sum(1 for j in calls if seg.start <= j < i)
 
 
 def is_context(conv) -> bool:

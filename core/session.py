@@ -848,11 +848,14 @@ class Session:
         if run and self.tab == "timeline":
             self.run_replay()
 
-    def set_compare_spec(self, spec: str, run: bool = True) -> None:
-        """One ';'-separated spec: a bare strategy name ticks it, anything else is an extra run."""
+    def set_compare_spec(self, spec, run: bool = True) -> None:
+        """``--compare`` values (one string or several, each one run or several ';'-separated:
+        ``spec.split_runs``, as every command reads them): a bare strategy name ticks it, anything else is an
+        extra run."""
+        from .strategies.spec import split_runs
         names, extra = [], []
         known = set(strategies.available())
-        for part in filter(None, (x.strip() for x in spec.split(";"))):
+        for part in split_runs(spec):
             (names if part in known else extra).append(part)
         self.set_compare(names, "; ".join(extra), run)
 

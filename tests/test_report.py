@@ -16,7 +16,8 @@ from compactscope.core.pipeline import Engine
 from compactscope.core.report import build_report, format_for, render_html, render_markdown, write_report
 from compactscope.core.report.html import content_security_policy
 from compactscope.core.report.markdown import fence, md
-from compactscope.core.report.model import group_rows, natural_strategy
+from compactscope.core.contexts import WHOLE, call_context, locate_call, real_context
+from compactscope.core.report.model import group_rows
 
 from helpers import a, u
 
@@ -149,14 +150,17 @@ def test_real_summaries_in_full_with_their_facts(corpus):
     assert real[0].text == message_text(conv.messages[ev.summary_index])
     assert len(real[0].text) > 1000
     assert real[0].facts["pre_tokens"] == ev.pre_tokens and real[0].facts["trigger"] == ev.trigger
-    assert real[0].anchor == f"m{ev.summary_index}"
+    # the report runs over the last segment by default: the compact summary opens it
+    assert rep.segment == len(conv.segments) - 1 and rep.messages[0] is conv.messages[ev.summary_index]
+    assert real[0].anchor == "m0"
     from html import escape
     html = _html(rep)
     assert escape(real[0].text) in html
     md_text = _md(rep)
     assert real[0].text in md_text
     # per-message time and per-call usage, where the file records them
-    i, meta = next((i, m) for i, m in enumerate(conv.meta) if m.usage is not None)
+    first = conv.messages.index(rep.messages[0])
+    i, meta = next((i, m) for i, m in enumerate(conv.meta) if m.usage is not None and i > first)
     u0 = meta.usage
     assert f"cache read {u0.cache_read_input_tokens:,}" in html
     assert f"cache write {u0.cache_creation_input_tokens:,}" in html
@@ -189,26 +193,37 @@ def test_selection_is_the_windows_conversation_segment_and_call(corpus):
     result = load(str(corpus / CC_BIG))
     conv = result.main
     assert len(conv.segments) == 3
-    for seg, call in ((None, None), (1, None), (-1, None), (None, 40), (2, 3)):
+    # default (None): the last segment, what the agent would send next, as run takes it; WHOLE: the history
+    for seg, call in ((None, None), (WHOLE, None), (1, None), (-1, None), (WHOLE, 40), (None, 3), (2, 3)):
         rep = build_report(result, Engine("claude_code"), segment=seg, call=call)
         s = Session(strategy="claude_code")
         s.open(str(corpus / CC_BIG))
-        assert s.segment == 2              # a compacted session opens on its last segment
-        s.set_segment(None if seg is None else seg % 3)
+        assert s.segment == 2              # a compacted session opens on its last segment, as the report does
+        s.set_segment(None if seg == WHOLE else 2 if seg is None else seg % 3)
         if call is not None:
             s.set_call(call)
         assert rep.messages == s.source_messages, (seg, call)
-        assert len(rep.messages) < len(conv.messages) or (seg, call) == (None, None)
+        assert len(rep.messages) < len(conv.messages) or (seg, call) == (WHOLE, None)
+        assert bool(rep.notes) == (seg == WHOLE), "a whole history past a compaction says it was never sent"
+    rep = build_report(result, Engine("claude_code"))
+    assert rep.messages == conv.messages[conv.segments[2]:] == real_context(conv).messages
+    assert "segment 2 of 3" in rep.scope and "what the agent would send next" in rep.scope and rep.segment == 2
     rep = build_report(result, Engine("claude_code"), segment=1)
     assert rep.messages == conv.messages[conv.segments[1]:conv.segments[2]]
     assert "segment 1 of 3" in rep.scope and rep.segment == 1
-    rep = build_report(result, Engine("claude_code"), call=40)
+    rep = build_report(result, Engine("claude_code"), segment=WHOLE, call=40)
     assert rep.call == 40 and "before model call 40" in rep.scope
     assert rep.messages[-1] is conv.history()[conv.calls()[40] - 1]
     assert rep.trace.input is rep.messages
+    # the CLI's --call numbers calls over the whole history (as run does) and picks the same context as run
+    seg, k = locate_call(conv, 40)
+    rep = build_report(result, Engine("claude_code"), segment=seg, call=k)
+    assert rep.messages == call_context(conv, 40).messages
     with pytest.raises(ValueError, match="no segment 7.*3 segment"):
         build_report(result, Engine("s08"), segment=7)
     with pytest.raises(ValueError, match=f"no model call 4000.*{len(conv.calls())} model call"):
+        build_report(result, Engine("s08"), segment=WHOLE, call=4000)
+    with pytest.raises(ValueError, match="no model call 4000.*the segment has 81 model call"):
         build_report(result, Engine("s08"), call=4000)
     with pytest.raises(ValueError, match="no conversation 3"):
         build_report(result, Engine("s08"), conversation=3)
@@ -222,10 +237,7 @@ def test_group_rows_folds_kept_and_removed_runs():
                                                           ("changed", 1), ("kept", 1)]
 
 
-def test_natural_strategy_and_format():
-    assert natural_strategy("claude-code")[0] == "claude_code"
-    assert natural_strategy("hermes-db")[0] == "hermes"
-    assert natural_strategy("openai-chat")[0] == "s08"
+def test_format_for():
     assert format_for("x.md") == "md" and format_for("x.HTML") == "html" and format_for("x", "md") == "md"
     with pytest.raises(ValueError):
         format_for("x", "pdf")
@@ -339,7 +351,7 @@ def test_cli_report_of_a_claude_code_session_uses_its_strategy_and_inferred_defa
     from compactscope.core import strategies
     out = tmp_path / "cc.html"
     assert cli_main(["report", str(corpus / CC_ONE), "-o", str(out)]) == 0
-    assert "claude_code, chosen for a claude-code file" in capsys.readouterr().out
+    assert "strategy claude_code: the file's own pipeline (a Claude Code session)" in capsys.readouterr().out
     html = out.read_text()
     inferred = strategies.infer_params("claude_code", load(str(corpus / CC_ONE)).main)
     assert inferred.params, "the session tells claude_code something"

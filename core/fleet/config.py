@@ -94,16 +94,18 @@ class FleetConfig:
 def make_config(strategy: str = "claude_code", params: dict | None = None, compare: list | None = None,
                 summarizer: str = "offline", infer: bool = True) -> FleetConfig:
     """``compare``: specs ``[LABEL=]NAME[:K=V,...]`` or (label, strategy, params) tuples."""
-    from ..strategies.spec import parse_run_spec
+    from ..strategies.spec import parse_compare
     runs, taken = [], set()
+    specs = []
     for spec in compare or []:
-        if isinstance(spec, str):
+        if isinstance(spec, str):       # the --compare syntax of every command: "s08;hermes" = two runs
             try:
-                label, name, p = parse_run_spec(spec)
+                specs += parse_compare(spec)
             except ValueError as e:
                 raise FleetError(f"--compare: {e}") from None
         else:
-            label, name, p = spec
+            specs.append(spec)
+    for label, name, p in specs:
         runs.append(Run(label, column_key(label, taken), name, dict(p or {})))
     cfg = FleetConfig(strategy, dict(params or {}), tuple(runs), summarizer, infer)
     cfg.check()

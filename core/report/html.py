@@ -285,7 +285,9 @@ def render_html(rep, out) -> None:
     w(page_start(rep.title))
     w(f"<h1>{esc(rep.title)}</h1>")
     w(f'<p class="sub">{esc(rep.path)} \u00b7 {esc(rep.info.get("format", ""))} \u00b7 strategy '
-      f'<b>{esc(rep.strategy.name)}</b> \u00b7 {esc(rep.scope)}</p>')
+      f'<b>{esc(rep.strategy.name)}</b> ({esc(rep.strategy_reason)}) \u00b7 {esc(rep.scope)}</p>')
+    for note in rep.notes:
+        w(f'<p class="note" role="note"><b>Note:</b> {esc(note)}</p>')
     toc = [("file", "The file"), ("run", "The run"), ("chart", "Size per stage"), ("layers", "Layer by layer"),
            ("boundary", "Boundary"), ("findings", "API findings")]
     if rep.replay:

@@ -51,8 +51,10 @@ def render_markdown(rep, out) -> None:
     w = out.write
     tr = rep.trace
     w(f"# {md(rep.title)}\n\n")
-    w(f"{md(rep.path)} \u00b7 {md(rep.info.get('format', ''))} \u00b7 strategy **{md(rep.strategy.name)}** \u00b7 "
-      f"{md(rep.scope)}\n\n")
+    w(f"{md(rep.path)} \u00b7 {md(rep.info.get('format', ''))} \u00b7 strategy **{md(rep.strategy.name)}** "
+      f"({md(rep.strategy_reason)}) \u00b7 {md(rep.scope)}\n\n")
+    for note in rep.notes:
+        w(f"> **Note:** {md(note)}\n\n")
     _file(rep, w)
     _run(rep, w)
     _chart(rep, w)

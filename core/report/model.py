@@ -1,7 +1,8 @@
 """The facts a report shows, gathered once; the HTML and Markdown renderers only format them.
 
-``build_report(result, engine, ...)`` picks the messages (a conversation of the file, one of its
-segments, or the recorded context before one model call), runs the engine's pipeline over
+``build_report(result, engine, ...)`` picks the messages (a segment of a conversation of the file, by
+default its last: what the agent would send next; the whole history only when asked; or the recorded
+context before one model call), runs the engine's pipeline over
 them, aligns every layer's before and after, explains the boundary, collects every real and simulated
 compaction summary in full, and (with ``replay=True``) replays the conversation's whole life, optionally
 against other strategies. Nothing here formats text for a medium.
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..align import align, summarize_rows
+from ..contexts import WHOLE, whole_history_note
 from ..conversation import Conversation, LoadResult, MessageMeta
 from ..explain import BoundaryExplanation, boundary_explanation, find_boundary_step
 from ..info import describe
@@ -70,7 +72,9 @@ class Report:
     params: dict
     changed_params: dict                # the parameters that differ from the strategy's defaults
     param_reasons: dict                 # parameter -> why it has this value (inferred from the file), if any
-    strategy_reason: str                # why this strategy (when the report chose it), else ""
+    strategy_reason: str                # why this strategy ran, in words (StrategyChoice.reason)
+    notes: list                         # what the reader must know first: a whole history that was never
+                                        # sent, a strategy that is not the file's own pipeline
     inferred_lines: list                # what the strategy read from the session, one line per parameter/note
     threshold: float | None
     threshold_unit: str
@@ -102,18 +106,6 @@ def layer_label(strategy, name: str) -> str:
         return strategy.layer(name).label or name
     except (KeyError, AttributeError):
         return name
-
-
-NATURAL = {"claude-code": "claude_code", "hermes-session": "hermes", "hermes-db": "hermes"}
-
-
-def natural_strategy(fmt: str) -> tuple[str, str]:
-    """The strategy the agent that wrote a file of this format runs, and why, in words: Claude Code sessions
-    get claude_code, Hermes sessions hermes, anything else the s08 course pipeline."""
-    name = NATURAL.get(fmt, "s08")
-    why = (f"the file is a {fmt} session, so the {name} pipeline its agent runs" if fmt in NATURAL else
-           "s08, the course pipeline (no agent-specific pipeline for this format)")
-    return name, why + "; --strategy chooses another"
 
 
 def summary_texts_of_trace(trace: Trace, origin: str, where: str, anchors: dict | None = None,
@@ -165,43 +157,29 @@ def _meta_map(conv: Conversation) -> dict:
     return {id(m): conv.meta[i] for i, m in enumerate(conv.messages) if i < len(conv.meta)}
 
 
-def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, segment: int | None = None,
-                 call: int | None = None, replay: bool = False, compare: Sequence = (),
-                 max_calls: int | None = None, param_reasons: dict | None = None, title: str | None = None,
-                 strategy_reason: str = "", inferred=None, user_params: dict | None = None,
-                 trace: Trace | None = None, replayed_call: int | None = None, stage: int | None = None,
-                 replays: Sequence | None = None, main_label: str | None = None,
-                 progress: Callable[[str], Any] | None = None, now: float | None = None) -> Report:
-    """Gather a report's facts.
-
-    ``engine`` runs the pipeline (its strategy, parameters, summarizer, workspace and token estimator) over
-    the messages the window would: the conversation (``Conversation.select``), or one ``segment`` of it (the
-    context after a real compaction; negative counts from the end), or of either the recorded context before
-    model ``call``. ``compare`` is a list of ``(label, Engine)`` replayed next to it (it implies ``replay``).
-    ``trace``: the run already made (the window's), reported instead of running again; ``replayed_call``:
-    that trace is the replay's run before this call; ``stage``: the stage on screen (0 = Original).
-    ``replays``: replay results already made (the window's timeline) to show when no replay is asked for.
-    ``inferred``: what the strategy read from the session (``strategies.Inferred``; its reasons explain the
-    parameters), with the ``user_params`` that override it. Raises ValueError with what is wrong in the
-    selection."""
-    t0 = time.perf_counter()
-    say = progress or (lambda _t: None)
-    n_conv = len(result.conversations)
-    if not 0 <= conversation < n_conv:
-        raise ValueError(f"there is no conversation {conversation}: the file holds {n_conv} (0..{n_conv - 1})")
-    conv = result.conversations[conversation]
-    scope = f"conversation {conversation}"
-    if segment is not None:
-        n = len(conv.segments)
-        seg = segment + n if segment < 0 else segment
-        if not 0 <= seg < n:
+def _selection(conv: Conversation, index: int, segment, call) -> tuple:
+    """The messages a report runs over, as the window selects them (``Conversation.select``): ``segment`` k
+    (negative counts from the end), None = the last segment (what the agent would send next, as run and check
+    take it), ``contexts.WHOLE`` = the whole history; ``call`` = the context before that model call of the
+    segment (or of the whole history). Returns (segment or None for the whole history, call, the scope in
+    words, whole)."""
+    n = len(conv.segments or [0])
+    scope = f"conversation {index}"
+    whole = segment == WHOLE or n <= 1 and segment is None
+    if whole:
+        segment = None
+        if n > 1:
+            scope += f", the whole history ({n} contexts split at real compactions, read in a row; never sent as " \
+                     f"one request)"
+    else:
+        seg = -1 if segment is None else segment
+        if not isinstance(seg, int) or not -n <= seg < n:
             raise ValueError(f"there is no segment {segment}: the conversation has {n} segment(s) (0..{n - 1}), one "
-                             "per context between real compactions")
-        segment = seg
-        scope += (f", segment {seg} of {n} (the context after " + ("the start" if seg == 0 else
-                                                                       f"real compaction {seg}") + ")")
-    elif len(conv.segments) > 1:
-        scope += f", the whole history ({len(conv.segments)} contexts split at real compactions, read in a row)"
+                             "per context between real compactions; 'all' = the whole history")
+        segment = seg % n
+        scope += (f", segment {segment} of {n} (the context after " + ("the start" if segment == 0 else
+                                                                       f"real compaction {segment}")
+                  + ("; the last: what the agent would send next" if segment == n - 1 else "") + ")")
     if call is not None:
         at = conv.calls(segment)
         k = call + len(at) if call < 0 else call
@@ -210,10 +188,49 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
             raise ValueError(f"there is no model call {call}: the {what} has {len(at)} model call(s) "
                              f"(0..{len(at) - 1})")
         call = k
-        scope += f", the recorded context before model call {k}"
+        scope += f", the recorded context before model call {k}" + (" of the segment" if segment is not None else "")
+    return segment, call, scope, whole
+
+
+def _crosses(conv: Conversation, history_prefix: list) -> bool:
+    """A prefix of the whole history reaches past the first real compaction (it was never one request)."""
+    if len(conv.segments or [0]) <= 1:
+        return False
+    first = sum(1 for i in range(conv.segments[1]) if "copy_of" not in conv.meta_at(i).extra)
+    return len(history_prefix) > first
+
+
+def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, segment: int | str | None = None,
+                 call: int | None = None, replay: bool = False, compare: Sequence = (),
+                 max_calls: int | None = None, param_reasons: dict | None = None, title: str | None = None,
+                 choice=None, inferred=None, user_params: dict | None = None,
+                 trace: Trace | None = None, replayed_call: int | None = None, stage: int | None = None,
+                 replays: Sequence | None = None, main_label: str | None = None,
+                 progress: Callable[[str], Any] | None = None, now: float | None = None) -> Report:
+    """Gather a report's facts.
+
+    ``engine`` runs the pipeline (its strategy, parameters, summarizer, workspace and token estimator) over
+    the messages the window would (``Conversation.select``): one ``segment`` of the conversation (the context
+    after a real compaction; negative counts from the end; default: the last, what the agent would send next,
+    as run and check take it), or with ``segment=contexts.WHOLE`` the whole history (with a note that it was
+    never sent as one request), or of either the recorded context before model ``call``. ``compare`` is a list of ``(label, Engine)`` replayed next to it (it implies ``replay``).
+    ``trace``: the run already made (the window's), reported instead of running again; ``replayed_call``:
+    that trace is the replay's run before this call; ``stage``: the stage on screen (0 = Original).
+    ``replays``: replay results already made (the window's timeline) to show when no replay is asked for.
+    ``inferred``: what the strategy read from the session (``strategies.Inferred``; its reasons explain the
+    parameters), with the ``user_params`` that override it. ``choice``: why the strategy runs
+    (``strategies.StrategyChoice``; default: described against the file's own pipeline). Raises ValueError
+    with what is wrong in the selection."""
+    t0 = time.perf_counter()
+    say = progress or (lambda _t: None)
+    n_conv = len(result.conversations)
+    if not 0 <= conversation < n_conv:
+        raise ValueError(f"there is no conversation {conversation}: the file holds {n_conv} (0..{n_conv - 1})")
+    conv = result.conversations[conversation]
+    segment, call, scope, whole = _selection(conv, conversation, segment, call)
     strategy = engine.strategy
     if trace is None:
-        messages = conv.select(segment, call)
+        messages = conv.select(None if whole else segment, call)
         say(f"running {strategy.name}")
         trace = engine.fork().run(messages, conversation=conv, now=now)
     else:
@@ -248,13 +265,18 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         size = None
     from compactscope import __version__
     name = os.path.basename(str(result.path)) or str(result.path)
+    if choice is None:
+        from ..strategies import strategy_choice_of
+        choice = strategy_choice_of(conv, strategy.name)
+    notes = [n for n in ((whole_history_note(conv) if whole and _crosses(conv, messages) else ""), choice.warning())
+             if n]
     return Report(
         title=title or f"Compactscope report: {name}, {strategy.name}",
         path=str(result.path), file_bytes=size, info=describe(result), conversation_index=conversation,
         conversation=conv, scope=scope, segment=segment, call=call, replayed_call=replayed_call, stage=stage,
         strategy=strategy, params=params, changed_params=changed,
         param_reasons={**(getattr(inferred, "reasons", None) or {}), **(param_reasons or {})},
-        inferred_lines=inferred.lines(user_params) if inferred else [], strategy_reason=strategy_reason,
+        inferred_lines=inferred.lines(user_params) if inferred else [], strategy_reason=choice.reason(), notes=notes,
         threshold=thr, threshold_unit=unit, messages=messages, trace=trace, stages=stages, boundary=boundary,
         boundary_layer=bstep.layer if bstep is not None else None, summaries=summaries, replay=replay_facts,
         meta=_meta_map(conv), anchors=anchors, meter=engine.meter, generated=time.time(), version=__version__,
@@ -312,7 +334,8 @@ def session_request(session, *, replay: bool | None = None, title: str | None = 
         specs = session.compare_configs()
         main_label = specs[0].label
         compare = [(sp.label, engine.fork(strategy=sp.strategy, params=sp.params, order=None)) for sp in specs[1:]]
-    return result, engine, dict(conversation=index, segment=session.segment, call=session.call, trace=trace,
+    return result, engine, dict(conversation=index, segment=WHOLE if session.segment is None else session.segment,
+                                call=session.call, trace=trace,
                                 replayed_call=res.call_index if trace is not None else None, stage=session.stage,
                                 replay=want, compare=compare, main_label=main_label, title=title)
 

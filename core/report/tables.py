@@ -55,7 +55,7 @@ def usage(rep) -> Table:
 
 def run_facts(rep) -> Table:
     s, tr = rep.strategy, rep.trace
-    chosen = f" (chosen: {rep.strategy_reason})" if rep.strategy_reason else ""
+    chosen = f" ({rep.strategy_reason})" if rep.strategy_reason else ""
     thr = f"{num(rep.threshold)} {_unit(rep.threshold_unit)}" if rep.threshold is not None else "none"
     return Table(["", ""], [["strategy", f"{s.name}: {s.title}{chosen}"], ["what it is", s.description],
                             ["ran over", rep.scope],

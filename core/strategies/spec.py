@@ -3,7 +3,9 @@
 * assignments ``NAME=VALUE`` (``--set``, repeatable; ``parse_assignments``);
 * runs ``NAME``, ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V`` (``--compare``; the window's "more runs"
   field holds several, ';'-separated): ``parse_run`` -> a ``RunSpec`` with the strategy and its
-  resolved, typed parameters; ``parse_run_spec`` -> (label, name, the values as text).
+  resolved, typed parameters; ``parse_run_spec`` -> (label, name, the values as text);
+* ``--compare`` values, the same in replay, fleet, report and the window (repeatable, each value
+  one run or several ';'-separated): ``split_runs`` / ``parse_compare``.
 
 Values stay text until ``Strategy.resolve`` coerces them with each ``Param``: nothing is turned
 back into ``k=v`` strings and parsed again.
@@ -85,9 +87,29 @@ def parse_run(spec: str, conversation=None) -> RunSpec:
     return run(label, name, raw, conversation)
 
 
-def parse_runs(text: str, sep: str = ";", conversation=None) -> list[RunSpec]:
-    """Several runs, ``sep``-separated (the window's field)."""
-    return [parse_run(part, conversation) for part in (p.strip() for p in text.split(sep)) if part]
+RUN_SEP = ";"
+
+
+def split_runs(items: Iterable[str] | str | None, sep: str = RUN_SEP) -> list[str]:
+    """The runs ``--compare`` values name, the same in replay, fleet, report and the window: the option is
+    repeatable and each value may hold several runs ``sep``-separated (``--compare "s08;hermes"`` =
+    ``--compare s08 --compare hermes``)."""
+    if items is None:
+        return []
+    if isinstance(items, str):
+        items = [items]
+    return [part for item in items for part in (p.strip() for p in str(item).split(sep)) if part]
+
+
+def parse_compare(items: Iterable[str] | str | None) -> list[tuple[str, str, dict[str, str]]]:
+    """``--compare`` values (``split_runs``) -> one (label, strategy name, params as text) per run
+    (``parse_run_spec``); ValueError says which run is wrong."""
+    return [parse_run_spec(part) for part in split_runs(items)]
+
+
+def parse_runs(text: str | Iterable[str], sep: str = RUN_SEP, conversation=None) -> list[RunSpec]:
+    """Several runs, ``sep``-separated (the window's field, ``--compare``): resolved RunSpecs."""
+    return [parse_run(part, conversation) for part in split_runs(text, sep)]
 
 
 def compare_runs(strategy: Strategy, params: dict, defaults_of: Iterable[str] = (), extra: str = "",
