@@ -8,60 +8,62 @@ from PySide6.QtWidgets import QApplication
 from .export import install as install_export
 from .fleet import open_fleet_dialog
 from .live import install_menu
+from compactscope.widgets.i18n import tr
 
 
 def install_actions(win, examples) -> None:
     mb = win.menuBar()
-    fm = mb.addMenu("&File")
-    a = fm.addAction("&Open\u2026", win.open_dialog)
+    fm = mb.addMenu(tr("&File"))
+    a = fm.addAction(tr("&Open…"), win.open_dialog)
     a.setShortcut(QKeySequence.Open)
-    win.recent_menu = fm.addMenu("Open &Recent")
-    a = fm.addAction("Open &Fleet\u2026", lambda: open_fleet_dialog(win))
+    win.recent_menu = fm.addMenu(tr("Open &Recent"))
+    a = fm.addAction(tr("Open &Fleet…"), lambda: open_fleet_dialog(win))
     a.setShortcut(QKeySequence("Ctrl+Shift+O"))
-    a.setToolTip("Open the results of compactscope fleet (a Parquet file): the whole archive's distribution")
+    a.setToolTip(tr("Open the results of compactscope fleet (a Parquet file): the whole archive's distribution"))
     fm.addSeparator()
-    a = fm.addAction("Load &Strategy from File\u2026", win.load_strategy_dialog)
+    a = fm.addAction(tr("Load &Strategy from File…"), win.load_strategy_dialog)
     a.setShortcut(QKeySequence("Ctrl+Shift+L"))
-    a.setToolTip("Your own compactor: a Python file with a function messages -> messages (docs/plugins.md)")
-    win.recent_strategies_menu = fm.addMenu("Recent S&trategies")
+    a.setToolTip(tr("Your own compactor: a Python file with a function messages -> messages (docs/plugins.md)"))
+    win.recent_strategies_menu = fm.addMenu(tr("Recent S&trategies"))
     fm.addSeparator()
-    win.examples_menu = fm.addMenu("Open &Example")
+    win.examples_menu = fm.addMenu(tr("Open &Example"))
     for p in sorted(examples.glob("*.json")):
         win.examples_menu.addAction(p.name, lambda p=p: win.open_path(str(p)))
     fm.addSeparator()
-    fm.addAction("Export as &PNG\u2026", win.save_screenshot_dialog).setToolTip("A screenshot of the window")
+    fm.addAction(tr("Export as &PNG…"), win.save_screenshot_dialog).setToolTip(tr("A screenshot of the window"))
     fm.addSeparator()
-    q = fm.addAction("&Quit", win.close)
+    q = fm.addAction(tr("&Quit"), win.close)
     q.setShortcut(QKeySequence.Quit)
     rebuild_recent(win)
     rebuild_recent_strategies(win)
     # File > Export as HTML / Markdown (before PNG), and the Edit menu's copies as Markdown (app/export.py)
     install_export(win, fm, mb)
-    vm = mb.addMenu("&View")
-    for text, keys, slot in (("Zoom &In", [QKeySequence.ZoomIn, QKeySequence("Ctrl+=")],
+    vm = mb.addMenu(tr("&View"))
+    for text, keys, slot in ((tr("Zoom &In"), [QKeySequence.ZoomIn, QKeySequence("Ctrl+=")],
                               lambda: win.set_zoom(win.zoom + 1)),
-                             ("Zoom &Out", [QKeySequence.ZoomOut], lambda: win.set_zoom(win.zoom - 1)),
-                             ("&Reset Zoom", [QKeySequence("Ctrl+0")], lambda: win.set_zoom(0))):
+                             (tr("Zoom &Out"), [QKeySequence.ZoomOut], lambda: win.set_zoom(win.zoom - 1)),
+                             (tr("&Reset Zoom"), [QKeySequence("Ctrl+0")], lambda: win.set_zoom(0))):
         a = vm.addAction(text, slot)
         a.setShortcuts(keys)
-    win.dark_action = vm.addAction("&Dark palette", lambda: win.set_dark(win.dark_action.isChecked()))
+    win.dark_action = vm.addAction(tr("&Dark palette"), lambda: win.set_dark(win.dark_action.isChecked()))
     win.dark_action.setCheckable(True)
     win.dark_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
-    win.presenter_action = vm.addAction("&Presenter mode", lambda: win.set_presenter(win.presenter_action.isChecked()))
+    win.presenter_action = vm.addAction(tr("&Presenter mode"), lambda: win.set_presenter(win.presenter_action.isChecked()))
     win.presenter_action.setCheckable(True)
     win.presenter_action.setShortcut(QKeySequence("F11"))
-    win.presenter_action.setToolTip("Large type; the inspector and parameters hidden; the narration shown in a lesson")
+    win.presenter_action.setToolTip(tr("Large type; the inspector and parameters hidden; the narration shown in a lesson"))
+    _language_menu(win, vm)
     vm.addSeparator()
     for d in (win.dock_inspector, win.dock_params, win.dock_chart, win.dock_findings, win.dock_narration):
         vm.addAction(d.toggleViewAction())
     _lesson_menu(win, mb)
     install_menu(win)            # Live: agent, recording proxy and follow mode in a dock (app/live.py)
-    nm = mb.addMenu("&Navigate")
-    for text, key, slot in (("&Find\u2026", QKeySequence.Find, win.focus_search),
-                            ("Find &Next", QKeySequence.FindNext, lambda: win.next_match(1)),
-                            ("Find &Previous", QKeySequence.FindPrevious, lambda: win.next_match(-1)),
-                            ("Jump to tool &partner", QKeySequence("Ctrl+J"), win.jump_to_partner),
-                            ("Run the pipeline &again", QKeySequence("F5"), win.run_pipeline)):
+    nm = mb.addMenu(tr("&Navigate"))
+    for text, key, slot in ((tr("&Find\u2026"), QKeySequence.Find, win.focus_search),
+                            (tr("Find &Next"), QKeySequence.FindNext, lambda: win.next_match(1)),
+                            (tr("Find &Previous"), QKeySequence.FindPrevious, lambda: win.next_match(-1)),
+                            (tr("Jump to tool &partner"), QKeySequence("Ctrl+J"), win.jump_to_partner),
+                            (tr("Run the pipeline &again"), QKeySequence("F5"), win.run_pipeline)):
         a = nm.addAction(text, slot)
         a.setShortcut(key)
     # stepping keys: window shortcuts (text fields keep their own arrows); in the timeline, arrows and
@@ -81,7 +83,7 @@ def rebuild_recent(win) -> None:
         win.recent_menu.addAction(f, lambda f=f: win.open_path(f))
     if files:
         win.recent_menu.addSeparator()
-        win.recent_menu.addAction("Clear", lambda: (win.settings.clear_recent(), rebuild_recent(win)))
+        win.recent_menu.addAction(tr("Clear"), lambda: (win.settings.clear_recent(), rebuild_recent(win)))
     win.recent_menu.setEnabled(bool(files))
 
 
@@ -97,7 +99,7 @@ def rebuild_recent_strategies(win) -> None:
     m.setToolTipsVisible(True)
     if specs:
         m.addSeparator()
-        m.addAction("Clear", lambda: (win.settings.clear_recent_strategies(), rebuild_recent_strategies(win)))
+        m.addAction(tr("Clear"), lambda: (win.settings.clear_recent_strategies(), rebuild_recent_strategies(win)))
     m.setEnabled(bool(specs))
 
 
@@ -130,14 +132,31 @@ def _arrow(win, d) -> None:
 def _lesson_menu(win, mb) -> None:
     """Lesson: the bundled lessons, next/previous slide (Page Down/Up), close."""
     from compactscope.core import lessons
-    lm = mb.addMenu("L&esson")
+    lm = mb.addMenu(tr("L&esson"))
     win.lesson_menu = lm
     for les in lessons.available():
-        a = lm.addAction(les.title_in(getattr(win, "language", "en")), lambda les=les: win.lesson_controller.open(les))
+        a = lm.addAction(les.title_in(win.language), lambda les=les: win.lesson_controller.open(les))
         a.setToolTip(les.name)
     lm.addSeparator()
-    a = lm.addAction("&Next slide", win.lesson_controller.next)
-    a.setToolTip("Page Down, or a presenter remote's next key")
-    a = lm.addAction("&Previous slide", win.lesson_controller.previous)
-    a.setToolTip("Page Up, or a presenter remote's previous key")
-    lm.addAction("&Close lesson", win.lesson_controller.close)
+    a = lm.addAction(tr("&Next slide"), win.lesson_controller.next)
+    a.setToolTip(tr("Page Down, or a presenter remote's next key"))
+    a = lm.addAction(tr("&Previous slide"), win.lesson_controller.previous)
+    a.setToolTip(tr("Page Up, or a presenter remote's previous key"))
+    lm.addAction(tr("&Close lesson"), win.lesson_controller.close)
+
+
+def _language_menu(win, vm) -> None:
+    """View > Language: each language in its own words; choosing one rebuilds the window in it."""
+    from PySide6.QtGui import QActionGroup
+    from . import language
+    lm = vm.addMenu(tr("&Language"))
+    win.language_menu = lm
+    group = QActionGroup(lm)
+    group.setExclusive(True)
+    win.language_actions = {}
+    for code, name in language.LANGUAGES.items():
+        a = lm.addAction(name, lambda code=code: win.set_language(code))
+        a.setCheckable(True)
+        a.setChecked(code == language.current())
+        group.addAction(a)
+        win.language_actions[code] = a

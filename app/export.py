@@ -22,8 +22,10 @@ from compactscope.core.report.model import real_summaries, summary_texts_of_trac
 from compactscope.core.session import stage_label
 
 from .workers import QtExecutor
+from compactscope.widgets.i18n import tr
+from PySide6.QtCore import QT_TRANSLATE_NOOP
 
-FILTERS = {"html": "HTML report (*.html)", "md": "Markdown (*.md)"}
+FILTERS = {"html": QT_TRANSLATE_NOOP("", "HTML report (*.html)"), "md": QT_TRANSLATE_NOOP("", "Markdown (*.md)")}
 
 
 class Exporter:
@@ -45,10 +47,10 @@ class Exporter:
 
     def export_dialog(self, fmt: str) -> None:
         if self.win.session.conversation is None:
-            self.win.show_error("Nothing to export: no conversation is open.", "Open a transcript first.")
+            self.win.show_error(tr("Nothing to export: no conversation is open."), tr("Open a transcript first."))
             return
-        path, _ = QFileDialog.getSaveFileName(self.win, f"Export a {fmt.upper()} report", self.default_name(fmt),
-                                              FILTERS[fmt])
+        path, _ = QFileDialog.getSaveFileName(self.win, tr("Export a {upper} report").format(upper=fmt.upper()), self.default_name(fmt),
+                                              tr(FILTERS[fmt]))
         if path:
             self.win.settings.set("export/dir", str(Path(path).parent))
             self.export(path, fmt)
@@ -58,10 +60,10 @@ class Exporter:
         try:
             result, engine, kw = session_request(self.win.session)
         except ValueError as e:
-            self.win.show_error(f"Nothing to export: {e}.", "Open a transcript first.")
+            self.win.show_error(tr("Nothing to export: {e}.").format(e=e), tr("Open a transcript first."))
             return False
         fmt = fmt or ("md" if str(path).lower().endswith((".md", ".markdown")) else "html")
-        self.win.statusBar().showMessage(f"Writing the {fmt.upper()} report to {path}\u2026")
+        self.win.statusBar().showMessage(tr("Writing the {upper} report to {path}…").format(upper=fmt.upper(), path=path))
         t0 = time.perf_counter()
 
         def job(state):
@@ -78,26 +80,25 @@ class Exporter:
             size = Path(path).stat().st_size
         except OSError:
             size = 0
-        self.win.statusBar().showMessage(f"Exported the {fmt.upper()} report to {path} ({size:,} bytes, "
-                                         f"{dt:.1f} s)", 15000)
+        self.win.statusBar().showMessage(tr("Exported the {upper} report to {path} ({size:,} bytes, {dt:.1f} s)").format(upper=fmt.upper(), path=path, size=size, dt=dt), 15000)
 
     def _failed(self, exc: BaseException) -> None:
         what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        self.win.show_error(f"The report could not be written: {what}",
-                            "Choose another file or folder (one you can write to).")
+        self.win.show_error(tr("The report could not be written: {what}").format(what=what),
+                            tr("Choose another file or folder (one you can write to)."))
 
     # ------------------------------------------------------------ copy as Markdown
     def _copy(self, text: str, what: str) -> bool:
         self.last_text = text
         QGuiApplication.clipboard().setText(text)
-        self.win.statusBar().showMessage(f"Copied {what} as Markdown ({len(text):,} chars)", 5000)
+        self.win.statusBar().showMessage(tr("Copied {what} as Markdown ({n_text:,} chars)").format(what=what, n_text=len(text)), 5000)
         return True
 
     def copy_message(self) -> bool:
         s, model = self.win.session, self.win.model
         mi = s.selection
         if mi is None or not 0 <= mi < len(model.messages):
-            self.win.statusBar().showMessage("Select a message to copy it as Markdown", 5000)
+            self.win.statusBar().showMessage(tr("Select a message to copy it as Markdown"), 5000)
             return False
         m = model.messages[mi]
         return self._copy(message_markdown(m, s.meta_of(m), f"#{mi}"), f"message #{mi}")
@@ -108,7 +109,7 @@ class Exporter:
         if step is None:
             trace = s.trace
             if trace is None:
-                self.win.statusBar().showMessage("Nothing has run yet", 5000)
+                self.win.statusBar().showMessage(tr("Nothing has run yet"), 5000)
                 return False
             text = f"### {md(s.strategy.name)}: every layer\n\n" + "".join(
                 f"- **{md(stage_label(s.strategy, st.layer))}** ({md(st.layer)}): {md(st.explain())}\n"
@@ -141,8 +142,7 @@ class Exporter:
     def copy_summary(self) -> bool:
         x = self.summary()
         if x is None:
-            self.win.statusBar().showMessage("No compaction summary here: no layer made one and the file records "
-                                             "none", 6000)
+            self.win.statusBar().showMessage(tr("No compaction summary here: no layer made one and the file records none"), 6000)
             return False
         return self._copy(summary_markdown(x), "the summary")
 
@@ -154,12 +154,12 @@ def install(win, file_menu, menubar) -> Exporter:
     ex = Exporter(win)
     win.exporter = ex
     acts = []
-    for text, fmt, key in (("Export as &HTML\u2026", "html", "Ctrl+E"), ("Export as &Markdown\u2026", "md",
-                                                                         "Ctrl+Shift+E")):
+    for text, fmt, key in ((tr("Export as &HTML\u2026"), "html", "Ctrl+E"), (tr("Export as &Markdown\u2026"), "md",
+                                                                             "Ctrl+Shift+E")):
         a = QAction(text, win)
         a.triggered.connect(lambda _=False, fmt=fmt: ex.export_dialog(fmt))
         a.setShortcut(QKeySequence(key))
-        a.setToolTip("A self-contained report of what is on screen: every layer, the summaries, the chart")
+        a.setToolTip(tr("A self-contained report of what is on screen: every layer, the summaries, the chart"))
         acts.append(a)
     png = next((a for a in file_menu.actions() if a.text().startswith("Export as &PNG")), None)
     for a in acts:
@@ -168,12 +168,12 @@ def install(win, file_menu, menubar) -> Exporter:
         else:
             file_menu.addAction(a)
     win.export_actions = acts
-    em = menubar.addMenu("&Edit")
+    em = menubar.addMenu(tr("&Edit"))
     win.edit_menu = em
-    copy_msg = em.addAction("Copy Message as &Markdown", ex.copy_message)
+    copy_msg = em.addAction(tr("Copy Message as &Markdown"), ex.copy_message)
     copy_msg.setShortcut(QKeySequence("Ctrl+Shift+C"))
-    copy_edits = em.addAction("Copy &Edits as Markdown", ex.copy_edits)
-    copy_sum = em.addAction("Copy &Summary as Markdown", ex.copy_summary)
+    copy_edits = em.addAction(tr("Copy &Edits as Markdown"), ex.copy_edits)
+    copy_sum = em.addAction(tr("Copy &Summary as Markdown"), ex.copy_summary)
     for view, actions in ((win.view, (copy_msg, copy_sum)), (win.edits, (copy_edits, copy_sum))):
         view.setContextMenuPolicy(Qt.ActionsContextMenu)
         for a in actions:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
 from compactscope.core.fleet import FleetError
 from compactscope.widgets.fleet_view import FleetView
+from compactscope.widgets.i18n import tr
 
 TIMELINE_TAB = 2
 
@@ -28,15 +29,14 @@ class FleetWindow(QMainWindow):
         self.main_window = main_window
         self.view = FleetView(data, self, threshold)
         self.setCentralWidget(self.view)
-        self.setWindowTitle(f"Compactscope fleet \u2014 {Path(data.path).name} ({data.n:,} sessions)")
-        fm = self.menuBar().addMenu("&File")
-        a = fm.addAction("Open &fleet\u2026", lambda: open_fleet_dialog(self.main_window, self))
+        self.setWindowTitle(tr("Compactscope fleet — {name} ({n:,} sessions)").format(name=Path(data.path).name, n=data.n))
+        fm = self.menuBar().addMenu(tr("&File"))
+        a = fm.addAction(tr("Open &fleet…"), lambda: open_fleet_dialog(self.main_window, self))
         a.setShortcut(QKeySequence("Ctrl+Shift+O"))
-        c = fm.addAction("&Close", self.close)
+        c = fm.addAction(tr("&Close"), self.close)
         c.setShortcut(QKeySequence.Close)
         self.view.sigOpenSession.connect(self.open_session)
-        self.statusBar().showMessage("Drag the slider (or the red line) to re-evaluate the fleet at another "
-                                     "threshold; double-click a session to open it in the debugger", 15000)
+        self.statusBar().showMessage(tr("Drag the slider (or the red line) to re-evaluate the fleet at another threshold; double-click a session to open it in the debugger"), 15000)
         self.resize(1280, 900)
 
     def open_session(self, spec: dict) -> bool:
@@ -45,7 +45,7 @@ class FleetWindow(QMainWindow):
             return False
         ok = open_session_at(win, spec)
         if ok:
-            self.statusBar().showMessage(f"opened {Path(spec['path']).name} at call {spec['call']} in the debugger",
+            self.statusBar().showMessage(tr("opened {name} at call {call} in the debugger").format(name=Path(spec['path']).name, call=spec['call']),
                                          8000)
         return ok
 
@@ -94,10 +94,10 @@ def open_fleet(win, path: str, threshold=None, parent=None):
         data = load_fleet(path)
     except FleetError as e:
         if win is not None and hasattr(win, "show_error"):
-            win.show_error(f"Could not open the fleet: {e}",
-                           "Open a results file written by compactscope fleet --out RESULTS.parquet.")
+            win.show_error(tr("Could not open the fleet: {e}").format(e=e),
+                           tr("Open a results file written by compactscope fleet --out RESULTS.parquet."))
         if parent is not None and parent is not win:
-            QMessageBox.warning(parent, "Compactscope fleet", str(e))
+            QMessageBox.warning(parent, tr("Compactscope fleet"), str(e))
         return None
     fw = FleetWindow(data, win, threshold)
     if win is not None:
@@ -106,8 +106,8 @@ def open_fleet(win, path: str, threshold=None, parent=None):
 
 
 def open_fleet_dialog(win, parent=None):
-    path, _ = QFileDialog.getOpenFileName(parent or win, "Open a fleet's results", "",
-                                          "Fleet results (*.parquet);;All files (*)")
+    path, _ = QFileDialog.getOpenFileName(parent or win, tr("Open a fleet's results"), "",
+                                          tr("Fleet results (*.parquet);;All files (*)"))
     if path:
         fw = open_fleet(win, path, parent=parent or win)
         if fw is not None:

@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--call", type=int, metavar="I", help="timeline: put the cursor on model call I (0-based)")
     ap.add_argument("--follow", metavar="SESSION", help="follow a Claude Code session file that is still being "
                                                        "written: the views update as it grows")
+    ap.add_argument("--lang", metavar="LANG", help="the window's language: en or zh_CN (default: the one chosen in "
+                                                   "View > Language, else the system's)")
     ap.add_argument("--lesson", metavar="NAME", help="open a lesson (compactscope lessons lists them; or a lesson "
                                                      "file's path) at --slide K; PageDown/PageUp move between slides")
     ap.add_argument("--slide", type=int, default=1, metavar="K", help="with --lesson: the slide (1 = the first)")
@@ -97,7 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("compactscope")
     from .main_window import MainWindow
     from .settings import Settings
-    win = MainWindow(Settings(enabled=not offscreen))
+    from . import language
+    settings = Settings(enabled=not offscreen)
+    lang = language.normalise(args.lang or settings.value("view/language", "") or language.system_language())
+    if lang not in language.LANGUAGES:
+        print(f"compactscope: --lang is one of {', '.join(language.LANGUAGES)}, not {args.lang!r}", file=sys.stderr)
+        return 2
+    language.install(lang)
+    win = MainWindow(settings)
     if args.strategy:
         from compactscope.core import strategies
         try:

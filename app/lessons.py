@@ -16,6 +16,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from compactscope.core import lessons
 
 from .screenshots import Frame, register_frames, slug
+from compactscope.widgets.i18n import tr
 
 NEXT_KEYS = (Qt.Key_PageDown, Qt.Key_MediaNext, Qt.Key_Forward)
 PREVIOUS_KEYS = (Qt.Key_PageUp, Qt.Key_MediaPrevious, Qt.Key_Back)
@@ -55,7 +56,7 @@ class LessonController(QObject):
             try:
                 lesson = lessons.load(lesson)
             except lessons.LessonError as e:
-                self.win.show_error(str(e), "Pick a lesson from the Lesson menu (compactscope lessons lists them).")
+                self.win.show_error(str(e), tr("Pick a lesson from the Lesson menu (compactscope lessons lists them)."))
                 return False
         self.lesson = lesson
         self.win.dock_narration.show()
@@ -102,7 +103,7 @@ class LessonController(QObject):
 
     def _apply_focus(self) -> None:
         slide = self.slide
-        focus = str(slide.state.get("focus") or "") if slide is not None else ""
+        focus = lessons.text(slide.state.get("focus"), "en") if slide is not None else ""
         self.win.explainer.set_focus(focus)
         self.win.edits.set_focus(focus)
 

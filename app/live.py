@@ -26,6 +26,7 @@ from compactscope.core.live import (Compacted, Failed, PipelineRan, ProxyWatch, 
 from compactscope.widgets.live_panel import LivePanel
 
 from .workers import QtExecutor
+from compactscope.widgets.i18n import tr
 
 
 def default_recording(kind: str) -> Path:
@@ -98,27 +99,27 @@ class LiveController(QObject):
             self.agent.configure(s.get("model"), s.get("api_key"), s.get("base_url"))
             return True
         if self.busy:
-            self.panel.show_error("A turn is still running in the current session.",
-                                  "Wait for it (or press Stop) before changing the workspace or the recording.")
+            self.panel.show_error(tr("A turn is still running in the current session."),
+                                  tr("Wait for it (or press Stop) before changing the workspace or the recording."))
             return False
         if not workdir or not Path(workdir).expanduser().is_dir():
-            self.panel.show_error(f"The workspace folder {workdir!r} does not exist.",
-                                  "Pick an existing folder with Browse\u2026; the agent can only touch files in it.")
+            self.panel.show_error(tr("The workspace folder {workdir!r} does not exist.").format(workdir=workdir),
+                                  tr("Pick an existing folder with Browse…; the agent can only touch files in it."))
             return False
         self.close_agent()
         path = Path(s["record"]).expanduser() if s.get("record") else default_recording("agent")
         try:
             self.recorder = RecordingWriter(path, source="agent", meta={"strategy": name, "workdir": str(workdir)})
         except OSError as e:
-            self.panel.show_error(f"Cannot write the recording {path}: {e.strerror or e}",
-                                  "Pick another recording file or folder.")
+            self.panel.show_error(tr("Cannot write the recording {path}: {v}").format(path=path, v=e.strerror or e),
+                                  tr("Pick another recording file or folder."))
             return False
         try:
             self.agent = Agent(Path(workdir).expanduser(), strategy=name, params=params, model=s.get("model"),
                                api_key=s.get("api_key"), base_url=s.get("base_url"), recorder=self.recorder,
                                confirm_bash=self._confirm_bash)
         except (AgentError, KeyError, ValueError) as e:
-            self.panel.show_error(f"Cannot start the agent: {e}", getattr(e, "hint", "") or "Check the settings.")
+            self.panel.show_error(tr("Cannot start the agent: {e}").format(e=e), getattr(e, "hint", "") or "Check the settings.")
             return False
         self._agent_key = key
         self.panel.append_note(f"new session in {self.agent.workdir} with {self.agent.model}, strategy {name}; "
@@ -132,7 +133,7 @@ class LiveController(QObject):
             strategy = strategies.get(name)
             resolved = strategy.resolve(params)
         except (KeyError, ValueError) as e:
-            self.panel.show_error(f"Strategy {name}: {e}", "Fix the parameter in the strategy panel.")
+            self.panel.show_error(tr("Strategy {name}: {e}").format(name=name, e=e), tr("Fix the parameter in the strategy panel."))
             return
         if strategy.name != a.engine.strategy.name:
             a.engine = a.engine.fork(strategy=strategy, params=resolved, state={})
@@ -160,7 +161,7 @@ class LiveController(QObject):
         if echo:
             self.panel.append_user(text)
         self.panel.set_busy(True)
-        self.panel.set_status("calling", "running the pipeline, then calling the model\u2026")
+        self.panel.set_status("calling", tr("running the pipeline, then calling the model…"))
         self.streamed = False
         agent = self.agent
 
@@ -188,7 +189,7 @@ class LiveController(QObject):
         self.panel.clear_error()
         self.panel.log.clear()
         self.panel.append_note(f"new session in {self.agent.workdir}; the recording continues", "#64748b")
-        self.panel.set_status("idle", "new session: send a message")
+        self.panel.set_status("idle", tr("new session: send a message"))
 
     def wait(self, timeout: float = 30.0) -> bool:
         """Process events until the agent's turn (and any queued one) ends (tests, closing)."""
@@ -220,7 +221,7 @@ class LiveController(QObject):
         return holder["answer"]
 
     def _on_ask(self, command: str, holder: dict) -> None:
-        self.panel.set_status("tool", "waiting for you to allow a shell command")
+        self.panel.set_status("tool", tr("waiting for you to allow a shell command"))
         try:
             holder["answer"] = self.panel.ask_bash(command)
         finally:
@@ -230,17 +231,17 @@ class LiveController(QObject):
         p = self.panel
         if how == "stopped":
             p.append_note("stopped; the conversation so far is kept (every tool call has its result)", "#b45309")
-            p.set_status("idle", "stopped; send a message to continue")
+            p.set_status("idle", tr("stopped; send a message to continue"))
         else:
             n = len(self.agent.calls) if self.agent else 0
-            p.set_status("idle", f"done; {n} model call(s) in this session")
+            p.set_status("idle", tr("done; {n} model call(s) in this session").format(n=n))
         self._turn_ended(how)
 
     def _turn_failed(self, e: BaseException) -> None:
         p = self.panel
         hint = getattr(e, "hint", "") or "This is a bug in Compactscope; the recording keeps what happened."
         p.show_error(str(getattr(e, "message", None) or f"{type(e).__name__}: {e}"), hint)
-        p.set_status("error", "the turn ended with an error; nothing recorded so far is lost")
+        p.set_status("error", tr("the turn ended with an error; nothing recorded so far is lost"))
         self._turn_ended("error")
 
     def _turn_ended(self, how: str) -> None:
@@ -280,8 +281,7 @@ class LiveController(QObject):
                 self._load_history(self.recorder.path, "agent")
             u = ev.usage or {}
             p.set_status("tool" if ev.stop_reason == "tool_use" else "idle",
-                         f"call {ev.call.n}: {ev.seconds:.1f} s, context {_fmt(ev.context_tokens)} tokens, output "
-                         f"{_fmt(u.get('output_tokens'))} tokens, stop {ev.stop_reason}")
+                         tr("call {n}: {seconds:.1f} s, context {_fmt} tokens, output {_fmt2} tokens, stop {stop_reason}").format(n=ev.call.n, seconds=ev.seconds, _fmt=_fmt(ev.context_tokens), _fmt2=_fmt(u.get('output_tokens')), stop_reason=ev.stop_reason))
         elif isinstance(ev, Retrying):
             p.set_status("calling", ev.text)
             p.append_note(ev.text, "#b45309")
@@ -317,12 +317,12 @@ class LiveController(QObject):
                 self.proxy_recorder = None
             self.proxy = None
             self.panel.set_proxy_running(False)
-            self.panel.show_error(f"The proxy did not start: {e}", "Pick another port, or check the upstream URL.")
+            self.panel.show_error(tr("The proxy did not start: {e}").format(e=e), tr("Pick another port, or check the upstream URL."))
             return False
         self.proxy_watch = ProxyWatch()
         self.panel.clear_error()
         self.panel.set_proxy_running(True, self.proxy.url)
-        self.panel.set_status("listening", f"proxy on {self.proxy.url} \u2192 {upstream}; recording to {path}")
+        self.panel.set_status("listening", tr("proxy on {url} → {upstream}; recording to {path}").format(url=self.proxy.url, upstream=upstream, path=path))
         self.panel.append_note(f"proxy listening on {self.proxy.url}; run ANTHROPIC_BASE_URL={self.proxy.url} "
                                "claude (or any client)", "#059669")
         return True
@@ -331,7 +331,7 @@ class LiveController(QObject):
         if self.proxy is not None:
             self.proxy.stop()
             self.panel.append_note(f"proxy stopped after {self.proxy.calls} call(s)", "#64748b")
-            self.panel.set_status("idle", "proxy stopped")
+            self.panel.set_status("idle", tr("proxy stopped"))
         if self.proxy_recorder is not None:
             self.proxy_recorder.close()
         self.proxy = self.proxy_recorder = None
@@ -382,14 +382,14 @@ class LiveController(QObject):
         self.stop_follow()
         if not Path(path).is_file():
             self.panel.set_follow_running(False)
-            self.panel.show_error(f"{path}: no such file.", "Pick the session file to follow.")
+            self.panel.show_error(tr("{path}: no such file.").format(path=path), tr("Pick the session file to follow."))
             return False
         self._follow_shape = None
         self.follow = FollowThread(path, lambda u: self.executor.post(self._follow_update, u), interval=0.5)
         self.follow.start()
         self.panel.clear_error()
         self.panel.set_follow_running(True)
-        self.panel.set_status("following", f"following {path}")
+        self.panel.set_status("following", tr("following {path}").format(path=path))
         self.panel.append_note(f"following {path}: the views update as complete lines arrive", "#059669")
         return True
 
@@ -397,7 +397,7 @@ class LiveController(QObject):
         if self.follow is not None:
             self.follow.stop()
             self.follow = None
-            self.panel.set_status("idle", "stopped following")
+            self.panel.set_status("idle", tr("stopped following"))
         self.panel.set_follow_running(False)
 
     def _follow_update(self, u) -> None:
@@ -540,10 +540,10 @@ def follow_dialog(win) -> None:
 
 def install_menu(win):
     """A "Live" menu in the window's menu bar; the panel is created when first opened."""
-    menu = win.menuBar().addMenu("&Live")
-    a = menu.addAction("&Agent (chat with the s08 agent)…", lambda: open_live(win, 0))
+    menu = win.menuBar().addMenu(tr("&Live"))
+    a = menu.addAction(tr("&Agent (chat with the s08 agent)…"), lambda: open_live(win, 0))
     a.setShortcut(QKeySequence("Ctrl+L"))
-    menu.addAction("Recording &proxy…", lambda: open_live(win, 1))
-    menu.addAction("&Follow a session file\u2026", lambda: follow_dialog(win))
+    menu.addAction(tr("Recording &proxy…"), lambda: open_live(win, 1))
+    menu.addAction(tr("&Follow a session file…"), lambda: follow_dialog(win))
     win.live_menu = menu
     return menu

@@ -39,6 +39,7 @@ from .session_qt import QtSession
 from .settings import Settings
 from .theme import apply_palette, apply_zoom
 from .workers import QtExecutor, single_thread_executor
+from compactscope.widgets.i18n import ct, tr
 
 EXAMPLES = asset_path("examples")
 DEFAULT_EXAMPLE = EXAMPLES / "long_session.json"
@@ -57,7 +58,7 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: Settings | None = None, parent=None, workspace: Workspace | None = None):
         super().__init__(parent)
         self.setObjectName("mainWindow")
-        self.setWindowTitle("Compactscope")
+        self.setWindowTitle(tr("Compactscope"))
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
         strategy = strategy_files.initial_strategy(self.settings)
@@ -123,11 +124,11 @@ class MainWindow(QMainWindow):
         self.tabs.tabBar().setElideMode(Qt.ElideNone)        # never "Timel..."; scroll arrows when narrow
         self.tabs.setUsesScrollButtons(True)
         self.diff_panel = DiffPanel()
-        self.tabs.addTab(self.diff_panel, "Before / after")
+        self.tabs.addTab(self.diff_panel, tr("Before / after"))
         self.explainer = SnipExplainer(self.tabs)
-        self.tabs.addTab(self.explainer, "Snip boundary")
+        self.tabs.addTab(self.explainer, tr("Snip boundary"))
         self.timeline_panel = TimelinePanel(strategies.available() or ["s08"], self)
-        self.tabs.addTab(self.timeline_panel, "Timeline")
+        self.tabs.addTab(self.timeline_panel, tr("Timeline"))
         self.splitter.addWidget(self.messages)
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 4)
@@ -154,15 +155,15 @@ class MainWindow(QMainWindow):
         self.params_panel.set_summarizer(self.session.summarizer)
         self.findings = FindingsPanel(self)
         self.chart = TokenChart(self)
-        self.dock_inspector = self._dock("Inspector", self.inspector, Qt.RightDockWidgetArea)
-        self.dock_params = self._dock("Strategy and parameters", self.params_panel, Qt.RightDockWidgetArea)
+        self.dock_inspector = self._dock(tr("Inspector"), self.inspector, Qt.RightDockWidgetArea)
+        self.dock_params = self._dock(tr("Strategy and parameters"), self.params_panel, Qt.RightDockWidgetArea)
         self.tabifyDockWidget(self.dock_params, self.dock_inspector)
         self.dock_inspector.raise_()
         self.narration = NarrationPanel(self)
-        self.dock_narration = self._dock("Narration", self.narration, Qt.RightDockWidgetArea)
+        self.dock_narration = self._dock(tr("Narration"), self.narration, Qt.RightDockWidgetArea)
         self.dock_narration.hide()
-        self.dock_chart = self._dock("Size and tokens", self.chart, Qt.BottomDockWidgetArea)
-        self.dock_findings = self._dock("API findings", self.findings, Qt.BottomDockWidgetArea)
+        self.dock_chart = self._dock(tr("Size and tokens"), self.chart, Qt.BottomDockWidgetArea)
+        self.dock_findings = self._dock(tr("API findings"), self.findings, Qt.BottomDockWidgetArea)
         self.splitDockWidget(self.dock_chart, self.dock_findings, Qt.Horizontal)
         self.resizeDocks([self.dock_chart, self.dock_findings], [1000, 300], Qt.Horizontal)
         self.resizeDocks([self.dock_chart], [230], Qt.Vertical)
@@ -240,8 +241,8 @@ class MainWindow(QMainWindow):
         try:
             st = strategies.get(spec)
         except (KeyError, ImportError) as e:
-            self.show_error(f"Strategy {strategies.short_label(spec)}: {e.args[0] if e.args else e}",
-                            "Fix the plugin and load it again, or pick another strategy.")
+            self.show_error(tr("Strategy {short_label}: {v}").format(short_label=strategies.short_label(spec), v=e.args[0] if e.args else e),
+                            tr("Fix the plugin and load it again, or pick another strategy."))
             return False
         if strategies.looks_like_plugin(spec):
             self.settings.add_recent_strategy(st.name)
@@ -286,17 +287,16 @@ class MainWindow(QMainWindow):
     # ================================================================== open
     def open_dialog(self) -> None:
         start = str(Path(self.path).parent) if self.path else str(EXAMPLES)
-        path, _ = QFileDialog.getOpenFileName(self, "Open a transcript", start,
-                                              "Transcripts (*.json *.jsonl *.eval *.db *.sqlite);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, tr("Open a transcript"), start,
+                                              tr("Transcripts (*.json *.jsonl *.eval *.db *.sqlite);;All files (*)"))
         if path:
             self.open_path(path)
 
     def open_default(self) -> bool:
         if DEFAULT_EXAMPLE.is_file():
             return self.open_path(str(DEFAULT_EXAMPLE), remember=False)
-        self.show_error("No file is open and the bundled example is missing.",
-                        f"Open a transcript with File > Open, or run assets/examples/generate.py to create "
-                        f"{DEFAULT_EXAMPLE.name}.")
+        self.show_error(tr("No file is open and the bundled example is missing."),
+                        tr("Open a transcript with File > Open, or run assets/examples/generate.py to create {name}.").format(name=DEFAULT_EXAMPLE.name))
         return False
 
     def open_path(self, path: str, remember: bool = True, conversation: int = 0) -> bool:
@@ -320,10 +320,10 @@ class MainWindow(QMainWindow):
             self.session.run()
 
     def _source_changed(self, src: dict) -> None:
-        self.setWindowTitle(f"Compactscope \u2014 {src.get('title') or 'conversation'}")
+        self.setWindowTitle(tr("Compactscope — {v}").format(v=src.get('title') or 'conversation'))
         problems = src.get("problems") or []
         if problems:
-            self.statusBar().showMessage(f"{len(problems)} problem(s) while loading: {problems[0]}", 10000)
+            self.statusBar().showMessage(tr("{n_problems} problem(s) while loading: {problems}").format(n_problems=len(problems), problems=problems[0]), 10000)
 
     def _strategy_changed(self, st) -> None:
         self.settings.set("strategy", st.name)
@@ -351,7 +351,7 @@ class MainWindow(QMainWindow):
     def _running_changed(self, kind) -> None:
         if kind in ("run", "load"):
             w = self.session.loader if kind == "load" else self.session.pipeline
-            self.status.working(lambda: self.session.progress_text, w.started_at)
+            self.status.working(lambda: ct(self.session.progress_text), w.started_at)
         elif kind is None and not self.session.replayer.busy:
             self.status.idle()
 
@@ -383,15 +383,16 @@ class MainWindow(QMainWindow):
         self.diff_panel.set_step(view.step, view.rows)
         self._show_edits(view.step)
         self.explainer.set_steps(s.boundary_step(), s.variant_run(), self.strategy.name)
-        title = self.explainer.explanation.tab_title if self.explainer.explanation is not None else "Snip boundary"
+        title = ct(self.explainer.explanation.tab_title) if self.explainer.explanation is not None \
+            else tr("Snip boundary")
         if self.tabs.tabText(1) != title:
             self.tabs.setTabText(1, title)
-        self.findings.set_findings(s.stage_findings(k), view.where)
+        self.findings.set_findings(s.stage_findings(k), ct(view.where))
         self.chart.set_stage(k)
         self.chart.set_messages(view.messages)
-        self.status_label.setText(s.status_text())
+        self.status_label.setText(ct(s.status_text()))
         inf = getattr(s, "inferred", None)
-        self.status_label.setToolTip("\n".join(inf.lines(s.pinned)) if inf else "")
+        self.status_label.setToolTip("\n".join(ct(l) for l in inf.lines(s.pinned)) if inf else "")
         if self.model.search_text:
             self.messages.update_match_label()
         self.sigStageShown.emit(k)
@@ -409,9 +410,10 @@ class MainWindow(QMainWindow):
             return
         v = c.verdict
         if v is None:
-            self.edits.add_note(f"{c.name} cross-check: running\u2026", "#64748b")
+            self.edits.add_note(tr("{name} cross-check: running…").format(name=c.name), "#64748b")
         else:
-            self.edits.add_note(("\u2714 " if v.ok else "") + f"{c.name} cross-check of this run: {v.text}",
+            self.edits.add_note(("\u2714 " if v.ok else "") + tr("{name} cross-check of this run: {text}").format(
+                name=c.name, text=ct(v.text)),
                                 "#15803d" if v.ok else "#b91c1c" if v.failed else "#64748b")
 
     def set_view_mode(self, mode: str) -> None:
@@ -446,7 +448,7 @@ class MainWindow(QMainWindow):
         self.session.select(mi)
         self.model.set_highlight(self.model.partners_of(mi))
         self.chart.set_selected(mi)
-        where = "(before the layer)" if self.view_mode == "before" and self.current_step() else ""
+        where = tr("(before the layer)") if self.view_mode == "before" and self.current_step() else ""
         self.inspector.show_message(mi, msgs[mi], None, where, meta=self.session.meta_of(msgs[mi]))
 
     def _block_selected(self, mi: int, block: int) -> None:
@@ -468,7 +470,7 @@ class MainWindow(QMainWindow):
             return
         msgs = step.input if col == 0 else step.messages
         if 0 <= i < len(msgs):
-            self.inspector.show_message(i, msgs[i], None, "(before the layer)" if col == 0 else "(after the layer)",
+            self.inspector.show_message(i, msgs[i], None, tr("(before the layer)") if col == 0 else tr("(after the layer)"),
                                         meta=self.session.meta_of(msgs[i]))
             if (col == 0) == (self.view_mode == "before"):
                 self.view.select_message(i)
@@ -501,8 +503,9 @@ class MainWindow(QMainWindow):
         if notice is None:
             self.banner.hide()
             return
-        self.banner.setText(f"<b>{html.escape(notice.what, quote=False)}</b>"
-                            + (f"<br>What to do: {html.escape(notice.todo, quote=False)}" if notice.todo else ""))
+        self.banner.setText(f"<b>{html.escape(ct(notice.what), quote=False)}</b>"
+                            + ("<br>" + tr("What to do: {todo}").format(todo=html.escape(ct(notice.todo), quote=False))
+                               if notice.todo else ""))
         self.banner.show()
         self.last_error = notice.what
         self.sigError.emit(notice.what)
@@ -527,7 +530,7 @@ class MainWindow(QMainWindow):
 
     def _replay_running(self, n: int) -> None:
         if n:
-            self.status.working(f"replaying every model call ({n} run{'s' if n > 1 else ''})")
+            self.status.working(tr("replaying every model call ({n} run{v})").format(n=n, v="s" if n > 1 else ""))
             self.timeline.play(False)
         elif not self.session.pipeline.busy:
             self.status.idle()
@@ -541,8 +544,8 @@ class MainWindow(QMainWindow):
     def _call_changed(self, ci) -> None:
         if ci is None:
             return
-        self.statusBar().showMessage(self.call_caption(ci) + " \u2014 the stepper shows the pipeline run before "
-                                     "this call", 8000)
+        self.statusBar().showMessage(ct(self.call_caption(ci)) + tr(" \u2014 the stepper shows the pipeline run "
+                                                                    "before this call"), 8000)
         QTimer.singleShot(0, self.view.scrollToBottom)     # as if live: the newest messages in view
         self.sigCallShown.emit(ci)
 
@@ -553,6 +556,18 @@ class MainWindow(QMainWindow):
             self.settings.set("view/zoom", self.zoom)
 
     PRESENTER_ZOOM = 4.0
+
+    @property
+    def language(self) -> str:
+        from .language import current
+        return current()
+
+    def set_language(self, lang: str):
+        """Show the window in ``lang`` ("en" or "zh_CN"): a new window replaces this one (app/language.py)."""
+        from .language import current, switch
+        if lang == current():
+            return self
+        return switch(self, lang)
 
     @property
     def presenter(self) -> bool:
@@ -570,6 +585,7 @@ class MainWindow(QMainWindow):
                 d.hide()
             total = sum(self.splitter.sizes()) or self.splitter.width()
             self.splitter.setSizes([int(total * 0.38), total - int(total * 0.38)])   # the explanations get room
+            self.resizeDocks([self.dock_chart], [max(190, int(self.height() * 0.3))], Qt.Vertical)
             if self.lesson_controller.active:
                 self.dock_narration.show()
             self.set_zoom(self.PRESENTER_ZOOM if zoom is None else zoom, save=False)
@@ -613,7 +629,7 @@ class MainWindow(QMainWindow):
                 return
 
     def save_screenshot_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save a screenshot", "compactscope.png", "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(self, tr("Save a screenshot"), "compactscope.png", tr("PNG (*.png)"))
         if path:
             self.grab().save(path)
 

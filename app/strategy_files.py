@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from compactscope.core import strategies
+from compactscope.widgets.i18n import tr
 
 
 def initial_strategy(settings):
@@ -37,25 +38,24 @@ def fill_strategies(win) -> None:
 def load_strategy_dialog(win) -> None:
     """File > Load Strategy from File: a plugin (docs/plugins.md); which function when it has several."""
     start = str(win.settings.value("plugin_dir", "") or Path.home())
-    path, _ = QFileDialog.getOpenFileName(win, "Load a compactor (a Python file)", start,
-                                          "Python files (*.py);;All files (*)")
+    path, _ = QFileDialog.getOpenFileName(win, tr("Load a compactor (a Python file)"), start,
+                                          tr("Python files (*.py);;All files (*)"))
     if not path:
         return
     win.settings.set("plugin_dir", str(Path(path).parent))
     try:
         names = strategies.plugin.candidates(path)
     except KeyError as e:
-        win.show_error(f"Strategy {Path(path).name}: {e.args[0] if e.args else e}",
-                       "Fix the file and load it again (docs/plugins.md describes what a compactor is).")
+        win.show_error(tr("Strategy {name}: {v}").format(name=Path(path).name, v=e.args[0] if e.args else e),
+                       tr("Fix the file and load it again (docs/plugins.md describes what a compactor is)."))
         return
     if not names:
-        win.show_error(f"{Path(path).name} defines no compactor.",
-                       "A compactor is a function messages -> messages, a list of them, or an object with "
-                       "'layers' (docs/plugins.md).")
+        win.show_error(tr("{name} defines no compactor.").format(name=Path(path).name),
+                       tr("A compactor is a function messages -> messages, a list of them, or an object with 'layers' (docs/plugins.md)."))
         return
     name = names[0]
     if len(names) > 1:
-        name, ok = QInputDialog.getItem(win, "Which compactor?", f"{Path(path).name} defines several:",
+        name, ok = QInputDialog.getItem(win, tr("Which compactor?"), tr("{name} defines several:").format(name=Path(path).name),
                                         names, 0, False)
         if not ok:
             return

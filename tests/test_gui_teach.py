@@ -160,3 +160,60 @@ def test_lesson_export_at_projector_sizes(tmp_path, size):
     for p in pngs:
         img = QImage(str(p))
         assert (img.width(), img.height()) == (w, h), p.name
+
+
+@pytest.fixture
+def english_after():
+    yield
+    from compactscope.app import language
+    language.install("en")
+
+
+def test_window_in_chinese_and_back(qtbot, make_window, english_after):
+    from compactscope.app import language
+    assert language.install("zh_CN")
+    win = make_window()
+    titles = [a.text() for a in win.menuBar().actions()]
+    assert "文件(&F)" in titles and "视图(&V)" in titles and "课程(&E)" in titles
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        assert win.lesson_controller.open("seed000-snip", 3)
+    win.wait_idle()
+    assert "第一个守卫" in win.narration.narration()            # the narration in the window's language
+    assert "经过头部守卫之后" in win.explainer.toPlainText()      # a core explanation, translated
+    assert win.tabs.tabText(0) == "前后对比" and win.tabs.tabText(1) == "裁剪边界"
+    assert "条消息" in win.status_label.text()
+    assert language.ensure_cjk_font() is not None               # a font that draws Chinese, bundled or the system's
+    # View > Language > English: a new window, same lesson and slide, in English
+    new = win.language_actions["en"].trigger() or language._state["windows"][-1]
+    qtbot.addWidget(new)
+    new.wait_idle()
+    assert new is not win and new.language == "en" and not win.isVisible()
+    assert new.lesson_controller.k == 3 and "The head guard" in new.narration.narration()
+    assert new.session.stage == win.session.stage and new.session.view_mode == "before"
+    assert [a.text() for a in new.menuBar().actions()][0] == "&File"
+
+
+def test_language_setting_and_system_default(monkeypatch):
+    from compactscope.app import language
+    assert language.normalise("zh-CN") == language.normalise("zh_TW") == "zh_CN"
+    assert language.normalise("en_GB") == language.normalise(None) == "en"
+    from PySide6.QtCore import QLocale
+    monkeypatch.setattr(QLocale, "system", staticmethod(lambda: QLocale("zh_CN")))
+    assert language.system_language() == "zh_CN"
+    monkeypatch.setattr(QLocale, "system", staticmethod(lambda: QLocale("de_DE")))
+    assert language.system_language() == "en"
+
+
+@pytest.mark.parametrize("size", ["1024x768", "1280x800"])
+def test_chinese_screenshot_sizes(tmp_path, size):
+    from PySide6.QtGui import QImage
+    out = tmp_path / "zh.png"
+    r = subprocess.run([sys.executable, "-m", "compactscope", "--lesson", "layer-order", "--slide", "4", "--lang",
+                        "zh_CN", "--size", size, "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=180)
+    assert r.returncode == 0, r.stderr
+    img = QImage(str(out))
+    assert f"{img.width()}x{img.height()}" == size
+    bad = subprocess.run([sys.executable, "-m", "compactscope", "--lang", "fr", "--screenshot", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--lang is one of en, zh_CN" in bad.stderr

@@ -2,14 +2,16 @@
 rows", the aligned two-column table of one layer, and the layer's edits in words."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from .diff_view import DiffModel, DiffView
 from .explainer import EditList
+from .i18n import tr
 
-COUNT_COLORS = (("kept", "#64748b"), ("changed", "#b45309"), ("removed", "#dc2626"), ("inserted", "#16a34a"),
-                ("duplicated", "#9333ea"))
+COUNT_COLORS = ((QT_TRANSLATE_NOOP("", "kept"), "#64748b"), (QT_TRANSLATE_NOOP("", "changed"), "#b45309"),
+                (QT_TRANSLATE_NOOP("", "removed"), "#dc2626"), (QT_TRANSLATE_NOOP("", "inserted"), "#16a34a"),
+                (QT_TRANSLATE_NOOP("", "duplicated"), "#9333ea"))
 
 
 class DiffPanel(QWidget):
@@ -24,7 +26,7 @@ class DiffPanel(QWidget):
         self.counts.setMinimumWidth(10)
         self.counts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         drow.addWidget(self.counts, 1)
-        self.changes_only = QCheckBox("hide unchanged rows", self)
+        self.changes_only = QCheckBox(tr("hide unchanged rows"), self)
         self.changes_only.setObjectName("diffChangesOnly")
         self.changes_only.toggled.connect(self._changes_only)
         drow.addWidget(self.changes_only)
@@ -51,11 +53,11 @@ class DiffPanel(QWidget):
 
     def update_counts(self) -> None:
         if self.model.step is None:
-            self.counts.setText("Original: step right (\u2192) to see what each layer did")
+            self.counts.setText(tr("Original: step right (→) to see what each layer did"))
             return
         c = self.model.counts()
-        parts = [f"<span style='color:{col}'><b>{c[k]}</b> {k}</span>" for k, col in COUNT_COLORS if c.get(k)]
-        self.counts.setText("messages: " + " \u00b7 ".join(parts) if parts else "no messages")
+        parts = [f"<span style='color:{col}'><b>{c[k]}</b> {tr(k)}</span>" for k, col in COUNT_COLORS if c.get(k)]
+        self.counts.setText(tr("messages: ") + " \u00b7 ".join(parts) if parts else tr("no messages"))
 
     def _changes_only(self, on: bool) -> None:
         self.model.set_changes_only(on)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from operator import itemgetter
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
 
@@ -19,6 +19,7 @@ from compactscope.core.align import align
 from compactscope.core.identity import IdentityCache
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
+from .i18n import tr
 from .message_view import pill
 
 KindRole = Qt.UserRole + 1
@@ -33,7 +34,7 @@ LINES = 3
 class DiffModel(QAbstractTableModel):
     """Column 0 = the layer's input, column 1 = its output."""
 
-    HEADERS = ("before (layer input)", "after (layer output)")
+    HEADERS = (QT_TRANSLATE_NOOP("", "before (layer input)"), QT_TRANSLATE_NOOP("", "after (layer output)"))
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -75,7 +76,7 @@ class DiffModel(QAbstractTableModel):
         if role != Qt.DisplayRole:
             return None
         if orientation == Qt.Horizontal and 0 <= section < 2:
-            return self.HEADERS[section]
+            return tr(self.HEADERS[section])
         if orientation == Qt.Vertical and 0 <= section < len(self.rows):
             return str(section)
         return None
@@ -148,7 +149,7 @@ class DiffDelegate(QStyledItemDelegate):
             small = QFont(option.font)
             small.setItalic(True)
             p.setFont(small)
-            label = "removed by this layer" if col == 1 else "inserted by this layer"
+            label = tr("removed by this layer") if col == 1 else tr("inserted by this layer")
             p.drawText(r.adjusted(12, 0, -6, 0), Qt.AlignVCenter | Qt.AlignLeft, label)
             p.restore()
             return
@@ -174,10 +175,10 @@ class DiffDelegate(QStyledItemDelegate):
         p.drawText(QRect(left, top, 300, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
         x = left + QFontMetrics(bold).horizontalAdvance(head) + 10
         if kind != "kept":
-            word = {"removed": "REMOVED", "inserted": "INSERTED", "changed": "CHANGED",
-                    "duplicated": "DUPLICATED (appears twice)"}.get(kind, kind)
+            word = {"removed": tr("REMOVED"), "inserted": tr("INSERTED"), "changed": tr("CHANGED"),
+                    "duplicated": tr("DUPLICATED (appears twice)")}.get(kind, kind)
             x = pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm)
-        size_text = f"{fmt(sum(c.size for c in chips))} chars"
+        size_text = tr("{n} chars").format(n=fmt(sum(c.size for c in chips)))
         p.setFont(option.font)
         if x + fm.horizontalAdvance(size_text) + 4 < right:
             p.setPen(color(pal.text().color().name(), 160))
@@ -196,13 +197,14 @@ class DiffDelegate(QStyledItemDelegate):
             x = pill(p, x, top, lh, c.label, bc, small, sfm)
             bchg = changed_blocks.get(c.block)
             if bchg is not None:
-                arrow = f"{fmt(bchg.old_len)} \u2192 {fmt(bchg.new_len)} chars"
-                verb = {"persist": "persisted", "replace": "replaced"}.get(bchg.kind, bchg.kind)
-                x = pill(p, x, top, lh, f"{verb} {arrow}", QColor("#b45309"), small, sfm)
+                verb = {"persist": tr("persisted {a} \u2192 {b} chars"),
+                        "replace": tr("replaced {a} \u2192 {b} chars")}.get(bchg.kind, bchg.kind + " {a} \u2192 {b}")
+                x = pill(p, x, top, lh, verb.format(a=fmt(bchg.old_len), b=fmt(bchg.new_len)), QColor("#b45309"),
+                         small, sfm)
             end = right
             last_line = shown == LINES - 2 and len(chips) > LINES - 1
             if last_line:
-                more = f"+{len(chips) - shown - 1} more"
+                more = tr("+{n} more").format(n=len(chips) - shown - 1)
                 end = right - sfm.horizontalAdvance(more) - 8
                 p.setFont(small)
                 p.setPen(color(pal.text().color().name(), 150))

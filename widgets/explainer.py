@@ -10,11 +10,13 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QTextBrowser
 from compactscope.core.explain import boundary_explanation, is_snip_step, snip_rows, variant_rows
 
 from .common import fmt
+from .i18n import ct, tr
 
 EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summary": "\u03a3",
               "boundary": "\u2194", "insert": "+", "drop": "\u2212", "convert": "\u21bb", "note": "\u2139"}
 
 
+SOURCE_ROLE = Qt.UserRole + 1  # the English text a row says (what a lesson's focus matches in any language)
 FOCUS_COLOR = "#fef08a"     # a lesson's focus: the rows it talks about
 MAX_EDIT_ROWS = 300    # a layer with thousands of edits lists the first ones; the diff marks them all
 
@@ -35,14 +37,15 @@ class EditList(QListWidget):
         ``lost``: ``core.explain.LostResult``s of this step, each said in red under its edit."""
         self.clear()
         if step is None:
-            self.addItem("Original: the conversation as loaded. Step right (\u2192) to see what each layer does:")
+            self.addItem(tr("Original: the conversation as loaded. Step right (\u2192) to see what each layer does:"))
             for label, status, text in overview or []:
                 mark = {"changed": "\u25cf", "failed": "\u2716"}.get(status, "\u25cb")
-                it = QListWidgetItem(f"{mark} {label}: {text}")
+                it = QListWidgetItem(f"{mark} {ct(label)}: {ct(text)}")
                 it.setForeground(QColor({"changed": "#b45309", "failed": "#dc2626"}.get(status, "#64748b")))
                 self.addItem(it)
             return
-        head = QListWidgetItem(f"{stage_label or step.layer}: {step.explain()}")
+        head = QListWidgetItem(f"{ct(stage_label or step.layer)}: {ct(step.explain())}")
+        head.setData(SOURCE_ROLE, step.explain())
         f = head.font()
         f.setBold(True)
         head.setFont(f)
@@ -50,41 +53,45 @@ class EditList(QListWidget):
             head.setForeground(QColor("#dc2626"))
         self.addItem(head)
         if step.description:
-            it = QListWidgetItem(f"what it does: {step.description}")
+            it = QListWidgetItem(tr("what it does: {description}").format(description=ct(step.description)))
             it.setForeground(QColor("#64748b"))
             self.addItem(it)
         if step.summary and step.summary.get("summarizer"):
             s = step.summary
-            self.addItem(f"summary written by {s.get('summarizer')}" + (" (cached)" if s.get("cached") else "")
-                         + (f", model {s['model']}" if s.get("model") else "") + f", {fmt(s.get('chars', 0))} chars")
+            self.addItem(tr("summary written by {who}").format(who=s.get("summarizer"))
+                         + (tr(" (cached)") if s.get("cached") else "")
+                         + (tr(", model {model}").format(model=s["model"]) if s.get("model") else "")
+                         + tr(", {chars} chars").format(chars=fmt(s.get("chars", 0))))
         lost_at = {x.edit: x for x in lost or []}
         for x in lost or []:
             if x.edit >= MAX_EDIT_ROWS:
                 lost_at.setdefault(MAX_EDIT_ROWS - 1, x)
         for k, e in enumerate(step.edits[:MAX_EDIT_ROWS]):
-            it = QListWidgetItem(EDIT_ICONS.get(e.kind, "\u2022") + " " + e.text)
+            it = QListWidgetItem(EDIT_ICONS.get(e.kind, "\u2022") + " " + ct(e.text))
             it.setData(Qt.UserRole, k)
+            it.setData(SOURCE_ROLE, e.text)
             if e.kind == "note":
                 it.setForeground(QColor("#64748b"))
             self.addItem(it)
             if k in lost_at:
-                warn = QListWidgetItem("\u26a0 " + lost_at[k].text)
+                warn = QListWidgetItem("\u26a0 " + ct(lost_at[k].text))
                 warn.setData(Qt.UserRole, k)
+                warn.setData(SOURCE_ROLE, lost_at[k].text)
                 warn.setForeground(QColor("#dc2626"))
                 f = warn.font()
                 f.setBold(True)
                 warn.setFont(f)
                 self.addItem(warn)
         if len(step.edits) > MAX_EDIT_ROWS:
-            more = QListWidgetItem(f"\u2026 {fmt(len(step.edits) - MAX_EDIT_ROWS)} more edits: every one is marked in "
-                                   "the before/after table and the message list")
+            more = QListWidgetItem(tr("… {n_edits} more edits: every one is marked in the before/after table and the message list").format(n_edits=fmt(len(step.edits) - MAX_EDIT_ROWS)))
             more.setForeground(QColor("#64748b"))
             self.addItem(more)
         if not step.edits and not step.changed:
-            self.addItem("no edits: this layer changed nothing")
-        self.addItem(f"size {fmt(step.size_before)} \u2192 {fmt(step.size_after)} chars, tokens "
-                     f"{fmt(step.tokens_before)} \u2192 {fmt(step.tokens_after)}; "
-                     f"{len(step.input)} \u2192 {len(step.messages)} messages; took {step.seconds * 1000:.1f} ms")
+            self.addItem(tr("no edits: this layer changed nothing"))
+        self.addItem(tr("size {a} \u2192 {b} chars, tokens {ta} \u2192 {tb}; {na} \u2192 {nb} messages; took {ms:.1f} ms")
+                     .format(a=fmt(step.size_before), b=fmt(step.size_after), ta=fmt(step.tokens_before),
+                             tb=fmt(step.tokens_after), na=len(step.input), nb=len(step.messages),
+                             ms=step.seconds * 1000))
         self._highlight()
 
 
@@ -97,7 +104,7 @@ class EditList(QListWidget):
         focus = getattr(self, "focus", "")
         for i in range(self.count()):
             it = self.item(i)
-            on = bool(focus) and focus in it.text()
+            on = bool(focus) and (focus in it.text() or focus in str(it.data(SOURCE_ROLE) or ""))
             it.setBackground(QColor(FOCUS_COLOR) if on else QColor(0, 0, 0, 0))
 
     def add_note(self, text: str, color: str = "#64748b") -> None:
@@ -123,17 +130,18 @@ class FindingsPanel(QListWidget):
     def set_findings(self, findings: list, where: str = "") -> None:
         self.clear()
         if not findings:
-            it = QListWidgetItem(f"\u2714 no findings {where}: the API would accept this list")
+            it = QListWidgetItem(tr("✔ no findings {where}: the API would accept this list").format(where=where))
             it.setForeground(QColor("#16a34a"))
             self.addItem(it)
             return
         errors = sum(1 for f in findings if f.severity == "error")
-        it = QListWidgetItem(f"{len(findings)} finding(s) {where}" +
-                             (f", {errors} error(s): the API would reject this list" if errors else ""))
+        it = QListWidgetItem(tr("{n} finding(s) {where}").format(n=len(findings), where=where) +
+                             (tr(", {errors} error(s): the API would reject this list").format(errors=errors)
+                              if errors else ""))
         it.setForeground(QColor("#dc2626" if errors else "#b45309"))
         self.addItem(it)
         for f in findings:
-            it = QListWidgetItem(f"\u26a0 {f}")
+            it = QListWidgetItem(f"\u26a0 {ct(str(f))}")
             it.setData(Qt.UserRole, f.message)
             it.setForeground(QColor("#dc2626" if f.severity == "error" else "#b45309"))
             self.addItem(it)
@@ -180,6 +188,7 @@ class SnipExplainer(QTextBrowser):
     def _li(self, t: str, color: str = "") -> str:
         style = (f"color:{color};" if color else "") + \
             (f"background:{FOCUS_COLOR};" if self.focus and self.focus in t else "")
+        t = ct(t)
         return f"<li style='{style}'>{html.escape(t)}</li>" if style else f"<li>{html.escape(t)}</li>"
 
     def _rebuild(self) -> None:
@@ -193,16 +202,18 @@ class SnipExplainer(QTextBrowser):
         items = "".join(self._li(t, ROW_COLORS.get(k, "")) for k, t in ex.rows)
         tail = ""
         if ex.cuts:
-            tail = ("<p style='color:#64748b'>Red lines in the message list mark "
-                    "compress_start and compress_end: what lies between them is replaced by one summary.</p>")
-        return f"<h3>{html.escape(ex.title)}</h3><ul>{items}</ul>{tail}"
+            tail = ("<p style='color:#64748b'>" + tr("Red lines in the message list mark compress_start and "
+                                                     "compress_end: what lies between them is replaced by one summary.")
+                    + "</p>")
+        return f"<h3>{html.escape(ct(ex.title))}</h3><ul>{items}</ul>{tail}"
 
     def _render(self) -> None:
         extra = ""
         v = self.oracle
         if v is not None and self.explanation is not None and self.explanation.cuts:
-            extra = (f"<p style='color:{'#16a34a' if v.ok else '#b45309'}'><b>cross-check:</b> "
-                     f"{html.escape(v.text)}</p>")
+            label = tr("cross-check:")
+            extra = (f"<p style='color:{'#16a34a' if v.ok else '#b45309'}'><b>{label}</b> "
+                     f"{html.escape(ct(v.text))}</p>")
         self.setHtml(self._html + extra)
 
     def _snip_html(self) -> str:
@@ -213,26 +224,28 @@ class SnipExplainer(QTextBrowser):
             body = "".join(self._li(l) for l in lines)
             broken = [f for f in (st.findings or []) if f.code in ("orphan_tool_result", "unanswered_tool_use")]
             if broken:
-                body += ("<li style='color:#dc2626'><b>broken tool pairs after this cut:</b><ul>" +
-                         "".join(f"<li>{html.escape(str(f))}</li>" for f in broken[:12]) + "</ul></li>")
+                broken_title = tr("broken tool pairs after this cut:")
+                body += (f"<li style='color:#dc2626'><b>{broken_title}</b><ul>" +
+                         "".join(f"<li>{html.escape(ct(str(f)))}</li>" for f in broken[:12]) + "</ul></li>")
             elif st is not None and not st.error:
-                body += "<li style='color:#16a34a'>every tool_use still has its tool_result</li>"
+                body += "<li style='color:#16a34a'>" + tr("every tool_use still has its tool_result") + "</li>"
             cells.append((title, body))
         diff = "".join(f"<p style='color:{'#b45309' if k == 'differ' else '#475569'};"
                        f"{f'background:{FOCUS_COLOR};' if self.focus and self.focus in t else ''}'>"
-                       f"{'<b>' if k == 'differ' else ''}{html.escape(t)}{'</b>' if k == 'differ' else ''}</p>"
+                       f"{'<b>' if k == 'differ' else ''}{html.escape(ct(t))}{'</b>' if k == 'differ' else ''}</p>"
                        for k, t in self.difference)
         if self._variant_error:
-            diff += f"<p style='color:#dc2626'>{html.escape(self._variant_error)}</p>"
+            diff += f"<p style='color:#dc2626'>{html.escape(ct(self._variant_error))}</p>"
         if self.stacked():
-            body = "".join(f"<h4>{html.escape(t)}</h4><ul>{b}</ul>" for t, b in cells)
+            body = "".join(f"<h4>{html.escape(ct(t))}</h4><ul>{b}</ul>" for t, b in cells)
         else:
             body = ("<table width='100%' cellspacing='6'><tr>" + "".join(
-                f"<td valign='top' width='{100 // len(cells)}%'><h4>{html.escape(t)}</h4><ul>{b}</ul></td>"
+                f"<td valign='top' width='{100 // len(cells)}%'><h4>{html.escape(ct(t))}</h4><ul>{b}</ul></td>"
                 for t, b in cells) + "</tr></table>")
-        return ("<h3>Snip boundary: where the cut landed and why</h3>" + body + diff +
-                "<p style='color:#64748b'>Red lines in the message list mark the head and tail cuts; dashed "
-                "lines mark where they started before the guards moved them.</p>")
+        return ("<h3>" + tr("Snip boundary: where the cut landed and why") + "</h3>" + body + diff +
+                "<p style='color:#64748b'>" + tr("Red lines in the message list mark the head and tail cuts; dashed "
+                                                 "lines mark where they started before the guards moved them.")
+                + "</p>")
 
     def stacked(self) -> bool:
         """Two columns need about 70 average characters of width; narrower panes stack them."""
@@ -261,7 +274,7 @@ class SnipExplainer(QTextBrowser):
             return
         self.lines_variant = boundary_lines(vstep) if is_snip_step(vstep) else []
         self.difference = variant_rows(step, vstep) if vstep is not None else []
-        self._cols = [("guarded (the course code)", self.lines_guarded, step)]
+        self._cols = [(tr("guarded (the course code)"), self.lines_guarded, step)]
         if vstep is not None:
             self._cols.append((variant.variant.title, self.lines_variant or [vstep.explain()], vstep))
         self._variant_error = variant.error if variant is not None else None

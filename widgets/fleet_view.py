@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
 from compactscope.core.fleet import figures
 from compactscope.core.fleet.model import FleetData, fmt_num
 from compactscope.core.fleet.table import COLUMNS, FILTERS, KEYS, SessionTable
+from .i18n import tr
 
 SORT_ROLE = Qt.UserRole + 1
 
@@ -131,21 +132,20 @@ class FleetView(QWidget):
         lay.addWidget(self.summary)
         # ---- threshold
         row = QHBoxLayout()
-        row.addWidget(QLabel("What if the threshold were", self))
+        row.addWidget(QLabel(tr("What if the threshold were"), self))
         lo, hi, step = (20_000, 1_000_000, 1_000) if tokens else (2_000, 500_000, 1_000)
         self.slider = QSlider(Qt.Horizontal, self)
         self.slider.setObjectName("fleetThreshold")
         self.slider.setRange(lo // step, hi // step)
-        self.slider.setToolTip("Drag to re-evaluate the whole fleet at another threshold (from the stored token "
-                               "series, without replaying)")
+        self.slider.setToolTip(tr("Drag to re-evaluate the whole fleet at another threshold (from the stored token series, without replaying)"))
         self._step = step
         self.spin = QSpinBox(self)
         self.spin.setRange(lo, hi)
         self.spin.setSingleStep(step)
         self.spin.setGroupSeparatorShown(True)
         self.spin.setSuffix(f" {data.unit}")
-        self.own = QCheckBox("each at its own (as replayed)", self)
-        self.own.setToolTip("Every session at the threshold it was replayed with (inferred from its version)")
+        self.own = QCheckBox(tr("each at its own (as replayed)"), self)
+        self.own.setToolTip(tr("Every session at the threshold it was replayed with (inferred from its version)"))
         row.addWidget(self.slider, 1)
         row.addWidget(self.spin)
         row.addWidget(self.own)
@@ -167,7 +167,7 @@ class FleetView(QWidget):
             self.plots[key] = p
         self.whatif_line = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen(figures.WHATIF, width=2),
                                            hoverPen=pg.mkPen("#f97316", width=4))
-        self.whatif_line.setToolTip("Drag: the what-if threshold")
+        self.whatif_line.setToolTip(tr("Drag: the what-if threshold"))
         self.whatif_label = pg.InfLineLabel(self.whatif_line, text="", position=0.6, anchors=[(1, 0), (1, 0)],
                                             color=figures.WHATIF)
         self.whatif_line.sigPositionChangeFinished.connect(lambda l: self.set_threshold(l.value()))
@@ -176,7 +176,7 @@ class FleetView(QWidget):
         tl.setContentsMargins(0, 0, 0, 0)
         frow = QHBoxLayout()
         self.filter_edit = QLineEdit(table_box)
-        self.filter_edit.setPlaceholderText("Filter sessions: words in the file, version, model or error")
+        self.filter_edit.setPlaceholderText(tr("Filter sessions: words in the file, version, model or error"))
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_kind = QComboBox(table_box)
         for k, text in FILTERS.items():
@@ -208,8 +208,7 @@ class FleetView(QWidget):
         fm = self.view.fontMetrics()
         for k in range(1, len(COLUMNS) - 1):
             self.view.setColumnWidth(k, max(64, fm.horizontalAdvance(COLUMNS[k].title) + 26))
-        self.view.setToolTip("Double-click: open the session in the debugger at that call (a call column's, "
-                             "else the first real compaction's)")
+        self.view.setToolTip(tr("Double-click: open the session in the debugger at that call (a call column's, else the first real compaction's)"))
         self.view.doubleClicked.connect(self._double_clicked)
         tl.addWidget(self.view, 1)
         self.splitter.addWidget(self.glw)
@@ -307,7 +306,7 @@ class FleetView(QWidget):
                     p.addItem(line)
                 if key == "pre" and self.threshold is not None:
                     self.whatif_line.setValue(self.threshold)
-                    self.whatif_label.setText(f"what-if {fmt_num(self.threshold)}")
+                    self.whatif_label.setText(tr("what-if {fmt_num}").format(fmt_num=fmt_num(self.threshold)))
                     p.addItem(self.whatif_line)
                 if key in ("compactions", "distance"):      # whole numbers only
                     span = float(fig.edges[-1] - fig.edges[0])
@@ -326,14 +325,14 @@ class FleetView(QWidget):
                     t.setPos(v + top * 0.01, y)
                     p.addItem(t)
                 p.getAxis("left").setTicks([[(float(y), label) for y, label in zip(ys, fig.labels)]])
-                p.setLabel("bottom", f"{fig.unit} sent over every call of every session")
+                p.setLabel("bottom", tr("{unit} sent over every call of every session").format(unit=fig.unit))
                 p.setXRange(0, top * 1.25, padding=0)
                 p.setYRange(-0.6, n - 0.4, padding=0)
             p.setToolTip(fig.note)
 
     # ------------------------------------------------------------------ table
     def _count(self) -> None:
-        self.count_label.setText(f"{self.proxy.rowCount():,} of {len(self.table):,} sessions")
+        self.count_label.setText(tr("{rowCount:,} of {n_table:,} sessions").format(rowCount=self.proxy.rowCount(), n_table=len(self.table)))
 
     def _double_clicked(self, index) -> None:
         src = self.proxy.mapToSource(index)

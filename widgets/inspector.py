@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
 from compactscope.core.messages import block_type
 from compactscope.core.report.words import meta_lines
 from compactscope.core.text import readable_message_text, readable_text
+from .i18n import ct, tr
 
 MAX_SHOWN = 2_000_000
 
@@ -33,12 +34,12 @@ class Inspector(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
-        self.title = QLabel("Select a message or a block", self)
+        self.title = QLabel(tr("Select a message or a block"), self)
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
         top.addWidget(self.title, 1)
-        self.copy_btn = QPushButton("Copy", self)
-        self.copy_btn.setToolTip("Copy the text of the visible tab")
+        self.copy_btn = QPushButton(tr("Copy"), self)
+        self.copy_btn.setToolTip(tr("Copy the text of the visible tab"))
         self.copy_btn.clicked.connect(self.copy)
         top.addWidget(self.copy_btn)
         lay.addLayout(top)
@@ -54,9 +55,9 @@ class Inspector(QWidget):
         self.text = self._edit(mono)
         self.json = self._edit(mono)
         self.persisted = self._edit(mono)
-        self.tabs.addTab(self.text, "Text")
-        self.tabs.addTab(self.json, "JSON")
-        self.tabs.addTab(self.persisted, "Persisted file")
+        self.tabs.addTab(self.text, tr("Text"))
+        self.tabs.addTab(self.json, tr("JSON"))
+        self.tabs.addTab(self.persisted, tr("Persisted file"))
         self.resolve_persisted = None
         self.current = None
         self.meta_text = ""            # what the file recorded about the shown message (time, usage, where)
@@ -71,7 +72,7 @@ class Inspector(QWidget):
         return e
 
     def clear(self) -> None:
-        self.title.setText("Select a message or a block")
+        self.title.setText(tr("Select a message or a block"))
         self.image.hide()
         self.image.clear()
         self.meta_text = ""
@@ -85,15 +86,16 @@ class Inspector(QWidget):
         time, model, the usage of its call, the file and line."""
         self.current = (mi, block)
         obj = m
-        label = f"message #{mi}"
+        label = tr("message #{n}").format(n=mi)
         if block is not None and isinstance(m, dict) and isinstance(m.get("content"), list) \
                 and 0 <= block < len(m["content"]):
             obj = m["content"][block]
-            label += f", block {block} ({block_type(obj)})"
+            label += tr(", block {n} ({type})").format(n=block, type=block_type(obj))
         role = m.get("role", "?") if isinstance(m, dict) else "?"
         facts = meta_lines(meta)
-        self.title.setText(f"<b>{label}</b> \u00b7 {html.escape(str(role))} \u00b7 {len(str(obj)):,} chars "
-                           f"{html.escape(where)}" + "".join(f"<br>{html.escape(f)}" for f in facts))
+        self.title.setText(f"<b>{label}</b> \u00b7 {html.escape(str(role))} \u00b7 "
+                           + tr("{n} chars").format(n=f"{len(str(obj)):,}")
+                           + f" {html.escape(ct(where))}" + "".join(f"<br>{html.escape(ct(f))}" for f in facts))
         self.meta_text = "\n".join(facts)
         if isinstance(obj, dict) and "role" in obj:
             text = readable_message_text(obj)
@@ -124,10 +126,10 @@ class Inspector(QWidget):
         if persisted:
             path, content = persisted
             self.persisted.setPlainText(_clip(f"{path}\n{'=' * 40}\n{content}"))
-            self.tabs.setTabText(2, "Persisted file \u2713")
+            self.tabs.setTabText(2, tr("Persisted file ✓"))
         else:
-            self.persisted.setPlainText("This block was not persisted to a file.")
-            self.tabs.setTabText(2, "Persisted file")
+            self.persisted.setPlainText(tr("This block was not persisted to a file."))
+            self.tabs.setTabText(2, tr("Persisted file"))
 
     THUMB = 240
 

@@ -12,14 +12,19 @@ import html
 import json
 import os
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QMessageBox, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox, QTabWidget,
                                QTextBrowser, QVBoxLayout, QWidget)
 
 from .common import ROLE_COLORS
+from .i18n import tr
 
+# the states' words, for the translation catalogue (set_status shows tr(state))
+STATES = (QT_TRANSLATE_NOOP("", "idle"), QT_TRANSLATE_NOOP("", "calling"), QT_TRANSLATE_NOOP("", "tool"),
+          QT_TRANSLATE_NOOP("", "compacting"), QT_TRANSLATE_NOOP("", "stopping"), QT_TRANSLATE_NOOP("", "error"),
+          QT_TRANSLATE_NOOP("", "listening"), QT_TRANSLATE_NOOP("", "following"))
 STATE_COLORS = {"idle": "#64748b", "calling": "#2563eb", "tool": "#ea580c", "compacting": "#9333ea",
                 "stopping": "#b45309", "error": "#dc2626", "listening": "#059669", "following": "#059669"}
 
@@ -62,9 +67,9 @@ class LivePanel(QWidget):
         outer.setSpacing(4)
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("liveTabs")
-        self.tabs.addTab(self._agent_tab(), "Agent")
-        self.tabs.addTab(self._proxy_tab(), "Proxy")
-        self.tabs.addTab(self._follow_tab(), "Follow file")
+        self.tabs.addTab(self._agent_tab(), tr("Agent"))
+        self.tabs.addTab(self._proxy_tab(), tr("Proxy"))
+        self.tabs.addTab(self._follow_tab(), tr("Follow file"))
         self.tabs.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
         outer.addWidget(self.tabs, 0)
 
@@ -81,8 +86,7 @@ class LivePanel(QWidget):
         self.log = QTextBrowser(self)
         self.log.setObjectName("liveLog")
         self.log.setOpenLinks(False)
-        self.log.setPlaceholderText("The live session appears here: your messages, the agent's answers and tool "
-                                    "calls, and every compaction.")
+        self.log.setPlaceholderText(tr("The live session appears here: your messages, the agent's answers and tool calls, and every compaction."))
         self.log.setMinimumHeight(120)
         outer.addWidget(self.log, 1)
 
@@ -91,17 +95,17 @@ class LivePanel(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         self.input = ChatInput(self)
         self.input.setObjectName("chatInput")
-        self.input.setPlaceholderText("Message the agent (Enter sends, Shift+Enter for a new line)")
+        self.input.setPlaceholderText(tr("Message the agent (Enter sends, Shift+Enter for a new line)"))
         self.input.setFixedHeight(56)
         self.input.sigSubmit.connect(self._send)
         row.addWidget(self.input, 1)
         col = QVBoxLayout()
-        self.send_btn = QPushButton("Send", self)
+        self.send_btn = QPushButton(tr("Send"), self)
         self.send_btn.setObjectName("sendButton")
         self.send_btn.clicked.connect(self._send)
-        self.stop_btn = QPushButton("Stop", self)
+        self.stop_btn = QPushButton(tr("Stop"), self)
         self.stop_btn.setObjectName("stopButton")
-        self.stop_btn.setToolTip("Stop the agent after the current step (Esc)")
+        self.stop_btn.setToolTip(tr("Stop the agent after the current step (Esc)"))
         self.stop_btn.setEnabled(False)
         self.stop_btn.clicked.connect(self._stop)
         col.addWidget(self.send_btn)
@@ -113,13 +117,13 @@ class LivePanel(QWidget):
         sc.setContext(Qt.WidgetWithChildrenShortcut)
         sc.activated.connect(self._stop)
 
-        self.status = QLabel("idle", self)
+        self.status = QLabel(tr("idle"), self)
         self.status.setObjectName("liveStatus")
         self.status.setWordWrap(True)
         outer.addWidget(self.status)
         self._stream_open = False
         self.busy = False
-        self.set_status("idle", "idle: pick a workspace folder and send a message")
+        self.set_status("idle", tr("idle: pick a workspace folder and send a message"))
 
     # ------------------------------------------------------------ tabs
     def _agent_tab(self) -> QWidget:
@@ -133,25 +137,25 @@ class LivePanel(QWidget):
         self.model_edit.setObjectName("model")
         from compactscope.core.agent import DEFAULT_MODEL
         self.model_edit.setPlaceholderText(os.environ.get("COMPACTSCOPE_MODEL") or DEFAULT_MODEL)
-        f.addRow("Model", self.model_edit)
+        f.addRow(tr("Model"), self.model_edit)
         self.key_edit = QLineEdit(w)
         self.key_edit.setObjectName("apiKey")
         self.key_edit.setEchoMode(QLineEdit.Password)
         self.key_edit.setPlaceholderText("from ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY")
                                          else "ANTHROPIC_API_KEY is not set: type a key (kept for this session only)")
-        self.key_edit.setToolTip("Used for this session only: never saved, never recorded")
-        f.addRow("API key", self.key_edit)
+        self.key_edit.setToolTip(tr("Used for this session only: never saved, never recorded"))
+        f.addRow(tr("API key"), self.key_edit)
         self.base_url = QLineEdit(w)
         self.base_url.setObjectName("baseUrl")
         self.base_url.setPlaceholderText(os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
-        f.addRow("Base URL", self.base_url)
+        f.addRow(tr("Base URL"), self.base_url)
         self.agent_record = QLineEdit(w)
         self.agent_record.setObjectName("agentRecord")
-        self.agent_record.setPlaceholderText("recording file (default: a new one in the user cache)")
-        f.addRow("Record to", self.agent_record)
-        self.new_btn = QPushButton("New session", w)
+        self.agent_record.setPlaceholderText(tr("recording file (default: a new one in the user cache)"))
+        f.addRow(tr("Record to"), self.agent_record)
+        self.new_btn = QPushButton(tr("New session"), w)
         self.new_btn.setObjectName("newSession")
-        self.new_btn.setToolTip("Forget the conversation and start again (the recording goes on)")
+        self.new_btn.setToolTip(tr("Forget the conversation and start again (the recording goes on)"))
         self.new_btn.clicked.connect(lambda: None if self.busy else self.sigNewSession.emit())
         f.addRow("", self.new_btn)
         return w
@@ -164,21 +168,20 @@ class LivePanel(QWidget):
         self.port.setObjectName("proxyPort")
         self.port.setRange(0, 65535)
         self.port.setValue(8788)
-        f.addRow("Port", self.port)
+        f.addRow(tr("Port"), self.port)
         self.upstream = QLineEdit(w)
         self.upstream.setObjectName("upstream")
-        self.upstream.setPlaceholderText("https://api.anthropic.com")
-        f.addRow("Upstream", self.upstream)
+        self.upstream.setPlaceholderText(tr("https://api.anthropic.com"))
+        f.addRow(tr("Upstream"), self.upstream)
         self.proxy_record = QLineEdit(w)
-        self.proxy_record.setPlaceholderText("recording file (default: a new one in the user cache)")
-        f.addRow("Record to", self.proxy_record)
-        self.proxy_btn = QPushButton("Start proxy", w)
+        self.proxy_record.setPlaceholderText(tr("recording file (default: a new one in the user cache)"))
+        f.addRow(tr("Record to"), self.proxy_record)
+        self.proxy_btn = QPushButton(tr("Start proxy"), w)
         self.proxy_btn.setObjectName("proxyButton")
         self.proxy_btn.setCheckable(True)
         self.proxy_btn.toggled.connect(self._proxy_toggled)
         f.addRow("", self.proxy_btn)
-        self.proxy_hint = QLabel("Listens on 127.0.0.1 only. Then run a client against it, e.g.\n"
-                                 "ANTHROPIC_BASE_URL=http://127.0.0.1:8788 claude", w)
+        self.proxy_hint = QLabel(tr("Listens on 127.0.0.1 only. Then run a client against it, e.g.\nANTHROPIC_BASE_URL=http://127.0.0.1:8788 claude"), w)
         self.proxy_hint.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.proxy_hint.setWordWrap(True)
         f.addRow(self.proxy_hint)
@@ -191,7 +194,7 @@ class LivePanel(QWidget):
         self.follow_path = self._path_row(f, w, "File", "followPath",
                                           "~/.claude/projects/<project>/<session>.jsonl, or a recording",
                                           self._pick_follow)
-        self.follow_btn = QPushButton("Follow", w)
+        self.follow_btn = QPushButton(tr("Follow"), w)
         self.follow_btn.setObjectName("followButton")
         self.follow_btn.setCheckable(True)
         self.follow_btn.toggled.connect(self._follow_toggled)
@@ -206,21 +209,21 @@ class LivePanel(QWidget):
         edit.setObjectName(name)
         edit.setPlaceholderText(placeholder)
         row.addWidget(edit, 1)
-        b = QPushButton("Browse\u2026", w)
+        b = QPushButton(tr("Browse…"), w)
         b.clicked.connect(browse)
         row.addWidget(b)
         form.addRow(label, row)
         return edit
 
     def _pick_dir(self, edit: QLineEdit) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Workspace folder for the agent", edit.text() or os.getcwd())
+        d = QFileDialog.getExistingDirectory(self, tr("Workspace folder for the agent"), edit.text() or os.getcwd())
         if d:
             edit.setText(d)
 
     def _pick_follow(self) -> None:
         start = os.path.expanduser("~/.claude/projects")
-        p, _ = QFileDialog.getOpenFileName(self, "Follow a session file", start if os.path.isdir(start) else "",
-                                           "Sessions (*.jsonl);;All files (*)")
+        p, _ = QFileDialog.getOpenFileName(self, tr("Follow a session file"), start if os.path.isdir(start) else "",
+                                           tr("Sessions (*.jsonl);;All files (*)"))
         if p:
             self.follow_path.setText(p)
 
@@ -236,7 +239,7 @@ class LivePanel(QWidget):
         if not text:
             return
         if not self.workdir.text().strip():
-            self.show_error("No workspace folder is chosen.", "Pick the folder the agent may work in (Browse\u2026).")
+            self.show_error(tr("No workspace folder is chosen."), tr("Pick the folder the agent may work in (Browse…)."))
             return
         self.input.clear()
         self.sigAgentSettings.emit(self.agent_settings())
@@ -244,29 +247,29 @@ class LivePanel(QWidget):
 
     def _stop(self) -> None:
         if self.busy:
-            self.set_status("stopping", "stopping after the current step\u2026")
+            self.set_status("stopping", tr("stopping after the current step…"))
             self.sigStop.emit()
 
     def _proxy_toggled(self, on: bool) -> None:
         if on:
-            self.proxy_btn.setText("Stop proxy")
+            self.proxy_btn.setText(tr("Stop proxy"))
             self.sigStartProxy.emit({"port": self.port.value(), "upstream": self.upstream.text().strip() or None,
                                      "record": self.proxy_record.text().strip() or None})
         else:
-            self.proxy_btn.setText("Start proxy")
+            self.proxy_btn.setText(tr("Start proxy"))
             self.sigStopProxy.emit()
 
     def _follow_toggled(self, on: bool) -> None:
         if on:
             path = os.path.expanduser(self.follow_path.text().strip())
             if not path:
-                self.show_error("No file to follow.", "Pick a session file (Browse\u2026).")
+                self.show_error(tr("No file to follow."), tr("Pick a session file (Browse…)."))
                 self.set_follow_running(False)
                 return
-            self.follow_btn.setText("Stop following")
+            self.follow_btn.setText(tr("Stop following"))
             self.sigFollow.emit(path)
         else:
-            self.follow_btn.setText("Follow")
+            self.follow_btn.setText(tr("Follow"))
             self.sigStopFollow.emit()
 
     def set_proxy_running(self, on: bool, url: str = "") -> None:
@@ -275,8 +278,7 @@ class LivePanel(QWidget):
         self.proxy_btn.setText("Stop proxy" if on else "Start proxy")
         self.proxy_btn.blockSignals(False)
         if on and url:
-            self.proxy_hint.setText(f"Listening on {url} (loopback only). Point a client at it:\n"
-                                    f"ANTHROPIC_BASE_URL={url} claude")
+            self.proxy_hint.setText(tr("Listening on {url} (loopback only). Point a client at it:\nANTHROPIC_BASE_URL={url2} claude").format(url=url, url2=url))
 
     def set_follow_running(self, on: bool) -> None:
         self.follow_btn.blockSignals(True)
@@ -295,7 +297,7 @@ class LivePanel(QWidget):
     def set_status(self, state: str, text: str) -> None:
         c = STATE_COLORS.get(state, "#64748b")
         self.state = state
-        self.status.setText(f"<span style='color:{c}; font-weight:bold'>\u25cf {html.escape(state)}</span> "
+        self.status.setText(f"<span style='color:{c}; font-weight:bold'>\u25cf {html.escape(tr(state))}</span> "
                             f"{html.escape(text)}")
 
     def show_error(self, what: str, todo: str = "") -> None:
@@ -355,8 +357,8 @@ class LivePanel(QWidget):
         box = QMessageBox(self)
         box.setObjectName("bashConfirm")
         box.setIcon(QMessageBox.Question)
-        box.setWindowTitle("Run a shell command?")
-        box.setText(f"The agent wants to run this command in its workspace folder\n{self.workdir.text()}:")
+        box.setWindowTitle(tr("Run a shell command?"))
+        box.setText(tr("The agent wants to run this command in its workspace folder\n{text}:").format(text=self.workdir.text()))
         box.setInformativeText(command if len(command) < 2000 else command[:2000] + "\u2026")
         once = box.addButton("Run once", QMessageBox.AcceptRole)
         session = box.addButton("Allow for this session", QMessageBox.YesRole)

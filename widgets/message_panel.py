@@ -3,14 +3,15 @@ expand/collapse/partner buttons, and the message list. A view: it emits what the
 (``sigModeChanged``, ``sigFiltersChanged``) and shows what it is given."""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
 from .flow import FlowLayout, flow_widget_policy
 from .message_view import IndexRole, MessageListModel, MessageView
+from .i18n import tr
 
-ROLES = ("all roles", "user", "assistant", "system", "tool")
-BLOCKS = ("any block", "text", "tool_use", "tool_result", "thinking", "image")
+ROLES = (QT_TRANSLATE_NOOP("", "all roles"), "user", "assistant", "system", "tool")
+BLOCKS = (QT_TRANSLATE_NOOP("", "any block"), "text", "tool_use", "tool_result", "thinking", "image")
 NO_FILTERS = {"search": "", "role": "", "block": "", "changed_only": False, "matches_only": False}
 
 
@@ -28,7 +29,7 @@ class MessagePanel(QWidget):
         self.search = QLineEdit(self)
         self.search.setObjectName("searchField")
         self.search.setMinimumWidth(60)
-        self.search.setPlaceholderText("Search message contents (Ctrl+F, Enter = next)")
+        self.search.setPlaceholderText(tr("Search message contents (Ctrl+F, Enter = next)"))
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._search_changed)
         self.search.returnPressed.connect(lambda: self.next_match(1))
@@ -37,8 +38,8 @@ class MessagePanel(QWidget):
         bar.addWidget(self.match_label)
         self.mode_box = QComboBox(self)
         self.mode_box.setObjectName("viewMode")
-        self.mode_box.addItems(["after layer", "before layer"])
-        self.mode_box.setToolTip("Show the conversation as this layer left it, or as it entered the layer")
+        self.mode_box.addItems([tr("after layer"), tr("before layer")])
+        self.mode_box.setToolTip(tr("Show the conversation as this layer left it, or as it entered the layer"))
         self.mode_box.currentIndexChanged.connect(lambda i: self.sigModeChanged.emit("before" if i else "after"))
         ml.addLayout(bar)
         fbox = QWidget(self)
@@ -46,31 +47,32 @@ class MessagePanel(QWidget):
         frow = FlowLayout(fbox)
         self.role_filter = QComboBox(fbox)
         self.role_filter.setObjectName("roleFilter")
-        self.role_filter.addItems(list(ROLES))
+        self.role_filter.addItems([tr(ROLES[0])] + list(ROLES[1:]))        # roles and types are the API's words
         self.role_filter.currentIndexChanged.connect(self._filters_changed)
         frow.addWidget(self.role_filter)
         self.block_filter = QComboBox(fbox)
         self.block_filter.setObjectName("blockFilter")
-        self.block_filter.addItems(list(BLOCKS))
+        self.block_filter.addItems([tr(BLOCKS[0])] + list(BLOCKS[1:]))
         self.block_filter.currentIndexChanged.connect(self._filters_changed)
         frow.addWidget(self.block_filter)
-        self.changed_only = QCheckBox("changed", fbox)
-        self.changed_only.setToolTip("Only messages this layer changed or inserted")
+        self.changed_only = QCheckBox(tr("changed"), fbox)
+        self.changed_only.setToolTip(tr("Only messages this layer changed or inserted"))
         self.changed_only.setObjectName("changedOnly")
         self.changed_only.toggled.connect(self._filters_changed)
         frow.addWidget(self.changed_only)
-        self.matches_only = QCheckBox("matches", fbox)
-        self.matches_only.setToolTip("Only messages matching the search")
+        self.matches_only = QCheckBox(tr("matches"), fbox)
+        self.matches_only.setToolTip(tr("Only messages matching the search"))
         self.matches_only.toggled.connect(self._filters_changed)
         frow.addWidget(self.matches_only)
         frow.addWidget(self.mode_box)
         for box in (self.role_filter, self.block_filter, self.mode_box):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(7)
-        for text, tip, slot in (("Expand", "Expand all blocks (double-click or Space: one message)",
+        for text, tip, slot in ((tr("Expand"), tr("Expand all blocks (double-click or Space: one message)"),
                                  lambda: self.model.set_expand_all(True)),
-                                ("Collapse", "Collapse all: one line per block", lambda: self.model.set_expand_all(False)),
-                                ("\u21c4 Partner", "Jump to the other half of the selected tool pair (Ctrl+J)",
+                                (tr("Collapse"), tr("Collapse all: one line per block"),
+                                 lambda: self.model.set_expand_all(False)),
+                                (tr("\u21c4 Partner"), tr("Jump to the other half of the selected tool pair (Ctrl+J)"),
                                  lambda: self.jump_to_partner())):
             b = QToolButton(fbox)
             b.setText(text)
@@ -94,9 +96,10 @@ class MessagePanel(QWidget):
             self.mode_box.blockSignals(False)
 
     def filters(self) -> dict:
-        role, block = self.role_filter.currentText(), self.block_filter.currentText()
-        return {"search": self.search.text(), "role": "" if role == ROLES[0] else role,
-                "block": "" if block == BLOCKS[0] else block, "changed_only": self.changed_only.isChecked(),
+        role = self.role_filter.currentText() if self.role_filter.currentIndex() > 0 else ""
+        block = self.block_filter.currentText() if self.block_filter.currentIndex() > 0 else ""
+        return {"search": self.search.text(), "role": role,
+                "block": block, "changed_only": self.changed_only.isChecked(),
                 "matches_only": self.matches_only.isChecked()}
 
     def set_filters(self, f: dict) -> None:
@@ -108,8 +111,8 @@ class MessagePanel(QWidget):
         try:
             if self.search.text() != f.get("search", ""):
                 self.search.setText(f.get("search", ""))
-            self.role_filter.setCurrentText(f.get("role") or ROLES[0])
-            self.block_filter.setCurrentText(f.get("block") or BLOCKS[0])
+            self.role_filter.setCurrentIndex(max(0, self.role_filter.findText(f.get("role") or "\0")))
+            self.block_filter.setCurrentIndex(max(0, self.block_filter.findText(f.get("block") or "\0")))
             self.changed_only.setChecked(bool(f.get("changed_only")))
             self.matches_only.setChecked(bool(f.get("matches_only")))
         finally:
@@ -178,7 +181,7 @@ class MessagePanel(QWidget):
         partners = partners or self.model.partners_of(mi)
         if not partners:
             if self.status_message is not None:
-                self.status_message(f"message #{mi} holds no tool pair")
+                self.status_message(tr("message #{mi} holds no tool pair").format(mi=mi))
             return False
         later = sorted(p for p in partners if p > mi)
         target = later[0] if later else sorted(partners)[0]

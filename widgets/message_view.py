@@ -18,6 +18,7 @@ from compactscope.core.present import EXPANDED_LINES, collapsed_shape
 from compactscope.core.report.words import meta_lines, usage_short, when
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
+from .i18n import ct, tr
 
 MessageRole = Qt.UserRole + 1
 IndexRole = Qt.UserRole + 2
@@ -404,6 +405,7 @@ class MessageDelegate(QStyledItemDelegate):
             h = n * lh
             if what == "cut":
                 label, style = cuts[ci]
+                label = ct(label)
                 col = QColor("#dc2626") if style == "cut" else QColor("#64748b")
                 pen = QPen(col, 2 if style == "cut" else 1, Qt.SolidLine if style == "cut" else Qt.DashLine)
                 p.setPen(pen)
@@ -422,16 +424,17 @@ class MessageDelegate(QStyledItemDelegate):
                 p.drawText(QRect(left, top, 400, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
                 x = left + QFontMetrics(bold).horizontalAdvance(head) + 12
                 if status:
-                    tag = {"changed": "CHANGED", "inserted": "INSERTED", "removed": "REMOVED",
-                           "duplicated": "DUPLICATED"}.get(status, status.upper())
+                    tag = {"changed": tr("CHANGED"), "inserted": tr("INSERTED"), "removed": tr("REMOVED"),
+                           "duplicated": tr("DUPLICATED")}.get(status, status.upper())
                     x = pill(p, x, top, lh, tag, QColor(STATUS_COLORS.get(status) or "#64748b"), small, sfm)
                 if findings:
-                    x = pill(p, x, top, lh, f"\u26a0 {len(findings)} finding(s)", QColor("#dc2626"), small, sfm)
+                    x = pill(p, x, top, lh, "\u26a0 " + tr("{n} finding(s)").format(n=len(findings)), QColor("#dc2626"),
+                             small, sfm)
                 badge = model.badges.get(mi)
                 if badge:
-                    x = pill(p, x, top, lh, badge, QColor("#dc2626" if badge.startswith("LOST") else "#7c3aed"),
+                    x = pill(p, x, top, lh, ct(badge), QColor("#dc2626" if badge.startswith("LOST") else "#7c3aed"),
                              small, sfm)
-                size_text = f"{fmt(sum(c.size for c in chips))} chars"
+                size_text = tr("{n} chars").format(n=fmt(sum(c.size for c in chips)))
                 p.setFont(option.font)
                 # the file's time and the call's usage when it recorded them, dropped when the row is narrow
                 info = [size_text]
@@ -485,15 +488,16 @@ class MessageDelegate(QStyledItemDelegate):
                 p.setPen(dim)
                 p.setFont(small)
                 p.drawText(QRect(left + 6, top, right - left, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                           f"+ {len(chips) - MAX_BLOCKS_SHOWN} more block(s) (see the inspector)")
+                           tr("+ {n} more block(s) (see the inspector)").format(n=len(chips) - MAX_BLOCKS_SHOWN))
             elif what == "findings":
                 p.setFont(small)
                 p.setPen(QColor("#dc2626"))
                 yy = top
                 for f in findings[:3]:
-                    where = f"block {f.block}: " if f.block is not None else ""
+                    where = tr("block {n}: ").format(n=f.block) if f.block is not None else ""
                     p.drawText(QRect(left + 6, yy, right - left - 6, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                               sfm.elidedText(f"\u26a0 {where}{f.text} [{f.code}]", Qt.ElideRight, right - left - 6))
+                               sfm.elidedText(f"\u26a0 {where}{ct(f.text)} [{f.code}]", Qt.ElideRight,
+                                              right - left - 6))
                     yy += lh
             top += h
         if highlight:

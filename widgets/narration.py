@@ -7,6 +7,7 @@ import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
+from .i18n import tr
 
 
 class NarrationPanel(QWidget):
@@ -31,11 +32,11 @@ class NarrationPanel(QWidget):
         self.text.setObjectName("narrationText")
         self.text.setOpenLinks(False)
         row = QHBoxLayout()
-        self.prev_btn = QPushButton(self.tr("\u25c0 Previous"), self)
-        self.prev_btn.setToolTip(self.tr("Previous slide (Page Up)"))
+        self.prev_btn = QPushButton(tr("\u25c0 Previous"), self)
+        self.prev_btn.setToolTip(tr("Previous slide (Page Up)"))
         self.prev_btn.clicked.connect(self.sigPrevious)
-        self.next_btn = QPushButton(self.tr("Next \u25b6"), self)
-        self.next_btn.setToolTip(self.tr("Next slide (Page Down)"))
+        self.next_btn = QPushButton(tr("Next \u25b6"), self)
+        self.next_btn.setToolTip(tr("Next slide (Page Down)"))
         self.next_btn.clicked.connect(self.sigNext)
         self.counter = QLabel(self)
         self.counter.setAlignment(Qt.AlignCenter)

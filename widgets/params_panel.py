@@ -12,6 +12,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox,
                                QToolButton, QVBoxLayout, QWidget)
 
+from .i18n import ct, tr
+
 INT_MAX = 2_147_483_647
 
 
@@ -29,23 +31,21 @@ class LayerOrder(QWidget):
         self.list = QListWidget(self)
         self.list.setObjectName("layerOrderList")
         self.list.setDragDropMode(QAbstractItemView.InternalMove)
-        self.list.setToolTip("The layers in the order they run. Drag one (or select it and press \u2191/\u2193) to "
-                             "run them in another order: e.g. L2 micro before L3 budget loses the results budget "
-                             "would have persisted.")
+        self.list.setToolTip(tr("The layers in the order they run. Drag one (or select it and press ↑/↓) to run them in another order: e.g. L2 micro before L3 budget loses the results budget would have persisted."))
         self.list.model().rowsMoved.connect(lambda *_: self._emit())
         lay.addWidget(self.list, 1)
         col = QVBoxLayout()
         self.up = QToolButton(self)
         self.up.setText("\u2191")
-        self.up.setToolTip("Run the selected layer earlier")
+        self.up.setToolTip(tr("Run the selected layer earlier"))
         self.up.clicked.connect(lambda: self.move(-1))
         self.down = QToolButton(self)
         self.down.setText("\u2193")
-        self.down.setToolTip("Run the selected layer later")
+        self.down.setToolTip(tr("Run the selected layer later"))
         self.down.clicked.connect(lambda: self.move(1))
         self.reset = QToolButton(self)
-        self.reset.setText("Reset")
-        self.reset.setToolTip("The strategy's own order")
+        self.reset.setText(tr("Reset"))
+        self.reset.setToolTip(tr("The strategy's own order"))
         self.reset.clicked.connect(lambda: (self.set_order(self.default, self.labels), self.sigOrderChanged.emit(None)))
         for b in (self.up, self.down, self.reset):
             col.addWidget(b)
@@ -113,30 +113,29 @@ class ParamsPanel(QWidget):
         self.strategy_box = QComboBox(self)
         self.strategy_box.setObjectName("strategyBox")
         self.strategy_box.currentIndexChanged.connect(self._strategy_changed)
-        top.addRow("Strategy", self.strategy_box)
+        top.addRow(tr("Strategy"), self.strategy_box)
         self.summarizer_box = QComboBox(self)
         self.summarizer_box.setObjectName("summarizerBox")
         self.summarizer_box.setEditable(True)
         self.summarizer_box.addItems(["offline", "anthropic", "fixed:A fixed test summary."])
-        self.summarizer_box.setToolTip("offline = deterministic, no LLM; anthropic[:MODEL] needs ANTHROPIC_API_KEY; "
-                                       "fixed:TEXT for tests")
+        self.summarizer_box.setToolTip(tr("offline = deterministic, no LLM; anthropic[:MODEL] needs ANTHROPIC_API_KEY; fixed:TEXT for tests"))
         self.summarizer_box.activated.connect(lambda *_: self.sigSummarizerChanged.emit(self.summarizer()))
         self.summarizer_box.lineEdit().editingFinished.connect(
             lambda: self.sigSummarizerChanged.emit(self.summarizer()))
-        top.addRow("Summarizer", self.summarizer_box)
+        top.addRow(tr("Summarizer"), self.summarizer_box)
         for box in (self.strategy_box, self.summarizer_box):
             box.setMinimumWidth(80)          # a narrow dock squeezes them instead of widening the window
         self.variant_box = QComboBox(self)
         self.variant_box.setObjectName("variantBox")
-        self.variant_box.setToolTip("Run the strategy another way (s08: the seed README's snip)")
+        self.variant_box.setToolTip(tr("Run the strategy another way (s08: the seed README's snip)"))
         self.variant_box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.variant_box.setMinimumContentsLength(12)
         self.variant_box.activated.connect(lambda i: self.sigVariantChanged.emit(self.variant_box.itemData(i)))
-        self.variant_label = QLabel("Variant", self)
+        self.variant_label = QLabel(tr("Variant"), self)
         top.addRow(self.variant_label, self.variant_box)
         self.order_box = LayerOrder(self)
         self.order_box.sigOrderChanged.connect(self.sigOrderChanged)
-        self.order_label = QLabel("Layer order", self)
+        self.order_label = QLabel(tr("Layer order"), self)
         top.addRow(self.order_label, self.order_box)
         lay.addLayout(top)
         self.description = QLabel(self)
@@ -145,7 +144,7 @@ class ParamsPanel(QWidget):
         self.scroll = QScrollArea(self)
         self.scroll.setWidgetResizable(True)
         lay.addWidget(self.scroll, 1)
-        self.reset_btn = QPushButton("Reset to defaults", self)
+        self.reset_btn = QPushButton(tr("Reset to defaults"), self)
         self.reset_btn.clicked.connect(self.reset)
         lay.addWidget(self.reset_btn)
         self.strategy = None
@@ -200,21 +199,23 @@ class ParamsPanel(QWidget):
         if self.current_strategy() != strategy.name:
             self._select(strategy.name)
         notes = strategy.notes if isinstance(strategy.notes, dict) else {}
-        origin = f"<br>from: {html.escape(str(notes['origin']))}" if notes.get("origin") else ""
+        origin = "<br>" + tr("from: {origin}").format(origin=html.escape(str(notes["origin"]))) \
+            if notes.get("origin") else ""
         gone = str(notes.get("not reproduced") or "")
-        missing = f"<br><i>not reproduced: {html.escape(gone.split(':')[0])} (hover for why)</i>" if gone else ""
-        self.description.setToolTip(f"not reproduced: {gone}" if gone else "")
-        self.description.setText(f"<b>{html.escape(strategy.title)}</b><br>{html.escape(strategy.description)}"
+        missing = ("<br><i>" + tr("not reproduced: {what} (hover for why)").format(
+            what=html.escape(ct(gone.split(":")[0]))) + "</i>") if gone else ""
+        self.description.setToolTip(tr("not reproduced: {what}").format(what=ct(gone)) if gone else "")
+        self.description.setText(f"<b>{html.escape(ct(strategy.title))}</b><br>{html.escape(ct(strategy.description))}"
                                  + origin + missing)
         self.variant_box.clear()
-        self.variant_box.addItem("main (the strategy's own)", None)
+        self.variant_box.addItem(tr("main (the strategy's own)"), None)
         for v in strategy.variants:
-            self.variant_box.addItem(v.title, v.name)
-            self.variant_box.setItemData(self.variant_box.count() - 1, v.description, Qt.ToolTipRole)
+            self.variant_box.addItem(ct(v.title), v.name)
+            self.variant_box.setItemData(self.variant_box.count() - 1, ct(v.description), Qt.ToolTipRole)
         for w in (self.variant_box, self.variant_label):
             w.setVisible(bool(strategy.variants))
         self.set_variant(next((v.name for v in strategy.variants if v.active(values)), None))
-        labels = {l.name: (l.label or l.name) for l in strategy.layers}
+        labels = {l.name: ct(l.label or l.name) for l in strategy.layers}
         self.order_box.set_order(list(strategy.layer_names), labels, list(strategy.layer_names))
         form_w = QWidget()
         form = QFormLayout(form_w)
@@ -223,9 +224,9 @@ class ParamsPanel(QWidget):
             v = values.get(p.name, p.default)
             ed = self._editor(p, v)
             ed.setObjectName(f"param_{p.name}")
-            ed.setToolTip(p.help)
-            lab = QLabel(p.name + (f" ({p.unit})" if p.unit else ""))
-            lab.setToolTip(p.help)
+            ed.setToolTip(ct(p.help))
+            lab = QLabel(p.name + (f" ({ct(p.unit)})" if p.unit else ""))
+            lab.setToolTip(ct(p.help))
             form.addRow(lab, ed)
             self.editors[p.name] = (p, ed)
         self.scroll.setWidget(form_w)

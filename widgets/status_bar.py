@@ -8,6 +8,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
 
 from .flow import FitLabel
+from .i18n import ct, tr
 
 VERDICT_STYLE = {"ok": "color: #15803d; font-weight: bold", "failed": "color: #b91c1c; font-weight: bold",
                  "other": "color: #64748b"}
@@ -30,7 +31,7 @@ class StatusBar(QStatusBar):
         self.progress.setMaximumWidth(160)
         self.progress.hide()
         self.progress_label = QLabel("", self)
-        self.cancel_btn = QPushButton("Cancel", self)
+        self.cancel_btn = QPushButton(tr("Cancel"), self)
         self.cancel_btn.setObjectName("cancelRun")
         self.cancel_btn.clicked.connect(self.sigCancel)
         self.cancel_btn.hide()
@@ -80,11 +81,13 @@ class StatusBar(QStatusBar):
             return
         v = state.verdict
         if v is None:
-            self.oracle_label.setText(f"{state.name} cross-check: running\u2026")
+            self.oracle_label.setText(tr("{name} cross-check: running\u2026").format(name=state.name))
             self.oracle_label.setStyleSheet(VERDICT_STYLE["other"])
         else:
-            short = v.text if len(v.text) <= 90 else v.text[:87] + "\u2026"
+            vt = ct(v.text)
+            short = vt if len(vt) <= 90 else vt[:87] + "\u2026"
             self.oracle_label.setText(("\u2714 " if v.ok else "\u2716 " if v.failed else "") + short)
             self.oracle_label.setStyleSheet(VERDICT_STYLE["ok" if v.ok else "failed" if v.failed else "other"])
-        self.oracle_label.setToolTip(f"{state.name} cross-check: {v.text if v else 'running'}\n\n{state.description}")
+        self.oracle_label.setToolTip(tr("{name} cross-check: {v}\n\n{description}").format(
+            name=state.name, v=ct(v.text) if v else tr("running"), description=ct(state.description)))
         self.oracle_label.show()

@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QButtonGroup, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from .flow import FlowLayout, flow_widget_policy
+from .i18n import ct, tr
 
 STATUS_STYLE = {
     "original": ("#64748b", ""),
@@ -53,12 +54,12 @@ class LayerStepper(QWidget):
             b.clicked.connect(slot)
             row.addWidget(b)
             return b
-        self.btn_first = tb("|\u25c0", "First stage (Home)", self.first)
-        self.btn_prev = tb("\u25c0", "Previous layer (Left)", lambda: self.step(-1))
-        self.btn_play = tb("Play", "Play through the layers (P)", self.toggle_play)
+        self.btn_first = tb("|\u25c0", tr("First stage (Home)"), self.first)
+        self.btn_prev = tb("\u25c0", tr("Previous layer (Left)"), lambda: self.step(-1))
+        self.btn_play = tb(tr("Play"), tr("Play through the layers (P)"), self.toggle_play)
         self.btn_play.setCheckable(True)
-        self.btn_next = tb("\u25b6", "Next layer (Right)", lambda: self.step(1))
-        self.btn_last = tb("\u25b6|", "Last stage (End)", self.last)
+        self.btn_next = tb("\u25b6", tr("Next layer (Right)"), lambda: self.step(1))
+        self.btn_last = tb("\u25b6|", tr("Last stage (End)"), self.last)
         self._stage_row = row
         self._fixed = row.count()          # the navigation buttons; stage buttons follow them
         self.group = QButtonGroup(self)
@@ -83,8 +84,8 @@ class LayerStepper(QWidget):
             colr, mark = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])
             b = QToolButton(self._bar)
             b.setCheckable(True)
-            b.setText(f"{mark}{label}")
-            b.setToolTip(f"{name}: {explanations[k] if k < len(explanations) else ''}")
+            b.setText(f"{mark}{ct(label)}")
+            b.setToolTip(f"{name}: {ct(explanations[k]) if k < len(explanations) else ''}")
             b.setStyleSheet(f"QToolButton {{ color: {colr}; font-weight: bold; padding: 3px 8px; }}"
                             f"QToolButton:checked {{ background: {QColor(colr).name()}; color: white; "
                             f"border-radius: 4px; }}")
@@ -117,8 +118,8 @@ class LayerStepper(QWidget):
         name, label, status = self.stages[k]
         text = self._explanations[k] if k < len(self._explanations) else ""
         colr = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])[0]
-        self.explain.setText(f"<b style='color:{colr}'>{k}/{len(self.stages) - 1} \u00b7 {label}</b> "
-                             f"&nbsp; {html.escape(text, quote=False)}")
+        self.explain.setText(f"<b style='color:{colr}'>{k}/{len(self.stages) - 1} \u00b7 {html.escape(ct(label))}</b> "
+                             f"&nbsp; {html.escape(ct(text), quote=False)}")
         if k != self.current:
             self.current = k
             self.sigStageChanged.emit(k)
@@ -143,7 +144,7 @@ class LayerStepper(QWidget):
         else:
             self._timer.stop()
         self.btn_play.setChecked(on)
-        self.btn_play.setText("Pause" if on else "Play")
+        self.btn_play.setText(tr("Pause") if on else tr("Play"))
         self.sigPlayingChanged.emit(on)
 
     @property

@@ -28,6 +28,7 @@ from compactscope.core.strategies.base import PALETTE
 
 from .common import fmt
 from .flow import FlowLayout, flow_widget_policy
+from .i18n import ct, tr
 
 OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
 _SYMBOL_MARKS = {"t": "\u25bc", "o": "\u25cf", "d": "\u25c6", "s": "\u25a0", "star": "\u2605", "p": "\u2b1f",
@@ -55,30 +56,30 @@ class TimelineWidget(QWidget):
         flow_widget_policy(barw)
         bar = FlowLayout(barw)
         bar.setContentsMargins(4, 2, 4, 0)
-        self.play_button = QPushButton("Play")
+        self.play_button = QPushButton(tr("Play"))
         self.play_button.setCheckable(True)
-        self.play_button.setToolTip("Play the replay call by call (Space); arrows step")
+        self.play_button.setToolTip(tr("Play the replay call by call (Space); arrows step"))
         self.play_button.toggled.connect(self._toggle_play)
         self.speed = QSpinBox()
         self.speed.setRange(1, 200)
         self.speed.setValue(5)
-        self.speed.setSuffix("/s")
-        self.speed.setToolTip("Playback speed: model calls per second")
+        self.speed.setSuffix(tr("/s"))
+        self.speed.setToolTip(tr("Playback speed: model calls per second"))
         self.speed.valueChanged.connect(self._speed_changed)
         self.unit_box = QComboBox()
-        self.unit_box.addItem("tokens", "tokens")
-        self.unit_box.addItem("size (chars)", "size")
-        self.unit_box.setToolTip("y axis: estimated tokens, or len(str(messages)) characters")
+        self.unit_box.addItem(tr("tokens"), "tokens")
+        self.unit_box.addItem(tr("size (chars)"), "size")
+        self.unit_box.setToolTip(tr("y axis: estimated tokens, or len(str(messages)) characters"))
         self.unit_box.currentIndexChanged.connect(lambda _i: self.set_unit(self.unit_box.currentData()))
-        self.show_raw = QCheckBox("raw")
+        self.show_raw = QCheckBox(tr("raw"))
         self.show_raw.setChecked(True)
-        self.show_raw.setToolTip("The whole recorded history up to each call, never compacted")
-        self.show_before = QCheckBox("before")
+        self.show_raw.setToolTip(tr("The whole recorded history up to each call, never compacted"))
+        self.show_before = QCheckBox(tr("before"))
         self.show_before.setChecked(True)
-        self.show_before.setToolTip("The running context before the pipeline ran at each call")
+        self.show_before.setToolTip(tr("The running context before the pipeline ran at each call"))
         for cb in (self.show_raw, self.show_before):
             cb.toggled.connect(self._visibility)
-        self.show_legend = QCheckBox("legend")
+        self.show_legend = QCheckBox(tr("legend"))
         self.show_legend.setChecked(True)
         self.show_legend.toggled.connect(lambda on: self.legend_label.setVisible(on))
         self.info = QLabel("")
@@ -100,8 +101,8 @@ class TimelineWidget(QWidget):
         pi = self.plot.getPlotItem()
         pi.setMenuEnabled(False)
         pi.showGrid(x=True, y=True, alpha=0.2)
-        pi.setLabel("bottom", "model call")
-        pi.setLabel("left", "context", units="tokens")
+        pi.setLabel("bottom", tr("model call"))
+        pi.setLabel("left", tr("context"), units="tokens")
         # the legend's entries are kept by a pyqtgraph LegendItem that is never drawn over the plot: they are
         # shown by a wrapping label under it (legend_label), so the legend never covers the data
         self.legend = pg.LegendItem()
@@ -119,11 +120,11 @@ class TimelineWidget(QWidget):
             c.setDownsampling(auto=True, method="peak")
             return c
         # the raw growth can be 100x the compacted context: it does not set the y range
-        self.raw_curve = curve("raw growth (no compaction)", pg.mkPen("#94a3b8", width=1, style=Qt.DashLine),
+        self.raw_curve = curve(tr("raw growth (no compaction)"), pg.mkPen("#94a3b8", width=1, style=Qt.DashLine),
                                ignore_bounds=True)
-        self.before_curve = curve("before the pipeline", pg.mkPen("#93c5fd", width=1))
-        self.after_curve = curve("sent (after the pipeline)", pg.mkPen("#1d4ed8", width=2))
-        self.real_curve = curve("real context (usage)", pg.mkPen("#f97316", width=2), connect="finite")
+        self.before_curve = curve(tr("before the pipeline"), pg.mkPen("#93c5fd", width=1))
+        self.after_curve = curve(tr("sent (after the pipeline)"), pg.mkPen("#1d4ed8", width=2))
+        self.real_curve = curve(tr("real context (usage)"), pg.mkPen("#f97316", width=2), connect="finite")
         self.threshold_line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#dc2626", width=1,
                                                                                    style=Qt.DotLine))
         self.threshold_label = pg.InfLineLabel(self.threshold_line, text="", position=0.98,
@@ -132,7 +133,7 @@ class TimelineWidget(QWidget):
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#facc15", width=2))
         pi.addItem(self.cursor_line)
         self.real_markers = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),
-                                               pen=pg.mkPen("#7c2d12"), name="real compaction (preTokens)")
+                                               pen=pg.mkPen("#7c2d12"), name=tr("real compaction (preTokens)"))
         pi.addItem(self.real_markers)      # a named item: the legend picks it up
         lay.addWidget(self.legend_label)
         self.real_lines: list[pg.InfiniteLine] = []
@@ -189,7 +190,7 @@ class TimelineWidget(QWidget):
     def _refresh(self) -> None:
         r = self.result
         pi = self.plot.getPlotItem()
-        pi.setLabel("left", "context", units="tokens" if self.unit == "tokens" else "chars",
+        pi.setLabel("left", tr("context"), units="tokens" if self.unit == "tokens" else "chars",
                     **{"font-size": f"{getattr(self, '_pt', 9.0):.1f}pt"})
         if r is None:
             for c in (self.raw_curve, self.before_curve, self.after_curve, self.real_curve):
@@ -201,7 +202,7 @@ class TimelineWidget(QWidget):
                 c.setData([], [])
             self.threshold_line.hide()
             self._set_real_lines([])
-            self.info.setText("no replay")
+            self.info.setText(tr("no replay"))
             return
         x = np.arange(len(r.calls), dtype=float)
         after = self._series(r, "tokens_after", "size_after")
@@ -220,8 +221,9 @@ class TimelineWidget(QWidget):
         pts = [(e["call"], e["pre_tokens"]) for e in evs if e.get("pre_tokens")]
         if self.unit == "tokens" and pts:
             self.real_markers.setData([p[0] for p in pts], [p[1] for p in pts],
-                                      data=[f"real {e.get('trigger') or ''} compaction, preTokens "
-                                            f"{fmt(e['pre_tokens'])}" for e in evs if e.get("pre_tokens")])
+                                      data=[tr("real {trigger} compaction, preTokens {n}").format(
+                                          trigger=e.get("trigger") or "", n=fmt(e["pre_tokens"]))
+                                          for e in evs if e.get("pre_tokens")])
         else:
             self.real_markers.setData([], [])
         # threshold
@@ -232,7 +234,8 @@ class TimelineWidget(QWidget):
         else:
             self.threshold_line.setPos(thr)
             self.threshold_line.show()
-            self.threshold_label.setFormat(f"threshold {approx}{fmt(thr)} {'tokens' if self.unit == 'tokens' else 'chars'}")
+            self.threshold_label.setFormat((tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
+                                            tr("threshold {approx}{n} chars")).format(approx=approx, n=fmt(thr)))
         # layer markers: one scatter per layer, created once per layer name
         names = list(r.layer_names)
         names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
@@ -241,7 +244,7 @@ class TimelineWidget(QWidget):
             if m is None:
                 col = self.layer_color(name, k)
                 m = pg.ScatterPlotItem(symbol=SYMBOLS[k % len(SYMBOLS)], size=9, brush=pg.mkBrush(col),
-                                       pen=pg.mkPen(col), name=f"{name} fired")
+                                       pen=pg.mkPen(col), name=tr("{name} fired").format(name=name))
                 pi.addItem(m)
                 self.layer_markers[name] = m
             idx = [c.index for c in r.calls if name in c.fired]
@@ -249,7 +252,7 @@ class TimelineWidget(QWidget):
             m.setData(np.array(idx, dtype=float), after[idx] if idx else np.array([]),
                       data=[f"call {i}: {name}" for i in idx])
             m.show()
-            self._legend_text(m, f"{name} fired ({len(idx):,})")
+            self._legend_text(m, tr("{name} fired ({n})").format(name=name, n=f"{len(idx):,}"))
         for name, m in self.layer_markers.items():
             if name not in names:
                 m.setData([], [])
@@ -258,7 +261,7 @@ class TimelineWidget(QWidget):
         while len(self.overlay_curves) < len(self.overlays):
             k = len(self.overlay_curves)
             c = pg.PlotDataItem([], [], pen=pg.mkPen(OVERLAY_COLORS[k % len(OVERLAY_COLORS)], width=2,
-                                                     style=Qt.DashDotLine), name=f"run {k + 2}")
+                                                     style=Qt.DashDotLine), name=tr("run {n}").format(n=k + 2))
             pi.addItem(c)
             c.setClipToView(True)
             c.setDownsampling(auto=True, method="peak")
@@ -270,19 +273,21 @@ class TimelineWidget(QWidget):
                 c.opts["name"] = o.label
                 try:
                     self.legend.removeItem(c)
-                    self.legend.addItem(c, f"{o.label} (sent)")
+                    self.legend.addItem(c, tr("{label} (sent)").format(label=o.label))
                 except Exception:  # legend bookkeeping differs between pyqtgraph versions
                     pass
             else:
                 c.setData([], [])
         self._visibility()
         t = r.totals()
-        self.info.setToolTip(f"{r.label}: strategy {r.strategy}, tokens by {r.token_estimator}"
-                             + (f"; calibrated: +{fmt(r.calibration['fixed'])} tokens not in the file"
-                                if getattr(r, "calibration", None) else ""))
-        self.info.setText(f"{r.label}: {len(r.calls):,} calls, {t['compactions']} compactions, "
-                          f"{t['summaries']} summaries, peak {fmt(t['peak_tokens'])} tokens"
-                          + (f"; {len(r.real_events)} real compaction(s)" if r.real_events else ""))
+        self.info.setToolTip(tr("{label}: strategy {strategy}, tokens by {estimator}").format(
+            label=r.label, strategy=r.strategy, estimator=ct(r.token_estimator))
+            + (tr("; calibrated: +{n} tokens not in the file").format(n=fmt(r.calibration["fixed"]))
+               if getattr(r, "calibration", None) else ""))
+        self.info.setText(tr("{label}: {calls} calls, {compactions} compactions, {summaries} summaries, peak {peak} "
+                             "tokens").format(label=r.label, calls=f"{len(r.calls):,}", compactions=t["compactions"],
+                                              summaries=t["summaries"], peak=fmt(t["peak_tokens"]))
+                          + (tr("; {n} real compaction(s)").format(n=len(r.real_events)) if r.real_events else ""))
         self._update_cursor_info()
 
     def _legend_text(self, item, text: str) -> None:
@@ -306,7 +311,7 @@ class TimelineWidget(QWidget):
             if k < len(evs):
                 e = evs[k]
                 line.setPos(e["call"] - 0.5)
-                text = f"real {e.get('trigger') or ''} compaction" + (
+                text = tr("real {trigger} compaction").format(trigger=e.get("trigger") or "") + (
                     f" ({fmt(e['pre_tokens'])})" if e.get("pre_tokens") else "")
                 for child in line.childItems():
                     if isinstance(child, pg.InfLineLabel):
@@ -370,8 +375,8 @@ class TimelineWidget(QWidget):
             ax.label.setFont(f)
             ax.picture = None
         pi.getAxis("left").setWidth(None)
-        pi.setLabel("bottom", "model call", **{"font-size": f"{self._pt:.1f}pt"})
-        pi.setLabel("left", "context", units="tokens" if self.unit == "tokens" else "chars",
+        pi.setLabel("bottom", tr("model call"), **{"font-size": f"{self._pt:.1f}pt"})
+        pi.setLabel("left", tr("context"), units="tokens" if self.unit == "tokens" else "chars",
                     **{"font-size": f"{self._pt:.1f}pt"})
         self.threshold_label.setFont(f)
         for line in self.real_lines:
@@ -409,11 +414,10 @@ class TimelineWidget(QWidget):
             self.plot.getPlotItem().setTitle("")
             return
         c = r.calls[self._cursor]
-        fired = ", ".join(c.fired) if c.fired else "nothing fired"
-        real = f", real {fmt(c.real_tokens)}" if c.real_tokens is not None else ""
+        fired = ", ".join(c.fired) if c.fired else tr("nothing fired")
+        real = tr(", real {n}").format(n=fmt(c.real_tokens)) if c.real_tokens is not None else ""
         self.plot.getPlotItem().setTitle(
-            f"call {c.index} (message {c.message_index}): {fmt(c.tokens_before)} -> {fmt(c.tokens_after)} tokens"
-            f"{real}; {fired}{self._iter_text(self._cursor)}", size=f"{getattr(self, '_pt', 9.0):.1f}pt")
+            tr("call {index} (message {message_index}): {tokens_before} -> {tokens_after} tokens{real}; {fired}{_iter_text}").format(index=c.index, message_index=c.message_index, tokens_before=fmt(c.tokens_before), tokens_after=fmt(c.tokens_after), real=real, fired=fired, _iter_text=self._iter_text(self._cursor)), size=f"{getattr(self, '_pt', 9.0):.1f}pt")
 
     def _iter_text(self, i: int) -> str:
         """Seed 002's iteration budget at call i (core.replay.ReplayResult.iterations)."""
@@ -422,10 +426,10 @@ class TimelineWidget(QWidget):
         it = self._iters[i]
         cap = getattr(self.result, "iteration_cap", "?")
         if cap is None:                    # the strategy has no iteration budget
-            return f"; turn {it['turn']}"
-        return (f"; turn {it['turn']}: iterations {it['used']}/{cap}"
-                + (f" (+{it['refunded']} refunded)" if it["refunded"] else "")
-                + (" over the cap" if it["refused"] else ""))
+            return tr("; turn {turn}").format(turn=it["turn"])
+        return (tr("; turn {turn}: iterations {used}/{cap}").format(turn=it["turn"], used=it["used"], cap=cap)
+                + (tr(" (+{n} refunded)").format(n=it["refunded"]) if it["refunded"] else "")
+                + (tr(" over the cap") if it["refused"] else ""))
 
     def call_tooltip(self, i: int) -> str:
         """What the chart says about call i when the mouse is over it."""
@@ -433,19 +437,19 @@ class TimelineWidget(QWidget):
         if r is None or not 0 <= i < len(r.calls):
             return ""
         c = r.calls[i]
-        lines = [f"model call {c.index} (before message #{c.message_index})",
-                 f"context {c.messages_before} -> {c.messages_after} messages, {fmt(c.tokens_before)} -> "
-                 f"{fmt(c.tokens_after)} tokens" + (f" (real {fmt(c.real_tokens)})" if c.real_tokens is not None
-                                                    else ""),
-                 "fired: " + (", ".join(c.fired) if c.fired else "nothing")]
+        lines = [tr("model call {index} (before message #{m})").format(index=c.index, m=c.message_index),
+                 tr("context {a} -> {b} messages, {ta} -> {tb} tokens").format(
+                     a=c.messages_before, b=c.messages_after, ta=fmt(c.tokens_before), tb=fmt(c.tokens_after))
+                 + (tr(" (real {n})").format(n=fmt(c.real_tokens)) if c.real_tokens is not None else ""),
+                 tr("fired: {what}").format(what=", ".join(c.fired) if c.fired else tr("nothing"))]
         if self._iters and getattr(self.result, "iteration_cap", None) is not None:
-            lines.append("iteration budget, user " + self._iter_text(i).lstrip("; "))
+            lines.append(tr("iteration budget, user ") + self._iter_text(i).lstrip("; "))
         for o in self.overlays:
             if i < len(o.calls):
                 oc = o.calls[i]
-                lines.append(f"{o.label}: {fmt(oc.tokens_after)} tokens sent"
+                lines.append(tr("{label}: {n} tokens sent").format(label=o.label, n=fmt(oc.tokens_after))
                              + (f"; {', '.join(oc.fired)}" if oc.fired else ""))
-        lines += [f"  {e}" for e in c.events[:4]]
+        lines += [f"  {ct(str(e))}" for e in c.events[:4]]
         return "\n".join(lines)
 
     def _hovered(self, scene_pos) -> None:
@@ -548,13 +552,13 @@ class ComparisonTable(QTableWidget):
         super().__init__(parent)
         self.setObjectName("replayComparison")
         self.setColumnCount(len(COMPARISON_COLUMNS))
-        self.setHorizontalHeaderLabels([t for _, t in COMPARISON_COLUMNS])
+        self.setHorizontalHeaderLabels([ct(t) for _, t in COMPARISON_COLUMNS])
         self.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.itemSelectionChanged.connect(lambda: self.sigRunSelected.emit(self.currentRow()))
-        self.setToolTip("total input tokens = the tokens sent summed over every call (a cost proxy)")
+        self.setToolTip(tr("total input tokens = the tokens sent summed over every call (a cost proxy)"))
 
     def set_results(self, results: list) -> None:
         rows = [r.totals() for r in results]

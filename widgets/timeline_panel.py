@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 
 from .flow import FlowLayout, flow_widget_policy
 from .timeline import ComparisonTable, TimelineWidget
+from .i18n import tr
 
 
 class TimelinePanel(QScrollArea):
@@ -28,35 +29,32 @@ class TimelinePanel(QScrollArea):
         flow_widget_policy(cbox)
         crow = FlowLayout(cbox)
         crow.setContentsMargins(4, 2, 4, 0)
-        lab = QLabel("Compare with:", page)
-        lab.setToolTip("Replay the same conversation under other strategies or parameter sets; their 'sent' "
-                       "curves are overlaid and the table below compares them")
+        lab = QLabel(tr("Compare with:"), page)
+        lab.setToolTip(tr("Replay the same conversation under other strategies or parameter sets; their 'sent' curves are overlaid and the table below compares them"))
         crow.addWidget(lab)
         self.compare_boxes: dict[str, QCheckBox] = {}
         for name in strategy_names:
             cb = QCheckBox(name, page)
             cb.setObjectName(f"compare_{name}")
-            cb.setToolTip(f"also replay with {name} and its default parameters")
+            cb.setToolTip(tr("also replay with {name} and its default parameters").format(name=name))
             cb.toggled.connect(self._changed)
             crow.addWidget(cb)
             self.compare_boxes[name] = cb
         self.compare_extra = QLineEdit(page)
         self.compare_extra.setObjectName("compareExtra")
-        self.compare_extra.setPlaceholderText("more runs: [LABEL=]NAME:KEY=VALUE,...; ...  (Enter)")
-        self.compare_extra.setToolTip("e.g.  small=s08:context_limit=20000; hermes:context_length=32000\n"
-                                      "Runs separated by ';', each a strategy with optional parameters")
+        self.compare_extra.setPlaceholderText(tr("more runs: [LABEL=]NAME:KEY=VALUE,...; ...  (Enter)"))
+        self.compare_extra.setToolTip(tr("e.g.  small=s08:context_limit=20000; hermes:context_length=32000\nRuns separated by ';', each a strategy with optional parameters"))
         self.compare_extra.returnPressed.connect(self._changed)
         self.compare_extra.setMinimumWidth(40)
-        self.compare_button = QPushButton("Compare", page)
+        self.compare_button = QPushButton(tr("Compare"), page)
         self.compare_button.setObjectName("compareButton")
-        self.compare_button.setToolTip("Replay every run and overlay the curves (runs in the background)")
+        self.compare_button.setToolTip(tr("Replay every run and overlay the curves (runs in the background)"))
         self.compare_button.clicked.connect(self._requested)
         crow.addWidget(self.compare_button)
-        self.follow_box = QCheckBox("follow", page)
+        self.follow_box = QCheckBox(tr("follow"), page)
         self.follow_box.setObjectName("followCalls")
         self.follow_box.setChecked(True)
-        self.follow_box.setToolTip("The stepper and the message list follow the timeline cursor: the context of the "
-                                   "selected (or playing) model call, layer by layer, as if live")
+        self.follow_box.setToolTip(tr("The stepper and the message list follow the timeline cursor: the context of the selected (or playing) model call, layer by layer, as if live"))
         self.follow_box.toggled.connect(self.sigFollowChanged)
         crow.addWidget(self.follow_box)
         pl.addWidget(cbox)

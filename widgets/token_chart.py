@@ -17,6 +17,7 @@ from compactscope.core import present
 from compactscope.core.present import BLOCK_TYPES
 
 from .common import BLOCK_COLORS, fmt
+from .i18n import ct, tr
 
 
 MAX_BARS = 1500
@@ -90,10 +91,10 @@ class TokenChart(QWidget):
         self._stage_title()
         self.stage_plot.setMouseEnabled(x=False, y=False)
         self.size_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#2563eb", width=3), symbol="o", symbolSize=9,
-                                               symbolBrush="#2563eb", name="size after the stage")
+                                               symbolBrush="#2563eb", name=tr("size after the stage"))
         self.tokens_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#16a34a", width=2, style=Qt.DashLine),
                                                  symbol="s", symbolSize=7, symbolBrush="#16a34a",
-                                                 name="tokens (est.) after the stage")
+                                                 name=tr("tokens (est.) after the stage"))
         self.threshold = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#dc2626", width=2),
                                          hoverPen=pg.mkPen("#f97316", width=4))
         self.threshold_label = pg.InfLineLabel(self.threshold, text="", position=0.02, anchors=[(0, 1), (0, 1)],
@@ -107,7 +108,7 @@ class TokenChart(QWidget):
         # ---- message bars
         self.bar_plot = self.glw.addPlot(row=0, col=1)
         self.bar_plot.setMenuEnabled(False)
-        self.bar_plot.setLabel("bottom", "message")
+        self.bar_plot.setLabel("bottom", tr("message"))
         self.bar_plot.setMouseEnabled(x=True, y=False)
         self.bar_plot.showGrid(x=False, y=True, alpha=0.2)
         self.glw.ci.layout.setColumnStretchFactor(0, 2)
@@ -144,8 +145,9 @@ class TokenChart(QWidget):
     def _stage_title(self) -> None:
         """The curves' legend above the plot; when the plot is too low for the threshold's own label, the
         threshold is said on a second line of the title instead (never over the data)."""
-        title = ("<span style='color:#2563eb'>\u25cf size (chars)</span> &nbsp; "
-                 "<span style='color:#16a34a'>\u25a0 tokens (estimate)</span> &nbsp; after each stage")
+        size, tokens, after = tr("size (chars)"), tr("tokens (estimate)"), tr("after each stage")
+        title = (f"<span style='color:#2563eb'>\u25cf {size}</span> &nbsp; "
+                 f"<span style='color:#16a34a'>\u25a0 {tokens}</span> &nbsp; {after}")
         if getattr(self, "_threshold_in_title", False) and self.threshold.isVisible():
             title += f"<br><span style='color:#dc2626'>\u2501 {self._threshold_text()}</span>"
         if title != getattr(self, "_stage_title_html", None) or getattr(self, "_stage_title_pt", None) != self._pt:
@@ -153,9 +155,10 @@ class TokenChart(QWidget):
             self.stage_plot.setTitle(title, size=f"{self._pt:.1f}pt")
 
     def _threshold_text(self) -> str:
-        unit = "chars" if self.unit == "size" else "tokens"
-        return (f"{self.param_name or 'threshold'} = {fmt(self.threshold.value())} {unit}"
-                + ("  (drag me)" if getattr(self, "movable", True) else ""))
+        unit = tr("chars") if self.unit == "size" else tr("tokens")
+        name = ct(self.param_name) if self.param_name else tr("threshold")
+        return (f"{name} = {fmt(self.threshold.value())} {unit}"
+                + (tr("  (drag me)") if getattr(self, "movable", True) else ""))
 
     def _place_labels(self) -> None:
         """Small plots (a projector at 1024x768, a large zoom): no value labels, the threshold in the title."""
@@ -164,6 +167,8 @@ class TokenChart(QWidget):
         for t in self.value_labels:
             t.setVisible(not small)
         self.threshold_label.setVisible(not small)
+        for plot in (self.stage_plot, self.bar_plot):          # a rotated axis title needs height: gone when low
+            plot.getAxis("left").showLabel(not small)
         if small != getattr(self, "_threshold_in_title", False):
             self._threshold_in_title = small
             self._stage_title()
@@ -180,7 +185,7 @@ class TokenChart(QWidget):
         f.setPointSizeF(max(6.0, self._pt - 1))
         fm = QFontMetricsF(f)
         # the block-type legend sits above the bars and never over them: as many lines as its width needs
-        room = self.bar_plot.width() - 20 if self.bar_plot.width() > 0 else 10 ** 6
+        room = self.bar_plot.width() - 70 if self.bar_plot.width() > 0 else 10 ** 6
         lines, cur, used = [], [], 0.0
         for t, k in zip(BLOCK_TYPES, keys):
             w = fm.horizontalAdvance(f"\u25a0 {t}  ")
@@ -195,8 +200,8 @@ class TokenChart(QWidget):
         if title != getattr(self, "_bar_title_html", None):
             self._bar_title_html = title
             self.bar_plot.setTitle(title, size=f"{max(6.0, self._pt - 1):.1f}pt")
-        self.bar_plot.setLabel("left", "chars (click a bar)", **{"font-size": f"{self._pt:.1f}pt"})
-        self.bar_plot.setLabel("bottom", "message", **{"font-size": f"{self._pt:.1f}pt"})
+        self.bar_plot.setLabel("left", tr("chars (click a bar)"), **{"font-size": f"{self._pt:.1f}pt"})
+        self.bar_plot.setLabel("bottom", tr("message"), **{"font-size": f"{self._pt:.1f}pt"})
 
     def set_font_size(self, pt: float) -> None:
         """Zoom: every text of the chart follows the window font (for a projector): tick labels, axis titles,
@@ -221,7 +226,7 @@ class TokenChart(QWidget):
         self._stage_title()
         self._bar_title_html = None
         self._bar_title(getattr(self, "_fg", "#334155"))
-        self.stage_plot.setLabel("left", "chars / tokens", **{"font-size": f"{self._pt:.1f}pt"})
+        self.stage_plot.setLabel("left", tr("chars / tokens"), **{"font-size": f"{self._pt:.1f}pt"})
 
     # ------------------------------------------------------------ stages
     def set_series(self, labels: list[str], sizes: list[int], tokens: list[int], threshold: float | None,
@@ -245,8 +250,8 @@ class TokenChart(QWidget):
             self.value_labels.append(t)
         self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
         ax = self.stage_plot.getAxis("bottom")
-        ax.setTicks([[(i, l) for i, l in enumerate(labels)]])
-        self.stage_plot.setLabel("left", "chars / tokens", **{"font-size": f"{self._pt:.1f}pt"})
+        ax.setTicks([[(i, ct(l)) for i, l in enumerate(labels)]])
+        self.stage_plot.setLabel("left", tr("chars / tokens"), **{"font-size": f"{self._pt:.1f}pt"})
         if threshold is None:
             self.threshold.hide()
         else:
