@@ -256,21 +256,21 @@ class LiveController(QObject):
     def _on_event(self, ev) -> None:
         p = self.panel
         if isinstance(ev, PipelineRan):
-            tr, call = ev.trace, ev.call
-            conv = Conversation(list(tr.input), system=self.agent.system if self.agent else None,
+            trace, call = ev.trace, ev.call
+            conv = Conversation(list(trace.input), system=self.agent.system if self.agent else None,
                                 title=f"live agent, call {call.n}", format="live")
-            changed = [s.layer for s in tr.steps if s.changed]
+            changed = [s.layer for s in trace.steps if s.changed]
             p.set_status("calling", f"call {call.n}: sending {call.messages} messages, {_fmt(call.size)} chars"
                          + (f" (changed by {', '.join(changed)})" if changed else ""))
-            for s in tr.steps:
+            for s in trace.steps:
                 if s.error:
-                    fails = tr.state_after.get("consecutive_failures")
+                    fails = trace.state_after.get("consecutive_failures")
                     p.append_note(f"{s.layer} failed before call {call.n}: {s.error}; the context was sent "
                                   f"unchanged" + (f" (consecutive failures: {fails})" if fails else ""), "#dc2626")
                 elif s.role == SUMMARY and s.changed:
                     p.append_note(f"{s.layer} summarised the conversation before call {call.n}: "
-                                  f"{len(tr.input)} \u2192 {len(tr.output)} messages")
-            self.sigTrace.emit(conv, tr)
+                                  f"{len(trace.input)} \u2192 {len(trace.output)} messages")
+            self.sigTrace.emit(conv, trace)
         elif isinstance(ev, Streamed):
             self.streamed = True
             p.append_stream(ev.text)
@@ -288,11 +288,11 @@ class LiveController(QObject):
         elif isinstance(ev, ToolRan):
             p.append_tool(ev.name, ev.input, ev.output, ev.is_error)
         elif isinstance(ev, Compacted):
-            tr = ev.trace
+            trace = ev.trace
             what = {"reactive": "the API said the prompt is too long: reactive compact",
                     "compact_tool": "the model called compact"}.get(ev.kind, ev.kind)
-            p.append_note(f"{what}: {len(tr.input)} \u2192 {len(tr.output)} messages")
-            self.sigTrace.emit(Conversation(list(tr.input), title=f"live agent, {ev.kind}", format="live"), tr)
+            p.append_note(f"{what}: {len(trace.input)} \u2192 {len(trace.output)} messages")
+            self.sigTrace.emit(Conversation(list(trace.input), title=f"live agent, {ev.kind}", format="live"), trace)
         elif isinstance(ev, Failed):
             e = ev.error
             if e.kind == "prompt_too_long":
