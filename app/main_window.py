@@ -39,7 +39,7 @@ from .session_qt import QtSession
 from .settings import Settings
 from .theme import apply_palette, apply_zoom
 from .workers import QtExecutor, single_thread_executor
-from compactscope.widgets.i18n import ct, tr
+from compactscope.widgets.i18n import ct, ct_parts, tr
 
 EXAMPLES = asset_path("examples")
 DEFAULT_EXAMPLE = EXAMPLES / "long_session.json"
@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
         self.findings.set_findings(s.stage_findings(k), ct(view.where))
         self.chart.set_stage(k)
         self.chart.set_messages(view.messages)
-        self.status_label.setText(ct(s.status_text()))
+        self.status_label.setText(ct_parts(s.status_text()))
         inf = getattr(s, "inferred", None)
         self.status_label.setToolTip("\n".join(ct(l) for l in inf.lines(s.pinned)) if inf else "")
         if self.model.search_text:

@@ -19,7 +19,7 @@ from pathlib import Path
 LANGS = ("en", "zh_CN")
 _state = {"lang": "en"}
 _FIELD = re.compile(r"\{(\w+)(?::(id|num|data))?\}")
-_KINDS = {None: ".+?", "id": r"[A-Za-z_][\w.\-/]*", "num": r"-?[\d][\d,.]*", "data": ".+?"}
+_KINDS = {None: ".+?", "id": r"[A-Za-z_][\w.\-/:]*", "num": r"-?[\d][\d,.]*", "data": ".+?"}
 
 
 def set_language(lang: str) -> None:

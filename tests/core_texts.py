@@ -96,7 +96,8 @@ def session_texts(session) -> set[str]:
             add(view.where)
             for b in view.badges.values():
                 add(b)
-            add(session.status_text())
+            for part in session.status_text().split(" \u00b7 "):      # the window translates it part by part
+                add(part)
     session.set_view_mode("after")
     if session.check is not None and session.check.verdict is not None:
         add(session.check.verdict.text)

@@ -19,3 +19,8 @@ def tr(text: str, disambiguation: str | None = None) -> str:
 def ct(text: str) -> str:
     """A core text in the window's language (``core.i18n.translate``)."""
     return core_i18n.translate(text)
+
+
+def ct_parts(text: str, sep: str = " \u00b7 ") -> str:
+    """A core text made of parts joined by ``sep`` (the status line), translated part by part."""
+    return sep.join(ct(part) for part in text.split(sep))
