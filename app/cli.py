@@ -341,8 +341,11 @@ def cmd_info(args) -> int:
               + (f", model {c['model']}" if c.get("model") else ""))
         for e in c["events"]:
             what = " ".join(str(e[k]) for k in ("kind", "type", "mode", "strategy") if e.get(k))
-            line = f"      compaction at message {e['message_index']}: {what} trigger={e.get('trigger')} " \
-                   f"preTokens={e.get('pre_tokens')}"
+            held = [f"{k}={e[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))
+                    if e.get(f) is not None]
+            lacks = [k for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens")) if e.get(f) is None]
+            line = f"      compaction at message {e['message_index']}: {what}" + "".join(" " + h for h in held) \
+                + (f" (the recording holds no {' or '.join(lacks)})" if lacks else "")
             if e.get("post_tokens") is not None:
                 line += f" postTokens={e['post_tokens']}"
             if e.get("messages_before") is not None:

@@ -51,6 +51,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
         from compactscope.app.cli import choice_json, inferred_json, print_inferred, warn_choice
+        from compactscope.core.replay.views import pre_tokens_text
         from compactscope.core import divergence
         from compactscope.core.strategies.spec import parse_compare
         from compactscope.app.cli import _joined
@@ -109,8 +110,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                     + (f"{c.real_tokens:>10,}" if real and c.real_tokens is not None else (" " * 10 if real else "")))
             line += "  " + ", ".join(c.fired)
             if c.real_boundary:
-                line += f"  [REAL {_real_label(c.real_boundary)} compaction, preTokens " \
-                        f"{c.real_boundary.get('pre_tokens')}]"
+                line += f"  [REAL {_real_label(c.real_boundary)} compaction, " \
+                        f"{pre_tokens_text(c.real_boundary.get('pre_tokens'))}]"
             print(line)
             quiet = {l.layer for l in c.layers if l.role in (MICRO, SNIP)}      # routine, unless it summarised
             for e in c.events:
@@ -130,9 +131,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         for b in res.boundary_report():
             sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
                    f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
-                   else "no simulated summary")
-            print(f"real {_real_label(b)} compaction before call {b['real_call']} (preTokens {b['real_pre_tokens']}): "
-                  f"{sim}")
+                   else "no simulated compaction")
+            print(f"real {_real_label(b)} compaction before call {b['real_call']} "
+                  f"({pre_tokens_text(b['real_pre_tokens'])}): {sim}")
         div = divergence.report(res, conv)
         for r in div["compactions"]:
             if r["diverges"]:

@@ -30,7 +30,7 @@ def report(result: Any, conversation: Any = None) -> dict:
     out = {"version": _version(conv), "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR},
            "compactions": []}
     calls = result.calls
-    sims = [c.index for c in calls if c.compacted and (c.summaries or c.dropped)]
+    sims = [c.index for c in calls if c.compacted]
     prev = -1      # the simulated compaction matched to the previous real one: each real one takes the next
     for ev in result.real_events:
         call = ev.get("call")

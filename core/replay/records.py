@@ -76,8 +76,11 @@ class CallRecord:
 
     @property
     def compacted(self) -> bool:
-        """Messages left the context (snip, summary, ...)."""
-        return bool(self.dropped) or self.summaries > 0
+        """A compaction happened before this call: messages left the context (snip, trim, a plugin that drops
+        messages), a summary was made, or a layer the strategy's threshold triggered changed the context
+        without dropping a message (Inspect's CompactionEdit clears old tool results in place). A layer that
+        runs on every call (microcompact, a budget) and was not triggered is routine, not a compaction."""
+        return bool(self.dropped) or self.summaries > 0 or any(l.triggered and l.changed for l in self.layers)
 
     def to_json(self) -> dict:
         d = {"index": self.index, "message_index": self.message_index, "new_messages": self.new_messages,

@@ -92,8 +92,9 @@ def totals(result: Any) -> dict:
 
 
 def boundary_report(result: Any) -> list[dict]:
-    """Each real compaction next to the nearest simulated summary (call indices and tokens)."""
-    sims = [c for c in result.calls if c.summaries]
+    """Each real compaction next to the nearest simulated compaction (``CallRecord.compacted``: a summary, or
+    a pass that dropped or cleared messages, such as Inspect's edit and trim), with call indices and tokens."""
+    sims = [c for c in result.calls if c.compacted]
     out = []
     for ev in result.real_events:
         call = ev.get("call")
@@ -104,9 +105,18 @@ def boundary_report(result: Any) -> list[dict]:
                "real_tokens_before_call": result.calls[call - 1].real_tokens if call else None}
         if near is not None:
             row.update(simulated_call=near.index, simulated_message_index=near.message_index,
-                       simulated_tokens_before=near.tokens_before, calls_apart=near.index - call)
+                       simulated_tokens_before=near.tokens_before, calls_apart=near.index - call,
+                       simulated_layers=list(near.fired))
         out.append(row)
     return out
+
+
+def pre_tokens_text(pre: Any) -> str:
+    """A real compaction's preTokens in words: the number, or that the recording does not hold it (hermes
+    records no token counts), never a bare ``None``."""
+    if isinstance(pre, (int, float)) and not isinstance(pre, bool):
+        return f"preTokens {pre:,.0f}"
+    return "the recording holds no preTokens"
 
 
 def chars_per_token(result: Any) -> float:

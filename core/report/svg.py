@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from ..replay.views import pre_tokens_text
+
 BLUE, ORANGE, RED, GREY, GREEN = "#2563eb", "#ea580c", "#dc2626", "#94a3b8", "#16a34a"
 RUN_COLORS = ["#2563eb", "#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9", "#db2777"]
 
@@ -156,7 +158,7 @@ def timeline_chart(runs: list, unit: str = "tokens") -> str:
         xx = x(k)
         out.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{T}" y2="{T + ph}" stroke="{ORANGE}" stroke-width="1.5" '
                    f'stroke-dasharray="3 3"><title>real {escape(str(ev.get("trigger") or ""))} compaction before '
-                   f'call {k} (preTokens {escape(fmt(ev.get("pre_tokens")))})</title></line>')
+                   f'call {k} ({escape(pre_tokens_text(ev.get("pre_tokens")))})</title></line>')
     out.append(_poly([(x(i), y(c.raw_tokens if tok else c.raw_size)) for i, c in enumerate(calls)], GREY, 1.2,
                      "4 3", "without compaction"))
     if tok:
@@ -178,10 +180,11 @@ def timeline_chart(runs: list, unit: str = "tokens") -> str:
         saw.append((x(i), y(val(c))))
     out.append(_poly(saw, BLUE, 1.8, "", f"{main.label}: context before and after the pipeline"))
     for i, c in enumerate(calls):
-        if c.summaries:
+        if c.compacted:
             xx, yy = x(i), y(val(c, True))
+            what = "summary" if c.summaries else "compaction (" + ", ".join(c.fired) + ")"
             out.append(f'<path d="M{xx:.1f},{yy - 7:.1f} l5,9 h-10 z" fill="{BLUE}"><title>{escape(main.label)}: '
-                       f'summary before call {i}, {fmt(val(c, True))} \u2192 {fmt(val(c))} {escape(unit)}'
+                       f'{escape(what)} before call {i}, {fmt(val(c, True))} \u2192 {fmt(val(c))} {escape(unit)}'
                        f'</title></path>')
     if thr:
         ty = y(thr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..replay import COMPARISON_COLUMNS
+from ..replay.views import pre_tokens_text
 from .words import clip, num, to_json, when
 
 
@@ -117,9 +118,9 @@ def boundary_lines(rp) -> list[str]:
     for b in rp.boundaries:
         sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
                f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
-               else "no simulated summary")
-        out.append(f"real {b.get('trigger') or ''} compaction before call {b.get('real_call')} (preTokens "
-                   f"{num(b.get('real_pre_tokens'))}): {sim}")
+               else "no simulated compaction")
+        out.append(f"real {b.get('trigger') or ''} compaction before call {b.get('real_call')} "
+                   f"({pre_tokens_text(b.get('real_pre_tokens'))}): {sim}")
     return out
 
 
@@ -143,8 +144,8 @@ def calls(main, width: int = 400) -> Table:
     for c in main.calls:
         ev = "; ".join(c.events)
         if c.real_boundary:
-            ev = (f"REAL {c.real_boundary.get('trigger') or ''} compaction (preTokens "
-                  f"{num(c.real_boundary.get('pre_tokens'))}); ") + ev
+            ev = (f"REAL {c.real_boundary.get('trigger') or ''} compaction "
+                  f"({pre_tokens_text(c.real_boundary.get('pre_tokens'))}); ") + ev
         rows.append([c.index, c.message_index, when(c.timestamp), f"{c.messages_before:,} \u2192 {c.messages_after:,}",
                      c.tokens_before, c.tokens_after] + ([c.real_tokens if c.real_tokens is not None else ""]
                                                         if real else []) + [", ".join(c.fired), clip(ev, width)])
