@@ -551,6 +551,29 @@ class _Sample:
         self.calls.append(row)
 
 
+def compaction_config(plan, depth: int = 0) -> dict | None:
+    """The compaction strategy the log's solver ran with, as the log records it: the first ``compaction``
+    object with a ``type`` among the plan's steps (react()'s ``params.compaction``: ``{"type": "trim",
+    "threshold": 4000, "preserve": 0.5, ...}``), searched a few levels deep; None when the plan holds none."""
+    if depth > 6:
+        return None
+    if isinstance(plan, dict):
+        c = plan.get("compaction")
+        if isinstance(c, dict) and isinstance(c.get("type"), str):
+            return dict(c)
+        items = plan.values()
+    elif isinstance(plan, list):
+        items = plan
+    else:
+        return None
+    for v in items:
+        if isinstance(v, (dict, list)):
+            found = compaction_config(v, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
 def _sample(s: dict, path: str, where: str, header: dict, lines: _Lines | None = None) -> Conversation:
     b = _Sample(s, path, where, lines or _Lines())
     b.build()
@@ -566,6 +589,10 @@ def _sample(s: dict, path: str, where: str, header: dict, lines: _Lines | None =
                                    "total_time", "working_time", "error") if k in s}
     extra["calls"] = b.calls
     extra["history_messages"] = len(b.hist)
+    extra["eval"] = {k: ev[k] for k in ("eval_id", "run_id", "task", "task_id", "created") if isinstance(ev.get(k), str)}
+    config = compaction_config(header.get("plan"))
+    if config is not None:
+        extra["compaction_config"] = config
     return Conversation(b.msgs, OPENAI, None, None, model, title, path, FORMAT, b.meta, b.events, b.problems,
                         extra, b.segments)
 

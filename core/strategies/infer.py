@@ -64,3 +64,77 @@ def infer_params(strategy, conversation) -> Inferred:
     if fn is None or conversation is None:
         return Inferred()
     return fn(conversation)
+
+
+@dataclass
+class Evidence:
+    """What a recording says about a threshold, measured with a strategy's own estimate of the real
+    contexts (``Conversation.segments``: each the context the API saw after a real compaction):
+
+    * ``quiet``: ``(call, tokens)`` before every model call that no compaction preceded: the check did not fire;
+    * ``fired``: ``(call, tokens)`` of the context each real compaction compacted (the whole real context just
+      before it; ``call`` is the first call after it): the check fired;
+    * ``segments``: per real context, its quiet figures and the fired one that closed it (None: it was not
+      closed by a compaction in the file).
+
+    Calls are numbered as replay numbers them: the assistant messages that no compaction re-sent, in order."""
+    quiet: list = field(default_factory=list)
+    fired: list = field(default_factory=list)
+    segments: list = field(default_factory=list)
+
+    @property
+    def below(self) -> int | None:
+        """The largest figure that did not compact."""
+        return max((t for _, t in self.quiet), default=None)
+
+    @property
+    def lowest_fired(self) -> int | None:
+        return min((t for _, t in self.fired), default=None)
+
+    def errors(self, threshold: float, strictly_greater: bool = False) -> int:
+        """Real contexts a check at ``threshold`` gets wrong: it fires before the real compaction (a quiet
+        figure reaches it) or does not fire by the end of a context the agent compacted."""
+        def over(t):
+            return t > threshold if strictly_greater else t >= threshold
+        bad = 0
+        for quiet, fired in self.segments:
+            if any(over(t) for _, t in quiet) or (fired is not None and not over(fired[1])):
+                bad += 1
+        return bad
+
+
+def context_evidence(conversation, estimator, meter=None) -> Evidence:
+    """The ``Evidence`` of ``conversation``'s real contexts, by ``estimator`` (a token estimator of
+    ``core.size``; an additive one is followed message by message, so a long recording costs one pass)."""
+    from ..size import SizeMeter, is_additive
+    meter = meter or SizeMeter()
+    msgs, metas = conversation.messages, conversation.meta
+    n = len(msgs)
+    starts = sorted({s for s in (conversation.segments or [0]) if 0 <= s <= n} | {0})
+    event_at = {e.message_index for e in getattr(conversation, "events", None) or ()}
+    system, tools = getattr(conversation, "system", None), getattr(conversation, "tools", None)
+    additive = is_additive(estimator)
+    ev = Evidence()
+    call = 0
+    for a, b in zip(starts, starts[1:] + [n]):
+        total, lead, quiet = 0, (msgs[a] if a < n else None), []
+
+        def figure(k):
+            if additive:
+                return estimator.tokens_from(total, k - a, lead, system=system, tools=tools)
+            return estimator.tokens(msgs[a:k], meter, system=system, tools=tools)
+        for k in range(a, b):
+            m = msgs[k]
+            copy = k < len(metas) and "copy_of" in metas[k].extra
+            if isinstance(m, dict) and m.get("role") == "assistant" and not copy:
+                if k > a:
+                    quiet.append((call, figure(k)))
+                call += 1
+            if additive:
+                total += meter.figure(m, estimator.figure, estimator.figure_fn)
+        fired = (call, figure(b)) if b in event_at and b < n and b > a else None
+        ev.quiet += quiet
+        if fired is not None:
+            ev.fired.append(fired)
+        ev.segments.append((quiet, fired))
+    return ev
