@@ -23,7 +23,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p = sub.add_parser("fleet", help="replay every session of an archive and write the distribution to Parquet",
                        description="Replay every session file under PATH (default: your Claude Code projects "
                                    "folder, ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects) with the strategy's "
-                                   "session-inferred defaults, and write one row per session to --out (Parquet; "
+                                   "session-inferred defaults, and write one row per session (each Inspect sample, "
+                                   "each hermes chain) to --out (Parquet; "
                                    "columns in docs/fleet.md). Sessions already in --out with the same size and "
                                    "mtime are skipped, so a stopped run goes on where it stopped.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (searched recursively)")
@@ -94,12 +95,16 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         if s.discovered == 0:
             print("no session files found" + (f" under {', '.join(args.paths)}" if args.paths else
                                                " in your Claude Code projects folder"), file=sys.stderr)
-        print(f"{s.replayed:,} session(s) replayed in {duration(s.seconds)} on {s.engine}"
+        print(f"{s.replayed:,} file(s) replayed in {duration(s.seconds)} on {s.engine}"
               + (f" ({s.bytes / 1e6:,.0f} MB, {s.bytes / 1e6 / max(s.seconds, 1e-9):,.1f} MB/s"
                  + (f"; workers peaked at {s.worker_peak_mb:,.0f} MB of memory" if s.worker_peak_mb else "") + ")"
                  if s.bytes else "")
               + (f"; {s.skipped:,} unchanged, kept from before" if s.skipped else "")
               + (f"; {s.errors:,} with an error (a row each, column error)" if s.errors else ""))
+        if s.duplicates:
+            print(f"{s.duplicates:,} row(s) hold a session another row holds too (a hermes snapshot of its state.db, "
+                  f"an Inspect .json of its .eval, a copied file): marked duplicate_of, the figures count each "
+                  f"session once")
         for e in s.error_examples[:3]:
             print(f"  error: {e}")
         if s.orphan_agents:

@@ -51,12 +51,13 @@ class FleetWindow(QMainWindow):
 
 
 def open_session_at(win, spec: dict) -> bool:
-    """Load ``spec["path"]`` in the main window with its strategy and parameters, show the Timeline and
+    """Load ``spec["path"]`` (its conversation ``spec["conversation"]``: an Inspect sample, a hermes chain) in the
+    main window with its strategy and parameters, show the Timeline and
     put the cursor on ``spec["call"]`` once the replay is there."""
     win.show()
     win.raise_()
     win.activateWindow()
-    if not win.open_path(spec["path"]):
+    if not win.open_path(spec["path"], conversation=int(spec.get("conversation") or 0)):
         return False
     st = win.session.strategy
     name = spec.get("strategy") or st.name

@@ -104,8 +104,10 @@ def test_a_sessions_row_matches_its_replay(corpus, tmp_path):
     path = corpus / "entireio-cli" / "b8-659b3a4dd4-0-full.jsonl"
     from compactscope.core.strategies import infer_params
     cfg = make_config("claude_code", {"idle_gap_minutes": "0"}, ["later=claude_code:cap_reserve=true"])
-    row = replay_session(_task(path), cfg)
-    assert row["error"] is None
+    rows = replay_session(_task(path), cfg)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["error"] is None and row["conversation"] == 0 and row["identity"]
     conv = load(path).main
     # the session's own defaults (its version's threshold rule), under the user's --set
     inferred = infer_params("claude_code", conv)
@@ -152,7 +154,7 @@ def test_a_sessions_row_matches_its_replay(corpus, tmp_path):
 def test_a_broken_file_is_a_row_with_its_error(tmp_path):
     bad = tmp_path / "broken.jsonl"
     bad.write_bytes(b'{"type": "user", "message": \n\x00\x01garbage')
-    row = replay_session(_task(bad), make_config())
+    [row] = replay_session(_task(bad), make_config())
     assert row["error"] and "broken.jsonl" in row["error"]
     assert row["path"] == str(bad.resolve())
 
@@ -241,7 +243,7 @@ def test_cli_fleet(projects, tmp_path):
     r = subprocess.run([sys.executable, "-m", "compactscope", "fleet", "--out", str(out), "--workers", "0"],
                        capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    assert f"{len(CC) + 3} session(s) replayed" in r.stdout
+    assert f"{len(CC) + 3} file(s) replayed" in r.stdout
     assert "real compactions:" in r.stdout and "at 150k tokens:" in r.stdout
     for bad, says in ((["--strategy", "nope"], "unknown strategy"), (["--set", "nope=1"], "no parameter 'nope'"),
                       (["--compare", "x=claude_code:window=big"], "whole number")):
@@ -384,7 +386,7 @@ def test_progress_line_says_how_far_and_how_long():
     p = Progress(done=10, total=40, bytes_done=50_000_000, bytes_total=200_000_000, errors=1, elapsed=25.0)
     assert p.eta == pytest.approx(75.0)          # by bytes: a quarter done in 25 s
     line = p.line()
-    assert "10/40 sessions" in line and "50/200 MB" in line and "1 error" in line and "about 1 min 15 s left" in line
+    assert "10/40 files" in line and "50/200 MB" in line and "1 error" in line and "about 1 min 15 s left" in line
     assert Progress(total=3).eta is None
 
 

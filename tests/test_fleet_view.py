@@ -55,7 +55,10 @@ def test_slider_reevaluates_figures_and_table(qtbot, results):
     v.set_threshold(100_000)
     qtbot.waitUntil(lambda: v.reeval is not at167 and v.reeval.threshold == 100_000)
     r = v.reeval
-    truth = data.reevaluate(100_000)
+    group = v.data                    # the figures' rows: the sessions replayed with claude_code (not the broken file)
+    assert group.strategy == "claude_code" and group.n == data.n - 1 and list(group.index) == \
+        [i for i in range(data.n) if not data.errors[i]]
+    truth = group.reevaluate(100_000)
     assert (r.compactions == truth.compactions).all() and r.total_compactions > at167.total_compactions
     # the figures show the re-evaluation (data, not pixels)
     pre = v.figure_data("pre")
@@ -65,13 +68,12 @@ def test_slider_reevaluates_figures_and_table(qtbot, results):
     # the table's at-T columns follow
     col = KEYS.index("at")
     shown = {v.model.index(i, 0).data(): v.model.index(i, col).data() for i in range(v.model.rowCount())}
-    for i in range(data.n):
-        if data.ok[i]:
-            assert shown[v.table.names[i]] == f"{int(truth.compactions[i]):,}"
+    for k, i in enumerate(group.index):
+        assert shown[v.table.names[i]] == f"{int(truth.compactions[k]):,}"
     # each session at its own replayed threshold: the replay's own compactions
     v.set_threshold(None)
     qtbot.waitUntil(lambda: v.reeval.per_session)
-    assert (v.reeval.compactions[data.ok] == data.sim_compactions[data.ok]).all()
+    assert (v.reeval.compactions == group.sim_compactions).all()
     # the red line dragged = a new threshold
     v.whatif_line.setValue(120_000)
     v.whatif_line.sigPositionChangeFinished.emit(v.whatif_line)
@@ -94,7 +96,7 @@ def test_table_sorts_and_filters(qtbot, results):
     assert known == sorted(known) and firsts[:len(known)] == known      # sessions without one sort last
     v.filter_kind.setCurrentIndex(list(FILTERS).index("errors"))
     assert [data.paths[i] for i in _rows(v)] == [p for p, e in zip(data.paths, data.errors) if e]
-    assert "1 of 6 sessions" in v.count_label.text()
+    assert "1 of 6 rows" in v.count_label.text()
     v.filter_kind.setCurrentIndex(0)
     v.filter_edit.setText("b8-659")
     assert [data.paths[i].rsplit("/", 1)[-1] for i in _rows(v)] == ["b8-659b3a4dd4-0-full.jsonl"]
@@ -129,4 +131,4 @@ def test_double_click_opens_the_session_at_that_call(qtbot, make_window, results
     col = KEYS.index("first_at")
     opened.clear()
     v.view.doubleClicked.emit(v.proxy.index(0, col))
-    assert opened[0]["call"] == int(v.reeval.first_call[i]) != want
+    assert opened[0]["call"] == int(v.reeval.first_call[list(v.data.index).index(i)]) != want

@@ -64,6 +64,8 @@ class FleetTableModel(QAbstractTableModel):
             return self.table.tooltip(i) if col.key in ("session", "error") else col.tip
         if role == Qt.ForegroundRole and self.table.data.errors[i]:
             return QColor("#b91c1c")
+        if role == Qt.ForegroundRole and not self.table.data.ok[i]:
+            return QColor("#64748b")            # a duplicate, or not replayed: left out of the figures
         return None
 
     def headerData(self, section, orientation, role=Qt.DisplayRole):
@@ -121,29 +123,39 @@ class FleetView(QWidget):
     def __init__(self, data: FleetData, parent=None, threshold: float | None = None):
         super().__init__(parent)
         self.setObjectName("fleetView")
-        self.data = data
+        self.full = data                       # every row of the file (the table)
+        self.groups = data.groups() or [data]  # the rows by the strategy they were replayed with (the figures)
+        self.data = self.groups[0]             # the group the figures and the slider show
         self.table = SessionTable(data)
         self.reeval = None
-        tokens = data.unit == "tokens"
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
         self.summary = self._text("fleetSummary")
         lay.addWidget(self.summary)
+        # ---- which strategy's sessions the figures show (Claude Code's 155k and Inspect's 4k never share an axis)
+        grow = QHBoxLayout()
+        grow.addWidget(QLabel(tr("Sessions replayed with"), self))
+        self.group_box = QComboBox(self)
+        self.group_box.setObjectName("fleetGroup")
+        for g in self.groups:
+            formats = sorted({f for f, k in zip(g.strings("format"), g.ok) if k and f})
+            self.group_box.addItem(tr("{strategy}: {n:,} session(s) ({formats})").format(
+                strategy=g.strategy, n=int(g.ok.sum()), formats=", ".join(formats)))
+        self.group_box.setToolTip(tr("The figures, the slider and the at-T columns are about one strategy's sessions at a time: each strategy compacts at its own scale"))
+        grow.addWidget(self.group_box, 1)
+        lay.addLayout(grow)
+        self.group_box.setVisible(len(self.groups) > 1)
+        grow.itemAt(0).widget().setVisible(len(self.groups) > 1)
         # ---- threshold
         row = QHBoxLayout()
         row.addWidget(QLabel(tr("What if the threshold were"), self))
-        lo, hi, step = (20_000, 1_000_000, 1_000) if tokens else (2_000, 500_000, 1_000)
         self.slider = QSlider(Qt.Horizontal, self)
         self.slider.setObjectName("fleetThreshold")
-        self.slider.setRange(lo // step, hi // step)
-        self.slider.setToolTip(tr("Drag to re-evaluate the whole fleet at another threshold (from the stored token series, without replaying)"))
-        self._step = step
+        self.slider.setToolTip(tr("Drag to re-evaluate these sessions at another threshold (from the stored token series, without replaying)"))
         self.spin = QSpinBox(self)
-        self.spin.setRange(lo, hi)
-        self.spin.setSingleStep(step)
         self.spin.setGroupSeparatorShown(True)
-        self.spin.setSuffix(f" {data.unit}")
+        self._configure_slider()
         self.own = QCheckBox(tr("each at its own (as replayed)"), self)
         self.own.setToolTip(tr("Every session at the threshold it was replayed with (inferred from its version)"))
         row.addWidget(self.slider, 1)
@@ -208,6 +220,8 @@ class FleetView(QWidget):
         fm = self.view.fontMetrics()
         for k in range(1, len(COLUMNS) - 1):
             self.view.setColumnWidth(k, max(64, fm.horizontalAdvance(COLUMNS[k].title) + 26))
+        widest = max((fm.horizontalAdvance(s or "") for s in self.table.strategies), default=0)
+        self.view.setColumnWidth(KEYS.index("strategy"), min(max(90, widest + 18), 200))
         self.view.setToolTip(tr("Double-click: open the session in the debugger at that call (a call column's, else the first real compaction's)"))
         self.view.doubleClicked.connect(self._double_clicked)
         tl.addWidget(self.view, 1)
@@ -227,10 +241,47 @@ class FleetView(QWidget):
         self.filter_edit.textChanged.connect(lambda t: (self.proxy.set_filter(text=t), self._count()))
         self.filter_kind.currentIndexChanged.connect(
             lambda k: (self.proxy.set_filter(kind=self.filter_kind.itemData(k)), self._count()))
-        self.summary.setText("<br>".join(_html(x) for x in data.overview_lines()[:4]))
-        t = threshold if threshold is not None else (150_000 if tokens else data.default_threshold())
-        self.set_threshold(t)
+        if threshold is not None and len(self.groups) > 1:
+            near = data.group_for(threshold)
+            k = next((k for k, g in enumerate(self.groups) if near is not None and g.label == near.label), 0)
+            self.group_box.setCurrentIndex(k)
+            self.data = self.groups[k]
+            self._configure_slider()
+        self.group_box.currentIndexChanged.connect(self.set_group)
+        self._summary()
+        self.set_threshold(threshold if threshold is not None else self.data.whatif_default())
         self._reevaluate()
+
+    def _summary(self) -> None:
+        lines = [self.full.rows_line()] + self.data.group_lines(named=len(self.groups) > 1)[:4]
+        self.summary.setText("<br>".join(_html(x) for x in lines))
+
+    def _configure_slider(self) -> None:
+        """The slider's range and step around the group's own scale (4k for Inspect, 155k for Claude Code)."""
+        m = max(self.data.default_threshold(), 10.0)
+        step = max(1, int(figures.nice_step(m, 200)))
+        lo, hi = max(step, int(m / 8) // step * step), int(m * 6) // step * step
+        self._step = step
+        for w in (self.slider, self.spin):
+            w.blockSignals(True)
+        self.slider.setRange(lo // step, hi // step)
+        self.spin.setRange(lo, hi)
+        self.spin.setSingleStep(step)
+        self.spin.setSuffix(f" {self.data.unit}")
+        for w in (self.slider, self.spin):
+            w.blockSignals(False)
+
+    def set_group(self, k: int) -> None:
+        """Show the sessions of ``groups[k]`` in the figures, the slider and the at-T columns."""
+        if not 0 <= k < len(self.groups) or self.groups[k] is self.data:
+            return
+        self.data = self.groups[k]
+        if self.group_box.currentIndex() != k:
+            self.group_box.setCurrentIndex(k)
+        self._configure_slider()
+        self._summary()
+        self.set_threshold(self.data.whatif_default())
+        self._timer.start()
 
     def _text(self, name: str) -> QLabel:
         """A wrapped, selectable (copyable) line of text."""
@@ -267,7 +318,7 @@ class FleetView(QWidget):
         thr = self.threshold
         r = self.data.reevaluate(self.data.thresholds if thr is None else thr)
         self.reeval = r
-        self.table.set_reevaluation(r)
+        self.table.set_reevaluation(r, self.data)
         self.model.threshold_changed()
         if self.proxy.kind == "whatif":
             self.proxy.set_filter()
@@ -332,7 +383,7 @@ class FleetView(QWidget):
 
     # ------------------------------------------------------------------ table
     def _count(self) -> None:
-        self.count_label.setText(tr("{rowCount:,} of {n_table:,} sessions").format(rowCount=self.proxy.rowCount(), n_table=len(self.table)))
+        self.count_label.setText(tr("{rowCount:,} of {n_table:,} rows").format(rowCount=self.proxy.rowCount(), n_table=len(self.table)))
 
     def _double_clicked(self, index) -> None:
         src = self.proxy.mapToSource(index)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .. import strategies
 
-FORMAT_VERSION = 3          # 2: post_levels; 3: worker_peak_mb
+FORMAT_VERSION = 4          # 2: post_levels; 3: worker_peak_mb; 4: a row per session of a file, duplicates
 
 
 class FleetError(Exception):

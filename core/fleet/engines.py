@@ -1,6 +1,7 @@
 """Where the sessions are replayed: this process, a local process pool, or a Dask cluster.
 
-Each engine takes the tasks and yields ``(task, row)`` as sessions finish, keeping only a bounded
+Each engine takes the tasks (one per file) and yields ``(task, rows)`` as files finish (a row per session
+the file holds), keeping only a bounded
 number of sessions in flight (so the parent's memory does not grow with the fleet, and a stopped
 run has little unfinished work). ``replay_session`` never raises; what can still fail is the
 worker itself (killed by the system for memory, a crash in a C extension) or a replay that never
@@ -17,10 +18,11 @@ from .config import FleetConfig, FleetError
 from .worker import SessionTask, ready, replay_session
 
 
-def _died_row(task: SessionTask, why: str) -> dict:
-    return {"path": task.path, "size": task.size, "mtime_ns": task.mtime_ns,
-            "project": os.path.basename(os.path.dirname(task.path)), "subagents": len(task.subagent_files),
-            "error": f"{task.path}: {why}"}
+def _died_row(task: SessionTask, why: str) -> list[dict]:
+    """The file's one row when its worker could not give its rows (it died, hung, or failed)."""
+    return [{"path": task.path, "size": task.size, "mtime_ns": task.mtime_ns, "conversation": 0,
+             "project": os.path.basename(os.path.dirname(task.path)), "subagents": len(task.subagent_files),
+             "error": f"{task.path}: {why}"}]
 
 
 def default_workers() -> int:

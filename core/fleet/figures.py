@@ -94,7 +94,7 @@ def pre_tokens(data: FleetData, r: Reevaluation | None) -> Histogram:
     edges = _edges([pre, at_t, sims], 40, keep=marks)
     series = [Series("real, automatic", _count(pre[auto], edges), REAL),
               Series("real, /compact", _count(pre[~auto], edges), REAL_MANUAL),
-              Series(f"{data.config.strategy} replayed", _count(sims, edges), REPLAY)]
+              Series(f"{data.strategy} replayed", _count(sims, edges), REPLAY)]
     lines = [(t, f"replayed {fmt_num(t)}", REPLAY) for t in data.replayed_thresholds()]
     if r is not None:
         series.append(Series(f"at {fmt_num(r.threshold)}", _count(at_t, edges), WHATIF))
@@ -118,7 +118,7 @@ def distance(data: FleetData, r: Reevaluation | None) -> Histogram:
     lo = max(float(both.min()), -30.0) if len(both) else -5.0      # one bin per call; beyond +-30 in the end bins
     hi = min(float(both.max()), 30.0) if len(both) else 5.0
     edges = _edges([d, dt], 61, integer=True, lo=min(lo, -2.0), hi=max(hi, 2.0))
-    series = [Series(f"{data.config.strategy} replayed", _count(d, edges), REPLAY)]
+    series = [Series(f"{data.strategy} replayed", _count(d, edges), REPLAY)]
     if r is not None:
         series.append(Series(f"at {fmt_num(r.threshold)}", _count(dt, edges), WHATIF))
     lines = [(0.0, "the real compaction", REAL)]
@@ -141,7 +141,7 @@ def compactions(data: FleetData, r: Reevaluation | None) -> Histogram:
     # sessions that never compact are most of a fleet: the figure shows the others, the note counts them
     edges = _edges([real[real > 0], sim[sim > 0], at_t[at_t > 0]], 25, integer=True, lo=1, tails=0.5)
     series = [Series("real", _count(real[real > 0], edges), REAL),
-              Series(f"{data.config.strategy} replayed", _count(sim[sim > 0], edges), REPLAY)]
+              Series(f"{data.strategy} replayed", _count(sim[sim > 0], edges), REPLAY)]
     if r is not None:
         series.append(Series(f"at {fmt_num(r.threshold)}", _count(at_t[at_t > 0], edges), WHATIF))
 

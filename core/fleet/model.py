@@ -66,18 +66,29 @@ def _filled(col, dtype, fill):
 class FleetData:
     """Columns of a results file as numpy arrays, plus the flattened series."""
 
-    def __init__(self, path: str, meta: dict, sessions, compactions, lists: dict):
+    def __init__(self, path: str, meta: dict, sessions, compactions, lists: dict, label: str | None = None,
+                 index: np.ndarray | None = None):
         """``sessions``: the flat columns (a pyarrow Table); ``compactions``: the flat compactions table;
-        ``lists``: the list columns (``series_context``, ``series_real``, ``manual_calls``, ``post_levels``)."""
+        ``lists``: the list columns (``series_context``, ``series_real``, ``manual_calls``, ``post_levels``);
+        ``label``/``index``: a group's strategy and its rows' positions in the whole file (``groups``)."""
         self.path = path
         self.meta = meta
         self.config = FleetConfig.from_json(meta.get("config") or {})
         self.table = sessions                                  # pyarrow Table of the flat columns
+        self.lists = lists
         self.n = sessions.num_rows
+        self.label = label
+        self.index = np.arange(self.n, dtype=np.int64) if index is None else index
         col = sessions.column
         self.paths = col("path").to_pylist()
+        self.conversations = [int(c or 0) for c in self.strings("conversation")]
         self.errors = col("error").to_pylist()
-        self.ok = np.array([e is None for e in self.errors], dtype=bool)
+        self.failed = np.array([e is not None for e in self.errors], dtype=bool)
+        self.duplicate_of = self.strings("duplicate_of")
+        self.not_replayed = self.strings("not_replayed")
+        # the rows the figures count: replayed, and each session once (a duplicate's session is its original's)
+        self.ok = ~self.failed & np.array([d is None and n is None for d, n in zip(self.duplicate_of,
+                                                                                 self.not_replayed)], dtype=bool)
         self.calls = _filled(col("calls"), np.int64, 0)
         self.first_real = _filled(col("first_real_auto_call"), np.int64, -1)
         self.first_sim = _filled(col("first_simulated_call"), np.int64, -1)
@@ -86,7 +97,8 @@ class FleetData:
         self.total_input = _filled(col("total_input_tokens"), np.float64, np.nan)
         self.sim_tokens = _filled(col("sim_tokens_sent"), np.float64, np.nan)
         self.thresholds = _filled(col("threshold"), np.float64, np.nan)
-        self.unit = next((u for u in col("threshold_unit").to_pylist() if u), None) or "tokens"
+        units = [u for u, ok in zip(col("threshold_unit").to_pylist(), self.ok) if u and ok]
+        self.unit = max(set(units), key=units.count) if units else "tokens"
         self.post_known = _filled(col("post_compaction"), np.float64, np.nan)
         # the series of all sessions laid end to end: session i is [starts[i], ends[i])
         offsets, self.S = _flat(lists["series_context"], 0)
@@ -101,7 +113,49 @@ class FleetData:
         self.m_starts, self.m_ends = m_off[:-1], m_off[1:]
         p_off, self.post_flat = _flat(lists["post_levels"], 0)  # each replay summary's post level, in order
         self.p_starts, self.p_counts = p_off[:-1], p_off[1:] - p_off[:-1]
-        self.comp = compactions
+        # the compactions of the rows the figures count
+        counted = {(p, c) for p, c, ok in zip(self.paths, self.conversations, self.ok) if ok}
+        keep = [(p, int(c or 0)) in counted for p, c in zip(compactions.column("path").to_pylist(),
+                                                            compactions.column("conversation").to_pylist())]
+        self.comp = compactions.filter(np.array(keep, dtype=bool)) if len(keep) and not all(keep) else compactions
+        self.all_comp = compactions
+
+    # ---------------------------------------------------------------- groups
+    @property
+    def strategy(self) -> str:
+        """The strategy these rows were replayed with: a group's own, the one all counted rows share, else
+        the run's --strategy (or "own pipelines" when each file had its own)."""
+        if self.label:
+            return self.label
+        names = {s for s, ok in zip(self.strings("strategy"), self.ok) if ok and s}
+        return names.pop() if len(names) == 1 else (self.config.strategy or "own pipelines")
+
+    def groups(self) -> list["FleetData"]:
+        """The counted rows by the strategy they were replayed with (so Inspect's 4k compactions are never
+        mixed with Claude Code's 155k ones), the largest group first; one group when all rows share one."""
+        names = self.strings("strategy")
+        counts: dict = {}
+        for s, ok in zip(names, self.ok):
+            if ok and s:
+                counts[s] = counts.get(s, 0) + 1
+        order = sorted(counts, key=lambda s: (-counts[s], s))
+        return [self.subset(np.array([ok and s == name for s, ok in zip(names, self.ok)], dtype=bool), name)
+                for name in order]
+
+    def subset(self, mask: np.ndarray, label: str | None = None) -> "FleetData":
+        """The rows of ``mask`` as a FleetData of their own (``index``: their positions in this one's file)."""
+        import pyarrow as pa
+        m = pa.array(mask)
+        rows = {(p, c) for p, c, k in zip(self.paths, self.conversations, mask) if k}
+        keep = [(p, int(c or 0)) in rows for p, c in zip(self.all_comp.column("path").to_pylist(),
+                                                         self.all_comp.column("conversation").to_pylist())]
+        return FleetData(self.path, self.meta, self.table.filter(m), self.all_comp.filter(pa.array(keep, pa.bool_())),
+                         {n: v.filter(m) for n, v in self.lists.items()}, label or self.label, self.index[mask])
+
+    def row_name(self, i: int) -> str:
+        """``PATH#K`` (``duplicate_of``'s form) of row ``i``."""
+        from .identity import row_id
+        return row_id(self.paths[i], self.conversations[i])
 
     # ---------------------------------------------------------------- loading
     LISTS = ("series_context", "series_real", "manual_calls", "post_levels")
@@ -134,7 +188,7 @@ class FleetData:
     @property
     def runs(self) -> list[dict]:
         """The strategies of the file: the main run and each --compare run (label, key)."""
-        return [{"label": self.config.strategy, "key": ""}] + [{"label": r.label, "key": r.key}
+        return [{"label": self.strategy, "key": ""}] + [{"label": r.label, "key": r.key}
                                                                for r in self.config.compare]
 
     def column(self, name: str, fill=np.nan, dtype=np.float64) -> np.ndarray:
@@ -158,8 +212,13 @@ class FleetData:
         return np.minimum(post, POST_CAP * thr).astype(np.int64)
 
     def default_threshold(self) -> float:
-        t = self.thresholds[~np.isnan(self.thresholds)]
+        t = self.thresholds[self.ok & ~np.isnan(self.thresholds)]
         return float(np.median(t)) if len(t) else (167_000.0 if self.unit == "tokens" else 50_000.0)
+
+    def whatif_default(self) -> float:
+        """The what-if threshold shown when none is given: a round number a little below the median threshold
+        the sessions were replayed at (150k for Claude Code's 155k-167k, 50k for hermes' 54,400, 3k for 4,000)."""
+        return round_below(0.97 * self.default_threshold())
 
     def reevaluate(self, threshold) -> Reevaluation:
         """Every session at ``threshold``, from the series: one number for the whole fleet, or one per
@@ -263,35 +322,75 @@ class FleetData:
         out = []
         if not np.all(np.isnan(self.total_input[ok])):
             out.append(("real", self.total_input[ok]))
-        out.append((f"{self.config.strategy} (replayed)", self.sim_tokens[ok]))
+        out.append((f"{self.strategy} (replayed)", self.sim_tokens[ok]))
         for r in self.config.compare:
             out.append((r.label, self.column(f"cmp_{r.key}_tokens_sent")[ok]))
         if reeval is not None:
-            out.append((f"{self.config.strategy} at {fmt_num(reeval.threshold)}", reeval.tokens_sent[ok]))
+            out.append((f"{self.strategy} at {fmt_num(reeval.threshold)}", reeval.tokens_sent[ok]))
         return out
 
-    def overview_lines(self, threshold: float | None = None) -> list[str]:
-        """A few lines in words: where compaction fires, and what another threshold would do."""
+    def rows_line(self) -> str:
+        """What the rows are: sessions replayed, duplicates, errors, sessions the strategy does not fit."""
+        files = len(set(self.paths))
+        dup = sum(1 for d in self.duplicate_of if d)
+        skipped = sum(1 for d in self.not_replayed if d)
         ok = self.ok & (self.calls > 0)
-        lines = [f"{self.n:,} session(s): {int(ok.sum()):,} replayed, {int((~self.ok).sum()):,} with an error, "
-                 f"{int(self.calls[ok].sum()):,} model calls"]
+        parts = [f"{int(self.ok.sum()):,} replayed"]
+        if dup:
+            parts.append(f"{dup:,} duplicate(s) of another row (the same session found twice: left out of the "
+                         f"figures)")
+        if skipped:
+            parts.append(f"{skipped:,} not replayed (the strategy is another agent's pipeline)")
+        parts.append(f"{int(self.failed.sum()):,} with an error")
+        head = f"{self.n:,} session(s)" + (f" in {files:,} file(s)" if files != self.n else "")
+        return f"{head}: " + ", ".join(parts) + f", {int(self.calls[ok].sum()):,} model calls"
+
+    def group_for(self, threshold: float) -> "FleetData | None":
+        """The group a what-if threshold is meant for: the one whose replayed thresholds are nearest (log scale)."""
+        groups = [g for g in self.groups() if g.unit == "tokens"] or self.groups()
+        if not groups:
+            return None
+        return min(groups, key=lambda g: abs(np.log(max(threshold, 1.0)) - np.log(max(g.default_threshold(), 1.0))))
+
+    def overview_lines(self, threshold: float | None = None) -> list[str]:
+        """A few lines in words: the rows, then per strategy (each group of sessions replayed with one: Claude
+        Code's 155k compactions and Inspect's 4k ones are never mixed) where compaction fires and what another
+        threshold would do (``threshold``, for the group it is nearest to; the others at their default)."""
+        lines = [self.rows_line()]
+        groups = self.groups()
+        target = self.group_for(threshold) if threshold and len(groups) > 1 else None
+        for g in groups:
+            t = threshold if len(groups) == 1 or (target is not None and g.label == target.label) else None
+            lines += g.group_lines(t, named=len(groups) > 1)
+        return lines
+
+    def group_lines(self, threshold: float | None = None, named: bool = False) -> list[str]:
+        """One group's lines (see ``overview_lines``); ``named``: each says which strategy it is about."""
+        ok = self.ok & (self.calls > 0)
+        who = f"{self.strategy}: " if named else ""
+        lines = []
+        if named:
+            formats = sorted({f for f, k in zip(self.strings("format"), self.ok) if k and f})
+            lines.append(f"{self.strategy} ({', '.join(formats)}): {int(self.ok.sum()):,} session(s), "
+                         f"{int(self.calls[ok].sum()):,} model calls")
         pre, auto = self.real_pre_tokens()
         if len(pre):
             a = pre[auto]
-            lines.append(f"real compactions: {len(pre):,} in {int((self.real_compactions > 0).sum()):,} session(s)"
-                         + (f"; automatic ones fired at preTokens {fmt_num(np.percentile(a, 10))}-"
-                            f"{fmt_num(np.percentile(a, 90))} (median {fmt_num(np.median(a))})" if len(a) else ""))
+            lines.append(f"{who}real compactions: {len(pre):,} in {int((self.real_compactions[self.ok] > 0).sum()):,} "
+                         f"session(s)" + (f"; automatic ones fired at preTokens {fmt_num(np.percentile(a, 10))}-"
+                                         f"{fmt_num(np.percentile(a, 90))} (median {fmt_num(np.median(a))})"
+                                         if len(a) else ""))
         sim = self.sim_compactions[ok]
-        lines.append(f"{self.config.strategy} replayed at its inferred threshold (median "
+        lines.append(f"{who}{self.strategy} replayed at its inferred threshold (median "
                      f"{fmt_num(self.default_threshold())} {self.unit}): {int(sim.sum()):,} compaction(s) in "
                      f"{int((sim > 0).sum()):,} session(s)")
         d = self.first_sim - self.first_real
         both = ok & (self.first_sim >= 0) & (self.first_real >= 0)
         if both.any():
-            lines.append(f"first simulated vs real automatic compaction: median {np.median(d[both]):+.0f} calls, "
+            lines.append(f"{who}first simulated vs real automatic compaction: median {np.median(d[both]):+.0f} calls, "
                          f"within 2 calls in {int((np.abs(d[both]) <= 2).sum())}/{int(both.sum())} session(s)")
-        for t in ([threshold] if threshold else [150_000.0] if self.unit == "tokens" else []):
-            lines.append(self.whatif_line(self.reevaluate(t)))
+        if ok.any():
+            lines.append(who + self.whatif_line(self.reevaluate(threshold or self.whatif_default())))
         return lines
 
     def whatif_line(self, r: Reevaluation) -> str:
@@ -304,6 +403,14 @@ class FleetData:
                 f"{r.fired_sessions:,} session(s)"
                 + (f", the first one a median {np.median(dist):+.0f} calls from the real one" if len(dist) else "")
                 + f"; tokens sent {change:+.1f}% vs the replay")
+
+
+def round_below(v: float) -> float:
+    """The largest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k at or below ``v``."""
+    if not v or v <= 0 or not np.isfinite(v):
+        return float(v or 0)
+    mag = 10 ** np.floor(np.log10(v))
+    return float(max(m * mag for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * mag <= v * (1 + 1e-9)))
 
 
 def fmt_num(v) -> str:

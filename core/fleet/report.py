@@ -107,83 +107,129 @@ def _pct(v) -> str:
     return "" if v is None else f"{v:+.1f}%"
 
 
+def default_whatif(g: FleetData) -> list[float]:
+    """The what-if table's thresholds for a group: Claude Code's usual range around 155k-167k, else a few
+    round numbers around the group's own median threshold."""
+    m = g.default_threshold()
+    if g.unit == "tokens" and 100_000 <= m <= 250_000:
+        return DEFAULT_WHATIF
+    return sorted({float(f"{m * f:.2g}") for f in (0.5, 0.75, 0.9, 1.1, 1.25)} | {g.whatif_default()})
+
+
 def render(data: FleetData, out, thresholds: list[float] | None = None) -> None:
-    whatif = sorted(set(thresholds or ([] if data.unit != "tokens" else DEFAULT_WHATIF)))
-    focus = (thresholds or [150_000.0] if data.unit == "tokens" else thresholds or [None])[0]
-    r = data.reevaluate(focus) if focus else None
+    """The page: the run in words, then one section per strategy the sessions were replayed with (each
+    with its figures, its what-if table and its sessions: Claude Code's 155k compactions and Inspect's 4k
+    ones are never drawn on one axis), then the rows left out (duplicates, sessions not replayed, errors).
+    A ``thresholds`` value goes to the group whose replayed thresholds are nearest to it."""
     w = out.write
-    ok = data.ok & (data.calls > 0)
+    groups = data.groups()
+    mine: dict = {}
+    for t in thresholds or []:
+        g = data.group_for(t)
+        if g is not None:
+            mine.setdefault(g.label, []).append(t)
     title = f"Fleet: {data.n:,} sessions"
     meta = data.meta
     w(rhtml.page_start(title, "Compactscope fleet"))
     w(f"<h1>{esc(title)}</h1>")
     cfg = data.config
     runs = ", ".join(f"{r_.label} ({r_.strategy})" for r_ in cfg.compare)
-    w(f'<p class="sub">{esc(os.path.abspath(data.path))} \u00b7 strategy <b>{esc(cfg.strategy)}</b> with each '
-      f"session's inferred defaults" + (f" and --set {esc(str(cfg.params))}" if cfg.params else "")
+    how = (f"strategy <b>{esc(cfg.strategy)}</b>" if cfg.strategy else "each file with its own pipeline") + \
+        " and each session's inferred defaults"
+    w(f'<p class="sub">{esc(os.path.abspath(data.path))} \u00b7 {how}'
+      + (f" and --set {esc(str(cfg.params))}" if cfg.params else "")
       + (f" \u00b7 compared with {esc(runs)}" if runs else "") + f" \u00b7 written {esc(str(meta.get('created', '')))}"
       "</p>")
-    toc = [("overview", "In words"), ("fires", "Where compaction fires"), ("whatif", "What another threshold "
-           "would do"), ("distance", "Prediction distance"), ("per", "Compactions per session"),
-           ("tokens", "Tokens sent"), ("sessions", "Sessions")]
+    several = len(groups) > 1
+    toc = [("overview", "In words")]
+    for k, g in enumerate(groups):
+        if several:
+            toc.append((f"g{k}-group", g.strategy))
+        else:
+            toc += [("fires", "Where compaction fires"), ("whatif", "What another threshold would do"),
+                    ("distance", "Prediction distance"), ("per", "Compactions per session"), ("tokens", "Tokens sent"),
+                    ("sessions", "Sessions")]
+    toc.append(("others", "Rows left out"))
     w('<nav class="toc">' + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in toc) + "</nav>")
-    w('<h2 id="overview">In words</h2><ul>' + "".join(f"<li>{esc(x)}</li>" for x in data.overview_lines(focus))
-      + "</ul>")
-    figs = {f.key: f for f in figures.all_figures(data, r)}
-
-    def fig(key, anchor, intro):
-        f = figs[key]
-        w(f'<h2 id="{anchor}">{esc(f.title)}</h2><p class="sub">{esc(intro)}</p>')
-        w(histogram_svg(f) if isinstance(f, Histogram) else bars_svg(f))
-        if f.note:
-            w(f"<p>{esc(f.note)}</p>")
-    fig("pre", "fires", "The context (tokens) at every compaction: the real ones as the sessions recorded them "
-        "(preTokens), the replay's at each session's inferred threshold, and the what-if threshold's. The dashed "
-        "lines are the thresholds.")
-    if whatif:
-        rows = figures.whatif_table(data, whatif)
-        w('<h2 id="whatif">What another threshold would do</h2><p class="sub">Every session re-evaluated at one '
-          "threshold from its stored token series, without replaying (docs/fleet.md). Distance: the first "
-          "compaction's call minus the real first automatic compaction's, over the sessions that have both.</p>")
-        body = [[fmt_num(x["threshold"]), x["compactions"], x["sessions"],
-                 "" if x["median_distance"] is None else f"{x['median_distance']:+.0f}",
-                 f"{x['within_2']}/{x['with_real']}", fmt_num(x["tokens_sent"]), _pct(x["vs_replay"]),
-                 _pct(x["vs_real"])] for x in rows]
-        replayed = [f"replayed ({'/'.join(fmt_num(t) for t in data.replayed_thresholds())})",
-                    int(data.sim_compactions[ok].sum()), int((data.sim_compactions[ok] > 0).sum()),
-                    _median_str((data.first_sim - data.first_real)[ok & (data.first_sim >= 0) & (data.first_real >= 0)]),
-                    "", fmt_num(np.nansum(data.sim_tokens[ok])), "", ""]
-        w(rhtml.table(["threshold", "compactions", "sessions compacting", "median distance (calls)",
-                        "within 2 calls", "tokens sent", "vs the replay", "vs real"], [replayed] + body,
-                       numeric={1, 2, 3, 4, 5, 6, 7}))
-    fig("distance", "distance", "How many calls after (+) or before (-) the real first automatic compaction the "
-        "simulation first compacts, per session with a real one.")
-    fig("compactions", "per", "Sessions by their number of compactions.")
-    fig("tokens", "tokens", "What the whole fleet sent to the model: the real sessions (usage), the replay, each "
-        "--compare run, and the what-if threshold.")
-    _sessions(data, r, w)
+    w('<h2 id="overview">In words</h2><ul>' + "".join(f"<li>{esc(x)}</li>" for x in
+                                                      data.overview_lines((thresholds or [None])[0])) + "</ul>")
+    for k, g in enumerate(groups):
+        _group(g, w, mine.get(g.label), f"g{k}-" if several else "", several)
+    _others(data, w)
     w(rhtml.page_end(f'Made by Compactscope on {time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())} from '
                      f"{os.path.basename(data.path)}. Self-contained: its style, script and charts are inside this "
                      "file, and its Content-Security-Policy forbids any network request."))
+
+
+def _group(data: FleetData, w, thresholds: list[float] | None, p: str, several: bool) -> None:
+    """One strategy's section: its figures, what-if table and sessions."""
+    whatif = sorted(set(thresholds or default_whatif(data)))
+    focus = (thresholds or [data.whatif_default()])[0]
+    r = data.reevaluate(focus)
+    ok = data.ok & (data.calls > 0)
+    if several:
+        formats = sorted({f for f, k in zip(data.strings("format"), data.ok) if k and f})
+        w(f'<h2 id="{p}group">{esc(data.strategy)}: {int(data.ok.sum()):,} session(s) '
+          f'({esc(", ".join(formats))})</h2>')
+    figs = {f.key: f for f in figures.all_figures(data, r)}
+    h = "h3" if several else "h2"
+
+    def fig(key, anchor, intro):
+        f = figs[key]
+        w(f'<{h} id="{p}{anchor}">{esc(f.title)}</{h}><p class="sub">{esc(intro)}</p>')
+        w(histogram_svg(f) if isinstance(f, Histogram) else bars_svg(f))
+        if f.note:
+            w(f"<p>{esc(f.note)}</p>")
+    fig("pre", "fires", f"The context ({data.unit}) at every compaction: the real ones as the sessions recorded them "
+        "(preTokens), the replay's at each session's inferred threshold, and the what-if threshold's. The dashed "
+        "lines are the thresholds.")
+    rows = figures.whatif_table(data, whatif)
+    w(f'<{h} id="{p}whatif">What another threshold would do</{h}><p class="sub">Every session re-evaluated at one '
+      "threshold from its stored token series, without replaying (docs/fleet.md). Distance: the first "
+      "compaction's call minus the real first automatic compaction's, over the sessions that have both.</p>")
+    body = [[fmt_num(x["threshold"]), x["compactions"], x["sessions"],
+             "" if x["median_distance"] is None else f"{x['median_distance']:+.0f}",
+             f"{x['within_2']}/{x['with_real']}", fmt_num(x["tokens_sent"]), _pct(x["vs_replay"]),
+             _pct(x["vs_real"])] for x in rows]
+    replayed = [f"replayed ({'/'.join(fmt_num(t) for t in data.replayed_thresholds())})",
+                int(data.sim_compactions[ok].sum()), int((data.sim_compactions[ok] > 0).sum()),
+                _median_str((data.first_sim - data.first_real)[ok & (data.first_sim >= 0) & (data.first_real >= 0)]),
+                "", fmt_num(np.nansum(data.sim_tokens[ok])), "", ""]
+    w(rhtml.table(["threshold", "compactions", "sessions compacting", "median distance (calls)",
+                    "within 2 calls", "tokens sent", "vs the replay", "vs real"], [replayed] + body,
+                   numeric={1, 2, 3, 4, 5, 6, 7}))
+    fig("distance", "distance", "How many calls after (+) or before (-) the real first automatic compaction the "
+        "simulation first compacts, per session with a real one.")
+    fig("compactions", "per", "Sessions by their number of compactions.")
+    fig("tokens", "tokens", "What these sessions sent to the model: the real sessions (usage), the replay, each "
+        "--compare run, and the what-if threshold.")
+    _sessions(data, r, w, h, p)
 
 
 def _median_str(v) -> str:
     return f"{np.median(v):+.0f}" if len(v) else ""
 
 
-def _sessions(data: FleetData, r, w, limit: int = 150) -> None:
+def _root(paths) -> str:
+    paths = [p for p in paths if p]
+    return os.path.commonpath(paths) if len(set(paths)) > 1 else os.path.dirname(paths[0]) if paths else ""
+
+
+def _sessions(data: FleetData, r, w, h: str = "h2", p: str = "", limit: int = 150) -> None:
     ok = data.ok & (data.calls > 0)
-    w(f'<h2 id="sessions">Sessions</h2><p class="sub">The {min(limit, int(ok.sum()))} sessions with the most real '
-      "compactions, then the largest; every session is in the results file.</p>")
+    w(f'<{h} id="{p}sessions">Sessions</{h}><p class="sub">The {min(limit, int(ok.sum()))} sessions with the most '
+      "real compactions, then the largest; every session is in the results file.</p>")
     order = sorted(np.nonzero(ok)[0], key=lambda i: (-data.real_compactions[i], -data.calls[i]))[:limit]
-    root = os.path.commonpath(data.paths) if len(data.paths) > 1 else os.path.dirname(data.paths[0] or "")
+    root = _root(data.paths)
     if root:
         w(f'<p class="sub">Paths below are under {esc(root)}</p>')
-    versions, peaks = data.strings("version"), data.column("peak_context_tokens")
+    versions, peaks, samples = data.strings("version"), data.column("peak_context_tokens"), data.strings("sample")
     rows = []
     for i in order:
         d = "" if data.first_sim[i] < 0 or data.first_real[i] < 0 else f"{data.first_sim[i] - data.first_real[i]:+d}"
-        rows.append([os.path.relpath(data.paths[i], root) if root else data.paths[i], versions[i] or "", int(data.calls[i]), int(data.real_compactions[i]),
+        name = os.path.relpath(data.paths[i], root) if root else data.paths[i]
+        rows.append([name + (f" [{samples[i]}]" if samples[i] else ""), versions[i] or "", int(data.calls[i]),
+                     int(data.real_compactions[i]),
                      "" if data.first_real[i] < 0 else int(data.first_real[i]),
                      "" if data.first_sim[i] < 0 else int(data.first_sim[i]), d,
                      "" if r is None or r.first_call[i] < 0 else int(r.first_call[i]),
@@ -192,11 +238,33 @@ def _sessions(data: FleetData, r, w, limit: int = 150) -> None:
     at = f"first at {fmt_num(r.threshold)}" if r is not None else "first at what-if"
     w(rhtml.table(["session", "version", "calls", "real", "first real auto", "first replayed", "distance", at,
                     "peak real tokens", "replayed at"], rows, numeric={2, 3, 4, 5, 6, 7, 8, 9}))
-    errs = [(p, e) for p, e in zip(data.paths, data.errors) if e]
-    if errs:
-        w(f"<h3>{len(errs):,} file(s) with an error</h3><details><summary>the errors</summary>")
-        w(rhtml.table(["file", "error"], [[p, e] for p, e in errs[:500]]))
-        w("</details>")
+
+
+def _others(data: FleetData, w) -> None:
+    """The rows no figure counts: the same session found twice, sessions the strategy does not fit, errors."""
+    root = _root(data.paths)
+    samples = data.strings("sample")
+
+    def name(i):
+        n = os.path.relpath(data.paths[i], root) if root else data.paths[i]
+        return n + (f" [{samples[i]}]" if samples[i] else "")
+
+    def short_id(rid):
+        path, _, k = (rid or "").rpartition("#")
+        return (os.path.relpath(path, root) if root and path else path) + (f" #{k}" if k not in ("", "0") else "")
+    dups = [[name(i), short_id(d)] for i, d in enumerate(data.duplicate_of) if d]
+    skipped = [[name(i), t] for i, t in enumerate(data.not_replayed) if t]
+    errs = [[name(i), e] for i, e in enumerate(data.errors) if e]
+    w(f'<h2 id="others">Rows left out</h2><p class="sub">{len(dups):,} duplicate(s), {len(skipped):,} not replayed, '
+      f"{len(errs):,} with an error.</p>")
+    for title, head, rows in ((f"{len(dups):,} row(s) holding a session another row holds (the figures count it "
+                               "once)", ["row", "the same session as"], dups),
+                              (f"{len(skipped):,} session(s) not replayed", ["session", "why"], skipped),
+                              (f"{len(errs):,} file(s) with an error", ["file", "error"], errs)):
+        if rows:
+            w(f"<h3>{esc(title)}</h3><details><summary>the list</summary>")
+            w(rhtml.table(head, rows[:500]))
+            w("</details>")
 
 
 def write_report(results: str | os.PathLike, path: str | os.PathLike, thresholds: list[float] | None = None) -> str:

@@ -21,12 +21,12 @@ from .worker import SessionTask
 
 @dataclass
 class Progress:
-    done: int = 0                 # sessions finished in this run
-    total: int = 0                # sessions to replay in this run
+    done: int = 0                 # files finished in this run
+    total: int = 0                # files to replay in this run
     bytes_done: int = 0
     bytes_total: int = 0
     errors: int = 0
-    skipped: int = 0              # unchanged sessions carried over from the results file
+    skipped: int = 0              # unchanged files carried over from the results file
     elapsed: float = 0.0
     last: str = ""                # the last session finished
 
@@ -41,7 +41,7 @@ class Progress:
     def line(self) -> str:
         eta = self.eta
         mb = f"{self.bytes_done / 1e6:,.0f}/{self.bytes_total / 1e6:,.0f} MB"
-        return (f"{self.done:,}/{self.total:,} sessions, {mb}, {self.errors:,} error(s), "
+        return (f"{self.done:,}/{self.total:,} files, {mb}, {self.errors:,} error(s), "
                 f"{duration(self.elapsed)} elapsed" + (f", about {duration(eta)} left" if eta is not None else "")
                 + (f" ({self.skipped:,} unchanged, kept from before)" if self.skipped else ""))
 
@@ -72,6 +72,7 @@ class FleetSummary:
     missing: list = field(default_factory=list)
     error_examples: list = field(default_factory=list)
     worker_peak_mb: float | None = None     # the largest peak resident memory a worker reported
+    duplicates: int = 0                      # rows marked duplicate_of another row (the same session found twice)
 
 
 def _previous(out: Path, cfg: FleetConfig):
@@ -91,8 +92,11 @@ def _previous(out: Path, cfg: FleetConfig):
         raise FleetError(f"{out} was made with another configuration (strategy {old.strategy}, --set {old.params}, "
                          f"{len(old.compare)} --compare run(s)): write to another --out, or pass --overwrite")
     t = pq.read_table(str(out), columns=["path", "size", "mtime_ns", "error"])
-    return {p: (s, m, e) for p, s, m, e in zip(*(t.column(n).to_pylist() for n in ("path", "size", "mtime_ns",
-                                                                                    "error")))}
+    prev: dict = {}
+    for p, s, m, e in zip(*(t.column(n).to_pylist() for n in ("path", "size", "mtime_ns", "error"))):
+        old = prev.get(p)           # a file of several sessions has a row each: any error retries the file
+        prev[p] = (s, m, e or (old[2] if old else None))
+    return prev
 
 
 def plan(found: Discovery, previous: dict | None, retry_errors: bool = False) -> tuple[list[SessionTask], set]:
@@ -133,17 +137,18 @@ def run_fleet(paths, cfg: FleetConfig, out: str | Path, *, engine=None, overwrit
         last_report = 0.0
         if progress is not None and tasks:
             progress(p)                   # at once: how much there is to do
-        for task, row in engine.run(tasks, cfg, cancel):
-            writer.add(row)
+        for task, rows in engine.run(tasks, cfg, cancel):
+            for row in rows if isinstance(rows, list) else [rows]:
+                writer.add(row)
+                if row.get("worker_peak_mb"):
+                    peak = max(peak or 0.0, float(row["worker_peak_mb"]))
+                if row.get("error"):
+                    p.errors += 1
+                    if len(errors) < 5:
+                        errors.append(row["error"])
             p.done += 1
             p.bytes_done += task.size
             p.last = task.path
-            if row.get("worker_peak_mb"):
-                peak = max(peak or 0.0, float(row["worker_peak_mb"]))
-            if row.get("error"):
-                p.errors += 1
-                if len(errors) < 5:
-                    errors.append(row["error"])
             p.elapsed = time.perf_counter() - t0
             if progress is not None and (p.done == 1 or p.elapsed - last_report >= 0.5 or p.done == p.total):
                 last_report = p.elapsed
@@ -158,4 +163,4 @@ def run_fleet(paths, cfg: FleetConfig, out: str | Path, *, engine=None, overwrit
     writer.close()
     return FleetSummary(str(out), getattr(engine, "name", type(engine).__name__), len(found.sessions), p.done,
                         p.skipped, p.errors, writer.written, time.perf_counter() - t0, p.bytes_done, stopped,
-                        found.orphan_agents, found.missing, errors, peak)
+                        found.orphan_agents, found.missing, errors, peak, getattr(writer, "duplicates", 0))

@@ -38,9 +38,18 @@ SESSION_COLUMNS = [
     ("path", pa.string(), "the session file (absolute)"),
     ("size", pa.int64(), "its size in bytes when replayed (with mtime_ns: a resumed run skips an unchanged file)"),
     ("mtime_ns", pa.int64(), "its modification time, nanoseconds since the epoch"),
+    ("conversation", pa.int32(), "which conversation of the file the row is (the other commands' --conversation K): "
+                                 "each Inspect sample and each hermes chain is a row; 0 for a session file"),
+    ("sample", pa.string(), "what the row is within a file of several sessions: an Inspect sample and epoch, a "
+                            "hermes chain's first session id"),
     ("project", pa.string(), "the folder the file is in (for Claude Code: the project)"),
-    ("format", pa.string(), "the detected format (claude-code, inspect, hermes-db, ...)"),
-    ("session_id", pa.string(), "Claude Code's sessionId"),
+    ("format", pa.string(), "the detected format (claude-code, inspect-log, hermes-db, ...)"),
+    ("session_id", pa.string(), "the session id the file records (Claude Code's sessionId, hermes' session id)"),
+    ("identity", pa.string(), "the keys that identify the session across files, space-separated (a session id, "
+                              "an Inspect eval and sample, a hash of the messages)"),
+    ("duplicate_of", pa.string(), "PATH#K of the row holding the same session (a hermes snapshot of its state.db, "
+                                  "the .json of an Inspect .eval): left out of the figures; null for the row that "
+                                  "stands for the session"),
     ("cwd", pa.string(), "the working directory the session ran in"),
     ("version", pa.string(), "the highest Claude Code version in the file"),
     ("versions", pa.string(), "every version seen, comma-separated (a session can be upgraded mid-way)"),
@@ -51,7 +60,7 @@ SESSION_COLUMNS = [
     ("messages", pa.int32(), "messages of the main conversation"),
     ("calls", pa.int32(), "model calls replayed"),
     ("user_turns", pa.int32(), "user turns (user messages with text)"),
-    ("subagents", pa.int32(), "subagent and sidechain conversations of the session (not replayed)"),
+    ("subagents", pa.int32(), "subagent, sidechain and side-thread conversations of the session (not replayed)"),
     ("problems", pa.int32(), "problems the loader reported (corrupt lines, ...); the session still loaded"),
     ("findings", pa.int32(), "API-checker errors in the recorded conversation"),
     ("real_compactions", pa.int32(), "compactions the file records"),
@@ -62,6 +71,9 @@ SESSION_COLUMNS = [
     ("peak_context_tokens", pa.int64(), "the largest real context (usage: input + cache creation + cache read)"),
     ("total_input_tokens", pa.int64(), "real context tokens summed over the calls (what the session sent)"),
     ("strategy", pa.string(), "the main run's strategy"),
+    ("strategy_reason", pa.string(), "why: the file's own pipeline, or chosen with --strategy"),
+    ("not_replayed", pa.string(), "why the main run did not replay the session: --strategy names another agent's "
+                                  "pipeline than its format's (null when it was replayed)"),
     ("threshold", pa.float64(), "the main run's threshold for this session (after inferred defaults)"),
     ("threshold_unit", pa.string(), "tokens or size (chars)"),
     ("params", pa.string(), "JSON: the main run's parameters that differ from the strategy's defaults"),
@@ -146,10 +158,23 @@ def read_meta(path: str | os.PathLike) -> dict:
     return json.loads(raw)
 
 
+_DICT_COLUMNS = ("project", "format", "version", "versions", "model", "strategy", "threshold_unit", "cwd",
+                 "strategy_reason")
+_IDENTITY = ("path", "conversation", "identity", "calls", "messages", "format", "duplicate_of")
+
+
+def _parquet_writer(path, sch: pa.Schema) -> pq.ParquetWriter:
+    return pq.ParquetWriter(str(path), sch, compression="zstd",
+                            use_dictionary=[n for n, _, _ in SESSION_COLUMNS if n in _DICT_COLUMNS],
+                            column_encoding={n: "DELTA_BINARY_PACKED" for n in SERIES}, write_statistics=True)
+
+
 class ResultsWriter:
     """Streams session rows into ``path``: row groups of ``batch`` sessions, written beside the
     target and renamed over it by ``close``. ``keep`` (a previous results file) contributes its
-    rows for the paths in ``keep_paths`` first, batch by batch (a resumed run)."""
+    rows for the paths in ``keep_paths`` first, batch by batch (a resumed run). At the end the rows that
+    hold the same session (``identity.duplicates``) get their ``duplicate_of``: the file is rewritten once,
+    row group by row group, when that changes anything."""
 
     def __init__(self, path: str | os.PathLike, cfg: FleetConfig, *, batch: int = 64):
         from ..safeio import UnsafePath, atomic_path, new_file_mode
@@ -163,13 +188,9 @@ class ResultsWriter:
             self.tmp = self._target.__enter__()
         except UnsafePath as e:
             raise FleetError(str(e)) from None
-        enc = {n: "DELTA_BINARY_PACKED" for n in SERIES}
-        self._w = pq.ParquetWriter(str(self.tmp), self.schema, compression="zstd",
-                                   use_dictionary=[n for n, _, _ in SESSION_COLUMNS if n in
-                                                   ("project", "format", "version", "versions", "model",
-                                                    "strategy", "threshold_unit", "cwd")],
-                                   column_encoding=enc, write_statistics=True)
+        self._w = _parquet_writer(self.tmp, self.schema)
         self._rows: list[dict] = []
+        self._ident: list[dict] = []      # per row written, in order: what the duplicates pass reads
         self.written = 0
 
     def copy_from(self, old: str | os.PathLike, keep_paths: set[str]) -> int:
@@ -185,12 +206,14 @@ class ResultsWriter:
             sub = b.filter(mask)
             if sub.num_rows:
                 self._w.write_batch(pa.RecordBatch.from_arrays(sub.columns, schema=self.schema))
+                self._ident += sub.select(list(_IDENTITY)).to_pylist()
                 n += sub.num_rows
         self.written += n
         return n
 
     def add(self, row: dict) -> None:
         self._rows.append(row)
+        self._ident.append({k: row.get(k) for k in _IDENTITY})
         if len(self._rows) >= self.batch:
             self.flush()
 
@@ -203,7 +226,33 @@ class ResultsWriter:
     def close(self) -> None:
         self.flush()
         self._w.close()
+        self._mark_duplicates()
         self._target.__exit__(None, None, None)
+
+    def _mark_duplicates(self) -> None:
+        from .identity import duplicates, row_id
+        dup = duplicates(self._ident)
+        new = [dup.get(row_id(r["path"], r.get("conversation"))) for r in self._ident]
+        self.duplicates = sum(1 for d in new if d)
+        if new == [r.get("duplicate_of") for r in self._ident]:
+            return
+        tmp2 = Path(str(self.tmp) + ".dup")
+        f = pq.ParquetFile(str(self.tmp))
+        at = self.schema.get_field_index("duplicate_of")
+        w = _parquet_writer(tmp2, self.schema)
+        try:
+            k = 0
+            for g in range(f.num_row_groups):
+                b = f.read_row_group(g)
+                col = pa.array(new[k:k + b.num_rows], type=pa.string())
+                k += b.num_rows
+                w.write_table(b.set_column(at, self.schema.field(at), col))
+        except BaseException:
+            w.close()
+            tmp2.unlink(missing_ok=True)
+            raise
+        w.close()
+        os.replace(tmp2, self.tmp)
 
     def abort(self) -> None:
         try:
@@ -223,15 +272,20 @@ def read_sessions(path: str | os.PathLike, columns: list[str] | None = None) -> 
 
 
 def read_compactions(path: str | os.PathLike) -> pa.Table:
-    """The compactions table, flat: ``path`` plus one column per field of a compaction."""
+    """The compactions table, flat: ``path`` and ``conversation`` (the session's row) plus one column per field
+    of a compaction."""
     import pyarrow.compute as pc
     read_meta(path)
-    t = pq.read_table(str(path), columns=["path", "compactions"])
+    names = pq.read_schema(str(path)).names
+    t = pq.read_table(str(path), columns=["path", "compactions"] + (["conversation"] if "conversation" in names
+                                                                    else []))
     lists = t.column("compactions").combine_chunks()
     parent = pc.list_parent_indices(lists)
     flat = pc.list_flatten(lists)
     paths = pc.take(t.column("path").combine_chunks(), parent)
-    cols = {"path": paths}
+    conv = pc.take(t.column("conversation").combine_chunks(), parent) if "conversation" in names else \
+        pa.array([0] * len(paths), type=pa.int32())
+    cols = {"path": paths, "conversation": conv}
     for i, field in enumerate(COMPACTION):
         cols[field.name] = flat.field(i)
     return pa.table(cols)

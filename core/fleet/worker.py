@@ -120,7 +120,7 @@ def context_series(res) -> tuple[list[int], list[int]]:
         series.append(int(total))
         if prev_summary and not unit_size:
             posts[-1] -= prev_ov - ov
-        if c.summaries:
+        if c.compacted:
             posts.append(after)
         prev_after, prev_ov, prev_summary = after, ov, bool(c.summaries)
     if prev_summary and not unit_size and res.calibration:
@@ -151,33 +151,67 @@ def ready() -> int:
     return os.getpid()
 
 
-def replay_session(task: SessionTask, cfg: FleetConfig) -> dict:
-    """The session's row (see docs/fleet.md). Never raises."""
+def _base_row(task: SessionTask) -> dict:
+    return {"path": task.path, "size": task.size, "mtime_ns": task.mtime_ns,
+            "project": os.path.basename(os.path.dirname(task.path)), "error": None, "conversation": 0,
+            "subagents": len(task.subagent_files), "compactions": [], "series_context": [], "series_real": [],
+            "manual_calls": [], "post_levels": []}
+
+
+def replay_session(task: SessionTask, cfg: FleetConfig) -> list[dict]:
+    """The file's rows, one per session it holds (``identity.session_rows``: every Inspect sample, every hermes
+    chain, a session file's main conversation with its subagents counted in it). Never raises: a file that
+    cannot be loaded is one row with its ``error``; a session that cannot be replayed is its row with one."""
+    from .identity import identity_keys, sample_label, session_rows
     t0 = time.perf_counter()
-    row: dict = {"path": task.path, "size": task.size, "mtime_ns": task.mtime_ns,
-                 "project": os.path.basename(os.path.dirname(task.path)), "error": None,
-                 "subagents": len(task.subagent_files), "compactions": [], "series_context": [],
-                 "series_real": [], "manual_calls": [], "post_levels": []}
-    stage = "load"
+    rows: list[dict] = []
     try:
         from ..loaders import LoadError, load
         try:
             result = load(task.path)
         except LoadError as e:
+            row = _base_row(task)
             row["error"] = str(e)
-            return row
-        stage = "replay"
-        _fill(row, result, task, cfg)
-    except MemoryError:
-        row["error"] = f"{task.path}: out of memory during the {stage}"
-    except Exception as e:  # one bad session is a row, never the end of the run
-        tb = traceback.extract_tb(e.__traceback__)
-        where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
-        row["error"] = f"{task.path}: the {stage} failed: {type(e).__name__}: {e}{where}"
+            rows.append(row)
+            return rows
+        except MemoryError:
+            row = _base_row(task)
+            row["error"] = f"{task.path}: out of memory during the load"
+            rows.append(row)
+            return rows
+        sessions = session_rows(result)
+        for k, attached in sessions:
+            t1 = time.perf_counter()
+            conv = result.conversations[k]
+            row = _base_row(task)
+            row.update(conversation=k, sample=sample_label(conv, result.format),
+                       identity=" ".join(identity_keys(conv, result.format)) or None,
+                       subagents=len(attached) + (len(task.subagent_files) if k == 0 else 0),
+                       # a file of several sessions: each its own problems (a session file: the file's)
+                       problems=len(conv.problems if len(sessions) > 1 else result.problems))
+            try:
+                _fill(row, result, conv, cfg)
+            except MemoryError:
+                row["error"] = f"{task.path}: out of memory during the replay"
+            except Exception as e:  # one bad session is a row, never the end of the run
+                tb = traceback.extract_tb(e.__traceback__)
+                where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+                what = f" ({row['sample']})" if row.get("sample") else ""
+                row["error"] = f"{task.path}{what}: the replay failed: {type(e).__name__}: {e}{where}"
+            row["seconds"] = round(time.perf_counter() - t1, 4)
+            rows.append(row)
+    except Exception as e:  # a bug outside one session's replay: still a row for the file
+        row = _base_row(task)
+        row["error"] = f"{task.path}: the load failed: {type(e).__name__}: {e}"
+        rows.append(row)
     finally:
-        row["seconds"] = round(time.perf_counter() - t0, 4)
-        row["worker_peak_mb"] = _peak_mb()
-    return row
+        if rows and len(rows) == 1:
+            rows[0]["seconds"] = round(time.perf_counter() - t0, 4)
+        peak = _peak_mb()
+        for row in rows:
+            row["worker_peak_mb"] = peak
+            row.setdefault("seconds", round(time.perf_counter() - t0, 4))
+    return rows
 
 
 def _peak_mb() -> float | None:
@@ -191,18 +225,15 @@ def _peak_mb() -> float | None:
         return None
 
 
-def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
+def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
     from ..checker import check_conversation
     from ..replay import replay
-    conv = result.main
     extra = conv.extra if isinstance(conv.extra, dict) else {}
     versions = sorted({v for v in extra.get("versions") or [] if isinstance(v, str)}, key=version_key)
     stamps = [m.timestamp for m in conv.meta if m.timestamp is not None]
     row.update(format=result.format, session_id=extra.get("session_id"), cwd=extra.get("cwd"),
                version=versions[-1] if versions else None, versions=",".join(versions) or None,
                model=conv.model, title=(conv.title or "")[:200], messages=len(conv.messages),
-               subagents=len(result.conversations) - 1 + len(task.subagent_files),
-               problems=len(result.problems),
                findings=sum(1 for f in check_conversation(conv) if f.severity == "error"),
                started=min(stamps) if stamps else None, ended=max(stamps) if stamps else None)
     comps: list[dict] = []
@@ -216,8 +247,8 @@ def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
         events = res.real_events
         autos = [e for e in events if _is_auto(e.get("trigger")) and e.get("call") is not None]
         manual = [e["call"] for e in events if e.get("trigger") == "manual" and e.get("call") is not None]
-        sims = [c.index for c in calls if c.summaries]
-        auto_sims = [c.index for c in calls if c.summaries and not _manual_summary(c)]
+        sims = [c.index for c in calls if c.compacted]        # summaries, and passes that drop or clear (qa #5)
+        auto_sims = [c.index for c in calls if c.compacted and not _manual_summary(c)]
         first_real = autos[0]["call"] if autos else None
         first_sim = _first(auto_sims)
         series, posts = context_series(res)
@@ -257,9 +288,9 @@ def _fill(row: dict, result, task: SessionTask, cfg: FleetConfig) -> None:
                 row[p + "error"] = f"{type(e).__name__}: {e}"
                 continue
             t2 = r2.totals()
-            s2 = r2.summary_calls()
+            s2 = [c.index for c in r2.calls if c.compacted]
             row.update({p + "compactions": len(s2),
-                        p + "first_call": _first([c.index for c in r2.calls if c.summaries and not _manual_summary(c)]),
+                        p + "first_call": _first([c.index for c in r2.calls if c.compacted and not _manual_summary(c)]),
                         p + "tokens_sent": t2["total_input_tokens"], p + "peak_tokens": t2["peak_tokens"],
                         p + "threshold": r2.threshold})
             comps += _sim_compactions(conv, r2, run.label)
@@ -285,9 +316,9 @@ def _sim_compactions(conv, res, run: str) -> list[dict]:
     out = []
     msgs = conv.messages
     for c in res.calls:
-        if not c.summaries:
+        if not c.compacted:
             continue
-        summ = next((l for l in c.layers if l.summary), None)
+        summ = next((l for l in c.layers if l.summary), None) or next((l for l in c.layers if l.triggered), None)
         names, _ = _tools_in(msgs[i] for i in c.dropped if 0 <= i < len(msgs))
         out.append({"kind": "simulated", "run": run, "call": c.index, "message_index": c.message_index,
                     "trigger": "manual" if _manual_summary(c) else "auto",
