@@ -51,6 +51,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
         from compactscope.app.cli import choice_json, inferred_json, print_inferred, warn_choice
+        from compactscope.core.replay.calibration import calibration_words, default_calibration
         from compactscope.core.replay.views import pre_tokens_text
         from compactscope.core import divergence
         from compactscope.core.strategies.spec import parse_compare
@@ -60,21 +61,23 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         engine = make_engine(args, args.strategy, conversation=conv)
         if args.iteration_cap is not None and args.iteration_cap < 1:
             raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")
+        try:
+            specs = parse_compare(args.compare)
+        except ValueError as e:
+            raise CliError(f"--compare: {e}") from None
+        runs = [(label, make_engine(args, name, params, conversation=conv)) for label, name, params in specs]
+        # the runs compared decide the calibration together, as the window's timeline does (one rule)
+        calibrate = args.calibrate if args.calibrate is not None else \
+            default_calibration(conv, [engine.strategy] + [e.strategy for _, e in runs])
         res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
-                     calibrate=args.calibrate, iteration_cap=args.iteration_cap, manual_compacts=args.manual_compacts)
+                     calibrate=calibrate, iteration_cap=args.iteration_cap, manual_compacts=args.manual_compacts)
         if not res.calls:
             raise CliError(f"{args.file}: the conversation has no model call (no assistant message) to replay")
         others = []
-        try:
-            runs = parse_compare(args.compare)
-        except ValueError as e:
-            raise CliError(f"--compare: {e}") from None
-        for label, name, params in runs:
-            eng2 = make_engine(args, name, params, conversation=conv)
+        for label, eng2 in runs:
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
                               max_calls=args.max_calls, keep_inputs=False, iteration_cap=args.iteration_cap,
-                              manual_compacts=args.manual_compacts,
-                              calibrate=res.calibration is not None if args.calibrate is None else args.calibrate)
+                              manual_compacts=args.manual_compacts, calibrate=calibrate)
         if args.json:
             d = res.to_json(lazy=True)
             d["inferred"] = inferred_json(engine)
@@ -98,9 +101,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
               + (f"; threshold {res.threshold:,.0f} {unit}" if res.threshold else ""))
         print_inferred(engine)
         print(f"sizes: {res.size_estimator}; tokens: {res.token_estimator}; {res.seconds:.2f} s")
-        if res.calibration:
-            print(f"calibration: fixed overhead {res.calibration['fixed']:,} tokens, history before the file "
-                  f"{res.calibration['hidden']:,} tokens")
+        print(calibration_words(res))
         real = any(c.real_tokens is not None for c in res.calls)
         print(f"{'call':>5}{'msg':>6}{'ctx msgs':>9}{'size before':>13}{'size after':>12}{'tok before':>12}"
               f"{'tok after':>11}" + (f"{'real tok':>10}" if real else "") + "  fired")

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderV
                                QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from compactscope.core.replay import COMPARISON_COLUMNS
+from compactscope.core.replay.calibration import calibration_words
 from compactscope.core.strategies.base import PALETTE
 
 from .common import fmt
@@ -287,7 +288,9 @@ class TimelineWidget(QWidget):
         self.info.setText(tr("{label}: {calls} calls, {compactions} compactions, {summaries} summaries, peak {peak} "
                              "tokens").format(label=r.label, calls=f"{len(r.calls):,}", compactions=t["compactions"],
                                               summaries=t["summaries"], peak=fmt(t["peak_tokens"]))
-                          + (tr("; {n} real compaction(s)").format(n=len(r.real_events)) if r.real_events else ""))
+                          + (tr("; {n} real compaction(s)").format(n=len(r.real_events)) if r.real_events else "")
+                          # the same rule as compactscope replay, said (the figures differ a lot either way)
+                          + "; " + ct(calibration_words(r)))
         self._update_cursor_info()
 
     def _legend_text(self, item, text: str) -> None:

@@ -13,6 +13,28 @@ NOTE = ("overhead = real context tokens - estimate of the recorded context; fixe
         "attachments; hidden = history from before the file starts (first segment)")
 
 
+def default_calibration(conversation, strategies_: list) -> bool:
+    """The one rule every replay follows when nobody says (``compactscope replay``, ``--compare`` runs, the
+    window's timeline, reports): calibrate when the recording holds usage and one of the strategies replayed
+    side by side counts its threshold in tokens (the runs of one comparison decide together, so their tokens
+    compare)."""
+    from .. import strategies
+    metas = getattr(conversation, "meta", None) or ()
+    if not any(getattr(m, "usage", None) is not None for m in metas):
+        return False
+    return any((strategies.get(s) if isinstance(s, str) else s).threshold_unit == "tokens" for s in strategies_)
+
+
+def calibration_words(result) -> str:
+    """Which calibration a replay used, in words (the CLI's calibration line, the timeline's caption)."""
+    c = getattr(result, "calibration", None)
+    if c:
+        return (f"calibrated: +{c['fixed']:,} tokens the API saw beyond the recorded messages (system prompt, tools)"
+                + (f" and {c['hidden']:,} of history before the file" if c.get("hidden") else "")
+                + " added to every estimate")
+    return "not calibrated: " + (getattr(result, "calibration_off", "") or "estimates of the recorded messages only")
+
+
 class OffsetTokens:
     """A token estimator: the base estimate plus what the API saw beyond the recorded messages."""
 

@@ -128,6 +128,7 @@ class ReplayResult:
     conversation: Any = field(default=None, repr=False)
     pending: bool = False            # the last call has no recorded answer (the recording ends before it)
     calibration: dict | None = None  # with calibrate: {"fixed", "hidden", "note"}, the overhead added to tokens
+    calibration_off: str = ""        # without: why not, in words (calibration.calibration_words)
     offsets: list = field(default_factory=list, repr=False)    # with calibrate: the overhead at each call
     iteration_cap: int | None = 90   # the strategy's IterationPolicy cap unless the replay was given one; None: none
     layer_colors: dict = field(default_factory=dict)     # layer name -> colour (Strategy.layer_colors)

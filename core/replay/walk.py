@@ -22,7 +22,7 @@ from ..size import is_additive
 from ..strategies.base import Strategy
 from ..strategies.plugin import ANY
 from ..trace import PERSIST, REPLACE, Trace
-from .calibration import Calibrator, measure
+from .calibration import Calibrator, default_calibration, measure
 from .records import CallRecord, LayerRecord, ReplayResult
 
 REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
@@ -91,9 +91,7 @@ def compare(conversation, configs: Iterable, **kw) -> list[ReplayResult]:
         else:
             cfgs.append(tuple(cfg))
     if kw.get("calibrate") is None:
-        conv = _as_conversation(conversation)
-        kw["calibrate"] = any(m.usage is not None for m in conv.meta) and any(
-            (strategies.get(s) if isinstance(s, str) else s).threshold_unit == "tokens" for _, s, _ in cfgs)
+        kw["calibrate"] = default_calibration(_as_conversation(conversation), [s for _, s, _ in cfgs])
     out = []
     for label, strat, params in cfgs:
         if kw.get("cancel") is not None and kw["cancel"].is_set():
@@ -318,6 +316,7 @@ class _Walk:
             l.name == "manual_compact" for l in strat.extra_layers) else None
         self.base_tokens = engine.tokens
         self.raw = _RawGrowth(engine.meter, self.base_tokens, self.view)
+        self.calibration_off = ""
         self.calibrator = self._calibrator()
         if self.calibrator is not None:
             engine.tokens = self.calibrator.tokens        # the walk's own fork: restored at the end
@@ -339,11 +338,19 @@ class _Walk:
 
     def _calibrator(self) -> Calibrator | None:
         calibrate = self.opts.calibrate
+        strat = self.engine.strategy
+        has_usage = any(m.usage is not None for m in self.p.metas)
         if calibrate is None:
-            calibrate = self.engine.strategy.threshold_unit == "tokens" and any(
-                m.usage is not None for m in self.p.metas)
-        if getattr(self.base_tokens, "anchors_on_usage", False):
+            calibrate = default_calibration(self.conv, [strat])
+        if not has_usage:
+            self.calibration_off = "the recording holds no usage to calibrate on"
+        elif getattr(self.base_tokens, "anchors_on_usage", False):
             calibrate = False    # the estimator reads the recorded usage itself (a calibration would count it twice)
+            self.calibration_off = f"{self.base_tokens.name} reads the recorded usage itself"
+        elif not calibrate:
+            unit = "chars" if strat.threshold_unit == "size" else strat.threshold_unit
+            self.calibration_off = (f"{strat.name}'s threshold counts {unit}, not tokens"
+                                    if strat.threshold_unit != "tokens" else "turned off (--no-calibrate)")
         if not calibrate:
             return None
         o = measure(self.conv, self.p.msgs, self.p.metas, self.p.inv, self.call_at, self.engine.meter,
@@ -440,6 +447,8 @@ class _Walk:
             self.engine.tokens = self.base_tokens
             r.calibration = self.calibrator.overheads.public()
             r.token_estimator = f"{self.base_tokens.name} + recorded overhead"
+        else:
+            r.calibration_off = self.calibration_off or "the replay was asked not to calibrate"
         r.seconds = time.perf_counter() - t0
         return r
 
