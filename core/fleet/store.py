@@ -78,10 +78,10 @@ SESSION_COLUMNS = [
     ("threshold_unit", pa.string(), "tokens or size (chars)"),
     ("params", pa.string(), "JSON: the main run's parameters that differ from the strategy's defaults"),
     ("inferred", pa.string(), "JSON: the session-inferred defaults ({params, reasons}), null when none"),
-    ("first_simulated_call", pa.int32(), "the first call at which the main run made a summary"),
+    ("first_simulated_call", pa.int32(), "the first call at which the main run compacted"),
     ("distance_calls", pa.int32(), "first_simulated_call - first_real_auto_call (positive: the simulation "
                                    "fires later than the real session did)"),
-    ("sim_compactions", pa.int32(), "summaries the main run made"),
+    ("sim_compactions", pa.int32(), "compactions the main run made (summaries, passes that drop or clear)"),
     ("sim_peak_tokens", pa.int64(), "the main run's largest context sent"),
     ("sim_tokens_sent", pa.int64(), "the main run's context tokens summed over the calls"),
     ("sim_messages_dropped", pa.int64(), "messages that left the main run's context"),
@@ -96,8 +96,8 @@ SESSION_COLUMNS = [
                                      "every 100 sessions)"),
 ]
 COMPARE_COLUMNS = [
-    ("compactions", pa.int32(), "summaries this run made"),
-    ("first_call", pa.int32(), "its first summary's call"),
+    ("compactions", pa.int32(), "compactions this run made"),
+    ("first_call", pa.int32(), "its first compaction's call"),
     ("tokens_sent", pa.int64(), "its context tokens summed over the calls"),
     ("peak_tokens", pa.int64(), "its largest context"),
     ("threshold", pa.float64(), "its threshold for this session"),
