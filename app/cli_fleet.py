@@ -29,9 +29,13 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                                    "mtime are skipped, so a stopped run goes on where it stopped.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (searched recursively)")
     p.add_argument("--out", "-o", required=True, metavar="RESULTS.parquet", help="the results file")
-    p.add_argument("--strategy", default="claude_code", help="the main run's strategy (default claude_code)")
+    p.add_argument("--strategy", default=None,
+                   help="the main run's strategy (default: each file's own pipeline, as every command chooses it: "
+                        "claude_code for Claude Code, hermes for Hermes, the inspect_* an Inspect log ran, else s08); "
+                        "a named strategy replays only the sessions it fits, the others are rows saying why not")
     p.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="override a parameter of the main run (over the session-inferred defaults)")
+                   help="override a parameter of the main run (over the session-inferred defaults; without "
+                        "--strategy, in every session whose strategy has it)")
     p.add_argument("--compare", action="append", metavar="[LABEL=]NAME[:K=V,...]",
                    help="replay every session again with this strategy/parameters; its totals become columns "
                         "cmp_<label>_* (repeatable)")

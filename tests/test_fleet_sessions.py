@@ -115,3 +115,60 @@ def test_a_mixed_archive_has_a_row_per_session_and_each_session_counted_once(mix
     third = run_fleet([mixed], make_config(), tmp_path / "r2.parquet", engine=InProcess())
     t3 = read_sessions(tmp_path / "r2.parquet").to_pylist()
     assert third.duplicates == 4 and not any(r["duplicate_of"] for r in t3 if "inspect" in r["path"])
+
+
+def test_each_file_replayed_with_its_own_pipeline_and_figures_per_strategy(mixed, tmp_path):
+    """No --strategy: every session with its file's own pipeline and the settings inferred from it (hermes'
+    window, the Inspect log's compaction), so the replay lands on the real compactions; the figures and the
+    summary are per strategy, never Inspect's 4k compactions on Claude Code's 155k axis."""
+    out = tmp_path / "r.parquet"
+    run_fleet([mixed], make_config(), out, engine=InProcess())
+    t = [r for r in read_sessions(out).to_pylist() if not r["duplicate_of"]]
+    by = {(Path(r["path"]).name, r["conversation"]): r for r in t}
+    assert {r["strategy"] for r in t} == {"claude_code", "hermes", "inspect_edit", "inspect_trim"}
+    assert all("the file's own pipeline" in r["strategy_reason"] and r["not_replayed"] is None for r in t)
+    db = by[("state.db", 0)]
+    assert db["threshold"] == 54_400 and db["sim_compactions"] == db["real_compactions"] == 3
+    assert db["first_simulated_call"] == db["first_real_auto_call"]
+    edit = by[("react-compaction-edit.eval", 0)]
+    assert edit["threshold"] == 4000 and edit["sim_compactions"] == 9 and edit["distance_calls"] == 0
+    trim = by[("react-compaction-trim.json", 1)]
+    assert trim["strategy"] == "inspect_trim" and trim["distance_calls"] == 0
+    data = FleetData.load(out)
+    groups = {g.strategy: g for g in data.groups()}
+    assert set(groups) == {"claude_code", "hermes", "inspect_edit", "inspect_trim"}
+    pre, _ = groups["claude_code"].real_pre_tokens()
+    assert len(pre) and pre.min() > 100_000                        # no 4k compaction among them
+    assert groups["inspect_edit"].real_pre_tokens()[0].max() < 10_000
+    assert groups["inspect_edit"].whatif_default() == 3000 and groups["hermes"].whatif_default() == 50_000
+    lines = data.overview_lines()
+    assert any(x.startswith("inspect_edit: real compactions: 16") for x in lines)
+    assert any(x.startswith("hermes: hermes replayed at its inferred threshold (median 54k") for x in lines)
+    import io
+
+    from compactscope.core.fleet.report import render
+    buf = io.StringIO()
+    render(data, buf, [3500])
+    page = buf.getvalue()
+    assert page.count('id="g') >= 4 * 4 and page.count("<svg") == 4 * 4       # four figures per strategy
+    assert "<td>3,500</td>" in page          # a --threshold goes to the strategy whose scale it is
+    assert "Rows left out" in page and "react-compaction-edit.json" in page
+
+
+def test_a_named_strategy_replays_only_what_it_fits(mixed, tmp_path):
+    """--strategy claude_code: the Claude Code sessions; the Inspect samples and the hermes chain are rows that
+    say why not (another agent's pipeline). s08, no agent's pipeline, fits every file."""
+    out = tmp_path / "cc.parquet"
+    run_fleet([mixed], make_config("claude_code"), out, engine=InProcess())
+    t = [r for r in read_sessions(out).to_pylist() if not r["duplicate_of"]]
+    skipped = {Path(r["path"]).name for r in t if r["not_replayed"]}
+    assert skipped == {"react-compaction-edit.eval", "react-compaction-trim.json", "state.db"}
+    why = next(r["not_replayed"] for r in t if r["not_replayed"] and "state.db" in r["path"])
+    assert "claude_code is Claude Code's pipeline" in why and "whose own is hermes" in why
+    assert all(r["sim_compactions"] is None and r["real_compactions"] > 0 for r in t if r["not_replayed"])
+    data = FleetData.load(out)
+    assert [g.strategy for g in data.groups()] == ["claude_code"] and "not replayed" in data.rows_line()
+    s08 = tmp_path / "s08.parquet"
+    run_fleet([mixed], make_config("s08"), s08, engine=InProcess())
+    assert not any(r["not_replayed"] for r in read_sessions(s08).to_pylist())
+    assert {r["strategy"] for r in read_sessions(s08).to_pylist() if not r["error"]} == {"s08"}

@@ -132,3 +132,31 @@ def test_double_click_opens_the_session_at_that_call(qtbot, make_window, results
     opened.clear()
     v.view.doubleClicked.emit(v.proxy.index(0, col))
     assert opened[0]["call"] == int(v.reeval.first_call[list(v.data.index).index(i)]) != want
+
+
+def test_one_strategy_at_a_time(qtbot, corpus_dir, tmp_path):
+    """A fleet of several formats: the figures, the slider and the at-T columns are one strategy's sessions at
+    a time, on that strategy's own scale; the table keeps every row, duplicates marked."""
+    from compactscope.widgets.fleet_view import FleetView
+    for n in ("react-compaction-edit.eval", "react-compaction-edit.json"):
+        shutil.copy(corpus_dir / "inspect_ai" / n, tmp_path / n)
+    shutil.copy(corpus_dir / "entireio-cli" / NAMES[0], tmp_path / NAMES[0])
+    out = tmp_path / "r.parquet"
+    run_fleet([tmp_path], make_config(), out, engine=InProcess())
+    data = FleetData.load(out)
+    v = FleetView(data)
+    qtbot.addWidget(v)
+    v.resize(1024, 768)
+    v.show()
+    assert v.group_box.isVisible() and v.group_box.count() == 2
+    assert v.data.strategy == "inspect_edit" and v.threshold == 3000         # the largest group first
+    assert v.spin.maximum() < 100_000 and v.figure_data("pre").edges[-1] < 10_000
+    assert v.model.rowCount() == data.n == 5
+    notes = [v.table.text(i, "error") for i in range(data.n)]
+    assert sum(n.startswith("the same session as") for n in notes) == 2
+    cc = next(i for i in range(data.n) if data.strings("strategy")[i] == "claude_code")
+    assert v.table.text(cc, "at") == ""                                       # not in the group shown
+    v.set_group(1)
+    qtbot.waitUntil(lambda: v.reeval is not None and v.reeval.threshold == 150_000)
+    assert v.data.strategy == "claude_code" and v.table.text(cc, "at") != ""
+    assert v.figure_data("pre").edges[0] > 100_000

@@ -23,7 +23,7 @@ class Run:
     """One strategy configuration replayed over every session."""
     label: str                  # as the user wrote it (shown in tables and figures)
     key: str                    # the column prefix: ``cmp_<key>_...`` (main run: no prefix)
-    strategy: str
+    strategy: str | None        # None (main run only): each session's own pipeline
     params: dict = field(default_factory=dict)   # overrides as given (text), on top of the inferred defaults
 
     def to_json(self) -> dict:
@@ -50,9 +50,12 @@ def column_key(label: str, taken: set[str]) -> str:
     return key
 
 
+OWN = "own pipeline"
+
+
 @dataclass(frozen=True)
 class FleetConfig:
-    strategy: str = "claude_code"
+    strategy: str | None = None                     # --strategy; None: each file's own pipeline (strategies.own)
     params: dict = field(default_factory=dict)      # --set, as text
     compare: tuple[Run, ...] = ()
     summarizer: str = "offline"
@@ -60,7 +63,7 @@ class FleetConfig:
 
     @property
     def main(self) -> Run:
-        return Run(self.strategy, "", self.strategy, dict(self.params))
+        return Run(self.strategy or OWN, "", self.strategy, dict(self.params))
 
     @property
     def runs(self) -> list[Run]:
@@ -70,6 +73,9 @@ class FleetConfig:
         """Raise FleetError when a strategy or parameter does not exist (before any work starts)."""
         for run in self.runs:
             try:
+                if run.strategy is None:
+                    _check_own_params(run.params)
+                    continue
                 s = strategies.get(run.strategy)
                 s.resolve(run.params)
             except (KeyError, ValueError) as e:
@@ -85,15 +91,34 @@ class FleetConfig:
 
     @classmethod
     def from_json(cls, d: dict) -> "FleetConfig":
-        return cls(d.get("strategy", "claude_code"), dict(d.get("params") or {}),
+        return cls(d.get("strategy"), dict(d.get("params") or {}),
                    tuple(Run(r["label"], r["key"], r["strategy"], dict(r.get("params") or {}))
                          for r in d.get("compare") or []),
                    d.get("summarizer", "offline"), bool(d.get("infer", True)))
 
 
-def make_config(strategy: str = "claude_code", params: dict | None = None, compare: list | None = None,
+def _check_own_params(params: dict) -> None:
+    """--set without --strategy goes to every session whose own strategy has the parameter: it must be a
+    parameter of some built-in strategy, and a value each that has it accepts."""
+    for k, v in params.items():
+        have = []
+        for name in strategies.builtin():
+            try:
+                st = strategies.get(name)
+            except (KeyError, ImportError):
+                continue
+            if any(p.name == k for p in st.params):
+                have.append(name)
+                st.param(k).coerce(v)
+        if not have:
+            raise KeyError(f"no parameter {k!r} in any strategy (without --strategy each file runs its own pipeline, "
+                           f"and a --set goes to the strategies that have it)")
+
+
+def make_config(strategy: str | None = None, params: dict | None = None, compare: list | None = None,
                 summarizer: str = "offline", infer: bool = True) -> FleetConfig:
-    """``compare``: specs ``[LABEL=]NAME[:K=V,...]`` or (label, strategy, params) tuples."""
+    """``strategy``: the main run's (None: each file's own pipeline, the rule of every command);
+    ``compare``: specs ``[LABEL=]NAME[:K=V,...]`` or (label, strategy, params) tuples."""
     from ..strategies.spec import parse_compare
     runs, taken = [], set()
     specs = []

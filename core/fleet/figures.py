@@ -60,7 +60,8 @@ def _edges(values: list[np.ndarray], n: int = 30, integer: bool = False, lo: flo
            hi: float | None = None, keep: list[float] = (), tails: float = 1.0) -> np.ndarray:
     """Round bin edges over the values' central range (the ``tails`` percent at each end fall into the
     end bins), widened to show ``keep`` (the threshold lines); integers get bins centred on whole numbers."""
-    allv = np.concatenate([v[np.isfinite(v)] for v in values if len(v)]) if values else np.zeros(0)
+    parts = [v[np.isfinite(v)] for v in values if len(v)]
+    allv = np.concatenate(parts) if parts else np.zeros(0)       # a group with no compaction at all
     if not len(allv):
         return np.arange(-0.5, 2.0, 1.0) if integer else np.linspace(0, 1, n + 1)
     a = float(np.percentile(allv, tails)) if lo is None else lo
@@ -93,7 +94,7 @@ def pre_tokens(data: FleetData, r: Reevaluation | None) -> Histogram:
     marks = data.replayed_thresholds() + ([r.threshold] if r is not None and not r.per_session else [])
     edges = _edges([pre, at_t, sims], 40, keep=marks)
     series = [Series("real, automatic", _count(pre[auto], edges), REAL),
-              Series("real, /compact", _count(pre[~auto], edges), REAL_MANUAL),
+              Series("real, /compact or forced", _count(pre[~auto], edges), REAL_MANUAL),
               Series(f"{data.strategy} replayed", _count(sims, edges), REPLAY)]
     lines = [(t, f"replayed {fmt_num(t)}", REPLAY) for t in data.replayed_thresholds()]
     if r is not None:
@@ -189,10 +190,10 @@ def whatif_table(data: FleetData, thresholds: list[float]) -> list[dict]:
     for t in thresholds:
         r = data.reevaluate(t)
         d = r.distance[ok & np.isfinite(r.distance)]
-        sent = float(np.nansum(r.tokens_sent[ok]))
+        sent = float(np.nansum(r.tokens_sent[ok])) if data.unit == "tokens" else float("nan")   # chars otherwise
         rows.append({"threshold": t, "compactions": r.total_compactions, "sessions": r.fired_sessions,
                      "median_distance": float(np.median(d)) if len(d) else None,
                      "within_2": int((np.abs(d) <= 2).sum()) if len(d) else 0, "with_real": len(d),
-                     "tokens_sent": sent, "vs_replay": (sent - base) / base * 100 if base else None,
-                     "vs_real": (sent - real) / real * 100 if real else None})
+                     "tokens_sent": sent, "vs_replay": (sent - base) / base * 100 if base and sent == sent else None,
+                     "vs_real": (sent - real) / real * 100 if real and sent == sent else None})
     return rows

@@ -325,7 +325,7 @@ class FleetData:
         out.append((f"{self.strategy} (replayed)", self.sim_tokens[ok]))
         for r in self.config.compare:
             out.append((r.label, self.column(f"cmp_{r.key}_tokens_sent")[ok]))
-        if reeval is not None:
+        if reeval is not None and self.unit == "tokens":     # (a threshold in chars re-evaluates chars)
             out.append((f"{self.strategy} at {fmt_num(reeval.threshold)}", reeval.tokens_sent[ok]))
         return out
 
@@ -402,7 +402,8 @@ class FleetData:
         return (f"at {fmt_num(r.threshold)} {self.unit}: {r.total_compactions:,} compaction(s) in "
                 f"{r.fired_sessions:,} session(s)"
                 + (f", the first one a median {np.median(dist):+.0f} calls from the real one" if len(dist) else "")
-                + f"; tokens sent {change:+.1f}% vs the replay")
+                # a threshold in chars re-evaluates sizes: what it sends is not in tokens
+                + (f"; tokens sent {change:+.1f}% vs the replay" if self.unit == "tokens" else ""))
 
 
 def round_below(v: float) -> float:

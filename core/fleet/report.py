@@ -189,7 +189,8 @@ def _group(data: FleetData, w, thresholds: list[float] | None, p: str, several: 
       "compaction's call minus the real first automatic compaction's, over the sessions that have both.</p>")
     body = [[fmt_num(x["threshold"]), x["compactions"], x["sessions"],
              "" if x["median_distance"] is None else f"{x['median_distance']:+.0f}",
-             f"{x['within_2']}/{x['with_real']}", fmt_num(x["tokens_sent"]), _pct(x["vs_replay"]),
+             f"{x['within_2']}/{x['with_real']}", "" if x["tokens_sent"] != x["tokens_sent"] else
+             fmt_num(x["tokens_sent"]), _pct(x["vs_replay"]),
              _pct(x["vs_real"])] for x in rows]
     replayed = [f"replayed ({'/'.join(fmt_num(t) for t in data.replayed_thresholds())})",
                 int(data.sim_compactions[ok].sum()), int((data.sim_compactions[ok] > 0).sum()),

@@ -129,17 +129,33 @@ def context_series(res) -> tuple[list[int], list[int]]:
 
 
 # ------------------------------------------------------------------ the session
-def _engine(run: Run, conv, cfg: FleetConfig, workspace):
+def _engine(run: Run, conv, cfg: FleetConfig, workspace, name: str | None = None):
+    """The engine of ``run`` over ``conv``: its strategy (``name``: the one chosen for this session when the
+    run is the file's own pipeline), the session-inferred defaults, then the run's --set (those the strategy
+    has, when each file runs its own: a --set can only name a parameter of some of them)."""
     from ..pipeline import Engine
     from ..summarizers import make_summarizer
     from ..workspace import Workspace
-    strat = strategies.get(run.strategy)
+    strat = strategies.get(name or run.strategy)
     inferred, reasons = infer_params(strat, conv) if cfg.infer else ({}, {})
-    params = {**{k: v for k, v in inferred.items() if any(p.name == k for p in strat.params)}, **run.params}
+    own = {p.name for p in strat.params}
+    user = run.params if run.strategy else {k: v for k, v in run.params.items() if k in own}
+    params = {**{k: v for k, v in inferred.items() if k in own}, **user}
     resolved = strat.resolve(params)
     eng = Engine(strat, resolved, workspace=Workspace(workspace), summarizer=make_summarizer(cfg.summarizer),
                  check=False)
     return eng, inferred, reasons
+
+
+def _loadable(names) -> list:
+    """The --compare runs' strategies that load (one that does not has its error in its own column)."""
+    out = []
+    for n in names:
+        try:
+            out.append(strategies.get(n))
+        except Exception:  # noqa: BLE001 - reported by the run itself
+            pass
+    return out
 
 
 def _first(xs):
@@ -225,9 +241,22 @@ def _peak_mb() -> float | None:
         return None
 
 
+def choose(conv, cfg: FleetConfig):
+    """(the strategy choice for this session, why it is not replayed or None): the one rule every command
+    follows (``strategies.choose_strategy``: the file's own pipeline unless --strategy names one); a named
+    strategy replays only the sessions it fits (``strategies.fits``: another agent's pipeline does not)."""
+    choice = strategies.choose_strategy(conv, cfg.strategy)
+    if strategies.fits(choice):
+        return choice, None
+    return choice, (f"{choice.name} is {strategies.agent_of(choice.name)}'s pipeline and this is {choice.own.why}, "
+                    f"whose own is {choice.own.name}: leave out --strategy to replay every file with its own, or "
+                    f"--compare {choice.name} to set it beside")
+
+
 def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
     from ..checker import check_conversation
     from ..replay import replay
+    from ..replay.calibration import default_calibration
     extra = conv.extra if isinstance(conv.extra, dict) else {}
     versions = sorted({v for v in extra.get("versions") or [] if isinstance(v, str)}, key=version_key)
     stamps = [m.timestamp for m in conv.meta if m.timestamp is not None]
@@ -236,12 +265,21 @@ def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
                model=conv.model, title=(conv.title or "")[:200], messages=len(conv.messages),
                findings=sum(1 for f in check_conversation(conv) if f.severity == "error"),
                started=min(stamps) if stamps else None, ended=max(stamps) if stamps else None)
+    choice, skip = choose(conv, cfg)
+    row.update(strategy=choice.name, strategy_reason=choice.reason())
+    if skip is not None:
+        events = list(conv.events)
+        row.update(not_replayed=skip, calls=len(conv.calls()), real_compactions=len(events),
+                   real_auto_compactions=sum(1 for e in events if _is_auto(e.trigger)),
+                   real_manual_compactions=sum(1 for e in events if e.trigger == "manual"))
+        return
     comps: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="compactscope-fleet-") as tmp:
         main = cfg.main
-        eng, inferred, reasons = _engine(main, conv, cfg, os.path.join(tmp, "main"))
-        res = replay(conv, engine=eng, keep_inputs=False)
-        calibrate = res.calibration is not None
+        eng, inferred, reasons = _engine(main, conv, cfg, os.path.join(tmp, "main"), choice.name)
+        # the runs of one session decide the calibration together (the rule of replay and the timeline)
+        calibrate = default_calibration(conv, [eng.strategy] + _loadable(r.strategy for r in cfg.compare))
+        res = replay(conv, engine=eng, keep_inputs=False, calibrate=calibrate)
         calls = res.calls
         real = [c.real_tokens for c in calls if c.real_tokens is not None]
         events = res.real_events

@@ -16,7 +16,7 @@ import importlib
 
 from .base import Param, Strategy
 from .infer import Inferred, infer_params
-from .own import Own, StrategyChoice, choose_strategy, own_strategy, strategy_choice_of
+from .own import Own, StrategyChoice, agent_of, choose_strategy, fits, own_strategy, strategy_choice_of
 from .plugin import ANY, PluginError, looks_like_plugin, short_label
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
@@ -97,6 +97,6 @@ def source(strategy: str | Strategy) -> str:
     return "built-in" if st.name in _MODULES else "unknown"
 
 
-__all__ = ["ANY", "Inferred", "Own", "Param", "PluginError", "Strategy", "StrategyChoice", "available", "builtin",
-           "choose_strategy", "get", "infer_params", "looks_like_plugin", "own_strategy", "short_label", "source",
-           "strategy_choice_of"]
+__all__ = ["ANY", "Inferred", "Own", "Param", "PluginError", "Strategy", "StrategyChoice", "agent_of", "available",
+           "builtin", "choose_strategy", "fits", "get", "infer_params", "looks_like_plugin", "own_strategy",
+           "short_label", "source", "strategy_choice_of"]

@@ -20,6 +20,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 FALLBACK = "s08"
+# the agent whose pipeline a built-in strategy is (the rule below, read the other way); any other strategy (s08,
+# the course pipeline; a plugin) is no agent's and fits every file; Compactscope's agent runs any of them
+AGENTS = {"claude_code": "Claude Code", "hermes": "Hermes agent", "inspect_edit": "Inspect AI",
+          "inspect_trim": "Inspect AI", "inspect_summary": "Inspect AI"}
+RUNS_ANY = "Compactscope's agent"
 OWN, CHOSEN = "the file's own pipeline", "chosen with --strategy"
 
 # an Inspect compaction event's strategy (metadata.strategy, else its type) -> the built-in strategy
@@ -158,11 +163,26 @@ def own_strategy(source) -> Own:
     if fmt == "recording" and conv is not None:
         ran = _recorded_strategy(conv)
         if ran:
-            return Own(ran, "Compactscope's agent", f"a recording of Compactscope's agent running {ran}")
+            return Own(ran, RUNS_ANY, f"a recording of Compactscope's agent running {ran}")
         if _claude_code_client(conv):
             return Own("claude_code", "Claude Code", "a recording of Claude Code's requests")
     what = f"a {fmt} file" if fmt else "a conversation"
     return Own(FALLBACK, "", f"no agent-specific pipeline is known for {what}, so s08, the course pipeline")
+
+
+def agent_of(name: str) -> str:
+    """The agent whose pipeline the strategy ``name`` is ("" for none: s08, a plugin)."""
+    return AGENTS.get(str(name), "")
+
+
+def fits(choice: StrategyChoice) -> bool:
+    """A choice replays its file as the file's agent could have run it: the file's own pipeline, a strategy of
+    no agent, another strategy of the same agent (inspect_edit over a CompactionTrim log), or any strategy over
+    a recording of Compactscope's agent. A chosen strategy of another agent (claude_code over an Inspect log)
+    does not fit: the fleet does not replay it (its row says why)."""
+    agent = agent_of(choice.name)
+    return not choice.chosen or choice.matches or not agent or agent == choice.own.agent or \
+        choice.own.agent == RUNS_ANY
 
 
 def choose_strategy(source, spec: str | None = None) -> StrategyChoice:
