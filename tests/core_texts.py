@@ -134,7 +134,9 @@ def gather(tmp) -> dict[str, str]:
                 seen.setdefault(t, f"lesson {lesson.name} slide {slide.index + 1}")
             rr = s.replay_result
             if rr is not None:
+                from compactscope.core.replay.calibration import calibration_words
                 seen.setdefault(rr.token_estimator, "replay")
+                seen.setdefault(calibration_words(rr), "the timeline's calibration")
                 if s.cursor is not None:
                     seen.setdefault(s.call_caption(s.cursor), "replay caption")
         s.close()

@@ -692,8 +692,20 @@
         <translation>如果阈值是</translation>
     </message>
     <message>
-        <source>Drag to re-evaluate the whole fleet at another threshold (from the stored token series, without replaying)</source>
-        <translation>拖动即可在另一个阈值下重新评估全部会话（使用已保存的 token 序列，无需回放）</translation>
+        <source>Sessions replayed with</source>
+        <translation>回放所用策略</translation>
+    </message>
+    <message>
+        <source>{strategy}: {n:,} session(s) ({formats})</source>
+        <translation>{strategy}：{n:,} 个会话（{formats}）</translation>
+    </message>
+    <message>
+        <source>The figures, the slider and the at-T columns are about one strategy&apos;s sessions at a time: each strategy compacts at its own scale</source>
+        <translation>图表、滑块和“阈值 T 下”各列一次只显示一种策略的会话：每种策略按自己的量级压缩</translation>
+    </message>
+    <message>
+        <source>Drag to re-evaluate these sessions at another threshold (from the stored token series, without replaying)</source>
+        <translation>拖动即可在另一个阈值下重新评估这些会话（使用已保存的 token 序列，无需回放）</translation>
     </message>
     <message>
         <source>each at its own (as replayed)</source>
@@ -724,8 +736,8 @@
         <translation>所有会话所有调用发送的{unit}</translation>
     </message>
     <message>
-        <source>{rowCount:,} of {n_table:,} sessions</source>
-        <translation>{rowCount:,} / {n_table:,} 个会话</translation>
+        <source>{rowCount:,} of {n_table:,} rows</source>
+        <translation>{rowCount:,} / {n_table:,} 行</translation>
     </message>
     <message>
         <source>Select a message or a block</source>
