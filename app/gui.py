@@ -253,7 +253,8 @@ def _fleet(app, win, args, w, h) -> int:
         for _ in range(5):
             app.processEvents()
         img = fw.grab().toImage()
-        if not img.save(str(args.screenshot)):
+        from compactscope.app.screenshots import save_image
+        if not save_image(img, args.screenshot):
             print(f"compactscope: could not write {args.screenshot}", file=sys.stderr)
             return 1
         print(f"{args.screenshot}: {img.width()}x{img.height()}, fleet of {fw.view.data.n} sessions")
@@ -270,11 +271,12 @@ def _screenshot(app, win, args, w, h) -> int:
         return 1
     for _ in range(5):
         app.processEvents()
+    from compactscope.app.screenshots import save_image
     img = win.grab().toImage()
     out = Path(args.screenshot)
     if out.parent and not out.parent.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-    if not img.save(str(out)):
+    if not save_image(img, out):
         print(f"compactscope: could not write {out}", file=sys.stderr)
         return 1
     print(f"{out}: {img.width()}x{img.height()} at stage {win.stage} "

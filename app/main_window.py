@@ -631,7 +631,10 @@ class MainWindow(QMainWindow):
     def save_screenshot_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, tr("Save a screenshot"), "compactscope.png", tr("PNG (*.png)"))
         if path:
-            self.grab().save(path)
+            from compactscope.app.screenshots import save_image
+            if not save_image(self.grab(), path):
+                self.show_error(f"The screenshot could not be written to {path}.",
+                                "Choose another file or folder (one you can write to; not a symbolic link).")
 
     def wait_idle(self, ms: int = 60000) -> bool:
         """Process events until no background work is pending (CLI screenshot, tests)."""

@@ -15,6 +15,21 @@ from typing import Callable
 from compactscope.core.session import stage_label
 
 
+def save_image(image, path) -> bool:
+    """Write a QImage or QPixmap to ``path`` (format from its suffix, PNG by default) atomically: a temporary
+    file beside it takes the name at the end, a symlink at ``path`` is refused (``core.safeio``), a new file
+    gets the user's usual mode. False when it cannot be written."""
+    from compactscope.core.safeio import atomic_path, new_file_mode
+    fmt = (Path(path).suffix.lstrip(".") or "png").upper()
+    try:
+        with atomic_path(path, mode=new_file_mode(path)) as tmp:
+            if not image.save(str(tmp), fmt):
+                raise OSError(f"could not write {path}")
+    except OSError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Frame:
     name: str                          # the PNG's name, without ".png"
@@ -63,7 +78,7 @@ def write_screenshots(app, win, folder: str, timeout_ms: int = 120000, only: lis
         for _ in range(3):
             app.processEvents()
         path = out_dir / f"{f.name}.png"
-        if not win.grab().toImage().save(str(path)):
+        if not save_image(win.grab().toImage(), path):
             raise OSError(f"could not write {path}")
         written.append(path)
     return written

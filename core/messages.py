@@ -41,7 +41,9 @@ def blocks(message: Any) -> list:
 
 
 def block_type(block: Any) -> str | None:
-    return block.get("type") if isinstance(block, dict) else None
+    """A block's type when it is a string (a list or an object there is no type: never a set member)."""
+    t = block.get("type") if isinstance(block, dict) else None
+    return t if isinstance(t, str) else None
 
 
 def has_tool_use(message: Any) -> bool:

@@ -244,3 +244,69 @@ def well_shaped(m: Any) -> bool:
             if fn is not _MISSING and (fn.__class__ is not dict or not _fields_ok(fn, _FUNCTION_FIELDS)):
                 return False
     return True
+
+
+# ------------------------------------------------------------------ the request's system prompt and tools
+_TOOL_FIELDS = {"name": _STR, "description": _STR, "type": _STR, "input_schema": _DICT, "parameters": _DICT}
+_FUNCTION_SPEC = {"name": _STR, "description": _STR, "parameters": _DICT}
+
+
+def _schema(schema: dict, where: str, notes: list) -> dict:
+    out = schema
+    props, req = schema.get("properties"), schema.get("required")
+    if props is not None and not isinstance(props, dict):
+        out = {**out, "properties": {}}
+        notes.append(f"{where}properties is {_kind(props)}, not an object: left out")
+    if req is not None and not (isinstance(req, list) and all(isinstance(x, str) for x in req)):
+        out = {**out, "required": [x for x in req if isinstance(x, str)] if isinstance(req, list) else []}
+        notes.append(f"{where}required is not a list of names: kept its names only")
+    return out
+
+
+def fix_tools(tools: Any) -> tuple[Any, list]:
+    """(the tool definitions in the shape the estimators read, what was changed): a list of objects whose
+    name and description are strings and whose schema (``input_schema``, or OpenAI's ``function.parameters``)
+    is an object with object ``properties`` and a list of names as ``required``."""
+    notes: list = []
+    if tools is None:
+        return None, notes
+    if not isinstance(tools, list):
+        return None, [f"tools is {_kind(tools)}, not a list: ignored"]
+    out = None
+    for i, t in enumerate(tools):
+        if not isinstance(t, dict):
+            notes.append(f"tool {i} is {_kind(t)}, not an object: left out")
+            nt = _MISSING
+        else:
+            where = f"tool {i}: "
+            nt = _fields(t, _TOOL_FIELDS, where, notes)
+            if isinstance(nt.get("input_schema"), dict):
+                s = _schema(nt["input_schema"], where + "input_schema.", notes)
+                nt = nt if s is nt["input_schema"] else {**nt, "input_schema": s}
+            fn = nt.get("function", _MISSING)
+            if fn is not _MISSING and not isinstance(fn, dict):
+                nt = {**nt, "function": {"name": fn if isinstance(fn, str) else _text(fn)}}
+                notes.append(f"{where}function is {_kind(fn)}, not an object: made {{\"name\": ...}}")
+            elif isinstance(fn, dict):
+                nf = _fields(fn, _FUNCTION_SPEC, where + "function.", notes)
+                if isinstance(nf.get("parameters"), dict):
+                    s = _schema(nf["parameters"], where + "function.parameters.", notes)
+                    nf = nf if s is nf["parameters"] else {**nf, "parameters": s}
+                if nf is not fn:
+                    nt = {**nt, "function": nf}
+        if nt is not t and out is None:
+            out = list(tools[:i])
+        if out is not None and nt is not _MISSING:
+            out.append(nt)
+    return (tools if out is None else out), notes
+
+
+def fix_system(system: Any) -> tuple[Any, list]:
+    """(the system prompt as a string, a list of blocks, or None; what was changed)."""
+    notes: list = []
+    if system is None or isinstance(system, str):
+        return system, notes
+    if isinstance(system, list):
+        fixed = _blocks(system, "system ", notes)
+        return fixed, notes
+    return _text(system), [f"the system prompt is {_kind(system)}, not a string or a list: made its JSON text"]

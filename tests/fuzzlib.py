@@ -15,7 +15,6 @@ import json
 import random
 import shutil
 import sqlite3
-import sys
 import time
 import traceback
 import zipfile
@@ -486,10 +485,19 @@ def _db_bytes(tables: dict, rng: random.Random, path: Path) -> None:
         path.write_bytes(mutate_bytes(data, rng))
 
 
-def make_input(seed: Seed, rng: random.Random, folder: Path, name: str = "input") -> Path:
-    """Write one mutated input of ``seed`` into ``folder`` and return its path."""
+class _Still(random.Random):
+    """A random source under which nothing is mutated (every probability test fails)."""
+
+    def random(self):
+        return 0.999999        # (below 1: random.Random draws choices from it too)
+
+
+def make_input(seed: Seed, rng: random.Random, folder: Path, name: str = "input", mutate: bool = True) -> Path:
+    """Write one mutated input of ``seed`` (``mutate=False``: the seed as it is) into ``folder``; its path."""
     path = folder / (name + seed.suffix)
-    rate = rng.choice([0.0, 0.01, 0.03, 0.08, 0.2])
+    rate = rng.choice([0.0, 0.01, 0.03, 0.08, 0.2]) if mutate else 0.0
+    if not mutate:
+        rng = _Still()
     if seed.kind == "db":
         if path.exists():
             path.unlink()
@@ -506,7 +514,7 @@ def make_input(seed: Seed, rng: random.Random, folder: Path, name: str = "input"
         # pretty-printed now and then (json's pure-Python encoder writes indented text, slowly)
         text = _dumps(value, seed.indent if rng.random() < 0.2 else None)
     data = text.encode("utf-8", "surrogatepass")
-    if rng.random() < 0.25 or rate == 0.0:
+    if mutate and (rng.random() < 0.25 or rate == 0.0):
         data = mutate_bytes(data, rng)
     path.write_bytes(data)
     return path
@@ -564,7 +572,7 @@ def _where(e: BaseException) -> str:
 class Runner:
     """Sends inputs through everything; one instance per process (it keeps a workspace folder)."""
 
-    def __init__(self, work: Path, *, time_limit: float = 20.0, cli: bool = True, max_conversations: int = 3,
+    def __init__(self, work: Path, *, time_limit: float = 20.0, cli: bool = True, max_conversations: int = 2,
                  replay_calls: int = 6):
         from compactscope.core import strategies
         self.work = work
@@ -632,11 +640,14 @@ class Runner:
             return
         out.loaded = True
         self._stage(out, "info", lambda: dumps(describe(result)))
-        for conv in result.conversations[:self.max_conversations]:
+        for ci, conv in enumerate(result.conversations[:self.max_conversations]):
             out.conversations += 1
             self._stage(out, "check", check_conversation, conv)
             self._stage(out, "check openai", check, conv.messages, "openai")
-            for strategy in self.strategies:
+            # the main conversation through every strategy, defaults and aggressive; the others through one
+            strategies_here = self.strategies if ci == 0 else [rng.choice(self.strategies)]
+            json_checked = False
+            for strategy in strategies_here:
                 for params in ({}, aggressive_params(strategy, rng)):
                     ok, trace = self._stage(out, f"run {strategy.name}",
                                             lambda: Engine(strategy, params, workspace=self.workspace()).run(
@@ -646,7 +657,9 @@ class Runner:
                         continue
                     for s in trace.internal_errors:
                         out.failures.append(Failure(f"layer {strategy.name}", s.error or "", s.layer, s.internal))
-                    self._stage(out, f"json {strategy.name}", lambda: json.loads(dumps(trace.to_json())))
+                    if not json_checked and rng.random() < 0.35:   # (one trace per conversation, now and then:
+                        json_checked = True                        # run --json checks its output every time)
+                        self._stage(out, f"json {strategy.name}", lambda: json.loads(dumps(trace.to_json())))
                     extra = [x for x in (strategy.reactive_layer, strategy.compact_tool_layer) if x]
                     if extra and rng.random() < 0.3:
                         ok, t2 = self._stage(out, f"extra {strategy.name}", lambda: Engine(

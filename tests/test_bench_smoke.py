@@ -28,6 +28,7 @@ SMALL = {
     "bench_logs.py": ["--repeat", "1"],
     "bench_report.py": ["--runs", "1"],
     "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],
+    "bench_fuzz.py": ["--inputs", "20", "--workers", "1"],
 }
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py"}
 

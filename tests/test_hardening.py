@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactscope.app.cli import main
@@ -230,7 +230,11 @@ def test_confirmations_are_read_from_the_terminal_only(tmp_path):
     try:
         os.write(master, b"a\n")
         assert ask_terminal("run `ls`? ", tty=os.ttyname(slave)) == "a\n"
-        assert b"run `ls`?" in os.read(master, 100)
+        import select
+        shown = b""
+        while b"run `ls`?" not in shown and select.select([master], [], [], 2)[0]:
+            shown += os.read(master, 100)                # (the terminal's echo of "a" may come first)
+        assert b"run `ls`?" in shown
     finally:
         os.close(master)
         os.close(slave)
@@ -378,3 +382,18 @@ def test_set_threshold_nan_is_a_clear_usage_error(capsys, tmp_path, cache_home):
     assert rc == 2 and "threshold_pct takes a finite number" in err and "Traceback" not in err
     rc, out, err = run_cli(capsys, "replay", p, "--set", "max_messages=1e400")
     assert rc == 2 and "max_messages takes a whole number" in err
+
+
+def test_a_screenshot_is_written_atomically_and_never_through_a_symlink(tmp_path, examples, isolated_settings,
+                                                                        capsys):
+    from compactscope.app import gui
+    target = tmp_path / "elsewhere.png"
+    target.write_bytes(b"keep me")
+    link = tmp_path / "shot.png"
+    os.symlink(target, link)
+    src = str(examples / "short_session.json")
+    assert gui.main([src, "--screenshot", str(link), "--size", "640x480"]) == 1
+    assert target.read_bytes() == b"keep me" and "could not write" in capsys.readouterr().err
+    out = tmp_path / "ok.png"
+    assert gui.main([src, "--screenshot", str(out), "--size", "640x480"]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG" and not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]

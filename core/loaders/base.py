@@ -184,22 +184,20 @@ def normalise_result(result) -> None:
     message, and not copied."""
     from ..conversation import Problem
     from ..safeio import json_safe
-    from ..shape import fix_message, well_shaped
+    from ..shape import fix_message, fix_system, fix_tools, well_shaped
     for conv in result.conversations:
         problems = conv.problems
-        for attr in ("system", "tools"):
+        for attr, shape in (("system", fix_system), ("tools", fix_tools)):
             notes: list = []
             v = getattr(conv, attr)
             if v is not None:
                 fixed = json_safe(v, notes)
+                fixed, more = shape(fixed)
+                notes += more
                 if fixed is not v:
                     setattr(conv, attr, fixed)
                     problems.append(Problem(conv.source or result.path, 0, f"{attr}: " + "; ".join(
                         dict.fromkeys(notes)), "warning"))
-        if conv.tools is not None and not isinstance(conv.tools, list):
-            problems.append(Problem(conv.source or result.path, 0, f"tools is {wrong_type(conv.tools)}, not a "
-                                    "list: ignored", "warning"))
-            conv.tools = None
         for attr in ("model", "title"):
             v = getattr(conv, attr)
             if v is not None and not isinstance(v, str):

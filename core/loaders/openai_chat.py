@@ -124,7 +124,8 @@ def reused_call_ids(msgs: list, meta: list, path: str) -> list[Problem]:
     """A tool-call id used by several calls (SWE-agent replays reuse them): pairs by id become ambiguous."""
     seen: dict = {}
     for i, m in enumerate(msgs):
-        for tc in m.get("tool_calls") or []:
+        calls = m.get("tool_calls")
+        for tc in calls if isinstance(calls, list) else ():
             if isinstance(tc, dict) and isinstance(tc.get("id"), str):
                 seen.setdefault(tc["id"], []).append(i)
     out = []

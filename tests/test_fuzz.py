@@ -1,0 +1,166 @@
+"""Fuzzing (issue 13): corpus-like seeds of every input format, mutated, through every loader, the checker,
+every strategy (defaults and aggressive parameters), ``run --json`` and ``replay``, with zero failures. A
+few hundred inputs here (some tens of seconds); bench/bench_fuzz.py runs 100,000 and more.
+
+Also the properties the campaign rests on: the load's normalisation gives every message the layers' shape
+(and is idempotent), lenient parsing reads what only a lenient parser takes (and any nesting), and what
+Compactscope writes is always strict JSON."""
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fuzzlib
+from compactscope.core.jsonio import loads_deep, loads_lenient
+from compactscope.core.loaders import load
+from compactscope.core.safeio import DEEP_PLACEHOLDER, MAX_DEPTH, dumps
+from compactscope.core.shape import fix_message, well_shaped
+
+SEEDS = fuzzlib.builtin_seeds()
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    return fuzzlib.Runner(tmp_path_factory.mktemp("fuzz"), time_limit=30, replay_calls=4)
+
+
+def _report(stats: dict) -> str:
+    return "\n".join(f"{g['count']}x {k} (seed {g['seed']}): {g['error']}\n{g['detail'][-1500:]}"
+                     for k, g in stats["groups"].items())
+
+
+def test_a_campaign_over_every_format_has_no_failure(tmp_path, runner, corpus):
+    """Every built-in seed and the corpus pieces, mutated; through everything, the CLI included."""
+    seeds = SEEDS + fuzzlib.corpus_seeds(corpus)
+    stats = fuzzlib.campaign(5 * len(seeds), 13, tmp_path, seeds=seeds, runner=runner)
+    assert stats["failures"] == 0, _report(stats)
+    assert stats["inputs"] == 5 * len(seeds) and stats["loaded"] >= len(seeds) and stats["runs"] > 100
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(seed=st.sampled_from(SEEDS), rnd=st.randoms(use_true_random=False))
+def test_any_mutation_of_any_seed(tmp_path_factory, runner, seed, rnd):
+    folder = tmp_path_factory.mktemp("in")
+    path = fuzzlib.make_input(seed, rnd, folder)
+    runner.cli = False                     # (the campaign above covers the CLI)
+    out = runner.run(path, rnd)
+    assert not out.failures, "\n".join(f"{f.stage}: {f.error} at {f.where}\n{f.detail[-1500:]}" for f in out.failures)
+
+
+def test_every_seed_loads_unmutated(tmp_path):
+    """The seeds themselves are real inputs of their formats (a fuzzer over inputs that never load would
+    prove little)."""
+    for s in SEEDS:
+        p = fuzzlib.make_input(s, random.Random(0), tmp_path, s.name, mutate=False)
+        r = load(p)
+        assert r.main.messages, s.name
+
+
+# ------------------------------------------------------------------ the normalisation's properties
+_MSGS = fuzzlib.anthropic_messages() + fuzzlib.openai_messages() + \
+    [r["message"] for r in fuzzlib.claude_code_records() if "message" in r]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_fix_message_gives_the_shape_and_is_idempotent(rnd):
+    m = fuzzlib.mutate_value(rnd.choice(_MSGS), rnd, 0.2)
+    fixed, notes = fix_message(m)
+    assert well_shaped(m) == (not notes)
+    if fixed is not None:
+        assert well_shaped(fixed) and fix_message(fixed) == (fixed, [])
+    if not notes:
+        assert fixed is m                   # a well-shaped message is never copied
+
+
+def test_odd_fields_cost_that_field_never_the_file(tmp_path):
+    """A `model` that is an object, a `uuid` that is a list, a recording `seq` of "3a", a >64-bit integer and
+    1e400 in a proxy log: each file loads, each oddity is a problem for its line."""
+    cc = [{"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+           "message": {"role": "user", "content": "hi"}},
+          {"type": "assistant", "uuid": ["a1"], "parentUuid": "u1", "sessionId": "s",
+           "message": {"id": "m1", "role": "assistant", "model": {"name": "x"}, "content": "yo"}}]
+    p = tmp_path / "cc.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in cc) + "\n")
+    r = load(p)
+    assert [m["content"] for m in r.main.messages] == ["hi", "yo"] or len(r.main.messages) >= 1
+    assert any("uuid is a list" in pr.text for pr in r.problems)
+    assert any("model is an object" in pr.text for pr in r.problems)
+    rec = [{"type": "header", "format": "compactscope.recording", "version": 1},
+           {"type": "call", "seq": "3a", "request": {"model": "m", "messages": [{"role": "user", "content": "a"}]},
+            "response": {"content": [{"type": "text", "text": "b"}]}}]
+    p = tmp_path / "rec.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in rec) + "\n"
+                 + '{"type":"call","seq":2,"usage":{"input_tokens":123456789012345678901234567890,'
+                   '"output_tokens":1e400},"request":{"model":"m","messages":[{"role":"user","content":"a"},'
+                   '{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}}\n')
+    r = load(p)
+    assert [m["content"] for m in r.main.messages] == ["a", "b", "c"]
+    texts = " ".join(pr.text for pr in r.problems)
+    assert "seq is a string" in texts and "1e400" in texts
+
+
+def test_wrong_types_in_messages_are_made_well_typed_and_still_checked(tmp_path, capsys):
+    from compactscope.app.cli import main
+    msgs = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": ["text"], "text": "a"},
+                                              {"type": "tool_use", "id": {"x": 1}, "name": "b", "input": "s"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": '{"x": 1}', "content": 5}]}]
+    p = tmp_path / "odd.json"
+    p.write_text(json.dumps(msgs))
+    r = load(p)
+    m1 = r.main.messages[1]["content"]
+    assert m1[0]["type"] == '["text"]' and m1[1]["id"] == '{"x": 1}' and m1[1]["input"] == {"_value": "s"}
+    assert r.main.messages[2]["content"][0]["content"] == "5"
+    assert r.main.meta[1].extra["load_fixes"] and any(pr.line == 1 or "message 1" in pr.text for pr in r.problems)
+    assert main(["check", str(p)]) == 1                    # the API would reject the file as written
+    assert "bad_value" in capsys.readouterr().out
+    for strategy in ("s08", "claude_code", "hermes"):
+        assert main(["run", str(p), "--strategy", strategy, "--json", "--workdir", str(tmp_path / "w")]) == 0
+        json.loads(capsys.readouterr().out)
+
+
+# ------------------------------------------------------------------ lenient reading and strict writing
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2 ** 80, 2 ** 80) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda ch: st.lists(ch, max_size=4) | st.dictionaries(st.text(max_size=5), ch, max_size=4), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, st.sampled_from([None, 1]))
+def test_loads_deep_reads_what_json_reads(value, indent):
+    text = json.dumps(value, indent=indent)
+    assert loads_deep(text) == json.loads(text)
+
+
+def test_any_nesting_is_read_without_recursion_and_cut():
+    text = "[" * 50_000 + '"x"' + "]" * 50_000
+    notes: list = []
+    v = loads_lenient(text.encode(), notes)
+    depth = 0
+    while isinstance(v, list):
+        v, depth = v[0], depth + 1
+    assert v == DEEP_PLACEHOLDER and depth == MAX_DEPTH and "nested deeper" in notes[0]
+    with pytest.raises(ValueError):
+        loads_deep("[" * 10 + "]" * 9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers(-2 ** 100, 2 ** 100) | st.floats()
+                    | st.text(alphabet=st.characters(), max_size=6),
+                    lambda ch: st.lists(ch, max_size=3) | st.dictionaries(
+                        st.one_of(st.text(max_size=4), st.integers(), st.none()), ch, max_size=3), max_leaves=20))
+def test_what_compactscope_writes_is_strict_json(value):
+    text = dumps(value)
+    back = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} written"))
+    import orjson
+    orjson.loads(text.encode("utf-8"))                     # no lone surrogate survives; the fast reader reads it
+    if isinstance(value, float) and math.isfinite(value):
+        assert back == value
