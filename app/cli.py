@@ -471,7 +471,10 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="compactscope", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="compactscope", description=__doc__.split("\n")[0],
+                                 epilog="Exit codes: 0 fine, 1 the API would reject the list (check), 2 bad input or "
+                                        "usage, 3 an internal error (one line on stderr names the file with the "
+                                        "details).")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="run a strategy's pipeline once over a real context of FILE")
     _add_common(p)

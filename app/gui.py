@@ -221,12 +221,12 @@ def _settle(win, args, w, h) -> bool:
 def _screenshots(app, win, args, w, h) -> int:
     from .screenshots import write_screenshots
     if not _settle(win, args, w, h):
-        return 1
+        return 3                 # (the pipeline did not finish: an internal error, the exit codes of app/cli.py)
     try:
         paths = write_screenshots(app, win, args.screenshots)
     except OSError as e:
         print(f"compactscope: {e.strerror or e}", file=sys.stderr)
-        return 1
+        return 2
     for p in paths:
         print(p)
     win.session.close()
@@ -256,7 +256,7 @@ def _fleet(app, win, args, w, h) -> int:
         from compactscope.app.screenshots import save_image
         if not save_image(img, args.screenshot):
             print(f"compactscope: could not write {args.screenshot}", file=sys.stderr)
-            return 1
+            return 2
         print(f"{args.screenshot}: {img.width()}x{img.height()}, fleet of {fw.view.data.n} sessions")
         fw.close()
         win.session.close()
@@ -268,7 +268,7 @@ def _fleet(app, win, args, w, h) -> int:
 def _screenshot(app, win, args, w, h) -> int:
     from pathlib import Path
     if not _settle(win, args, w, h):
-        return 1
+        return 3                 # (the pipeline did not finish: an internal error, the exit codes of app/cli.py)
     for _ in range(5):
         app.processEvents()
     from compactscope.app.screenshots import save_image
@@ -277,8 +277,9 @@ def _screenshot(app, win, args, w, h) -> int:
     if out.parent and not out.parent.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
     if not save_image(img, out):
-        print(f"compactscope: could not write {out}", file=sys.stderr)
-        return 1
+        print(f"compactscope: could not write {out} (a folder you can write to; not a symbolic link)",
+              file=sys.stderr)
+        return 2
     print(f"{out}: {img.width()}x{img.height()} at stage {win.stage} "
           f"({win.stepper.stages[win.stage][1] if win.stepper.stages else '?'})")
     win.session.close()
@@ -307,12 +308,12 @@ def _lesson(app, win, args, w, h, offscreen: bool) -> int:
         from .screenshots import write_screenshots
         if not win.wait_idle(120000):
             print("compactscope: the pipeline did not finish within 120 s; nothing written", file=sys.stderr)
-            return 1
+            return 3
         try:
             paths = write_screenshots(app, win, args.export_lesson, only=win.lesson_controller.frames())
         except OSError as e:
             print(f"compactscope: {e.strerror or e}", file=sys.stderr)
-            return 1
+            return 2
         for p in paths:
             print(p)
         win.session.close()

@@ -392,7 +392,7 @@ def test_a_screenshot_is_written_atomically_and_never_through_a_symlink(tmp_path
     link = tmp_path / "shot.png"
     os.symlink(target, link)
     src = str(examples / "short_session.json")
-    assert gui.main([src, "--screenshot", str(link), "--size", "640x480"]) == 1
+    assert gui.main([src, "--screenshot", str(link), "--size", "640x480"]) == 2
     assert target.read_bytes() == b"keep me" and "could not write" in capsys.readouterr().err
     out = tmp_path / "ok.png"
     assert gui.main([src, "--screenshot", str(out), "--size", "640x480"]) == 0
