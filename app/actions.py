@@ -6,7 +6,6 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication
 
 from .export import install as install_export
-from .fleet import open_fleet_dialog
 from .live import install_menu
 from compactscope.widgets.i18n import tr
 
@@ -17,7 +16,7 @@ def install_actions(win, examples) -> None:
     a = fm.addAction(tr("&Open…"), win.open_dialog)
     a.setShortcut(QKeySequence.Open)
     win.recent_menu = fm.addMenu(tr("Open &Recent"))
-    a = fm.addAction(tr("Open &Fleet…"), lambda: open_fleet_dialog(win))
+    a = fm.addAction(tr("Open &Fleet…"), lambda: _open_fleet(win))
     a.setShortcut(QKeySequence("Ctrl+Shift+O"))
     a.setToolTip(tr("Open the results of compactscope fleet (a Parquet file): the whole archive's distribution"))
     fm.addSeparator()
@@ -160,3 +159,9 @@ def _language_menu(win, vm) -> None:
         a.setChecked(code == language.current())
         group.addAction(a)
         win.language_actions[code] = a
+
+
+def _open_fleet(win) -> None:
+    """File > Open Fleet: the fleet view (and pyarrow under it) is imported when first asked for, not at start."""
+    from .fleet import open_fleet_dialog
+    open_fleet_dialog(win)

@@ -40,3 +40,20 @@ assert 'PySide6' not in sys.modules
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert '"steps"' in r.stdout
+
+
+def test_window_start_does_not_load_the_fleet_stack():
+    """The fleet view (pyarrow, Parquet) is imported when File > Open Fleet asks for it, not when the window starts."""
+    code = r"""
+import sys
+import compactscope.app.main_window
+import compactscope.app.gui
+heavy = sorted(k for k in sys.modules if k.split('.')[0] in ('pyarrow', 'dask', 'distributed', 'pandas'))
+print(heavy)
+assert not heavy, heavy
+import compactscope.app.fleet
+assert 'pyarrow' in sys.modules
+"""
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert r.returncode == 0, r.stdout + r.stderr
