@@ -117,8 +117,15 @@ class Conversation:
         return self.meta[i] if 0 <= i < len(self.meta) else MessageMeta()
 
     def meta_by_identity(self) -> dict[int, MessageMeta]:
-        """Map id(message) -> its meta, so layers can find timestamps of shared messages."""
-        return {id(m): self.meta[i] for i, m in enumerate(self.messages) if i < len(self.meta)}
+        """Map id(message) -> its meta, so layers can find timestamps of shared messages (made once while
+        the conversation is unchanged: every run and view asks; 100k messages take ~0.2 s)."""
+        memo = self.__dict__.get("_by_identity")
+        if memo is not None and memo[0] is self.messages and memo[1] == len(self.messages) and memo[2] is self.meta \
+                and memo[3] == len(self.meta):
+            return memo[4]
+        d = {id(m): self.meta[i] for i, m in enumerate(self.messages) if i < len(self.meta)}
+        self.__dict__["_by_identity"] = (self.messages, len(self.messages), self.meta, len(self.meta), d)
+        return d
 
     def history(self) -> list:
         """The messages without those a real compaction re-sent (``meta.extra["copy_of"]``: Inspect and

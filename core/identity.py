@@ -16,31 +16,40 @@ V = TypeVar("V")
 
 
 class IdentityCache(Generic[V]):
+    """(Two dicts, id -> object and id -> value, rather than an (object, value) tuple per entry: 100k
+    entries are then no 100k more objects for the cyclic GC to walk at each full collection.)"""
+
     def __init__(self, compute: Callable[[Any], V], factor: int = 4, floor: int = 1000):
         self.compute = compute
         self.factor = factor
         self.peak = floor
-        self._d: dict[int, tuple[Any, V]] = {}
+        self._refs: dict[int, Any] = {}
+        self._d: dict[int, V] = {}
         self._lock = threading.Lock()
 
     def get(self, obj: Any) -> V:
-        hit = self._d.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
+        k = id(obj)
+        if self._refs.get(k) is obj:
+            try:
+                return self._d[k]
+            except KeyError:          # cleared meanwhile by another thread
+                pass
         v = self.compute(obj)
         with self._lock:
-            self._d[id(obj)] = (obj, v)
+            self._refs[k] = obj
+            self._d[k] = v
         return v
 
     __call__ = get
 
     def peek(self, obj: Any) -> V | None:
         """The cached value, or None when it was not computed yet (nothing is computed)."""
-        hit = self._d.get(id(obj))
-        return hit[1] if hit is not None and hit[0] is obj else None
+        k = id(obj)
+        return self._d.get(k) if self._refs.get(k) is obj else None
 
     def forget(self, obj: Any) -> None:
         with self._lock:
+            self._refs.pop(id(obj), None)
             self._d.pop(id(obj), None)
 
     def shown(self, n: int) -> None:
@@ -54,11 +63,13 @@ class IdentityCache(Generic[V]):
         """Forget every entry but those of ``objs``."""
         keep = {id(o): o for o in objs}
         with self._lock:
-            for k in [k for k, (o, _) in self._d.items() if keep.get(k) is not o]:
-                del self._d[k]
+            for k in [k for k, o in self._refs.items() if keep.get(k) is not o]:
+                del self._refs[k]
+                self._d.pop(k, None)
 
     def clear(self) -> None:
         with self._lock:
+            self._refs.clear()
             self._d.clear()
 
     def __len__(self) -> int:

@@ -31,6 +31,37 @@ SIZE = "size"
 FigureFn = Callable[[Any, "SizeMeter"], int]
 
 
+class ByIdentity:
+    """A value per object, keyed by its id and holding the object (so the id is not reused while the entry
+    exists). Two dicts, not a (object, value) tuple per entry: 100k cached messages are then no 100k more
+    objects for the cyclic GC to walk at every full collection (a pause of the window's thread)."""
+    __slots__ = ("refs", "vals")
+
+    def __init__(self):
+        self.refs: dict[int, Any] = {}
+        self.vals: dict[int, Any] = {}
+
+    def get(self, obj: Any) -> Any:
+        """The value, or None when there is none (values are never None)."""
+        k = id(obj)
+        return self.vals.get(k) if self.refs.get(k) is obj else None
+
+    def put(self, obj: Any, value: Any) -> None:
+        k = id(obj)
+        self.refs[k] = obj
+        self.vals[k] = value
+
+    def __len__(self) -> int:
+        return len(self.refs)
+
+    def __bool__(self) -> bool:
+        return bool(self.refs)
+
+    def clear(self) -> None:
+        self.refs.clear()
+        self.vals.clear()
+
+
 class SizeMeter:
     """``len(str(messages))`` with a per-message cache keyed by identity, plus the other
     per-message figures of the token estimators and the totals of recently measured lists.
@@ -44,22 +75,21 @@ class SizeMeter:
     name = "len(str(messages))"
 
     def __init__(self, max_entries: int = 1_000_000, max_lists: int = 32):
-        self._cache: dict[int, tuple[Any, int]] = {}
-        self._figs: dict[str, dict[int, tuple[Any, int]]] = {}
+        self._cache = ByIdentity()                     # len(repr(m)) (images as their tokens)
+        self._figs: dict[str, ByIdentity] = {}
         self._fns: dict[str, FigureFn] = {}
         # id(list) -> [list, len, last message, {figure name: total}]; the list is held so its id is not reused
         self._lists: dict[int, list] = {}
-        self._raw: dict[int, tuple[Any, int]] = {}     # len(repr(m)) of messages whose images were re-counted
+        self._raw = ByIdentity()                       # len(repr(m)) of messages whose images were re-counted
         self._lock = threading.Lock()
         self.max_entries = max_entries
         self.max_lists = max_lists
 
     # ------------------------------------------------------------ per message
     def message_size(self, m: Any) -> int:
-        key = id(m)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] is m:
-            return hit[1]
+        hit = self._cache.get(m)
+        if hit is not None:
+            return hit
         r = repr(m)
         n = len(r)
         if "'image'" in r:
@@ -71,12 +101,12 @@ class SizeMeter:
                 with self._lock:
                     if len(self._raw) >= self.max_entries:
                         self._raw.clear()
-                    self._raw[key] = (m, n)
+                    self._raw.put(m, n)
                 n -= adj
         with self._lock:
             if len(self._cache) >= self.max_entries:
                 self._cache.clear()
-            self._cache[key] = (m, n)
+            self._cache.put(m, n)
         return n
 
     def raw_size(self, m: Any) -> int:
@@ -84,8 +114,8 @@ class SizeMeter:
         decides on (s08's context_limit, hermes' rough estimate). Equal to ``message_size`` for a
         message without images."""
         n = self.message_size(m)
-        hit = self._raw.get(id(m))
-        return hit[1] if hit is not None and hit[0] is m else n
+        hit = self._raw.get(m)
+        return hit if hit is not None else n
 
     def raw_total(self, messages: list) -> int:
         """``len(str(messages))`` exactly (images as their base64 text)."""
@@ -104,16 +134,16 @@ class SizeMeter:
         cache = self._figs.get(name)
         if cache is None:
             with self._lock:
-                cache = self._figs.setdefault(name, {})
+                cache = self._figs.setdefault(name, ByIdentity())
                 self._fns.setdefault(name, fn)
-        hit = cache.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
+        hit = cache.get(m)
+        if hit is not None:
+            return hit
         n = fn(m, self)
         with self._lock:
             if len(cache) >= self.max_entries:
                 cache.clear()
-            cache[id(m)] = (m, n)
+            cache.put(m, n)
         return n
 
     def figure_sum(self, messages: Iterable, name: str = SIZE, fn: FigureFn | None = None) -> int:
@@ -124,11 +154,12 @@ class SizeMeter:
             fn = self._fns[name]
         elif name not in self._fns:
             self._fns[name] = fn
-        cache = self._figs.get(name) or {}
-        get, fig, t = cache.get, self.figure, 0
+        cache = self._figs.get(name) or ByIdentity()
+        ref, val, fig, t = cache.refs.get, cache.vals.get, self.figure, 0
         for m in messages:      # the cache lookup inlined: this loop runs over whole contexts
-            hit = get(id(m))
-            t += hit[1] if hit is not None and hit[0] is m else fig(m, name, fn)
+            k = id(m)
+            v = val(k) if ref(k) is m else None
+            t += v if v is not None else fig(m, name, fn)
         return t
 
     # ------------------------------------------------------------ per list

@@ -27,6 +27,7 @@ from operator import is_
 
 from ..messages import block_type, blocks, content_text, replace_block, ToolPairIndex
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..size import ByIdentity
 from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
 from . import s08
 from . import base as roles
@@ -178,7 +179,7 @@ class SessionTokens:
     anchors_on_usage = True
 
     def __init__(self):
-        self._cache: dict[int, tuple] = {}
+        self._cache = ByIdentity()
         self._conv = None
         self._anchors: dict[int, tuple] = {}     # id(assistant msg) -> (msg, index, segment start, tokens)
         self._starts: dict[int, int] = {}        # id(first message of a segment) -> its index
@@ -193,13 +194,13 @@ class SessionTokens:
     def message_chars(self, m, meter=None) -> int:
         if meter is not None:        # the figure shared through the engine's meter
             return meter.figure(m, self.FIGURE, _content_figure)
-        hit = self._cache.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
+        hit = self._cache.get(m)
+        if hit is not None:
+            return hit
         n = content_chars(m)
         if len(self._cache) > 500_000:
             self._cache.clear()
-        self._cache[id(m)] = (m, n)
+        self._cache.put(m, n)
         return n
 
     def rough(self, messages, meter=None) -> int:

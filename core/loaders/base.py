@@ -240,7 +240,10 @@ def _needs_fixing(messages: list) -> bool:
     except ImportError:  # pragma: no cover
         return True
     try:
-        _orjson.dumps(messages)       # fails on lone surrogates, integers beyond 64 bits, non-string keys
+        # fails on lone surrogates, integers beyond 64 bits, non-string keys; a thousand messages at a time, so
+        # that 100k messages are never one 150 MB bytes object beside the loaded conversation
+        for i in range(0, len(messages), 1000):
+            _orjson.dumps(messages[i:i + 1000])
     except (TypeError, _orjson.JSONEncodeError, RecursionError):
         return True
     return False                      # (NaN cannot come out of loads_lenient; writers make it null anyway)
