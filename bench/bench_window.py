@@ -46,7 +46,7 @@ def ms(t: float) -> str:
 class StallProbe:
     """A 5 ms timer in the GUI thread: the gaps between its ticks are the times the UI could not react."""
 
-    def __init__(self):
+    def __init__(self, doing=lambda: ""):
         from PySide6.QtCore import QTimer
         self.timer = QTimer()
         self.timer.setInterval(5)
@@ -54,6 +54,8 @@ class StallProbe:
         self.last = None
         self.phase = "start"
         self.worst: dict = {}
+        self.doing = doing              # what the window was doing (its progress text), for the worst stall
+        self.during: dict = {}
 
     def start(self, phase: str) -> None:
         self.phase = phase
@@ -67,6 +69,7 @@ class StallProbe:
             gap = now - self.last
             if gap > self.worst.get(self.phase, 0.0):
                 self.worst[self.phase] = gap
+                self.during[self.phase] = self.doing()
         self.last = now
 
 
@@ -80,10 +83,10 @@ def child(path: str, strategy: str, size: int) -> None:
     from compactscope.app.main_window import MainWindow
     from compactscope.app.settings import Settings
     from compactscope.core.workspace import Workspace
-    probe = StallProbe()
     out: dict = {}
     tw = time.perf_counter()
     win = MainWindow(Settings(enabled=False), workspace=Workspace(tmp / "ws"))
+    probe = StallProbe(lambda: win.session.progress_text if win.session.busy else "idle")
     win.resize(1400, 900)
     win.show()
     win.session.set_strategy(strategy)
@@ -137,6 +140,7 @@ def child(path: str, strategy: str, size: int) -> None:
         out["param"] = f"{name}={value}"
     probe.timer.stop()
     out["stalls"] = probe.worst
+    out["stalled_during"] = probe.during
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["file"] = size
     win.session.close()
@@ -169,7 +173,7 @@ def main() -> int:
             print(f"  {strategy}: failed: {res.stderr.strip()[-800:]}")
             continue
         d = json.loads(res.stdout.strip().splitlines()[-1])
-        stalls = ", ".join(f"{k} {ms(v)}" for k, v in d["stalls"].items())
+        stalls = ", ".join(f"{k} {ms(v)} ({d['stalled_during'].get(k) or '-'})" for k, v in d["stalls"].items())
         print(f"  {strategy}: layers {d['layers']} (messages after each {d['sizes']})")
         print(f"    window built and shown {ms(d['window'])}; then from open: first screen with rows "
               f"{ms(d['first_screen'])}, trace ready {ms(d['trace_ready'])}")

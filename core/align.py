@@ -17,6 +17,7 @@ lists the indexes of the step's edits that concern it, and for changed rows the
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 KEPT = "kept"
@@ -240,9 +241,39 @@ def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list
     return out
 
 
+class KeptRows(Sequence):
+    """The rows of a step that changed nothing: row i is (i, i, kept), made when read (an unchanged
+    step over 100k messages needs no 100k rows in memory)."""
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [_new(Row, (k, k, KEPT, (), ())) for k in range(*i.indices(self.n))]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return _new(Row, (i, i, KEPT, (), ()))
+
+    def __iter__(self):
+        for k in range(self.n):
+            yield _new(Row, (k, k, KEPT, (), ()))
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, KeptRows)) else NotImplemented
+
+
 def align(step) -> list[Row]:
     """The aligned rows of a Step (see the module docstring)."""
     inp, outp = step.input, step.messages
+    if outp is inp and not step.edits:
+        return KeptRows(len(inp))
     rows, left_rows, right_rows = _align(len(inp), step.origin, None, inp, outp, maps=bool(step.edits))
     return _edit_rows(step, rows, left_rows, right_rows)
 

@@ -202,6 +202,27 @@ sizes: IdentityCache[tuple] = IdentityCache(lambda m: tuple(block_sizes(m).value
 search_text: IdentityCache[str] = IdentityCache(lambda m: readable_message_text(m).lower())
 
 
+_TABLES: list = []      # [(messages, len, table)] of the last lists tabled
+
+
+def size_table(messages: list):
+    """The block sizes of ``messages`` as one flat ``array('d')``, row by row (``len(BLOCK_TYPES)`` per
+    message): what the chart stacks (numpy reads it without a copy). Kept for the last lists asked for,
+    so a worker can make it before a view needs it."""
+    from array import array
+    n = len(messages)
+    for k, (msgs, ln, tbl) in enumerate(_TABLES):
+        if msgs is messages and ln == n:
+            return tbl
+    get = sizes.get
+    tbl = array("d")
+    for m in messages:
+        tbl.extend(get(m))
+    _TABLES.insert(0, (messages, n, tbl))
+    del _TABLES[6:]
+    return tbl
+
+
 def shown(n: int) -> None:
     """A list of n messages is shown: the caches stay bounded by the longest list shown."""
     for c in (chips, sizes, search_text):

@@ -99,16 +99,51 @@ class CheckState:
 BACKGROUND_LOAD_BYTES = 4_000_000      # a file this big loads in the background (the window stays live)
 
 
-def _load_for_view(path: str):
-    """Load a file and compute what the first views draw of its messages (block sizes for the chart),
-    all in the background."""
+PREVIEW_BYTES = 1_000_000              # the start of a big JSONL file, shown while the whole file loads
+
+
+def _load_for_view(path: str, state=None):
+    """Load a file in the background: first its start (a JSONL file cut at a line: its first messages,
+    posted as a partial result so the list shows rows at once), then the whole file, with what the first
+    views draw of it (block sizes, the message metadata by identity) computed here too."""
     from .loaders import load
+    if state is not None:
+        preview = _preview(path)
+        if preview is not None and not state.cancel.is_set():
+            state.set_partial_result(preview)
     result = load(path)
+    # out of the cyclic GC at once (see _loaded): a collection that walks 100k+ loaded objects in this thread
+    # holds the interpreter for seconds, and the window with it
+    gc.freeze()
     for conv in result.conversations[:1]:
+        conv.meta_by_identity()
         present.shown(len(conv.messages))
-        for m in conv.messages:
-            present.sizes.get(m)
+        present.size_table(conv.history())
     return result
+
+
+def _preview(path: str):
+    """The conversation in the first ``PREVIEW_BYTES`` of a JSONL file (None for another format or when
+    that part does not load on its own)."""
+    import tempfile
+    from .loaders import load
+    try:
+        with open(path, "rb") as f:
+            head = f.read(PREVIEW_BYTES)
+        cut = head.rfind(b"\n")
+        if cut <= 0 or not head.lstrip().startswith(b"{") or b"\n" not in head[:cut]:
+            return None
+        fd, tmp = tempfile.mkstemp(prefix="compactscope-preview-", suffix=Path(path).suffix or ".jsonl")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(head[:cut + 1])
+            res = load(tmp)
+        finally:
+            os.unlink(tmp)
+        conv = res.conversations[0] if res.conversations else None
+        return conv if conv is not None and conv.messages else None
+    except Exception:  # noqa: BLE001 - a preview is a courtesy: the real load says what is wrong
+        return None
 
 
 def stage_label(strategy: Strategy, name: str) -> str:
@@ -132,7 +167,7 @@ class Session:
         self.pipeline = Worker(ex, self._pipeline_done, self._pipeline_failed, on_progress=self._progress,
                                name="pipeline")
         self.replayer = Worker(ex, self._replay_done, self._replay_failed, name="replay")
-        self.loader = Worker(ex, self._load_done, self._load_failed, name="load")
+        self.loader = Worker(ex, self._load_done, self._load_failed, on_partial=self._load_preview, name="load")
         self._loading: tuple | None = None           # (path, conversation) of the file loading in the background
         self.checker = Worker(check_executor or ex, self._check_done, self._check_failed, policy=LATEST,
                               name="cross-check")
@@ -168,10 +203,11 @@ class Session:
         self.progress_text = ""
         self._align = IdentityCache(align)         # step -> its aligned rows
         # step -> message index -> status, on each side (from the rows; computed with them, in the background)
-        self._status_before = IdentityCache(lambda st: {r.left: r.kind for r in self._align.get(st) if r.left is not None
-                                                        and r.kind in (REMOVED, CHANGED, DUPLICATED)})
-        self._status_after = IdentityCache(lambda st: {r.right: r.kind for r in self._align.get(st) if r.right is not None
-                                                       and r.kind in (INSERTED, CHANGED, DUPLICATED)})
+        self._status_before = IdentityCache(lambda st: {} if not st.changed else {
+            r.left: r.kind for r in self._align.get(st) if r.left is not None and r.kind in (REMOVED, CHANGED, DUPLICATED)})
+        self._status_after = IdentityCache(lambda st: {} if not st.changed else {
+            r.right: r.kind for r in self._align.get(st) if r.right is not None and r.kind in (INSERTED, CHANGED,
+                                                                                              DUPLICATED)})
         self._pending_view: dict | None = None      # restore(): applied when the next result arrives
         self._defer_runs = False
         self._cursor_after_replay: int | None = None
@@ -239,7 +275,7 @@ class Session:
             self.pipeline.cancel()
             self.progress_text = f"loading {Path(path).name} ({size / 1e6:.0f} MB)"
             self._loading = (str(path), conversation)
-            self.loader.start(lambda state: _load_for_view(path))
+            self.loader.start(lambda state: _load_for_view(path, state))
             self.events.running("load")
             self.events.progress(self.progress_text)
             return True
@@ -275,6 +311,21 @@ class Session:
         else:
             self.set_error(f"Could not open {path}: {type(e).__name__}: {e}",
                            "This is a bug in Compactscope: please report it with the file.")
+
+    def _load_preview(self, conv) -> None:
+        """The first messages of the file loading: shown (Original stage), nothing is run on them."""
+        if self._loading is None:
+            return
+        name = Path(self._loading[0]).name
+        self.conversation, self.conversation_index, self.title = conv, 0, f"{name} (loading\u2026)"
+        self.segment = self.call = None
+        self.result = None
+        self.stage, self.selection, self.selected_block, self._shown = 0, None, None, 0
+        self.progress_text = f"loading {name}: the first {len(conv.messages):,} messages shown"
+        self.events.progress(self.progress_text)
+        self.events.source(self._source_dict())
+        self.events.result(None)
+        self.events.stage(0)
 
     def _load_done(self, result) -> None:
         path, conversation = self._loading or ("", 0)
@@ -467,8 +518,8 @@ class Session:
             return
         self._call_job = self._call_wanted = None
         self.shown_call = None
-        if self.conversation is None:
-            return
+        if self.conversation is None or self._loading is not None:
+            return            # (while a file loads, the run starts when it is there)
         try:
             summ = self.summarizer_object()
         except (ValueError, ImportError) as e:
@@ -500,6 +551,7 @@ class Session:
             self._align.get(step)
             self._status_after.get(step)
             self._status_before.get(step)
+            present.size_table(step.messages)
         return result
 
     def cancel(self) -> None:

@@ -15,7 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
 
 from compactscope.core import present
-from compactscope.core.align import align
+from compactscope.core.align import KeptRows, align
 from compactscope.core.identity import IdentityCache
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
@@ -42,7 +42,8 @@ class DiffModel(QAbstractTableModel):
         self.rows: list = []
         self.all_rows: list = []
         self.changes_only = False
-        self._counts = IdentityCache(lambda rows: dict(Counter(map(itemgetter(2), rows))), floor=8)  # Row.kind
+        self._counts = IdentityCache(lambda rows: {"kept": len(rows)} if isinstance(rows, KeptRows)
+                                     else dict(Counter(map(itemgetter(2), rows))), floor=8)  # Row.kind
 
     def set_step(self, step, rows: list | None = None) -> None:
         """Show a step; ``rows`` = ``align(step)`` when the caller already has them."""
@@ -53,7 +54,10 @@ class DiffModel(QAbstractTableModel):
         self.endResetModel()
 
     def _apply_filter(self) -> None:
-        self.rows = [r for r in self.all_rows if r.kind != "kept"] if self.changes_only else self.all_rows
+        if self.changes_only:
+            self.rows = [] if isinstance(self.all_rows, KeptRows) else [r for r in self.all_rows if r.kind != "kept"]
+        else:
+            self.rows = self.all_rows
 
     def set_changes_only(self, on: bool) -> None:
         self.beginResetModel()

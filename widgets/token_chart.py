@@ -318,9 +318,11 @@ class TokenChart(QWidget):
                 if k:
                     self._stack_cache.insert(0, self._stack_cache.pop(k))
                 return arr
-        get = present.sizes.get
-        arr = np.array([get(m) for m in messages], dtype=float).reshape(len(messages), len(BLOCK_TYPES))
-        arr = np.cumsum(arr, axis=1)
+        if messages:
+            arr = np.frombuffer(present.size_table(messages), dtype=float).reshape(len(messages), len(BLOCK_TYPES))
+            arr = np.cumsum(arr, axis=1)
+        else:
+            arr = np.zeros((0, len(BLOCK_TYPES)))
         self._stack_cache.insert(0, (messages, len(messages), arr))
         del self._stack_cache[4:]
         return arr

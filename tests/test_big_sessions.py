@@ -1,0 +1,93 @@
+"""A big file in the window's session: loaded in the background (its first messages shown at once, the
+pipeline run when the whole file is there), a failure said in the banner, a parameter change resumed."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from compactscope.core import session as S
+from compactscope.core.jobs import ThreadExecutor
+from compactscope.core.session import Session
+from compactscope.core.workspace import Workspace
+
+
+def write_session(path, n: int) -> None:
+    """A Claude Code session of n messages (one record a line)."""
+    parent = None
+    with path.open("w") as f:
+        for k in range(n):
+            u = f"u{k:06d}"
+            if k % 2 == 0:
+                msg = {"role": "user", "content": f"question {k} " + "x" * 300}
+            else:
+                msg = {"role": "assistant", "id": f"m{k}", "content": [{"type": "text", "text": f"answer {k}"}],
+                       "usage": {"input_tokens": 10, "output_tokens": 5}}
+            f.write(json.dumps({"type": msg["role"], "uuid": u, "parentUuid": parent, "sessionId": "s",
+                                "timestamp": f"2026-01-01T00:{k // 60 % 60:02d}:{k % 60:02d}Z", "message": msg}) + "\n")
+            parent = u
+
+
+def drain_until(ex: ThreadExecutor, cond, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        ex.drain()
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.005)
+    ex.drain()
+
+
+@pytest.fixture
+def small_limits(monkeypatch):
+    monkeypatch.setattr(S, "BACKGROUND_LOAD_BYTES", 10_000)
+    monkeypatch.setattr(S, "PREVIEW_BYTES", 20_000)
+
+
+def test_a_big_file_loads_in_the_background_first_messages_at_once(tmp_path, small_limits):
+    path = tmp_path / "big.jsonl"
+    write_session(path, 600)
+    ex = ThreadExecutor(queued=True)
+    s = Session(Workspace(tmp_path / "ws"), executor=ex, strategy="s08")
+    seen, shown = [], []
+    s.events.changed.connect(lambda ev: seen.append((ev.type, ev.value)))
+    s.events.changed.connect(lambda ev: shown.append((len(s.conversation.messages), s.title, s.result))
+                             if ev.type == "source" else None)
+    assert s.open(str(path)) is True                   # started, not done
+    assert s.busy and s.loader.busy and s.trace is None
+    assert ("running", "load") in seen
+    drain_until(ex, lambda: not s.busy)
+    # first the start of the file (shown while the rest loads, nothing run on it), then all of it
+    (first, title, result), (last, _, _) = shown[0], shown[-1]
+    assert 0 < first < 600 and "loading" in title and result is None
+    assert last == 600
+    assert len(s.conversation.messages) == 600 and s.trace is not None and s.trace.input is s.source_messages
+    assert s.error is None and "loading" not in s.title
+
+
+def test_a_big_file_that_fails_says_so(tmp_path, small_limits):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[" + ", ".join(['{"role": "user", "content": "hi"}'] * 2000) + ", {")
+    ex = ThreadExecutor(queued=True)
+    s = Session(Workspace(tmp_path / "ws"), executor=ex)
+    assert s.open(str(bad)) is True
+    drain_until(ex, lambda: not s.busy)
+    assert s.error is not None and "bad.json" in s.error.what and s.error.todo
+    assert s.conversation is None
+
+
+def test_a_parameter_change_reruns_from_the_layer_it_concerns(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write_session(path, 200)
+    s = Session(Workspace(tmp_path / "ws"), strategy="s08")
+    assert s.open(str(path))
+    before = s.trace
+    s.set_param("context_limit", 1000)
+    after = s.trace
+    assert after is not before
+    assert all(a is b for a, b in zip(after.steps[:-1], before.steps[:-1]))    # kept
+    assert after.steps[-1] is not before.steps[-1] and after.steps[-1].changed
+    s.set_param("keep_recent", 1)                       # micro_compact's: it and what follows re-run
+    third = s.trace
+    assert third.steps[0] is after.steps[0] and third.steps[1] is after.steps[1]
+    assert third.steps[2] is not after.steps[2]
