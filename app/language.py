@@ -60,8 +60,7 @@ def install(lang: str) -> bool:
         if ok and app is not None:
             app.installTranslator(t)
             _state["translator"] = t
-        if lang == "zh_CN":
-            ensure_cjk_font()
+    ensure_cjk_font()          # in every language: transcripts hold Chinese too (the seed's example does)
     _state["lang"] = lang if ok else "en"
     core_i18n.set_language(_state["lang"])
     return ok

@@ -73,6 +73,8 @@ class MainWindow(QMainWindow):
         self._compare_timer.setInterval(150)
         self._compare_timer.timeout.connect(self.run_replay)
         self._presenter_saved: dict | None = None
+        from .language import ensure_cjk_font
+        ensure_cjk_font()              # Chinese in a transcript draws on a machine without CJK fonts
         self._build()
         from .lessons import LessonController
         self.lesson_controller = LessonController(self)

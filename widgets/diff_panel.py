@@ -25,6 +25,7 @@ class DiffPanel(QWidget):
         self.counts.setObjectName("diffCounts")
         self.counts.setMinimumWidth(10)
         self.counts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.counts.setWordWrap(True)            # a narrow pane wraps the counts instead of cutting them
         drow.addWidget(self.counts, 1)
         self.changes_only = QCheckBox(tr("hide unchanged rows"), self)
         self.changes_only.setObjectName("diffChangesOnly")

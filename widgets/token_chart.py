@@ -11,7 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from compactscope.core import present
 from compactscope.core.present import BLOCK_TYPES
@@ -80,7 +80,13 @@ class TokenChart(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.glw = pg.GraphicsLayoutWidget(self)
-        lay.addWidget(self.glw)
+        lay.addWidget(self.glw, 1)
+        self.bar_legend = QLabel(self)
+        self.bar_legend.setObjectName("blockLegend")
+        self.bar_legend.setWordWrap(True)
+        self.bar_legend.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.bar_legend.setContentsMargins(6, 0, 6, 2)
+        lay.addWidget(self.bar_legend)
         self.unit = "size"
         self.param_name = ""
         # ---- stage plot
@@ -175,31 +181,19 @@ class TokenChart(QWidget):
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
-        self._bar_title(getattr(self, "_fg", "#334155"))
         self._place_labels()
 
     def _bar_title(self, fg: str = "#334155") -> None:
+        """The block types' colours: a wrapping line under the charts (never over the bars, never cut), in the
+        charts' type size; the bar plot's axis titles."""
         self._fg = fg
-        keys = [f"<span style='color:{BLOCK_COLORS[t]}'>\u25a0</span>&nbsp;{t}" for t in BLOCK_TYPES]
-        f = QFont()
-        f.setPointSizeF(max(6.0, self._pt - 1))
-        fm = QFontMetricsF(f)
-        # the block-type legend sits above the bars and never over them: as many lines as its width needs
-        room = self.bar_plot.width() - 70 if self.bar_plot.width() > 0 else 10 ** 6
-        lines, cur, used = [], [], 0.0
-        for t, k in zip(BLOCK_TYPES, keys):
-            w = fm.horizontalAdvance(f"\u25a0 {t}  ")
-            if cur and used + w > room:
-                lines.append(cur)
-                cur, used = [], 0.0
-            cur.append(k)
-            used += w
-        lines.append(cur)
-        keys = "<br>".join(" ".join(line) for line in lines)
-        title = f"<span style='color:{fg}'>{keys}</span>"
-        if title != getattr(self, "_bar_title_html", None):
-            self._bar_title_html = title
-            self.bar_plot.setTitle(title, size=f"{max(6.0, self._pt - 1):.1f}pt")
+        keys = "&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{BLOCK_COLORS[t]}'>"
+                                    f"\u25a0</span>&nbsp;{t}</span>" for t in BLOCK_TYPES)
+        html_ = (f"<span style='color:{fg}; font-size:{max(6.0, self._pt - 1):.1f}pt'>"
+                 + tr("bars, per message:") + f" {keys}</span>")
+        if html_ != getattr(self, "_bar_title_html", None):
+            self._bar_title_html = html_
+            self.bar_legend.setText(html_)
         self.bar_plot.setLabel("left", tr("chars (click a bar)"), **{"font-size": f"{self._pt:.1f}pt"})
         self.bar_plot.setLabel("bottom", tr("message"), **{"font-size": f"{self._pt:.1f}pt"})
 
@@ -272,7 +266,7 @@ class TokenChart(QWidget):
         below = y1 > y0 and (self.threshold.value() - y0) / (y1 - y0) > 0.75
         self.threshold_label.anchors = [(0, 0), (0, 0)] if below else [(0, 1), (0, 1)]
         self.threshold_label.updatePosition()
-        self.threshold_label.setText(self._threshold_text())
+        self.threshold_label.setFormat(self._threshold_text().replace("{", "{{").replace("}", "}}"))
         if getattr(self, "_threshold_in_title", False):
             self._stage_title()
 

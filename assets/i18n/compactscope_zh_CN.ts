@@ -1392,6 +1392,10 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
         <translation>（可拖动）</translation>
     </message>
     <message>
+        <source>bars, per message:</source>
+        <translation>柱子（每条消息）：</translation>
+    </message>
+    <message>
         <source>chars (click a bar)</source>
         <translation>字符（点击柱子）</translation>
     </message>
