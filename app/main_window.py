@@ -439,6 +439,15 @@ class MainWindow(QMainWindow):
 
     def _selection_changed(self, sel) -> None:
         mi, _block = sel
+        if mi is None and self.inspector.current is not None:
+            # the message shown is not in this stage (the layer removed or replaced it): never show it as if it were
+            gone = self.inspector.current[0]
+            self.inspector.clear()
+            self.inspector.title.setText(tr("Message #{n} of the previous stage is not in this one (the layer "
+                                             "removed or replaced it). Select a message or a block.").format(n=gone))
+            self.chart.set_selected(None)
+            self.model.set_highlight(set())
+            return
         cur = self.view.currentIndex()
         if mi is not None and not (cur.isValid() and cur.data(Qt.UserRole + 2) == mi):
             self.view.select_message(mi)

@@ -159,11 +159,13 @@ def hermes_rows(step) -> tuple[list, list]:
     lu, la = v.get("last_user"), v.get("last_assistant")
     if lu is not None:
         rows.append(("anchor", f"last real user message: #{lu}, " + (
-            "kept in the tail (#10896)" if lu >= ce else "goes to the summary with its turn (it sits right at the "
-                                                          "head, #22523)")))
+            "kept in the tail: hermes never summarises the newest request away (hermes-agent issue #10896)"
+            if lu >= ce else "goes to the summary with its whole turn: it sits right after the head, and keeping "
+                             "it would split its turn (hermes-agent issue #22523)")))
     if la is not None:
         rows.append(("anchor", f"last visible assistant reply: #{la}, " + (
-            "kept in the tail (#29824)" if la >= ce else "goes to the summary")))
+            "kept in the tail: the model still sees its own last answer (hermes-agent issue #29824)"
+            if la >= ce else "goes to the summary")))
     mid = max(0, ce - cs)
     rows.append(("result", f"kept head: messages 0..{cs - 1} ({cs}); summarised: {cs}..{ce - 1} ({mid} messages); "
                            f"kept tail: {ce}..{n - 1} ({n - ce})" if mid else

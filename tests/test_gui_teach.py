@@ -217,3 +217,78 @@ def test_chinese_screenshot_sizes(tmp_path, size):
     bad = subprocess.run([sys.executable, "-m", "compactscope", "--lang", "fr", "--screenshot", str(out)], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--lang is one of en, zh_CN" in bad.stderr
+
+
+def test_search_enter_and_shift_enter(qtbot, make_window):
+    """Enter goes to the next match, Shift+Enter to the previous one (qa #20)."""
+    from PySide6.QtCore import Qt
+    win = make_window()
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    qtbot.keyClicks(win.search, "Reading")
+    matches = sorted(win.model.matches)
+    assert len(matches) >= 3 and win.match_label.text() == f"{len(matches)} matches"
+
+    def current():
+        return win.view.currentIndex().data(Qt.UserRole + 2)
+    qtbot.keyClick(win.search, Qt.Key_Return)
+    qtbot.keyClick(win.search, Qt.Key_Return)
+    qtbot.keyClick(win.search, Qt.Key_Return)
+    assert current() == matches[2]
+    qtbot.keyClick(win.search, Qt.Key_Return, Qt.ShiftModifier)
+    assert current() == matches[1]
+    qtbot.keyClick(win.search, Qt.Key_Enter, Qt.ShiftModifier)
+    assert current() == matches[0]
+
+
+def test_inspector_never_shows_a_message_the_stage_lost(qtbot, make_window):
+    """Message 30 is gone after L4 summary: the inspector says so instead of showing it (qa #19)."""
+    win = make_window()
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    win.stepper.set_current(0)
+    assert win.select_message(30)
+    assert win.inspector.current == (30, None) and "#30" in win.inspector.title.text()
+    win.stepper.set_current(len(win.session.stages()) - 1)
+    assert win.session.selection is None
+    assert win.inspector.current is None and win.inspector.text.toPlainText() == ""
+    assert "not in this one" in win.inspector.title.text() and "#30" in win.inspector.title.text()
+    assert not win.chart.sel_line.isVisible()
+
+
+def test_stepper_says_what_the_layer_numbers_are(qtbot, make_window):
+    """s08's labels carry the course's numbers out of running order: the stepper says what they are (qa #24);
+    hermes's layers have no numbers and no note."""
+    win = make_window()
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    labels = [win.stepper.group.button(k).text() for k in range(len(win.stepper.stages))]
+    assert "L3 budget" in labels[1] and "L1 snip" in labels[2]
+    win.stepper.set_current(0)
+    assert "order they run in" in win.stepper.explain.text() and "not in order" in win.stepper.explain.text()
+    assert "order they run in" in win.stepper.group.button(1).toolTip()
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        win.session.set_strategy("hermes")
+    win.stepper.set_current(0)
+    assert "order they run in" not in win.stepper.explain.text()
+
+
+def test_chart_labels_stay_inside_and_off_the_curves(qtbot, make_window):
+    """The threshold is said in the legend line under the charts, not on the line over the curves; every value
+    label above a point is inside the plot, at 1024x768 and at 1920x1080 (qa #25)."""
+    win = make_window()
+    open_wait(qtbot, win, EXAMPLES / "long_session.json")
+    for w, h in ((1024, 768), (1920, 1080)):
+        win.resize(w, h)
+        qtbot.wait(100)
+        ch = win.chart
+        ch.glw.grab()
+        assert "context_limit = 50,000" in ch.bar_legend.text()
+        assert ch.bar_legend.geometry().top() >= ch.glw.geometry().bottom()
+        assert not any(isinstance(i, __import__("pyqtgraph").InfLineLabel) for i in ch.threshold.childItems())
+        box = ch.stage_plot.vb.sceneBoundingRect()
+        shown = [t for t in ch.value_labels if t.isVisible()]
+        for t in shown:
+            r = t.sceneBoundingRect()
+            assert r.top() >= box.top() - 0.5 and r.bottom() <= box.bottom() + 0.5, (w, t.toPlainText())
+    assert shown                                        # at 1920x1080 the values are shown
+    # dragging the line: the legend follows
+    ch.threshold.setValue(80_000)
+    assert "context_limit = 80,000" in ch.bar_legend.text()

@@ -3,7 +3,7 @@ expand/collapse/partner buttons, and the message list. A view: it emits what the
 (``sigModeChanged``, ``sigFiltersChanged``) and shows what it is given."""
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
+from PySide6.QtCore import QEvent, QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
 from .flow import FlowLayout, flow_widget_policy
@@ -29,10 +29,11 @@ class MessagePanel(QWidget):
         self.search = QLineEdit(self)
         self.search.setObjectName("searchField")
         self.search.setMinimumWidth(60)
-        self.search.setPlaceholderText(tr("Search message contents (Ctrl+F, Enter = next)"))
+        self.search.setPlaceholderText(tr("Search (Ctrl+F; Enter: next, Shift+Enter: previous)"))
+        self.search.setToolTip(tr("Enter: next match · Shift+Enter: previous match"))
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._search_changed)
-        self.search.returnPressed.connect(lambda: self.next_match(1))
+        self.search.installEventFilter(self)         # Enter = next match, Shift+Enter = previous
         bar.addWidget(self.search, 1)
         self.match_label = QLabel("", self)
         bar.addWidget(self.match_label)
@@ -136,9 +137,16 @@ class MessagePanel(QWidget):
         if not self._applying:
             self.sigFiltersChanged.emit(self.filters())
 
+    def eventFilter(self, obj, ev) -> bool:
+        if obj is self.search and ev.type() == QEvent.KeyPress and ev.key() in (Qt.Key_Return, Qt.Key_Enter):
+            self.next_match(-1 if ev.modifiers() & Qt.ShiftModifier else 1)
+            return True
+        return super().eventFilter(obj, ev)
+
     def update_match_label(self) -> None:
         n = len(self.model.matches)
-        self.match_label.setText(f"{n} match{'es' if n != 1 else ''}" if self.model.search_text else "")
+        text = (tr("1 match") if n == 1 else tr("{n} matches").format(n=n)) if self.model.search_text else ""
+        self.match_label.setText(text)
 
     def next_match(self, d: int = 1) -> bool:
         matches = sorted(self.model.matches)

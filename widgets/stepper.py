@@ -7,6 +7,7 @@ window feeds it from a Trace. Left/Right/Home/End are window shortcuts that call
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QColor
@@ -23,6 +24,21 @@ STATUS_STYLE = {
 }
 
 
+NUMBERED = re.compile(r"^L(\d+)\b")
+
+
+def numbering_note(labels: list[str]) -> str:
+    """When the layers carry the course's numbers (s08: "L3 budget"), say what the numbers are and that the stepper
+    shows the running order (budget, the course's L3, runs first): empty for labels without numbers."""
+    nums = [int(m.group(1)) for m in (NUMBERED.match(l) for l in labels) if m]
+    if not nums:
+        return ""
+    note = tr("L1, L2, ... are the course's names for the layers (seed 000); left to right is the order they run in")
+    if nums != sorted(nums):
+        note += tr(", so the numbers are not in order")
+    return note
+
+
 class LayerStepper(QWidget):
     sigStageChanged = Signal(int)
     sigPlayingChanged = Signal(bool)
@@ -32,6 +48,7 @@ class LayerStepper(QWidget):
         self.setObjectName("layerStepper")
         self.setFocusPolicy(Qt.StrongFocus)
         self.stages: list[tuple[str, str, str]] = []   # (name, label, status)
+        self._note = ""
         self.current = 0
         self._timer = QTimer(self)
         self._timer.setInterval(1200)
@@ -80,12 +97,14 @@ class LayerStepper(QWidget):
         self.clear_arrows()
         self.stages = list(stages)
         self._explanations = list(explanations)
+        self._note = numbering_note([label for _, label, _ in self.stages[1:]])
         for k, (name, label, status) in enumerate(self.stages):
             colr, mark = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])
             b = QToolButton(self._bar)
             b.setCheckable(True)
             b.setText(f"{mark}{ct(label)}")
-            b.setToolTip(f"{name}: {ct(explanations[k]) if k < len(explanations) else ''}")
+            tip = f"{name}: {ct(explanations[k]) if k < len(explanations) else ''}"
+            b.setToolTip(tip + (f"\n\n{self._note}." if k and self._note else ""))
             b.setStyleSheet(f"QToolButton {{ color: {colr}; font-weight: bold; padding: 3px 8px; }}"
                             f"QToolButton:checked {{ background: {QColor(colr).name()}; color: white; "
                             f"border-radius: 4px; }}")
@@ -119,7 +138,9 @@ class LayerStepper(QWidget):
         text = self._explanations[k] if k < len(self._explanations) else ""
         colr = STATUS_STYLE.get(status, STATUS_STYLE["unchanged"])[0]
         self.explain.setText(f"<b style='color:{colr}'>{k}/{len(self.stages) - 1} \u00b7 {html.escape(ct(label))}</b> "
-                             f"&nbsp; {html.escape(ct(text), quote=False)}")
+                             f"&nbsp; {html.escape(ct(text), quote=False)}"
+                             + (f" <span style='color:#64748b'>\u00b7 {html.escape(self._note)}</span>"
+                                if k == 0 and self._note else ""))
         if k != self.current:
             self.current = k
             self.sigStageChanged.emit(k)

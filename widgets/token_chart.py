@@ -7,6 +7,8 @@ current stage a bar per message stacked by block type; clicking a bar emits
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
@@ -103,8 +105,6 @@ class TokenChart(QWidget):
                                                  name=tr("tokens (est.) after the stage"))
         self.threshold = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#dc2626", width=2),
                                          hoverPen=pg.mkPen("#f97316", width=4))
-        self.threshold_label = pg.InfLineLabel(self.threshold, text="", position=0.02, anchors=[(0, 1), (0, 1)],
-                                               color="#dc2626")
         self.stage_plot.addItem(self.threshold)
         self.threshold.sigPositionChangeFinished.connect(self._threshold_released)
         self.threshold.sigPositionChanged.connect(self._threshold_moving)
@@ -149,13 +149,11 @@ class TokenChart(QWidget):
         self._bar_title(foreground.name())
 
     def _stage_title(self) -> None:
-        """The curves' legend above the plot; when the plot is too low for the threshold's own label, the
-        threshold is said on a second line of the title instead (never over the data)."""
+        """The curves' legend above the plot (the threshold is said in the legend line under the charts: a label
+        on the line would sit on the curves)."""
         size, tokens, after = tr("size (chars)"), tr("tokens (estimate)"), tr("after each stage")
         title = (f"<span style='color:#2563eb'>\u25cf {size}</span> &nbsp; "
                  f"<span style='color:#16a34a'>\u25a0 {tokens}</span> &nbsp; {after}")
-        if getattr(self, "_threshold_in_title", False) and self.threshold.isVisible():
-            title += f"<br><span style='color:#dc2626'>\u2501 {self._threshold_text()}</span>"
         if title != getattr(self, "_stage_title_html", None) or getattr(self, "_stage_title_pt", None) != self._pt:
             self._stage_title_html, self._stage_title_pt = title, self._pt
             self.stage_plot.setTitle(title, size=f"{self._pt:.1f}pt")
@@ -164,20 +162,28 @@ class TokenChart(QWidget):
         unit = tr("chars") if self.unit == "size" else tr("tokens")
         name = ct(self.param_name) if self.param_name else tr("threshold")
         return (f"{name} = {fmt(self.threshold.value())} {unit}"
-                + (tr("  (drag me)") if getattr(self, "movable", True) else ""))
+                + (tr(" (drag the red line)") if getattr(self, "movable", True) else ""))
 
     def _place_labels(self) -> None:
-        """Small plots (a projector at 1024x768, a large zoom): no value labels, the threshold in the title."""
+        """The value labels above the points get the room they need at the top of the plot (never cut by its
+        edge); a plot too low for them (a projector at 1024x768, a large zoom) shows none."""
         h = self.stage_plot.vb.height()
-        small = 0 < h < 110
+        f = getattr(self, "_font", None) or QFont()
+        label_h = max([t.boundingRect().height() for t in self.value_labels] or [QFontMetricsF(f).height() + 8])
+        need = label_h * 1.3 + 2              # a label's bottom sits 0.3 of its height above its point
+        small = 0 < h < max(110.0, 3 * need)
         for t in self.value_labels:
             t.setVisible(not small)
-        self.threshold_label.setVisible(not small)
         for plot in (self.stage_plot, self.bar_plot):          # a rotated axis title needs height: gone when low
             plot.getAxis("left").showLabel(not small)
-        if small != getattr(self, "_threshold_in_title", False):
-            self._threshold_in_title = small
-            self._stage_title()
+        peak = max([*self.sizes, *self.tokens, 1])
+        limit = self.threshold.value() if self.threshold.isVisible() else 0
+        top = max(peak, limit) * 1.25
+        if h > 0 and not small:
+            top = max(top, peak / (1 - need / h))
+        if getattr(self, "_top", None) is None or abs(top - self._top) > 1e-6:
+            self._top = top
+            self.stage_plot.setYRange(0, top, padding=0)
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
@@ -189,7 +195,11 @@ class TokenChart(QWidget):
         self._fg = fg
         keys = "&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{BLOCK_COLORS[t]}'>"
                                     f"\u25a0</span>&nbsp;{t}</span>" for t in BLOCK_TYPES)
-        html_ = (f"<span style='color:{fg}; font-size:{max(6.0, self._pt - 1):.1f}pt'>"
+        line = ""
+        if self.threshold.isVisible():
+            line = (f"<span style='white-space:nowrap; color:#dc2626'>\u2501 "
+                    f"{html.escape(self._threshold_text())}</span>&nbsp;&nbsp;&nbsp; ")
+        html_ = (f"<span style='color:{fg}; font-size:{max(6.0, self._pt - 1):.1f}pt'>{line}"
                  + tr("bars, per message:") + f" {keys}</span>")
         if html_ != getattr(self, "_bar_title_html", None):
             self._bar_title_html = html_
@@ -215,7 +225,6 @@ class TokenChart(QWidget):
         self.stage_plot.getAxis("left").setWidth(None)
         for t in self.value_labels:
             t.setFont(f)
-        self.threshold_label.setFont(f)
         self._font = f
         self._stage_title()
         self._bar_title_html = None
@@ -248,27 +257,20 @@ class TokenChart(QWidget):
         self.stage_plot.setLabel("left", tr("chars / tokens"), **{"font-size": f"{self._pt:.1f}pt"})
         if threshold is None:
             self.threshold.hide()
+            self._threshold_moving()
         else:
             self.threshold.show()
             self.threshold.blockSignals(True)
             self.threshold.setValue(float(threshold))
             self.threshold.blockSignals(False)
             self._threshold_moving()
-        top = max([*sizes, *tokens, threshold or 0, 1]) * 1.25
-        self.stage_plot.setYRange(0, top, padding=0)
+        self._top = None                                      # _place_labels sets the range
         self.stage_plot.setXRange(-0.6, max(len(labels) - 0.4, 0.6), padding=0)
         self.threshold.setBounds((0, None))
         self._place_labels()
 
     def _threshold_moving(self, *_):
-        # the label above the line, or below it when the line is near the top (never cut by the plot's edge)
-        (_, _), (y0, y1) = self.stage_plot.vb.viewRange()
-        below = y1 > y0 and (self.threshold.value() - y0) / (y1 - y0) > 0.75
-        self.threshold_label.anchors = [(0, 0), (0, 0)] if below else [(0, 1), (0, 1)]
-        self.threshold_label.updatePosition()
-        self.threshold_label.setFormat(self._threshold_text().replace("{", "{{").replace("}", "}}"))
-        if getattr(self, "_threshold_in_title", False):
-            self._stage_title()
+        self._bar_title(getattr(self, "_fg", "#334155"))      # the legend line says the threshold, live
 
     def _threshold_released(self, *_):
         self.sigThresholdChanged.emit(float(self.threshold.value()))

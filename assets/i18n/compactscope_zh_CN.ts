@@ -480,6 +480,10 @@
         <translation>加载时发现 {n_problems} 个问题：{problems}</translation>
     </message>
     <message>
+        <source>Message #{n} of the previous stage is not in this one (the layer removed or replaced it). Select a message or a block.</source>
+        <translation>上一阶段的消息 #{n} 不在这一阶段里（这一层删除或替换了它）。请选择一条消息或一个块。</translation>
+    </message>
+    <message>
         <source>replaying every model call ({n} run{v})</source>
         <translation>正在回放每一次模型调用（{n} 组运行）</translation>
     </message>
@@ -974,16 +978,20 @@ ANTHROPIC_BASE_URL={url2} claude</translation>
         <translation>任意块</translation>
     </message>
     <message>
-        <source>Search message contents (Ctrl+F, Enter = next)</source>
-        <translation>搜索消息内容（Ctrl+F，Enter = 下一个）</translation>
+        <source>Search (Ctrl+F; Enter: next, Shift+Enter: previous)</source>
+        <translation>搜索（Ctrl+F；Enter：下一个，Shift+Enter：上一个）</translation>
+    </message>
+    <message>
+        <source>Enter: next match · Shift+Enter: previous match</source>
+        <translation>Enter：下一个匹配 · Shift+Enter：上一个匹配</translation>
     </message>
     <message>
         <source>after layer</source>
-        <translation>经过这一层之后</translation>
+        <translation>本层之后</translation>
     </message>
     <message>
         <source>before layer</source>
-        <translation>进入这一层之前</translation>
+        <translation>本层之前</translation>
     </message>
     <message>
         <source>Show the conversation as this layer left it, or as it entered the layer</source>
@@ -1024,6 +1032,14 @@ ANTHROPIC_BASE_URL={url2} claude</translation>
     <message>
         <source>Jump to the other half of the selected tool pair (Ctrl+J)</source>
         <translation>跳到所选工具调用配对的另一半（Ctrl+J）</translation>
+    </message>
+    <message>
+        <source>1 match</source>
+        <translation>1 个匹配</translation>
+    </message>
+    <message>
+        <source>{n} matches</source>
+        <translation>{n} 个匹配</translation>
     </message>
     <message>
         <source>message #{mi} holds no tool pair</source>
@@ -1108,6 +1124,14 @@ ANTHROPIC_BASE_URL={url2} claude</translation>
     <message>
         <source>main (the strategy&apos;s own)</source>
         <translation>主流程（策略本身）</translation>
+    </message>
+    <message>
+        <source>L1, L2, ... are the course&apos;s names for the layers (seed 000); left to right is the order they run in</source>
+        <translation>L1、L2……是课程给各层起的名字（种子 000）；从左到右是它们运行的顺序</translation>
+    </message>
+    <message>
+        <source>, so the numbers are not in order</source>
+        <translation>，所以编号不是按顺序排列的</translation>
     </message>
     <message>
         <source>First stage (Home)</source>
@@ -1388,8 +1412,8 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
         <translation>阈值</translation>
     </message>
     <message>
-        <source>  (drag me)</source>
-        <translation>（可拖动）</translation>
+        <source> (drag the red line)</source>
+        <translation>（可拖动红线）</translation>
     </message>
     <message>
         <source>bars, per message:</source>
