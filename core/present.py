@@ -24,6 +24,7 @@ from typing import Any
 
 from .identity import IdentityCache
 from .messages import ToolPairIndex, block_type, blocks
+from .size import message_chars
 from .text import readable_message_text, readable_text
 
 BLOCK_TYPES = ("text", "tool_use", "tool_result", "thinking", "image", "other")
@@ -200,6 +201,17 @@ def collapsed_shape(m: Any) -> list | None:
 chips: IdentityCache[list] = IdentityCache(message_chips)
 sizes: IdentityCache[tuple] = IdentityCache(lambda m: tuple(block_sizes(m).values()))   # in BLOCK_TYPES order
 search_text: IdentityCache[str] = IdentityCache(lambda m: readable_message_text(m).lower())
+# THE chars of a message, the same in every view (list, diff, inspector) and summed by the size estimator
+chars: IdentityCache[int] = IdentityCache(message_chars)
+
+
+def block_chars(b: Any) -> int:
+    """The chars of one content block, as its chip and the size estimator count it (an image as 4 x its
+    tokens, anything else ``len(str(block))``)."""
+    if isinstance(b, dict) and b.get("type") == "image":
+        from .images import info
+        return 4 * info(b).tokens
+    return len(str(b))
 
 
 _TABLES: list = []      # [(messages, len, table)] of the last lists tabled
@@ -225,7 +237,7 @@ def size_table(messages: list):
 
 def shown(n: int) -> None:
     """A list of n messages is shown: the caches stay bounded by the longest list shown."""
-    for c in (chips, sizes, search_text):
+    for c in (chips, sizes, search_text, chars):
         c.shown(n)
 
 

@@ -62,6 +62,24 @@ class ByIdentity:
         self.vals.clear()
 
 
+def chars_and_raw(m: Any) -> tuple[int, int]:
+    """(size, raw) of one message: ``raw`` = ``len(repr(m))``, ``size`` the same with each image counted
+    as its tokens (x 4 chars, Anthropic's rule from its dimensions) instead of its base64 text
+    (core.images). ``size`` is THE chars figure of a message: the size estimator sums it, and every view
+    that says how many chars a message has says this one; ``raw`` is what the seeds decide on."""
+    r = repr(m)
+    n = len(r)
+    if "'image'" in r:
+        from .images import size_adjustment
+        return n - size_adjustment(m), n
+    return n, n
+
+
+def message_chars(m: Any) -> int:
+    """The chars of one message as the size estimator counts them (see ``chars_and_raw``)."""
+    return chars_and_raw(m)[0]
+
+
 class SizeMeter:
     """``len(str(messages))`` with a per-message cache keyed by identity, plus the other
     per-message figures of the token estimators and the totals of recently measured lists.
@@ -90,19 +108,12 @@ class SizeMeter:
         hit = self._cache.get(m)
         if hit is not None:
             return hit
-        r = repr(m)
-        n = len(r)
-        if "'image'" in r:
-            # an image counts as its tokens (x 4 chars, Anthropic's rule from its dimensions), not as its
-            # base64 text (core.images); raw_size keeps len(repr(m)) for the seeds' own decisions
-            from .images import size_adjustment
-            adj = size_adjustment(m)
-            if adj:
-                with self._lock:
-                    if len(self._raw) >= self.max_entries:
-                        self._raw.clear()
-                    self._raw.put(m, n)
-                n -= adj
+        n, raw = chars_and_raw(m)
+        if raw != n:
+            with self._lock:
+                if len(self._raw) >= self.max_entries:
+                    self._raw.clear()
+                self._raw.put(m, raw)
         with self._lock:
             if len(self._cache) >= self.max_entries:
                 self._cache.clear()

@@ -182,7 +182,7 @@ class DiffDelegate(QStyledItemDelegate):
             word = {"removed": tr("REMOVED"), "inserted": tr("INSERTED"), "changed": tr("CHANGED"),
                     "duplicated": tr("DUPLICATED (appears twice)")}.get(kind, kind)
             x = pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm)
-        size_text = tr("{n} chars").format(n=fmt(sum(c.size for c in chips)))
+        size_text = tr("{n} chars").format(n=fmt(present.chars.get(m)))
         p.setFont(option.font)
         if x + fm.horizontalAdvance(size_text) + 4 < right:
             p.setPen(color(pal.text().color().name(), 160))

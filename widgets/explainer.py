@@ -61,7 +61,7 @@ class EditList(QListWidget):
             self.addItem(tr("summary written by {who}").format(who=s.get("summarizer"))
                          + (tr(" (cached)") if s.get("cached") else "")
                          + (tr(", model {model}").format(model=s["model"]) if s.get("model") else "")
-                         + tr(", {chars} chars").format(chars=fmt(s.get("chars", 0))))
+                         + tr(", summary text {chars} chars").format(chars=fmt(s.get("chars", 0))))
         lost_at = {x.edit: x for x in lost or []}
         for x in lost or []:
             if x.edit >= MAX_EDIT_ROWS:

@@ -13,6 +13,7 @@ from PySide6.QtGui import QFont, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout,
                                QWidget)
 
+from compactscope.core import present
 from compactscope.core.messages import block_type
 from compactscope.core.report.words import meta_lines
 from compactscope.core.text import readable_message_text, readable_text
@@ -94,7 +95,7 @@ class Inspector(QWidget):
         role = m.get("role", "?") if isinstance(m, dict) else "?"
         facts = meta_lines(meta)
         self.title.setText(f"<b>{label}</b> \u00b7 {html.escape(str(role))} \u00b7 "
-                           + tr("{n} chars").format(n=f"{len(str(obj)):,}")
+                           + tr("{n} chars").format(n=f"{present.chars.get(m) if obj is m else present.block_chars(obj):,}")
                            + f" {html.escape(ct(where))}" + "".join(f"<br>{html.escape(ct(f))}" for f in facts))
         self.meta_text = "\n".join(facts)
         if isinstance(obj, dict) and "role" in obj:

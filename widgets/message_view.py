@@ -256,7 +256,7 @@ class MessageListModel(QAbstractListModel):
         if role == ExpandedRole:
             return self.is_expanded(mi)
         if role == SizeRole:
-            return sum(c.size for c in self.chips(mi))
+            return present.chars.get(self.messages[mi])
         if role == SelectedBlockRole:
             sb = self.selected_block
             return sb[1] if sb and sb[0] == mi else None
@@ -434,7 +434,7 @@ class MessageDelegate(QStyledItemDelegate):
                 if badge:
                     x = pill(p, x, top, lh, ct(badge), QColor("#dc2626" if badge.startswith("LOST") else "#7c3aed"),
                              small, sfm)
-                size_text = tr("{n} chars").format(n=fmt(sum(c.size for c in chips)))
+                size_text = tr("{n} chars").format(n=fmt(present.chars.get(m)))
                 p.setFont(option.font)
                 # the file's time and the call's usage when it recorded them, dropped when the row is narrow
                 info = [size_text]

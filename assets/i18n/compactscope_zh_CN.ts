@@ -636,8 +636,8 @@
         <translation>，模型 {model}</translation>
     </message>
     <message>
-        <source>, {chars} chars</source>
-        <translation>，{chars} 个字符</translation>
+        <source>, summary text {chars} chars</source>
+        <translation>，摘要正文 {chars} 个字符</translation>
     </message>
     <message>
         <source>… {n_edits} more edits: every one is marked in the before/after table and the message list</source>
