@@ -115,16 +115,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2
         win.set_strategy(args.strategy)
+        win.session.pin_strategy()      # every file opens with it; without --strategy, with the file's own
     if args.summarizer:
         win.session.set_summarizer(args.summarizer, run=False)
     if args.set:
         from compactscope.core.strategies.spec import parse_assignments
         try:
-            params = win.strategy.resolve({**win.params, **parse_assignments(args.set)})
+            pinned = parse_assignments(args.set)
+            if args.strategy or not args.file:      # else checked against the file's own pipeline once it opened
+                win.strategy.resolve({**win.params, **pinned})
         except (KeyError, ValueError) as e:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2
-        win.session.pin_params(parse_assignments(args.set), run=False)    # --set wins over inferred defaults
+        win.session.pin_params(pinned, run=False)    # --set wins over inferred defaults
     if args.variant or args.order:
         try:
             if args.variant and args.variant not in ("main", "guarded"):
@@ -156,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.lesson:
         return _lesson(app, win, args, w, h, offscreen)
     ok = win.open_path(args.file, conversation=args.conversation) if args.file else win.open_default()
+    if ok and args.set and not args.strategy and getattr(win.session, "_loading", None) is None:
+        try:                                      # --set against the pipeline the file opened with
+            win.strategy.resolve({**win.params, **pinned})
+        except (KeyError, ValueError) as e:
+            print(f"compactscope: {e.args[0] if e.args else e} (strategy {win.strategy.name}, the file's own "
+                  f"pipeline; --strategy picks another)", file=sys.stderr)
+            return 2
     if ok and args.segment is not None:
         segs = len(getattr(win.session.conversation, "segments", None) or [0])
         try:

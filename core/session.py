@@ -186,6 +186,13 @@ class Session:
         self.strategy: Strategy = st or strategies.get(names[0])
         self.params: dict = self.strategy.resolve(params or {})
         self.pinned: dict = {}                      # parameters the user set: they win over inferred ones
+        # which strategy: a file opens with its own pipeline (strategies.choose_strategy, the rule of every
+        # command) until the user names one (gui --strategy: pinned; the strategy box, a lesson: chosen); the
+        # user's strategy then stays for the files opened after, and the status line says it was chosen (with
+        # a warning when it is not the file's own pipeline)
+        self.strategy_pinned = False
+        self.strategy_chosen = False
+        self._keep_strategy = False                 # restore(): the next file opened keeps the strategy
         self.inferred = None                        # strategies.Inferred of the shown conversation
         self.summarizer = summarizer or "offline"
         self.order: list[str] | None = None
@@ -296,8 +303,44 @@ class Session:
         self.path, self.load_result = str(path), result
         self.set_error(None)
         k = min(max(conversation, 0), len(result.conversations) - 1)
+        self._use_own_strategy(result.conversations[k])
         self._set_source(result.conversations[k], k, Path(path).name)
         return True
+
+    def _use_own_strategy(self, conv) -> None:
+        """A file opened: its own pipeline (``strategies.choose_strategy``), unless the user named a strategy.
+        The user's pinned parameters the strategy has stay; the rest start from its defaults."""
+        keep, self._keep_strategy = self._keep_strategy, False
+        if self.strategy_pinned or self.strategy_chosen or keep:
+            return
+        name = strategies.choose_strategy(conv).name
+        same = name == self.strategy.name
+        try:
+            st = self.strategy if same else strategies.get(name)
+            params = st.resolve({**(self.params if same else {}),
+                                 **{k: v for k, v in self.pinned.items() if k in st.defaults()}})
+        except (KeyError, ValueError, ImportError):
+            return
+        if same and params == self.params:
+            return
+        if not same:
+            self.strategy, self.order = st, None
+            self.events.strategy(st)
+        self.params = params
+        self.events.params(dict(params))
+
+    def pin_strategy(self, name=None) -> bool:
+        """The strategy the user named (gui --strategy; None: the current one): every file opens with it."""
+        ok = True if name is None else self.set_strategy(name)
+        self.strategy_pinned = self.strategy_pinned or ok
+        return ok
+
+    @property
+    def strategy_choice(self):
+        """Which strategy runs and why (``strategies.StrategyChoice``): the file's own pipeline, or chosen."""
+        chosen = self.strategy_chosen or self.strategy_pinned
+        return strategies.choose_strategy(self.conversation, self.strategy.name if chosen else None,
+                                          "with --strategy" if self.strategy_pinned else "in the window")
 
     def _load_error(self, path: str, e: BaseException) -> None:
         from .loaders import LoadError
@@ -407,6 +450,7 @@ class Session:
             self.set_error(f"Strategy {name}: {e.args[0] if e.args else e}", "Pick another strategy.")
             return False
         self.strategy, self.params, self.order = st, resolved, None
+        self.strategy_chosen = True
         self._apply_inferred(notify=False)
         resolved = self.params
         self.events.strategy(st)
@@ -426,7 +470,9 @@ class Session:
         if not inf.params:
             return
         try:
-            params = self.strategy.resolve({**self.params, **inf.params, **self.pinned})
+            known = self.strategy.defaults()
+            params = self.strategy.resolve({**self.params, **inf.params,
+                                            **{k: v for k, v in self.pinned.items() if k in known}})
         except (KeyError, ValueError):
             return
         if params != self.params:
@@ -793,8 +839,15 @@ class Session:
         return (f"{len(view.messages):,} messages \u00b7 "
                 + (f"{size:,} chars ({size_name})" if size is not None else "size: computing\u2026") + " \u00b7 "
                 + (f"{tokens:,} tokens ({tok_name})" if tokens is not None else "tokens: computing\u2026")
-                + f" \u00b7 strategy {strategies.short_label(self.strategy.name)}{run}"
+                + f" \u00b7 strategy {strategies.short_label(self.strategy.name)} ({self._choice_words()}){run}"
                 + (f" \u00b7 {self.inferred_text()}" if self.inferred_text() else ""))
+
+    def _choice_words(self) -> str:
+        """Why the strategy runs, short (the status line): the file's own, or chosen (and not the file's)."""
+        c = self.strategy_choice
+        if not c.chosen:
+            return c.origin
+        return c.origin + (f"; \u26a0 the file's own pipeline is {c.own.name}" if c.warning() else "")
 
     def call_caption(self, i: int) -> str:
         rr = self.replay_result
@@ -1003,6 +1056,7 @@ class Session:
                        "conversation": self.conversation_index, "segment": self.segment,
                        "call": self.call},
             "strategy": st.name,
+            "strategy_chosen": self.strategy_chosen, "strategy_pinned": self.strategy_pinned,
             "params": {k: v for k, v in self.params.items() if v != st.param(k).default},
             "summarizer": self.summarizer,
             "order": list(self.order) if self.order is not None else None,
@@ -1032,6 +1086,8 @@ class Session:
         with self._runs_deferred():
             if not self.set_strategy(snap.get("strategy") or self.strategy.name, snap.get("params") or {}):
                 return False
+            self.strategy_chosen = bool(snap.get("strategy_chosen", True))     # the file's own stays the file's own
+            self.strategy_pinned = bool(snap.get("strategy_pinned", self.strategy_pinned))
             self.set_summarizer(snap.get("summarizer") or "offline", run=False)
             if snap.get("order"):
                 self.order = list(snap["order"])
@@ -1039,8 +1095,13 @@ class Session:
             self.set_filters(**{k: v for k, v in (view.get("filters") or {}).items() if k in FILTER_KEYS})
             path = src.get("path")
             if path and (self.path is None or Path(path).resolve() != Path(self.path).resolve()):
-                if not self.open(path, int(src.get("conversation") or 0)):
-                    return False
+                self._keep_strategy = True          # the snapshot's strategy stays when the file opens
+                try:
+                    if not self.open(path, int(src.get("conversation") or 0)):
+                        return False
+                finally:
+                    if getattr(self, "_loading", None) is None:
+                        self._keep_strategy = False
             elif src.get("conversation", 0) != self.conversation_index:
                 self.select_conversation(int(src.get("conversation") or 0))
             self.segment, self.call = src.get("segment"), src.get("call")

@@ -80,6 +80,7 @@ def test_a_parameter_change_reruns_from_the_layer_it_concerns(tmp_path):
     path = tmp_path / "s.jsonl"
     write_session(path, 200)
     s = Session(Workspace(tmp_path / "ws"), strategy="s08")
+    s.pin_strategy()                                    # as gui --strategy s08 (the file's own is claude_code)
     assert s.open(str(path))
     before = s.trace
     s.set_param("context_limit", 1000)

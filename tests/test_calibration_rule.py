@@ -26,6 +26,7 @@ def _cli_replay(path, tmp_path, *args):
 
 def _window_runs(path, tmp_path, strategy, compare):
     s = Session(Workspace(tmp_path / "win"), strategy=strategy)
+    s.pin_strategy()                   # as gui --strategy does: the file opens with it, not with its own
     assert s.open(str(path))
     s.set_compare(compare, "", run=False)
     s.set_tab("timeline")              # the timeline's replay runs when it is shown (inline in a Session)

@@ -52,7 +52,7 @@ def test_open_runs_and_produces_what_views_show(session):
     chart = session.chart()
     assert chart.labels[0] == "Original" and chart.sizes[1:] == [s.size_after for s in tr.steps]
     assert chart.threshold == 50_000 and chart.unit == "size" and chart.movable
-    assert session.status_text().startswith(f"{len(summ.messages):,} messages") and "strategy s08 \u00b7 run 1" in \
+    assert session.status_text().startswith(f"{len(summ.messages):,} messages") and "strategy s08 (the file's own pipeline) \u00b7 run 1" in \
         session.status_text()
 
 

@@ -25,7 +25,9 @@ FALLBACK = "s08"
 AGENTS = {"claude_code": "Claude Code", "hermes": "Hermes agent", "inspect_edit": "Inspect AI",
           "inspect_trim": "Inspect AI", "inspect_summary": "Inspect AI"}
 RUNS_ANY = "Compactscope's agent"
-OWN, CHOSEN = "the file's own pipeline", "chosen with --strategy"
+OWN = "the file's own pipeline"
+BY_OPTION = "with --strategy"                  # how a command's user chose (the window: WINDOW)
+WINDOW = "in the window"
 
 # an Inspect compaction event's strategy (metadata.strategy, else its type) -> the built-in strategy
 _INSPECT = {"CompactionEdit": "inspect_edit", "CompactionTrim": "inspect_trim", "CompactionSummary": "inspect_summary",
@@ -53,10 +55,11 @@ class StrategyChoice:
     name: str
     chosen: bool
     own: Own
+    how: str = BY_OPTION           # how it was chosen, in words ("with --strategy", "in the window")
 
     @property
     def origin(self) -> str:
-        return CHOSEN if self.chosen else OWN
+        return f"chosen {self.how}" if self.chosen else OWN
 
     @property
     def matches(self) -> bool:
@@ -67,8 +70,8 @@ class StrategyChoice:
         if not self.chosen:
             return f"{OWN} ({self.own.why})"
         if self.matches:
-            return f"{CHOSEN}, also {OWN} ({self.own.why})"
-        return CHOSEN
+            return f"{self.origin}, also {OWN} ({self.own.why})"
+        return self.origin
 
     def header(self) -> str:
         """The header line of every output: which strategy ran, and why."""
@@ -78,8 +81,9 @@ class StrategyChoice:
         """A chosen strategy that is not the pipeline the file's agent ran ("" otherwise)."""
         if not self.chosen or self.matches or not self.own.known:
             return ""
+        undo = "leave out --strategy" if self.how == BY_OPTION else "pick it in the strategy box"
         return (f"{self.name} is not this file's own pipeline: {self.own.why}, which runs {self.own.name}; figures "
-                f"will not match what the agent did (leave out --strategy to run {self.own.name})")
+                f"will not match what the agent did ({undo} to run {self.own.name})")
 
     def to_json(self) -> dict:
         return {"name": self.name, "origin": "option" if self.chosen else "file", "reason": self.reason(),
@@ -185,12 +189,13 @@ def fits(choice: StrategyChoice) -> bool:
         choice.own.agent == RUNS_ANY
 
 
-def choose_strategy(source, spec: str | None = None) -> StrategyChoice:
-    """What a command runs over ``source``: ``spec`` when the user named one, else the file's own pipeline."""
+def choose_strategy(source, spec: str | None = None, how: str = BY_OPTION) -> StrategyChoice:
+    """What a command runs over ``source``: ``spec`` when the user named one (``how``: in words), else the
+    file's own pipeline."""
     own = own_strategy(source)
     if spec:
-        return StrategyChoice(str(spec), True, own)
-    return StrategyChoice(own.name, False, own)
+        return StrategyChoice(str(spec), True, own, how)
+    return StrategyChoice(own.name, False, own, how)
 
 
 def strategy_choice_of(source, name: str) -> StrategyChoice:
