@@ -152,6 +152,14 @@ class Workspace:
         self._used()
         return path
 
+    def relative(self, path: Path) -> str:
+        """``path`` (a file this workspace wrote) as shown to the model: relative to the workspace, so the same
+        input gives the same text wherever the workspace is."""
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
     def _line_and_digest(self, m) -> tuple[bytes, bytes]:
         line = _line(m)
         d = hashlib.blake2b(line, digest_size=16).digest()

@@ -149,6 +149,19 @@ def test_summary_message_and_prompt(tmp_path):
     assert len(req.messages) == len(msgs)
 
 
+def test_the_summary_does_not_depend_on_where_the_workspace_is(tmp_path):
+    """QA 16: the summary names the transcript inside the workspace, so a longer --workdir path gives the
+    same text and the same figures; the edit still points at the file written."""
+    msgs, _, _ = session(2)
+    near, far = tmp_path / "w", tmp_path / ("a-much-longer-folder-name" * 3) / "w"
+    outs = [engine(root, tokens=Tokens(10**6)).run(msgs) for root in (near, far)]
+    texts = [tr.output[0]["content"] for tr in outs]
+    assert texts[0] == texts[1] and str(tmp_path) not in texts[0]
+    assert [s.size_after for s in outs[0].steps] == [s.size_after for s in outs[1].steps]
+    edit = next(e for e in outs[1].step("auto_compact").edits if e.path)
+    assert edit.path.startswith(str(far)) and (far / texts[1].split("transcript at: ")[1].split()[0]).is_file()
+
+
 # ------------------------------------------------------------------ time-based microcompact
 def _ctx(tmp_path, meta, now=None, **params):
     s = strategies.get("claude_code")

@@ -621,7 +621,9 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
                                triggered=True, state={"consecutive_failures": failures}, error=str(e),
                                summary={"error": str(e), "kind": e.kind})
     body = format_summary(res.text)
-    text = SUMMARY_INTRO + body + TRANSCRIPT_HINT.format(path=transcript) + CONTINUE_TEXT
+    # the model reads the transcript's path inside the workspace (as a persisted result's): the summary, and so
+    # every figure after it, does not depend on where the workspace lives (--workdir, the user's cache)
+    text = SUMMARY_INTRO + body + TRANSCRIPT_HINT.format(path=ctx.workspace.relative(transcript)) + CONTINUE_TEXT
     out = [{"role": "user", "content": text}]
     edits.append(Edit(SUMMARY, f"replaced messages 0..{len(messages) - 1} ({len(messages)}) with a summary by "
                                f"{res.summarizer}{' (cached)' if res.cached else ''}; transcript saved to "
