@@ -12,10 +12,11 @@ Headless subcommands (never import Qt, start fast):
   cache         what the workspace cache holds; --prune to the cap, --clear to empty it
   lessons       the bundled lessons (name, then title); lesson NAME --check | --export DIR | [--slide K]
 
-Anything else opens the window: ``compactscope [FILE] [--step N] [--screenshot out.png]``.
+Anything else opens the window: ``compactscope [FILE] [options]`` (``compactscope --help`` lists both).
 Exit codes, the same for every subcommand: 0 fine; 1 the API would reject the list (check); 2 bad input or
-usage (a file that cannot be loaded, a wrong option); 3 an internal error (a bug in Compactscope): one line on
-stderr says what failed and names the file holding the details.
+usage (a file that cannot be loaded, a wrong option, a plugin strategy that raised or returned no message list);
+3 an internal error (a bug in Compactscope): one line on stderr says what failed and names the file holding
+the details.
 """
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ from pathlib import Path
 HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet", "fleet-report",
             "cache", "lessons", "lesson")
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+HELP_INTRO = ("Compactscope: the context compaction of LLM agents, layer by layer. A subcommand runs headless "
+              "('compactscope SUBCOMMAND --help' for its options); without one, 'compactscope [FILE] [options]' "
+              "opens the window (its options follow the subcommands).")
 
 
 class CliError(Exception):
@@ -66,9 +70,18 @@ def report_internal(what: str, details: str) -> int:
 
 
 def internal_steps_report(steps, context: str = "") -> int:
-    """Exit code for a finished run whose layers raised (``Step.internal``): 3 with the report, else 0."""
+    """Exit code for a finished run whose layers failed: 3 with the report when one of ours raised
+    (``Step.internal``); 2 with a line on stderr when a plugin failed (it raised or returned no message list:
+    the strategy given is broken, ``Step.plugin_failed``); else 0."""
+    steps = list(steps)
+    plugin = [s for s in steps if getattr(s, "plugin_failed", False)]
     steps = [s for s in steps if getattr(s, "internal", None)]
     if not steps:
+        if plugin:
+            more = f" (and {len(plugin) - 1} more time(s))" if len(plugin) > 1 else ""
+            print(f"compactscope: {context}the plugin failed in layer {plugin[0].layer}{more}: {plugin[0].error}; "
+                  f"its input was passed on unchanged", file=sys.stderr)
+            return EXIT_BAD_INPUT
         return EXIT_OK
     first = steps[0]
     details = "\n\n".join(f"layer {s.layer}:\n{s.internal}" for s in steps)
@@ -332,12 +345,13 @@ def cmd_info(args) -> int:
     if args.json:
         _print_json(info)
         return 0
-    print(f"{info['path']}: {info['format']}, {len(info['conversations'])} conversation(s)")
+    from compactscope.core.words import count
+    print(f"{info['path']}: {info['format']}, {count(len(info['conversations']), 'conversation')}")
     for c in info["conversations"]:
         copies = f" ({c['copies']} of them re-sent by compactions)" if c.get("copies") else ""
         contexts = f" in {len(c['segments'])} contexts" if len(c.get("segments") or []) > 1 else ""
-        print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {c['messages']} messages{copies}{contexts} "
-              f"({c['dialect']}), {c['tool_pairs']} tool pairs ({c['complete_pairs']} complete)"
+        print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {count(c['messages'], 'message')}{copies}{contexts} "
+              f"({c['dialect']}), {count(c['tool_pairs'], 'tool pair')} ({c['complete_pairs']} complete)"
               + (f", model {c['model']}" if c.get("model") else ""))
         for e in c["events"]:
             what = " ".join(str(e[k]) for k in ("kind", "type", "mode", "strategy") if e.get(k))
@@ -380,7 +394,7 @@ def cmd_info(args) -> int:
 
 
 def cmd_strategies(args) -> int:
-    from compactscope.core import strategies
+    from compactscope.core import strategies, words
     out = []
     for name in args.specs or strategies.available():
         try:
@@ -401,7 +415,7 @@ def cmd_strategies(args) -> int:
         print(f"{s['name']}: {s['title']}\n  {s['description']}\n  from: {s['source']}; dialect: {s['dialect']}\n"
               f"  layers: {' -> '.join(s['layers'])}")
         for p in s["params"]:
-            print(f"    {p['name']} = {p['default']!r}: {p['help']}")
+            print(f"    {p['name']} = {words.value(p['default'])}: {p['help']}")
         if s.get("not_reproduced"):
             print(f"  not reproduced: {s['not_reproduced']}")
     return 0
@@ -471,10 +485,10 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="compactscope", description=__doc__.split("\n")[0],
+    ap = argparse.ArgumentParser(prog="compactscope", description=HELP_INTRO,
                                  epilog="Exit codes: 0 fine, 1 the API would reject the list (check), 2 bad input or "
-                                        "usage, 3 an internal error (one line on stderr names the file with the "
-                                        "details).")
+                                        "usage (a plugin strategy that failed too), 3 an internal error (one line on "
+                                        "stderr names the file with the details).")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="run a strategy's pipeline once over a real context of FILE")
     _add_common(p)
@@ -547,8 +561,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and (argv[0] in HEADLESS or argv[0] in ("-h", "--help")):
         if argv[0] in ("-h", "--help"):
+            from compactscope.app.gui import build_parser as window_parser     # Qt-free
             build_parser().print_help()
-            print("\nWithout a subcommand: compactscope [FILE] [--step N] [--screenshot PNG] opens the window.")
+            print("\n" + "-" * 20 + " the window (no subcommand) " + "-" * 20 + "\n")
+            window_parser().print_help()
             return 0
         return headless(argv)
     try:

@@ -64,9 +64,10 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         except ValueError as e:
             raise CliError(f"{args.file}: {e}") from None
         fmt = format_for(out, args.format)
+        from compactscope.app.cli import internal_steps_report     # a layer that raised: 3; a plugin that failed: 2
         if out == "-":
             render(rep, sys.stdout, fmt)
-            return 0
+            return internal_steps_report(rep.trace.steps, "report: ")
         try:
             write_report(rep, out, fmt)
         except OSError as e:
@@ -76,6 +77,6 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         print(f"  ran over {rep.scope}")
         for note in rep.notes:
             print(f"  note: {note}")
-        return 0
+        return internal_steps_report(rep.trace.steps, "report: ")
 
     p.set_defaults(fn=cmd_report)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
+from . import words
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,8 @@ def known_before_file(conversation) -> frozenset:
 def _before_file_finding(i: int, bi: int | None, tid) -> Finding:
     return Finding(RESULT_BEFORE_FILE, i, f"tool_result {tid} answers a call made before this file's first line "
                    "(its record's parentUuid is not in the file: the file is an excerpt of a longer session). "
-                   "The API saw that call; this list alone lacks it, so sending this excerpt as it is would be "
-                   "refused", bi, "warning", tool_id=tid if isinstance(tid, str) else None)
+                   "The API saw that call when the session ran, so the request was valid: a warning that this "
+                   "excerpt lacks the call, not an error", bi, "warning", tool_id=tid if isinstance(tid, str) else None)
 
 
 def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
@@ -129,7 +130,7 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
         out.append(Finding("first_not_user", k0, "the first message is not from the user"))
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
-            out.append(Finding("not_a_message", i, f"message is a {type(m).__name__}, not an object"))
+            out.append(Finding("not_a_message", i, f"message is {words.a(type(m).__name__)}, not an object"))
             continue
         role = m.get("role")
         if role == "system":
@@ -143,7 +144,7 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
         if _is_empty(content) and not (i == n - 1 and role == "assistant"):
             out.append(Finding("empty_content", i, "content is empty"))
         elif content is not None and not isinstance(content, (str, list)):
-            out.append(Finding("bad_content", i, f"content is a {type(content).__name__}, not a string or list"))
+            out.append(Finding("bad_content", i, f"content is {words.a(type(content).__name__)}, not a string or list"))
         if isinstance(content, list):
             for bi, b in enumerate(content):
                 t = block_type(b)
@@ -153,7 +154,7 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
                     continue
                 if t is None:
                     out.append(Finding("block_without_type", i, "block has no type" if isinstance(b, dict)
-                                       else f"block is a {type(b).__name__}, not an object", bi))
+                                       else f"block is {words.a(type(b).__name__)}, not an object", bi))
                     continue
                 out += _block_fields(i, bi, t, b)
                 if t not in KNOWN_BLOCK_TYPES:
@@ -202,7 +203,7 @@ def _check_openai(messages: list, before_file=()) -> list[Finding]:
     seen_non_system = False
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
-            out.append(Finding("not_a_message", i, f"message is a {type(m).__name__}, not an object"))
+            out.append(Finding("not_a_message", i, f"message is {words.a(type(m).__name__)}, not an object"))
             continue
         role = m.get("role")
         if not isinstance(role, str) or role not in ("system", "developer", "user", "assistant", "tool"):

@@ -5,7 +5,44 @@ from collections import Counter
 
 from .checker import check_conversation
 from .conversation import LoadResult, Usage
-from .messages import ToolPairIndex
+from .messages import block_type, blocks
+
+
+def tool_pair_counts(messages: list) -> tuple[int, int]:
+    """(tool pairs, complete ones) as the checker pairs them: one pair per tool call, even when calls share an
+    id (each result pairs with the call of its id just before it); a result without a call before it is a pair
+    of its own (incomplete), once per id."""
+    open_calls: dict[str, bool] = {}          # id -> its latest call is answered
+    calls = answered = 0
+    orphans: set = set()
+
+    def result(tid):
+        nonlocal answered
+        if tid in open_calls:
+            answered += not open_calls[tid]
+            open_calls[tid] = True
+        else:
+            orphans.add(tid)
+
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            if isinstance(m.get("tool_call_id"), str):
+                result(m["tool_call_id"])
+            continue
+        for b in blocks(m):
+            t = block_type(b)
+            if t == "tool_use" and isinstance(b.get("id"), str):
+                calls += 1
+                open_calls[b["id"]] = False
+            elif t == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                result(b["tool_use_id"])
+        for call in m.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                calls += 1
+                open_calls[call["id"]] = False
+    return calls + len(orphans), answered
 
 
 _DETAIL = ("type", "strategy", "mode", "messages_before", "messages_after", "session_id")
@@ -30,7 +67,7 @@ def _event_detail(conv, e) -> dict:
 def describe(result: LoadResult) -> dict:
     convs = []
     for i, c in enumerate(result.conversations):
-        pairs = ToolPairIndex(c.messages)
+        pairs, complete = tool_pair_counts(c.history())       # a copy a compaction re-sent is no new pair
         findings = check_conversation(c)
         usage = [m.usage for m in c.meta if m.usage is not None]
         call_usage = [Usage.from_dict(row.get("usage")) for row in (c.extra.get("calls") or [])
@@ -39,7 +76,7 @@ def describe(result: LoadResult) -> dict:
             usage = [u for u in call_usage if u is not None]   # recordings: every call, not only the kept ones
         entry = {
             "index": i, "title": c.title, "format": c.format, "dialect": c.dialect, "model": c.model,
-            "messages": len(c.messages), "tool_pairs": len(pairs), "complete_pairs": pairs.complete_count,
+            "messages": len(c.messages), "tool_pairs": pairs, "complete_pairs": complete,
             "segments": list(c.segments),
             "events": [dict({"kind": e.kind, "message_index": e.message_index, "trigger": e.trigger,
                              "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,

@@ -147,7 +147,7 @@ class Engine:
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
                     out.summary, new_dialect, dt, description, role, internal,
-                    None if ALL in params.reads else frozenset(params.reads), state_in)
+                    None if ALL in params.reads else frozenset(params.reads), state_in, out.plugin_failed)
         if out.state:
             ctx.state.update(out.state)
         return step, new_dialect

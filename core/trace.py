@@ -84,6 +84,7 @@ class LayerOutput:
     summary: dict | None = None        # {"summarizer", "cached", "text", ...} when an LLM summary was made
     dialect: str | None = None         # set when the layer changes the dialect
     delta: Delta | None = None         # what changed (None: the pipeline works it out)
+    plugin_failed: bool = False        # ``error`` is a plugin's own failure (it raised, or returned no message list)
 
     @classmethod
     def unchanged(cls, messages: list, note: str = "", **kw) -> "LayerOutput":
@@ -114,6 +115,7 @@ class Step:
     internal: str | None = None        # the layer raised (a bug in it): the traceback; ``error`` says it in words
     reads: frozenset | None = None     # the parameters the layer read (None: all of them, or not known)
     state_before: dict | None = None   # the pipeline state the layer started from
+    plugin_failed: bool = False        # ``error`` is a plugin's own failure (LayerOutput.plugin_failed)
 
     @property
     def changed(self) -> bool:
@@ -178,6 +180,8 @@ class Step:
             d["error"] = self.error
         if self.internal is not None:
             d["internal_error"] = True
+        if self.plugin_failed:
+            d["plugin_failed"] = True
         if self.summary is not None:
             d["summary"] = self.summary
         if self.dialect != "anthropic":

@@ -275,7 +275,7 @@ def test_summarize_keyword_uses_the_engines_summarizer(tmp_path):
     ("def compact(messages):\n    return messages\n", "other", "has no 'other' (it defines: compact)"),
     ("def compact(messages, n):\n    return messages\n", "compact", "parameter 'n' needs a default"),
     ("def compact():\n    return []\n", "compact", "takes the message list as its first argument"),
-    ("X = 3\n", "X", "is a int: a compactor is a function"),
+    ("X = 3\n", "X", "is an int: a compactor is a function"),
 ])
 def test_load_errors_name_the_file(tmp_path, text, spec, expect):
     p = write(tmp_path, text)

@@ -627,7 +627,7 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
     out = [{"role": "user", "content": text}]
     edits.append(Edit(SUMMARY, f"replaced messages 0..{len(messages) - 1} ({len(messages)}) with a summary by "
                                f"{res.summarizer}{' (cached)' if res.cached else ''}; transcript saved to "
-                               f"{transcript.name}", start=0, end=len(messages), out=0, new_len=len(text),
+                               f"{transcript}", start=0, end=len(messages), out=0, new_len=len(text),
                       path=str(transcript)))
     restored, r_edits, r_vars = _restore_files(messages, ctx) if ctx.p("restore_files", True) else ([], [], {})
     k = 0

@@ -22,6 +22,7 @@ from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOu
 from . import hermes_rules as R
 from . import base as roles
 from .base import Layer, LayerContext
+from .. import words
 
 HERMES_VERSION = "0.19.0"          # the hermes-agent release these layers reproduce (core.hermes_oracle checks it)
 
@@ -353,7 +354,7 @@ def hermes_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
         force_user = True
     role = "user" if last_head in ("assistant", "tool") or force_user else "assistant"
     merge = False
-    why = f"after a {last_head} message" if head else "it leads the list"
+    why = f"after {words.a(last_head)} message" if head else "it leads the list"
     if force_user:
         why = "the head ends with the system prompt" if last_head == "system" else "no user message survives"
     if role == first_tail:

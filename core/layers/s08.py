@@ -354,7 +354,7 @@ def _summary_layer(messages, ctx, v, summarised: list, kept_tail: list, prefix: 
     origin = [None] + kept_tail
     end = summarised[-1] + 1 if summarised else 0
     edits = [Edit(SUMMARY, f"replaced messages 0..{end - 1} ({len(summarised)}) with a summary by "
-                           f"{res.summarizer}{' (cached)' if res.cached else ''}; transcript saved to {transcript.name}",
+                           f"{res.summarizer}{' (cached)' if res.cached else ''}; transcript saved to {transcript}",
                   start=0, end=end, out=0, new_len=len(text), path=str(transcript))]
     v.update(summarised=len(summarised), kept=len(kept_tail), transcript=str(transcript))
     if tail_start is not None:

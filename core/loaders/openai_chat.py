@@ -199,6 +199,8 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
     hermes = "session_id" in doc or "system_prompt" in doc
     msgs = _fix_repr(msgs, meta, path, problems)
     dialect = detect_dialect(msgs)
+    if hermes and dialect != OPENAI and detect_dialect([*msgs, {"role": "system"}]) == OPENAI:
+        dialect = OPENAI     # no mark of either dialect (one user message): hermes-agent keeps OpenAI chat messages
     fmt = HERMES_FORMAT if hermes else (TRAJECTORY_FORMAT if key == "history" or "trajectory" in doc
                                         else FORMAT if dialect == OPENAI else "anthropic-messages")
     system = doc.get("system_prompt") if hermes else doc.get("system")

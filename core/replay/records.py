@@ -29,6 +29,7 @@ class LayerRecord:
     summary: bool = False           # an LLM summary was made by this layer
     role: str = ""                  # the layer's role (core.layers.base)
     internal: str | None = None     # the layer raised (a bug): the traceback (Step.internal)
+    plugin_failed: bool = False     # the error is a plugin's own failure (Step.plugin_failed)
 
     def to_json(self) -> dict:
         d = {"layer": self.layer, "changed": self.changed, "size_before": self.size_before,
@@ -42,6 +43,8 @@ class LayerRecord:
             d["summary"] = True
         if self.internal:
             d["internal_error"] = True
+        if self.plugin_failed:
+            d["plugin_failed"] = True
         return d
 
 

@@ -283,7 +283,7 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
         made = bool(s.summary) and not s.error
         records.append(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after,
                                    s.explain() if (changed or s.error) else "", s.triggered, s.error, made, s.role,
-                                   s.internal))
+                                   s.internal, s.plugin_failed))
         if changed:
             fired.append(s.layer)
             events.append(f"{s.layer}: {s.explain()}")

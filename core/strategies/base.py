@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from ..layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
 from ..messages import ANTHROPIC
+from .. import words
 
 SIZE, TOKENS = "size", "tokens"         # threshold units: chars of the size meter, or estimated tokens
 
@@ -72,7 +73,7 @@ class Param:
         elif kind is int and isinstance(value, float) and value.is_integer():
             value = int(value)
         if kind is not type(None) and not isinstance(value, kind):
-            raise ValueError(f"{self.name} takes a {kind.__name__}, not {value!r}")
+            raise ValueError(f"{self.name} takes {words.a(kind.__name__)}, not {value!r}")
         # NaN compares false with every bound, so it would pass them all: refused here, with the infinities
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{self.name} takes a finite number, not {value!r}")

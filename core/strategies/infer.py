@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import words
+
 
 @dataclass
 class Inferred:
@@ -47,7 +49,7 @@ class Inferred:
         out = []
         for k, v in self.params.items():
             tail = " (your --set wins)" if k in over else ""
-            out.append(f"{k} = {v!r}{tail}: {self.reasons.get(k, '')}")
+            out.append(f"{k} = {words.value(v)}{tail}: {self.reasons.get(k, '')}")
         out += [f"note: {n}" for n in self.notes]
         return out
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from .. import words
+
 FALLBACK = "s08"
 # the agent whose pipeline a built-in strategy is (the rule below, read the other way); any other strategy (s08,
 # the course pipeline; a plugin) is no agent's and fits every file; Compactscope's agent runs any of them
@@ -170,7 +172,7 @@ def own_strategy(source) -> Own:
             return Own(ran, RUNS_ANY, f"a recording of Compactscope's agent running {ran}")
         if _claude_code_client(conv):
             return Own("claude_code", "Claude Code", "a recording of Claude Code's requests")
-    what = f"a {fmt} file" if fmt else "a conversation"
+    what = f"{words.a(fmt)} file" if fmt else "a conversation"
     return Own(FALLBACK, "", f"no agent-specific pipeline is known for {what}, so s08, the course pipeline")
 
 

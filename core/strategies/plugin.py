@@ -56,6 +56,7 @@ from ..messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, me
 from ..summarizers import SummaryError, SummaryRequest
 from ..trace import LayerOutput
 from .base import Param, Strategy
+from .. import words
 
 ANY = "any"                      # a strategy dialect: the input's own, no conversion
 DIALECTS = (ANTHROPIC, OPENAI, ANY)
@@ -487,7 +488,7 @@ def _raised_where(e: BaseException, fn: Callable) -> str:
 def _not_messages(res: Any) -> str | None:
     """Why ``res`` is not a message list, or None."""
     if not isinstance(res, (list, tuple)):
-        what = "nothing (None)" if res is None else f"a {type(res).__name__}"
+        what = "nothing (None)" if res is None else words.a(type(res).__name__)
         hint = " (did it forget to return the list?)" if res is None else ""
         return f"returned {what}, not a list of messages{hint}"
     for k, m in enumerate(res):
@@ -555,12 +556,12 @@ def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = Non
         except BaseException as e:  # noqa: BLE001 - a plugin's bug is a finding, never a crash
             if isinstance(e, KeyboardInterrupt):
                 raise
-            return LayerOutput.unchanged(messages, "the plugin raised; messages kept",
+            return LayerOutput.unchanged(messages, "the plugin raised; messages kept", plugin_failed=True,
                                          error=f"{who} raised {type(e).__name__}: {e}{_raised_where(e, fn)}")
         why = _not_messages(res)
         if why is not None:
             return LayerOutput.unchanged(messages, "the plugin's result is not a message list; messages kept",
-                                         error=f"{who} {why}")
+                                         error=f"{who} {why}", plugin_failed=True)
         res = list(res)
         summary = None
         if made:
@@ -627,7 +628,7 @@ def from_object(obj: Any, name: str, *, title_hint: str = "", module=None, origi
                         notes={"plugin": name, "origin": origin, "kind": "function"})
     layers_src = obj if isinstance(obj, (list, tuple)) else getattr(obj, "layers", None)
     if not isinstance(layers_src, (list, tuple)) or not layers_src:
-        raise PluginError(f"{who} is a {type(obj).__name__}: a compactor is a function messages -> messages, a "
+        raise PluginError(f"{who} is {words.a(type(obj).__name__)}: a compactor is a function messages -> messages, a "
                           f"list of such functions, an object with a 'layers' list, or a Strategy")
     holder = None if isinstance(obj, (list, tuple)) else obj
     dialect = _declared_dialect(holder, module, who) if holder is not None else \
@@ -638,7 +639,7 @@ def from_object(obj: Any, name: str, *, title_hint: str = "", module=None, origi
             layers.append(item)
             continue
         if not callable(item):
-            raise PluginError(f"{who}: layer {k} is a {type(item).__name__}, not a function")
+            raise PluginError(f"{who}: layer {k} is {words.a(type(item).__name__)}, not a function")
         base = getattr(item, "__name__", f"layer{k + 1}")
         seen[base] = seen.get(base, 0) + 1
         lname = base if seen[base] == 1 else f"{base}_{seen[base]}"
