@@ -119,11 +119,11 @@ class LiveController(QObject):
                                api_key=s.get("api_key"), base_url=s.get("base_url"), recorder=self.recorder,
                                confirm_bash=self._confirm_bash)
         except (AgentError, KeyError, ValueError) as e:
-            self.panel.show_error(tr("Cannot start the agent: {e}").format(e=e), getattr(e, "hint", "") or "Check the settings.")
+            self.panel.show_error(tr("Cannot start the agent: {e}").format(e=e), getattr(e, "hint", "") or tr("Check the settings."))
             return False
         self._agent_key = key
-        self.panel.append_note(f"new session in {self.agent.workdir} with {self.agent.model}, strategy {name}; "
-                               f"recording to {path}", "#64748b")
+        self.panel.append_note(tr("new session in {workdir} with {model}, strategy {name}; recording to {path}").format(
+            workdir=self.agent.workdir, model=self.agent.model, name=name, path=path), "#64748b")
         return True
 
     def _update_engine(self, name: str, params: dict) -> None:
@@ -137,11 +137,12 @@ class LiveController(QObject):
             return
         if strategy.name != a.engine.strategy.name:
             a.engine = a.engine.fork(strategy=strategy, params=resolved, state={})
-            self.panel.append_note(f"strategy is now {strategy.name}; the conversation is kept", "#64748b")
+            self.panel.append_note(tr("strategy is now {name}; the conversation is kept").format(name=strategy.name),
+                                   "#64748b")
         elif resolved != a.engine.params:
             changed = sorted(k for k in resolved if resolved[k] != a.engine.params.get(k))
             a.engine = a.engine.fork(params=resolved)
-            self.panel.append_note("from the next call: " + ", ".join(f"{k}={resolved[k]}" for k in changed),
+            self.panel.append_note(tr("from the next call: ") + ", ".join(f"{k}={resolved[k]}" for k in changed),
                                    "#64748b")
 
     def send(self, text: str) -> None:
@@ -151,7 +152,7 @@ class LiveController(QObject):
         if self.busy:
             self.queue.append(text)
             self.panel.append_user(text)
-            self.panel.append_note("queued: sent when the current turn ends", "#64748b")
+            self.panel.append_note(tr("queued: sent when the current turn ends"), "#64748b")
             return
         self._start_turn(text, echo=True)
 
@@ -188,7 +189,8 @@ class LiveController(QObject):
         self.agent.reset()
         self.panel.clear_error()
         self.panel.log.clear()
-        self.panel.append_note(f"new session in {self.agent.workdir}; the recording continues", "#64748b")
+        self.panel.append_note(tr("new session in {workdir}; the recording continues").format(workdir=self.agent.workdir),
+                               "#64748b")
         self.panel.set_status("idle", tr("new session: send a message"))
 
     def wait(self, timeout: float = 30.0) -> bool:
@@ -230,7 +232,7 @@ class LiveController(QObject):
     def _turn_done(self, how: str) -> None:
         p = self.panel
         if how == "stopped":
-            p.append_note("stopped; the conversation so far is kept (every tool call has its result)", "#b45309")
+            p.append_note(tr("stopped; the conversation so far is kept (every tool call has its result)"), "#b45309")
             p.set_status("idle", tr("stopped; send a message to continue"))
         else:
             n = len(self.agent.calls) if self.agent else 0
@@ -239,7 +241,7 @@ class LiveController(QObject):
 
     def _turn_failed(self, e: BaseException) -> None:
         p = self.panel
-        hint = getattr(e, "hint", "") or "This is a bug in Compactscope; the recording keeps what happened."
+        hint = getattr(e, "hint", "") or tr("This is a bug in Compactscope; the recording keeps what happened.")
         p.show_error(str(getattr(e, "message", None) or f"{type(e).__name__}: {e}"), hint)
         p.set_status("error", tr("the turn ended with an error; nothing recorded so far is lost"))
         self._turn_ended("error")
@@ -323,14 +325,14 @@ class LiveController(QObject):
         self.panel.clear_error()
         self.panel.set_proxy_running(True, self.proxy.url)
         self.panel.set_status("listening", tr("proxy on {url} → {upstream}; recording to {path}").format(url=self.proxy.url, upstream=upstream, path=path))
-        self.panel.append_note(f"proxy listening on {self.proxy.url}; run ANTHROPIC_BASE_URL={self.proxy.url} "
-                               "claude (or any client)", "#059669")
+        self.panel.append_note(tr("proxy listening on {url}; run ANTHROPIC_BASE_URL={url} claude (or any client)").format(
+            url=self.proxy.url), "#059669")
         return True
 
     def stop_proxy(self) -> None:
         if self.proxy is not None:
             self.proxy.stop()
-            self.panel.append_note(f"proxy stopped after {self.proxy.calls} call(s)", "#64748b")
+            self.panel.append_note(tr("proxy stopped after {n} call(s)").format(n=self.proxy.calls), "#64748b")
             self.panel.set_status("idle", tr("proxy stopped"))
         if self.proxy_recorder is not None:
             self.proxy_recorder.close()
@@ -390,7 +392,8 @@ class LiveController(QObject):
         self.panel.clear_error()
         self.panel.set_follow_running(True)
         self.panel.set_status("following", tr("following {path}").format(path=path))
-        self.panel.append_note(f"following {path}: the views update as complete lines arrive", "#059669")
+        self.panel.append_note(tr("following {path}: the views update as complete lines arrive").format(path=path),
+                               "#059669")
         return True
 
     def stop_follow(self) -> None:
@@ -408,21 +411,21 @@ class LiveController(QObject):
         if event in (F.DELETED, F.NOT_A_FILE, F.UNREADABLE):
             # what happened, said once; the views keep the last good load and following goes on
             self.panel.append_note(u.detail or u.error or event, "#dc2626")
-            self.panel.show_error(u.detail or u.error or event, "Wait for the file to come back (following "
-                                  "goes on), or stop following.")
+            self.panel.show_error(u.detail or u.error or event, tr("Wait for the file to come back (following "
+                                                                   "goes on), or stop following."))
             self.panel.set_status("error", u.error or event)
             return
         if event in F.RESTARTS:
             self.panel.clear_error()
             self.panel.append_note(u.detail, "#b45309")
         if u.result is None:
-            self.panel.set_status("following", u.error or "waiting")
+            self.panel.set_status("following", u.error or tr("waiting"))
             return
         conv = u.result.main
         shape = (len(conv.messages), len(conv.segments))
         if self._follow_shape is not None and shape[1] > self._follow_shape[1] and event not in F.RESTARTS:
-            self.panel.append_note(f"the session compacted: segment {shape[1]} starts at message "
-                                   f"{conv.segments[-1]}")
+            self.panel.append_note(tr("the session compacted: segment {s} starts at message {m}").format(
+                s=shape[1], m=conv.segments[-1]))
         if shape != self._follow_shape or event in F.RESTARTS:
             self._follow_shape = shape
             self.sigContext.emit(conv)

@@ -601,10 +601,12 @@ class MainWindow(QMainWindow):
                 self.dock_narration.show()
             self.set_zoom(self.PRESENTER_ZOOM if zoom is None else zoom, save=False)
             self._presenter_docks()
+            self.messages.set_presenter(True)
         elif self._presenter_saved is not None:
             saved, self._presenter_saved = self._presenter_saved, None
             for d, vis in saved["docks"].items():
                 d.setVisible(vis)
+            self.messages.set_presenter(False)
             self.set_zoom(saved["zoom"] if zoom is None else zoom, save=False)
         elif zoom is not None:
             self.set_zoom(zoom, save=False)
@@ -644,8 +646,8 @@ class MainWindow(QMainWindow):
         if path:
             from compactscope.app.screenshots import save_image
             if not save_image(self.grab(), path):
-                self.show_error(f"The screenshot could not be written to {path}.",
-                                "Choose another file or folder (one you can write to; not a symbolic link).")
+                self.show_error(tr("The screenshot could not be written to {path}.").format(path=path),
+                                tr("Choose another file or folder (one you can write to; not a symbolic link)."))
 
     def wait_idle(self, ms: int = 60000) -> bool:
         """Process events until no background work is pending (CLI screenshot, tests)."""

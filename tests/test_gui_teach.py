@@ -292,3 +292,50 @@ def test_chart_labels_stay_inside_and_off_the_curves(qtbot, make_window):
     # dragging the line: the legend follows
     ch.threshold.setValue(80_000)
     assert "context_limit = 80,000" in ch.bar_legend.text()
+
+
+def test_presenter_gives_the_message_list_room_and_shows_the_focus(qtbot, make_window):
+    """Presenter mode hides the unused filters and the expand/collapse/partner buttons (a filter in use stays);
+    a lesson's focus is scrolled into sight in the boundary explanation, at 1024x768."""
+    win = make_window()
+    with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
+        assert win.lesson_controller.open("readme-variant")
+    win.resize(1024, 768)
+    win.wait_idle()
+    m = win.messages
+    assert win.presenter and not m.role_filter.isVisibleTo(m) and not any(b.isVisibleTo(m) for b in m._buttons)
+    assert m.search.isVisibleTo(m) and m.mode_box.isVisibleTo(m)
+    m.block_filter.setCurrentIndex(m.block_filter.findText("tool_use"))
+    assert m.block_filter.isVisibleTo(m) and not m.role_filter.isVisibleTo(m)
+    m.block_filter.setCurrentIndex(0)
+    win.lesson_controller.show(2)                   # "snipped 0": the README column's row, far down the pane
+    win.wait_idle()
+    qtbot.wait(50)
+    ex = win.explainer
+    assert ex.focus == "snipped 0" and ex.verticalScrollBar().value() > 0
+    top = ex.cursorForPosition(ex.viewport().rect().topLeft()).block()
+    from PySide6.QtGui import QTextCursor
+    seen = []
+    b = top
+    while b.isValid() and ex.cursorRect(QTextCursor(b)).top() < ex.viewport().height():
+        seen.append(b.text())
+        b = b.next()
+    assert any("snipped 0" in t for t in seen), seen
+    win.lesson_controller.close()
+    assert m.role_filter.isVisibleTo(m) and all(b.isVisibleTo(m) for b in m._buttons)
+
+
+def test_message_axis_labels_never_run_together(qtbot):
+    """The bar chart's message indices are spaced so every label has room (zh at 1024: "1011" before)."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+    from compactscope.widgets.token_chart import IndexAxis
+    ax = IndexAxis("bottom")
+    f = QFont()
+    f.setPointSizeF(14)
+    ax.setTickFont(f)
+    fm = QFontMetricsF(f)
+    for lo, hi, px in ((-0.5, 11.5, 190), (-0.5, 11.5, 600), (-0.5, 9999.5, 300), (-0.5, 59.5, 250)):
+        ((spacing, _),) = ax.tickSpacing(lo, hi, px)
+        n = (hi - lo) / spacing
+        assert n * fm.horizontalAdvance(str(int(hi))) < px, (lo, hi, px, spacing)
+    assert ax.tickSpacing(-0.5, 11.5, 600)[0][0] == 1.0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QTextBrowser
 
@@ -17,6 +17,7 @@ EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summa
 
 
 SOURCE_ROLE = Qt.UserRole + 1  # the English text a row says (what a lesson's focus matches in any language)
+FOCUS_ANCHOR = "<a name='focus'></a>"
 FOCUS_COLOR = "#fef08a"     # a lesson's focus: the rows it talks about
 MAX_EDIT_ROWS = 300    # a layer with thousands of edits lists the first ones; the diff marks them all
 
@@ -189,7 +190,8 @@ class SnipExplainer(QTextBrowser):
         style = (f"color:{color};" if color else "") + \
             (f"background:{FOCUS_COLOR};" if self.focus and self.focus in t else "")
         t = ct(t)
-        return f"<li style='{style}'>{html.escape(t)}</li>" if style else f"<li>{html.escape(t)}</li>"
+        mark = FOCUS_ANCHOR if FOCUS_COLOR in style else ""
+        return f"<li style='{style}'>{mark}{html.escape(t)}</li>" if style else f"<li>{html.escape(t)}</li>"
 
     def _rebuild(self) -> None:
         if getattr(self, "_cols", None):
@@ -215,6 +217,18 @@ class SnipExplainer(QTextBrowser):
             extra = (f"<p style='color:{'#16a34a' if v.ok else '#b45309'}'><b>{label}</b> "
                      f"{html.escape(ct(v.text))}</p>")
         self.setHtml(self._html + extra)
+        if FOCUS_ANCHOR in self._html:
+            self._scroll_to_focus()
+
+    def _scroll_to_focus(self) -> None:
+        """A lesson's focus in sight: the first highlighted row at the top of the pane (a projector shows few)."""
+        self.scrollToAnchor("focus")
+        QTimer.singleShot(0, lambda: self.scrollToAnchor("focus") if FOCUS_ANCHOR in (self._html or "") else None)
+
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if self._html and FOCUS_ANCHOR in self._html:
+            self._scroll_to_focus()
 
     def _snip_html(self) -> str:
         """The course code's column beside the variant's (stacked one under the other when the pane is too
@@ -232,6 +246,7 @@ class SnipExplainer(QTextBrowser):
             cells.append((title, body))
         diff = "".join(f"<p style='color:{'#b45309' if k == 'differ' else '#475569'};"
                        f"{f'background:{FOCUS_COLOR};' if self.focus and self.focus in t else ''}'>"
+                       f"{FOCUS_ANCHOR if self.focus and self.focus in t else ''}"
                        f"{'<b>' if k == 'differ' else ''}{html.escape(ct(t))}{'</b>' if k == 'differ' else ''}</p>"
                        for k, t in self.difference)
         if self._variant_error:

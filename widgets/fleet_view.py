@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
 from compactscope.core.fleet import figures
 from compactscope.core.fleet.model import FleetData, fmt_num
 from compactscope.core.fleet.table import COLUMNS, FILTERS, KEYS, SessionTable
-from .i18n import tr
+from .i18n import ct, tr
 
 SORT_ROLE = Qt.UserRole + 1
 
@@ -322,8 +322,9 @@ class FleetView(QWidget):
         self.model.threshold_changed()
         if self.proxy.kind == "whatif":
             self.proxy.set_filter()
-        self.whatif.setText("<b>" + _html(self.data.whatif_line(r) if thr is not None else
-                                          "each session at its own threshold: " + self.data.whatif_line(r)) + "</b>")
+        self.whatif.setText("<b>" + _html(ct(self.data.whatif_line(r)) if thr is not None else
+                                          tr("each session at its own threshold: ") + ct(self.data.whatif_line(r)))
+                            + "</b>")
         self._draw(r)
         self._count()
         self.sigThresholdChanged.emit(thr)

@@ -25,7 +25,8 @@ MAX_SHOWN = 2_000_000
 def _clip(s: str) -> str:
     if len(s) <= MAX_SHOWN:
         return s
-    return s[:MAX_SHOWN] + f"\n\n[... {len(s) - MAX_SHOWN:,} more chars not shown; copy the JSON to get all]"
+    return s[:MAX_SHOWN] + "\n\n" + tr("[... {n} more chars not shown; copy the JSON to get all]").format(
+        n=f"{len(s) - MAX_SHOWN:,}")
 
 
 class Inspector(QWidget):
@@ -106,7 +107,7 @@ class Inspector(QWidget):
                 text = f"{obj.get('name')} (id {obj.get('id')})\n" + json.dumps(obj.get("input"), indent=2,
                                                                                ensure_ascii=False, default=str)
             elif t == "tool_result":
-                text = (f"result of {obj.get('tool_use_id')}" + (" (is_error)" if obj.get("is_error") else "")
+                text = (tr("result of {id}").format(id=obj.get('tool_use_id')) + (" (is_error)" if obj.get("is_error") else "")
                         + "\n" + readable_text(obj.get("content")))
             else:
                 text = readable_text([obj]) or json.dumps(obj, indent=2, ensure_ascii=False, default=str)
@@ -160,8 +161,8 @@ class Inspector(QWidget):
                 from compactscope.core.images import info
                 self.image.setToolTip(info(obj).describe())
         if pix.isNull():
-            self.image.setText("(no picture: " + ("a URL or file source" if src.get("type") != "base64"
-                                                   else "the data is not a readable image") + ")")
+            self.image.setText(tr("(no picture: a URL or file source)") if src.get("type") != "base64"
+                               else tr("(no picture: the data is not a readable image)"))
         else:
             self.image.setPixmap(pix)
         self.image.show()

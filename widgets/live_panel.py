@@ -131,7 +131,7 @@ class LivePanel(QWidget):
         f = QFormLayout(w)
         f.setContentsMargins(4, 4, 4, 4)
         self.workdir = self._path_row(f, w, "Workspace", "workdir",
-                                      "the folder the agent may read, write and run commands in",
+                                      tr("the folder the agent may read, write and run commands in"),
                                       lambda: self._pick_dir(self.workdir))
         self.model_edit = QLineEdit(w)
         self.model_edit.setObjectName("model")
@@ -141,8 +141,8 @@ class LivePanel(QWidget):
         self.key_edit = QLineEdit(w)
         self.key_edit.setObjectName("apiKey")
         self.key_edit.setEchoMode(QLineEdit.Password)
-        self.key_edit.setPlaceholderText("from ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY")
-                                         else "ANTHROPIC_API_KEY is not set: type a key (kept for this session only)")
+        self.key_edit.setPlaceholderText(tr("from ANTHROPIC_API_KEY") if os.environ.get("ANTHROPIC_API_KEY")
+                                         else tr("ANTHROPIC_API_KEY is not set: type a key (kept for this session only)"))
         self.key_edit.setToolTip(tr("Used for this session only: never saved, never recorded"))
         f.addRow(tr("API key"), self.key_edit)
         self.base_url = QLineEdit(w)
@@ -275,7 +275,7 @@ class LivePanel(QWidget):
     def set_proxy_running(self, on: bool, url: str = "") -> None:
         self.proxy_btn.blockSignals(True)
         self.proxy_btn.setChecked(on)
-        self.proxy_btn.setText("Stop proxy" if on else "Start proxy")
+        self.proxy_btn.setText(tr("Stop proxy") if on else tr("Start proxy"))
         self.proxy_btn.blockSignals(False)
         if on and url:
             self.proxy_hint.setText(tr("Listening on {url} (loopback only). Point a client at it:\nANTHROPIC_BASE_URL={url2} claude").format(url=url, url2=url))
@@ -283,14 +283,14 @@ class LivePanel(QWidget):
     def set_follow_running(self, on: bool) -> None:
         self.follow_btn.blockSignals(True)
         self.follow_btn.setChecked(on)
-        self.follow_btn.setText("Stop following" if on else "Follow")
+        self.follow_btn.setText(tr("Stop following") if on else tr("Follow"))
         self.follow_btn.blockSignals(False)
 
     # ------------------------------------------------------------ what the controller shows
     def set_busy(self, busy: bool) -> None:
         """A turn is running: Stop is enabled, New session is not (Send queues the message)."""
         self.busy = busy
-        self.send_btn.setText("Queue" if busy else "Send")
+        self.send_btn.setText(tr("Queue") if busy else tr("Send"))
         self.stop_btn.setEnabled(busy)
         self.new_btn.setEnabled(not busy)
 
@@ -302,7 +302,7 @@ class LivePanel(QWidget):
 
     def show_error(self, what: str, todo: str = "") -> None:
         self.error_box.setText(f"<b>{html.escape(what)}</b>" +
-                               (f"<br>What to do: {html.escape(todo)}" if todo else ""))
+                               ("<br>" + html.escape(tr("What to do: {todo}").format(todo=todo)) if todo else ""))
         self.error_box.show()
 
     def clear_error(self) -> None:
@@ -360,8 +360,8 @@ class LivePanel(QWidget):
         box.setWindowTitle(tr("Run a shell command?"))
         box.setText(tr("The agent wants to run this command in its workspace folder\n{text}:").format(text=self.workdir.text()))
         box.setInformativeText(command if len(command) < 2000 else command[:2000] + "\u2026")
-        once = box.addButton("Run once", QMessageBox.AcceptRole)
-        session = box.addButton("Allow for this session", QMessageBox.YesRole)
-        deny = box.addButton("Don't run", QMessageBox.RejectRole)
+        once = box.addButton(tr("Run once"), QMessageBox.AcceptRole)
+        session = box.addButton(tr("Allow for this session"), QMessageBox.YesRole)
+        deny = box.addButton(tr("Don't run"), QMessageBox.RejectRole)
         box.setDefaultButton(deny)
         return box, once, session

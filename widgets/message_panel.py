@@ -69,6 +69,7 @@ class MessagePanel(QWidget):
         for box in (self.role_filter, self.block_filter, self.mode_box):
             box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(7)
+        self._buttons: list = []
         for text, tip, slot in ((tr("Expand"), tr("Expand all blocks (double-click or Space: one message)"),
                                  lambda: self.model.set_expand_all(True)),
                                 (tr("Collapse"), tr("Collapse all: one line per block"),
@@ -76,6 +77,7 @@ class MessagePanel(QWidget):
                                 (tr("\u21c4 Partner"), tr("Jump to the other half of the selected tool pair (Ctrl+J)"),
                                  lambda: self.jump_to_partner())):
             b = QToolButton(fbox)
+            self._buttons.append(b)
             b.setText(text)
             b.setToolTip(tip)
             b.clicked.connect(slot)
@@ -86,9 +88,22 @@ class MessagePanel(QWidget):
         self.view.setModel(self.model)
         ml.addWidget(self.view, 1)
         self._applying = False
+        self._presenter = False
         self.status_message = None          # callable(text) for "holds no tool pair" and the like
 
     # ------------------------------------------------------------ state in
+    def set_presenter(self, on: bool) -> None:
+        """Presenter mode: the message list gets the room; the search and the after/before switch stay, the
+        filters stay only while one is in use, the expand/collapse/partner buttons go (their keys still work)."""
+        self._presenter = on
+        f = self.filters()
+        used = {self.role_filter: bool(f["role"]), self.block_filter: bool(f["block"]),
+                self.changed_only: f["changed_only"], self.matches_only: f["matches_only"]}
+        for w, active in used.items():
+            w.setVisible(not on or active)
+        for b in self._buttons:
+            b.setVisible(not on)
+
     def set_mode(self, mode: str) -> None:
         i = 1 if mode == "before" else 0
         if self.mode_box.currentIndex() != i:
@@ -160,6 +175,8 @@ class MessagePanel(QWidget):
         return self.view.select_message(nxt)
 
     def _filters_changed(self, *_) -> None:
+        if self._presenter:
+            self.set_presenter(True)         # a filter in use stays in sight
         if self._applying:
             return
         self._apply()

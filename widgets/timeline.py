@@ -489,7 +489,7 @@ class TimelineWidget(QWidget):
         self.timer.setInterval(max(5, int(1000 / max(1, v))))
 
     def _toggle_play(self, on: bool) -> None:
-        self.play_button.setText("Pause" if on else "Play")
+        self.play_button.setText(tr("Pause") if on else tr("Play"))
         if on and self._n:
             if self._cursor >= self._n - 1:
                 self.set_cursor(0, emit=True)

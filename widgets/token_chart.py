@@ -25,6 +25,21 @@ from .i18n import ct, tr
 MAX_BARS = 1500
 
 
+class IndexAxis(pg.AxisItem):
+    """A bottom axis of message indices whose labels never run together ("1011"): one level of ticks, spaced
+    1, 2, 5 x 10^k so that every label has room for its widest number, in the axis's own font."""
+
+    def tickSpacing(self, minVal, maxVal, size):
+        if size <= 0 or maxVal <= minVal:
+            return super().tickSpacing(minVal, maxVal, size)
+        fm = QFontMetricsF(self.style.get("tickFont") or QFont())
+        widest = max(fm.horizontalAdvance(str(int(v))) for v in (minVal, maxVal, -1 if minVal < 0 else 0))
+        room = size / max(widest * 1.8 + 6, 1.0)              # how many labels fit side by side
+        need = (maxVal - minVal) / max(room, 1.0)
+        spacing = next(m * 10 ** k for k in range(0, 12) for m in (1, 2, 5) if m * 10 ** k >= need)
+        return [(float(spacing), 0.0)]
+
+
 class StageAxis(pg.AxisItem):
     """A bottom axis that shows every stage label whole: labels that would overlap are staggered over two
     lines, and a label at either end is moved inside the axis instead of being dropped."""
@@ -112,7 +127,7 @@ class TokenChart(QWidget):
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#64748b", width=1, style=Qt.DotLine))
         self.stage_plot.addItem(self.cursor)
         # ---- message bars
-        self.bar_plot = self.glw.addPlot(row=0, col=1)
+        self.bar_plot = self.glw.addPlot(row=0, col=1, axisItems={"bottom": IndexAxis("bottom")})
         self.bar_plot.setMenuEnabled(False)
         self.bar_plot.setLabel("bottom", tr("message"))
         self.bar_plot.setMouseEnabled(x=True, y=False)

@@ -292,6 +292,14 @@
         <translation>无法启动 Agent：{e}</translation>
     </message>
     <message>
+        <source>Check the settings.</source>
+        <translation>请检查设置。</translation>
+    </message>
+    <message>
+        <source>new session in {workdir} with {model}, strategy {name}; recording to {path}</source>
+        <translation>在 {workdir} 中开始新会话，模型 {model}，策略 {name}；录制到 {path}</translation>
+    </message>
+    <message>
         <source>Strategy {name}: {e}</source>
         <translation>策略 {name}：{e}</translation>
     </message>
@@ -300,8 +308,24 @@
         <translation>请在策略面板中修正这个参数。</translation>
     </message>
     <message>
+        <source>strategy is now {name}; the conversation is kept</source>
+        <translation>策略现在是 {name}；对话保留</translation>
+    </message>
+    <message>
+        <source>from the next call: </source>
+        <translation>从下一次调用起：</translation>
+    </message>
+    <message>
+        <source>queued: sent when the current turn ends</source>
+        <translation>已排队：当前这一轮结束后发送</translation>
+    </message>
+    <message>
         <source>running the pipeline, then calling the model…</source>
         <translation>正在运行流水线，然后调用模型…</translation>
+    </message>
+    <message>
+        <source>new session in {workdir}; the recording continues</source>
+        <translation>在 {workdir} 中开始新会话；录制继续</translation>
     </message>
     <message>
         <source>new session: send a message</source>
@@ -312,12 +336,20 @@
         <translation>等待你允许一条 shell 命令</translation>
     </message>
     <message>
+        <source>stopped; the conversation so far is kept (every tool call has its result)</source>
+        <translation>已停止；目前的对话保留（每个工具调用都有结果）</translation>
+    </message>
+    <message>
         <source>stopped; send a message to continue</source>
         <translation>已停止；发送一条消息即可继续</translation>
     </message>
     <message>
         <source>done; {n} model call(s) in this session</source>
         <translation>完成；本会话共 {n} 次模型调用</translation>
+    </message>
+    <message>
+        <source>This is a bug in Compactscope; the recording keeps what happened.</source>
+        <translation>这是 Compactscope 的缺陷；录制文件保留了发生的一切。</translation>
     </message>
     <message>
         <source>the turn ended with an error; nothing recorded so far is lost</source>
@@ -340,6 +372,14 @@
         <translation>代理 {url} → {upstream}；录制到 {path}</translation>
     </message>
     <message>
+        <source>proxy listening on {url}; run ANTHROPIC_BASE_URL={url} claude (or any client)</source>
+        <translation>代理在 {url} 监听；运行 ANTHROPIC_BASE_URL={url} claude（或任何客户端）</translation>
+    </message>
+    <message>
+        <source>proxy stopped after {n} call(s)</source>
+        <translation>代理在 {n} 次调用后停止</translation>
+    </message>
+    <message>
         <source>proxy stopped</source>
         <translation>代理已停止</translation>
     </message>
@@ -356,8 +396,24 @@
         <translation>正在跟踪 {path}</translation>
     </message>
     <message>
+        <source>following {path}: the views update as complete lines arrive</source>
+        <translation>正在跟随 {path}：每收到完整的一行，视图就更新</translation>
+    </message>
+    <message>
         <source>stopped following</source>
         <translation>已停止跟踪</translation>
+    </message>
+    <message>
+        <source>Wait for the file to come back (following goes on), or stop following.</source>
+        <translation>等文件恢复（跟随继续），或者停止跟随。</translation>
+    </message>
+    <message>
+        <source>waiting</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>the session compacted: segment {s} starts at message {m}</source>
+        <translation>会话压缩了：第 {s} 段从消息 {m} 开始</translation>
     </message>
     <message>
         <source>&amp;Live</source>
@@ -486,6 +542,14 @@
     <message>
         <source>replaying every model call ({n} run{v})</source>
         <translation>正在回放每一次模型调用（{n} 组运行）</translation>
+    </message>
+    <message>
+        <source>The screenshot could not be written to {path}.</source>
+        <translation>截图无法写入 {path}。</translation>
+    </message>
+    <message>
+        <source>Choose another file or folder (one you can write to; not a symbolic link).</source>
+        <translation>请选择另一个文件或文件夹（可写入的，不是符号链接）。</translation>
     </message>
     <message>
         <source>{name} cross-check: running…</source>
@@ -732,6 +796,10 @@
         <translation>双击：在调试器中打开该会话，定位到那次调用（调用列中的那次，否则是第一次真实压缩）</translation>
     </message>
     <message>
+        <source>each session at its own threshold: </source>
+        <translation>每个会话用它自己的阈值：</translation>
+    </message>
+    <message>
         <source>what-if {fmt_num}</source>
         <translation>假设 {fmt_num}</translation>
     </message>
@@ -742,6 +810,10 @@
     <message>
         <source>{rowCount:,} of {n_table:,} rows</source>
         <translation>{rowCount:,} / {n_table:,} 行</translation>
+    </message>
+    <message>
+        <source>[... {n} more chars not shown; copy the JSON to get all]</source>
+        <translation>[……还有 {n} 个字符未显示；复制 JSON 可得到全部]</translation>
     </message>
     <message>
         <source>Select a message or a block</source>
@@ -776,12 +848,24 @@
         <translation>，块 {n}（{type}）</translation>
     </message>
     <message>
+        <source>result of {id}</source>
+        <translation>{id} 的结果</translation>
+    </message>
+    <message>
         <source>Persisted file ✓</source>
         <translation>持久化文件 ✓</translation>
     </message>
     <message>
         <source>This block was not persisted to a file.</source>
         <translation>这个块没有被持久化到文件。</translation>
+    </message>
+    <message>
+        <source>(no picture: a URL or file source)</source>
+        <translation>（没有图片：来源是 URL 或文件）</translation>
+    </message>
+    <message>
+        <source>(no picture: the data is not a readable image)</source>
+        <translation>（没有图片：数据不是可读的图像）</translation>
     </message>
     <message>
         <source>Agent</source>
@@ -852,8 +936,20 @@
         <translation>空闲：请选择工作区文件夹并发送一条消息</translation>
     </message>
     <message>
+        <source>the folder the agent may read, write and run commands in</source>
+        <translation>智能体可以在其中读写文件和运行命令的文件夹</translation>
+    </message>
+    <message>
         <source>Model</source>
         <translation>模型</translation>
+    </message>
+    <message>
+        <source>from ANTHROPIC_API_KEY</source>
+        <translation>来自 ANTHROPIC_API_KEY</translation>
+    </message>
+    <message>
+        <source>ANTHROPIC_API_KEY is not set: type a key (kept for this session only)</source>
+        <translation>ANTHROPIC_API_KEY 未设置：请输入密钥（只在本次会话中保留）</translation>
     </message>
     <message>
         <source>Used for this session only: never saved, never recorded</source>
@@ -960,6 +1056,10 @@ ANTHROPIC_BASE_URL={url2} claude</source>
 ANTHROPIC_BASE_URL={url2} claude</translation>
     </message>
     <message>
+        <source>Queue</source>
+        <translation>排队</translation>
+    </message>
+    <message>
         <source>Run a shell command?</source>
         <translation>运行 shell 命令？</translation>
     </message>
@@ -968,6 +1068,18 @@ ANTHROPIC_BASE_URL={url2} claude</translation>
 {text}:</source>
         <translation>Agent 想在它的工作区文件夹
 {text} 中运行这条命令：</translation>
+    </message>
+    <message>
+        <source>Run once</source>
+        <translation>运行一次</translation>
+    </message>
+    <message>
+        <source>Allow for this session</source>
+        <translation>本次会话都允许</translation>
+    </message>
+    <message>
+        <source>Don&apos;t run</source>
+        <translation>不运行</translation>
     </message>
     <message>
         <source>all roles</source>
