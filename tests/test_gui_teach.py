@@ -123,6 +123,13 @@ def test_the_window_fits_a_projector(qtbot, make_window, zoom):
     assert tl.legend_label.isVisible() and "real compaction" in tl.legend_label.text()
     plot_bottom = tl.plot.geometry().bottom()
     assert tl.legend_label.geometry().top() > plot_bottom               # below the plot: never over the data
+    # nothing forces the plot wider than its pane (a long title did), and the wrapped lines get their height
+    tl.set_cursor(3)
+    qtbot.wait(50)
+    assert tl.plot.getPlotItem().sceneBoundingRect().width() <= tl.plot.viewport().width() + 1
+    assert "call 3" in tl.cursor_label.text()
+    for lab in (tl.info, tl.cursor_label, tl.legend_label):
+        assert lab.height() >= lab.heightForWidth(lab.width()) - 1, lab.objectName()
 
 
 def test_zoom_scales_the_charts(qtbot, make_window):

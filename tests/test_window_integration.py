@@ -270,8 +270,8 @@ def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, ca
     assert f"user turn {t}" in win.call_caption(k) and "iterations" not in win.call_caption(k)
     assert win.comparison.value(0, "iterations_refunded") is None
     win.timeline.set_cursor(k)
-    assert f"turn {t}" in win.timeline.plot.getPlotItem().titleLabel.text
-    assert "iterations" not in win.timeline.plot.getPlotItem().titleLabel.text
+    assert f"turn {t}" in win.timeline.cursor_label.text()
+    assert "iterations" not in win.timeline.cursor_label.text()
     tip = win.timeline.call_tooltip(k)
     assert "iterations" not in tip and f"model call {k} " in tip
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderView, QLabel, QPushButton,
                                QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
@@ -93,9 +93,19 @@ class TimelineWidget(QWidget):
             bar.addWidget(w)
         lay.addWidget(barw)
         lay.addWidget(self.info)
+        # the call under the cursor: a wrapping line above the plot (a plot title would force the plot wider than
+        # its pane and be cut, on a projector)
+        self.cursor_label = QLabel("")
+        self.cursor_label.setObjectName("timelineCursor")
+        self.cursor_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.cursor_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.cursor_label.setMinimumWidth(0)
+        self.cursor_label.setWordWrap(True)
+        self.cursor_label.setContentsMargins(4, 0, 4, 0)
+        lay.addWidget(self.cursor_label)
         # ---- plot
         self.plot = pg.PlotWidget(self)
-        self.plot.setMinimumHeight(120)
+        self.plot.setMinimumHeight(160)
         self.plot.setMinimumWidth(50)
         self.plot.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Expanding)
         lay.addWidget(self.plot, 1)
@@ -131,6 +141,7 @@ class TimelineWidget(QWidget):
         self.threshold_label = pg.InfLineLabel(self.threshold_line, text="", position=0.98,
                                                anchors=[(1, 1), (1, 1)], color="#dc2626")
         pi.addItem(self.threshold_line)
+        pi.getViewBox().sigRangeChanged.connect(lambda *_: self._place_threshold_label())
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#facc15", width=2))
         pi.addItem(self.cursor_line)
         self.real_markers = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),
@@ -237,6 +248,7 @@ class TimelineWidget(QWidget):
             self.threshold_line.show()
             self.threshold_label.setFormat((tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
                                             tr("threshold {approx}{n} chars")).format(approx=approx, n=fmt(thr)))
+            self._place_threshold_label()
         # layer markers: one scatter per layer, created once per layer name
         names = list(r.layer_names)
         names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
@@ -286,12 +298,22 @@ class TimelineWidget(QWidget):
             + (tr("; calibrated: +{n} tokens not in the file").format(n=fmt(r.calibration["fixed"]))
                if getattr(r, "calibration", None) else ""))
         self.info.setText(tr("{label}: {calls} calls, {compactions} compactions, {summaries} summaries, peak {peak} "
-                             "tokens").format(label=r.label, calls=f"{len(r.calls):,}", compactions=t["compactions"],
+                             "tokens").format(label=ct(r.label), calls=f"{len(r.calls):,}", compactions=t["compactions"],
                                               summaries=t["summaries"], peak=fmt(t["peak_tokens"]))
                           + (tr("; {n} real compaction(s)").format(n=len(r.real_events)) if r.real_events else "")
                           # the same rule as compactscope replay, said (the figures differ a lot either way)
                           + "; " + ct(calibration_words(r)))
         self._update_cursor_info()
+
+    def _place_threshold_label(self) -> None:
+        """The threshold's label above its line, or under it when the line is near the plot's top (never cut
+        by the plot's edge)."""
+        (_, _), (y0, y1) = self.plot.getPlotItem().getViewBox().viewRange()
+        near_top = y1 > y0 and (self.threshold_line.value() - y0) / (y1 - y0) > 0.75
+        anchors = [(1, 0), (1, 0)] if near_top else [(1, 1), (1, 1)]
+        if self.threshold_label.anchors != anchors:
+            self.threshold_label.anchors = anchors
+            self.threshold_label.updatePosition()
 
     def _legend_text(self, item, text: str) -> None:
         for sample, label in getattr(self.legend, "items", []):
@@ -331,6 +353,23 @@ class TimelineWidget(QWidget):
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self._legend_columns()
+        self.updateGeometry()             # the wrapped labels' height depends on the width
+
+    def minimumSizeHint(self):
+        """Room for every wrapped line at the current width plus the plot's minimum: a splitter or a scroll
+        area gives the caption and the legend their lines instead of cutting them."""
+        hint = super().minimumSizeHint()
+        lay = self.layout()
+        w = max(self.width(), 50)
+        h = self.plot.minimumHeight()
+        for i in range(lay.count()):
+            wid = lay.itemAt(i).widget()
+            if wid is None or wid is self.plot or wid.isHidden():
+                continue
+            h += wid.heightForWidth(w) if wid.hasHeightForWidth() else wid.minimumSizeHint().height()
+            h += lay.spacing()
+        m = lay.contentsMargins()
+        return QSize(hint.width(), max(hint.height(), h + m.top() + m.bottom()))
 
     def _legend_columns(self) -> None:
         self._update_legend()
@@ -414,13 +453,17 @@ class TimelineWidget(QWidget):
     def _update_cursor_info(self):
         r = self.result
         if r is None or not (0 <= self._cursor < len(r.calls)):
-            self.plot.getPlotItem().setTitle("")
+            self.cursor_label.setText("")
+            self.cursor_label.hide()
+            self.updateGeometry()
             return
         c = r.calls[self._cursor]
         fired = ", ".join(c.fired) if c.fired else tr("nothing fired")
         real = tr(", real {n}").format(n=fmt(c.real_tokens)) if c.real_tokens is not None else ""
-        self.plot.getPlotItem().setTitle(
-            tr("call {index} (message {message_index}): {tokens_before} -> {tokens_after} tokens{real}; {fired}{_iter_text}").format(index=c.index, message_index=c.message_index, tokens_before=fmt(c.tokens_before), tokens_after=fmt(c.tokens_after), real=real, fired=fired, _iter_text=self._iter_text(self._cursor)), size=f"{getattr(self, '_pt', 9.0):.1f}pt")
+        self.cursor_label.show()
+        self.cursor_label.setText(
+            tr("call {index} (message {message_index}): {tokens_before} -> {tokens_after} tokens{real}; {fired}{_iter_text}").format(index=c.index, message_index=c.message_index, tokens_before=fmt(c.tokens_before), tokens_after=fmt(c.tokens_after), real=real, fired=fired, _iter_text=self._iter_text(self._cursor)))
+        self.updateGeometry()
 
     def _iter_text(self, i: int) -> str:
         """Seed 002's iteration budget at call i (core.replay.ReplayResult.iterations)."""
