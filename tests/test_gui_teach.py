@@ -346,3 +346,19 @@ def test_message_axis_labels_never_run_together(qtbot):
         n = (hi - lo) / spacing
         assert n * fm.horizontalAdvance(str(int(hi))) < px, (lo, hi, px, spacing)
     assert ax.tickSpacing(-0.5, 11.5, 600)[0][0] == 1.0
+
+
+def test_a_tag_never_runs_past_the_row(qtbot):
+    """A narrow pane shortens a header tag to the room left (the LOST badge was cut: "LOS")."""
+    from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
+    from compactscope.widgets.message_view import pill
+    img = QImage(400, 40, QImage.Format_ARGB32)
+    p = QPainter(img)
+    f = QFont()
+    fm = QFontMetrics(f)
+    text = "LOST: 1 result never persisted and never seen"
+    assert pill(p, 10, 0, 30, text, QColor("#dc2626"), f, fm) - 10 > 120          # no limit: the whole text
+    end = pill(p, 10, 0, 30, text, QColor("#dc2626"), f, fm, limit=120)
+    assert 10 < end <= 10 + 120 + 6
+    assert pill(p, 10, 0, 30, text, QColor("#dc2626"), f, fm, limit=8) == 10     # no room: nothing drawn
+    p.end()

@@ -154,7 +154,8 @@ class DiffDelegate(QStyledItemDelegate):
             small.setItalic(True)
             p.setFont(small)
             label = tr("removed by this layer") if col == 1 else tr("inserted by this layer")
-            p.drawText(r.adjusted(12, 0, -6, 0), Qt.AlignVCenter | Qt.AlignLeft, label)
+            room = r.adjusted(12, 0, -6, 0)
+            p.drawText(room, Qt.AlignVCenter | Qt.AlignLeft | Qt.TextWordWrap, label)   # a narrow column wraps it
             p.restore()
             return
         tint = {"removed": "removed", "inserted": "inserted", "changed": "changed", "duplicated": "duplicated"}.get(kind)
@@ -181,7 +182,7 @@ class DiffDelegate(QStyledItemDelegate):
         if kind != "kept":
             word = {"removed": tr("REMOVED"), "inserted": tr("INSERTED"), "changed": tr("CHANGED"),
                     "duplicated": tr("DUPLICATED (appears twice)")}.get(kind, kind)
-            x = pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm)
+            x = pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm, limit=right - x)
         size_text = tr("{n} chars").format(n=fmt(present.chars.get(m)))
         p.setFont(option.font)
         if x + fm.horizontalAdvance(size_text) + 4 < right:

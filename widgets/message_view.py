@@ -423,17 +423,21 @@ class MessageDelegate(QStyledItemDelegate):
                 head = f"#{mi}  {role}"
                 p.drawText(QRect(left, top, 400, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
                 x = left + QFontMetrics(bold).horizontalAdvance(head) + 12
+                # the header's tags; a LOST result first (it is what the row is about); in a narrow pane a tag
+                # is shortened to the room left, never drawn past the row's edge
+                pills = []
                 if status:
                     tag = {"changed": tr("CHANGED"), "inserted": tr("INSERTED"), "removed": tr("REMOVED"),
                            "duplicated": tr("DUPLICATED")}.get(status, status.upper())
-                    x = pill(p, x, top, lh, tag, QColor(STATUS_COLORS.get(status) or "#64748b"), small, sfm)
+                    pills.append((tag, QColor(STATUS_COLORS.get(status) or "#64748b")))
                 if findings:
-                    x = pill(p, x, top, lh, "\u26a0 " + tr("{n} finding(s)").format(n=len(findings)), QColor("#dc2626"),
-                             small, sfm)
+                    pills.append(("\u26a0 " + tr("{n} finding(s)").format(n=len(findings)), QColor("#dc2626")))
                 badge = model.badges.get(mi)
                 if badge:
-                    x = pill(p, x, top, lh, ct(badge), QColor("#dc2626" if badge.startswith("LOST") else "#7c3aed"),
-                             small, sfm)
+                    lost = badge.startswith("LOST")
+                    pills.insert(0 if lost else len(pills), (ct(badge), QColor("#dc2626" if lost else "#7c3aed")))
+                for text, col in pills:
+                    x = pill(p, x, top, lh, text, col, small, sfm, limit=right - x)
                 size_text = tr("{n} chars").format(n=fmt(present.chars.get(m)))
                 p.setFont(option.font)
                 # the file's time and the call's usage when it recorded them, dropped when the row is narrow
@@ -508,8 +512,14 @@ class MessageDelegate(QStyledItemDelegate):
         p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
         p.restore()
 
-def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics) -> int:
-    """Paint a small rounded label (a block chip, a status tag) at x; return the x after it."""
+def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics,
+         limit: int | None = None) -> int:
+    """Paint a small rounded label (a block chip, a status tag) at x; return the x after it. ``limit``: the
+    width left; a longer label is elided to it, and none is drawn when not even a few letters fit."""
+    if limit is not None and fm.horizontalAdvance(text) + 10 > limit:
+        if limit < fm.horizontalAdvance("W\u2026") + 10:
+            return x
+        text = fm.elidedText(text, Qt.ElideRight, limit - 10)
     w = fm.horizontalAdvance(text) + 10
     rect = QRect(x, top + 2, w, lh - 4)
     p.setPen(Qt.NoPen)
