@@ -283,10 +283,31 @@ def check_conversation(conv) -> list[Finding]:
     return out
 
 
-def _load_fixes(conv) -> list[Finding]:
+def load_fixes_by_identity(meta_by_id: dict) -> dict:
+    """id(message) -> what the load changed in it (``meta.extra["load_fixes"]``), for the messages that
+    have such notes: from a ``meta_by_identity()`` map (empty when the load changed nothing)."""
+    out = {}
+    for k, meta in meta_by_id.items():
+        extra = getattr(meta, "extra", None)
+        fixes = extra.get("load_fixes") if isinstance(extra, dict) else None
+        if fixes:
+            out[k] = fixes
+    return out
+
+
+def load_fix_findings(messages: list, fixes: dict) -> list[Finding]:
+    """A ``bad_value`` finding per value the load made well-typed, for each message of ``messages`` that is
+    (the same object as) a loaded message it changed (``fixes``: ``load_fixes_by_identity``). A layer's
+    output that still holds such a message still holds the file's value, as the agent would send it."""
+    if not fixes:
+        return []
     out = []
-    for i, meta in enumerate(getattr(conv, "meta", None) or []):
-        fixes = meta.extra.get("load_fixes") if isinstance(getattr(meta, "extra", None), dict) else None
-        for text in fixes or ():
+    for i, m in enumerate(messages):
+        for text in fixes.get(id(m)) or ():
             out.append(Finding(BAD_VALUE, i, f"in the file: {text} (the API would reject the value as written)"))
     return out
+
+
+def _load_fixes(conv) -> list[Finding]:
+    meta = conv.meta_by_identity() if hasattr(conv, "meta_by_identity") else {}
+    return load_fix_findings(conv.messages, load_fixes_by_identity(meta))

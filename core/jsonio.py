@@ -26,6 +26,8 @@ except ImportError:  # pragma: no cover - orjson is a dependency
     JSONDecodeError = (json.JSONDecodeError,)
 
 MAX_LINE_BYTES = 256 * 1024 * 1024      # one JSONL line larger than this is reported, not loaded
+LINE_TOO_LONG = (f"line is too long to load (over {MAX_LINE_BYTES >> 20} MB, the limit for one line): skipped, "
+                 "the other lines load")
 
 
 class NotAFile(OSError):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from . import strategies
-from .checker import check, known_before_file
+from .checker import check, known_before_file, load_fix_findings, load_fixes_by_identity
 from .conversation import Conversation
 from .layers.base import CONVERT as CONVERT_ROLE
 from .layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
@@ -113,7 +113,8 @@ class Engine:
                       check=self.check if check is None else check)
 
     def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
-              dialect: str, role: str = "", before_file=(), findings_before: list | None = None) -> tuple[Step, str]:
+              dialect: str, role: str = "", before_file=(), findings_before: list | None = None,
+              fixes: dict | None = None) -> tuple[Step, str]:
         t0 = time.perf_counter()
         internal = None
         state_in = dict(ctx.state)
@@ -143,7 +144,8 @@ class Engine:
         elif out.messages is messages and new_dialect == dialect and findings_before is not None:
             findings = findings_before        # the same list: the same findings (the checker is a pure function)
         else:
-            findings = check(out.messages, new_dialect, before_file=before_file)
+            findings = load_fix_findings(out.messages, fixes) + check(out.messages, new_dialect,
+                                                                      before_file=before_file)
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
                     out.summary, new_dialect, dt, description, role, internal,
@@ -176,13 +178,15 @@ class Engine:
         steps: list[Step] = []
         current = messages
         before = known_before_file(conversation)       # calls made before an excerpt's first line
+        fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
         converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
         kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [l.name for l in todo],
                               state_before, dialect)
         if kept or (reuse is not None and reuse.input is messages and reuse.dialect_in == dialect):
             input_findings = reuse.input_findings if self.check else []
         else:
-            input_findings = check(messages, dialect, before_file=before) if self.check else []
+            input_findings = (load_fix_findings(messages, fixes) + check(messages, dialect, before_file=before)
+                              if self.check else [])
         if kept:
             steps = list(reuse.steps[:kept])
             current, dialect = steps[-1].messages, steps[-1].dialect
@@ -192,7 +196,7 @@ class Engine:
         if converting:
             step, dialect = self._step("convert", f"convert to the {self.strategy.dialect} dialect",
                                        lambda m, c: _convert_output(m, dialect, self.strategy.dialect, system),
-                                       current, ctx, dialect, CONVERT_ROLE, before)
+                                       current, ctx, dialect, CONVERT_ROLE, before, fixes=fixes)
             steps.append(step)
             current = step.messages
         for k, layer in enumerate(todo):
@@ -203,7 +207,7 @@ class Engine:
             if progress is not None:
                 progress(LayerProgress(k + 1, len(todo), layer))
             step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect, layer.role,
-                                       before, steps[-1].findings if steps else input_findings)
+                                       before, steps[-1].findings if steps else input_findings, fixes)
             steps.append(step)
             current = step.messages
         if keep_state:

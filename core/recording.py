@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 import orjson as _orjson
 
-from .jsonio import JSONDecodeError, drop_mistyped, iter_lines, loads_lenient, open_regular, parse_timestamp
+from .jsonio import LINE_TOO_LONG, JSONDecodeError, drop_mistyped, iter_lines, loads_lenient, open_regular, parse_timestamp
 from .safeio import dumps, json_safe, open_append
 
 FORMAT_NAME = "compactscope.recording"
@@ -366,7 +366,9 @@ def is_pair_log_record(rec: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("messages"), list)
 
 
-def _pair_to_call(rec: dict, n: int, seq: int) -> CallRecord | None:
+def _pair_to_call(rec: dict, n: int, seq: int, notes: list | None = None) -> CallRecord | None:
+    """A request/response pair as a call. What only a lenient reader takes (a body kept as JSON text holding
+    a cut emoji, NaN; a stream whose deltas split a character) is made valid, each change told in ``notes``."""
     req = rec["request"]
     body = req.get("body")
     if isinstance(body, str):
@@ -400,6 +402,7 @@ def _pair_to_call(rec: dict, n: int, seq: int) -> CallRecord | None:
             error = {"status": status, **acc.error}
     elif isinstance(status, int) and status >= 400:
         error = {"status": status, "message": f"HTTP {status}"}
+    body, response, usage, error = json_safe([body, response, usage, error], notes)
     return CallRecord(seq, n, body, response, usage, error, None, parse_timestamp(req.get("timestamp")),
                       parse_timestamp(resp.get("timestamp")), "model",
                       {"url": req.get("url"), "method": req.get("method")})
@@ -444,7 +447,7 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
     for n, raw in iter_lines(path):
         last_n = n
         if raw is None:
-            problems.append((n, "line is too long to load; skipped"))
+            problems.append((n, LINE_TOO_LONG))
             continue
         notes: list = []
         try:
@@ -478,11 +481,14 @@ def read_recording(path: str | os.PathLike, max_problems: int = 200) -> ReadResu
             events.append({**rec, "_line": n})
         elif is_pair_log_record(rec):
             fmt = "proxy-log"
-            c = _pair_to_call(rec, n, len(calls) + 1)
+            notes = []
+            c = _pair_to_call(rec, n, len(calls) + 1, notes)
             if c is None:
                 problems.append((n, "a request whose body is not a Messages API request; skipped"))
             else:
                 calls.append(c)
+                if notes:
+                    problems.append((n, "; ".join(dict.fromkeys(notes))))
         elif isinstance(rec.get("request"), dict):
             continue   # another API call logged by a proxy (count_tokens, telemetry...): not a context
         else:

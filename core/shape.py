@@ -97,8 +97,8 @@ def _block(b: Any, where: str, notes: list, depth: int = 0) -> Any:
     t = b.get("type")
     if "type" in b and not isinstance(t, str):
         b = dict(b)
+        notes.append(f"{where}type is {_kind(t)}, not a string: made its JSON text")
         b["type"] = t = _text(t)
-        notes.append(f"{where}type is {_kind(b.get('type'))}, not a string: made its JSON text")
     spec = _BLOCK_FIELDS.get(t)
     if spec:
         b = _fields(b, spec, where, notes)

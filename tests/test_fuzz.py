@@ -62,6 +62,65 @@ def test_every_seed_loads_unmutated(tmp_path):
         assert r.main.messages, s.name
 
 
+_ODD_TEXT_KEYS = {"text", "content", "thinking"}
+
+
+def _with_odd_values(v, odd):
+    """``v`` with ``odd(text)`` for every string under a text-like key, and an extra field holding NaN,
+    1e400 and a >64-bit integer in every object: values a real file may hold, that only a lenient reader
+    takes, and that never change what is a message."""
+    if isinstance(v, str) and v.startswith("{"):          # a request body kept as its JSON text
+        return fuzzlib._Raw(json.dumps(fuzzlib._dumps(_with_odd_values(json.loads(v), odd))))
+    if isinstance(v, dict):
+        out = {k: (odd(x) if k in _ODD_TEXT_KEYS and isinstance(x, str) and not x.startswith("attachment:")
+                   else _with_odd_values(x, odd)) for k, x in v.items()}
+        out["x_odd"] = fuzzlib._Raw('[NaN, 1e400, 123456789012345678901234567890]')
+        return out
+    if isinstance(v, list):
+        return [_with_odd_values(x, odd) for x in v]
+    return v
+
+
+@pytest.mark.parametrize("seed", [s for s in SEEDS if s.kind in ("json", "jsonl", "eval")], ids=lambda s: s.name)
+@pytest.mark.parametrize("odd", ["cut emoji", "lone low"])
+def test_odd_values_in_text_never_cost_a_message(tmp_path, seed, odd):
+    """A cut emoji (a lone high surrogate, written as the escape real files hold) or a lone low surrogate in
+    every text, NaN/1e400/huge integers in every object: every format still loads every message it loads
+    without them, and the change is reported with its line."""
+    mark = "\\ud83d" if odd == "cut emoji" else "x\\udc00"         # the escape, as a JSON file holds it
+    plain = load(fuzzlib.make_input(seed, random.Random(0), tmp_path, "plain", mutate=False))
+    value = _with_odd_values(seed.value, lambda t: fuzzlib._Raw(json.dumps(t)[:-1] + mark + '"'))
+    p = tmp_path / ("odd" + seed.suffix)
+    if seed.kind == "eval":                               # each member of the archive
+        p.write_bytes(fuzzlib._eval_bytes(value, fuzzlib._Still(), 0.0))
+    else:
+        p.write_text(("\n".join(fuzzlib._dumps(r) for r in value) + "\n") if seed.kind == "jsonl"
+                     else fuzzlib._dumps(value))
+    r = load(p)
+    assert [len(c.messages) for c in r.conversations] == [len(c.messages) for c in plain.conversations]
+    assert any("surrogate" in pr.text for pr in r.problems + [q for c in r.conversations for q in c.problems])
+    for c in r.conversations:
+        dumps(c.messages).encode("utf-8")
+
+
+def test_text_that_is_not_utf8_in_a_hermes_database_costs_that_text(tmp_path):
+    """SQLite refuses a whole query over one value that is not UTF-8: the database is read again decoding
+    leniently, every message loads, the replacement is reported."""
+    import sqlite3
+    seed = next(s for s in SEEDS if s.name == "hermes_db")
+    p = fuzzlib.make_input(seed, random.Random(0), tmp_path, "state", mutate=False)
+    plain = [len(c.messages) for c in load(p).conversations]
+    con = sqlite3.connect(p)
+    con.execute("UPDATE messages SET content = CAST(x'63757420eda0bd20656d6f6a69ff' AS TEXT) "
+                "WHERE rowid = (SELECT min(rowid) FROM messages)")
+    con.commit()
+    con.close()
+    r = load(p)
+    assert [len(c.messages) for c in r.conversations] == plain
+    assert "\ufffd" in r.main.messages[0]["content"] and r.main.messages[0]["content"].startswith("cut ")
+    assert any("invalid UTF-8" in pr.text for pr in r.problems)
+
+
 # ------------------------------------------------------------------ the normalisation's properties
 _MSGS = fuzzlib.anthropic_messages() + fuzzlib.openai_messages() + \
     [r["message"] for r in fuzzlib.claude_code_records() if "message" in r]
@@ -124,6 +183,31 @@ def test_wrong_types_in_messages_are_made_well_typed_and_still_checked(tmp_path,
     for strategy in ("s08", "claude_code", "hermes"):
         assert main(["run", str(p), "--strategy", strategy, "--json", "--workdir", str(tmp_path / "w")]) == 0
         json.loads(capsys.readouterr().out)
+
+
+def test_one_verdict_on_values_the_load_made_well_typed(tmp_path, capsys):
+    """A tool id that is a list, answered by a result whose id is the same list: the load makes both the
+    same string (so the pair matches), but the API would reject the file as written. check, run --json
+    (before and after every layer that keeps those messages) and the window's session say so alike."""
+    from compactscope.app.cli import main
+    from compactscope.core.session import Session
+    from compactscope.core.workspace import Workspace
+    msgs = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": ["l"], "name": "bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": ["l"], "content": "ok"}]},
+            {"role": "assistant", "content": "done"}]
+    p = tmp_path / "ids.json"
+    p.write_text(json.dumps(msgs))
+    assert main(["check", str(p)]) == 1
+    assert capsys.readouterr().out.count("[bad_value]") == 2
+    assert main(["run", str(p), "--json", "--workdir", str(tmp_path / "w")]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [(f["code"], f["message"]) for f in d["input_findings"]] == [("bad_value", 1), ("bad_value", 2)]
+    assert all([f["code"] for f in s["findings"]] == ["bad_value"] * 2 for s in d["steps"])
+    s = Session(Workspace(tmp_path / "ws"), strategy="s08")
+    assert s.open(str(p))
+    assert [(f.code, f.message) for f in s.trace.input_findings] == [("bad_value", 1), ("bad_value", 2)]
+    assert any(f.severity == "error" for f in s.trace.steps[-1].findings)
 
 
 # ------------------------------------------------------------------ lenient reading and strict writing

@@ -13,7 +13,7 @@ import importlib
 from pathlib import Path
 
 from ..conversation import LoadResult
-from .base import JSONDecodeError, LoadError, Probe, loads, normalise_result, read_json_document, read_probe
+from .base import JSONDecodeError, LoadError, Probe, loads_lenient, normalise_result, read_json_document, read_probe
 
 # Tried in order: the most specific formats first.
 _MODULES = [
@@ -79,8 +79,8 @@ def _raise_unknown(probe: Probe):
             for n, raw in enumerate(lines, 1):
                 if raw.strip():
                     try:
-                        loads(raw)
-                    except JSONDecodeError:
+                        loads_lenient(raw)
+                    except (RecursionError, *JSONDecodeError):
                         raise LoadError(str(probe.path), n, "broken JSON on this line, and the lines before it "
                                         "are too few to tell the format: " + probe.describe_unknown()) from None
     raise LoadError(str(probe.path), 0, probe.describe_unknown())

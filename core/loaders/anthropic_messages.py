@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import ANTHROPIC, detect_dialect
-from .base import (JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads_lenient, note_problems,
+from .base import (LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads_lenient, note_problems,
                    parse_timestamp, read_json_document, wrong_type)
 from .sdk_repr import content_from_repr
 
@@ -103,7 +103,7 @@ def read_messages(probe: Probe, doc=None) -> tuple:
         msgs = []
         for n, raw in iter_lines(probe.path):
             if raw is None:
-                problems.append(Problem(path, n, "line is too long to load; skipped", "error"))
+                problems.append(Problem(path, n, LINE_TOO_LONG, "error"))
                 continue
             notes: list = []
             try:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import (MAX_LINE_BYTES, JSONDecodeError, NotAFile, drop_mistyped, iter_lines,  # noqa: F401 - shared
+from ..jsonio import (LINE_TOO_LONG, MAX_LINE_BYTES, JSONDecodeError, NotAFile, drop_mistyped, iter_lines,  # noqa: F401 - shared
                       loads, loads_deep, loads_lenient, parse_timestamp, wrong_type)
 from ..jsonio import open_regular as _open_regular
 
@@ -46,7 +46,8 @@ class Probe:
         return self.head.decode("utf-8", errors="replace")
 
     def first_json_lines(self, n: int = 20) -> list:
-        """Up to n parsed complete lines from the head (unparseable lines are None)."""
+        """Up to n parsed complete lines from the head (unparseable lines are None). Read as the loaders
+        read (``loads_lenient``), so a line with a lone surrogate or NaN still tells the format."""
         if self._first_lines is None:
             out = []
             lines = self.head.split(b"\n")
@@ -57,8 +58,8 @@ class Probe:
                 if not raw:
                     continue
                 try:
-                    out.append(loads(raw))
-                except JSONDecodeError:
+                    out.append(loads_lenient(raw))
+                except (ValueError, RecursionError):
                     out.append(None)
                 if len(out) >= max(n, 20):
                     break
@@ -75,7 +76,7 @@ class Probe:
         nl = h.find(b"\n")
         try:
             if nl >= 0 or len(self.head) >= self.size:
-                value = loads(h[:nl] if nl >= 0 else h)
+                value = loads_lenient(h[:nl] if nl >= 0 else h)
             else:
                 with open_regular(self.path) as f:
                     raw = b""
@@ -84,8 +85,8 @@ class Probe:
                         if not raw:
                             break
                     if len(raw) <= limit:
-                        value = loads(raw)
-        except (OSError, MemoryError, LoadError) + tuple(JSONDecodeError):
+                        value = loads_lenient(raw)
+        except (OSError, MemoryError, LoadError, ValueError, RecursionError) + tuple(JSONDecodeError):
             value = None
         self._first_value = value
         return value

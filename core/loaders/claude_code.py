@@ -38,7 +38,7 @@ import re
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import ANTHROPIC
-from .base import (MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, drop_mistyped, iter_lines, loads,
+from .base import (LINE_TOO_LONG, MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, drop_mistyped, iter_lines, loads,
                    loads_lenient, open_regular, parse_timestamp, recover_records)
 
 FORMAT = "claude-code"
@@ -168,7 +168,7 @@ def _read(path_str: str, path) -> tuple:
 def _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append) -> None:
     for n, raw in lines:
         if raw is None:
-            problems.append(Problem(path_str, n, "line is too long to load; skipped", "error"))
+            problems.append(Problem(path_str, n, LINE_TOO_LONG, "error"))
             continue
         try:
             rec = loads(raw)

@@ -162,11 +162,37 @@ def _open(path: Path):
             shutil.rmtree(d, ignore_errors=True)
 
 
+class _TolerantText:
+    """A text factory for a database holding text that is not UTF-8: U+FFFD for what cannot be decoded (the
+    rest reads), counted."""
+
+    def __init__(self):
+        self.replaced = 0
+
+    def __call__(self, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.replaced += 1
+            return raw.decode("utf-8", "replace")
+
+
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
+    tolerant = None
     try:
-        with _open(probe.path) as (con, note):
-            result = _load(con, path)
+        try:
+            with _open(probe.path) as (con, note):
+                result = _load(con, path)
+        except sqlite3.OperationalError as e:
+            if "decode" not in str(e):
+                raise
+            # a value that is not UTF-8 (sqlite3 refuses the whole query): read again, decoding leniently
+            # (the usual database takes the fast path above)
+            tolerant = _TolerantText()
+            with _open(probe.path) as (con, note):
+                con.text_factory = tolerant
+                result = _load(con, path)
     except LoadError:
         raise
     except sqlite3.DatabaseError as e:
@@ -175,6 +201,9 @@ def load(probe: Probe) -> LoadResult:
         raise LoadError(path, 0, f"cannot read the SQLite database: {e.strerror or e}") from None
     if note:
         result.problems.append(Problem(path, 0, note, "info" if "copy" in note else "warning"))
+    if tolerant is not None and tolerant.replaced:
+        result.problems.append(Problem(path, 0, f"{tolerant.replaced:,} text value(s) held invalid UTF-8: "
+                                                "replaced by U+FFFD", "warning"))
     return result
 
 

@@ -34,7 +34,7 @@ import sys
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
-from .base import MAX_JSON_BYTES, JSONDecodeError, LoadError, Probe, document_lines, loads, parse_timestamp, \
+from .base import MAX_JSON_BYTES, JSONDecodeError, LoadError, Probe, document_lines, loads_lenient, parse_timestamp, \
     read_json_document
 from .openai_chat import copy_keys
 
@@ -601,7 +601,8 @@ def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
     if probe.head.startswith(b"PK\x03\x04"):
         return _load_eval(probe)
-    doc = read_json_document(probe.path)
+    notes: list = []             # what only a lenient reader takes (a cut emoji, NaN): made valid, reported
+    doc = read_json_document(probe.path, notes)
     if not isinstance(doc, dict):
         raise LoadError(path, 1, "not an Inspect log: the document is not an object")
     samples = doc.get("samples")
@@ -613,6 +614,8 @@ def load(probe: Probe) -> LoadResult:
         table.update(document_lines(probe.path, pattern, doc))
     convs = [_sample(s, path, f"samples[{i}]", doc, _Lines(table, i))
              for i, s in enumerate(samples) if isinstance(s, dict)]
+    if notes and convs:
+        convs[0].problems.insert(0, Problem(path, 0, "; ".join(dict.fromkeys(notes)), "warning"))
     return _result(path, convs)
 
 
@@ -640,7 +643,7 @@ class _Budget:
         self.left = total
 
 
-def _read_member(z, name: str, path: str, budget: _Budget):
+def _read_member(z, name: str, path: str, budget: _Budget, notes: list | None = None):
     info = z.getinfo(name)
     if info.file_size > MAX_MEMBER_BYTES:
         raise LoadError(path, 0, f"{name} in the archive is {info.file_size:,} bytes: too large")
@@ -656,8 +659,8 @@ def _read_member(z, name: str, path: str, budget: _Budget):
                                  "(a zip bomb, or a log too large to open)")
     budget.left -= len(data)
     try:
-        return loads(data)
-    except JSONDecodeError as e:
+        return loads_lenient(data, notes=notes)
+    except (RecursionError, *JSONDecodeError) as e:
         raise LoadError(path, 0, f"{name} in the archive is broken JSON: {str(e).split(':')[0]}") from None
 
 
@@ -683,7 +686,8 @@ def _load_eval(probe: Probe) -> LoadResult:
                 raise LoadError(path, 0, f"the archive's samples would decompress to {declared:,} bytes, over the "
                                          f"{MAX_TOTAL_BYTES:,}-byte limit (a zip bomb, or a log too large to open)")
             budget = _Budget(MAX_TOTAL_BYTES)
-            header = _read_member(z, head_name, path, budget) if head_name else {}
+            head_notes: list = []
+            header = _read_member(z, head_name, path, budget, head_notes) if head_name else {}
 
             def order(n):
                 stem = n[len("samples/"):-len(".json")]
@@ -691,9 +695,14 @@ def _load_eval(probe: Probe) -> LoadResult:
                 return (0, int(sid), int(ep or 0)) if sid.isdigit() and ep.isdigit() else (1, stem, 0)
             convs = []
             for n in sorted(sample_names, key=order):
-                s = _read_member(z, n, path, budget)
+                notes: list = []
+                s = _read_member(z, n, path, budget, notes)
                 if isinstance(s, dict):
                     convs.append(_sample(s, path, n, header if isinstance(header, dict) else {}))
+                    notes = head_notes + notes if len(convs) == 1 else notes
+                    if notes:      # what only a lenient reader takes (a cut emoji, NaN): made valid, reported
+                        convs[-1].problems.insert(0, Problem(path, 0, f"{n}: " + "; ".join(dict.fromkeys(notes)),
+                                                             "warning"))
     except zipfile.BadZipFile as e:
         raise LoadError(path, 0, f"a broken zip archive: {e}") from None
     except (OSError, EOFError, ValueError, KeyError) as e:
