@@ -533,7 +533,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _tolerant_streams() -> None:
     """Text that cannot be encoded for the terminal (a lone surrogate, a character the locale lacks) is
     replaced instead of stopping the command half-way through its output."""
-    for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
+    from compactscope.core.safeio import TEXT_ERRORS
+    for stream, errors in ((sys.stdout, TEXT_ERRORS), (sys.stderr, "backslashreplace")):
         try:
             stream.reconfigure(errors=errors)
         except (AttributeError, ValueError):

@@ -6,6 +6,7 @@ Organisation and application names are fixed so tests can isolate them with
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
@@ -13,6 +14,28 @@ from PySide6.QtCore import QByteArray, QSettings
 ORG = "Compactscope"
 APP = "compactscope"
 MAX_RECENT = 10
+
+
+# A file name that is not valid UTF-8 (bytes Python keeps as lone surrogates) cannot go into QSettings as it
+# is (Qt drops the surrogate, so the entry would name another file): it is kept as its bytes in hex.
+_BYTES = "fs-bytes:"
+
+
+def _to_stored(name: str) -> str:
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return _BYTES + os.fsencode(name).hex()
+
+
+def _from_stored(value: str) -> str:
+    if value.startswith(_BYTES):
+        try:
+            return os.fsdecode(bytes.fromhex(value[len(_BYTES):]))
+        except ValueError:
+            return value
+    return value
 
 
 class Settings:
@@ -33,11 +56,11 @@ class Settings:
         raw = self.q.value(key, [])
         if isinstance(raw, str):
             raw = [raw]
-        return [str(p) for p in (raw or []) if p]
+        return [_from_stored(str(p)) for p in (raw or []) if p]
 
     def _add_recent(self, key: str, item: str) -> list[str]:
         items = [item] + [x for x in self._recent(key) if x != item]
-        self.set(key, items[:MAX_RECENT])
+        self.set(key, [_to_stored(x) for x in items[:MAX_RECENT]])
         return items[:MAX_RECENT]
 
     def recent_files(self) -> list[str]:

@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import math
@@ -59,6 +60,22 @@ def fix_text(text: str) -> str:
     # a pair written as two escapes (json.loads keeps "\\ud83d\\ude00" as one character, but a pair built
     # from two halves may not be): join pairs first, then replace what is left alone
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _encode_errors(e: UnicodeError):
+    """The codec error handler ``TEXT_ERRORS``: lone surrogates become U+FFFD as ``fix_text`` makes them
+    (so text files and terminals say what the JSON says), what the encoding lacks becomes ``?``."""
+    if not isinstance(e, UnicodeEncodeError):
+        raise e
+    fixed = fix_text(e.object[e.start:e.end])
+    try:                                   # bytes: an encoder takes only ASCII text back from a handler
+        return fixed.encode(e.encoding), e.end
+    except (UnicodeError, LookupError):
+        return "?" * len(fixed), e.end
+
+
+TEXT_ERRORS = "compactscope.replace"       # errors= for text written to files and terminals
+codecs.register_error(TEXT_ERRORS, _encode_errors)
 
 
 def _bad_number(v: Any) -> bool:

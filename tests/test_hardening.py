@@ -15,6 +15,7 @@ from compactscope.core.checker import check
 from compactscope.core.messages import ANTHROPIC, OPENAI
 from compactscope.core.pipeline import Engine
 from compactscope.core.workspace import Workspace
+from conftest import EXAMPLES
 
 
 @pytest.fixture
@@ -397,3 +398,120 @@ def test_a_screenshot_is_written_atomically_and_never_through_a_symlink(tmp_path
     out = tmp_path / "ok.png"
     assert gui.main([src, "--screenshot", str(out), "--size", "640x480"]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG" and not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+# ------------------------------------------------------------------ writers: every value a layer may make
+_EVIL_PLUGIN = '''
+import math
+
+
+def compact(messages):
+    """Keeps the last four messages and adds values no strict reader takes."""
+    out = messages[-4:]
+    out.insert(0, {"role": "user", "content": [{"type": "text", "text": "cut \\ud83d emoji", "n": math.nan,
+                                                 "big": 2 ** 70, "inf": [math.inf]}]})
+    out.append({"role": "assistant", "content": "x\\udc00y", 5: "a key that is a number"})
+    return out
+'''
+
+
+def _strict(text: str):
+    def refuse(name):
+        raise ValueError(f"not strict JSON: {name}")
+    text.encode("utf-8")                                   # no lone surrogate
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_every_writer_takes_what_a_layer_or_a_summary_makes(tmp_path, capsys, cache_home):
+    """Lone surrogates, NaN, infinities, >64-bit integers and keys that are numbers, made by a plugin's layer or
+    a summary (here a fixed one holding a cut emoji): run (text and --json), replay --json, the report (HTML
+    and Markdown) and the transcript are written whole, as strict UTF-8 JSON where they are JSON."""
+    plugin = tmp_path / "evil.py"
+    plugin.write_text(_EVIL_PLUGIN)
+    src = EXAMPLES / "long_session.json"
+    work = tmp_path / "w"
+    rc, out, err = run_cli(capsys, "run", src, "--strategy", plugin, "--workdir", work)
+    assert rc == 0 and "Traceback" not in err
+    rc, out, err = run_cli(capsys, "run", src, "--strategy", plugin, "--json", "--workdir", work)
+    assert rc == 0, err
+    d = _strict(out)
+    last = d["steps"][-1]["messages"]
+    assert last[0]["content"][0]["text"] == "cut \ufffd emoji" and last[0]["content"][0]["n"] is None
+    assert last[-1]["content"] == "x\ufffdy" and last[-1]["5"] == "a key that is a number"
+    rc, out, err = run_cli(capsys, "replay", src, "--strategy", plugin, "--json", "--workdir", work)
+    assert rc == 0, err
+    _strict(out)
+    for name in ("r.html", "r.md"):
+        rc, out, err = run_cli(capsys, "report", src, "--strategy", plugin, "-o", tmp_path / name, "--workdir", work)
+        assert rc == 0, err
+        assert "cut \ufffd emoji" in (tmp_path / name).read_text(encoding="utf-8")
+    # a summary with a lone surrogate: in the output and in the transcript the summary layer writes
+    rc, out, err = run_cli(capsys, "run", src, "--summarizer", "fixed:half \ud83d of an emoji", "--json",
+                           "--workdir", work)
+    assert rc == 0, err
+    d = _strict(out)
+    assert "half \ufffd of an emoji" in json.dumps(d["steps"][-1]["messages"][0], ensure_ascii=False)
+    transcripts = list((work / ".transcripts").glob("transcript_*.jsonl"))
+    assert transcripts
+    for t in transcripts:
+        for line in t.read_text(encoding="utf-8").splitlines():
+            _strict(line)
+    assert not [p for p in work.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_transcript_is_never_half_written(tmp_path, monkeypatch):
+    """A write that fails midway (a full disk) leaves no transcript and no temporary file; the next write of
+    the same list makes the whole file."""
+    from compactscope.core import workspace as wsmod
+    ws = Workspace(tmp_path / "ws")
+    msgs = [{"role": "user", "content": f"message {k}"} for k in range(50)]
+    real = wsmod._line
+    count = {"n": 0}
+
+    def failing(m):
+        count["n"] += 1
+        if count["n"] == 30:
+            raise OSError(28, "No space left on device")
+        return real(m)
+    monkeypatch.setattr(wsmod, "_line", failing)
+    with pytest.raises(OSError):
+        ws.write_transcript(msgs)
+    folder = ws.root / ".transcripts"
+    assert list(folder.iterdir()) == []
+    monkeypatch.setattr(wsmod, "_line", real)
+    path = ws.write_transcript(msgs)
+    assert [json.loads(x)["content"] for x in path.read_text().splitlines()] == [m["content"] for m in msgs]
+    assert [p.name for p in folder.iterdir()] == [path.name]
+
+
+def test_a_huge_file_or_line_is_refused_naming_the_file_and_line(tmp_path, monkeypatch):
+    """A JSON document over the limit is refused at once (its size read, nothing parsed); a JSONL line over
+    the limit is skipped with its line number and the limit, the other lines load."""
+    from compactscope.core.loaders import base
+    doc = tmp_path / "big.json"
+    doc.write_text(json.dumps([{"role": "user", "content": "x" * 5000}]))
+    monkeypatch.setattr(base, "MAX_JSON_BYTES", 4096)
+    msg = _bounded(lambda: _load_error(doc), 1, 5)
+    assert str(doc) in msg and "5,0" in msg and "4,096-byte limit" in msg
+    from compactscope.core.loaders import load
+    lines = tmp_path / "big.jsonl"
+    lines.write_text("\n".join(json.dumps({"role": r, "content": c}) for r, c in
+                               (("user", "a"), ("assistant", "x" * 5000), ("user", "b"))) + "\n")
+    monkeypatch.setattr(base.iter_lines, "__defaults__", (1000,))
+    r = load(lines)
+    assert [m["content"] for m in r.main.messages] == ["a", "b"]
+    [p] = [p for p in r.problems if "too long" in p.text]
+    assert p.path == str(lines) and p.line == 2 and "MB, the limit for one line" in p.text
+
+
+def test_a_recent_file_whose_name_is_not_utf8_reopens_that_file(qapp, isolated_settings, tmp_path):
+    """A file name with bytes that are not UTF-8 (Python keeps them as lone surrogates): Qt's settings would
+    drop them and name another file; the recent-files list keeps the name's bytes."""
+    from compactscope.app.settings import Settings
+    odd = os.fsdecode(bytes(tmp_path) + b"/bad\xffname.json")
+    Path(odd).write_text("[]")
+    Settings().add_recent(odd)
+    Settings().add_recent(str(tmp_path / "plain.json"))
+    Settings().q.sync()
+    assert Settings().recent_files() == [str((tmp_path / "plain.json").resolve()), str(Path(odd).resolve())]
+    assert Path(Settings().recent_files()[1]).is_file()

@@ -85,10 +85,9 @@ def o200k_cache(folder: str | None = None) -> str | None:
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         return None
     try:
+        from ..safeio import atomic_write
         Path(folder).mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        atomic_write(target, data)        # whole or not at all, never through a symlink planted there
     except OSError:
         return None
     return folder

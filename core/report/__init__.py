@@ -35,9 +35,9 @@ def write_text(path, render_to) -> None:
     """Write what ``render_to(stream)`` writes to ``path`` as UTF-8, atomically (``core.safeio``: a temporary
     file beside it takes the name at the end; a symlink at ``path`` is refused; a new file gets the user's
     usual mode)."""
-    from ..safeio import atomic_path, new_file_mode
+    from ..safeio import TEXT_ERRORS, atomic_path, new_file_mode
     with atomic_path(path, mode=new_file_mode(path)) as tmp:
-        with open(tmp, "w", encoding="utf-8", errors="replace", newline="\n") as f:
+        with open(tmp, "w", encoding="utf-8", errors=TEXT_ERRORS, newline="\n") as f:
             render_to(f)
 
 
