@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         self._base_font_pt = QApplication.font().pointSizeF() or 10.0
         self.zoom = 0.0
         self.last_error = ""
+        self._load_problems: list = []    # the open file's load problems (listed under the API findings)
         self._compare_timer = QTimer(self)          # one replay for several ticks in a row
         self._compare_timer.setSingleShot(True)
         self._compare_timer.setInterval(150)
@@ -324,6 +325,7 @@ class MainWindow(QMainWindow):
     def _source_changed(self, src: dict) -> None:
         self.setWindowTitle(tr("Compactscope — {v}").format(v=src.get('title') or 'conversation'))
         problems = src.get("problems") or []
+        self._load_problems = problems          # listed under the API findings while the file is open
         if problems:
             self.statusBar().showMessage(tr("{n_problems} problem(s) while loading: {problems}").format(n_problems=len(problems), problems=problems[0]), 10000)
 
@@ -389,7 +391,7 @@ class MainWindow(QMainWindow):
             else tr("Snip boundary")
         if self.tabs.tabText(1) != title:
             self.tabs.setTabText(1, title)
-        self.findings.set_findings(s.stage_findings(k), ct(view.where))
+        self.findings.set_findings(s.stage_findings(k), ct(view.where), self._load_problems)
         self.chart.set_stage(k)
         self.chart.set_messages(view.messages)
         self.status_label.setText(ct_parts(s.status_text()))

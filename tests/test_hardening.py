@@ -515,3 +515,35 @@ def test_a_recent_file_whose_name_is_not_utf8_reopens_that_file(qapp, isolated_s
     Settings().q.sync()
     assert Settings().recent_files() == [str((tmp_path / "plain.json").resolve()), str(Path(odd).resolve())]
     assert Path(Settings().recent_files()[1]).is_file()
+
+
+def test_the_window_lists_what_the_load_skipped_or_made_valid(qtbot, make_window, tmp_path):
+    """A file with a broken line and a cut emoji: the window opens the rest, and under the API findings it
+    lists each problem with its line for as long as the file is open (the status bar shows only the first,
+    for a while); another file without problems clears the list."""
+    recs = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "second"},
+            {"role": "user", "content": "third"}, {"role": "assistant", "content": "fourth"}]
+    lines = [json.dumps(r) for r in recs]
+    lines[1] = '{"role": "assistant", "content": '                                 # cut mid-record
+    lines[2] = lines[2].replace("third", "cut \\ud83d emoji")
+    p = tmp_path / "odd.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    win = make_window()
+    assert win.open_path(str(p))
+    qtbot.waitUntil(lambda: win.conversation is not None and win.trace is not None, timeout=20000)
+
+    def texts():
+        return [win.findings.item(i).text() for i in range(win.findings.count())]
+    qtbot.waitUntil(lambda: any("problem(s) while loading the file" in t for t in texts()), timeout=10000)
+    t = texts()
+    assert any(x.strip().startswith("odd.jsonl:2:") for x in t)
+    assert any(x.strip().startswith("odd.jsonl:3:") and "surrogate" in x for x in t)
+    assert [m["content"] for m in win.conversation.messages][-1] == "fourth"
+    win.stepper.set_current(len(win.trace.steps))
+    qtbot.waitUntil(lambda: win.stage == len(win.trace.steps), timeout=5000)
+    assert any("problem(s) while loading the file" in x for x in texts())   # on every stage
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps(recs))
+    assert win.open_path(str(clean))
+    qtbot.waitUntil(lambda: win.conversation is not None and len(win.conversation.messages) == 4, timeout=20000)
+    qtbot.waitUntil(lambda: not any("problem(s) while loading" in x for x in texts()), timeout=10000)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import os
 
 from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QColor
@@ -117,8 +118,12 @@ class EditList(QListWidget):
         self._highlight()
 
 
+MAX_PROBLEMS_SHOWN = 300
+
+
 class FindingsPanel(QListWidget):
-    """API-validity findings of the current stage; clicking one selects its message."""
+    """API-validity findings of the current stage; clicking one selects its message. Under them, what the
+    load of the file skipped or made valid (its problems, each with its line), for as long as it is open."""
     sigMessageClicked = Signal(int)
 
     def __init__(self, parent=None):
@@ -128,12 +133,13 @@ class FindingsPanel(QListWidget):
         self.itemClicked.connect(lambda it: self.sigMessageClicked.emit(it.data(Qt.UserRole))
                                  if it.data(Qt.UserRole) is not None else None)
 
-    def set_findings(self, findings: list, where: str = "") -> None:
+    def set_findings(self, findings: list, where: str = "", problems=()) -> None:
         self.clear()
         if not findings:
             it = QListWidgetItem(tr("✔ no findings {where}: the API would accept this list").format(where=where))
             it.setForeground(QColor("#16a34a"))
             self.addItem(it)
+            self._problems(problems)
             return
         errors = sum(1 for f in findings if f.severity == "error")
         it = QListWidgetItem(tr("{n} finding(s) {where}").format(n=len(findings), where=where) +
@@ -145,6 +151,29 @@ class FindingsPanel(QListWidget):
             it = QListWidgetItem(f"\u26a0 {ct(str(f))}")
             it.setData(Qt.UserRole, f.message)
             it.setForeground(QColor("#dc2626" if f.severity == "error" else "#b45309"))
+            self.addItem(it)
+        self._problems(problems)
+
+    def _problems(self, problems) -> None:
+        problems = list(problems or ())
+        if not problems:
+            return
+        it = QListWidgetItem(tr("{n} problem(s) while loading the file (lines skipped, values made valid):")
+                             .format(n=len(problems)))
+        it.setForeground(QColor("#475569"))
+        self.addItem(it)
+        for p in problems[:MAX_PROBLEMS_SHOWN]:
+            name = os.path.basename(str(getattr(p, "path", "")) or "")
+            line = getattr(p, "line", 0)
+            where = f"{name}:{line}" if line else name
+            it = QListWidgetItem(f"  {where}: {getattr(p, 'text', p)}")
+            it.setToolTip(str(p))
+            it.setForeground(QColor("#dc2626" if getattr(p, "severity", "") == "error" else "#64748b"))
+            self.addItem(it)
+        if len(problems) > MAX_PROBLEMS_SHOWN:
+            it = QListWidgetItem(tr("… and {n} more (compactscope info FILE lists them all)")
+                                 .format(n=len(problems) - MAX_PROBLEMS_SHOWN))
+            it.setForeground(QColor("#64748b"))
             self.addItem(it)
 
 

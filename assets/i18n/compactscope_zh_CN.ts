@@ -728,6 +728,14 @@
         <translation>，其中 {errors} 个错误：API 会拒绝这个列表</translation>
     </message>
     <message>
+        <source>{n} problem(s) while loading the file (lines skipped, values made valid):</source>
+        <translation>加载文件时发现 {n} 个问题（跳过的行、修正为有效的值）：</translation>
+    </message>
+    <message>
+        <source>… and {n} more (compactscope info FILE lists them all)</source>
+        <translation>…… 另有 {n} 个（compactscope info FILE 会全部列出）</translation>
+    </message>
+    <message>
         <source>Red lines in the message list mark compress_start and compress_end: what lies between them is replaced by one summary.</source>
         <translation>消息列表中的红线标出 compress_start 和 compress_end：两者之间的内容会被一条摘要替换。</translation>
     </message>
