@@ -408,7 +408,9 @@ class Session:
         self.call = None
         self._apply_inferred()
         self.result = None
-        for cache in (self._align, self._status_before, self._status_after):
+        # the sizes measured for the conversation shown before (each open or reload of a followed file makes new
+        # message objects): the meter held them, and up to 32 of their lists, until a million had been measured
+        for cache in (self._align, self._status_before, self._status_after, self.meter):
             cache.clear()
         self.stage, self.selection, self.selected_block, self._shown = 0, None, None, 0
         self.replay_results, self.replay_stale, self.shown_call, self.cursor = [], True, None, None

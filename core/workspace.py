@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency
 
 PERSIST_DIR = ".task_outputs/tool-results"
 TRANSCRIPT_DIR = ".transcripts"
+DIGESTS_FLOOR = 2500          # transcript-line digests kept: up to 4x the longest list written (at least this)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -66,6 +67,7 @@ class Workspace:
             cache.mark_active(self.root)
         self._lock = threading.Lock()
         self._digests: dict[int, tuple] = {}       # id(message) -> (message, digest of its transcript line)
+        self._peak = 0                             # the longest list written: the digests kept are bounded by it
         self.pruning = None                        # the background prune of the cache this workspace started
 
     def _inside(self, rel: str) -> Path:
@@ -143,6 +145,11 @@ class Workspace:
         a list seen before costs a lookup per message, not a serialisation."""
         with self._lock:
             folder = self._folder(TRANSCRIPT_DIR)
+            # the digests are kept for the lists of this conversation (a run again with other parameters); each
+            # open or reload of a file makes new messages: forget the old ones past 4x the longest list written
+            self._peak = max(self._peak, len(messages))
+            if len(self._digests) > 4 * max(self._peak, DIGESTS_FLOOR):
+                self._digests.clear()
             known = [self._digests.get(id(m)) for m in messages]
             path = None
             if all(d is not None and d[0] is m for d, m in zip(known, messages)):
@@ -163,8 +170,6 @@ class Workspace:
     def _line_and_digest(self, m) -> tuple[bytes, bytes]:
         line = _line(m)
         d = hashlib.blake2b(line, digest_size=16).digest()
-        if len(self._digests) >= 500_000:
-            self._digests.clear()
         self._digests[id(m)] = (m, d)
         return line, d
 

@@ -10,6 +10,7 @@ takes longer than the time limit.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import random
@@ -600,6 +601,9 @@ class Runner:
         except Exception as e:  # the harness itself must never stop the campaign
             out.failures.append(Failure("harness", f"{type(e).__name__}: {e}"[:300], _where(e),
                                         traceback.format_exc()))
+        # the CLI freezes what it loaded out of the cyclic GC (right for a process that ends with the command);
+        # thousands of commands in one process would keep every cycle of every earlier input: give them back
+        gc.unfreeze()
         out.seconds = time.perf_counter() - t0
         cpu = time.process_time() - c0
         # CPU time against the limit (the machine is shared: wall time says more about the neighbours than
