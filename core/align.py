@@ -195,6 +195,7 @@ def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list
     if not step.edits:
         return rows
     touched: dict[int, list] = {}
+    spans: list = []      # (first row, end row, k): a range edit over consecutive rows (a summary of 100k)
     for k, e in enumerate(step.edits):
         if e.message is not None and e.message in left_rows:
             touched.setdefault(left_rows[e.message], []).append(k)
@@ -202,7 +203,14 @@ def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list
             touched.setdefault(right_rows[e.out], []).append(k)
         if e.start is not None and e.end is not None and e.end > e.start:
             get = left_rows.get
-            for i in range(max(e.start, 0), e.end):
+            a, b = max(e.start, 0), e.end
+            # every input has one row and they follow the input order, so the range's rows are consecutive
+            # when its ends are that far apart
+            r0, r1 = get(a), get(b - 1)
+            if r0 is not None and r1 is not None and r1 - r0 == b - 1 - a and (e.block is None or e.new_len is None):
+                spans.append((r0, r1 + 1, k))
+                continue
+            for i in range(a, b):
                 ri = get(i)
                 if ri is not None:
                     lst = touched.get(ri)
@@ -210,9 +218,27 @@ def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list
                         touched[ri] = [k]
                     else:
                         lst.append(k)
-    # each row's list is in edit order (k grows in the loop above), a k at most twice in a row (as the
-    # message and as the output): its sorted set is the list without repeats
+    # a span's rows are made in one go; the rows other edits touch too get the span's edit in their list
+    # (and are made again below), and spans that overlap go row by row
     out = list(rows)
+    spans.sort()
+    for n, (a, b, k) in enumerate(spans):
+        if (n and spans[n - 1][1] > a) or (n + 1 < len(spans) and spans[n + 1][0] < b):
+            for ri in range(a, b):
+                touched.setdefault(ri, []).append(k)
+            continue
+        ks = (k,)
+        out[a:b] = [_new(Row, (r[0], r[1], r[2], ks, ())) for r in rows[a:b]]
+        if len(touched) < b - a:
+            for ri in [ri for ri in touched if a <= ri < b]:
+                touched[ri].append(k)
+        else:
+            for ri in range(a, b):
+                lst = touched.get(ri)
+                if lst is not None:
+                    lst.append(k)
+    # each row's list is in edit order (k grows in the loop above) but for the spans added after, a k at
+    # most twice in a row (as the message and as the output): otherwise its sorted set is taken
     shared: dict = {}
     single: dict = {}
     edits = step.edits

@@ -167,7 +167,10 @@ class Engine:
         meta = conversation.meta_by_identity() if conversation is not None else {}
         bind = getattr(self.tokens, "bind", None)      # an estimator that reads the recorded usage
         if bind is not None and conversation is not None:
-            bind(conversation)
+            try:
+                bind(conversation, meter=self.meter)     # the message figures shared through the meter
+            except TypeError:                            # an estimator from outside with bind(conversation)
+                bind(conversation)
         system = system if system is not None else (conversation.system if conversation is not None else None)
         dialect = dialect or (conversation.dialect if conversation is not None else detect_dialect(messages))
         dialect_in = dialect

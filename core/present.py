@@ -17,6 +17,7 @@ list that reads the same as one indexed before.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_, is_not
@@ -245,6 +246,7 @@ def shown(n: int) -> None:
 # the tool pair indexes of the last lists shown: [(messages tuple, ToolPairIndex)]. Stepping back and forth
 # shows the same stages again; an index over 10k messages costs ~50 ms to build.
 _PAIR_CACHE: list = []
+_PAIR_LOCK = threading.Lock()
 
 
 def same_tool_shape(a: Any, b: Any) -> bool:
@@ -282,13 +284,14 @@ def pair_index(messages: list) -> ToolPairIndex:
     only where the index does not look (micro_compact's replaced results: ~10 ms instead of ~50 ms for
     an index over 10k messages)."""
     n = len(messages)
-    for k, (msgs, idx) in enumerate(_PAIR_CACHE):
+    with _PAIR_LOCK:                 # the pipeline's worker asks too (Claude Code's layers)
+        cache = list(_PAIR_CACHE)
+    for msgs, idx in cache:
         if len(msgs) == n and all(map(is_, msgs, messages)):
-            if k:
-                _PAIR_CACHE.insert(0, _PAIR_CACHE.pop(k))
+            _remember_pairs(msgs, idx)
             return idx
     idx = None
-    for msgs, cached in _PAIR_CACHE:
+    for msgs, cached in cache:
         if len(msgs) == n:
             differ = list(compress(range(n), map(is_not, msgs, messages)))
             if all(same_tool_shape(msgs[i], messages[i]) for i in differ):
@@ -296,6 +299,15 @@ def pair_index(messages: list) -> ToolPairIndex:
                 break
     if idx is None:
         idx = ToolPairIndex(messages)
-    _PAIR_CACHE.insert(0, (tuple(messages), idx))
-    del _PAIR_CACHE[6:]
+    _remember_pairs(tuple(messages), idx)
     return idx
+
+
+def _remember_pairs(msgs: tuple, idx: ToolPairIndex) -> None:
+    with _PAIR_LOCK:
+        for k, (m, _) in enumerate(_PAIR_CACHE):
+            if m is msgs:
+                del _PAIR_CACHE[k]
+                break
+        _PAIR_CACHE.insert(0, (msgs, idx))
+        del _PAIR_CACHE[6:]

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +101,34 @@ class CheckState:
 BACKGROUND_LOAD_BYTES = 4_000_000      # a file this big loads in the background (the window stays live)
 
 
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = [0, True]                 # [workers inside gc_paused(), whether the GC was on before the first]
+
+
+@contextmanager
+def gc_paused():
+    """The cyclic GC off while a worker builds a big result, what it built frozen out of the GC after.
+    A full collection walks every tracked object, the lists of 100k messages each step holds among
+    them, with the interpreter lock held: in a worker that is a stall of the window's thread (0.6 s at
+    100k messages) and most of an alignment's time. What a pipeline run or a load builds is long-lived
+    and acyclic (messages, lists, rows), so it is frozen like the loaded transcript; the memory of
+    the objects frozen is still freed when they are dropped."""
+    with _GC_LOCK:
+        if _GC_PAUSES[0] == 0:
+            _GC_PAUSES[1] = gc.isenabled()
+            gc.disable()
+        _GC_PAUSES[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES[0] -= 1
+            if _GC_PAUSES[0] == 0:
+                gc.freeze()
+                if _GC_PAUSES[1]:
+                    gc.enable()
+
+
 PREVIEW_BYTES = 1_000_000              # the start of a big JSONL file, shown while the whole file loads
 
 
@@ -111,14 +141,14 @@ def _load_for_view(path: str, state=None):
         preview = _preview(path)
         if preview is not None and not state.cancel.is_set():
             state.set_partial_result(preview)
-    result = load(path)
-    # out of the cyclic GC at once (see _loaded): a collection that walks 100k+ loaded objects in this thread
+    # out of the cyclic GC (see _loaded): a collection that walks 100k+ loaded objects in this thread
     # holds the interpreter for seconds, and the window with it
-    gc.freeze()
-    for conv in result.conversations[:1]:
-        conv.meta_by_identity()
-        present.shown(len(conv.messages))
-        present.size_table(conv.history())
+    with gc_paused():
+        result = load(path)
+        for conv in result.conversations[:1]:
+            conv.meta_by_identity()
+            present.shown(len(conv.messages))
+            present.size_table(conv.history())
     return result
 
 
@@ -591,15 +621,16 @@ class Session:
     def _run_job(self, engine: Engine, msgs: list, conv, state, prev: PipelineResult | None) -> PipelineResult:
         """In the background: the pipeline, then what the views draw of its steps (aligned rows), so that
         showing the result and stepping cost the GUI thread no more than painting."""
-        result = run_with_variants(engine, msgs, conv, cancel=state.cancel, progress=state.set_progress,
-                                   reuse=prev)
-        for step in result.trace.steps:
-            if state.cancel.is_set():
-                break
-            self._align.get(step)
-            self._status_after.get(step)
-            self._status_before.get(step)
-            present.size_table(step.messages)
+        with gc_paused():
+            result = run_with_variants(engine, msgs, conv, cancel=state.cancel, progress=state.set_progress,
+                                       reuse=prev)
+            for step in result.trace.steps:
+                if state.cancel.is_set():
+                    break
+                self._align.get(step)
+                self._status_after.get(step)
+                self._status_before.get(step)
+                present.size_table(step.messages)
         return result
 
     def cancel(self) -> None:

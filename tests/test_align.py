@@ -92,3 +92,60 @@ def test_real_steps_match_trace(tmp_path):
             # the snip edit is attached to the removed rows
             assert all(r.edits for r in rows if r.kind == REMOVED)
     assert "tool_result_budget" in changed_kinds
+
+
+def _edits_by_definition(step, rows) -> list[tuple]:
+    """Each row's edit indexes as the module docstring defines them, row by row: an edit concerns the
+    first non-duplicated row of its message, the row of its output, and the first rows of the inputs in
+    its range."""
+    first_left, row_of_right = {}, {}
+    for ri, r in enumerate(rows):
+        if r.left is not None and r.kind != DUPLICATED:
+            first_left.setdefault(r.left, ri)
+        if r.right is not None:
+            row_of_right[r.right] = ri
+    got: dict = {}
+    for k, e in enumerate(step.edits):
+        hit = set()
+        if e.message is not None and e.message in first_left:
+            hit.add(first_left[e.message])
+        if e.out is not None and e.out in row_of_right:
+            hit.add(row_of_right[e.out])
+        if e.start is not None and e.end is not None:
+            hit.update(first_left[i] for i in range(max(e.start, 0), e.end) if i in first_left)
+        for ri in hit:
+            got.setdefault(ri, set()).add(k)
+    return [tuple(sorted(got.get(ri, ()))) for ri in range(len(rows))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_edits_attach_to_their_rows(data):
+    """A summary's range edit over every removed row, with edits of single messages inside and around it
+    (Claude Code's restored files), overlapping ranges: each row lists exactly the edits that concern it,
+    and a changed row the block changes of its message."""
+    from compactscope.core.trace import Edit
+    n = data.draw(st.integers(0, 40))
+    origin = data.draw(st.lists(st.one_of(st.none(), st.integers(0, max(n - 1, 0))), max_size=12)) if n else []
+    inp = [{"role": "user", "content": f"m{i}"} for i in range(n)]
+    outp = [inp[o] if o is not None and data.draw(st.booleans()) else {"role": "user", "content": "new"}
+            for o in origin]
+    idx = st.one_of(st.none(), st.integers(-2, n + 2))
+    edits = [Edit("replace", "e", start=a, end=None if a is None else a + data.draw(st.integers(0, n + 3)),
+                  message=data.draw(idx), block=data.draw(st.one_of(st.none(), st.integers(0, 2))),
+                  out=data.draw(st.one_of(st.none(), st.integers(0, max(len(origin) - 1, 0)))),
+                  new_len=data.draw(st.one_of(st.none(), st.just(9))))
+             for a in data.draw(st.lists(idx, max_size=6))]
+
+    class Step:
+        pass
+    step = Step()
+    step.input, step.messages, step.origin, step.edits = inp, outp, origin, edits
+    rows = align(step)
+    _check_invariants(n, origin, rows)
+    assert [r.edits for r in rows] == _edits_by_definition(step, rows)
+    for r in rows:
+        want = tuple((edits[k].block, edits[k].kind, edits[k].old_len, edits[k].new_len) for k in r.edits
+                     if r.kind == CHANGED and edits[k].block is not None and edits[k].message == r.left
+                     and edits[k].new_len is not None)
+        assert tuple(b[:4] for b in r.blocks) == want

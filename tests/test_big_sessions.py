@@ -92,3 +92,64 @@ def test_a_parameter_change_reruns_from_the_layer_it_concerns(tmp_path):
     third = s.trace
     assert third.steps[0] is after.steps[0] and third.steps[1] is after.steps[1]
     assert third.steps[2] is not after.steps[2]
+
+
+def test_a_claude_code_parameter_change_reuses_the_summary_pair_index_and_figures(tmp_path, monkeypatch):
+    """buffer is auto_compact's: the rerun starts there, finds the same summary in the summarizer's cache by
+    the digests of its messages (no JSON of the conversation again), reads the tool pairs of the list the
+    earlier run indexed, and sizes the conversation from the figures the shared meter holds."""
+    from compactscope.core.layers import claude_code as cc
+    path = tmp_path / "s.jsonl"
+    write_session(path, 400)
+    s = Session(Workspace(tmp_path / "ws"), strategy="claude_code")
+    assert s.open(str(path))
+    s.set_param("window", 20_000)
+    first = s.trace
+    assert first.steps[-1].layer == "auto_compact" and first.steps[-1].summary
+    assert first.steps[-1].summary.get("cached") is False
+    built, counted = [], []
+    real_chars = cc.content_chars
+    monkeypatch.setattr(cc, "content_chars", lambda m: counted.append(1) or real_chars(m))
+    import compactscope.core.present as present
+    real_index = present.ToolPairIndex
+    monkeypatch.setattr(present, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real_index(msgs))
+    s.set_param("buffer", 12_000)
+    second = s.trace
+    assert all(a is b for a, b in zip(first.steps[:-1], second.steps[:-1]))
+    last = second.steps[-1]
+    assert last is not first.steps[-1] and last.summary.get("cached") is True
+    assert last.messages[0] == first.steps[-1].messages[0]          # the same summary message
+    assert built == []
+    assert len(counted) <= len(last.messages)                      # only the messages the rerun made
+
+
+def test_a_changed_message_is_a_different_summary_key():
+    from compactscope.core.layers.claude_code import _compact_prompt
+    from compactscope.core.summarizers import CachedSummarizer, SummaryRequest
+    a = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}]
+    b = [a[0], {"role": "assistant", "content": "two!"}]
+    key = lambda msgs: CachedSummarizer.key("x", SummaryRequest(prompt=_compact_prompt(msgs), messages=tuple(msgs)))
+    assert key(a) == key([dict(m) for m in a])                     # equal messages, other objects: one key
+    assert key(a) != key(b) and key(a) != key(a[:1])
+    assert key(a) != CachedSummarizer.key("x", SummaryRequest(prompt=_compact_prompt(a).text()))
+
+
+def test_workers_pause_the_cyclic_gc_and_give_it_back():
+    import gc
+    import threading
+    assert gc.isenabled()
+    inside, release = threading.Event(), threading.Event()
+
+    def work():
+        with S.gc_paused():
+            inside.set()
+            release.wait(10)
+    t = threading.Thread(target=work)
+    t.start()
+    inside.wait(10)
+    with S.gc_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()                                      # the other worker is still inside
+    release.set()
+    t.join(10)
+    assert gc.isenabled()

@@ -19,14 +19,17 @@ microcompact -> (context collapse: not public, not reproduced) -> auto-compact.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import re
 from itertools import islice
 from operator import is_
 
-from ..messages import block_type, blocks, content_text, replace_block, ToolPairIndex
+from ..messages import block_type, blocks, content_text, replace_block
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..identity import IdentityCache
+from ..present import pair_index
 from ..size import ByIdentity
 from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
 from . import s08
@@ -209,9 +212,10 @@ class SessionTokens:
         mc = self.message_chars
         return sum(mc(m) for m in messages) // 4
 
-    def bind(self, conversation) -> None:
+    def bind(self, conversation, meter=None) -> None:
         """Learn the real contexts of a loaded conversation (anything with ``messages``, ``meta`` and
-        ``segments``; a replay view passes its ``conversation``)."""
+        ``segments``; a replay view passes its ``conversation``). ``meter``: the engine's (the message
+        figures are shared with every run over the conversation)."""
         conv = getattr(conversation, "conversation", None) or conversation
         conv = getattr(conv, "context_of", None) or conv     # a real-context view: the whole conversation
         if conv is self._conv:
@@ -247,8 +251,9 @@ class SessionTokens:
         # the rough count of any slice from prefix sums (a sum per anchor over its whole prefix was O(n^2):
         # 10k messages took a minute)
         prefix = [0]
+        mc = self.message_chars
         for m in msgs:
-            prefix.append(prefix[-1] + self.message_chars(m))
+            prefix.append(prefix[-1] + mc(m, meter))
 
         def rough(a: int, b: int) -> int:
             return (prefix[b] - prefix[a]) // 4
@@ -394,7 +399,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     if gap < gap_min:
         return LayerOutput.unchanged(messages, f"{gap:.1f} min since the last assistant message (message "
                                                f"{last_ai}) < idle gap {gap_min:g} min", vars=v)
-    pairs = ToolPairIndex(messages)
+    pairs = pair_index(messages)       # shared with the views and the other layers over this list
     found = []   # (mi, bi, block, name)
     for mi, m in enumerate(messages):
         if not (isinstance(m, dict) and m.get("role") == "user"):
@@ -510,13 +515,26 @@ def _compact_prompt(part: list) -> LazyPrompt:
                 yield "\n"
             yield json.dumps(m, default=str, ensure_ascii=False)
         yield "\n</conversation>" + NO_TOOLS_TRAILER
-    return LazyPrompt(pieces)
+
+    def key_pieces():                 # the same text, as the digest of each message's JSON (kept by identity)
+        _json_digests.shown(len(part))
+        digest = _json_digests.get
+        yield NO_TOOLS_PREAMBLE + COMPACT_PROMPT + NO_TOOLS_TRAILER
+        for m in part:
+            yield digest(m)
+    return LazyPrompt(pieces, key_pieces)
+
+
+# message -> sha256 of its JSON in the summary prompt: a summary asked again over the same messages (a
+# parameter change re-running auto_compact) is found in the cache without 100k json.dumps
+_json_digests: IdentityCache[bytes] = IdentityCache(
+    lambda m: hashlib.sha256(json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest())
 
 
 def recent_reads(messages: list, read_tools: set[str]) -> list[dict]:
     """The files the conversation read, most recent first, one entry per path:
     {"path", "text", "message", "tool_id", "input"}; failed or cleared reads are skipped."""
-    pairs = ToolPairIndex(messages)
+    pairs = pair_index(messages)       # shared with the views and the other layers over this list
     seen: set[str] = set()
     out = []
     items = [p for p in pairs if p.name in read_tools and p.use is not None and p.results]

@@ -301,7 +301,7 @@ class InspectTokens:
         self._anchors: dict = {}         # assistant index -> (reported input tokens, ids of the input it saw)
         self.anchored = False            # the last figure came from a recorded usage
 
-    def bind(self, conversation) -> None:
+    def bind(self, conversation, meter=None) -> None:
         conv = getattr(conversation, "conversation", None) or conversation
         if conv is self._conv:
             return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol
@@ -24,10 +25,14 @@ class LazyPrompt:
     """A prompt made of pieces produced on demand (``pieces()`` returns a fresh iterable of strings each
     time): a summary request over 100k messages is hashed for the cache without ever being one string,
     and a summarizer that reads only the messages (offline, fixed) never builds it."""
-    __slots__ = ("pieces",)
+    __slots__ = ("pieces", "key_pieces")
 
-    def __init__(self, pieces: Callable[[], Iterable[str]]):
+    def __init__(self, pieces: Callable[[], Iterable[str]], key_pieces: Callable[[], Iterable] | None = None):
         self.pieces = pieces
+        # what the cache key hashes instead of the text (optional): pieces (str or bytes) that are equal
+        # exactly when the texts are, cheaper to make (digests of the messages, kept by identity, so that
+        # the same summary asked again after a parameter change costs no JSON of 100k messages)
+        self.key_pieces = key_pieces
 
     def text(self) -> str:
         return "".join(self.pieces())
@@ -57,6 +62,14 @@ class SummaryRequest:
         """The prompt in pieces, without building it when it is lazy."""
         v = object.__getattribute__(self, "prompt")
         return v.pieces() if v.__class__ is LazyPrompt else (v,)
+
+    def key_pieces(self) -> Iterable:
+        """What identifies the prompt for a cache: the lazy prompt's key pieces (after a marker no text
+        piece starts with) when it has them, else the prompt in pieces."""
+        v = object.__getattribute__(self, "prompt")
+        if v.__class__ is LazyPrompt and v.key_pieces is not None:
+            return itertools.chain((b"\x00key pieces\x00",), v.key_pieces())
+        return self.prompt_pieces()
 
 
 @dataclass(frozen=True)
@@ -97,7 +110,10 @@ class CachedSummarizer:
         for part in (name, req.purpose, req.system or "", str(req.max_tokens)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
-        for piece in req.prompt_pieces():         # piece by piece, in slices: never a copy of a huge prompt
+        for piece in req.key_pieces():            # piece by piece, in slices: never a copy of a huge prompt
+            if isinstance(piece, bytes):
+                h.update(piece)
+                continue
             for i in range(0, len(piece), 1 << 20):
                 h.update(piece[i:i + (1 << 20)].encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
