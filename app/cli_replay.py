@@ -138,11 +138,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         div = divergence.report(res, conv)
         for r in div["compactions"]:
             if r["diverges"]:
-                apart = "no simulated compaction" if r["first_simulated_call"] is None else \
-                    f"the first simulated one at call {r['first_simulated_call']} ({r['calls_apart']:+d} calls)"
-                err = f", estimate {r['token_error_share']:+.0%} off preTokens" if "token_error_share" in r else ""
-                print(f"! simulation and reality diverge at the real compaction before call {r['real_call']}: "
-                      f"{apart}{err}. {r['explanation']}")
+                print("! " + divergence.warning(r))
         if others:
             print()
             print(format_table([res] + others))

@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--compare", action="append", metavar="RUNS",
                     help="timeline: also replay these runs, [LABEL=]NAME[:K=V,...], repeatable or ';'-separated "
                          "(e.g. 's08;hermes'), as in replay, report and fleet")
-    ap.add_argument("--call", type=int, metavar="I", help="timeline: put the cursor on model call I (0-based)")
+    ap.add_argument("--call", type=int, metavar="N", help="exactly what was sent at model call N (0-based, one call per "
+                    "assistant message, numbered as replay and run --call do; -1 = the last); wins over --segment; "
+                    "the timeline's cursor goes to it")
     ap.add_argument("--follow", metavar="SESSION", help="follow a Claude Code session file that is still being "
                                                        "written: the views update as it grows")
     ap.add_argument("--lang", metavar="LANG", help="the window's language: en or zh_CN (default: the one chosen in "
@@ -177,6 +179,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"(0..{segs - 1}, -1 = the last, 'all')", file=sys.stderr)
             return 2
         win.session.set_segment(None if k is None else k % segs)
+    if ok and args.call is not None:
+        n = len(win.session.calls())
+        if not -n <= args.call < n:
+            print(f"compactscope: there is no model call {args.call}: the conversation has {n} model call(s) "
+                  f"(0..{n - 1}, -1 = the last)", file=sys.stderr)
+            return 2
+        win.session.set_call(args.call)
     if args.follow and ok:
         from .live import open_live
         open_live(win, 2)
@@ -190,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             return _screenshots(app, win, args, w, h)
         return _screenshot(app, win, args, w, h)
     win.show()
-    if args.step is not None or args.mode or args.tab or args.select is not None:
+    if args.step is not None or args.mode or args.tab or args.select is not None or args.compare:
         win.wait_idle(60000)
         _apply_view_args(win, args)
     return app.exec()
@@ -207,10 +216,6 @@ def _apply_view_args(win, args) -> None:
         win.tabs.setCurrentIndex({"diff": 0, "snip": 1, "timeline": 2}[args.tab])
     if args.compare:
         win.set_compare(args.compare)
-    if args.call is not None:
-        win.wait_idle(120000)
-        win.timeline.set_cursor(args.call, emit=True)
-        win.wait_idle(60000)
     if args.select is not None:
         win.select_message(args.select)
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
 from compactscope.core import strategies
 from compactscope.core.session import TABS, Session, stage_label
 from compactscope.core.workspace import Workspace
+from compactscope.widgets.context_picker import ContextPicker
 from compactscope.widgets.diff_panel import DiffPanel
 from compactscope.widgets.explainer import FindingsPanel, SnipExplainer
 from compactscope.widgets.inspector import Inspector
@@ -115,6 +116,8 @@ class MainWindow(QMainWindow):
         self.banner.setStyleSheet(BANNER_STYLE)
         self.banner.hide()
         outer.addWidget(self.banner)
+        self.picker = ContextPicker(central)        # conversation, real context (segment), model call
+        outer.addWidget(self.picker)
         self.stepper = LayerStepper(central)
         outer.addWidget(self.stepper)
         self.splitter = QSplitter(Qt.Horizontal, central)
@@ -210,6 +213,9 @@ class MainWindow(QMainWindow):
         self.timeline_panel.sigCompareChanged.connect(self._compare_changed)
         self.timeline_panel.sigCompareRequested.connect(self.run_replay)
         self.timeline_panel.sigFollowChanged.connect(s.set_follow)
+        self.picker.sigConversation.connect(s.select_conversation)
+        self.picker.sigSegment.connect(s.set_segment)
+        self.picker.sigCall.connect(s.set_call)
         # what the session says -> the views
         q.sigSourceChanged.connect(self._source_changed)
         q.sigStrategyChanged.connect(self._strategy_changed)
@@ -324,10 +330,25 @@ class MainWindow(QMainWindow):
 
     def _source_changed(self, src: dict) -> None:
         self.setWindowTitle(tr("Compactscope — {v}").format(v=src.get('title') or 'conversation'))
+        self._refresh_picker()
         problems = src.get("problems") or []
         self._load_problems = problems          # listed under the API findings while the file is open
         if problems:
             self.statusBar().showMessage(tr("{n_problems} problem(s) while loading: {problems}").format(n_problems=len(problems), problems=problems[0]), 10000)
+
+    def _refresh_picker(self) -> None:
+        """The picker shows the session's conversation, segment and call (core.contexts' choices)."""
+        from compactscope.core import contexts
+        s = self.session
+        conv = s.conversation
+        if conv is None:
+            self.picker.set_state([], [], [], 0, None, None)
+            return
+        convs = s.load_result.conversations if s.load_result is not None and \
+            any(c is conv for c in s.load_result.conversations) else [conv]
+        self.picker.set_state(contexts.conversation_choices(convs), contexts.segment_choices(conv),
+                              contexts.call_choices(conv, s.segment), s.conversation_index if len(convs) > 1 else 0,
+                              s.segment, s.call)
 
     def _strategy_changed(self, st) -> None:
         self.settings.set("strategy", st.name)
@@ -384,7 +405,8 @@ class MainWindow(QMainWindow):
         view = s.stage_view()
         self.model.set_messages(view.messages, status=view.status, findings=view.findings, cuts=view.cuts,
                                 badges=view.badges, meta=s.message_meta())
-        self.diff_panel.set_step(view.step, view.rows)
+        self.diff_panel.set_step(view.step, view.rows, (s.marks(view.step.input), s.marks(view.step.messages))
+                                 if view.step is not None else None)
         self._show_edits(view.step)
         self.explainer.set_steps(s.boundary_step(), s.variant_run(), self.strategy.name)
         title = ct(self.explainer.explanation.tab_title) if self.explainer.explanation is not None \
@@ -462,7 +484,8 @@ class MainWindow(QMainWindow):
         self.model.set_highlight(self.model.partners_of(mi))
         self.chart.set_selected(mi)
         where = tr("(before the layer)") if self.view_mode == "before" and self.current_step() else ""
-        self.inspector.show_message(mi, msgs[mi], None, where, meta=self.session.meta_of(msgs[mi]))
+        self.inspector.show_message(mi, msgs[mi], None, where, meta=self.session.meta_of(msgs[mi]),
+                                    compaction=self.session.compaction_of(msgs[mi]))
 
     def _block_selected(self, mi: int, block: int) -> None:
         msgs = self.model.messages
@@ -472,7 +495,7 @@ class MainWindow(QMainWindow):
         partners = self.model.partners_of(mi, block) if block >= 0 else self.model.partners_of(mi)
         self.model.set_highlight(partners or self.model.partners_of(mi))
         self.inspector.show_message(mi, msgs[mi], block if block >= 0 else None,
-                                    meta=self.session.meta_of(msgs[mi]))
+                                    meta=self.session.meta_of(msgs[mi]), compaction=self.session.compaction_of(msgs[mi]))
 
     def jump_to_partner(self) -> bool:
         return self.messages.jump_to_partner()
@@ -484,7 +507,7 @@ class MainWindow(QMainWindow):
         msgs = step.input if col == 0 else step.messages
         if 0 <= i < len(msgs):
             self.inspector.show_message(i, msgs[i], None, tr("(before the layer)") if col == 0 else tr("(after the layer)"),
-                                        meta=self.session.meta_of(msgs[i]))
+                                        meta=self.session.meta_of(msgs[i]), compaction=self.session.compaction_of(msgs[i]))
             if (col == 0) == (self.view_mode == "before"):
                 self.view.select_message(i)
 
@@ -550,6 +573,8 @@ class MainWindow(QMainWindow):
 
     def _replay_changed(self, results: list) -> None:
         self.timeline.set_replays(results)
+        if self.session.cursor is not None:          # the call picked (--call) or clicked before the replay came
+            self.timeline.set_cursor(self.session.cursor, emit=False)
         self.comparison.set_results(results)
         if results:
             self.sigReplayReady.emit(results[0])

@@ -40,7 +40,8 @@ class Segment:
         if self.event is None:
             return f"segment {self.index}: from the start of the file"
         ev = self.event
-        pre = f", preTokens {ev.pre_tokens:,}" if getattr(ev, "pre_tokens", None) else ""
+        word = "preTokens" if getattr(ev, "kind", "") == "claude_code" else "tokens before"
+        pre = f", {word} {ev.pre_tokens:,}" if getattr(ev, "pre_tokens", None) else ""
         return f"segment {self.index}: after a real {ev.trigger or ''} compaction{pre}".replace("  ", " ")
 
 
@@ -164,3 +165,176 @@ def locate_call(conv, n: int) -> tuple[int, int]:
 
 def is_context(conv) -> bool:
     return isinstance(getattr(conv, "extra", None), dict) and "context" in conv.extra
+
+
+# ---------------------------------------------------------------- what a picker offers (the window's)
+WHOLE_HISTORY = ("whole history: every segment read in a row (never sent as one request)")
+
+
+def _elide(text: str, n: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= n else text[:n - 1] + "\u2026"
+
+
+def conversation_choices(conversations: list) -> list[tuple[int, str, str]]:
+    """(index, label, tooltip) for each conversation of a file: the main one first, then each subagent or
+    sidechain by its title (what it was asked to do)."""
+    out = []
+    for k, c in enumerate(conversations):
+        extra = getattr(c, "extra", None) or {}
+        kind = extra.get("kind")
+        title = getattr(c, "title", "") or ""
+        if k == 0:
+            label = "main" + (f": {_elide(title, 48)}" if title else "")
+        elif kind in ("sidechain", "agent_progress") or title.startswith(("sidechain", "subagent")):
+            label = _elide(title, 56) if title else f"subagent {k}"
+        else:
+            label = _elide(title, 56) if title else f"conversation {k}"
+        n = len(getattr(c, "messages", ()) or ())
+        segs = len(getattr(c, "segments", None) or [0])
+        tip = (f"conversation {k}: {title or '(untitled)'}\n{n:,} messages, {len(call_indices(c)):,} model calls"
+               + (f", {segs - 1} real compaction(s)" if segs > 1 else ""))
+        out.append((k, f"{k} \u00b7 {label}", tip))
+    return out
+
+
+def segment_choices(conv) -> list[tuple[int | None, str, str]]:
+    """(segment or None, label, tooltip): each real API context between compactions, then the whole
+    history, labelled as never sent as one request."""
+    segs = segments(conv)
+    out = []
+    for s in segs:
+        last = " (last: what the agent would send next)" if s.index == len(segs) - 1 and len(segs) > 1 else ""
+        out.append((s.index, s.label() + last,
+                    f"messages {s.start}..{max(s.start, s.end - 1)}, {s.calls} model call(s)"
+                    + (f" ({s.first_call}..{s.first_call + s.calls - 1})" if s.calls else "")
+                    + ": one real API context" + (f"\nopened by: {boundary_text(s.event)}" if s.event else "")))
+    if len(segs) > 1:
+        out.append((None, WHOLE_HISTORY, "Every message of every segment in a row. No request ever held this list: "
+                    "the API saw one segment at a time (a compaction replaced what came before)."))
+    return out
+
+
+def call_choices(conv, segment: int | None) -> list[tuple[int, str]]:
+    """(call, label) for the model calls of a segment (all of them for None), numbered over the whole
+    history: the call, when it was made and how many tokens it sent (the recorded usage)."""
+    from .report.words import when
+    at = call_indices(conv)
+    segs = segments(conv)
+    lo, hi = (0, len(conv.messages)) if segment is None or not 0 <= segment < len(segs) else \
+        (segs[segment].start, segs[segment].end)
+    out = []
+    for n, i in enumerate(at):
+        if not lo <= i < hi:
+            continue
+        mt = conv.meta_at(i)
+        parts = [f"call {n}"]
+        if mt.timestamp is not None:
+            parts.append(when(mt.timestamp)[11:19])
+        k = i - segment_of(conv, i).start
+        tok = mt.usage.context_tokens if mt.usage is not None else 0
+        parts.append(f"{k} message{'s' if k != 1 else ''}" + (f", {tok:,} tokens" if tok else "") + " sent")
+        out.append((n, " \u00b7 ".join(parts)))
+    return out
+
+
+# ---------------------------------------------------------------- real compactions, as rows of their own
+_RECORDER = {"claude_code": "Claude Code compact_boundary", "inspect": "Inspect CompactionEvent",
+             "hermes": "hermes ContextCompressor", "recording": "recorded compaction"}
+_SUMMARY_BADGE = {"claude_code": "compact summary", "inspect": "compaction summary", "hermes": "compaction summary",
+                  "recording": "compaction summary"}
+
+
+def event_time(event, conv=None) -> float | None:
+    """When a real compaction happened: the time its record carries, else its summary's or first message's."""
+    ts = (getattr(event, "extra", None) or {}).get("timestamp")
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        return float(ts)
+    if conv is not None:
+        for i in (event.summary_index, event.message_index):
+            if i is not None and conv.meta_at(i).timestamp is not None:
+                return conv.meta_at(i).timestamp
+    return None
+
+
+def boundary_text(event, conv=None) -> str:
+    """One line for a real compaction: who recorded it, its trigger, the tokens before (Claude Code's
+    ``preTokens``) and after, the messages before -> after, and when."""
+    from .report.words import when
+    ex = getattr(event, "extra", None) or {}
+    who = _RECORDER.get(event.kind, f"{event.kind} compaction")
+    strategy = ex.get("strategy") or ex.get("mode")
+    parts = ["REAL COMPACTION"]
+    if event.trigger:
+        parts.append(str(event.trigger))
+    if event.pre_tokens:
+        parts.append(("preTokens " if event.kind == "claude_code" else "tokens before ") + f"{event.pre_tokens:,}")
+    if event.post_tokens:
+        parts.append(f"after {event.post_tokens:,}")
+    if isinstance(ex.get("messages_before"), int) and isinstance(ex.get("messages_after"), int):
+        parts.append(f"{ex['messages_before']} \u2192 {ex['messages_after']} messages")
+    ts = event_time(event, conv)
+    if ts is not None:
+        parts.append(when(ts))
+    parts.append(who + (f" ({strategy})" if strategy and event.kind != "claude_code" else ""))
+    return " \u00b7 ".join(parts)
+
+
+def summary_badge(event) -> str:
+    return _SUMMARY_BADGE.get(event.kind, "compaction summary")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A real compaction as the views draw it: ``boundary`` (a marker row before ``first``, the first
+    message after it that a list shows) and ``summary`` (the summary message, badged), by identity."""
+    event: object
+    text: str
+    badge: str
+    where: str                   # the file and line (or table row) that recorded it
+
+
+def compaction_marks(conv) -> tuple[dict, dict]:
+    """``(boundaries, summaries)``: id(message) -> Mark. A boundary is keyed by the messages from the
+    event's place up to its summary or the first message the compaction did not re-send (a list that
+    leaves out the copies draws it before the first one it holds: ``marks_in``); a summary by its own
+    message."""
+    bounds, summs = {}, {}
+    if conv is None or not getattr(conv, "events", None):
+        return bounds, summs
+    msgs = conv.messages
+    segs = segments(conv)
+    for ev in conv.events:
+        if not 0 <= ev.message_index <= len(msgs):
+            continue
+        mark = Mark(ev, boundary_text(ev, conv), summary_badge(ev), str(ev.provenance) if ev.provenance else "")
+        end = next((s.end for s in segs if s.start <= ev.message_index < s.end), len(msgs))
+        for order, i in enumerate(range(ev.message_index, end)):
+            bounds.setdefault(id(msgs[i]), (order, mark))
+            # up to the summary, or the first message the compaction did not re-send (a copy's list may
+            # leave the copies out)
+            if i == ev.summary_index or "copy_of" not in conv.meta_at(i).extra:
+                break
+        if ev.summary_index is not None and 0 <= ev.summary_index < len(msgs):
+            summs[id(msgs[ev.summary_index])] = mark
+    return bounds, summs
+
+
+def marks_in(messages: list, marks: tuple[dict, dict]) -> tuple[dict, dict]:
+    """For one shown list: (index -> boundary Mark drawn before that message, index -> summary Mark)."""
+    bounds, summs = marks
+    if not bounds and not summs:
+        return {}, {}
+    first: dict = {}            # event -> (order, index): the earliest message of its stretch in this list
+    out_s = {}
+    for k, m in enumerate(messages):
+        hit = bounds.get(id(m))
+        if hit is not None:
+            order, mark = hit
+            key = id(mark)
+            if key not in first or order < first[key][0]:
+                first[key] = (order, k, mark)
+        s = summs.get(id(m))
+        if s is not None:
+            out_s[k] = s
+    return {k: mark for _, k, mark in first.values()}, out_s

@@ -22,9 +22,9 @@ def _version(conversation) -> str | None:
 def report(result: Any, conversation: Any = None) -> dict:
     """``{"version", "diverged", "compactions": [...]}``; per real compaction: ``real_call``, ``trigger``,
     ``real_pre_tokens``, ``first_simulated_call`` (the first simulated compaction after the one matched to
-    the previous real compaction, None when the replay made no more), ``calls_apart``, ``estimate_before`` (the replay's estimate at
-    the real call, before its pipeline ran), ``token_error`` and ``token_error_share`` (against
-    ``preTokens``), ``diverges``, and ``explanation`` (which setting would explain it)."""
+    the previous real compaction, None when the replay made no more), ``calls_apart``, ``estimate_before`` (the replay's estimate before
+    its pipeline ran at ``estimate_call``: the first simulated compaction when it came before the real one,
+    else the real call), ``token_error`` and ``token_error_share`` (against ``preTokens``), ``diverges``, and ``explanation`` (which setting would explain it)."""
     conv = conversation if conversation is not None else getattr(result, "conversation", None)
     conv = getattr(conv, "conversation", None) or conv           # a replay view: the recording
     out = {"version": _version(conv), "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR},
@@ -42,8 +42,11 @@ def report(result: Any, conversation: Any = None) -> dict:
         row: dict = {"real_call": call, "trigger": ev.get("trigger"), "kind": ev.get("kind"),
                      "real_pre_tokens": ev.get("pre_tokens"), "first_simulated_call": first,
                      "calls_apart": None if first is None else first - call}
-        est = calls[call].tokens_before if 0 <= call < len(calls) else None
-        row["estimate_before"] = est
+        # the estimate just before the replay compacted: at the first simulated compaction when it came first
+        # (after it the replay's context is its own, not the one the agent counted), else at the real call
+        at = first if first is not None and first < call else call
+        est = calls[at].tokens_before if 0 <= at < len(calls) else None
+        row["estimate_before"], row["estimate_call"] = est, at
         pre = ev.get("pre_tokens")
         if est is not None and isinstance(pre, int) and pre > 0:
             row["token_error"] = est - pre
@@ -62,6 +65,15 @@ def report(result: Any, conversation: Any = None) -> dict:
         out["compactions"].append(row)
     out["diverged"] = any(r["diverges"] for r in out["compactions"])
     return out
+
+
+def warning(row: dict) -> str:
+    """The sentence that says where a replay and reality part ways (the CLI's ``!`` line, the timeline)."""
+    apart = "no simulated compaction" if row.get("first_simulated_call") is None else \
+        f"the first simulated one at call {row['first_simulated_call']} ({row['calls_apart']:+d} calls)"
+    err = f", estimate {row['token_error_share']:+.0%} off preTokens" if "token_error_share" in row else ""
+    return (f"simulation and reality diverge at the real compaction before call {row['real_call']}: {apart}{err}. "
+            f"{row.get('explanation') or ''}").strip()
 
 
 def explain(result: Any, row: dict) -> str:

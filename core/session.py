@@ -31,6 +31,7 @@ from . import present, strategies
 from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
 from .identity import IdentityCache
 from .events import EventGroup
+from .contexts import is_context
 from .explain import cut_lines, find_boundary_step, is_snip_step, lost_results
 from .jobs import LATEST, Executor, InlineExecutor, Worker
 from .pipeline import Engine, PipelineResult, run_with_variants
@@ -210,6 +211,8 @@ class Session:
         self.segment: int | None = None
         self.call: int | None = None
         self._meta_cache: tuple | None = None       # (conversation, its length, id(message) -> MessageMeta)
+        self._view_cache: tuple | None = None       # (choice, conversation, the real-context view run on)
+        self._marks: tuple | None = None            # (conversation, core.contexts.compaction_marks of it)
         # strategy
         names = strategies.available() or ["s08"]
         st = strategies.get(strategy) if isinstance(strategy, str) else strategy
@@ -239,6 +242,7 @@ class Session:
         self.error: Notice | None = None
         self.progress_text = ""
         self._align = IdentityCache(align)         # step -> its aligned rows
+        self._list_marks = IdentityCache(self._compute_marks, floor=16)   # shown list -> its real compactions
         # step -> message index -> status, on each side (from the rows; computed with them, in the background)
         self._status_before = IdentityCache(lambda st: {} if not st.changed else {
             r.left: r.kind for r in self._align.get(st) if r.left is not None and r.kind in (REMOVED, CHANGED, DUPLICATED)})
@@ -289,11 +293,32 @@ class Session:
     @property
     def source_messages(self) -> list:
         """The messages the pipeline runs on: the conversation, or one segment of it (the context after
-        a real compaction), or the context before one model call of it."""
-        conv = self.conversation
+        a real compaction), or exactly what was sent at one model call (``core.contexts``)."""
+        view = self.source_conversation()
+        if view is None:
+            return []
         # the whole conversation: each message once (Inspect/hermes segments repeat the compacted context, the
-        # copies marked ``copy_of``); a segment: the real context, copies included
-        return conv.select(self.segment, self.call) if conv is not None else []
+        # copies marked ``copy_of``); a segment or a call: the real context, copies included
+        return view.messages if is_context(view) else view.history()
+
+    def source_conversation(self):
+        """The conversation the pipeline runs on, as ``run`` takes it: a real-context view (``core.contexts``:
+        one segment, or what was sent at model call ``call``) or the whole conversation (``segment`` None).
+        The same object while the choice is unchanged (a re-run over the same list resumes)."""
+        conv = self.conversation
+        if conv is None:
+            return None
+        key = (id(conv), len(conv.messages), self.segment, self.call)
+        hit = self._view_cache
+        if hit is not None and hit[0] == key and hit[1] is conv:
+            return hit[2]
+        from .contexts import ContextError, real_context
+        try:
+            view = conv if self.segment is None and self.call is None else real_context(conv, self.segment, self.call)
+        except ContextError:
+            view = conv
+        self._view_cache = (key, conv, view)
+        return view
 
     # ================================================================== source
     def open(self, path: str, conversation: int = 0) -> bool:
@@ -456,16 +481,35 @@ class Session:
         conv = self.conversation
         if conv is not None and k is not None and not 0 <= k < len(conv.segments):
             raise ValueError(f"segment {k} is not in the conversation ({len(conv.segments)} segment(s))")
-        if k != self.segment:
+        if k != self.segment or self.call is not None:
             self.segment, self.call = k, None
             self.events.source(self._source_dict())
             self.run()
 
+    def calls(self) -> list[int]:
+        """The message index of every model call of the conversation (numbered as replay and run --call)."""
+        from .contexts import call_indices
+        return call_indices(self.conversation) if self.conversation is not None else []
+
     def set_call(self, i: int | None) -> None:
-        """Run over the context before model call i of the (segment of the) conversation."""
+        """Run over exactly what was sent at model call i (numbered over the whole history, as ``run --call``
+        and ``replay`` number them): the messages of its segment before its answer. The segment becomes
+        the call's; the timeline's cursor goes to the call (None: back to the whole segment)."""
+        conv = self.conversation
+        if i is not None and conv is not None:
+            from .contexts import segment_of
+            at = self.calls()
+            if not -len(at) <= i < len(at):
+                raise ValueError(f"model call {i} is not in the conversation ({len(at)} model call(s))")
+            i %= len(at)
+            seg = segment_of(conv, at[i]).index
+            self.segment = seg if len(conv.segments or [0]) > 1 or self.segment is not None else None
         if i != self.call:
             self.call = i
             self.events.source(self._source_dict())
+            if i is not None and i != self.cursor:
+                self.cursor = i                  # the timeline marks the call (no replay re-run: the real context)
+                self.events.cursor(i)
             self.run()
 
     def _source_dict(self) -> dict:
@@ -608,7 +652,7 @@ class Session:
         self.replay_stale = True
         engine = Engine(self.strategy, dict(self.params), workspace=self.workspace, summarizer=summ,
                         meter=self.meter, order=self.order)
-        conv, msgs = self.conversation, self.source_messages
+        conv, msgs = self.source_conversation(), self.source_messages
         # the last result over the same list: its steps before the first layer a changed parameter concerns
         # are kept (a change of the last layer's parameter re-runs the last layer only)
         prev = self.result if self.result is not None and self.result.trace.input is msgs \
@@ -764,18 +808,68 @@ class Session:
         """core.align rows of a step, computed once per step."""
         return self._align.get(step)
 
+    # ------------------------------------------------------------------ real compactions in a shown list
+    def compaction_marks(self) -> tuple[dict, dict]:
+        """``core.contexts.compaction_marks`` of the conversation (id(message) -> Mark), made once."""
+        conv = self.conversation
+        n = (len(conv.messages), len(conv.events)) if conv is not None else None
+        if self._marks is None or self._marks[0] is not conv or self._marks[1] != n:
+            from .contexts import compaction_marks
+            self._marks = (conv, n, compaction_marks(conv))
+            self._list_marks.clear()
+        return self._marks[2]
+
+    def _compute_marks(self, messages: list) -> tuple[dict, dict]:
+        from .contexts import marks_in
+        return marks_in(messages, self.compaction_marks())
+
+    def marks(self, messages: list) -> tuple[dict, dict]:
+        """For a shown list: (index -> the real compaction whose boundary row comes before that message,
+        index -> the real compaction whose summary that message is)."""
+        if not self.compaction_marks()[0] and not self.compaction_marks()[1]:
+            return {}, {}
+        self._list_marks.shown(4)
+        return self._list_marks.get(messages)
+
+    def compaction_of(self, message) -> tuple | None:
+        """``(Mark, "summary")`` when ``message`` is the summary of a real compaction, ``(Mark, "first")`` when
+        it is the first message after one (``core.contexts.Mark``); None for any other message."""
+        bounds, summs = self.compaction_marks()
+        hit = summs.get(id(message))
+        if hit is not None:
+            return hit, "summary"
+        b = bounds.get(id(message))
+        return (b[1], "first") if b is not None and b[0] == 0 else None
+
+    def _with_marks(self, messages: list, cuts: dict, badges: dict) -> tuple[dict, dict]:
+        """``cuts`` and ``badges`` of a shown list with its real compactions: a boundary row (style
+        "boundary") before the first message after each, and the summary badged as such."""
+        bounds, summs = self.marks(messages)
+        if not bounds and not summs:
+            return cuts, badges
+        cuts = dict(cuts)
+        for i, mark in bounds.items():
+            cuts[i] = [(mark.text, "boundary")] + list(cuts.get(i, ()))
+        badges = dict(badges)
+        for i, mark in summs.items():
+            badges[i] = mark.badge + (f" · {badges[i]}" if i in badges else "")
+        return cuts, badges
+
     def stage_view(self) -> StageView:
         """The messages of the current stage in the current view mode, with what to draw on them."""
         k, step = self.stage, self.current_step()
         if step is None:
-            return StageView(self.stage_messages(0), findings=self.stage_findings(0),
+            msgs = self.stage_messages(0)
+            cuts, badges = self._with_marks(msgs, {}, {})
+            return StageView(msgs, findings=self.stage_findings(0), cuts=cuts, badges=badges,
                              where="in the conversation as loaded", shown=0)
         rows = self.rows_of(step)
         before, after = cut_lines(step)
         where = "after " + stage_label(self.strategy, step.layer)
         if self.view_mode == BEFORE:
+            before, bbadges = self._with_marks(step.input, before, {})
             return StageView(step.input, step, rows, self._status_before.get(step), self.stage_findings(k - 1),
-                             before, {}, where, k - 1)
+                             before, bbadges, where, k - 1)
         status = self._status_after.get(step)
         badges = {}
         for x in self.lost():
@@ -785,6 +879,7 @@ class Session:
             who = "summary by " + str(step.summary["summarizer"]).split(" (")[0] + \
                 (" (cached)" if step.summary.get("cached") else "")
             badges.update({e.out: who for e in step.edits if e.kind == "summary" and e.out is not None})
+        after, badges = self._with_marks(step.messages, after, badges)
         return StageView(step.messages, step, rows, status, step.findings, after, badges, where, k)
 
     def set_stage(self, k: int) -> None:

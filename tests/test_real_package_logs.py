@@ -308,7 +308,9 @@ def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path)
     assert s.source_messages == conv.history() and len(s.source_messages) == 68
     s.set_segment(1)
     assert s.source_messages == conv.messages[26:60] and len(s.source_messages) == 34
-    s.set_call(0)                    # the first call of the segment: after its compacted list of 18
+    from compactscope.core.contexts import segments
+    s.set_call(segments(conv)[1].first_call)    # the segment's first call (numbered over the history, as replay
+    assert s.segment == 1                       # does): after its compacted list of 18
     assert len(s.source_messages) == 18
 
 

@@ -16,7 +16,7 @@ from compactscope.core.pipeline import Engine
 from compactscope.core.report import build_report, format_for, render_html, render_markdown, write_report
 from compactscope.core.report.html import content_security_policy
 from compactscope.core.report.markdown import fence, md
-from compactscope.core.contexts import WHOLE, call_context, locate_call, real_context
+from compactscope.core.contexts import WHOLE, call_context, locate_call, real_context, segments
 from compactscope.core.report.model import group_rows
 
 from helpers import a, u
@@ -200,8 +200,11 @@ def test_selection_is_the_windows_conversation_segment_and_call(corpus):
         s.open(str(corpus / CC_BIG))
         assert s.segment == 2              # a compacted session opens on its last segment, as the report does
         s.set_segment(None if seg == WHOLE else 2 if seg is None else seg % 3)
-        if call is not None:
-            s.set_call(call)
+        if call is not None and seg == WHOLE:
+            continue                       # a prefix of the whole history: no real context, the window has none
+        if call is not None:               # the window numbers calls over the whole history, as replay does
+            s.set_call(segments(conv)[2 if seg is None else seg].first_call + call)
+            assert locate_call(conv, s.call) == (2 if seg is None else seg, call)
         assert rep.messages == s.source_messages, (seg, call)
         assert len(rep.messages) < len(conv.messages) or (seg, call) == (WHOLE, None)
         assert bool(rep.notes) == (seg == WHOLE), "a whole history past a compaction says it was never sent"

@@ -44,9 +44,10 @@ class DiffPanel(QWidget):
         split.setStretchFactor(1, 1)
         dl.addWidget(split)
 
-    def set_step(self, step, rows: list | None = None) -> None:
-        """The layer's before/after (None on Original: the table hides)."""
-        self.model.set_step(step, rows)
+    def set_step(self, step, rows: list | None = None, marks: tuple | None = None) -> None:
+        """The layer's before/after (None on Original: the table hides); ``marks``: the real compactions in its
+        input and output (``DiffModel.set_step``)."""
+        self.model.set_step(step, rows, marks)
         self.view.setVisible(step is not None)
         self.update_counts()
         if step is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from operator import itemgetter
+from typing import NamedTuple
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
@@ -19,8 +20,8 @@ from compactscope.core.align import KeptRows, align
 from compactscope.core.identity import IdentityCache
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .i18n import tr
-from .message_view import pill
+from .i18n import ct, ct_parts, tr
+from .message_view import BOUNDARY_COLORS, paint_boundary, pill
 
 KindRole = Qt.UserRole + 1
 MessageRole = Qt.UserRole + 2
@@ -29,6 +30,38 @@ BlocksRole = Qt.UserRole + 4
 RowRole = Qt.UserRole + 5
 
 LINES = 3
+BOUNDARY = "boundary"
+
+
+class BoundaryRow(NamedTuple):
+    """A real compaction's marker row between two aligned rows (a ``core.align.Row`` shape): no message
+    on either side."""
+    left: None
+    right: None
+    kind: str
+    edits: tuple
+    blocks: tuple
+    text: str
+
+
+def boundary_row(text: str) -> BoundaryRow:
+    return BoundaryRow(None, None, BOUNDARY, (), (), text)
+
+
+def with_boundaries(rows: list, left: dict, right: dict) -> list:
+    """``rows`` with a ``BoundaryRow`` before the first row whose left (input) or right (output) message is the
+    first message after a real compaction (``left``/``right``: message index -> ``core.contexts.Mark``)."""
+    if not left and not right:
+        return rows
+    out, done = [], set()
+    for r in rows:
+        for mark in (left.get(r.left) if r.left is not None else None,
+                     right.get(r.right) if r.right is not None else None):
+            if mark is not None and id(mark) not in done:
+                done.add(id(mark))
+                out.append(boundary_row(mark.text))
+        out.append(r)
+    return out
 
 
 class DiffModel(QAbstractTableModel):
@@ -42,16 +75,28 @@ class DiffModel(QAbstractTableModel):
         self.rows: list = []
         self.all_rows: list = []
         self.changes_only = False
+        self.summaries: tuple = ({}, {})          # per side: message index -> the real compaction it summarises
         self._counts = IdentityCache(lambda rows: {"kept": len(rows)} if isinstance(rows, KeptRows)
                                      else dict(Counter(map(itemgetter(2), rows))), floor=8)  # Row.kind
 
-    def set_step(self, step, rows: list | None = None) -> None:
-        """Show a step; ``rows`` = ``align(step)`` when the caller already has them."""
+    def set_step(self, step, rows: list | None = None, marks: tuple | None = None) -> None:
+        """Show a step; ``rows`` = ``align(step)`` when the caller already has them; ``marks``: the real
+        compactions in its input and output ((index -> Mark of the boundary before it, index -> Mark of the
+        summary it is) per side, ``Session.marks``): a boundary row each, the summaries badged."""
         self.beginResetModel()
         self.step = step
-        self.all_rows = (rows if rows is not None else align(step)) if step is not None else []
+        rows = (rows if rows is not None else align(step)) if step is not None else []
+        (lb, ls), (rb, rs) = marks or (({}, {}), ({}, {}))
+        self.summaries = (ls, rs)
+        self.all_rows = with_boundaries(rows, lb, rb)
+        self._marked = bool(lb or rb)
         self._apply_filter()
         self.endResetModel()
+
+    def boundary_rows(self) -> list[int]:
+        if not getattr(self, "_marked", False):
+            return []                      # no real compaction in the step (100k kept rows are not read)
+        return [k for k, r in enumerate(self.rows) if r.kind == BOUNDARY]
 
     def _apply_filter(self) -> None:
         if self.changes_only:
@@ -105,6 +150,8 @@ class DiffModel(QAbstractTableModel):
         r = self.rows[row]
         if role == KindRole:
             return r.kind
+        if r.kind == BOUNDARY:
+            return ct_parts(r.text) if role in (Qt.DisplayRole, Qt.AccessibleTextRole, Qt.ToolTipRole) else None
         if role == RowRole:
             return r
         if role == IndexRole:
@@ -142,6 +189,15 @@ class DiffDelegate(QStyledItemDelegate):
         col = index.column()
         row = model.rows[index.row()]
         kind = row.kind
+        if kind == BOUNDARY:         # spans both columns (DiffView sets the span)
+            p.save()
+            p.setClipRect(r)
+            p.fillRect(r, pal.base().color())
+            bold = QFont(option.font)
+            bold.setBold(True)
+            paint_boundary(p, r, ct_parts(row.text), bold, dark)
+            p.restore()
+            return
         m = model.message(index.row(), col)
         p.save()
         p.setClipRect(r)
@@ -183,6 +239,9 @@ class DiffDelegate(QStyledItemDelegate):
             word = {"removed": tr("REMOVED"), "inserted": tr("INSERTED"), "changed": tr("CHANGED"),
                     "duplicated": tr("DUPLICATED (appears twice)")}.get(kind, kind)
             x = pill(p, x, top, lh, word, QColor(STATUS_COLORS.get(kind) or "#64748b"), small, sfm, limit=right - x)
+        summ = model.summaries[col].get(i)
+        if summ is not None:
+            x = pill(p, x, top, lh, ct(summ.badge), QColor(BOUNDARY_COLORS[0]), small, sfm, limit=right - x)
         size_text = tr("{n} chars").format(n=fmt(present.chars.get(m)))
         p.setFont(option.font)
         if x + fm.horizontalAdvance(size_text) + 4 < right:
@@ -251,10 +310,23 @@ class DiffView(QTableView):
         super().changeEvent(e)
         if e.type() == e.Type.FontChange:
             self._apply_row_height()
+            if self.model() is not None:
+                self._spans()
 
     def setModel(self, model) -> None:
         super().setModel(model)
         self.selectionModel().currentChanged.connect(self._current)
+        model.modelReset.connect(self._spans)
+
+    def _spans(self) -> None:
+        """A real compaction's boundary row spans both columns, one line and a half high."""
+        self.clearSpans()
+        m = self.model()
+        lh = QFontMetrics(self.font()).height() + 2
+        vh = self.verticalHeader()
+        for row in getattr(m, "boundary_rows", lambda: [])():
+            self.setSpan(row, 0, 1, 2)
+            vh.resizeSection(row, int(lh * 1.6))
 
     def _current(self, cur, prev) -> None:
         if cur.isValid():
@@ -268,6 +340,6 @@ class DiffView(QTableView):
         if step is not None and not step.changed:
             return                        # every row is kept: nothing to look for (100k rows)
         for row, r in enumerate(m.rows):
-            if r.kind != "kept":
+            if r.kind not in ("kept", BOUNDARY):
                 self.scrollTo(m.index(row, 0), QAbstractItemView.PositionAtTop)
                 return

@@ -17,7 +17,7 @@ from compactscope.core import present
 from compactscope.core.messages import block_type
 from compactscope.core.report.words import meta_lines
 from compactscope.core.text import readable_message_text, readable_text
-from .i18n import ct, tr
+from .i18n import ct, ct_parts, tr
 
 MAX_SHOWN = 2_000_000
 
@@ -45,6 +45,14 @@ class Inspector(QWidget):
         self.copy_btn.clicked.connect(self.copy)
         top.addWidget(self.copy_btn)
         lay.addLayout(top)
+        self.compaction = QLabel(self)     # a real compaction's summary (or first message after it): what was recorded
+        self.compaction.setObjectName("inspectorCompaction")
+        self.compaction.setWordWrap(True)
+        self.compaction.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.compaction.setStyleSheet("QLabel { background: #fff7ed; color: #9a3412; border-left: 5px solid #ea580c; "
+                                      "padding: 4px; }")
+        self.compaction.hide()
+        lay.addWidget(self.compaction)
         self.image = QLabel(self)          # an image block: its thumbnail, media type, pixel size and tokens
         self.image.setObjectName("inspectorImage")
         self.image.setAlignment(Qt.AlignCenter)
@@ -75,6 +83,8 @@ class Inspector(QWidget):
 
     def clear(self) -> None:
         self.title.setText(tr("Select a message or a block"))
+        self.compaction.hide()
+        self.compaction.clear()
         self.image.hide()
         self.image.clear()
         self.meta_text = ""
@@ -83,10 +93,13 @@ class Inspector(QWidget):
         self.current = None
         self._json_obj = None
 
-    def show_message(self, mi: int, m, block: int | None = None, where: str = "", meta=None) -> None:
+    def show_message(self, mi: int, m, block: int | None = None, where: str = "", meta=None,
+                     compaction=None) -> None:
         """Show message ``mi`` (or one of its blocks); ``meta`` (its MessageMeta) adds what the file recorded:
-        time, model, the usage of its call, the file and line."""
+        time, model, the usage of its call, the file and line; ``compaction`` (``Session.compaction_of``): the
+        real compaction whose summary this message is, or that it is the first message after."""
         self.current = (mi, block)
+        self._show_compaction(compaction)
         obj = m
         label = tr("message #{n}").format(n=mi)
         if block is not None and isinstance(m, dict) and isinstance(m.get("content"), list) \
@@ -132,6 +145,22 @@ class Inspector(QWidget):
         else:
             self.persisted.setPlainText(tr("This block was not persisted to a file."))
             self.tabs.setTabText(2, tr("Persisted file"))
+
+    def _show_compaction(self, found) -> None:
+        """``found``: ``(Mark, "summary" | "first")`` or None."""
+        if not found:
+            self.compaction.hide()
+            self.compaction.clear()
+            return
+        mark, role = found
+        what = (tr("This message is the summary written at this real compaction ({badge}).")
+                .format(badge=ct(mark.badge)) if role == "summary" else
+                tr("This is the first message of the context after this real compaction."))
+        lines = [f"<b>{html.escape(ct_parts(mark.text))}</b>", html.escape(what)]
+        if mark.where:
+            lines.append(html.escape(tr("recorded at {where}").format(where=mark.where)))
+        self.compaction.setText("<br>".join(lines))
+        self.compaction.show()
 
     THUMB = 240
 

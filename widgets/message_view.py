@@ -18,7 +18,7 @@ from compactscope.core.present import EXPANDED_LINES, collapsed_shape
 from compactscope.core.report.words import meta_lines, usage_short, when
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .i18n import ct, tr
+from .i18n import ct, ct_parts, tr
 
 MessageRole = Qt.UserRole + 1
 IndexRole = Qt.UserRole + 2
@@ -235,7 +235,8 @@ class MessageListModel(QAbstractListModel):
             chips = self.chips(mi)
             return f"#{mi} {r}: " + (f"[{chips[0].label}] {chips[0].summary[:120]}" if chips else "")
         if role == Qt.ToolTipRole:
-            lines = meta_lines(self.meta_of(mi)) + [str(f) for f in self.findings.get(mi, ())]
+            lines = [ct_parts(text) for text, style in self.cuts.get(mi, ()) if style == "boundary"] + \
+                meta_lines(self.meta_of(mi)) + [str(f) for f in self.findings.get(mi, ())]
             return "\n".join(lines) if lines else None
         if role == IndexRole:
             return mi
@@ -403,7 +404,9 @@ class MessageDelegate(QStyledItemDelegate):
         sfm = QFontMetrics(small)
         for what, ci, n in self.layout_lines(index):
             h = n * lh
-            if what == "cut":
+            if what == "cut" and cuts[ci][1] == "boundary":
+                paint_boundary(p, QRect(r.left(), top, r.width(), h), ct_parts(cuts[ci][0]), bold, dark)
+            elif what == "cut":
                 label, style = cuts[ci]
                 label = ct(label)
                 col = QColor("#dc2626") if style == "cut" else QColor("#64748b")
@@ -435,7 +438,9 @@ class MessageDelegate(QStyledItemDelegate):
                 badge = model.badges.get(mi)
                 if badge:
                     lost = badge.startswith("LOST")
-                    pills.insert(0 if lost else len(pills), (ct(badge), QColor("#dc2626" if lost else "#7c3aed")))
+                    pills.insert(0 if lost else len(pills), (ct(badge), QColor("#dc2626" if lost else "#c2410c"
+                                                                        if badge.startswith(("compact summary", "compaction summary"))
+                                                                        else "#7c3aed")))
                 for text, col in pills:
                     x = pill(p, x, top, lh, text, col, small, sfm, limit=right - x)
                 size_text = tr("{n} chars").format(n=fmt(present.chars.get(m)))
@@ -511,6 +516,24 @@ class MessageDelegate(QStyledItemDelegate):
         p.setPen(QPen(color(text_col.name(), 40), 1))
         p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
         p.restore()
+
+BOUNDARY_COLORS = ("#ea580c", "#fff7ed", "#9a3412")      # edge, band, text (a real compaction's row)
+
+
+def paint_boundary(p: QPainter, rect: QRect, text: str, font: QFont, dark: bool) -> None:
+    """A real compaction's marker row: an orange band across the list with what was recorded (who, trigger,
+    preTokens, when), drawn before the first message after the compaction."""
+    edge, band, ink = BOUNDARY_COLORS
+    p.fillRect(rect.adjusted(0, 1, 0, -1), color(edge, 90) if dark else QColor(band))
+    p.fillRect(QRect(rect.left(), rect.top() + 1, 5, rect.height() - 2), QColor(edge))
+    p.setPen(QPen(QColor(edge), 2))
+    p.drawLine(rect.left(), rect.top() + 1, rect.right(), rect.top() + 1)
+    p.setFont(font)
+    p.setPen(QColor("#fed7aa") if dark else QColor(ink))
+    fm = QFontMetrics(font)
+    inner = rect.adjusted(12, 0, -6, 0)
+    p.drawText(inner, Qt.AlignVCenter | Qt.AlignLeft, fm.elidedText("✂ " + text, Qt.ElideRight, inner.width()))
+
 
 def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics,
          limit: int | None = None) -> int:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderV
                                QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from compactscope.core.replay import COMPARISON_COLUMNS
+from compactscope.core import divergence
 from compactscope.core.replay.calibration import calibration_words
 from compactscope.core.strategies.base import PALETTE
 
@@ -93,6 +94,18 @@ class TimelineWidget(QWidget):
             bar.addWidget(w)
         lay.addWidget(barw)
         lay.addWidget(self.info)
+        # where the replay and the recording part ways (core.divergence, the replay CLI's "!" lines)
+        self.divergence = QLabel("")
+        self.divergence_rows: list = []
+        self.divergence.setObjectName("timelineDivergence")
+        self.divergence.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.divergence.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.divergence.setMinimumWidth(0)
+        self.divergence.setWordWrap(True)
+        self.divergence.setStyleSheet("QLabel { background: #fff7ed; color: #9a3412; border-left: 4px solid #ea580c; "
+                                      "padding: 2px 4px; }")
+        self.divergence.hide()
+        lay.addWidget(self.divergence)
         # the call under the cursor: a wrapping line above the plot (a plot title would force the plot wider than
         # its pane and be cut, on a projector)
         self.cursor_label = QLabel("")
@@ -215,7 +228,9 @@ class TimelineWidget(QWidget):
             self.threshold_line.hide()
             self._set_real_lines([])
             self.info.setText(tr("no replay"))
+            self._show_divergence(None)
             return
+        self._show_divergence(r)
         x = np.arange(len(r.calls), dtype=float)
         after = self._series(r, "tokens_after", "size_after")
         self.raw_curve.setData(x, self._series(r, "raw_tokens", "raw_size"))
@@ -314,6 +329,19 @@ class TimelineWidget(QWidget):
         if self.threshold_label.anchors != anchors:
             self.threshold_label.anchors = anchors
             self.threshold_label.updatePosition()
+
+    def _show_divergence(self, r) -> None:
+        """A warning line for each real compaction the replay misses by more than 2 calls or 10% of the tokens,
+        with the setting that would explain it (the same words as ``compactscope replay``)."""
+        rows = [x for x in divergence.report(r)["compactions"] if x["diverges"]] \
+            if r is not None and r.real_events else []
+        self.divergence_rows = rows
+        if not rows:
+            self.divergence.hide()
+            self.divergence.clear()
+            return
+        self.divergence.setText("\n".join("\u26a0 " + ct(divergence.warning(x)) for x in rows))
+        self.divergence.show()
 
     def _legend_text(self, item, text: str) -> None:
         for sample, label in getattr(self.legend, "items", []):

@@ -876,6 +876,18 @@
         <translation>（没有图片：数据不是可读的图像）</translation>
     </message>
     <message>
+        <source>This message is the summary written at this real compaction ({badge}).</source>
+        <translation>这条消息是这次真实压缩时写下的摘要（{badge}）。</translation>
+    </message>
+    <message>
+        <source>This is the first message of the context after this real compaction.</source>
+        <translation>这是这次真实压缩之后上下文的第一条消息。</translation>
+    </message>
+    <message>
+        <source>recorded at {where}</source>
+        <translation>记录于 {where}</translation>
+    </message>
+    <message>
         <source>Agent</source>
         <translation>Agent</translation>
     </message>
@@ -1562,6 +1574,34 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
     <message>
         <source>Next slide (Page Down)</source>
         <translation>下一张（Page Down）</translation>
+    </message>
+    <message>
+        <source>Showing:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <source>The conversation, the real API context and the model call the pipeline runs on</source>
+        <translation>流水线运行所用的对话、真实 API 上下文和模型调用</translation>
+    </message>
+    <message>
+        <source>Which conversation of the file: the main one, then each subagent or sidechain</source>
+        <translation>文件中的哪一段对话：先是主对话，然后是每个子代理或旁支</translation>
+    </message>
+    <message>
+        <source>Which real API context: a segment between real compactions (the last one is what the agent would send next), or the whole history, which was never sent as one request</source>
+        <translation>哪一个真实 API 上下文：两次真实压缩之间的一段（最后一段是代理下一次会发送的内容），或整个历史（它从未作为一个请求发送过）</translation>
+    </message>
+    <message>
+        <source>Exactly what was sent at one model call (numbered over the whole history, as the replay and run --call number them)</source>
+        <translation>某次模型调用时实际发送的内容（按整个历史编号，与回放和 run --call 相同）</translation>
+    </message>
+    <message>
+        <source>call: none, the whole context</source>
+        <translation>调用：无，整个上下文</translation>
+    </message>
+    <message>
+        <source>call: none, the whole conversation</source>
+        <translation>调用：无，整个对话</translation>
     </message>
 </context>
 </TS>

@@ -175,7 +175,8 @@ class SessionTokens:
     or nothing was recorded, the count is the rough count of the whole list plus ``overhead``: the
     system prompt, tools and attachments the API saw beyond the recorded messages, measured where the
     context is known. At a call with no response before it in its segment (an excerpt's first call)
-    the call's own usage, what was really sent, stands in."""
+    the call's own usage, what was really sent, less what Claude Code's count misses between two calls
+    in this session (``undercount``), stands in."""
     name = "last usage + chars/4 after it (Claude Code)"
     IMAGE_TOKENS = RoughTokens.IMAGE_TOKENS
     cpt = 4
@@ -189,6 +190,7 @@ class SessionTokens:
         self.overhead = 0
         self.scale = 1.0                         # real tokens per rough token (measured by bind)
         self.hidden = 0                          # an excerpt's history from before the file (bind)
+        self.undercount = 0                      # what Claude Code's count misses between two calls (bind)
         self.anchored = False                    # the last count used recorded usage
         self._verified: dict[int, tuple] = {}    # id(list) -> (list, start, upto): a known real prefix
 
@@ -222,6 +224,7 @@ class SessionTokens:
             return
         msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None)
         self._conv, self._anchors, self._starts, self.overhead, self.scale = None, {}, {}, 0, 1.0
+        self.undercount = 0
         if not isinstance(msgs, list) or not meta:
             return
         self._conv = conv
@@ -234,6 +237,7 @@ class SessionTokens:
         if not extra.get("starts_mid_session"):
             clean.add(0)
         seen = []      # (index, segment start, real context tokens) of each recorded response
+        totals = []    # the usage Claude Code counts from, per response (context + recorded output)
         for i, m in enumerate(msgs):
             while i >= bounds[seg]:
                 seg += 1
@@ -246,6 +250,7 @@ class SessionTokens:
             start = starts[seg]
             self._anchors[id(m)] = (m, i, start, u.context_tokens + u.output_tokens)
             seen.append((i, start, u.context_tokens))
+            totals.append(u.context_tokens + u.output_tokens)
         # tokens the API counted per rough token, measured on this session: how much the real context
         # grew between two responses of one segment against the rough count of what was added
         # the rough count of any slice from prefix sums (a sum per anchor over its whole prefix was O(n^2):
@@ -260,6 +265,13 @@ class SessionTokens:
         grew = [(t1 - t0, rough(i0, i1)) for (i0, s0, t0), (i1, s1, t1) in zip(seen, seen[1:])
                 if s0 == s1 and t1 >= t0]
         real_growth, rough_growth = sum(g for g, _ in grew), sum(r for _, r in grew)
+        # what Claude Code's own count misses from one call to the next (the previous answer beyond its recorded
+        # output, content counted at chars/4): the median over this session. At a call with no response before
+        # it in its segment, the call's own usage (an exact count of all it sent) less this is what Claude Code
+        # counted there: an excerpt's first call is counted from a response before the file.
+        misses = sorted(t1 - (tot0 + rough(i0 + 1, i1)) for (i0, s0, _), tot0, (i1, s1, t1)
+                        in zip(seen, totals, seen[1:]) if s0 == s1)
+        self.undercount = max(0, misses[len(misses) // 2]) if len(misses) >= 3 else 0
         self.scale = min(2.0, max(1.0, real_growth / rough_growth)) if rough_growth > 2_000 else 1.0
         for i, start, t in seen:
             if start in clean:
@@ -327,7 +339,7 @@ class SessionTokens:
                 a = self._anchors.get(id(nxt)) if nxt is not None else None
                 if a is not None and a[2] == start and self._real_prefix(messages, start, len(messages) - 1, meter):
                     self.anchored = True
-                    return self._conv.meta[j].usage.context_tokens
+                    return max(0, self._conv.meta[j].usage.context_tokens - self.undercount)
         hidden = self.hidden if start == 0 and self._conv.messages[0] is messages[0] else 0
         return int(self.scale * self.rough(messages, meter)) + self.overhead + hidden
 

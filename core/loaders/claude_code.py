@@ -385,7 +385,8 @@ class _Builder:
                 idx if rec.get("isCompactSummary") else None, Provenance(self.path, bline),
                 {k: v for k, v in brec.items() if k not in _STANDARD and k != "compactMetadata"} | {
                     "compactMetadata": cm, "uuid": brec.get("uuid"),
-                    "logicalParentUuid": brec.get("logicalParentUuid")}))
+                    "logicalParentUuid": brec.get("logicalParentUuid"),
+                    "timestamp": parse_timestamp(brec.get("timestamp"))}))
             return
         seg_start = self.segments[-1]
         if role == "assistant":

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..align import align, summarize_rows
-from ..contexts import WHOLE, whole_history_note
+from ..contexts import WHOLE, locate_call, whole_history_note
 from ..conversation import Conversation, LoadResult, MessageMeta
 from ..explain import BoundaryExplanation, boundary_explanation, find_boundary_step
 from ..info import describe
@@ -334,8 +334,10 @@ def session_request(session, *, replay: bool | None = None, title: str | None = 
         specs = session.compare_configs()
         main_label = specs[0].label
         compare = [(sp.label, engine.fork(strategy=sp.strategy, params=sp.params, order=None)) for sp in specs[1:]]
-    return result, engine, dict(conversation=index, segment=WHOLE if session.segment is None else session.segment,
-                                call=session.call, trace=trace,
+    segment, call = WHOLE if session.segment is None else session.segment, None
+    if session.call is not None:     # the session numbers calls over the whole history, as replay does
+        segment, call = locate_call(conv, session.call)
+    return result, engine, dict(conversation=index, segment=segment, call=call, trace=trace,
                                 replayed_call=res.call_index if trace is not None else None, stage=session.stage,
                                 replay=want, compare=compare, main_label=main_label, title=title)
 

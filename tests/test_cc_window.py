@@ -1,0 +1,160 @@
+"""Issue 11 in the window: the context picker (conversation, real context, model call), real compactions as
+rows of their own (a boundary row, the summary badged) in the list, the diff and the inspector, one verdict
+with ``check``, and the timeline's divergence warning."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compactscope.core import contexts, divergence
+from compactscope.core.checker import check_conversation
+from compactscope.core.loaders import load
+
+from conftest import CORPUS
+
+CC = CORPUS / "entireio-cli"
+B8 = CC / "b8-659b3a4dd4-0-full.jsonl"
+FC = CC / "fc-99c919b212-0-full.jsonl"
+VIEWER = CORPUS / "claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+EXAMPLE = Path(__file__).resolve().parent.parent / "assets" / "examples" / "cc_real_compaction.jsonl"
+
+
+@pytest.fixture
+def win(make_window):
+    w = make_window()
+    w.session.set_strategy("claude_code")
+    return w
+
+
+def _open(w, path, conversation=0):
+    assert w.open_path(str(path), remember=False, conversation=conversation)
+    assert w.wait_idle(60000)
+
+
+def test_the_picker_chooses_the_real_context_the_pipeline_runs_on(qtbot, win, corpus):
+    _open(win, B8)
+    s, p = win.session, win.picker
+    conv = s.conversation
+    segs = contexts.segments(conv)
+    # a compacted session opens on its last segment; the picker offers every segment, then the whole history
+    assert s.segment == 2 and p.segment_box.count() == 4 and p.segment_box.isEnabled()
+    assert "segment 2" in p.segment_box.currentText() and "what the agent would send next" in \
+        p.segment_box.currentText()
+    assert "never sent as one request" in p.segment_box.itemText(3)
+    assert win.trace.input == conv.messages[segs[2].start:segs[2].end]
+    # the user picks segment 0: the pipeline runs over that real context
+    p.segment_box.setCurrentIndex(0)
+    assert win.wait_idle(60000)
+    assert s.segment == 0 and win.trace.input == conv.messages[segs[0].start:segs[0].end]
+    # the call box lists that segment's calls, numbered over the whole history as replay numbers them
+    calls = [p.call_box.itemData(i) for i in range(1, p.call_box.count())]
+    assert calls == list(range(segs[0].first_call, segs[0].first_call + segs[0].calls))
+    # picking a call runs over exactly what was sent at it; the timeline's cursor goes there
+    k = p.call_box.findData(segs[0].first_call + 5)
+    p.call_box.setCurrentIndex(k)
+    assert win.wait_idle(60000)
+    assert s.call == segs[0].first_call + 5 and s.cursor == s.call
+    assert win.trace.input == contexts.call_context(conv, s.call).messages
+    assert "call " + str(s.call) in p.summary()
+    # the whole history only when asked for
+    p.segment_box.setCurrentIndex(3)
+    assert win.wait_idle(60000)
+    assert s.segment is None and s.call is None and len(win.trace.input) == len(conv.history())
+
+
+def test_the_picker_opens_subagents_and_sidechains(qtbot, win, corpus):
+    result = load(str(VIEWER))
+    assert len(result.conversations) > 1
+    _open(win, VIEWER)
+    p = win.picker
+    assert p.conversation_box.isEnabled() and p.conversation_box.count() == len(result.conversations)
+    assert p.conversation_box.itemText(0).startswith("0 \u00b7 main")
+    p.conversation_box.setCurrentIndex(2)
+    assert win.wait_idle(60000)
+    assert win.session.conversation_index == 2
+    assert [m.get("content") for m in win.trace.input] == \
+        [m.get("content") for m in result.conversations[2].history()]
+
+
+def test_the_window_command_takes_conversation_segment_and_call(corpus, tmp_path):
+    import subprocess
+    import sys
+    out = tmp_path / "b8.png"
+    r = subprocess.run([sys.executable, "-m", "compactscope", str(B8), "--call", "-1", "--screenshot", str(out),
+                        "--size", "1024x768"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and out.stat().st_size > 10_000, r.stderr
+    r = subprocess.run([sys.executable, "-m", "compactscope", str(B8), "--call", "100000", "--screenshot",
+                        str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "no model call 100000" in r.stderr
+
+
+def test_a_real_compaction_is_a_row_of_its_own(qtbot, win):
+    _open(win, EXAMPLE)
+    s = win.session
+    conv = s.conversation
+    ev = conv.events[0]
+    # the last segment opens with the boundary row before its summary, badged as such
+    view = s.stage_view()
+    assert any(style == "boundary" and "REAL COMPACTION" in text and "preTokens 157,570" in text
+               for text, style in view.cuts.get(0, ()))
+    assert view.badges.get(0) == "compact summary"
+    assert win.model.data(win.model.index(0), 3).startswith("REAL COMPACTION")       # the tooltip says it
+    # the whole history: the boundary comes where the compaction happened, not as ordinary user text
+    s.set_segment(None)
+    assert win.wait_idle(60000)
+    view = s.stage_view()
+    at = [i for i, cuts in view.cuts.items() if any(st == "boundary" for _, st in cuts)]
+    assert at == [ev.summary_index] and view.badges[ev.summary_index] == "compact summary"
+    # the inspector names it
+    win.select_message(ev.summary_index)
+    assert win.inspector.compaction.isVisibleTo(win.inspector)
+    assert "summary written at this real compaction" in win.inspector.compaction.text()
+    win.select_message(ev.summary_index + 1)
+    assert not win.inspector.compaction.isVisibleTo(win.inspector)
+    # the diff: a boundary row spanning both sides before the summary, on each layer
+    win.session.set_stage(1)
+    assert win.wait_idle(60000)
+    m = win.diff_panel.model
+    rows = m.boundary_rows()
+    assert len(rows) == 1 and "REAL COMPACTION" in m.data(m.index(rows[0], 0))
+    nxt = m.rows[rows[0] + 1]
+    assert nxt.left == ev.summary_index and win.diff_panel.view.columnSpan(rows[0], 0) == 2
+
+
+@pytest.mark.parametrize("path", [FC, B8, CC / "e1-2c3e2b3f2a-0-full.jsonl"], ids=lambda p: p.name[:2])
+def test_the_windows_findings_are_checks_on_every_context(qtbot, win, corpus, path):
+    """qa #2: one verdict. The findings the window shows for each real context are what ``check --segment``
+    finds there (fc's unanswered tool_use at the end of its first context is a warning in both)."""
+    _open(win, path)
+    conv = win.session.conversation
+    for seg in contexts.segments(conv):
+        win.session.set_segment(seg.index if len(conv.segments) > 1 else None)
+        assert win.wait_idle(60000)
+        shown = [str(f) for f in win.session.stage_findings(0)]
+        assert shown == [str(f) for f in check_conversation(contexts.segment_context(conv, seg.index))]
+
+
+def test_the_timeline_warns_where_the_replay_and_reality_diverge(qtbot, corpus):
+    from compactscope.core.replay import replay
+    from compactscope.core.strategies import get, infer_params
+    from compactscope.widgets.timeline import TimelineWidget
+    conv = load(str(B8)).main
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.resize(900, 500)
+    w.show()
+    # the documented defaults (no inference): the replay misses b8's compactions
+    off = replay(conv, "claude_code")
+    rows = [r for r in divergence.report(off)["compactions"] if r["diverges"]]
+    w.set_replays([off])
+    assert rows and w.divergence.isVisibleTo(w) and w.divergence_rows == rows
+    text = w.divergence.text()
+    assert text.count("simulation and reality diverge") == len(rows)
+    assert all(r["explanation"] in text for r in rows)
+    # with what the session says, it does not: no warning
+    inferred = infer_params(get("claude_code"), conv)
+    w.set_replays([replay(conv, "claude_code", params=inferred.params)])
+    assert not w.divergence.isVisibleTo(w) and w.divergence_rows == []
+    w.set_replays([])
+    assert not w.divergence.isVisibleTo(w)
