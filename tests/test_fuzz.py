@@ -248,3 +248,26 @@ def test_what_compactscope_writes_is_strict_json(value):
     orjson.loads(text.encode("utf-8"))                     # no lone surrogate survives; the fast reader reads it
     if isinstance(value, float) and math.isfinite(value):
         assert back == value
+
+
+def test_the_window_takes_mutated_inputs(qtbot, make_window, tmp_path):
+    """Mutated inputs of every format opened in the window: each loads (or says why not in the banner),
+    every stage is shown and drawn; an exception in any view fails the test (pytest-qt reports it)."""
+    win = make_window()
+    rng = random.Random(5)
+    shown = 0
+    for k, seed in enumerate(SEEDS):
+        p = fuzzlib.make_input(seed, rng, tmp_path, f"in{k}")
+        ok = win.open_path(str(p), remember=False)
+        qtbot.waitUntil(lambda: not win.session.busy, timeout=30000)
+        if not ok:
+            assert win.last_error and "Traceback" not in win.last_error
+            continue
+        if win.trace is None:
+            continue
+        shown += 1
+        for st in range(len(win.trace.steps) + 1):
+            win.stepper.set_current(st)
+            qtbot.wait(1)
+        win.grab()
+    assert shown >= len(SEEDS) // 2
