@@ -28,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "PATH.py:FUNCTION (docs/plugins.md)")
     ap.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
     ap.add_argument("--summarizer", help="offline, anthropic[:MODEL] or fixed:TEXT")
+    ap.add_argument("--no-infer", action="store_true", help="do not read defaults from the session (e.g. Claude Code's "
+                    "version picks its threshold rule); the strategy's documented defaults apply, as run --no-infer")
     ap.add_argument("--variant", metavar="NAME", help="run a variant of the strategy (s08: readme = the seed "
                                                        "README's snip, without the overlap and bounds checks)")
     ap.add_argument("--order", metavar="LAYERS", help="comma-separated layer order, e.g. "
@@ -118,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         win.set_strategy(args.strategy)
         win.session.pin_strategy()      # every file opens with it; without --strategy, with the file's own
+    if args.no_infer:
+        win.session.infer = False
     if args.summarizer:
         win.session.set_summarizer(args.summarizer, run=False)
     if args.set:

@@ -359,7 +359,7 @@ class MainWindow(QMainWindow):
         for k, v in params.items():
             self.params_panel.set_value(k, v)
         self.params_panel.set_variant(self.session.variant)
-        self.settings.set_params(st.name, {k: v for k, v in params.items() if v != st.param(k).default})
+        self.settings.set_params(st.name, self.session.params_to_remember(params))
 
     def _summarizer_changed(self, spec: str) -> None:
         self.settings.set("summarizer", spec)

@@ -227,6 +227,8 @@ class Session:
         self.strategy_chosen = False
         self._keep_strategy = False                 # restore(): the next file opened keeps the strategy
         self.inferred = None                        # strategies.Inferred of the shown conversation
+        self.infer = True                           # read defaults from the session (gui --no-infer: False)
+        self._inferred_set: dict = {}               # the parameters the last inference set, as it set them
         self.summarizer = summarizer or "offline"
         self.order: list[str] | None = None
         # result and view
@@ -539,22 +541,44 @@ class Session:
         picks its threshold rule) under the parameters pinned by the user (``pin_params``, gui --set)."""
         from .strategies import Inferred, infer_params
         try:
-            inf = infer_params(self.strategy, self.conversation) if self.conversation is not None else Inferred()
+            inf = infer_params(self.strategy, self.conversation) if self.conversation is not None and self.infer \
+                else Inferred()
         except Exception:          # a plugin strategy's inference must not stop a file from opening
             inf = Inferred()
         self.inferred = inf
-        if not inf.params:
+        # what the last conversation's inference set goes back to the strategy's default first (another file, or
+        # inference turned off, must not keep b8's cap_reserve=False)
+        before = {k: v for k, v in getattr(self, "_inferred_set", {}).items() if self.params.get(k) == v}
+        self._inferred_set = {}
+        if not inf.params and not before:
             return
         try:
             known = self.strategy.defaults()
-            params = self.strategy.resolve({**self.params, **inf.params,
+            base = {**self.params, **{k: known[k] for k in before if k in known}}
+            params = self.strategy.resolve({**base, **inf.params,
                                             **{k: v for k, v in self.pinned.items() if k in known}})
         except (KeyError, ValueError):
             return
+        self._inferred_set = {k: params[k] for k in inf.params if k in params and k not in self.pinned}
         if params != self.params:
             self.params = params
             if notify:
                 self.events.params(dict(params))
+
+    def params_to_remember(self, params: dict | None = None) -> dict:
+        """The parameters worth keeping for the next start: those off their default that the user chose, not
+        those the shown session's inference set (b8's cap_reserve=False is b8's, not the user's)."""
+        params = self.params if params is None else params
+        inferred = getattr(self, "_inferred_set", {})
+        out = {}
+        for k, v in params.items():
+            try:
+                default = self.strategy.param(k).default
+            except KeyError:
+                continue
+            if v != default and not (k in inferred and inferred[k] == v and k not in self.pinned):
+                out[k] = v
+        return out
 
     def pin_params(self, values: dict, run: bool = True) -> bool:
         """Parameters the user set explicitly (gui --set): they win over session-inferred defaults."""

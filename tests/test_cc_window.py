@@ -158,3 +158,46 @@ def test_the_timeline_warns_where_the_replay_and_reality_diverge(qtbot, corpus):
     assert not w.divergence.isVisibleTo(w) and w.divergence_rows == []
     w.set_replays([])
     assert not w.divergence.isVisibleTo(w)
+
+
+def test_the_windows_timeline_warns_with_the_documented_defaults(qtbot, make_window, corpus, tmp_path):
+    """gui --no-infer: the window runs the strategy's documented defaults; its timeline then says where b8's
+    replay misses the real compactions and which setting explains it; with what the session says it does not."""
+    import subprocess
+    import sys
+    w = make_window()
+    w.session.set_strategy("claude_code")
+    w.session.infer = False
+    _open(w, B8)
+    assert w.session.params["cap_reserve"] is True and not w.session.inferred.params
+    with qtbot.waitSignal(w.sigReplayReady, timeout=60000):
+        w.tabs.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: w.timeline.divergence.isVisibleTo(w.timeline), timeout=5000)
+    assert "cap_reserve=false" in w.timeline.divergence.text()
+    w.session.infer = True
+    with qtbot.waitSignal(w.sigReplayReady, timeout=60000):
+        _open(w, B8)
+        w.session.run_replay()
+    assert w.session.params["cap_reserve"] is False
+    qtbot.waitUntil(lambda: not w.timeline.divergence.isVisibleTo(w.timeline), timeout=5000)
+    out = tmp_path / "b8.png"
+    r = subprocess.run([sys.executable, "-m", "compactscope", str(B8), "--no-infer", "--tab", "timeline",
+                        "--screenshot", str(out), "--size", "1024x768"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and out.stat().st_size > 10_000, r.stderr
+
+
+def test_what_a_session_inferred_is_not_remembered_as_the_users(corpus):
+    """b8's inferred cap_reserve=False belongs to b8: another file, or inference turned off, starts from the
+    default again, and the window does not save it as the user's parameter for the next start."""
+    from compactscope.core.session import Session
+    s = Session(strategy="claude_code")
+    assert s.open(str(B8))
+    assert s.params["cap_reserve"] is False and s.params["idle_gap_minutes"] == 0
+    assert "cap_reserve" not in s.params_to_remember() and "idle_gap_minutes" not in s.params_to_remember()
+    s.infer = False
+    assert s.open(str(B8))
+    assert s.params["cap_reserve"] is True and s.params["idle_gap_minutes"] == 60
+    s.infer = True
+    s.pin_params({"cap_reserve": False}, run=False)          # the user's own choice is remembered
+    assert s.open(str(FC)) and s.params["cap_reserve"] is False
+    assert s.params_to_remember()["cap_reserve"] is False
