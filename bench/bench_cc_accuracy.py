@@ -44,12 +44,18 @@ def sessions(folders: list[Path]):
         for f in files:
             if "/subagents/" in str(f):
                 continue
-            try:
-                r = load(f)
-            except LoadError:
-                continue
-            if r.format == "claude-code" and r.main.messages:
-                yield f, r.main
+            conv = _session(f)
+            if conv is not None:
+                yield f, conv
+
+
+def _session(path: Path):
+    """The main conversation of a Claude Code session file, or None (another format, empty, unreadable)."""
+    try:
+        r = load(path)
+    except LoadError:
+        return None
+    return r.main if r.format == "claude-code" and r.main.messages else None
 
 
 def excerpts(sessions_found, folder: Path, k: int):
@@ -65,12 +71,9 @@ def excerpts(sessions_found, folder: Path, k: int):
         for start in picks:
             out = folder / f"{Path(f).stem}-from-line{start + 1}.jsonl"
             out.write_text("".join(lines[start:]), encoding="utf-8")
-            try:
-                r = load(out)
-            except LoadError:
-                continue
-            if r.format == "claude-code" and r.main.messages:
-                yield out, r.main
+            conv = _session(out)
+            if conv is not None:
+                yield out, conv
 
 
 def measure(conv, workdir: Path, infer: bool, sets: dict) -> dict:

@@ -602,3 +602,20 @@ def test_the_inspector_shows_an_image_as_a_picture(qtbot):
     assert w.image.isVisibleTo(w) and w.image.pixmap().width() == 64       # a message shows its first image
     w.show_message(0, {"role": "user", "content": "plain"})
     assert not w.image.isVisibleTo(w)
+
+
+def test_the_accuracy_bench_measures_excerpts_cut_before_the_compaction(corpus):
+    """bench_cc_accuracy --excerpts: files cut from a compacted session (starting mid-session, as excerpts do) are
+    measured like sessions; one whose compaction precedes its first call is left out, and said to be."""
+    import re
+    bench = Path(__file__).resolve().parent.parent / "bench" / "bench_cc_accuracy.py"
+    r = subprocess.run([sys.executable, str(bench), str(CC / "a6-e4c2a0fbd1-0-full.jsonl"), "--excerpts", "4", "-v"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    cut = [line for line in r.stdout.splitlines() if "-from-line" in line]
+    assert len(cut) >= 2
+    m = re.search(r"within \+-1 call: (\d+)/(\d+)", r.stdout)
+    counted = sum("real auto at call" in line for line in cut) + 1          # and the session itself
+    assert m and int(m.group(2)) == counted and int(m.group(1)) >= counted - 1
+    skipped = sum("not counted" in line for line in cut)
+    assert (f"{skipped} file(s) not counted" in r.stdout) == (skipped > 0)
