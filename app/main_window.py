@@ -576,6 +576,9 @@ class MainWindow(QMainWindow):
         if self.session.cursor is not None:          # the call picked (--call) or clicked before the replay came
             self.timeline.set_cursor(self.session.cursor, emit=False)
         self.comparison.set_results(results)
+        cur = getattr(self.session, "cursor", None)
+        if results and cur is not None and cur != self.timeline.cursor():
+            self.timeline.set_cursor(cur, emit=False)      # the call the session is on (a lesson's slide, a snapshot)
         if results:
             self.sigReplayReady.emit(results[0])
 

@@ -127,6 +127,8 @@ def test_the_window_fits_a_projector(qtbot, make_window, zoom):
     # nothing forces the plot wider than its pane (a long title did), and the wrapped lines get their height
     tl.set_cursor(3)
     qtbot.wait(50)
+    qtbot.waitUntil(lambda: tl.cursor_label.height() >= tl.cursor_label.heightForWidth(tl.cursor_label.width()) - 1,
+                    timeout=5000)
     assert tl.plot.getPlotItem().sceneBoundingRect().width() <= tl.plot.viewport().width() + 1
     assert "call 3" in tl.cursor_label.text()
     for lab in (tl.info, tl.cursor_label, tl.legend_label):

@@ -263,8 +263,10 @@ class DiffDelegate(QStyledItemDelegate):
             if bchg is not None:
                 verb = {"persist": tr("persisted {a} \u2192 {b} chars"),
                         "replace": tr("replaced {a} \u2192 {b} chars")}.get(bchg.kind, bchg.kind + " {a} \u2192 {b}")
-                x = pill(p, x, top, lh, verb.format(a=fmt(bchg.old_len), b=fmt(bchg.new_len)), QColor("#b45309"),
-                         small, sfm)
+                text = verb.format(a=fmt(bchg.old_len), b=fmt(bchg.new_len))
+                if sfm.horizontalAdvance(text) + 10 > right - x:          # a narrow column: the figures only
+                    text = f"{fmt(bchg.old_len)} \u2192 {fmt(bchg.new_len)}"
+                x = pill(p, x, top, lh, text, QColor("#b45309"), small, sfm, limit=right - x)
             end = right
             last_line = shown == LINES - 2 and len(chips) > LINES - 1
             if last_line:

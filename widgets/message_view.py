@@ -414,7 +414,11 @@ class MessageDelegate(QStyledItemDelegate):
                 p.setPen(pen)
                 y = top + lh // 2
                 p.setFont(bold if style == "cut" else small)
-                tw = QFontMetrics(p.font()).horizontalAdvance(label) + 12
+                cfm = QFontMetrics(p.font())
+                room = max(20, r.width() - 28)
+                if cfm.horizontalAdvance(label) > room:      # a narrow pane: elided, never cut mid-letter
+                    label = cfm.elidedText(label, Qt.ElideRight, room)
+                tw = cfm.horizontalAdvance(label) + 12
                 p.drawLine(r.left(), y, r.left() + 12, y)
                 p.drawLine(r.left() + 12 + tw, y, r.right(), y)
                 p.drawText(QRect(r.left() + 16, top, tw, lh), Qt.AlignVCenter | Qt.AlignLeft, label)

@@ -151,8 +151,8 @@ class TimelineWidget(QWidget):
         self.real_curve = curve(tr("real context (usage)"), pg.mkPen("#f97316", width=2), connect="finite")
         self.threshold_line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#dc2626", width=1,
                                                                                    style=Qt.DotLine))
-        self.threshold_label = pg.InfLineLabel(self.threshold_line, text="", position=0.98,
-                                               anchors=[(1, 1), (1, 1)], color="#dc2626")
+        self.threshold_label = pg.InfLineLabel(self.threshold_line, text="", position=0.02,
+                                               anchors=[(0, 1), (0, 1)], color="#dc2626")
         pi.addItem(self.threshold_line)
         pi.getViewBox().sigRangeChanged.connect(lambda *_: self._place_threshold_label())
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#facc15", width=2))
@@ -325,7 +325,8 @@ class TimelineWidget(QWidget):
         by the plot's edge)."""
         (_, _), (y0, y1) = self.plot.getPlotItem().getViewBox().viewRange()
         near_top = y1 > y0 and (self.threshold_line.value() - y0) / (y1 - y0) > 0.75
-        anchors = [(1, 0), (1, 0)] if near_top else [(1, 1), (1, 1)]
+        # at the left end: a context grows towards the threshold, so the start of the line is the clear part
+        anchors = [(0, 0), (0, 0)] if near_top else [(0, 1), (0, 1)]
         if self.threshold_label.anchors != anchors:
             self.threshold_label.anchors = anchors
             self.threshold_label.updatePosition()
