@@ -232,3 +232,14 @@ def test_a_pinned_strategy_and_a_snapshot_keep_theirs(corpus):
     t = Session(strategy="s08")
     t.pinned.update({"buffer": 1000})
     assert t.open(str(corpus / CC)) and t.strategy.name == "claude_code" and t.params["buffer"] == 1000
+
+
+def test_gui_set_is_checked_against_the_pipeline_the_file_opens_with(corpus, tmp_path, isolated_settings, capsys):
+    from compactscope.app import gui
+    shot = str(tmp_path / "x.png")
+    assert gui.main([str(corpus / CC), "--set", "context_limit=5", "--screenshot", shot, "--size", "640x480"]) == 2
+    err = capsys.readouterr().err
+    assert "strategy claude_code has no parameter 'context_limit'" in err and "the file's own pipeline" in err
+    assert gui.main([str(corpus / CC), "--set", "buffer=1000", "--screenshot", shot, "--size", "640x480"]) == 0
+    assert gui.main([str(corpus / CC), "--strategy", "s08", "--set", "context_limit=5", "--screenshot", shot,
+                     "--size", "640x480"]) == 0
