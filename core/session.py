@@ -886,7 +886,8 @@ class Session:
             msgs = self.stage_messages(0)
             cuts, badges = self._with_marks(msgs, {}, {})
             return StageView(msgs, findings=self.stage_findings(0), cuts=cuts, badges=badges,
-                             where="in the conversation as loaded", shown=0)
+                             where="in this real API context, as recorded" if is_context(self.source_conversation())
+                             else "in the conversation as loaded", shown=0)
         rows = self.rows_of(step)
         before, after = cut_lines(step)
         where = "after " + stage_label(self.strategy, step.layer)

@@ -132,6 +132,8 @@ def test_the_windows_findings_are_checks_on_every_context(qtbot, win, corpus, pa
         win.session.set_segment(seg.index if len(conv.segments) > 1 else None)
         assert win.wait_idle(60000)
         shown = [str(f) for f in win.session.stage_findings(0)]
+        assert win.session.stage_view().where == ("in this real API context, as recorded" if len(conv.segments) > 1
+                                                  else "in the conversation as loaded")
         assert shown == [str(f) for f in check_conversation(contexts.segment_context(conv, seg.index))]
 
 
