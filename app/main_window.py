@@ -573,8 +573,6 @@ class MainWindow(QMainWindow):
 
     def _replay_changed(self, results: list) -> None:
         self.timeline.set_replays(results)
-        if self.session.cursor is not None:          # the call picked (--call) or clicked before the replay came
-            self.timeline.set_cursor(self.session.cursor, emit=False)
         self.comparison.set_results(results)
         cur = getattr(self.session, "cursor", None)
         if results and cur is not None and cur != self.timeline.cursor():
