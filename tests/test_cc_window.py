@@ -63,6 +63,21 @@ def test_the_picker_chooses_the_real_context_the_pipeline_runs_on(qtbot, win, co
     assert s.segment is None and s.call is None and len(win.trace.input) == len(conv.history())
 
 
+def test_the_picker_gives_its_room_to_what_can_be_picked(qtbot, win, corpus):
+    """One conversation: no conversation box (its room goes to the segment and call boxes); every box says its
+    whole current text on hover, since a narrow window cuts it."""
+    _open(win, B8)
+    p = win.picker
+    assert p.conversation_box.isHidden() and not p.segment_box.isHidden()
+    assert p.segment_box.currentText() in p.segment_box.toolTip()
+    assert p.call_box.currentText() in p.call_box.toolTip()
+    p.call_box.setCurrentIndex(1)              # the segment's first call
+    assert win.wait_idle(60000)
+    assert p.call_box.currentText() in p.call_box.toolTip() and "call" in p.call_box.currentText()
+    _open(win, VIEWER)
+    assert not p.conversation_box.isHidden() and p.conversation_box.currentText() in p.conversation_box.toolTip()
+
+
 def test_the_picker_opens_subagents_and_sidechains(qtbot, win, corpus):
     result = load(str(VIEWER))
     assert len(result.conversations) > 1

@@ -39,6 +39,7 @@ class ContextPicker(QWidget):
                                             "was never sent as one request"))
         self.call_box.setToolTip(tr("Exactly what was sent at one model call (numbered over the whole history, "
                                          "as the replay and run --call number them)"))
+        self._what = {b: b.toolTip() for b in (self.conversation_box, self.segment_box, self.call_box)}
         for box, stretch in ((self.conversation_box, 2), (self.segment_box, 3), (self.call_box, 2)):
             row.addWidget(box, stretch)
         self.conversation_box.currentIndexChanged.connect(self._conversation)
@@ -76,7 +77,15 @@ class ContextPicker(QWidget):
             self._select(self.segment_box, NO_CALL if segment is None else segment)
             self._select(self.call_box, NO_CALL if call is None else call)
             one = len(conversations) <= 1
+            # a file with one conversation has nothing to pick there: the box leaves its room to the others
+            # (on a projector at 1024 px three boxes cut their texts)
+            self.conversation_box.setVisible(not one)
             self.conversation_box.setEnabled(not one)
+            for box in (self.conversation_box, self.segment_box, self.call_box):
+                # the box may be narrower than its text: the whole of it, and what the box is for, on hover
+                i = box.currentIndex()
+                tip = box.itemData(i, 3) if i >= 0 else None
+                box.setToolTip("\n".join(t for t in (box.currentText(), tip or self._what[box]) if t))
             self.segment_box.setEnabled(len(segments) > 1)
             self.call_box.setEnabled(bool(calls))
         finally:
