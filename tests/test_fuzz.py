@@ -121,6 +121,25 @@ def test_text_that_is_not_utf8_in_a_hermes_database_costs_that_text(tmp_path):
     assert any("invalid UTF-8" in pr.text for pr in r.problems)
 
 
+def test_containers_of_the_wrong_type_cost_that_field(tmp_path):
+    """Found by bench/bench_fuzz.py: a Gemini session whose toolCalls is a number, a recording whose trace's
+    steps is a number: each file loads (the calls of that message, the trace's layers ignored) and says so."""
+    doc = fuzzlib.gemini_doc()
+    doc["messages"][1]["toolCalls"] = 1.5
+    p = tmp_path / "g.json"
+    p.write_text(json.dumps(doc, indent=2))
+    r = load(p)
+    assert [m["role"] for m in r.main.messages] == ["user", "assistant", "assistant"]
+    assert any("toolCalls is a number, not a list" in pr.text and pr.line > 1 for pr in r.problems)
+    recs = fuzzlib.recording_records()
+    for rec in recs:
+        if rec.get("type") == "call" and rec.get("trace"):
+            rec["trace"]["steps"] = 5
+    p = tmp_path / "rec.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in recs) + "\n")
+    assert len(load(p).main.messages) == 8
+
+
 # ------------------------------------------------------------------ the normalisation's properties
 _MSGS = fuzzlib.anthropic_messages() + fuzzlib.openai_messages() + \
     [r["message"] for r in fuzzlib.claude_code_records() if "message" in r]

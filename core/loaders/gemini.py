@@ -15,7 +15,7 @@ import re
 
 from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
-from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document
+from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document, wrong_type
 
 FORMAT = "gemini-cli"
 _HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')
@@ -89,7 +89,12 @@ def load(probe: Probe) -> LoadResult:
                           num("cached")) if tok else None
             if isinstance(rec.get("model"), str):
                 model = rec["model"]
-            calls = [c for c in rec.get("toolCalls") or [] if isinstance(c, dict)]
+            raw_calls = rec.get("toolCalls")
+            if raw_calls is not None and not isinstance(raw_calls, list):
+                problems.append(Problem(path, prov.line, f"messages[{i}].toolCalls is {wrong_type(raw_calls)}, "
+                                                         "not a list: ignored"))
+                raw_calls = None
+            calls = [c for c in raw_calls or [] if isinstance(c, dict)]
             msg = {"role": "assistant", "content": _text(rec.get("content")) or None}
             if calls:
                 msg["tool_calls"] = [{"id": str(c.get("id") or f"call_{i}_{k}"), "type": "function",

@@ -87,7 +87,9 @@ def _context_tokens(usage) -> int | None:
 
 def _changed_layers(c: CallRecord) -> list[str]:
     tr = c.trace if isinstance(c.trace, dict) else {}
-    return [s.get("layer") for s in tr.get("steps") or [] if isinstance(s, dict) and s.get("changed")]
+    steps = tr.get("steps")
+    return [s["layer"] for s in (steps if isinstance(steps, list) else [])
+            if isinstance(s, dict) and s.get("changed") and isinstance(s.get("layer"), str)]
 
 
 def _same_roles(a: list, b: list) -> bool:
