@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget
@@ -372,6 +373,8 @@ class LiveController(QObject):
     def _history_loaded(self, res) -> None:
         if self.history.waiting:
             return                       # a newer call is loading next
+        if not shiboken6.isValid(self):
+            return                       # the window closed while the recording loaded: nobody to tell
         tag, conv = res
         if tag == "agent" and conv is not None:
             self.sigHistory.emit(conv)
