@@ -8,6 +8,7 @@ the event loop, so the screen that asked for it is painted first.
 """
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 from compactscope.core.jobs import Executor
@@ -23,6 +24,9 @@ class _Poster(QObject):
 
     @Slot(object, object)
     def _call(self, callback, args) -> None:
+        owner = getattr(callback, "__self__", None)
+        if isinstance(owner, QObject) and not shiboken6.isValid(owner):
+            return                # its window or controller was deleted while the task ran: nobody to tell
         callback(*args)
 
 

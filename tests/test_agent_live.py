@@ -244,12 +244,12 @@ def test_a_message_sent_while_a_turn_runs_is_queued_never_lost(qtbot, tmp_path):
         ctl.sigFinished.connect(finished.append)
         panel.input.setPlainText("first")
         panel.send_btn.click()
-        qtbot.waitUntil(lambda: len(asked) == 1, timeout=10000)        # the first turn is running its tool
+        qtbot.waitUntil(lambda: len(asked) == 1, timeout=30000)        # the first turn is running its tool
         assert ctl.busy and panel.send_btn.isEnabled()
         panel.input.setPlainText("second")
         panel.send_btn.click()                                          # sent while the turn runs
         assert panel.input.toPlainText() == "" and ctl.queue == ["second"]
-        qtbot.waitUntil(lambda: len(finished) == 2, timeout=20000)
+        qtbot.waitUntil(lambda: len(finished) == 2, timeout=60000)    # two turns on a loaded machine
         ctl.shutdown()
     assert finished == ["done", "done"] and ctl.queue == []
     users = [r["body"]["messages"] for r in fake.message_requests]
