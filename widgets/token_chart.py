@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from compactscope.core import present
 from compactscope.core.present import BLOCK_TYPES
@@ -132,6 +132,11 @@ class TokenChart(QWidget):
         self.bar_plot.setLabel("bottom", tr("message"))
         self.bar_plot.setMouseEnabled(x=True, y=False)
         self.bar_plot.showGrid(x=False, y=True, alpha=0.2)
+        # the axes drawn once into a pixmap and blitted while they do not change: a step repaints the
+        # plots (the stage cursor, the stage's bars), and replaying each axis' text cost ~7 ms a paint
+        for plot in (self.stage_plot, self.bar_plot):
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self.glw.ci.layout.setColumnStretchFactor(0, 2)
         self.glw.ci.layout.setColumnStretchFactor(1, 3)
         # stacked bars as filled step curves (one path per block type: fast at 10k+ messages);
