@@ -569,3 +569,18 @@ def test_a_session_forgets_what_it_measured_for_the_files_it_showed_before(tmp_p
     assert len(s.meter._cache) <= 3 * n                       # the messages shown and what the layers made
     assert 0 < len(ws._digests) <= 4 * n + n                  # transcripts were written, their digests bounded
     assert not any(s.meter._cache.get(m) is not None for m in first)     # nothing of the earlier opens
+
+
+def test_hermes_shrinks_arguments_nested_deeper_than_python_recurses():
+    """Found by bench_fuzz: a tool call's arguments string (JSON text, not cut at load) nested deeper than
+    Python recurses from where the layer runs: hermes_prune raised RecursionError (an internal error). Now
+    such arguments are kept as they are; shallow ones are still shortened."""
+    from compactscope.core.layers.hermes_rules import shrink_args_json
+
+    def deep_stack(n, fn):                 # the layer runs deep in a caller's stack (a worker, the CLI)
+        return fn() if n == 0 else deep_stack(n - 1, fn)
+    for depth in (450, 5000):
+        deep = '{"a": ' * depth + '"' + "x" * 500 + '"' + "}" * depth
+        out = deep_stack(500, lambda: shrink_args_json(deep))
+        assert out == deep or json.loads(out)
+    assert shrink_args_json(json.dumps({"a": ["x" * 500]})) != json.dumps({"a": ["x" * 500]})

@@ -570,7 +570,7 @@ def shrink_args_json(args: str, head: int = ARGS_HEAD) -> str:
     arguments that are not JSON are returned unchanged (#11762)."""
     try:
         value = json.loads(args)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return args
 
     def walk(v):
@@ -581,7 +581,10 @@ def shrink_args_json(args: str, head: int = ARGS_HEAD) -> str:
         if isinstance(v, list):
             return [walk(x) for x in v]
         return v
-    return json.dumps(walk(value), ensure_ascii=False)
+    try:
+        return json.dumps(walk(value), ensure_ascii=False)
+    except RecursionError:      # arguments nested deeper than Python recurses (found by bench_fuzz): as they are
+        return args
 
 
 def dedup_key(text: str) -> str:
