@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from compactscope.core import present  # noqa: E402
 from compactscope.core.size import SizeMeter  # noqa: E402
 from compactscope.widgets.inspector import Inspector  # noqa: E402
-from compactscope.widgets.message_view import SizeRole  # noqa: E402
+from compactscope.widgets.message_model import SizeRole  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.usefixtures("isolated_settings")

@@ -78,7 +78,8 @@ def test_summary_prompt_head_equals_dumping_everything(msgs, cap):
 
 def test_collapsed_row_heights_match_the_chips(qtbot):
     from compactscope.core import present
-    from compactscope.widgets.message_view import MessageDelegate, MessageListModel
+    from compactscope.widgets.message_delegate import MessageDelegate
+    from compactscope.widgets.message_model import MessageListModel
     msgs = [
         {"role": "user", "content": "one line"},
         {"role": "user", "content": "two\nlines\r\nand\x0bmore\u2028here"},

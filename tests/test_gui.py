@@ -153,7 +153,7 @@ def test_selecting_tool_result_highlights_its_partner(qtbot, win):
     qtbot.mouseClick(win.view.viewport(), Qt.LeftButton, pos=rect.center())
     assert win.view.currentIndex().data(Qt.UserRole + 2) == res_msg
     assert use_msg in win.model.highlight
-    from compactscope.widgets.message_view import HighlightRole
+    from compactscope.widgets.message_model import HighlightRole
     assert win.model.index_of_message(use_msg).data(HighlightRole) is True
     assert win.model.index_of_message(res_msg).data(HighlightRole) is False
     # the jump command goes to the partner

@@ -354,7 +354,7 @@ def test_message_axis_labels_never_run_together(qtbot):
 def test_a_tag_never_runs_past_the_row(qtbot):
     """A narrow pane shortens a header tag to the room left (the LOST badge was cut: "LOS")."""
     from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
-    from compactscope.widgets.message_view import pill
+    from compactscope.widgets.message_delegate import pill
     img = QImage(400, 40, QImage.Format_ARGB32)
     p = QPainter(img)
     f = QFont()

@@ -21,7 +21,7 @@ from compactscope.core.identity import IdentityCache
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
 from .i18n import ct, ct_parts, tr
-from .message_view import BOUNDARY_COLORS, paint_boundary, pill
+from .message_delegate import BOUNDARY_COLORS, paint_boundary, pill
 
 KindRole = Qt.UserRole + 1
 MessageRole = Qt.UserRole + 2

@@ -7,7 +7,8 @@ from PySide6.QtCore import QEvent, QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
 from .flow import FlowLayout, flow_widget_policy
-from .message_view import IndexRole, MessageListModel, MessageView
+from .message_model import IndexRole, MessageListModel
+from .message_view import MessageView
 from .i18n import tr
 
 ROLES = (QT_TRANSLATE_NOOP("", "all roles"), "user", "assistant", "system", "tool")
