@@ -111,7 +111,7 @@ def switch(win, lang: str):
     new.splitter.restoreState(win.splitter.saveState())
     new.set_dark(win.dark_action.isChecked(), save=False)
     new.dark_action.setChecked(win.dark_action.isChecked())
-    zoom = win.zoom if not presenter else (win._presenter_saved or {}).get("zoom", win.zoom)
+    zoom = win.zoom if not presenter else win.presenter_mode.saved_zoom(win.zoom)
     new.set_zoom(zoom, save=False)
     new.resize(win.size())
     if win.isVisible():

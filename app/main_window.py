@@ -16,7 +16,7 @@ from pathlib import Path
 from compactscope import asset_path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QSplitter,
+from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QSplitter,
                                QTabWidget, QVBoxLayout, QWidget)
 
 from compactscope.core import strategies
@@ -24,18 +24,14 @@ from compactscope.core.session import TABS, Session, stage_label
 from compactscope.core.workspace import Workspace
 from compactscope.widgets.context_picker import ContextPicker
 from compactscope.widgets.diff_panel import DiffPanel
-from compactscope.widgets.explainer import FindingsPanel, SnipExplainer
-from compactscope.widgets.inspector import Inspector
+from compactscope.widgets.explainer import SnipExplainer
 from compactscope.widgets.message_panel import MessagePanel
-from compactscope.widgets.narration import NarrationPanel
-from compactscope.widgets.params_panel import ParamsPanel
-from compactscope.widgets.status_bar import StatusBar
 from compactscope.widgets.stepper import LayerStepper
 from compactscope.widgets.timeline_panel import TimelinePanel
-from compactscope.widgets.token_chart import TokenChart
 
 from . import strategy_files
 from .actions import install_actions, rebuild_recent, rebuild_recent_strategies
+from .docks import build_docks
 from .session_qt import QtSession
 from .settings import Settings
 from .theme import apply_palette, apply_zoom
@@ -74,7 +70,8 @@ class MainWindow(QMainWindow):
         self._compare_timer.setSingleShot(True)
         self._compare_timer.setInterval(150)
         self._compare_timer.timeout.connect(self.run_replay)
-        self._presenter_saved: dict | None = None
+        from .presenter import PresenterMode
+        self.presenter_mode = PresenterMode(self)
         from .language import ensure_cjk_font
         ensure_cjk_font()              # Chinese in a transcript draws on a machine without CJK fonts
         self._build()
@@ -152,42 +149,7 @@ class MainWindow(QMainWindow):
         self.timeline, self.comparison, self.follow_box = t.timeline, t.comparison, t.follow_box
         self.compare_boxes, self.compare_extra, self.compare_button = t.compare_boxes, t.compare_extra, \
             t.compare_button
-        # docks
-        self.inspector = Inspector(self)
-        self.inspector.resolve_persisted = self.session.persisted_file
-        self.params_panel = ParamsPanel(self)
-        strategy_files.fill_strategies(self)
-        self.params_panel.set_strategy(self.strategy, self.params)
-        self.params_panel.set_summarizer(self.session.summarizer)
-        self.findings = FindingsPanel(self)
-        self.chart = TokenChart(self)
-        self.dock_inspector = self._dock(tr("Inspector"), self.inspector, Qt.RightDockWidgetArea)
-        self.dock_params = self._dock(tr("Strategy and parameters"), self.params_panel, Qt.RightDockWidgetArea)
-        self.tabifyDockWidget(self.dock_params, self.dock_inspector)
-        self.dock_inspector.raise_()
-        self.narration = NarrationPanel(self)
-        self.dock_narration = self._dock(tr("Narration"), self.narration, Qt.RightDockWidgetArea)
-        self.dock_narration.hide()
-        self.dock_chart = self._dock(tr("Size and tokens"), self.chart, Qt.BottomDockWidgetArea)
-        self.dock_findings = self._dock(tr("API findings"), self.findings, Qt.BottomDockWidgetArea)
-        self.splitDockWidget(self.dock_chart, self.dock_findings, Qt.Horizontal)
-        self.resizeDocks([self.dock_chart, self.dock_findings], [1000, 300], Qt.Horizontal)
-        self.resizeDocks([self.dock_chart], [230], Qt.Vertical)
-        self.resizeDocks([self.dock_inspector], [330], Qt.Horizontal)
-        # status bar: counts, the cross-check verdict, progress and Cancel
-        self.status = StatusBar(self)
-        self.setStatusBar(self.status)
-        self.status.sigCancel.connect(self.cancel_run)
-        self.status_label, self.oracle_label, self.progress, self.progress_label, self.cancel_btn = \
-            self.status.status_label, self.status.oracle_label, self.status.progress, self.status.progress_label, \
-            self.status.cancel_btn
-
-    def _dock(self, title: str, w: QWidget, area) -> QDockWidget:
-        d = QDockWidget(title, self)
-        d.setObjectName("dock_" + w.objectName())
-        d.setWidget(w)
-        self.addDockWidget(area, d)
-        return d
+        build_docks(self)              # inspector, parameters, narration, chart, findings, status bar (app/docks.py)
 
     def _connect(self) -> None:
         s, q = self.session, self.qsession
@@ -208,7 +170,7 @@ class MainWindow(QMainWindow):
         self.chart.sigMessageClicked.connect(self.select_message)
         self.findings.sigMessageClicked.connect(self.select_message)
         self.tabs.currentChanged.connect(lambda k: s.set_tab(TABS[k]) if 0 <= k < len(TABS) else None)
-        self.tabs.currentChanged.connect(lambda _k: self._presenter_docks())
+        self.tabs.currentChanged.connect(lambda _k: self.presenter_mode.docks())
         self.timeline.sigCallSelected.connect(s.set_cursor)
         self.timeline_panel.sigCompareChanged.connect(self._compare_changed)
         self.timeline_panel.sigCompareRequested.connect(self.run_replay)
@@ -594,8 +556,6 @@ class MainWindow(QMainWindow):
         if save:
             self.settings.set("view/zoom", self.zoom)
 
-    PRESENTER_ZOOM = 4.0
-
     @property
     def language(self) -> str:
         from .language import current
@@ -610,45 +570,11 @@ class MainWindow(QMainWindow):
 
     @property
     def presenter(self) -> bool:
-        return self._presenter_saved is not None
+        return self.presenter_mode.on
 
     def set_presenter(self, on: bool, zoom: float | None = None) -> None:
-        """The presenter preset: large type (``zoom``, default +4 points), the inspector and the parameters
-        hidden, the narration shown when a lesson is open. Off: the docks and zoom as they were."""
-        on = bool(on)
-        if on and self._presenter_saved is None:
-            self._presenter_saved = {"zoom": self.zoom, "docks": {d: d.isVisible() for d in (
-                self.dock_inspector, self.dock_params, self.dock_findings, self.dock_chart)}}
-        if on:
-            for d in (self.dock_inspector, self.dock_params):
-                d.hide()
-            total = sum(self.splitter.sizes()) or self.splitter.width()
-            self.splitter.setSizes([int(total * 0.38), total - int(total * 0.38)])   # the explanations get room
-            self.resizeDocks([self.dock_chart], [max(190, int(self.height() * 0.3))], Qt.Vertical)
-            if self.lesson_controller.active:
-                self.dock_narration.show()
-            self.set_zoom(self.PRESENTER_ZOOM if zoom is None else zoom, save=False)
-            self._presenter_docks()
-            self.messages.set_presenter(True)
-        elif self._presenter_saved is not None:
-            saved, self._presenter_saved = self._presenter_saved, None
-            for d, vis in saved["docks"].items():
-                d.setVisible(vis)
-            self.messages.set_presenter(False)
-            self.set_zoom(saved["zoom"] if zoom is None else zoom, save=False)
-        elif zoom is not None:
-            self.set_zoom(zoom, save=False)
-        if getattr(self, "presenter_action", None) is not None and self.presenter_action.isChecked() != on:
-            self.presenter_action.setChecked(on)
-
-    def _presenter_docks(self) -> None:
-        """Presenter mode on the timeline: the timeline is the chart, so the stage chart and the findings make
-        room for it (and come back on the other tabs)."""
-        if not self.presenter:
-            return
-        timeline = self.tabs.currentIndex() == TABS.index("timeline")
-        for d in (self.dock_chart, self.dock_findings):
-            d.setVisible(not timeline)
+        """The presenter preset (app/presenter.py)."""
+        self.presenter_mode.set(on, zoom)
 
     def set_dark(self, on: bool, save: bool = True) -> None:
         apply_palette(self, on)
@@ -670,12 +596,8 @@ class MainWindow(QMainWindow):
                 return
 
     def save_screenshot_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, tr("Save a screenshot"), "compactscope.png", tr("PNG (*.png)"))
-        if path:
-            from compactscope.app.screenshots import save_image
-            if not save_image(self.grab(), path):
-                self.show_error(tr("The screenshot could not be written to {path}.").format(path=path),
-                                tr("Choose another file or folder (one you can write to; not a symbolic link)."))
+        from compactscope.app.screenshots import save_screenshot_dialog
+        save_screenshot_dialog(self)
 
     def wait_idle(self, ms: int = 60000) -> bool:
         """Process events until no background work is pending (CLI screenshot, tests)."""

@@ -82,3 +82,14 @@ def write_screenshots(app, win, folder: str, timeout_ms: int = 120000, only: lis
             raise OSError(f"could not write {path}")
         written.append(path)
     return written
+
+
+def save_screenshot_dialog(win) -> None:
+    """File > Save Screenshot: the window as a PNG where the user picks; a file that cannot be written says so."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from compactscope.widgets.i18n import tr
+    path, _ = QFileDialog.getSaveFileName(win, tr("Save a screenshot"), "compactscope.png", tr("PNG (*.png)"))
+    if path and not save_image(win.grab(), path):
+        win.show_error(tr("The screenshot could not be written to {path}.").format(path=path),
+                       tr("Choose another file or folder (one you can write to; not a symbolic link)."))

@@ -16,7 +16,8 @@ from compactscope.core.conversation import CompactionEvent, Conversation, Messag
 from compactscope.core.replay import replay  # noqa: E402
 from compactscope.core.summarizers import FixedSummarizer  # noqa: E402
 from compactscope.core.workspace import Workspace  # noqa: E402
-from compactscope.widgets.timeline import ComparisonTable, TimelineWidget  # noqa: E402
+from compactscope.widgets.comparison_table import ComparisonTable  # noqa: E402
+from compactscope.widgets.timeline import TimelineWidget  # noqa: E402
 
 
 def session(n, size=2000):

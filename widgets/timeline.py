@@ -12,7 +12,7 @@ rest are overlaid), ``set_cursor(call_index)``, ``set_unit("tokens" | "size")``,
 ``sigCallSelected``. Items are created once and updated with setData; curves use
 clip-to-view and peak downsampling so 10k calls stay smooth.
 
-``ComparisonTable`` shows the totals of several runs side by side.
+``ComparisonTable`` (comparison_table.py) shows the totals of several runs side by side.
 """
 from __future__ import annotations
 
@@ -20,10 +20,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderView, QLabel, QPushButton,
-                               QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
-from compactscope.core.replay import COMPARISON_COLUMNS
 from compactscope.core import divergence
 from compactscope.core.replay.calibration import calibration_words
 from compactscope.core.strategies.base import PALETTE
@@ -617,38 +615,3 @@ class TimelineWidget(QWidget):
                 "real": self.real_curve}[name]
         x, y = item.getOriginalDataset()
         return (np.array([]) if x is None else x), (np.array([]) if y is None else y)
-
-
-class ComparisonTable(QTableWidget):
-    """One row per run: compactions, peak context, total input tokens, drops, summaries."""
-    sigRunSelected = Signal(int)
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setObjectName("replayComparison")
-        self.setColumnCount(len(COMPARISON_COLUMNS))
-        self.setHorizontalHeaderLabels([ct(t) for _, t in COMPARISON_COLUMNS])
-        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.verticalHeader().setVisible(False)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.itemSelectionChanged.connect(lambda: self.sigRunSelected.emit(self.currentRow()))
-        self.setToolTip(tr("total input tokens = the tokens sent summed over every call (a cost proxy)"))
-
-    def set_results(self, results: list) -> None:
-        rows = [r.totals() for r in results]
-        self.setRowCount(len(rows))
-        for i, row in enumerate(rows):
-            for j, (key, _) in enumerate(COMPARISON_COLUMNS):
-                v = row.get(key, "")
-                item = QTableWidgetItem(fmt(v) if isinstance(v, int) else str(v))
-                item.setData(Qt.UserRole, v)
-                if j:
-                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-                if j == 0 and i:
-                    item.setForeground(pg.mkColor(OVERLAY_COLORS[(i - 1) % len(OVERLAY_COLORS)]))
-                self.setItem(i, j, item)
-
-    def value(self, row: int, key: str):
-        j = [k for k, _ in COMPARISON_COLUMNS].index(key)
-        return self.item(row, j).data(Qt.UserRole)

@@ -9,7 +9,8 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushB
                                QVBoxLayout, QWidget)
 
 from .flow import FlowLayout, flow_widget_policy
-from .timeline import ComparisonTable, TimelineWidget
+from .comparison_table import ComparisonTable
+from .timeline import TimelineWidget
 from .i18n import tr
 
 
