@@ -17,6 +17,8 @@ Python, no Qt.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import dataclasses
 from dataclasses import dataclass
 
@@ -223,6 +225,7 @@ def call_choices(conv, segment: int | None) -> list[tuple[int, str]]:
     segs = segments(conv)
     lo, hi = (0, len(conv.messages)) if segment is None or not 0 <= segment < len(segs) else \
         (segs[segment].start, segs[segment].end)
+    starts = [sg.start for sg in segs]
     out = []
     for n, i in enumerate(at):
         if not lo <= i < hi:
@@ -231,7 +234,7 @@ def call_choices(conv, segment: int | None) -> list[tuple[int, str]]:
         parts = [f"call {n}"]
         if mt.timestamp is not None:
             parts.append(when(mt.timestamp)[11:19])
-        k = i - segment_of(conv, i).start
+        k = i - starts[max(bisect_right(starts, i) - 1, 0)]      # segment_of per call was O(calls x messages)
         tok = mt.usage.context_tokens if mt.usage is not None else 0
         parts.append(f"{k} message{'s' if k != 1 else ''}" + (f", {tok:,} tokens" if tok else "") + " sent")
         out.append((n, " \u00b7 ".join(parts)))
