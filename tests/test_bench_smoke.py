@@ -31,7 +31,7 @@ SMALL = {
     "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],
     "bench_fuzz.py": ["--inputs", "20", "--workers", "1"],
 }
-NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py"}
+NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py"}
 
 
 def test_every_bench_script_has_a_small_size():
