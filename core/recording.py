@@ -129,7 +129,7 @@ def sse_events(data: bytes) -> list[tuple[str, Any]]:
             continue
         try:
             payload = json.loads("\n".join(lines))
-        except ValueError:
+        except (ValueError, RecursionError):        # broken, or nested deeper than the parser goes
             continue
         if not name and isinstance(payload, dict):
             name = str(payload.get("type", ""))
@@ -196,7 +196,7 @@ class StreamAccumulator:
                 raw = self._partial_json.pop(idx)
                 try:
                     self.blocks[idx]["input"] = json.loads(raw) if raw else {}
-                except ValueError:
+                except (ValueError, RecursionError):
                     self.blocks[idx]["input"] = {"_unparsed": raw}
         elif kind == "message_delta":
             d = p.get("delta") or {}
@@ -374,7 +374,7 @@ def _pair_to_call(rec: dict, n: int, seq: int, notes: list | None = None) -> Cal
     if isinstance(body, str):
         try:
             body = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return None
@@ -385,7 +385,7 @@ def _pair_to_call(rec: dict, n: int, seq: int, notes: list | None = None) -> Cal
     if isinstance(rbody, str):
         try:
             rbody = json.loads(rbody)
-        except ValueError:
+        except (ValueError, RecursionError):
             rbody = None
     raw_sse = resp.get("body_raw") or resp.get("sse") or resp.get("events_raw")
     status = resp.get("status_code", resp.get("status"))

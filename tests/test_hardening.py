@@ -584,3 +584,26 @@ def test_hermes_shrinks_arguments_nested_deeper_than_python_recurses():
         out = deep_stack(500, lambda: shrink_args_json(deep))
         assert out == deep or json.loads(out)
     assert shrink_args_json(json.dumps({"a": ["x" * 500]})) != json.dumps({"a": ["x" * 500]})
+
+
+def test_a_recording_with_json_nested_deeper_than_the_parser_goes_loads(tmp_path):
+    """Found by bench_fuzz (seed 20261130): a proxy log whose streamed answer (SSE) or request body holds JSON
+    nested deeper than Python's parser recurses raised RecursionError out of the recording loader. Now that
+    payload counts as unreadable (the event skipped, the call without that body) and the rest loads."""
+    from compactscope.core.loaders import load
+    deep = "[" * 100_000 + "]" * 100_000
+    sse = ("event: message_start\ndata: " + json.dumps({"type": "message_start", "message": {
+        "id": "m1", "role": "assistant", "content": [], "usage": {"input_tokens": 5, "output_tokens": 1}}})
+        + "\n\nevent: content_block_delta\ndata: " + deep + "\n\n")
+    ok = {"model": "claude-x", "messages": [{"role": "user", "content": "list the files"}]}
+    recs = [{"request": {"timestamp": 1700000000, "method": "POST", "url": "https://api.anthropic.com/v1/messages",
+                         "body": ok},
+             "response": {"timestamp": 1700000001, "status_code": 200, "body_raw": sse}},
+            {"request": {"timestamp": 1700000002, "method": "POST", "url": "https://api.anthropic.com/v1/messages",
+                         "body": '{"model": "claude-x", "messages": ' + deep + "}"},
+             "response": {"timestamp": 1700000003, "status_code": 200, "body": deep}}]
+    p = tmp_path / "proxy.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
+    result = load(str(p))
+    msgs = result.conversations[0].messages
+    assert msgs[0]["content"] == "list the files"
