@@ -118,15 +118,21 @@ def _block(b: Any, where: str, notes: list, depth: int = 0) -> Any:
     return b
 
 
-def _blocks(content: list, where: str, notes: list, depth: int = 0) -> list:
+def _shared_map(items: list, fix) -> list:
+    """``[fix(i, x) for x in items]`` without ``_MISSING`` results, sharing the list itself when ``fix`` returned
+    every item unchanged (and the unchanged items always): a well-shaped file costs no copy."""
     out = None
-    for i, b in enumerate(content):
-        nb = _block(b, f"{where}block {i}: ", notes, depth)
-        if nb is not b and out is None:
-            out = list(content[:i])
-        if out is not None:
-            out.append(nb)
-    return content if out is None else out
+    for i, x in enumerate(items):
+        nx = fix(i, x)
+        if nx is not x and out is None:
+            out = list(items[:i])
+        if out is not None and nx is not _MISSING:
+            out.append(nx)
+    return items if out is None else out
+
+
+def _blocks(content: list, where: str, notes: list, depth: int = 0) -> list:
+    return _shared_map(content, lambda i, b: _block(b, f"{where}block {i}: ", notes, depth))
 
 
 def _calls(calls: Any, notes: list) -> Any:
@@ -135,12 +141,11 @@ def _calls(calls: Any, notes: list) -> Any:
     if not isinstance(calls, list):
         notes.append(f"tool_calls is {_kind(calls)}, not a list: left out ({_text(calls)[:80]})")
         return []
-    out = None
-    for i, c in enumerate(calls):
-        nc = c
+
+    def fix(i: int, c: Any) -> Any:
         if not isinstance(c, dict):
             notes.append(f"tool call {i} is {_kind(c)}, not an object: left out")
-            nc = _MISSING
+            return _MISSING
         else:
             nc = _fields(c, _CALL_FIELDS, f"tool call {i}: ", notes)
             fn = nc.get("function")
@@ -151,11 +156,8 @@ def _calls(calls: Any, notes: list) -> Any:
                 nf = _fields(fn, _FUNCTION_FIELDS, f"tool call {i}: function.", notes)
                 if nf is not fn:
                     nc = {**nc, "function": nf}
-        if nc is not c and out is None:
-            out = list(calls[:i])
-        if out is not None and nc is not _MISSING:
-            out.append(nc)
-    return calls if out is None else out
+        return nc
+    return _shared_map(calls, fix)
 
 
 def fix_message(m: Any) -> tuple[Any, list]:
@@ -272,11 +274,11 @@ def fix_tools(tools: Any) -> tuple[Any, list]:
         return None, notes
     if not isinstance(tools, list):
         return None, [f"tools is {_kind(tools)}, not a list: ignored"]
-    out = None
-    for i, t in enumerate(tools):
+
+    def fix(i: int, t: Any) -> Any:
         if not isinstance(t, dict):
             notes.append(f"tool {i} is {_kind(t)}, not an object: left out")
-            nt = _MISSING
+            return _MISSING
         else:
             where = f"tool {i}: "
             nt = _fields(t, _TOOL_FIELDS, where, notes)
@@ -294,11 +296,8 @@ def fix_tools(tools: Any) -> tuple[Any, list]:
                     nf = nf if s is nf["parameters"] else {**nf, "parameters": s}
                 if nf is not fn:
                     nt = {**nt, "function": nf}
-        if nt is not t and out is None:
-            out = list(tools[:i])
-        if out is not None and nt is not _MISSING:
-            out.append(nt)
-    return (tools if out is None else out), notes
+        return nt
+    return _shared_map(tools, fix), notes
 
 
 def fix_system(system: Any) -> tuple[Any, list]:
