@@ -283,15 +283,25 @@ def check_conversation(conv) -> list[Finding]:
     return out
 
 
+_fixes_memo: tuple = (None, 0, {})       # the last map asked about, its size, its answer
+
+
 def load_fixes_by_identity(meta_by_id: dict) -> dict:
     """id(message) -> what the load changed in it (``meta.extra["load_fixes"]``), for the messages that
-    have such notes: from a ``meta_by_identity()`` map (empty when the load changed nothing)."""
+    have such notes: from a ``meta_by_identity()`` map (empty when the load changed nothing). The answer
+    for the last map is kept: a replay asks once per model call with the same map (O(messages) per call
+    made hermes and s08 replay grow with the history)."""
+    global _fixes_memo
+    memo = _fixes_memo
+    if memo[0] is meta_by_id and memo[1] == len(meta_by_id):
+        return memo[2]
     out = {}
     for k, meta in meta_by_id.items():
         extra = getattr(meta, "extra", None)
         fixes = extra.get("load_fixes") if isinstance(extra, dict) else None
         if fixes:
             out[k] = fixes
+    _fixes_memo = (meta_by_id, len(meta_by_id), out)
     return out
 
 

@@ -607,3 +607,20 @@ def test_a_recording_with_json_nested_deeper_than_the_parser_goes_loads(tmp_path
     result = load(str(p))
     msgs = result.conversations[0].messages
     assert msgs[0]["content"] == "list the files"
+
+
+def test_load_fixes_are_read_once_per_map_and_right_for_each():
+    """A replay asks for the load's fixes once per model call with the same map: the answer is kept for that
+    map (scanning every message per call made hermes and s08 replay grow with the history), and a different
+    map gets its own answer."""
+    from types import SimpleNamespace
+
+    from compactscope.core.checker import load_fixes_by_identity
+    a = {1: SimpleNamespace(extra={"load_fixes": ["uuid was a list"]}), 2: SimpleNamespace(extra={})}
+    b = {3: SimpleNamespace(extra={"load_fixes": ["model was an object"]})}
+    first = load_fixes_by_identity(a)
+    assert first == {1: ["uuid was a list"]}
+    assert load_fixes_by_identity(a) is first                  # the same map: the kept answer
+    assert load_fixes_by_identity(b) == {3: ["model was an object"]}
+    assert load_fixes_by_identity(a) == {1: ["uuid was a list"]}
+    assert load_fixes_by_identity({}) == {}
