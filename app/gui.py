@@ -238,11 +238,17 @@ def _settle(win, args, w, h) -> bool:
 
 
 def _screenshots(app, win, args, w, h) -> int:
-    from .screenshots import write_screenshots
     if not _settle(win, args, w, h):
         return 3                 # (the pipeline did not finish: an internal error, the exit codes of app/cli.py)
+    return _write_frames(app, win, args.screenshots)
+
+
+def _write_frames(app, win, folder, only=None) -> int:
+    """One PNG per layer step (or per lesson slide, ``only``) into ``folder``; their paths printed; the window
+    closed. Exit 2 when the folder cannot be written."""
+    from .screenshots import write_screenshots
     try:
-        paths = write_screenshots(app, win, args.screenshots)
+        paths = write_screenshots(app, win, folder, only=only)
     except OSError as e:
         print(f"compactscope: {e.strerror or e}", file=sys.stderr)
         return 2
@@ -324,20 +330,10 @@ def _lesson(app, win, args, w, h, offscreen: bool) -> int:
         print(f"compactscope: {win.last_error or 'the lesson could not be shown'}", file=sys.stderr)
         return 2
     if args.export_lesson:
-        from .screenshots import write_screenshots
         if not win.wait_idle(120000):
             print("compactscope: the pipeline did not finish within 120 s; nothing written", file=sys.stderr)
             return 3
-        try:
-            paths = write_screenshots(app, win, args.export_lesson, only=win.lesson_controller.frames())
-        except OSError as e:
-            print(f"compactscope: {e.strerror or e}", file=sys.stderr)
-            return 2
-        for p in paths:
-            print(p)
-        win.session.close()
-        win.close()
-        return 0
+        return _write_frames(app, win, args.export_lesson, only=win.lesson_controller.frames())
     if offscreen:
         return _screenshots(app, win, args, w, h) if args.screenshots else _screenshot(app, win, args, w, h)
     win.show()

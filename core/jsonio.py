@@ -149,9 +149,9 @@ def parse_timestamp(value: Any) -> float | None:
 
 
 # ------------------------------------------------------------------ lenient reading (every loader)
-def _std_loads(text: str, notes: list) -> Any:
-    """The standard library's parser, which takes what orjson refuses: NaN and Infinity (made null),
-    numbers beyond a double such as 1e400 (made null), integers of any size, lone surrogates."""
+def lenient_number_hooks(notes: list) -> dict:
+    """``parse_constant``/``parse_float`` for the standard library's parser: NaN and Infinity, and numbers
+    beyond a double such as 1e400, are made null and said in ``notes``."""
     def constant(name: str):
         notes.append(f"{name} is not a JSON number: made null")
         return None
@@ -162,7 +162,13 @@ def _std_loads(text: str, notes: list) -> Any:
             notes.append(f"the number {text[:40]} does not fit a double: made null")
             return None
         return v
-    return json.loads(text, parse_constant=constant, parse_float=number)
+    return {"parse_constant": constant, "parse_float": number}
+
+
+def _std_loads(text: str, notes: list) -> Any:
+    """The standard library's parser, which takes what orjson refuses: NaN and Infinity (made null),
+    numbers beyond a double such as 1e400 (made null), integers of any size, lone surrogates."""
+    return json.loads(text, **lenient_number_hooks(notes))
 
 
 _WS_RE = None

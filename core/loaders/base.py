@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import errno
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 from ..jsonio import (LINE_TOO_LONG, MAX_LINE_BYTES, JSONDecodeError, NotAFile, drop_mistyped, iter_lines,  # noqa: F401 - shared
                       loads, loads_deep, loads_lenient, parse_timestamp, wrong_type)
 from ..jsonio import open_regular as _open_regular
+from ..jsonio import lenient_number_hooks
 
 PROBE_BYTES = 256 * 1024
 _UNSET = object()
@@ -274,17 +274,7 @@ def recover_records(raw: bytes | str, accept=None, notes: list | None = None) ->
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
     accept = accept or (lambda o: isinstance(o, dict))
     found: list = []
-
-    def constant(name: str):
-        found.append(f"{name} is not a JSON number: made null")
-
-    def number(t: str):
-        v = float(t)
-        if not math.isfinite(v):
-            found.append(f"the number {t[:40]} does not fit a double: made null")
-            return None
-        return v
-    dec = _json.JSONDecoder(parse_constant=constant, parse_float=number)
+    dec = _json.JSONDecoder(**lenient_number_hooks(found))
     out: list = []
     i, n = 0, len(text)
     budget = RECOVERY_BUDGET * n + 4096
