@@ -83,7 +83,14 @@ def child(path: str, strategy: str, size: int) -> None:
     from compactscope.app.main_window import MainWindow
     from compactscope.app.settings import Settings
     from compactscope.core.workspace import Workspace
-    out: dict = {}
+    out: dict = {"rss": {}}
+
+    def rss_now(label: str) -> None:
+        """The resident size now (not the peak), to tell what holds the memory at each moment."""
+        with open("/proc/self/statm") as f:
+            out["rss"][label] = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    rss_now("start")
     tw = time.perf_counter()
     win = MainWindow(Settings(enabled=False), workspace=Workspace(tmp / "ws"))
     probe = StallProbe(lambda: win.session.progress_text if win.session.busy else "idle")
@@ -92,6 +99,7 @@ def child(path: str, strategy: str, size: int) -> None:
     win.session.set_strategy(strategy)
     app.processEvents()
     out["window"] = time.perf_counter() - tw
+    rss_now("window shown")
     t0 = time.perf_counter()
     probe.start("open")
     win.open_path(path, remember=False)
@@ -104,11 +112,13 @@ def child(path: str, strategy: str, size: int) -> None:
             break
         time.sleep(0.001)
     out["first_screen"] = time.perf_counter() - t0
+    rss_now("first screen")
     while win.session.busy and time.perf_counter() < deadline:
         app.processEvents()
         time.sleep(0.001)
     app.processEvents()
     out["trace_ready"] = time.perf_counter() - t0
+    rss_now("trace ready")
     out["layers"] = [s.layer for s in win.session.trace.steps]
     out["sizes"] = [len(s.messages) for s in win.session.trace.steps]
     # steps: every stage forward and back, twice (the first round visits each stage for the first time)
@@ -123,6 +133,7 @@ def child(path: str, strategy: str, size: int) -> None:
             app.processEvents()
             (first if rnd == 0 else again).append(time.perf_counter() - s)
     out["step_first"], out["step_again"] = first, again
+    rss_now("after steps")
     # a parameter change, shown
     name, value = PARAM_CHANGE.get(strategy, (None, None))
     if name is not None and name in win.session.params:
@@ -138,6 +149,7 @@ def child(path: str, strategy: str, size: int) -> None:
         app.processEvents()
         out["param_change"] = time.perf_counter() - s
         out["param"] = f"{name}={value}"
+        rss_now("after parameter change")
     probe.timer.stop()
     out["stalls"] = probe.worst
     out["stalled_during"] = probe.during
@@ -183,7 +195,8 @@ def main() -> int:
         if "param_change" in d:
             print(f"    parameter change ({d['param']}) shown after {ms(d['param_change'])}")
         print(f"    longest UI stall: {stalls}")
-        print(f"    peak RSS {d['peak_rss'] / 1e6:.0f} MB = {d['peak_rss'] / d['file']:.2f}x the file")
+        print(f"    peak RSS {d['peak_rss'] / 1e6:.0f} MB = {d['peak_rss'] / d['file']:.2f}x the file; resident at "
+              + ", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in d["rss"].items()))
     return 0
 
 

@@ -49,11 +49,38 @@ KNOWN_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot"
 # Record fields every line carries (left out of copied metadata; see _Builder._new).
 _STANDARD = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug", "type",
              "message", "uuid", "timestamp", "logicalParentUuid"}
-def _drop_envelope(rec: dict) -> None:
-    """The record without its message and the standard fields (what ``copy`` leaves out too)."""
-    if isinstance(rec, dict):
-        for k in _STANDARD:
-            rec.pop(k, None)
+def _without_envelope(rec):
+    """A new dict: the record without its message and the standard fields (what ``copy`` leaves out too).
+    New, not popped in place: a dict keeps the room of the fields it lost (a 13-field record stays a
+    632-byte dict), and this is the metadata of every message."""
+    if not isinstance(rec, dict):
+        return rec
+    return {k: v for k, v in rec.items() if k not in _STANDARD}
+
+
+# Fields every conversation line repeats and nothing reads per line: dropped as each line is read (the
+# session's first values and every version seen are kept once, in _Envelope), so the records waiting to
+# become messages do not hold 100k copies of the cwd, the session id, the branch...
+_REPEATED_ENVELOPE = frozenset({"userType", "cwd", "sessionId", "version", "gitBranch", "slug"})
+
+
+class _Envelope:
+    """The repeated envelope of a session's conversation lines, kept once: the first line's values and the
+    versions seen (in order)."""
+    __slots__ = ("first", "versions")
+
+    def __init__(self):
+        self.first: dict | None = None
+        self.versions: dict = {}
+
+    def strip(self, rec: dict) -> dict:
+        """``rec`` without the repeated fields (a new, right-sized dict), noting what it said."""
+        if self.first is None:
+            self.first = {k: rec.get(k) for k in ("sessionId", "cwd", "gitBranch")}
+        v = rec.get("version")
+        if v.__class__ is str and v not in self.versions:
+            self.versions[v] = None
+        return {k: x for k, x in rec.items() if k not in _REPEATED_ENVELOPE}
 
 
 _REPEATED = ("sessionId", "cwd", "gitBranch", "version", "userType", "type", "slug", "api_stop_reason", "subtype",
@@ -125,6 +152,7 @@ def _read(path_str: str, path) -> tuple:
     parents: dict = {}
     problems: list[Problem] = []
     types: dict = {}
+    envelope = _Envelope()
     nonrecord = 0
 
     def take(n: int, rec) -> None:
@@ -148,7 +176,7 @@ def _read(path_str: str, path) -> tuple:
                 p = rec.get("logicalParentUuid")
             parents[u] = p if isinstance(p, str) else None
         if t in CONVERSATION_TYPES and isinstance(rec.get("message"), dict):
-            conv.append(_Record(n, rec))
+            conv.append(_Record(n, envelope.strip(rec)))
         else:
             others.append((n, rec))
 
@@ -161,11 +189,11 @@ def _read(path_str: str, path) -> tuple:
         # When the file is smaller than the longest line allowed, no line can be too long: the file
         # object's own (C) line iteration is used. Blank lines fail to parse and are skipped below.
         lines = enumerate(f, 1) if small else iter_lines(path)
-        _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append)
-    return conv, others, parents, problems, types
+        _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append, envelope.strip)
+    return conv, others, parents, problems, types, envelope
 
 
-def _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append) -> None:
+def _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append, strip) -> None:
     for n, raw in lines:
         if raw is None:
             problems.append(Problem(path_str, n, LINE_TOO_LONG, "error"))
@@ -218,7 +246,7 @@ def _read_lines(lines, path_str, problems, take, parents, types, conv_append, ot
                 parents[u] = p if p.__class__ is str else None
                 if (t == "user" or t == "assistant") and rec.get("message").__class__ is dict:
                     r = object.__new__(_Record)
-                    r.line, r.rec, r.uuid, r.parent = n, rec, u, p
+                    r.line, r.rec, r.uuid, r.parent = n, strip(rec), u, p
                     r.sidechain = rec.get("isSidechain") is True
                     conv_append(r)
                 else:
@@ -597,7 +625,7 @@ def _subagent_files(path, prompts: dict | None, main_msgs: list) -> list:
     out = []
     for f in files:
         try:
-            conv, _others, _parents, problems, _types = _read(str(f), f)
+            conv, _others, _parents, problems, _types, _envelope = _read(str(f), f)
         except (OSError, LoadError) as e:
             why = e.message if isinstance(e, LoadError) else f"cannot read: {e}"
             out.append(Conversation([], ANTHROPIC, title=f"subagent file {f.name}: unreadable", source=str(f),
@@ -672,7 +700,7 @@ def load(probe: Probe) -> LoadResult:
 
 def _load(probe: Probe) -> LoadResult:
     path = str(probe.path)
-    conv, others, parents, problems, types = _read(path, probe.path)
+    conv, others, parents, problems, types, envelope = _read(path, probe.path)
     if not conv and not any(r.get("type") == "progress" for _, r in others):
         raise LoadError(path, 0, "a Claude Code session with no user or assistant message"
                         + (f" ({problems[0]})" if problems else ""))
@@ -703,10 +731,8 @@ def _load(probe: Probe) -> LoadResult:
                                                        f"before it" if before_file else ""),
                                 "info"))
     main = b.conversation(main_title, path, list(problems))
-    first = next((r.rec for r in conv), {})
-    # versions seen (a session can change version mid-file; a change persists, so a sample finds it)
-    sample = conv[::16] + conv[-1:]
-    versions = sorted({v for v in (r.rec.get("version") for r in sample) if isinstance(v, str)})
+    first = envelope.first or {}
+    versions = sorted(envelope.versions)                    # every version seen (a session can change mid-file)
     main.extra = {
         "session_id": first.get("sessionId"), "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
         "versions": versions, "record_counts": dict(types), "summaries": summaries,
@@ -745,9 +771,10 @@ def _load(probe: Probe) -> LoadResult:
     convs.extend(_subagent_files(probe.path, prompts if groups else None, b.msgs))
     for c in convs:             # the records became the messages' metadata: their envelope is known by now
         for mt in c.meta:
-            _drop_envelope(mt.extra)
-            for rec in mt.extra.get("merged", ()):
-                _drop_envelope(rec)
+            extra = mt.extra = _without_envelope(mt.extra)
+            merged = extra.get("merged")
+            if merged:
+                merged[:] = [_without_envelope(rec) for rec in merged]
     if not main.messages and len(convs) > 1:
         # a file that only holds a subagent (agent-*.jsonl): that is the main conversation
         convs = convs[1:]

@@ -1,0 +1,50 @@
+"""How a big session is held in memory (issue 12): what the loaders keep per message, and that it is no
+more than needed. Sizes are asserted as object shapes (which dicts and strings exist), never as timings."""
+from __future__ import annotations
+
+import json
+import sys
+
+from compactscope.core.loaders import load
+
+
+def _cc_session(path, n: int, version_change_at: int | None = None) -> None:
+    parent = None
+    with path.open("w") as f:
+        for k in range(n):
+            u = f"uuid-{k:06d}"
+            version = "2.1.30" if version_change_at is not None and k >= version_change_at else "2.1.14"
+            if k % 2 == 0:
+                msg = {"role": "user", "content": f"question {k}"}
+                extra = {}
+            else:
+                msg = {"role": "assistant", "id": f"msg_{k}", "model": "claude-opus-4-5", "stop_reason": "end_turn",
+                       "content": [{"type": "text", "text": f"answer {k}"}],
+                       "usage": {"input_tokens": 10, "output_tokens": 5}}
+                extra = {"requestId": f"req_{k}"}
+            f.write(json.dumps({"parentUuid": parent, "isSidechain": False, "userType": "external",
+                                "cwd": "/home/dev/project", "sessionId": "session-1", "version": version,
+                                "gitBranch": "main", "type": msg["role"], "message": msg, "uuid": u,
+                                "timestamp": f"2026-01-01T00:{k // 60 % 60:02d}:{k % 60:02d}Z", **extra}) + "\n")
+            parent = u
+
+
+def test_claude_code_metadata_keeps_what_a_line_says_once_not_its_envelope(tmp_path):
+    path = tmp_path / "s.jsonl"
+    _cc_session(path, 101, version_change_at=37)      # a version change the old 1-in-16 sample could miss
+    conv = load(path).main
+    assert len(conv.messages) == 101
+    # the session's repeated fields are said once, for the conversation, with every version seen
+    assert conv.extra["session_id"] == "session-1" and conv.extra["cwd"] == "/home/dev/project"
+    assert conv.extra["git_branch"] == "main"
+    assert conv.extra["versions"] == ["2.1.14", "2.1.30"]
+    envelope = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "type",
+                "message", "uuid", "timestamp"}
+    for i, mt in enumerate(conv.meta):
+        assert not envelope & set(mt.extra), mt.extra
+        assert mt.uuid == f"uuid-{i:06d}" and mt.provenance.line == i + 1
+        # what each line says of itself is kept
+        if i % 2:
+            assert mt.extra["requestId"] == f"req_{i}" and mt.extra["api_id"] == f"msg_{i}"
+        # a right-sized dict: no room left by the record's 13 fields (a popped dict keeps it: 632 bytes)
+        assert sys.getsizeof(mt.extra) <= sys.getsizeof(dict(mt.extra.items())), mt.extra
