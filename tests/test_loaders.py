@@ -125,7 +125,7 @@ def test_compaction_boundaries_and_segments(corpus, name):
         assert conv.meta[e.summary_index].extra.get("isCompactSummary") is True
         assert e.provenance and e.provenance.line > 0
     # full history: every user/assistant record of the main chain is in some message
-    lines = {n for m in conv.meta for n in m.extra["lines"]}
+    lines = {n for m in conv.meta for n in (m.extra.get("lines") or [m.provenance.line])}
     assert len(lines) >= len({id(r) for r in _main_records(path)}) - 1   # the corrupt line holds 2 records
 
 
@@ -224,9 +224,9 @@ def test_sidechains_are_separate_conversations(corpus):
     assert len(side_lines) == 405
     sides = [c for c in result.conversations[1:] if c.extra.get("kind") == "sidechain"]
     assert len(sides) == 5             # 5 Task calls
-    got = {n for c in sides for m in c.meta for n in m.extra["lines"]}
+    got = {n for c in sides for m in c.meta for n in (m.extra.get("lines") or [m.provenance.line])}
     assert got == side_lines
-    main_lines = {n for m in result.main.meta for n in m.extra["lines"]}
+    main_lines = {n for m in result.main.meta for n in (m.extra.get("lines") or [m.provenance.line])}
     assert not main_lines & side_lines
     tasks = {b["id"] for m in result.main.messages if isinstance(m["content"], list) for b in m["content"]
              if b.get("type") == "tool_use" and b.get("name") == "Task"}

@@ -48,3 +48,37 @@ def test_claude_code_metadata_keeps_what_a_line_says_once_not_its_envelope(tmp_p
             assert mt.extra["requestId"] == f"req_{i}" and mt.extra["api_id"] == f"msg_{i}"
         # a right-sized dict: no room left by the record's 13 fields (a popped dict keeps it: 632 bytes)
         assert sys.getsizeof(mt.extra) <= sys.getsizeof(dict(mt.extra.items())), mt.extra
+
+
+def test_claude_code_keeps_what_the_api_saw_not_the_terminal_copy_of_tool_output(tmp_path):
+    """toolUseResult is Claude Code's copy of a tool's output for its terminal (a Read's whole file): the
+    API saw the tool_result block, which is kept; the copy is not held (it is as large as the messages)."""
+    path = tmp_path / "s.jsonl"
+    body = "line\n" * 2000
+    recs = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "read it"}},
+        {"type": "assistant", "uuid": "u2", "parentUuid": "u1", "sessionId": "s", "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "assistant", "id": "m1", "type": "message", "model": "claude-opus-4-5",
+                     "stop_sequence": None, "content": [{"type": "tool_use", "id": "t1", "name": "Read",
+                                                         "input": {"file_path": "/a.py"}}],
+                     "usage": {"input_tokens": 3, "output_tokens": 4}}},
+        {"type": "user", "uuid": "u3", "parentUuid": "u2", "sessionId": "s", "timestamp": "2026-01-01T00:00:02.000Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": body}]},
+         "toolUseResult": {"type": "text", "file": {"filePath": "/a.py", "content": body}}, "isMeta": False},
+        {"type": "assistant", "uuid": "u4", "parentUuid": "u3", "sessionId": "s", "timestamp": "2026-01-01T00:00:03.000Z",
+         "message": {"role": "assistant", "id": "m2", "model": "claude-opus-4-5",
+                     "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": "/b.py"}}],
+                     "usage": {"input_tokens": 5, "output_tokens": 6}}},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    conv = load(path).main
+    assert conv.messages[2]["content"][0]["content"] == body            # what the API saw
+    assert "toolUseResult" not in conv.meta[2].extra and conv.meta[2].extra == {"isMeta": False}
+    # the message's own fields become metadata; the rest of the line's message is not kept
+    assert conv.messages[1] == {"role": "assistant", "content": recs[1]["message"]["content"]}
+    assert conv.meta[1].usage.input_tokens == 3 and conv.meta[1].usage.output_tokens == 4
+    assert conv.meta[1].timestamp == conv.meta[0].timestamp + 1
+    # one string object for a block type, a tool name, a model, however many blocks say it
+    a, b = conv.messages[1]["content"][0], conv.messages[3]["content"][0]
+    assert a["type"] is b["type"] and a["name"] is b["name"] and conv.meta[1].model is conv.meta[3].model

@@ -58,29 +58,67 @@ def _without_envelope(rec):
     return {k: v for k, v in rec.items() if k not in _STANDARD}
 
 
-# Fields every conversation line repeats and nothing reads per line: dropped as each line is read (the
-# session's first values and every version seen are kept once, in _Envelope), so the records waiting to
-# become messages do not hold 100k copies of the cwd, the session id, the branch...
-_REPEATED_ENVELOPE = frozenset({"userType", "cwd", "sessionId", "version", "gitBranch", "slug"})
+# Fields dropped as each conversation line is read:
+# - what every line repeats and nothing reads per line (the session's first values and every version seen
+#   are kept once, in _Envelope), so the records waiting to become messages do not hold 100k copies of the
+#   cwd, the session id, the branch...;
+# - toolUseResult: Claude Code's own copy of a tool's output for its terminal UI (a Read's whole file, an
+#   Edit's original file and patch). The API never sees it (the tool_result block in the message is what
+#   was sent), and in real sessions it is as large as all the messages together.
+_DROPPED_AT_READ = frozenset({"userType", "cwd", "sessionId", "version", "gitBranch", "slug", "toolUseResult"})
+# one string object for each block type, shared by every block of a loaded session
+_BLOCK_TYPES = {t: t for t in ("text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image",
+                               "document", "server_tool_use", "web_search_tool_result")}
 
 
 class _Envelope:
     """The repeated envelope of a session's conversation lines, kept once: the first line's values and the
     versions seen (in order)."""
-    __slots__ = ("first", "versions")
+    __slots__ = ("first", "versions", "names")
 
     def __init__(self):
         self.first: dict | None = None
         self.versions: dict = {}
+        self.names: dict = {}                 # one string object per tool name
 
     def strip(self, rec: dict) -> dict:
-        """``rec`` without the repeated fields (a new, right-sized dict), noting what it said."""
+        """``rec`` as the builder needs it, noting what its envelope said: a new, right-sized dict without
+        the repeated fields, its message reduced to what becomes the API message and its metadata (the
+        content, id, model, stop reason, usage), the usage as a ``Usage`` and the timestamp as seconds.
+        What is dropped here is freed while the next line is read, so a big session is never held twice."""
         if self.first is None:
             self.first = {k: rec.get(k) for k in ("sessionId", "cwd", "gitBranch")}
         v = rec.get("version")
         if v.__class__ is str and v not in self.versions:
             self.versions[v] = None
-        return {k: x for k, x in rec.items() if k not in _REPEATED_ENVELOPE}
+        out = {k: x for k, x in rec.items() if k not in _DROPPED_AT_READ}
+        m = out.get("message")
+        if m.__class__ is dict:
+            slim = {k: m[k] for k in _MESSAGE_KEPT if k in m}
+            content = slim.get("content")
+            if content.__class__ is list:
+                names = self.names
+                for b in content:
+                    if b.__class__ is dict:
+                        t = b.get("type")
+                        t = _BLOCK_TYPES.get(t) if t.__class__ is str else None
+                        if t is not None:
+                            b["type"] = t
+                            n = b.get("name")
+                            if n.__class__ is str:
+                                b["name"] = names.setdefault(n, n)
+            u = slim.get("usage")
+            if u.__class__ is dict:
+                slim["usage"] = _usage(u)
+            out["message"] = slim
+        ts = out.get("timestamp")
+        if ts.__class__ is str:
+            out["timestamp"] = parse_timestamp(ts)
+        return out
+
+
+# the fields of a line's message that the builder reads (the rest of it is not kept)
+_MESSAGE_KEPT = ("content", "id", "model", "stop_reason", "usage")
 
 
 _REPEATED = ("sessionId", "cwd", "gitBranch", "version", "userType", "type", "slug", "api_stop_reason", "subtype",
@@ -288,7 +326,7 @@ def _hoist_results(blocks: list) -> list:
 def _usage(d) -> Usage | None:
     """Usage.from_dict, inlined for speed (one call per assistant message of a large session)."""
     if d.__class__ is not dict:
-        return Usage.from_dict(d)
+        return d if d.__class__ is Usage else Usage.from_dict(d)
     g = d.get
     i, o, cc, cr = g("input_tokens"), g("output_tokens"), g("cache_creation_input_tokens"), \
         g("cache_read_input_tokens")
@@ -332,7 +370,6 @@ class _Builder:
             # the record itself (dropped after the load) becomes the metadata, without its message
             extra = rec
             rec.pop("message", None)
-        extra["lines"] = [line]
         i = len(self.msgs)
         model = None
         if role == "assistant":
@@ -344,6 +381,8 @@ class _Builder:
                 extra["api_stop_reason"] = sr
             model = m.get("model")
             if model:
+                if model.__class__ is str:
+                    model = self.shared.setdefault(model, model)
                 self.models[model] = self.models.get(model, 0) + 1
                 if model == "<synthetic>":
                     extra["synthetic"] = True
@@ -375,7 +414,10 @@ class _Builder:
         if msg["role"] == "user" and _has_tool_results(content):
             msg["content"] = _hoist_results(msg["content"])
         extra = self.meta[i].extra
-        extra["lines"].append(line)
+        lines = extra.get("lines")
+        if lines is None:             # a message from several lines lists them (one line: its provenance)
+            lines = extra["lines"] = [self.meta[i].provenance.line]
+        lines.append(line)
         self.touched.add(i)                   # its provenance gets the line range at the end
         u = rec.get("uuid")
         if u:
