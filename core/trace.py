@@ -54,6 +54,62 @@ class Edit:
         return d
 
 
+class SameOrigin(Sequence):
+    """The origin of a list that kept every message at its place (``[0, 1, ..., n-1]``), without a list of n
+    ints: at 100k messages each layer that changes nothing or replaces in place would otherwise hold 4 MB.
+    It reads like that list (index, iterate, ``in``, ``index``, ``==`` a list, ``+`` a list)."""
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k):
+        r = range(self.n)[k]
+        return list(r) if isinstance(k, slice) else r
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __reversed__(self):
+        return reversed(range(self.n))
+
+    def __contains__(self, x) -> bool:
+        return x.__class__ is int and 0 <= x < self.n
+
+    def index(self, x, start: int = 0, stop: int | None = None) -> int:
+        start, stop, _ = slice(start, stop).indices(self.n)
+        if x.__class__ is int and start <= x < stop:
+            return x
+        raise ValueError(f"{x!r} is not in list")
+
+    def count(self, x) -> int:
+        return 1 if x in self else 0
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, SameOrigin):
+            return self.n == other.n
+        if isinstance(other, (list, tuple, range)):
+            return len(other) == self.n and all(o.__class__ is int and o == i for i, o in enumerate(other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __add__(self, other):
+        return list(range(self.n)) + list(other)
+
+    def __radd__(self, other):
+        return list(other) + list(range(self.n))
+
+    def __reduce__(self):
+        return SameOrigin, (self.n,)
+
+    def __repr__(self) -> str:
+        return f"SameOrigin({self.n})"
+
+
 @dataclass(frozen=True)
 class Delta:
     """What a layer changed, so the pipeline re-sizes in proportion to the change, not to the list:
@@ -88,7 +144,7 @@ class LayerOutput:
 
     @classmethod
     def unchanged(cls, messages: list, note: str = "", **kw) -> "LayerOutput":
-        return cls(messages, list(range(len(messages))), note=note, **kw)
+        return cls(messages, SameOrigin(len(messages)), note=note, **kw)
 
 
 @dataclass
@@ -162,7 +218,8 @@ class Step:
             "size_after": self.size_after,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
-            "origin": self.origin,
+            "origin": self.origin if isinstance(self.origin, list) else
+            (iter(self.origin) if lazy else list(self.origin)),
             "edits": edits if lazy else list(edits),
             "vars": self.vars,
             "note": self.note,

@@ -82,3 +82,37 @@ def test_claude_code_keeps_what_the_api_saw_not_the_terminal_copy_of_tool_output
     # one string object for a block type, a tool name, a model, however many blocks say it
     a, b = conv.messages[1]["content"][0], conv.messages[3]["content"][0]
     assert a["type"] is b["type"] and a["name"] is b["name"] and conv.meta[1].model is conv.meta[3].model
+
+
+def test_a_layer_that_keeps_every_message_in_place_holds_no_list_of_indices(tmp_path):
+    """tool_result_budget over 3 huge results (persisted) replaces in place: its origin is [0..n-1] without n ints,
+    and reads, compares, pickles and writes as that list."""
+    import io
+    import pickle
+
+    from compactscope.core.jsonout import write_json
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.trace import SameOrigin
+    from compactscope.core.workspace import Workspace
+
+    msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "ok"}] * 3
+    msgs.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "Read",
+                                                   "input": {"file_path": f"/f{k}"}} for k in range(3)]})
+    msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x" * 90_000}
+                                             for k in range(3)]})
+    trace = Engine("s08", workspace=Workspace(tmp_path / "ws")).run(msgs)
+    steps = [s for s in trace.steps if isinstance(s.origin, SameOrigin) and s.changed]
+    assert steps, [type(s.origin) for s in trace.steps]
+    n = len(msgs)
+    o = steps[0].origin
+    assert o == list(range(n)) and list(o) == list(range(n)) and len(o) == n
+    assert o[2] == 2 and o[-1] == n - 1 and o[1:3] == [1, 2] and 3 in o and n not in o and None not in o
+    assert o.index(4) == 4 and o + [None] == list(range(n)) + [None]
+    assert pickle.loads(pickle.dumps(o)) == o
+    out = io.StringIO()
+    write_json(steps[0].to_json(lazy=True), out.write)
+    assert json.loads(out.getvalue())["origin"] == list(range(n))
+    assert steps[0].to_json()["origin"] == list(range(n))
+    # the messages it did not change are the input's (shared, not copied); the huge results are new
+    changed = [i for i, m in enumerate(steps[0].messages) if m is not steps[0].input[i]]
+    assert changed == [n - 1]

@@ -31,7 +31,7 @@ from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..identity import IdentityCache
 from ..present import pair_index
 from ..size import ByIdentity
-from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
+from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import s08
 from . import base as roles
 from .base import Layer, LayerContext
@@ -452,7 +452,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     out = list(messages)
     for mi, m in changed.items():
         out[mi] = m
-    return LayerOutput(out, list(range(len(out))), edits, v,
+    return LayerOutput(out, SameOrigin(len(out)), edits, v,
                        f"idle {gap:.1f} min >= {gap_min:g} min: cleared {v['cleared']} old tool result(s), "
                        f"kept the {len(kept)} most recent", delta=Delta.replaced(changed))
 
@@ -647,7 +647,7 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
                     continue
             failures = int(v.get("consecutive_failures", 0)) + 1
             v.update(consecutive_failures=failures, ptl_retries=attempt)
-            return LayerOutput(messages, list(range(len(messages))), edits, v, f"{why}; the summary failed",
+            return LayerOutput(messages, SameOrigin(len(messages)), edits, v, f"{why}; the summary failed",
                                triggered=True, state={"consecutive_failures": failures}, error=str(e),
                                summary={"error": str(e), "kind": e.kind})
     body = format_summary(res.text)

@@ -18,7 +18,7 @@ import time
 
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..text import text_parts
-from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput
+from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import hermes_rules as R
 from . import base as roles
 from .base import Layer, LayerContext
@@ -230,12 +230,12 @@ def hermes_boundaries(messages: list, ctx: LayerContext) -> LayerOutput:
     v = {"head": head, "compress_start": start, "compress_end": end, **cut.vars}
     if start >= end:
         st = {PASS: None, INEFFECTIVE: ctx.state.get(INEFFECTIVE, 0) + 1}
-        return LayerOutput(messages, list(range(len(messages))), edits, v,
+        return LayerOutput(messages, SameOrigin(len(messages)), edits, v,
                            f"nothing to compress: compress_start {start} >= compress_end {end} (the transcript "
                            "fits in the head and the protected tail)", triggered=False, state=st)
     note = (f"head = messages [0, {start}), middle [{start}, {end}) goes to the summary, tail = [{end}, "
             f"{len(messages)})")
-    return LayerOutput(messages, list(range(len(messages))), edits, v, note, triggered=True,
+    return LayerOutput(messages, SameOrigin(len(messages)), edits, v, note, triggered=True,
                        state={PASS: {**p, "start": start, "end": end}})
 
 

@@ -15,7 +15,7 @@ import re
 
 from ..messages import block_type, has_tool_use, is_tool_result_message
 from ..summarizers import SummaryError, SummaryRequest
-from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Delta, Edit, LayerOutput
+from ..trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import base as roles
 from .base import Layer, LayerContext
 
@@ -117,7 +117,7 @@ def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
     delta = Delta.replaced([mi])
     note = (f"persisted {len(persisted)} of {len(blocks)} tool result(s): total {_fmt(vars_['total_before'])} -> "
             f"{_fmt(total)} chars" + ("" if total <= max_bytes else f", still over {_fmt(max_bytes)}"))
-    return LayerOutput(out, list(range(len(out))), edits, vars_, note, delta=delta)
+    return LayerOutput(out, SameOrigin(len(out)), edits, vars_, note, delta=delta)
 
 
 # ------------------------------------------------------------ L1 snip
@@ -346,7 +346,7 @@ def _summary_layer(messages, ctx, v, summarised: list, kept_tail: list, prefix: 
         res = _summarize(part, ctx, purpose)
     except SummaryError as e:
         v["consecutive_failures"] = v.get("consecutive_failures", 0) + 1
-        return LayerOutput(messages, list(range(len(messages))), [], v, f"{why}; the summary failed",
+        return LayerOutput(messages, SameOrigin(len(messages)), [], v, f"{why}; the summary failed",
                            triggered=True, state={"consecutive_failures": v["consecutive_failures"]},
                            error=str(e), summary={"error": str(e), "kind": e.kind})
     text = prefix + res.text
