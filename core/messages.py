@@ -17,6 +17,8 @@ and shares every other one with its input.
 from __future__ import annotations
 
 import json
+from array import array
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -116,77 +118,129 @@ class ToolPairIndex:
     Works on both dialects. Positions are (message index, block index); for an
     OpenAI tool_calls entry the block index is its index in ``tool_calls`` and
     for a ``role: tool`` message it is -1.
+
+    Held compactly (an index over 100k messages is kept for each stage shown): one dict tool id -> pair
+    number, the call and first answer of each pair in typed arrays, and every position that names a
+    tool id as one entry of three arrays in message order (found by bisection); ``ToolPair`` objects are
+    made when asked for.
     """
 
     def __init__(self, messages: list):
-        self.pairs: dict[str, ToolPair] = {}
-        self._by_pos: dict[tuple[int, int], str] = {}
-        self._by_msg: dict[int, list[str]] = {}
+        self._num: dict[str, int] = {}            # tool id -> pair number
+        self._tids: list[str] = []                # pair number -> tool id
+        self._names: list = []                    # pair number -> name of its (first) call
+        self._use = array("q")                    # pair number -> (message << 32 | block + 1) of its call, or -1
+        self._res = array("q")                    # pair number -> the same of its first answer, or -1
+        self._more: dict[int, list] = {}          # pair number -> its answers after the first
+        self._at_msg = array("q")                 # every position naming a tool id, in message order
+        self._at_blk = array("q")
+        self._at_num = array("q")
         for mi, m in enumerate(messages):
             if not isinstance(m, dict):
                 continue
             if m.get("role") == "tool":
                 tid = m.get("tool_call_id")
                 if isinstance(tid, str):
-                    self._add_result(tid, (mi, -1))
+                    self._add_result(tid, mi, -1)
                 continue
             for bi, b in enumerate(blocks(m)):
                 t = block_type(b)
                 if t == "tool_use" and isinstance(b.get("id"), str):
-                    self._add_use(b["id"], b.get("name"), (mi, bi))
+                    self._add_use(b["id"], b.get("name"), mi, bi)
                 elif t == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                    self._add_result(b["tool_use_id"], (mi, bi))
+                    self._add_result(b["tool_use_id"], mi, bi)
             for ci, call in enumerate(m.get("tool_calls") or []):
                 if isinstance(call, dict) and isinstance(call.get("id"), str):
                     fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-                    self._add_use(call["id"], fn.get("name"), (mi, ci))
+                    self._add_use(call["id"], fn.get("name"), mi, ci)
 
-    def _pair(self, tid: str) -> ToolPair:
-        p = self.pairs.get(tid)
-        if p is None:
-            p = self.pairs[tid] = ToolPair(tid)
-        return p
+    def _number(self, tid: str) -> int:
+        k = self._num.get(tid)
+        if k is None:
+            k = self._num[tid] = len(self._tids)
+            self._tids.append(tid)
+            self._names.append(None)
+            self._use.append(-1)
+            self._res.append(-1)
+        return k
 
-    def _add_use(self, tid, name, pos):
-        p = self._pair(tid)
-        if p.use is None:
-            p.use, p.name = pos, name
-        self._by_pos[pos] = tid
-        self._by_msg.setdefault(pos[0], []).append(tid)
+    def _at(self, k: int, mi: int, bi: int) -> None:
+        self._at_msg.append(mi)
+        self._at_blk.append(bi)
+        self._at_num.append(k)
 
-    def _add_result(self, tid, pos):
-        self._pair(tid).results.append(pos)
-        self._by_pos[pos] = tid
-        self._by_msg.setdefault(pos[0], []).append(tid)
+    def _add_use(self, tid, name, mi, bi):
+        k = self._number(tid)
+        if self._use[k] < 0:
+            self._use[k] = _pack(mi, bi)
+            self._names[k] = name
+        self._at(k, mi, bi)
+
+    def _add_result(self, tid, mi, bi):
+        k = self._number(tid)
+        if self._res[k] < 0:
+            self._res[k] = _pack(mi, bi)
+        else:
+            self._more.setdefault(k, []).append((mi, bi))
+        self._at(k, mi, bi)
+
+    def _pair(self, k: int) -> ToolPair:
+        u, r = self._use[k], self._res[k]
+        results = [] if r < 0 else [_unpack(r)] + self._more.get(k, [])
+        return ToolPair(self._tids[k], self._names[k], None if u < 0 else _unpack(u), results)
+
+    @property
+    def pairs(self) -> dict[str, ToolPair]:
+        """tool id -> its ToolPair (made on each call)."""
+        return {tid: self._pair(k) for tid, k in self._num.items()}
 
     def __len__(self) -> int:
-        return len(self.pairs)
+        return len(self._tids)
 
     def __iter__(self) -> Iterator[ToolPair]:
-        return iter(self.pairs.values())
+        return map(self._pair, range(len(self._tids)))
 
     def get(self, tid: str) -> ToolPair | None:
-        return self.pairs.get(tid)
+        k = self._num.get(tid)
+        return None if k is None else self._pair(k)
+
+    def _span(self, message: int) -> range:
+        return range(bisect_left(self._at_msg, message), bisect_right(self._at_msg, message))
 
     def id_at(self, message: int, block: int) -> str | None:
-        return self._by_pos.get((message, block))
+        found = None
+        blk = self._at_blk
+        for e in self._span(message):              # the last naming this position (a block and a call alike)
+            if blk[e] == block:
+                found = self._at_num[e]
+        return None if found is None else self._tids[found]
 
     def ids_in_message(self, message: int) -> list[str]:
-        return list(dict.fromkeys(self._by_msg.get(message, [])))
+        return list(dict.fromkeys(self._tids[self._at_num[e]] for e in self._span(message)))
 
     def partner(self, message: int, block: int) -> tuple[int, int] | None:
         """The other half of the pair the block at (message, block) belongs to."""
         tid = self.id_at(message, block)
         if tid is None:
             return None
-        p = self.pairs[tid]
-        if p.use == (message, block):
-            return p.result
-        return p.use
+        k = self._num[tid]
+        u, r = self._use[k], self._res[k]
+        if u >= 0 and _unpack(u) == (message, block):
+            return None if r < 0 else _unpack(r)
+        return None if u < 0 else _unpack(u)
 
     @property
     def complete_count(self) -> int:
-        return sum(1 for p in self.pairs.values() if p.complete)
+        use, res = self._use, self._res
+        return sum(1 for k in range(len(use)) if use[k] >= 0 and res[k] >= 0)
+
+
+def _pack(mi: int, bi: int) -> int:
+    return (mi << 32) | (bi + 1)
+
+
+def _unpack(v: int) -> tuple[int, int]:
+    return v >> 32, (v & 0xFFFFFFFF) - 1
 
 
 # ----------------------------------------------------------- conversion

@@ -10,8 +10,8 @@
 * ``collapsed_shape(m)``: the line count of each chip as the chips would give it, without building
   them (row heights of 10k rows never painted).
 
-``chips``, ``sizes`` and ``search_text`` are their cached forms (``core.identity.IdentityCache``,
-bounded by the longest list ``shown``); ``pair_index(messages)`` reuses a ``ToolPairIndex`` for a
+``chips``, ``sizes``, ``search_text`` and ``chars`` are their cached forms (columns of the one
+per-message table ``core.facts.FACTS``, bounded by the longest list ``shown``); ``pair_index(messages)`` reuses a ``ToolPairIndex`` for a
 list that reads the same as one indexed before.
 """
 from __future__ import annotations
@@ -23,9 +23,9 @@ from itertools import compress
 from operator import is_, is_not
 from typing import Any
 
-from .identity import IdentityCache
+from .facts import FACTS, MISSING, ObjFact
 from .messages import ToolPairIndex, block_type, blocks
-from .size import message_chars
+from .size import MessageChars
 from .text import readable_message_text, readable_text
 
 BLOCK_TYPES = ("text", "tool_use", "tool_result", "thinking", "image", "other")
@@ -199,11 +199,32 @@ def collapsed_shape(m: Any) -> list | None:
 
 
 # ------------------------------------------------------------------ cached by identity
-chips: IdentityCache[list] = IdentityCache(message_chips)
-sizes: IdentityCache[tuple] = IdentityCache(lambda m: tuple(block_sizes(m).values()))   # in BLOCK_TYPES order
-search_text: IdentityCache[str] = IdentityCache(lambda m: readable_message_text(m).lower())
+# columns of the one per-message table (core.facts): one slot per message for all of them
+class _BlockSizes:
+    """``tuple(block_sizes(m).values())`` (in BLOCK_TYPES order), kept as six int columns of the table."""
+    COLS = tuple(f"blocks:{t}" for t in BLOCK_TYPES)
+
+    def get(self, m: Any) -> tuple:
+        g = FACTS.gen
+        s = FACTS.find(m, g)
+        if s is not None:
+            last = g.ints.get(self.COLS[0])          # written last: when set, the other five are
+            if last is not None and last[s] != MISSING:
+                return tuple(g.ints[c][s] for c in self.COLS)
+        v = tuple(block_sizes(m).values())
+        g, s = FACTS.slot(m)
+        for c, x in reversed(tuple(zip(self.COLS, v))):
+            FACTS.int_column(g, c)[s] = x
+        return v
+
+    __call__ = get
+
+
+chips: ObjFact[list] = ObjFact("chips", message_chips)
+sizes = _BlockSizes()
+search_text: ObjFact[str] = ObjFact("search_text", lambda m: readable_message_text(m).lower())
 # THE chars of a message, the same in every view (list, diff, inspector) and summed by the size estimator
-chars: IdentityCache[int] = IdentityCache(message_chars)
+chars = MessageChars()
 
 
 def block_chars(b: Any) -> int:
@@ -238,8 +259,7 @@ def size_table(messages: list):
 
 def shown(n: int) -> None:
     """A list of n messages is shown: the caches stay bounded by the longest list shown."""
-    for c in (chips, sizes, search_text, chars):
-        c.shown(n)
+    FACTS.shown(n)
 
 
 # ------------------------------------------------------------------ tool pairs

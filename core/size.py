@@ -25,41 +25,15 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
+from .facts import FACTS, MISSING, Facts
+
 SIZE = "size"
 """The name of the repr-size figure (``len(repr(message))``)."""
 
 FigureFn = Callable[[Any, "SizeMeter"], int]
-
-
-class ByIdentity:
-    """A value per object, keyed by its id and holding the object (so the id is not reused while the entry
-    exists). Two dicts, not a (object, value) tuple per entry: 100k cached messages are then no 100k more
-    objects for the cyclic GC to walk at every full collection (a pause of the window's thread)."""
-    __slots__ = ("refs", "vals")
-
-    def __init__(self):
-        self.refs: dict[int, Any] = {}
-        self.vals: dict[int, Any] = {}
-
-    def get(self, obj: Any) -> Any:
-        """The value, or None when there is none (values are never None)."""
-        k = id(obj)
-        return self.vals.get(k) if self.refs.get(k) is obj else None
-
-    def put(self, obj: Any, value: Any) -> None:
-        k = id(obj)
-        self.refs[k] = obj
-        self.vals[k] = value
-
-    def __len__(self) -> int:
-        return len(self.refs)
-
-    def __bool__(self) -> bool:
-        return bool(self.refs)
-
-    def clear(self) -> None:
-        self.refs.clear()
-        self.vals.clear()
+_RAW = "raw"            # len(repr(m)) of a message whose images were re-counted (column of core.facts)
+_FNS: dict[str, FigureFn] = {}      # figure name -> its function (the first one given: all compute the same)
+_IMAGES = False         # a message with an image was measured (raw sizes then differ from sizes)
 
 
 def chars_and_raw(m: Any) -> tuple[int, int]:
@@ -80,6 +54,43 @@ def message_chars(m: Any) -> int:
     return chars_and_raw(m)[0]
 
 
+def measure_chars(f: Facts, m: Any) -> int:
+    """``message_chars(m)``, kept in the table ``f`` (column SIZE), with its raw size beside it when they differ."""
+    g = f.gen
+    s = g.index.get(id(m))
+    if s is not None and g.refs[s] is m:
+        col = g.ints.get(SIZE)
+        if col is not None and col[s] != MISSING:
+            return col[s]
+    n, raw = chars_and_raw(m)
+    g, s = f.slot(m)
+    f.int_column(g, SIZE)[s] = n
+    if raw != n:
+        global _IMAGES
+        _IMAGES = True
+        f.int_column(g, _RAW)[s] = raw
+    return n
+
+
+class MessageChars:
+    """THE chars of a message (``message_chars``), the same in every view and summed by the size estimator:
+    the meters' SIZE column of the shared table."""
+
+    def __init__(self, facts: Facts = FACTS):
+        self.facts = facts
+
+    def get(self, m: Any) -> int:
+        return measure_chars(self.facts, m)
+
+    __call__ = get
+
+    def peek(self, m: Any) -> int | None:
+        g = self.facts.gen
+        s = self.facts.find(m, g)
+        col = g.ints.get(SIZE)
+        return None if s is None or col is None or col[s] == MISSING else col[s]
+
+
 class SizeMeter:
     """``len(str(messages))`` with a per-message cache keyed by identity, plus the other
     per-message figures of the token estimators and the totals of recently measured lists.
@@ -92,41 +103,32 @@ class SizeMeter:
     """
     name = "len(str(messages))"
 
-    def __init__(self, max_entries: int = 1_000_000, max_lists: int = 32):
-        self._cache = ByIdentity()                     # len(repr(m)) (images as their tokens)
-        self._figs: dict[str, ByIdentity] = {}
-        self._fns: dict[str, FigureFn] = {}
+    def __init__(self, max_lists: int = 32, facts: Facts | None = None):
+        # the per-message figures: columns of one identity table (``core.facts``), shared by default with
+        # every other meter and the views (a figure is a pure function of the message and its name)
+        self.facts = FACTS if facts is None else facts
         # id(list) -> [list, len, last message, {figure name: total}]; the list is held so its id is not reused
         self._lists: dict[int, list] = {}
-        self._raw = ByIdentity()                       # len(repr(m)) of messages whose images were re-counted
         self._lock = threading.Lock()
-        self.max_entries = max_entries
         self.max_lists = max_lists
 
     # ------------------------------------------------------------ per message
     def message_size(self, m: Any) -> int:
-        hit = self._cache.get(m)
-        if hit is not None:
-            return hit
-        n, raw = chars_and_raw(m)
-        if raw != n:
-            with self._lock:
-                if len(self._raw) >= self.max_entries:
-                    self._raw.clear()
-                self._raw.put(m, raw)
-        with self._lock:
-            if len(self._cache) >= self.max_entries:
-                self._cache.clear()
-            self._cache.put(m, n)
-        return n
+        return measure_chars(self.facts, m)
 
     def raw_size(self, m: Any) -> int:
         """``len(repr(m))`` itself, base64 of images included: what the seeds' ``len(str(messages))``
         decides on (s08's context_limit, hermes' rough estimate). Equal to ``message_size`` for a
         message without images."""
         n = self.message_size(m)
-        hit = self._raw.get(m)
-        return hit if hit is not None else n
+        if not _IMAGES:
+            return n
+        g = self.facts.gen
+        s = self.facts.find(m, g)
+        col = g.ints.get(_RAW)
+        if s is None or col is None:           # (forgotten meanwhile: computed again)
+            return chars_and_raw(m)[1]
+        return n if col[s] == MISSING else col[s]
 
     def raw_total(self, messages: list) -> int:
         """``len(str(messages))`` exactly (images as their base64 text)."""
@@ -134,7 +136,7 @@ class SizeMeter:
         if n == 0:
             return 2
         total = self.size(messages)        # (fills the per-message figures: any image is known after it)
-        if not self._raw:
+        if not _IMAGES:
             return total
         return 2 + sum(self.raw_size(m) for m in messages) + 2 * (n - 1)
 
@@ -142,35 +144,46 @@ class SizeMeter:
         """The per-message figure ``name`` of ``m``: ``fn(m, meter)``, computed once per message object."""
         if name == SIZE:
             return self.message_size(m)
-        cache = self._figs.get(name)
-        if cache is None:
-            with self._lock:
-                cache = self._figs.setdefault(name, ByIdentity())
-                self._fns.setdefault(name, fn)
-        hit = cache.get(m)
-        if hit is not None:
-            return hit
+        f = self.facts
+        g = f.gen
+        s = g.index.get(id(m))
+        if s is not None and g.refs[s] is m:
+            col = g.ints.get(name)
+            if col is not None and col[s] != MISSING:
+                return col[s]
         n = fn(m, self)
-        with self._lock:
-            if len(cache) >= self.max_entries:
-                cache.clear()
-            cache.put(m, n)
+        g, s = f.slot(m)
+        f.int_column(g, name)[s] = n
         return n
 
     def figure_sum(self, messages: Iterable, name: str = SIZE, fn: FigureFn | None = None) -> int:
         """The sum of the figure ``name`` over ``messages`` (each message's figure cached, the sum not)."""
+        if isinstance(messages, list):
+            self.facts.expect(len(messages))
         if name == SIZE:
-            return sum(map(self.message_size, messages))
-        if fn is None:
-            fn = self._fns[name]
-        elif name not in self._fns:
-            self._fns[name] = fn
-        cache = self._figs.get(name) or ByIdentity()
-        ref, val, fig, t = cache.refs.get, cache.vals.get, self.figure, 0
-        for m in messages:      # the cache lookup inlined: this loop runs over whole contexts
-            k = id(m)
-            v = val(k) if ref(k) is m else None
-            t += v if v is not None else fig(m, name, fn)
+            one = self.message_size
+        else:
+            if fn is None:
+                fn = _FNS[name]
+            elif name not in _FNS:
+                _FNS[name] = fn
+            figure = self.figure
+
+            def one(m):
+                return figure(m, name, fn)
+        g = self.facts.gen
+        col = g.ints.get(name)
+        if col is None:
+            return sum(map(one, messages))
+        idx, refs, t = g.index.get, g.refs, 0
+        for m in messages:      # the table lookup inlined: this loop runs over whole contexts
+            s = idx(id(m))
+            if s is not None and refs[s] is m:
+                v = col[s]
+                if v != MISSING:
+                    t += v
+                    continue
+            t += one(m)
         return t
 
     # ------------------------------------------------------------ per list
@@ -239,10 +252,10 @@ class SizeMeter:
                                for k, v in known.items()})
 
     def clear(self) -> None:
+        """Forget the lists measured and every per-message figure (of the table this meter uses)."""
         with self._lock:
-            self._cache.clear()
-            self._figs.clear()
             self._lists.clear()
+        self.facts.clear()
 
 
 def estimate_size(messages: list) -> int:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from . import cache
+from .facts import FACTS, ObjFact
 from .safeio import atomic_write, dumps, fix_text
 
 try:
@@ -32,7 +33,9 @@ except ImportError:  # pragma: no cover - orjson is a dependency
 
 PERSIST_DIR = ".task_outputs/tool-results"
 TRANSCRIPT_DIR = ".transcripts"
-DIGESTS_FLOOR = 2500          # transcript-line digests kept: up to 4x the longest list written (at least this)
+# message -> blake2b of its transcript line (a column of the one per-message table)
+LINE_DIGESTS: ObjFact[bytes] = ObjFact("transcript_line_blake2b", lambda m: hashlib.blake2b(
+    _line(m), digest_size=16).digest())
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -66,8 +69,6 @@ class Workspace:
         if self.store is not None:
             cache.mark_active(self.root)
         self._lock = threading.Lock()
-        self._digests: dict[int, tuple] = {}       # id(message) -> (message, digest of its transcript line)
-        self._peak = 0                             # the longest list written: the digests kept are bounded by it
         self.pruning = None                        # the background prune of the cache this workspace started
 
     def _inside(self, rel: str) -> Path:
@@ -145,15 +146,13 @@ class Workspace:
         a list seen before costs a lookup per message, not a serialisation."""
         with self._lock:
             folder = self._folder(TRANSCRIPT_DIR)
-            # the digests are kept for the lists of this conversation (a run again with other parameters); each
-            # open or reload of a file makes new messages: forget the old ones past 4x the longest list written
-            self._peak = max(self._peak, len(messages))
-            if len(self._digests) > 4 * max(self._peak, DIGESTS_FLOOR):
-                self._digests.clear()
-            known = [self._digests.get(id(m)) for m in messages]
+            # the digests are kept for the lists of this conversation (a run again with other parameters), in the
+            # one per-message table (core.facts: bounded by the longest list shown or measured)
+            FACTS.expect(len(messages))
+            known = list(map(LINE_DIGESTS.peek, messages))
             path = None
-            if all(d is not None and d[0] is m for d, m in zip(known, messages)):
-                path = self._name(folder, _transcript_key(d[1] for d in known), None)
+            if None not in known:
+                path = self._name(folder, _transcript_key(known), None)
             if path is None:
                 path = self._write_new(folder, messages)
         self._used()
@@ -170,7 +169,7 @@ class Workspace:
     def _line_and_digest(self, m) -> tuple[bytes, bytes]:
         line = _line(m)
         d = hashlib.blake2b(line, digest_size=16).digest()
-        self._digests[id(m)] = (m, d)
+        LINE_DIGESTS.put(m, d)
         return line, d
 
     def _write_new(self, folder: Path, messages: list) -> Path:

@@ -105,9 +105,60 @@ def test_collapsed_row_heights_match_the_chips(qtbot):
             assert d._row_lines(ix, model, mi, key) == from_shape, msgs[mi]
 
 
-def _index_facts(idx) -> tuple:
-    return ({tid: (p.use, p.name, list(p.results)) for tid, p in idx.pairs.items()}, dict(idx._by_pos),
-            {k: list(v) for k, v in idx._by_msg.items()})
+def _index_facts(idx, n: int = 8) -> tuple:
+    """What a ToolPairIndex tells, through its public methods, over messages 0..n-1 (blocks -1..3)."""
+    return ({tid: (p.use, p.name, list(p.results)) for tid, p in idx.pairs.items()},
+            {(mi, bi): idx.id_at(mi, bi) for mi in range(n) for bi in range(-1, 4)},
+            {(mi, bi): idx.partner(mi, bi) for mi in range(n) for bi in range(-1, 4)},
+            {mi: idx.ids_in_message(mi) for mi in range(n)}, len(idx), idx.complete_count,
+            [p.id for p in idx])
+
+
+def _reference_index(messages: list) -> tuple:
+    """The index by its definition (the dict-of-objects form it had before it was made compact)."""
+    pairs: dict = {}
+    by_pos: dict = {}
+    by_msg: dict = {}
+
+    def add(tid, pos, name=None, use=False):
+        p = pairs.setdefault(tid, {"use": None, "name": None, "results": []})
+        if use:
+            if p["use"] is None:
+                p["use"], p["name"] = pos, name
+        else:
+            p["results"].append(pos)
+        by_pos[pos] = tid
+        by_msg.setdefault(pos[0], []).append(tid)
+
+    for mi, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            if isinstance(m.get("tool_call_id"), str):
+                add(m["tool_call_id"], (mi, -1))
+            continue
+        for bi, b in enumerate(m["content"] if isinstance(m.get("content"), list) else []):
+            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                add(b["id"], (mi, bi), b.get("name"), use=True)
+            elif isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                add(b["tool_use_id"], (mi, bi))
+        for ci, call in enumerate(m.get("tool_calls") or []):
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                add(call["id"], (mi, ci), call["function"]["name"], use=True)
+
+    def partner(pos):
+        tid = by_pos.get(pos)
+        if tid is None:
+            return None
+        p = pairs[tid]
+        return (p["results"][0] if p["results"] else None) if p["use"] == pos else p["use"]
+
+    n = 8
+    return ({tid: (p["use"], p["name"], p["results"]) for tid, p in pairs.items()},
+            {(mi, bi): by_pos.get((mi, bi)) for mi in range(n) for bi in range(-1, 4)},
+            {(mi, bi): partner((mi, bi)) for mi in range(n) for bi in range(-1, 4)},
+            {mi: list(dict.fromkeys(by_msg.get(mi, []))) for mi in range(n)}, len(pairs),
+            sum(1 for p in pairs.values() if p["use"] is not None and p["results"]), list(pairs))
 
 
 _ids = st.sampled_from(["t1", "t2", "t3", 7])
@@ -122,6 +173,16 @@ _message = st.one_of(
                           optional={"tool_calls": st.lists(st.fixed_dictionaries(
                               {"id": _ids, "function": st.just({"name": "f", "arguments": "{}"})}), max_size=2)}),
     st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": _ids, "content": st.just("r")}), st.just(3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages=st.lists(_message, max_size=8))
+def test_compact_tool_pair_index_tells_what_its_definition_does(messages):
+    """The index is kept in arrays (a dict tool id -> number, positions packed); what it answers is the
+    definition's: first call and its name, every answer in order, the last id named at a position (a
+    content block and a tool call may share a block index), ids per message in order."""
+    from compactscope.core.messages import ToolPairIndex
+    assert _index_facts(ToolPairIndex(messages)) == _reference_index(messages)
 
 
 @settings(max_examples=200, deadline=None)

@@ -550,13 +550,13 @@ def test_the_window_lists_what_the_load_skipped_or_made_valid(qtbot, make_window
 
 
 # ------------------------------------------------------------------ no leak: opening file after file
-def test_a_session_forgets_what_it_measured_for_the_files_it_showed_before(tmp_path, monkeypatch):
+def test_a_session_forgets_what_it_measured_for_the_files_it_showed_before(tmp_path):
     """Each open (or reload of a followed file) makes new message objects. The session's size meter and the
     workspace's transcript digests held every message measured or written until a million (meter) or half a
     million (digests) were held: opening files one after another grew without bound."""
-    from compactscope.core import workspace as wsmod
+    from compactscope.core.facts import FACTS
     from compactscope.core.session import Session
-    monkeypatch.setattr(wsmod, "DIGESTS_FLOOR", 50)
+    from compactscope.core.workspace import LINE_DIGESTS
     ws = Workspace(tmp_path / "ws")
     s = Session(ws, strategy="s08")
     src = EXAMPLES / "long_session.json"
@@ -566,9 +566,10 @@ def test_a_session_forgets_what_it_measured_for_the_files_it_showed_before(tmp_p
     for _ in range(12):
         assert s.open(str(src)) and s.trace is not None
     assert len(s.conversation.messages) == n
-    assert len(s.meter._cache) <= 3 * n                       # the messages shown and what the layers made
-    assert 0 < len(ws._digests) <= 4 * n + n                  # transcripts were written, their digests bounded
-    assert not any(s.meter._cache.get(m) is not None for m in first)     # nothing of the earlier opens
+    assert s.meter.facts is FACTS
+    assert len(FACTS) <= 3 * n                                # the messages shown and what the layers made
+    assert 0 < len(LINE_DIGESTS) <= len(FACTS)                # transcripts were written, their digests bounded
+    assert not any(FACTS.find(m) is not None for m in first)  # nothing of the earlier opens
 
 
 def test_hermes_shrinks_arguments_nested_deeper_than_python_recurses():

@@ -28,9 +28,8 @@ from operator import is_
 
 from ..messages import block_type, blocks, content_text, replace_block
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
-from ..identity import IdentityCache
+from ..facts import IntFact, ObjFact
 from ..present import pair_index
-from ..size import ByIdentity
 from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import s08
 from . import base as roles
@@ -121,6 +120,10 @@ def _content_figure(m, meter) -> int:
     return content_chars(m)
 
 
+# the same figure without a meter (a column of the one per-message table, as the meter's)
+_CONTENT_CHARS = IntFact("cc_content", lambda m: content_chars(m))
+
+
 def content_chars(m) -> int:
     """Claude Code's rough count of one message (``roughTokenCountEstimationForMessages``), in chars:
     the text of text and thinking blocks, a tool_use's name and JSON input, a tool_result's content,
@@ -183,7 +186,6 @@ class SessionTokens:
     anchors_on_usage = True
 
     def __init__(self):
-        self._cache = ByIdentity()
         self._conv = None
         self._anchors: dict[int, tuple] = {}     # id(assistant msg) -> (msg, index, segment start, tokens)
         self._starts: dict[int, int] = {}        # id(first message of a segment) -> its index
@@ -199,14 +201,7 @@ class SessionTokens:
     def message_chars(self, m, meter=None) -> int:
         if meter is not None:        # the figure shared through the engine's meter
             return meter.figure(m, self.FIGURE, _content_figure)
-        hit = self._cache.get(m)
-        if hit is not None:
-            return hit
-        n = content_chars(m)
-        if len(self._cache) > 500_000:
-            self._cache.clear()
-        self._cache.put(m, n)
-        return n
+        return _CONTENT_CHARS.get(m)
 
     def rough(self, messages, meter=None) -> int:
         if meter is not None:        # a list measured before (or made from one) costs its new messages only
@@ -539,8 +534,8 @@ def _compact_prompt(part: list) -> LazyPrompt:
 
 # message -> sha256 of its JSON in the summary prompt: a summary asked again over the same messages (a
 # parameter change re-running auto_compact) is found in the cache without 100k json.dumps
-_json_digests: IdentityCache[bytes] = IdentityCache(
-    lambda m: hashlib.sha256(json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest())
+_json_digests: ObjFact[bytes] = ObjFact(
+    "cc_json_sha256", lambda m: hashlib.sha256(json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest())
 
 
 def recent_reads(messages: list, read_tools: set[str]) -> list[dict]:

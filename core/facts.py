@@ -1,0 +1,250 @@
+"""One table of per-message facts, keyed by identity: one slot per message object, every figure a column.
+
+Messages are never changed in place and are shared between the stages of a trace, so what is derived
+from one (its chars, its repr size, a strategy's rough figure, its block sizes, the digest of its JSON,
+its chips) can be kept by ``id``. Kept as N separate identity caches, each of the 100k messages of a
+big session cost N identity dicts and N key objects; here it costs ONE entry in one dict
+(``id -> slot``) plus one reference (``refs[slot]``, which keeps the object alive so its id is not
+reused while the slot exists), and each figure 8 bytes in a typed column (``array('q')``) or one
+reference in an object column (a list).
+
+``FACTS`` is the table shared by the size meters, the views' caches and the layers' digests. It is
+bounded by the longest list shown or measured: when it holds more than ``factor`` times that many
+objects (at least ``floor``), it forgets everything (a new generation; readers holding the old one
+finish on it). Thread-safe: slots are added under a lock; a value written into a generation that was
+dropped meanwhile is simply lost.
+"""
+from __future__ import annotations
+
+import threading
+from array import array
+from typing import Any, Callable, Generic, TypeVar
+
+V = TypeVar("V")
+MISSING = -(1 << 63)            # an int column's "not computed" (figures are never this)
+_CHUNK = 1024
+
+
+class _Generation:
+    __slots__ = ("index", "refs", "ints", "objs", "cap")
+
+    def __init__(self):
+        self.index: dict[int, int] = {}       # id(obj) -> slot
+        self.refs: list = []                  # slot -> obj
+        self.ints: dict[str, array] = {}      # column name -> array('q'), len == cap
+        self.objs: dict[str, list] = {}       # column name -> list, len == cap
+        self.cap = 0
+
+
+class Facts:
+    def __init__(self, factor: int = 4, floor: int = 4096):
+        self.factor = factor
+        self.floor = floor
+        self.peak = 0
+        self.gen = _Generation()
+        self._lock = threading.Lock()
+        self._names: dict[str, bool] = {}     # column name -> is an int column (columns of every generation)
+
+    # ------------------------------------------------------------------ slots
+    def find(self, obj: Any, gen: _Generation | None = None) -> int | None:
+        """The slot of ``obj`` in ``gen`` (the current generation), or None."""
+        g = gen or self.gen
+        s = g.index.get(id(obj))
+        return s if s is not None and g.refs[s] is obj else None
+
+    def slot(self, obj: Any) -> tuple[_Generation, int]:
+        """(generation, slot) of ``obj``, added when missing."""
+        g = self.gen
+        k = id(obj)
+        s = g.index.get(k)
+        if s is not None and g.refs[s] is obj:
+            return g, s
+        with self._lock:
+            g = self.gen
+            s = g.index.get(k)
+            if s is not None and g.refs[s] is obj:
+                return g, s
+            if s is None and len(g.refs) >= max(self.factor * self.peak, self.floor):
+                g = self.gen = _Generation()
+            if s is None:
+                s = len(g.refs)
+                g.refs.append(obj)
+                if s >= g.cap:
+                    grow = max(_CHUNK, g.cap // 2)
+                    for col in g.ints.values():
+                        col.extend(array("q", [MISSING]) * grow)
+                    for col in g.objs.values():
+                        col.extend([None] * grow)
+                    g.cap += grow
+            else:                     # the id's object died and the id was given to a new object
+                g.refs[s] = obj
+                for col in g.ints.values():
+                    col[s] = MISSING
+                for col in g.objs.values():
+                    col[s] = None
+            g.index[k] = s
+            return g, s
+
+    def int_column(self, g: _Generation, name: str) -> array:
+        col = g.ints.get(name)
+        if col is None:
+            with self._lock:
+                col = g.ints.get(name)
+                if col is None:
+                    col = g.ints[name] = array("q", [MISSING]) * g.cap
+                    self._names[name] = True
+        return col
+
+    def obj_column(self, g: _Generation, name: str) -> list:
+        col = g.objs.get(name)
+        if col is None:
+            with self._lock:
+                col = g.objs.get(name)
+                if col is None:
+                    col = g.objs[name] = [None] * g.cap
+                    self._names[name] = False
+        return col
+
+    # ------------------------------------------------------------------ bounds
+    def expect(self, n: int) -> None:
+        """A list of ``n`` objects is measured: the bound follows the longest (nothing is forgotten here)."""
+        if n > self.peak:
+            self.peak = n
+
+    def shown(self, n: int) -> None:
+        """A list of ``n`` objects is shown or measured: the bound follows the longest; forget everything when over it."""
+        if n > self.peak:
+            self.peak = n
+        if len(self.gen.refs) > max(self.factor * self.peak, self.floor):
+            self.clear()
+
+    def clear(self) -> None:
+        with self._lock:
+            self.gen = _Generation()
+
+    def __len__(self) -> int:
+        return len(self.gen.refs)
+
+    def column_count(self) -> int:
+        g = self.gen
+        return len(g.ints) + len(g.objs)
+
+
+FACTS = Facts()
+
+
+class IntFact:
+    """A non-negative int per object, computed once (``compute(obj)``), kept in an int column of ``facts``."""
+
+    def __init__(self, name: str, compute: Callable[[Any], int], facts: Facts = FACTS):
+        self.name = name
+        self.compute = compute
+        self.facts = facts
+
+    def get(self, obj: Any) -> int:
+        f = self.facts
+        g = f.gen
+        s = g.index.get(id(obj))
+        if s is not None and g.refs[s] is obj:
+            col = g.ints.get(self.name)
+            if col is not None:
+                v = col[s]
+                if v != MISSING:
+                    return v
+        v = self.compute(obj)
+        self.put(obj, v)
+        return v
+
+    __call__ = get
+
+    def peek(self, obj: Any) -> int | None:
+        g = self.facts.gen
+        s = self.facts.find(obj, g)
+        col = g.ints.get(self.name)
+        if s is None or col is None or col[s] == MISSING:
+            return None
+        return col[s]
+
+    def put(self, obj: Any, v: int) -> None:
+        g, s = self.facts.slot(obj)
+        self.facts.int_column(g, self.name)[s] = v
+
+    def many(self, objs) -> list[int]:
+        """``[get(o) for o in objs]``, the lookups inlined (a whole list at once)."""
+        g = self.facts.gen
+        idx, refs = g.index.get, g.refs
+        col = g.ints.get(self.name)
+        get = self.get
+        if col is None:
+            return [get(o) for o in objs]
+        out = []
+        app = out.append
+        for o in objs:
+            s = idx(id(o))
+            if s is not None and refs[s] is o:
+                v = col[s]
+                app(v if v != MISSING else get(o))
+            else:
+                app(get(o))
+        return out
+
+
+class ObjFact(Generic[V]):
+    """A value per object (never None), computed once (``compute(obj)``), kept in an object column of ``facts``.
+    The same methods as ``core.identity.IdentityCache`` (``get``, ``peek``, ``forget``, ``shown``, ``clear``)."""
+
+    def __init__(self, name: str, compute: Callable[[Any], V], facts: Facts = FACTS):
+        self.name = name
+        self.compute = compute
+        self.facts = facts
+
+    def get(self, obj: Any) -> V:
+        g = self.facts.gen
+        s = g.index.get(id(obj))
+        if s is not None and g.refs[s] is obj:
+            col = g.objs.get(self.name)
+            if col is not None:
+                v = col[s]
+                if v is not None:
+                    return v
+        v = self.compute(obj)
+        self.put(obj, v)
+        return v
+
+    __call__ = get
+
+    def peek(self, obj: Any) -> V | None:
+        g = self.facts.gen
+        s = self.facts.find(obj, g)
+        col = g.objs.get(self.name)
+        return None if s is None or col is None else col[s]
+
+    def put(self, obj: Any, v: V) -> None:
+        g, s = self.facts.slot(obj)
+        self.facts.obj_column(g, self.name)[s] = v
+
+    def forget(self, obj: Any) -> None:
+        g = self.facts.gen
+        s = self.facts.find(obj, g)
+        col = g.objs.get(self.name)
+        if s is not None and col is not None:
+            col[s] = None
+
+    def expect(self, n: int) -> None:
+        """A list of ``n`` objects is measured: the bound follows the longest (nothing is forgotten here)."""
+        if n > self.peak:
+            self.peak = n
+
+    def shown(self, n: int) -> None:
+        self.facts.shown(n)
+
+    def clear(self) -> None:
+        """Forget this column's values (the other columns keep theirs)."""
+        g = self.facts.gen
+        col = g.objs.get(self.name)
+        if col is not None:
+            g.objs[self.name] = [None] * g.cap
+
+    def __len__(self) -> int:
+        col = self.facts.gen.objs.get(self.name)
+        return 0 if col is None else sum(v is not None for v in col)
