@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import present, strategies
-from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, align
+from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
 from .identity import IdentityCache
 from .events import EventGroup
 from .contexts import is_context
@@ -246,11 +246,11 @@ class Session:
         self._align = IdentityCache(align)         # step -> its aligned rows
         self._list_marks = IdentityCache(self._compute_marks, floor=16)   # shown list -> its real compactions
         # step -> message index -> status, on each side (from the rows; computed with them, in the background)
-        self._status_before = IdentityCache(lambda st: {} if not st.changed else {
-            r.left: r.kind for r in self._align.get(st) if r.left is not None and r.kind in (REMOVED, CHANGED, DUPLICATED)})
-        self._status_after = IdentityCache(lambda st: {} if not st.changed else {
-            r.right: r.kind for r in self._align.get(st) if r.right is not None and r.kind in (INSERTED, CHANGED,
-                                                                                              DUPLICATED)})
+        # (one byte per message of the side, not a dict entry per changed message)
+        self._status_before = IdentityCache(lambda st: {} if not st.changed else RowKinds(
+            self._align.get(st), 0, (REMOVED, CHANGED, DUPLICATED), len(st.input)))
+        self._status_after = IdentityCache(lambda st: {} if not st.changed else RowKinds(
+            self._align.get(st), 1, (INSERTED, CHANGED, DUPLICATED), len(st.messages)))
         self._pending_view: dict | None = None      # restore(): applied when the next result arrives
         self._defer_runs = False
         self._cursor_after_replay: int | None = None

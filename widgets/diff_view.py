@@ -111,9 +111,11 @@ class DiffModel(QAbstractTableModel):
         self.endResetModel()
 
     def counts(self) -> dict:
-        """Rows per kind (a revisited step's rows are the same list: counted once, in C)."""
-        self._counts.shown(1)
-        return dict(self._counts.get(self.all_rows))
+        """Rows per kind (counted once per rows shown, in C). Only the rows shown now are kept as a key: each
+        run's steps have new rows (100k at 100k messages), and a key keeps its rows alive."""
+        counts = self._counts.get(self.all_rows)
+        self._counts.retain([self.all_rows])
+        return dict(counts)
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)

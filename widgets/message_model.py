@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
 
 from compactscope.core import present
+from compactscope.core.align import RowKinds
 from compactscope.core.messages import ToolPairIndex
 from compactscope.core.report.words import meta_lines
 
@@ -65,7 +66,8 @@ class MessageListModel(QAbstractListModel):
         self.badges = dict(badges or {})
         self.messages = list(messages)
         self._pairs = None                   # built on first use (partner highlighting)
-        self.status = dict(status or {})
+        # (a step's RowKinds is read-only and one byte per message: kept, not copied into a dict)
+        self.status = status if isinstance(status, RowKinds) else dict(status or {})
         self.findings = {}
         for f in findings or []:
             self.findings.setdefault(f.message, []).append(f)

@@ -1,0 +1,137 @@
+"""What the pipeline and the views keep per message (issue 12, memory at 100k messages): one slot per message
+in one facts table whose columns agree with the figures' definitions, status maps of one byte per message,
+and bounds that forget what earlier lists left behind. Shapes and values, no timings."""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+
+import pytest
+
+from compactscope.core import present
+from compactscope.core.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
+from compactscope.core.facts import FACTS, Facts, IntFact, ObjFact
+from compactscope.core.layers import claude_code as cc
+from compactscope.core.loaders import load
+from compactscope.core.pipeline import Engine
+from compactscope.core.size import SizeMeter, chars_and_raw
+from compactscope.core.workspace import LINE_DIGESTS, Workspace, _line
+
+CORPUS_FILES = ["claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+                "swe-agent/marshmallow-1867.function_calling_replace.traj.json",
+                "entireio-cli/4c-02af2759b6-0-full.jsonl"]
+
+
+def _run(corpus, rel: str, strategy: str, tmp_path, params: dict | None = None):
+    conv = load(corpus / rel).main
+    FACTS.clear()
+    eng = Engine(strategy, params or {}, workspace=Workspace(tmp_path / "ws"))
+    return conv, eng, eng.run(conv.messages)
+
+
+@pytest.mark.parametrize("rel", CORPUS_FILES)
+@pytest.mark.parametrize("strategy", ["s08", "claude_code", "hermes"])
+def test_one_slot_per_message_and_every_column_agrees_with_its_definition(corpus, rel, strategy, tmp_path):
+    conv, eng, trace = _run(corpus, rel, strategy, tmp_path)
+    lists = [trace.input] + [s.messages for s in trace.steps]
+    for msgs in lists:                           # what the views ask for every message of every stage
+        present.size_table(msgs)
+        for m in msgs[:50]:
+            present.chips.get(m)
+    objs = {id(m): m for msgs in lists for m in msgs}
+    g = FACTS.gen
+    # one slot per distinct message object, whatever the number of figures kept for it
+    assert len(g.refs) == len(set(map(id, g.refs))) == len(g.index)
+    assert set(objs) <= set(g.index)
+    assert FACTS.column_count() >= 3
+    for k in objs:
+        s = g.index[k]
+        assert g.refs[s] is objs[k]
+    for m in objs.values():
+        n, raw = chars_and_raw(m)
+        assert present.chars.peek(m) == n == eng.meter.message_size(m)
+        assert eng.meter.raw_size(m) == raw
+        assert present.sizes.get(m) == tuple(present.block_sizes(m).values())
+        chips = present.chips.peek(m)
+        assert chips is None or chips == present.message_chips(m)
+    for msgs in lists:
+        assert eng.meter.raw_total(msgs) == len(str(msgs))
+        table = present.size_table(msgs)
+        assert len(table) == len(msgs) * len(present.BLOCK_TYPES)
+        assert list(table) == [float(x) for m in msgs for x in present.block_sizes(m).values()]
+
+
+def test_claude_code_figures_and_digests_are_the_definitions(corpus, tmp_path):
+    conv, eng, trace = _run(corpus, CORPUS_FILES[0], "claude_code", tmp_path)
+    msgs = conv.messages
+    for m in msgs:
+        assert cc.SessionTokens().message_chars(m) == cc.content_chars(m)
+        assert cc.SessionTokens().message_chars(m, eng.meter) == cc.content_chars(m)
+        assert cc._json_digests.get(m) == hashlib.sha256(
+            json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest()
+    ws = Workspace(tmp_path / "ws2")
+    ws.write_transcript(msgs)
+    assert all(LINE_DIGESTS.peek(m) == hashlib.blake2b(_line(m), digest_size=16).digest() for m in msgs)
+
+
+def test_a_private_table_is_separate_and_the_shared_one_is_bounded_by_the_longest_list():
+    f = Facts(factor=2, floor=10)
+    calls = []
+    size = IntFact("n", lambda o: calls.append(o) or len(o), facts=f)
+    text = ObjFact("t", lambda o: str(o), facts=f)
+    a = [[k] * (k % 3) for k in range(8)]
+    assert [size.get(o) for o in a] == [len(o) for o in a] and len(calls) == 8
+    assert [text.get(o) for o in a] == [str(o) for o in a]
+    assert len(f) == 8                            # two figures, one slot per object
+    assert size.many(a) == [len(o) for o in a] and len(calls) == 8      # computed once
+    f.shown(4)
+    assert len(f) == 8                            # within max(2 x 4, 10)
+    b = [[k] for k in range(5)]
+    for o in b:
+        size.get(o)
+    # at max(2 x 4, 10) objects a new one starts a new generation: what was kept before is forgotten
+    assert len(f) == 3 and size.peek(a[1]) is None and text.peek(a[1]) is None
+    assert [size.peek(o) for o in b[2:]] == [1, 1, 1]
+    assert size.get(a[1]) == 1 and len(calls) == 14
+    f.clear()
+    assert len(f) == 0 and size.peek(b[4]) is None
+    meter = SizeMeter(facts=Facts())
+    msgs = [{"role": "user", "content": "x" * k} for k in range(5)]
+    assert meter.size(msgs) == len(str(msgs))
+    assert all(FACTS.find(m) is None for m in msgs) and len(meter.facts) == 5
+
+
+@pytest.mark.parametrize("strategy,params", [("s08", {}), ("claude_code", {"window": 20_000}), ("hermes", {})])
+def test_list_statuses_are_one_byte_per_message_and_say_what_the_rows_say(examples, strategy, params, tmp_path):
+    conv, eng, trace = _run(examples, "long_session.json", strategy, tmp_path, params)
+    seen = 0
+    for st in trace.steps:
+        rows = align(st)
+        for side, kinds, n in ((0, (REMOVED, CHANGED, DUPLICATED), len(st.input)),
+                               (1, (INSERTED, CHANGED, DUPLICATED), len(st.messages))):
+            want = {r[side]: r.kind for r in rows if r[side] is not None and r.kind in kinds}
+            got = RowKinds(rows, side, kinds, n)
+            assert dict(got) == want and len(got) == len(want) and list(got) == sorted(want)
+            assert all((i in got) == (i in want) and got.get(i) == want.get(i) for i in range(-1, n + 1))
+            assert len(got._codes) == n
+            seen += len(want)
+    assert seen > 0                               # some layer changed something in this file
+
+
+def test_the_diff_keeps_the_counts_of_the_rows_it_shows_only(examples, tmp_path, qtbot):
+    """Each run's steps have new rows (100k of them at 100k messages); a counts cache keyed by rows kept every
+    run's rows alive (up to 32 lists). It keeps the rows shown now."""
+    from compactscope.widgets.diff_view import DiffModel
+    model = DiffModel()
+    counts = []
+    for params in ({}, {"context_limit": 20_000}, {"context_limit": 10_000}):
+        conv, eng, trace = _run(examples, "long_session.json", "s08", tmp_path, params)
+        for st in trace.steps:
+            rows = align(st)
+            model.set_step(st, rows)
+            got = model.counts()
+            assert got == dict(Counter(r.kind for r in rows))
+            assert len(model._counts) == 1 and model._counts.peek(rows) is not None
+            counts.append(got)
+    assert len(counts) >= 6
