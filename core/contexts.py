@@ -17,9 +17,10 @@ Python, no Qt.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .conversation import Conversation
@@ -47,15 +48,42 @@ class Segment:
         return f"segment {self.index}: after a real {ev.trigger or ''} compaction{pre}".replace("  ", " ")
 
 
+def _kept(conv, name: str, make):
+    """``make(conv)``, kept on the conversation while its messages, metadata, segments and events are the
+    same (as ``Conversation.history`` keeps its list): the window asks for a 100k-message conversation's
+    calls and segments at every refresh of its picker, ~60 ms each time. The value is shared: never mutate it."""
+    d = getattr(conv, "__dict__", None)
+    if d is None:
+        return make(conv)
+    msgs, meta, segs, events = conv.messages, conv.meta, conv.segments, conv.events
+    key = (len(msgs), len(meta), tuple(segs or ()), len(events or ()))
+    memo = d.get(name)
+    if memo is not None and memo[0] is msgs and memo[1] is meta and memo[2] is events and memo[3] == key:
+        return memo[4]
+    value = make(conv)
+    d[name] = (msgs, meta, events, key, value)
+    return value
+
+
 def call_indices(conv) -> list[int]:
     """The message index of each model call (each assistant message), in order; the copies a real compaction
-    re-sent (``meta.extra["copy_of"]``: Inspect, hermes) are not calls, as replay numbers them."""
+    re-sent (``meta.extra["copy_of"]``: Inspect, hermes) are not calls, as replay numbers them.
+    Made once per conversation (shared: do not mutate)."""
+    return _kept(conv, "_call_indices", _call_indices)
+
+
+def _call_indices(conv) -> list[int]:
     meta = conv.meta
     return [i for i, m in enumerate(conv.messages) if isinstance(m, dict) and m.get("role") == "assistant"
             and not (i < len(meta) and "copy_of" in meta[i].extra)]
 
 
 def segments(conv) -> list[Segment]:
+    """The conversation's segments (made once per conversation: shared, do not mutate)."""
+    return _kept(conv, "_segments", _segments)
+
+
+def _segments(conv) -> list[Segment]:
     msgs = conv.messages
     starts = sorted({s for s in (conv.segments or [0]) if 0 <= s <= len(msgs)} | {0})
     ends = starts[1:] + [len(msgs)]
@@ -63,8 +91,8 @@ def segments(conv) -> list[Segment]:
     by_start = {e.message_index: e for e in (conv.events or ())}
     out = []
     for k, (s, e) in enumerate(zip(starts, ends)):
-        inside = [n for n, i in enumerate(calls) if s <= i < e]
-        out.append(Segment(k, s, e, inside[0] if inside else None, len(inside), by_start.get(s) if k else None))
+        lo, hi = bisect_left(calls, s), bisect_left(calls, e)          # calls are in message order
+        out.append(Segment(k, s, e, lo if hi > lo else None, hi - lo, by_start.get(s) if k else None))
     return out
 
 
@@ -217,28 +245,61 @@ def segment_choices(conv) -> list[tuple[int | None, str, str]]:
     return out
 
 
-def call_choices(conv, segment: int | None) -> list[tuple[int, str]]:
+def call_choices(conv, segment: int | None) -> "CallChoices":
     """(call, label) for the model calls of a segment (all of them for None), numbered over the whole
-    history: the call, when it was made and how many tokens it sent (the recorded usage)."""
-    from .report.words import when
-    at = call_indices(conv)
-    segs = segments(conv)
-    lo, hi = (0, len(conv.messages)) if segment is None or not 0 <= segment < len(segs) else \
-        (segs[segment].start, segs[segment].end)
-    starts = [sg.start for sg in segs]
-    out = []
-    for n, i in enumerate(at):
-        if not lo <= i < hi:
-            continue
-        mt = conv.meta_at(i)
+    history: the call, when it was made and how many tokens it sent (the recorded usage). A sequence that
+    labels an entry when it is read (a whole history of 100k messages holds 50k calls)."""
+    return CallChoices(conv, segment)
+
+
+class CallChoices(Sequence):
+    """``call_choices``: the calls of a segment as (call, label) pairs, each labelled when read. Made in
+    O(log calls) once the conversation's calls are known; ``key`` tells two of them apart cheaply."""
+
+    def __init__(self, conv, segment: int | None):
+        self._conv, self._at = conv, call_indices(conv)
+        segs = segments(conv)
+        lo, hi = (0, len(conv.messages)) if segment is None or not 0 <= segment < len(segs) else \
+            (segs[segment].start, segs[segment].end)
+        self._first, self._end = bisect_left(self._at, lo), bisect_left(self._at, hi)
+        self._starts = [sg.start for sg in segs]
+        self.key = (id(conv), len(conv.messages), self._first, self._end)
+
+    def __len__(self) -> int:
+        return self._end - self._first
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(k)
+        return self.value(k), self.label(k)
+
+    def value(self, k: int) -> int:
+        """The call number of entry k (numbered over the whole history)."""
+        return self._first + k
+
+    def index(self, call, *_args) -> int:
+        """The entry of call number ``call`` (ValueError when the segment does not hold it)."""
+        if isinstance(call, int) and self._first <= call < self._end:
+            return call - self._first
+        raise ValueError(f"model call {call!r} is not among these calls")
+
+    def label(self, k: int) -> str:
+        from .report.words import when
+        n = self._first + k
+        i = self._at[n]
+        mt = self._conv.meta_at(i)
         parts = [f"call {n}"]
         if mt.timestamp is not None:
             parts.append(when(mt.timestamp)[11:19])
-        k = i - starts[max(bisect_right(starts, i) - 1, 0)]      # segment_of per call was O(calls x messages)
+        starts = self._starts
+        m = i - starts[max(bisect_right(starts, i) - 1, 0)]      # segment_of per call was O(calls x messages)
         tok = mt.usage.context_tokens if mt.usage is not None else 0
-        parts.append(f"{k} message{'s' if k != 1 else ''}" + (f", {tok:,} tokens" if tok else "") + " sent")
-        out.append((n, " \u00b7 ".join(parts)))
-    return out
+        parts.append(f"{m} message{'s' if m != 1 else ''}" + (f", {tok:,} tokens" if tok else "") + " sent")
+        return " \u00b7 ".join(parts)
 
 
 # ---------------------------------------------------------------- real compactions, as rows of their own

@@ -266,6 +266,7 @@ def shown(n: int) -> None:
 # the tool pair indexes of the last lists shown: [(messages tuple, ToolPairIndex)]. Stepping back and forth
 # shows the same stages again; an index over 10k messages costs ~50 ms to build.
 _PAIR_CACHE: list = []
+PAIR_LISTS = 10          # lists kept: every stage of a run (hermes: the input and six steps), and a few more
 _PAIR_LOCK = threading.Lock()
 
 
@@ -330,4 +331,4 @@ def _remember_pairs(msgs: tuple, idx: ToolPairIndex) -> None:
                 del _PAIR_CACHE[k]
                 break
         _PAIR_CACHE.insert(0, (msgs, idx))
-        del _PAIR_CACHE[6:]
+        del _PAIR_CACHE[PAIR_LISTS:]

@@ -103,6 +103,7 @@ BACKGROUND_LOAD_BYTES = 4_000_000      # a file this big loads in the background
 
 
 _GC_LOCK = threading.Lock()
+_INFER_LOCK = threading.Lock()         # Session._infer's cache is written by the load's worker too
 _GC_PAUSES = [0, True]                 # [workers inside gc_paused(), whether the GC was on before the first]
 
 
@@ -113,7 +114,9 @@ def gc_paused():
     them, with the interpreter lock held: in a worker that is a stall of the window's thread (0.6 s at
     100k messages) and most of an alignment's time. What a pipeline run or a load builds is long-lived
     and acyclic (messages, lists, rows), so it is frozen like the loaded transcript; the memory of
-    the objects frozen is still freed when they are dropped."""
+    the objects frozen is still freed when they are dropped. (Not freezing would leave every object
+    made meanwhile, by any thread, to one collection of the youngest generation when the GC is back on:
+    0.14-0.23 s with the interpreter lock held after a hermes cross-check at 100k messages.)"""
     with _GC_LOCK:
         if _GC_PAUSES[0] == 0:
             _GC_PAUSES[1] = gc.isenabled()
@@ -133,10 +136,11 @@ def gc_paused():
 PREVIEW_BYTES = 1_000_000              # the start of a big JSONL file, shown while the whole file loads
 
 
-def _load_for_view(path: str, state=None):
+def _load_for_view(path: str, state=None, prepare=None):
     """Load a file in the background: first its start (a JSONL file cut at a line: its first messages,
     posted as a partial result so the list shows rows at once), then the whole file, with what the first
-    views draw of it (block sizes, the message metadata by identity) computed here too."""
+    views draw of it (block sizes, the message metadata by identity, and what ``prepare(conversation)``
+    makes: ``Session._prepare``) computed here too."""
     from .loaders import load
     if state is not None:
         preview = _preview(path)
@@ -150,6 +154,8 @@ def _load_for_view(path: str, state=None):
             conv.meta_by_identity()
             present.shown(len(conv.messages))
             present.size_table(conv.history())
+            if prepare is not None:
+                prepare(conv)
     return result
 
 
@@ -175,6 +181,14 @@ def _preview(path: str):
         return conv if conv is not None and conv.messages else None
     except Exception:  # noqa: BLE001 - a preview is a courtesy: the real load says what is wrong
         return None
+
+
+def _checked(cross_check, trace):
+    """A cross-check's verdict, made with the cyclic GC paused: hermes's copies every message it compares
+    (copy.deepcopy), and the full collections that many new objects set off held the interpreter lock ~0.1 s
+    each (UI stalls at 100k messages). The copies are dropped (by reference count) when it returns."""
+    with gc_paused():
+        return cross_check.run(trace)
 
 
 def stage_label(strategy: Strategy, name: str) -> str:
@@ -229,6 +243,7 @@ class Session:
         self.inferred = None                        # strategies.Inferred of the shown conversation
         self.infer = True                           # read defaults from the session (gui --no-infer: False)
         self._inferred_set: dict = {}               # the parameters the last inference set, as it set them
+        self._inferences: dict = {}                 # _infer's cache: key -> (strategy, conversation, Inferred)
         self.summarizer = summarizer or "offline"
         self.order: list[str] | None = None
         # result and view
@@ -339,7 +354,7 @@ class Session:
             self.pipeline.cancel()
             self.progress_text = f"loading {Path(path).name} ({size / 1e6:.0f} MB)"
             self._loading = (str(path), conversation)
-            self.loader.start(lambda state: _load_for_view(path, state))
+            self.loader.start(lambda state: _load_for_view(path, state, self._prepare))
             self.events.running("load")
             self.events.progress(self.progress_text)
             return True
@@ -370,7 +385,7 @@ class Session:
         keep, self._keep_strategy = self._keep_strategy, False
         if self.strategy_pinned or self.strategy_chosen or keep:
             return
-        name = strategies.choose_strategy(conv).name
+        name = self._own_strategy_name(conv)
         same = name == self.strategy.name
         try:
             st = self.strategy if same else strategies.get(name)
@@ -385,6 +400,49 @@ class Session:
             self.events.strategy(st)
         self.params = params
         self.events.params(dict(params))
+
+    def _own_strategy_name(self, conv) -> str:
+        return strategies.choose_strategy(conv).name
+
+    def _opening_strategy(self, conv):
+        """The strategy ``conv`` will run with when it is shown (``_use_own_strategy``'s rule; nothing changes)."""
+        if self.strategy_pinned or self.strategy_chosen or self._keep_strategy:
+            return self.strategy
+        try:
+            return strategies.get(self._own_strategy_name(conv))
+        except (KeyError, ImportError):
+            return None
+
+    def _prepare(self, conv) -> None:
+        """In the load's worker, before the conversation is shown: what showing it first walks every message
+        for, made there so that the window's thread finds it made (at 100k messages these froze the window
+        ~0.6 s when the load arrived): its model calls and segments (the context picker; kept on the
+        conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it."""
+        from . import contexts
+        try:
+            contexts.call_indices(conv)
+            contexts.segments(conv)
+            st = self._opening_strategy(conv)
+            if st is not None and self.infer:
+                self._infer(st, conv)
+        except Exception:  # noqa: BLE001 - made ahead as a courtesy: the window's thread asks again and says
+            pass
+
+    def _infer(self, strategy, conv):
+        """``strategies.infer_params(strategy, conv)``, kept for the last few (strategy, conversation) pairs:
+        a Claude Code inference reads every model call's usage (~0.25 s at 100k messages), made in the
+        load's worker (``_prepare``) and asked again at each strategy change."""
+        from .strategies import infer_params
+        key = (strategy.name, id(getattr(strategy, "infer", None)), id(conv), len(conv.messages))
+        hit = self._inferences.get(key)
+        if hit is not None and hit[0] is strategy and hit[1] is conv:
+            return hit[2]
+        inf = infer_params(strategy, conv)
+        with _INFER_LOCK:
+            self._inferences[key] = (strategy, conv, inf)
+            for old in list(self._inferences)[:-4]:
+                del self._inferences[old]
+        return inf
 
     def pin_strategy(self, name=None) -> bool:
         """The strategy the user named (gui --strategy; None: the current one): every file opens with it."""
@@ -539,9 +597,9 @@ class Session:
     def _apply_inferred(self, notify: bool = True) -> None:
         """The strategy's session-inferred defaults (``strategies.infer_params``: e.g. Claude Code's version
         picks its threshold rule) under the parameters pinned by the user (``pin_params``, gui --set)."""
-        from .strategies import Inferred, infer_params
+        from .strategies import Inferred
         try:
-            inf = infer_params(self.strategy, self.conversation) if self.conversation is not None and self.infer \
+            inf = self._infer(self.strategy, self.conversation) if self.conversation is not None and self.infer \
                 else Inferred()
         except Exception:          # a plugin strategy's inference must not stop a file from opening
             inf = Inferred()
@@ -699,6 +757,14 @@ class Session:
                 self._status_after.get(step)
                 self._status_before.get(step)
                 present.size_table(step.messages)
+            # the tool pairs of the input and of the list of each step that changed something: showing a step
+            # selects the first message it changed (the selection then follows that message to the stages
+            # stepped to), and the list highlights the selected message's partners. Indexing hermes's converted
+            # list of 100k messages, or the input, froze the window ~0.4 s at its first visit
+            for msgs in [result.trace.input] + [s.messages for s in result.trace.steps if s.changed]:
+                if state.cancel.is_set():
+                    break
+                present.pair_index(msgs)
         return result
 
     def cancel(self) -> None:
@@ -1070,7 +1136,7 @@ class Session:
             return
         self._checking = tr
         self._set_check(CheckState(cc.name, cc.description))
-        self.checker.start(lambda state, tr=tr: (tr, cc.run(tr)))
+        self.checker.start(lambda state, tr=tr: (tr, _checked(cc, tr)))
 
     def _check_done(self, res) -> None:
         tr, verdict = res
@@ -1183,7 +1249,8 @@ class Session:
 
         def job(state):
             t0 = time.perf_counter()
-            tr = rr.rerun(i, cancel=state.cancel)
+            with gc_paused():                # a run like _run_job's (see gc_paused)
+                tr = rr.rerun(i, cancel=state.cancel)
             return PipelineResult(tr, seconds=time.perf_counter() - t0, cancelled=state.cancel.is_set(),
                                   params=dict(rr.params), call_index=i)
         self.events.running("call")

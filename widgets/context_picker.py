@@ -5,12 +5,98 @@ picks (``sigConversation(int)``, ``sigSegment(object)``, ``sigCall(object)``) an
 ``set_state`` gives it, without emitting that back."""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from .i18n import ct, ct_parts, tr
 
 NO_CALL = -1          # the call box's "whole segment" entry
+WIDEST_SAMPLE = 1000  # the drop-down list is made as wide as the widest of this many first and last labels
+
+
+class ChoiceModel(QAbstractListModel):
+    """A box's entries as (value, label, tooltip), each label translated when the box shows it: a whole history
+    of 100k messages offers 50k model calls, and a combo box item made for each froze the window ~0.5 s.
+    ``set_items(head, items, translate)``: ``head`` a few fixed entries, ``items`` any sequence of (value,
+    label[, tooltip]) (``core.contexts.CallChoices`` labels its entries when read)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.head: list = []
+        self.items = ()
+        self.translate = ct
+        self._rows: dict | None = None
+
+    def set_items(self, head: list, items, translate=ct) -> None:
+        self.beginResetModel()
+        self.head, self.items, self.translate, self._rows = list(head), items, translate, None
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.head) + len(self.items)
+
+    def entry(self, row: int) -> tuple:
+        """(value, label as given, tooltip) of a row."""
+        e = self.head[row] if row < len(self.head) else self.items[row - len(self.head)]
+        return e[0], e[1], e[2] if len(e) > 2 else ""
+
+    def label(self, row: int) -> str:
+        return self.translate(self.entry(row)[1]) if row >= len(self.head) else self.entry(row)[1]
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < self.rowCount():
+            return None
+        if role in (Qt.DisplayRole, Qt.EditRole):
+            return self.label(index.row())
+        if role == Qt.UserRole:
+            return self.entry(index.row())[0]
+        if role == Qt.ToolTipRole:
+            return self.entry(index.row())[2] or None
+        return None
+
+    def row_of(self, value) -> int:
+        """The row holding ``value`` (-1: none), without reading every entry where the items can say."""
+        for k, e in enumerate(self.head):
+            if e[0] == value:
+                return k
+        find = getattr(self.items, "index", None)
+        if find is not None and not isinstance(self.items, (list, tuple)):
+            try:
+                return len(self.head) + find(value)
+            except ValueError:
+                return -1
+        if self._rows is None:
+            self._rows = {}
+            for k, e in enumerate(self.items):
+                self._rows.setdefault(e[0], len(self.head) + k)
+        return self._rows.get(value, -1)
+
+    def widest_sample(self) -> list[str]:
+        """The labels the drop-down's width is measured on: the head, the first and the last items."""
+        n = len(self.items)
+        rows = list(range(len(self.head) + min(n, WIDEST_SAMPLE))) + \
+            list(range(len(self.head) + max(WIDEST_SAMPLE, n - WIDEST_SAMPLE), len(self.head) + n))
+        return [self.label(r) for r in rows]
+
+
+class ChoiceBox(QComboBox):
+    """A combo box over a ``ChoiceModel``; its drop-down list is sized to whole labels when it opens."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.choices = ChoiceModel(self)
+        self.setModel(self.choices)
+        self._sized = False
+        self.choices.modelReset.connect(lambda: setattr(self, "_sized", False))
+
+    def showPopup(self) -> None:
+        if not self._sized:
+            self._sized = True
+            # the list that drops down shows whole labels, though the box itself may be narrow
+            fm = self.fontMetrics()
+            widest = max((fm.horizontalAdvance(t) for t in self.choices.widest_sample()), default=0)
+            self.view().setMinimumWidth(min(widest + 40, 1000))
+        super().showPopup()
 
 
 class ContextPicker(QWidget):
@@ -48,8 +134,8 @@ class ContextPicker(QWidget):
         self._applying = False
         self._key = None
 
-    def _box(self, name: str) -> QComboBox:
-        b = QComboBox(self)
+    def _box(self, name: str) -> ChoiceBox:
+        b = ChoiceBox(self)
         b.setObjectName(name)
         b.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         b.setMinimumContentsLength(6)          # the row shares the width; the current text is elided
@@ -64,15 +150,16 @@ class ContextPicker(QWidget):
         ``calls``: (call, label) of the shown segment; then the current choice."""
         self._applying = True
         try:
-            key = (tuple(c[1] for c in conversations), tuple(s[1] for s in segments), tuple(c[0] for c in calls))
+            key = (tuple(c[1] for c in conversations), tuple(s[1] for s in segments),
+                   getattr(calls, "key", None) or tuple(c[0] for c in calls))
             if key != self._key:
                 self._key = key
-                self._fill(self.conversation_box, [(k, ct(label), tip) for k, label, tip in conversations])
-                self._fill(self.segment_box, [(NO_CALL if k is None else k, ct(label), tip)
-                                              for k, label, tip in segments])
+                self.conversation_box.choices.set_items([], conversations)
+                self.segment_box.choices.set_items([], [(NO_CALL if k is None else k, label, tip)
+                                                        for k, label, tip in segments])
                 whole = tr("call: none, the whole context") if len(segments) > 1 \
                     else tr("call: none, the whole conversation")
-                self._fill(self.call_box, [(NO_CALL, whole, "")] + [(n, ct_parts(label), "") for n, label in calls])
+                self.call_box.choices.set_items([(NO_CALL, whole, "")], calls, ct_parts)
             self._select(self.conversation_box, conversation)
             self._select(self.segment_box, NO_CALL if segment is None else segment)
             self._select(self.call_box, NO_CALL if call is None else call)
@@ -92,20 +179,8 @@ class ContextPicker(QWidget):
             self._applying = False
 
     @staticmethod
-    def _fill(box: QComboBox, items: list) -> None:
-        box.clear()
-        for value, label, tip in items:
-            box.addItem(label, value)
-            if tip:
-                box.setItemData(box.count() - 1, tip, 3)      # Qt.ToolTipRole
-        # the list that drops down shows whole labels, though the box itself may be narrow
-        fm = box.fontMetrics()
-        widest = max((fm.horizontalAdvance(label) for _, label, _ in items[:2000]), default=0)
-        box.view().setMinimumWidth(min(widest + 40, 1000))
-
-    @staticmethod
-    def _select(box: QComboBox, value) -> None:
-        i = box.findData(value)
+    def _select(box: ChoiceBox, value) -> None:
+        i = box.choices.row_of(value)
         if i >= 0 and i != box.currentIndex():
             box.setCurrentIndex(i)
 
