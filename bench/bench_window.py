@@ -13,7 +13,11 @@ Figures (targets of issue 12 at 100k messages):
 * parameter change: a parameter of the strategy's last layer changed until the new result is shown;
   target 1 s for s08, 2 s for claude_code;
 * stalls: a 5 ms timer in the GUI thread; the longest gap between its ticks (the UI could not react for
-  that long) while opening, stepping and re-running; target 100 ms;
+  that long) while opening, stepping and re-running; target 100 ms. In brackets: what the session was
+  doing when the gap ended, the session events the window handled in the gap (``source``: a load arrived,
+  ``result``/``stage``: a run's result shown, ``selection``...) and the cyclic GC's collections over 5 ms
+  that overlapped it (a collection in any thread holds the interpreter lock, so the window waits too).
+  For where exactly the time went, profile that phase (cProfile the window's thread, or py-spy);
 * peak RSS of the process against the file size; target 3x.
 """
 from __future__ import annotations
@@ -44,9 +48,14 @@ def ms(t: float) -> str:
 
 
 class StallProbe:
-    """A 5 ms timer in the GUI thread: the gaps between its ticks are the times the UI could not react."""
+    """A 5 ms timer in the GUI thread: the gaps between its ticks are the times the UI could not react.
+    For the longest gap of each phase it keeps what may say why: the session events the window's thread
+    handled in it (``events``: e.g. ``source`` = the load arrived) and the cyclic GC's collections that
+    overlapped it (which generation, how long, in which thread: a collection holds the interpreter lock)."""
 
-    def __init__(self, doing=lambda: ""):
+    def __init__(self, doing=lambda: "", events=None):
+        import gc
+        import threading
         from PySide6.QtCore import QTimer
         self.timer = QTimer()
         self.timer.setInterval(5)
@@ -56,10 +65,29 @@ class StallProbe:
         self.worst: dict = {}
         self.doing = doing              # what the window was doing (its progress text), for the worst stall
         self.during: dict = {}
+        self.why: dict = {}             # phase -> what happened during its worst stall
+        self._events: list = []         # (time, event type) since the last tick
+        self._gcs: list = []            # (start, seconds, generation, thread name) of collections over 5 ms
+        self._gc_start: dict = {}
+        self._threading = threading
+        if events is not None:
+            events.changed.connect(lambda ev: self._events.append(ev.type))
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase, info) -> None:
+        tid = self._threading.get_ident()
+        if phase == "start":
+            self._gc_start[tid] = time.perf_counter()
+            return
+        t = self._gc_start.pop(tid, None)
+        if t is not None and time.perf_counter() - t > 0.005:
+            self._gcs.append((t, time.perf_counter() - t, info["generation"], self._threading.current_thread().name))
+            del self._gcs[:-50]
 
     def start(self, phase: str) -> None:
         self.phase = phase
         self.last = time.perf_counter()
+        self._events.clear()
         if not self.timer.isActive():
             self.timer.start()
 
@@ -70,7 +98,19 @@ class StallProbe:
             if gap > self.worst.get(self.phase, 0.0):
                 self.worst[self.phase] = gap
                 self.during[self.phase] = self.doing()
+                gcs = [f"gen{g} {d * 1000:.0f} ms in {'GUI' if n == 'MainThread' else 'a worker'}"
+                       for t, d, g, n in list(self._gcs) if t < now and t + d > self.last]
+                events = list(dict.fromkeys(self._events))
+                self.why[self.phase] = "; ".join(x for x in (
+                    ("events " + ", ".join(events)) if events else "", ("GC " + ", ".join(gcs)) if gcs else "") if x)
+        self._events.clear()
         self.last = now
+
+    def stop(self) -> None:
+        import gc
+        self.timer.stop()
+        if self._gc in gc.callbacks:
+            gc.callbacks.remove(self._gc)
 
 
 def child(path: str, strategy: str, size: int) -> None:
@@ -93,7 +133,7 @@ def child(path: str, strategy: str, size: int) -> None:
     rss_now("start")
     tw = time.perf_counter()
     win = MainWindow(Settings(enabled=False), workspace=Workspace(tmp / "ws"))
-    probe = StallProbe(lambda: win.session.progress_text if win.session.busy else "idle")
+    probe = StallProbe(lambda: win.session.progress_text if win.session.busy else "idle", win.session.events)
     win.resize(1400, 900)
     win.show()
     win.session.set_strategy(strategy)
@@ -150,9 +190,10 @@ def child(path: str, strategy: str, size: int) -> None:
         out["param_change"] = time.perf_counter() - s
         out["param"] = f"{name}={value}"
         rss_now("after parameter change")
-    probe.timer.stop()
+    probe.stop()
     out["stalls"] = probe.worst
     out["stalled_during"] = probe.during
+    out["stalled_why"] = probe.why
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["file"] = size
     win.session.close()
@@ -185,7 +226,9 @@ def main() -> int:
             print(f"  {strategy}: failed: {res.stderr.strip()[-800:]}")
             continue
         d = json.loads(res.stdout.strip().splitlines()[-1])
-        stalls = ", ".join(f"{k} {ms(v)} ({d['stalled_during'].get(k) or '-'})" for k, v in d["stalls"].items())
+        why = d.get("stalled_why", {})
+        stalls = ", ".join(f"{k} {ms(v)} ({d['stalled_during'].get(k) or '-'}"
+                           + (f"; {why[k]}" if why.get(k) else "") + ")" for k, v in d["stalls"].items())
         print(f"  {strategy}: layers {d['layers']} (messages after each {d['sizes']})")
         print(f"    window built and shown {ms(d['window'])}; then from open: first screen with rows "
               f"{ms(d['first_screen'])}, trace ready {ms(d['trace_ready'])}")
