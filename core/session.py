@@ -145,18 +145,25 @@ def _load_for_view(path: str, state=None, prepare=None):
     if state is not None:
         preview = _preview(path)
         if preview is not None and not state.cancel.is_set():
+            _made_for_view(preview)
             state.set_partial_result(preview)
     # out of the cyclic GC (see _loaded): a collection that walks 100k+ loaded objects in this thread
     # holds the interpreter for seconds, and the window with it
     with gc_paused():
         result = load(path)
         for conv in result.conversations[:1]:
-            conv.meta_by_identity()
-            present.shown(len(conv.messages))
-            present.size_table(conv.history())
-            if prepare is not None:
-                prepare(conv)
+            _made_for_view(conv, prepare)
     return result
+
+
+def _made_for_view(conv, prepare=None) -> None:
+    """What the first views of a conversation draw of it, made in the load's worker: the message metadata by
+    identity, the chart's block sizes, and ``prepare(conv)`` (``Session._prepare``)."""
+    conv.meta_by_identity()
+    present.shown(len(conv.messages))
+    present.size_table(conv.history())
+    if prepare is not None:
+        prepare(conv)
 
 
 def _preview(path: str):
@@ -417,14 +424,19 @@ class Session:
         """In the load's worker, before the conversation is shown: what showing it first walks every message
         for, made there so that the window's thread finds it made (at 100k messages these froze the window
         ~0.6 s when the load arrived): its model calls and segments (the context picker; kept on the
-        conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it."""
+        conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it, and the
+        file's own strategy if another opens it (a switch to it then finds them: the other strategies' inference
+        reads nothing of a file not theirs)."""
         from . import contexts
         try:
             contexts.call_indices(conv)
             contexts.segments(conv)
             st = self._opening_strategy(conv)
-            if st is not None and self.infer:
-                self._infer(st, conv)
+            if self.infer:
+                own = strategies.get(self._own_strategy_name(conv))
+                for strategy in (st, own) if own is not st else (st,):
+                    if strategy is not None:
+                        self._infer(strategy, conv)
         except Exception:  # noqa: BLE001 - made ahead as a courtesy: the window's thread asks again and says
             pass
 
