@@ -17,7 +17,9 @@ lists the indexes of the step's edits that concern it, and for changed rows the
 """
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import NamedTuple
 
 KEPT = "kept"
@@ -26,6 +28,7 @@ REMOVED = "removed"
 INSERTED = "inserted"
 DUPLICATED = "duplicated"
 KINDS = (KEPT, CHANGED, REMOVED, INSERTED, DUPLICATED)
+_KIND_CODE = {k: c for c, k in enumerate(KINDS)}
 
 
 class BlockChange(NamedTuple):
@@ -295,6 +298,84 @@ class KeptRows(Sequence):
         return list(self) == list(other) if isinstance(other, (list, KeptRows)) else NotImplemented
 
 
+class PackedRows(Sequence):
+    """The rows of a step held as columns (each row's input and output index in ``array('q')``, its kind as
+    one byte, its edits and block changes as references), made into ``Row``s when read: a step that removed
+    or changed 100k messages holds ~25 bytes per row instead of a Row tuple and two int objects (~120)."""
+    __slots__ = ("_left", "_right", "_kind", "_edits", "_blocks")
+
+    def __init__(self, rows=()):
+        code = _KIND_CODE
+        self._left = array("q", [-1 if r[0] is None else r[0] for r in rows])
+        self._right = array("q", [-1 if r[1] is None else r[1] for r in rows])
+        self._kind = bytes([code[r[2]] for r in rows])
+        edits = [r[3] for r in rows]
+        self._edits = edits if any(edits) else None
+        self._blocks = {i: r[4] for i, r in enumerate(rows) if r[4]}
+
+    def __len__(self) -> int:
+        return len(self._kind)
+
+    def _row(self, i: int) -> Row:
+        lf, rt = self._left[i], self._right[i]
+        return _new(Row, (None if lf < 0 else lf, None if rt < 0 else rt, KINDS[self._kind[i]],
+                          self._edits[i] if self._edits is not None else (), self._blocks.get(i, ())))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._row(k) for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self._row(i)
+
+    def __iter__(self):
+        blocks = self._blocks
+        edits = self._edits if self._edits is not None else repeat(())
+        for i, (lf, rt, k, e) in enumerate(zip(self._left, self._right, self._kind, edits)):
+            yield _new(Row, (None if lf < 0 else lf, None if rt < 0 else rt, KINDS[k], e,
+                             blocks.get(i, ()) if blocks else ()))
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, PackedRows, KeptRows)) else NotImplemented
+
+    def kind_counts(self) -> dict:
+        """Rows per kind (in C: one count per kind over the kind bytes)."""
+        return {KINDS[c]: n for c in range(len(KINDS)) if (n := self._kind.count(c))}
+
+    def side_kinds(self, side: int, kinds: tuple, n: int) -> bytearray:
+        """One byte per message of a side (0 = input, 1 = output): 1 + the KINDS index of its row's kind when
+        that kind is in ``kinds``, else 0 (what ``RowKinds`` keeps)."""
+        want = {_KIND_CODE[k] for k in kinds}
+        codes = bytearray(n)
+        for i, k in zip(self._left if side == 0 else self._right, self._kind):
+            if k in want and 0 <= i < n:
+                codes[i] = k + 1
+        return codes
+
+    def without(self, kind: str) -> "PackedRows":
+        """The rows whose kind is not ``kind``, packed likewise."""
+        c = _KIND_CODE[kind]
+        keep = [i for i, k in enumerate(self._kind) if k != c]
+        out = PackedRows()
+        out._left = array("q", [self._left[i] for i in keep])
+        out._right = array("q", [self._right[i] for i in keep])
+        out._kind = bytes([self._kind[i] for i in keep])
+        out._edits = None if self._edits is None else [self._edits[i] for i in keep]
+        out._blocks = {j: self._blocks[i] for j, i in enumerate(keep) if i in self._blocks}
+        return out
+
+
+PACK_ROWS = 2000        # a step with at least this many rows keeps them packed
+
+
+def pack_rows(rows: list) -> list | PackedRows:
+    """``rows`` as ``PackedRows`` when there are many (a list otherwise: small steps are cheap as they are)."""
+    return PackedRows(rows) if isinstance(rows, list) and len(rows) >= PACK_ROWS else rows
+
+
 class RowKinds(Mapping):
     """message index -> row kind, for the messages of one side of a step's rows whose kind is one of
     ``kinds`` (the list's statuses): one byte per message of that side, not a dict entry per index
@@ -302,15 +383,18 @@ class RowKinds(Mapping):
     __slots__ = ("_codes", "_len")
 
     def __init__(self, rows, side: int, kinds: tuple, n: int):
-        code = {k: KINDS.index(k) + 1 for k in kinds}
-        codes = bytearray(n)
-        get = code.get
-        for r in rows:
-            i = r[side]
-            if i is not None:
-                c = get(r[2])
-                if c is not None and 0 <= i < n:
-                    codes[i] = c
+        if isinstance(rows, PackedRows):
+            codes = rows.side_kinds(side, kinds, n)
+        else:
+            code = {k: KINDS.index(k) + 1 for k in kinds}
+            codes = bytearray(n)
+            get = code.get
+            for r in rows:
+                i = r[side]
+                if i is not None:
+                    c = get(r[2])
+                    if c is not None and 0 <= i < n:
+                        codes[i] = c
         self._codes = codes
         self._len = n - codes.count(0)
 
@@ -349,12 +433,15 @@ def align(step) -> list[Row]:
     if outp is inp and not step.edits:
         return KeptRows(len(inp))
     rows, left_rows, right_rows = _align(len(inp), step.origin, None, inp, outp, maps=bool(step.edits))
-    return _edit_rows(step, rows, left_rows, right_rows)
+    return pack_rows(_edit_rows(step, rows, left_rows, right_rows))
 
 
 def summarize_rows(rows: list[Row]) -> dict:
     """Counts per kind, for a one-line account."""
     counts = {k: 0 for k in KINDS}
+    if isinstance(rows, PackedRows):
+        counts.update(rows.kind_counts())
+        return counts
     for r in rows:
         counts[r.kind] += 1
     return counts

@@ -26,13 +26,14 @@ _CHUNK = 1024
 
 
 class _Generation:
-    __slots__ = ("index", "refs", "ints", "objs", "cap")
+    __slots__ = ("index", "refs", "ints", "objs", "bins", "cap")
 
     def __init__(self):
         self.index: dict[int, int] = {}       # id(obj) -> slot
         self.refs: list = []                  # slot -> obj
         self.ints: dict[str, array] = {}      # column name -> array('q'), len == cap
         self.objs: dict[str, list] = {}       # column name -> list, len == cap
+        self.bins: dict[str, bytearray] = {}  # column name -> bytearray, len == cap x its stride
         self.cap = 0
 
 
@@ -43,7 +44,7 @@ class Facts:
         self.peak = 0
         self.gen = _Generation()
         self._lock = threading.Lock()
-        self._names: dict[str, bool] = {}     # column name -> is an int column (columns of every generation)
+        self._strides: dict[str, int] = {}    # bytes column name -> bytes per slot (a flag byte + the value)
 
     # ------------------------------------------------------------------ slots
     def find(self, obj: Any, gen: _Generation | None = None) -> int | None:
@@ -75,6 +76,8 @@ class Facts:
                         col.extend(array("q", [MISSING]) * grow)
                     for col in g.objs.values():
                         col.extend([None] * grow)
+                    for name, col in g.bins.items():
+                        col.extend(bytes(grow * self._strides[name]))
                     g.cap += grow
             else:                     # the id's object died and the id was given to a new object
                 g.refs[s] = obj
@@ -82,6 +85,8 @@ class Facts:
                     col[s] = MISSING
                 for col in g.objs.values():
                     col[s] = None
+                for name, col in g.bins.items():
+                    col[s * self._strides[name]] = 0
             g.index[k] = s
             return g, s
 
@@ -92,7 +97,6 @@ class Facts:
                 col = g.ints.get(name)
                 if col is None:
                     col = g.ints[name] = array("q", [MISSING]) * g.cap
-                    self._names[name] = True
         return col
 
     def obj_column(self, g: _Generation, name: str) -> list:
@@ -102,7 +106,16 @@ class Facts:
                 col = g.objs.get(name)
                 if col is None:
                     col = g.objs[name] = [None] * g.cap
-                    self._names[name] = False
+        return col
+
+    def bytes_column(self, g: _Generation, name: str, stride: int) -> bytearray:
+        col = g.bins.get(name)
+        if col is None:
+            with self._lock:
+                col = g.bins.get(name)
+                if col is None:
+                    self._strides[name] = stride
+                    col = g.bins[name] = bytearray(g.cap * stride)
         return col
 
     # ------------------------------------------------------------------ bounds
@@ -127,7 +140,7 @@ class Facts:
 
     def column_count(self) -> int:
         g = self.gen
-        return len(g.ints) + len(g.objs)
+        return len(g.ints) + len(g.objs) + len(g.bins)
 
 
 FACTS = Facts()
@@ -248,3 +261,51 @@ class ObjFact(Generic[V]):
     def __len__(self) -> int:
         col = self.facts.gen.objs.get(self.name)
         return 0 if col is None else sum(v is not None for v in col)
+
+
+class BytesFact:
+    """A value of ``width`` bytes per object (a digest), computed once (``compute(obj)``), kept in a bytes column
+    of ``facts``: width + 1 bytes per slot, not a bytes object (33 + width bytes) and its reference."""
+
+    def __init__(self, name: str, width: int, compute: Callable[[Any], bytes], facts: Facts = FACTS):
+        self.name = name
+        self.width = width
+        self.stride = width + 1
+        self.compute = compute
+        self.facts = facts
+
+    def peek(self, obj: Any) -> bytes | None:
+        g = self.facts.gen
+        s = g.index.get(id(obj))
+        if s is None or g.refs[s] is not obj:
+            return None
+        col = g.bins.get(self.name)
+        off = s * self.stride
+        if col is None or not col[off]:
+            return None
+        return bytes(col[off + 1:off + self.stride])
+
+    def get(self, obj: Any) -> bytes:
+        v = self.peek(obj)
+        if v is None:
+            v = self.compute(obj)
+            self.put(obj, v)
+        return v
+
+    __call__ = get
+
+    def put(self, obj: Any, v: bytes) -> None:
+        if len(v) != self.width:
+            raise ValueError(f"{self.name}: {len(v)} bytes, not {self.width}")
+        g, s = self.facts.slot(obj)
+        col = self.facts.bytes_column(g, self.name, self.stride)
+        off = s * self.stride
+        col[off + 1:off + self.stride] = v
+        col[off] = 1
+
+    def shown(self, n: int) -> None:
+        self.facts.shown(n)
+
+    def __len__(self) -> int:
+        col = self.facts.gen.bins.get(self.name)
+        return 0 if col is None else sum(1 for k in range(0, len(col), self.stride) if col[k])

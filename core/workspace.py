@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from . import cache
-from .facts import FACTS, ObjFact
+from .facts import FACTS, BytesFact
 from .safeio import atomic_write, dumps, fix_text
 
 try:
@@ -34,8 +34,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency
 PERSIST_DIR = ".task_outputs/tool-results"
 TRANSCRIPT_DIR = ".transcripts"
 # message -> blake2b of its transcript line (a column of the one per-message table)
-LINE_DIGESTS: ObjFact[bytes] = ObjFact("transcript_line_blake2b", lambda m: hashlib.blake2b(
-    _line(m), digest_size=16).digest())
+LINE_DIGESTS = BytesFact("transcript_line_blake2b", 16, lambda m: hashlib.blake2b(_line(m), digest_size=16).digest())
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 

@@ -135,3 +135,50 @@ def test_the_diff_keeps_the_counts_of_the_rows_it_shows_only(examples, tmp_path,
             assert len(model._counts) == 1 and model._counts.peek(rows) is not None
             counts.append(got)
     assert len(counts) >= 6
+
+
+@pytest.fixture(scope="module")
+def big_session(tmp_path_factory):
+    """A Claude Code session of 3,000 messages, by the benches' generator (over PACK_ROWS rows per step)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from bench_memory import write_session
+    path = tmp_path_factory.mktemp("big") / "session.jsonl"
+    write_session(path, 3000)
+    return load(path).main
+
+
+@pytest.mark.parametrize("strategy,params", [("s08", {}), ("claude_code", {"window": 200_000})])
+def test_big_steps_keep_their_rows_packed_and_read_as_the_rows(big_session, strategy, params, tmp_path, qtbot):
+    from compactscope.core import align as al
+    from compactscope.widgets.diff_view import DiffModel
+    FACTS.clear()
+    trace = Engine(strategy, params, workspace=Workspace(tmp_path / "ws")).run(big_session.messages)
+    packed = 0
+    for st in trace.steps:
+        rows = align(st)
+        if isinstance(rows, al.KeptRows):
+            continue
+        plain = al._edit_rows(st, *al._align(len(st.input), st.origin, None, st.input, st.messages,
+                                             maps=bool(st.edits)))
+        assert isinstance(plain, list)
+        if len(plain) < al.PACK_ROWS:
+            assert rows == plain
+            continue
+        packed += 1
+        assert isinstance(rows, al.PackedRows) and len(rows._kind) == len(rows._left) == len(plain)
+        assert list(rows) == plain and rows == plain and len(rows) == len(plain)
+        assert [rows[k] for k in range(-3, 3)] == [plain[k] for k in range(-3, 3)]
+        assert rows[10:20] == plain[10:20]
+        assert al.summarize_rows(rows) == al.summarize_rows(plain)
+        assert list(rows.without(al.KEPT)) == [r for r in plain if r.kind != al.KEPT]
+        for side, kinds, n in ((0, (REMOVED, CHANGED, DUPLICATED), len(st.input)),
+                               (1, (INSERTED, CHANGED, DUPLICATED), len(st.messages))):
+            assert dict(RowKinds(rows, side, kinds, n)) == dict(RowKinds(plain, side, kinds, n))
+        model = DiffModel()
+        model.set_step(st, rows)
+        assert model.counts() == {k: v for k, v in Counter(r.kind for r in plain).items()}
+        model.set_changes_only(True)
+        assert [model.rows[k] for k in range(len(model.rows))] == [r for r in plain if r.kind != al.KEPT]
+    assert packed >= 1

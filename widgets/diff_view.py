@@ -16,7 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
 
 from compactscope.core import present
-from compactscope.core.align import KeptRows, align
+from compactscope.core.align import KEPT, KeptRows, PackedRows, align
 from compactscope.core.identity import IdentityCache
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
@@ -77,6 +77,7 @@ class DiffModel(QAbstractTableModel):
         self.changes_only = False
         self.summaries: tuple = ({}, {})          # per side: message index -> the real compaction it summarises
         self._counts = IdentityCache(lambda rows: {"kept": len(rows)} if isinstance(rows, KeptRows)
+                                     else rows.kind_counts() if isinstance(rows, PackedRows)
                                      else dict(Counter(map(itemgetter(2), rows))), floor=8)  # Row.kind
 
     def set_step(self, step, rows: list | None = None, marks: tuple | None = None) -> None:
@@ -100,7 +101,9 @@ class DiffModel(QAbstractTableModel):
 
     def _apply_filter(self) -> None:
         if self.changes_only:
-            self.rows = [] if isinstance(self.all_rows, KeptRows) else [r for r in self.all_rows if r.kind != "kept"]
+            rows = self.all_rows
+            self.rows = [] if isinstance(rows, KeptRows) else rows.without(KEPT) if isinstance(rows, PackedRows) \
+                else [r for r in rows if r.kind != KEPT]
         else:
             self.rows = self.all_rows
 

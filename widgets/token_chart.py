@@ -335,8 +335,8 @@ class TokenChart(QWidget):
                     self._stack_cache.insert(0, self._stack_cache.pop(k))
                 return arr
         if messages:
-            arr = np.frombuffer(present.size_table(messages), dtype=float).reshape(len(messages), len(BLOCK_TYPES))
-            arr = np.cumsum(arr, axis=1)
+            arr = np.frombuffer(present.size_table(messages), dtype=np.float32).reshape(len(messages), len(BLOCK_TYPES))
+            arr = np.cumsum(arr, axis=1, dtype=np.float32)
         else:
             arr = np.zeros((0, len(BLOCK_TYPES)))
         self._stack_cache.insert(0, (messages, len(messages), arr))

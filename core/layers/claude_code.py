@@ -28,7 +28,7 @@ from operator import is_
 
 from ..messages import block_type, blocks, content_text, replace_block
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
-from ..facts import IntFact, ObjFact
+from ..facts import BytesFact, IntFact
 from ..present import pair_index
 from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import s08
@@ -534,8 +534,8 @@ def _compact_prompt(part: list) -> LazyPrompt:
 
 # message -> sha256 of its JSON in the summary prompt: a summary asked again over the same messages (a
 # parameter change re-running auto_compact) is found in the cache without 100k json.dumps
-_json_digests: ObjFact[bytes] = ObjFact(
-    "cc_json_sha256", lambda m: hashlib.sha256(json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest())
+_json_digests = BytesFact(
+    "cc_json_sha256", 32, lambda m: hashlib.sha256(json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest())
 
 
 def recent_reads(messages: list, read_tools: set[str]) -> list[dict]:
