@@ -59,14 +59,14 @@ def align_origin(n_in: int, origin: list, same=None) -> list[Row]:
     return rows
 
 
-def _align(n_in: int, origin, same, inp, outp, maps: bool = True) -> tuple:
+def _align(n_in: int, origin, same, inp, outp, maps: bool = True, packed: bool = False) -> tuple:
     """(rows, left_rows, right_rows): the rows, and where each input / output index sits among them
     (the first non-duplicated row of an input). With ``inp`` and ``outp`` given, "unchanged" is
     ``outp[j] is inp[i]`` (tested inline: no call per row)."""
     if inp is not None and outp is not None:
         kinds = set(map(type, origin))
         if kinds <= {int, type(None)}:
-            return _align_runs(n_in, origin, inp, outp, maps)
+            return _align_runs(n_in, origin, inp, outp, maps, packed)
     rows: list[Row] = []
     left_rows: dict[int, int] = {}
     right_rows: dict[int, int] = {}
@@ -114,33 +114,43 @@ def _align(n_in: int, origin, same, inp, outp, maps: bool = True) -> tuple:
     return rows, left_rows, right_rows
 
 
-def _align_runs(n_in: int, origin, inp, outp, maps: bool = True) -> tuple:
+def _align_runs(n_in: int, origin, inp, outp, maps: bool = True, packed: bool = False) -> tuple:
     """``_align`` for an origin of ints and Nones, a run at a time: a layer keeps its input in a few
     runs of consecutive indexes (all of it, a head and a tail, ...), and each run's rows are built
     by C-level iteration (map/zip) instead of a Python loop per message. Same rows as the loop.
-    ``maps=False`` skips the two index maps (only the edits need them)."""
-    from itertools import groupby, repeat
-    rows: list = []
-    left_rows: dict[int, int] = {}
-    right_rows: dict[int, int] = {}
+    ``maps=False`` skips the two index maps (only the edits need them). ``packed``: the rows are made
+    as ``PackedRows`` (columns; no Row object per row) and the index maps as arrays."""
+    from itertools import groupby
+    rows = PackedRows() if packed else []
+    left_rows: dict[int, int] = _ArrayMap(n_in) if packed else {}
+    right_rows: dict[int, int] = _ArrayMap(len(origin)) if packed else {}
     pending: list[int] = []
     nxt = 0
-    extend = rows.extend
     if not maps:
         left_rows = right_rows = _Sink()
+
+    def emit(n: int, lefts, rights, kinds) -> None:
+        """n rows: ``lefts``/``rights`` a range or list of indexes, or None; ``kinds`` a list, or one kind."""
+        if packed:
+            rows.extend_columns(n, lefts, rights, kinds)
+            return
+        rows.extend(map(_new, repeat(Row), zip(repeat(None) if lefts is None else lefts,
+                                               repeat(None) if rights is None else rights,
+                                               repeat(kinds) if isinstance(kinds, str) else kinds,
+                                               repeat(()), repeat(()))))
 
     def flush_pending() -> None:
         if pending:
             ri = len(rows)
             right_rows.update(zip(pending, range(ri, ri + len(pending))))
-            extend(map(_new, repeat(Row), zip(repeat(None), pending, repeat(INSERTED), repeat(()), repeat(()))))
+            emit(len(pending), None, pending, INSERTED)
             pending.clear()
 
     def removed(a: int, b: int) -> None:
         if b > a:
             ri = len(rows)
             left_rows.update(zip(range(a, b), range(ri, ri + b - a)))
-            extend(map(_new, repeat(Row), zip(range(a, b), repeat(None), repeat(REMOVED), repeat(()), repeat(()))))
+            emit(b - a, range(a, b), None, REMOVED)
 
     # outputs whose origin minus their position is the same form a run of consecutive inputs
     keys = [None if o is None else o - k for k, o in enumerate(origin)]
@@ -164,8 +174,7 @@ def _align_runs(n_in: int, origin, inp, outp, maps: bool = True) -> tuple:
             flush_pending()
             ri = len(rows)
             right_rows.update(zip(range(j0 + a, j0 + b), range(ri, ri + b - a)))
-            extend(map(_new, repeat(Row), zip(range(v0 + a, v0 + b), range(j0 + a, j0 + b), repeat(DUPLICATED),
-                                              repeat(()), repeat(()))))
+            emit(b - a, range(v0 + a, v0 + b), range(j0 + a, j0 + b), DUPLICATED)
         # values in nxt..n_in-1: kept or changed
         c = min(max(n_in - v0, b), L)
         if c > b:
@@ -176,7 +185,7 @@ def _align_runs(n_in: int, origin, inp, outp, maps: bool = True) -> tuple:
             kinds = [KEPT if o is p else CHANGED for o, p in zip(outp[j0 + b:j0 + c], inp[v0 + b:v0 + c])]
             left_rows.update(zip(ins, range(ri, ri + c - b)))
             right_rows.update(zip(outs, range(ri, ri + c - b)))
-            extend(map(_new, repeat(Row), zip(ins, outs, kinds, repeat(()), repeat(()))))
+            emit(c - b, ins, outs, kinds)
             nxt = v0 + c
         # values >= n_in: invalid, inserted
         if L > c:
@@ -191,6 +200,36 @@ class _Sink(dict):
 
     def update(self, *a, **k) -> None:
         pass
+
+
+class _ArrayMap:
+    """An index map (index -> row) over 0..n-1 as one array('q'), for packed rows: the dict's methods the
+    edits use, 8 bytes an index instead of a dict entry and two ints."""
+    __slots__ = ("a",)
+
+    def __init__(self, n: int):
+        self.a = array("q", [-1]) * n
+
+    def update(self, pairs) -> None:
+        a = self.a
+        for k, v in pairs:
+            a[k] = v
+
+    def get(self, k, default=None):
+        if k.__class__ is int and 0 <= k < len(self.a):
+            v = self.a[k]
+            if v >= 0:
+                return v
+        return default
+
+    def __contains__(self, k) -> bool:
+        return self.get(k) is not None
+
+    def __getitem__(self, k):
+        v = self.get(k)
+        if v is None:
+            raise KeyError(k)
+        return v
 
 
 def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list[Row]:
@@ -223,7 +262,8 @@ def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list
                         lst.append(k)
     # a span's rows are made in one go; the rows other edits touch too get the span's edit in their list
     # (and are made again below), and spans that overlap go row by row
-    out = list(rows)
+    packed = isinstance(rows, PackedRows)
+    out = rows if packed else list(rows)          # packed rows take their edits in place
     spans.sort()
     for n, (a, b, k) in enumerate(spans):
         if (n and spans[n - 1][1] > a) or (n + 1 < len(spans) and spans[n + 1][0] < b):
@@ -231,7 +271,10 @@ def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list
                 touched.setdefault(ri, []).append(k)
             continue
         ks = (k,)
-        out[a:b] = [_new(Row, (r[0], r[1], r[2], ks, ())) for r in rows[a:b]]
+        if packed:
+            out.set_edits(a, b, ks)
+        else:
+            out[a:b] = [_new(Row, (r[0], r[1], r[2], ks, ())) for r in rows[a:b]]
         if len(touched) < b - a:
             for ri in [ri for ri in touched if a <= ri < b]:
                 touched[ri].append(k)
@@ -299,20 +342,51 @@ class KeptRows(Sequence):
 
 
 class PackedRows(Sequence):
-    """The rows of a step held as columns (each row's input and output index in ``array('q')``, its kind as
-    one byte, its edits and block changes as references), made into ``Row``s when read: a step that removed
-    or changed 100k messages holds ~25 bytes per row instead of a Row tuple and two int objects (~120)."""
+    """The rows of a step held as columns (each row's input and output index in ``array('q')``, -1 for none;
+    its kind as one byte; its edits and block changes as references), made into ``Row``s when read: a step
+    that removed or changed 100k messages holds ~25 bytes per row instead of a Row tuple and two int objects
+    (~120). Built by ``_align_runs`` without any Row object, or from a list of rows."""
     __slots__ = ("_left", "_right", "_kind", "_edits", "_blocks")
 
     def __init__(self, rows=()):
         code = _KIND_CODE
         self._left = array("q", [-1 if r[0] is None else r[0] for r in rows])
         self._right = array("q", [-1 if r[1] is None else r[1] for r in rows])
-        self._kind = bytes([code[r[2]] for r in rows])
+        self._kind = bytearray([code[r[2]] for r in rows])
         edits = [r[3] for r in rows]
-        self._edits = edits if any(edits) else None
+        self._edits = edits if any(edits) else None      # None: every row's edits are ()
         self._blocks = {i: r[4] for i, r in enumerate(rows) if r[4]}
 
+    # ---------------------------------------------------------------- building
+    def extend_columns(self, n: int, lefts, rights, kinds) -> None:
+        """n more rows: ``lefts``/``rights`` a range or list of indexes, or None; ``kinds`` a list, or one kind."""
+        self._left.extend(repeat(-1, n) if lefts is None else lefts)
+        self._right.extend(repeat(-1, n) if rights is None else rights)
+        self._kind.extend(repeat(_KIND_CODE[kinds], n) if isinstance(kinds, str) else map(_KIND_CODE.__getitem__, kinds))
+        if self._edits is not None:
+            self._edits.extend(repeat((), n))
+
+    def set_edits(self, a: int, b: int, ks: tuple) -> None:
+        """Rows a..b-1 concern the edits ``ks`` (one tuple shared by them)."""
+        if self._edits is None:
+            self._edits = [()] * len(self._kind)
+        self._edits[a:b] = repeat(ks, b - a)
+
+    def __setitem__(self, i: int, r) -> None:
+        """Row i becomes ``r`` (the edits pass: its edits and block changes)."""
+        self._left[i] = -1 if r[0] is None else r[0]
+        self._right[i] = -1 if r[1] is None else r[1]
+        self._kind[i] = _KIND_CODE[r[2]]
+        if r[3] or self._edits is not None:
+            if self._edits is None:
+                self._edits = [()] * len(self._kind)
+            self._edits[i] = r[3]
+        if r[4]:
+            self._blocks[i] = r[4]
+        else:
+            self._blocks.pop(i, None)
+
+    # ---------------------------------------------------------------- reading
     def __len__(self) -> int:
         return len(self._kind)
 
@@ -362,7 +436,7 @@ class PackedRows(Sequence):
         out = PackedRows()
         out._left = array("q", [self._left[i] for i in keep])
         out._right = array("q", [self._right[i] for i in keep])
-        out._kind = bytes([self._kind[i] for i in keep])
+        out._kind = bytearray([self._kind[i] for i in keep])
         out._edits = None if self._edits is None else [self._edits[i] for i in keep]
         out._blocks = {j: self._blocks[i] for j, i in enumerate(keep) if i in self._blocks}
         return out
@@ -432,7 +506,8 @@ def align(step) -> list[Row]:
     inp, outp = step.input, step.messages
     if outp is inp and not step.edits:
         return KeptRows(len(inp))
-    rows, left_rows, right_rows = _align(len(inp), step.origin, None, inp, outp, maps=bool(step.edits))
+    rows, left_rows, right_rows = _align(len(inp), step.origin, None, inp, outp, maps=bool(step.edits),
+                                         packed=max(len(inp), len(outp)) >= PACK_ROWS)
     return pack_rows(_edit_rows(step, rows, left_rows, right_rows))
 
 

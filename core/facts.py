@@ -71,7 +71,7 @@ class Facts:
                 s = len(g.refs)
                 g.refs.append(obj)
                 if s >= g.cap:
-                    grow = max(_CHUNK, g.cap // 2)
+                    grow = max(_CHUNK, g.cap // 4)
                     for col in g.ints.values():
                         col.extend(array("q", [MISSING]) * grow)
                     for col in g.objs.values():

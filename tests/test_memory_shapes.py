@@ -182,3 +182,35 @@ def test_big_steps_keep_their_rows_packed_and_read_as_the_rows(big_session, stra
         model.set_changes_only(True)
         assert [model.rows[k] for k in range(len(model.rows))] == [r for r in plain if r.kind != al.KEPT]
     assert packed >= 1
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(n_in=st.integers(0, 12), data=st.data())
+def test_rows_built_packed_are_the_rows_built_as_a_list(n_in, data):
+    """_align_runs and _edit_rows build the same rows as columns (PackedRows, array index maps) as they do as
+    a list of Row tuples, for any origin of ints and Nones (runs, duplicates, out-of-range values) and any
+    edits (block edits, output edits, ranges, overlapping ranges)."""
+    from types import SimpleNamespace
+
+    from compactscope.core import align as al
+    from compactscope.core.trace import Edit
+    origin = data.draw(st.lists(st.one_of(st.none(), st.integers(-2, n_in + 2)), max_size=14))
+    inp = [{"i": k} for k in range(n_in)]
+    same = data.draw(st.lists(st.booleans(), min_size=len(origin), max_size=len(origin)))
+    outp = [inp[o] if o is not None and 0 <= o < n_in and keep else {"o": j}
+            for j, (o, keep) in enumerate(zip(origin, same))]
+    idx = st.one_of(st.none(), st.integers(-1, max(n_in, len(origin)) + 1))
+    edits = data.draw(st.lists(st.builds(lambda m, b, o, a, e, nl: Edit("replace", "e", start=a, end=e, message=m,
+                                                                       block=b, out=o, new_len=nl),
+                                         idx, st.one_of(st.none(), st.integers(0, 2)), idx, idx, idx,
+                                         st.one_of(st.none(), st.integers(0, 9))), max_size=5))
+    step = SimpleNamespace(edits=edits)
+    plain = al._edit_rows(step, *al._align_runs(n_in, origin, inp, outp, True, False))
+    packed = al._edit_rows(step, *al._align_runs(n_in, origin, inp, outp, True, True))
+    assert isinstance(plain, list) and isinstance(packed, al.PackedRows)
+    assert list(packed) == plain and len(packed) == len(plain)
+    assert al.summarize_rows(packed) == al.summarize_rows(plain)
