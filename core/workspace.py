@@ -147,11 +147,10 @@ class Workspace:
             folder = self._folder(TRANSCRIPT_DIR)
             # the digests are kept for the lists of this conversation (a run again with other parameters), in the
             # one per-message table (core.facts: bounded by the longest list shown or measured)
+            # (hashed as they are looked up, not held: 100k digests as bytes objects are 5 MB for a moment)
             FACTS.expect(len(messages))
-            known = list(map(LINE_DIGESTS.peek, messages))
-            path = None
-            if None not in known:
-                path = self._name(folder, _transcript_key(known), None)
+            key = _transcript_key(map(LINE_DIGESTS.peek, messages))
+            path = None if key is None else self._name(folder, key, None)
             if path is None:
                 path = self._write_new(folder, messages)
         self._used()
@@ -175,13 +174,14 @@ class Workspace:
         """Serialise ``messages`` into a temporary file (hashing each line), then give it its name."""
         fd, tmp = tempfile.mkstemp(prefix=".transcript.", suffix=".tmp", dir=folder)
         try:
-            ds = []
             with os.fdopen(fd, "wb") as f:
-                for m in messages:
-                    line, d = self._line_and_digest(m)
-                    f.write(line)
-                    ds.append(d)
-            return self._name(folder, _transcript_key(ds), Path(tmp))
+                def lines():
+                    for m in messages:
+                        line, d = self._line_and_digest(m)
+                        f.write(line)
+                        yield d
+                key = _transcript_key(lines())      # (the digests hashed as the lines are written, not held)
+            return self._name(folder, key, Path(tmp))
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -226,9 +226,12 @@ def _line(m) -> bytes:
     return (dumps(m) + "\n").encode("utf-8")
 
 
-def _transcript_key(digests) -> str:
+def _transcript_key(digests) -> str | None:
+    """The content key of a transcript from its lines' digests; None when one is missing (not known)."""
     h = hashlib.blake2b(digest_size=32)
     for d in digests:
+        if d is None:
+            return None
         h.update(d)
     return h.hexdigest()
 

@@ -214,3 +214,36 @@ def test_rows_built_packed_are_the_rows_built_as_a_list(n_in, data):
     assert isinstance(plain, list) and isinstance(packed, al.PackedRows)
     assert list(packed) == plain and len(packed) == len(plain)
     assert al.summarize_rows(packed) == al.summarize_rows(plain)
+
+
+def test_a_transcript_is_named_by_its_content_whether_its_digests_were_known_or_not(tmp_path):
+    msgs = [{"role": "user", "content": f"line {k}"} for k in range(50)]
+    ws = Workspace(tmp_path / "ws")
+    FACTS.clear()
+    first = ws.write_transcript(msgs)                 # written, each line's digest kept
+    assert all(LINE_DIGESTS.peek(m) is not None for m in msgs)
+    again = ws.write_transcript(msgs)                 # found by the digests kept
+    FACTS.clear()
+    fresh = Workspace(tmp_path / "ws2").write_transcript(msgs)     # written again from nothing
+    assert first == again and first.name == fresh.name
+    assert first.read_bytes() == fresh.read_bytes() == b"".join(_line(m) for m in msgs)
+    LINE_DIGESTS.put(msgs[0], b"\0" * 16)             # one digest unknown: the list is written, not guessed
+    FACTS.clear()
+    for m in msgs[1:]:
+        LINE_DIGESTS.put(m, hashlib.blake2b(_line(m), digest_size=16).digest())
+    assert ws.write_transcript(msgs).name == first.name
+
+
+def test_a_cross_check_leaves_no_module_sources_in_linecache():
+    """The window's import hook (PySide6) reads each module's source into linecache as it is imported; the
+    reference package a cross-check imports (hermes-agent: ~15 MB of source lines) is not kept."""
+    import linecache
+
+    from compactscope.core.strategies.base import MATCH, CrossCheck, Verdict
+
+    def check(trace):
+        linecache.getlines(json.__file__)           # what an import under the hook leaves
+        return Verdict(MATCH, "same")
+
+    assert CrossCheck("ref", check).run(None).status == MATCH
+    assert json.__file__ not in linecache.cache

@@ -11,6 +11,7 @@ the views, the CLI and replay read from it instead of testing strategy or layer 
 """
 from __future__ import annotations
 
+import linecache
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -195,6 +196,11 @@ class CrossCheck:
             v = self.function()(trace)
         except Exception as e:  # noqa: BLE001 - a broken reference is a finding, not a crash
             return Verdict(DIFFER, f"the cross-check failed: {type(e).__name__}: {e}")
+        finally:
+            # the reference's package is imported by its first check (hermes-agent, inspect-ai); an import hook
+            # that reads sources (the window's: PySide6's signature support calls inspect.getsource) left each
+            # module's lines in linecache: ~15 MB for hermes-agent, kept for nothing (read again if needed)
+            linecache.clearcache()
         return v if isinstance(v, Verdict) else Verdict(DIFFER, str(v))
 
 
