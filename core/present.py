@@ -17,13 +17,14 @@ list that reads the same as one indexed before.
 from __future__ import annotations
 
 import json
+import struct
 import threading
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_, is_not
 from typing import Any
 
-from .facts import FACTS, MISSING, ObjFact
+from .facts import FACTS, BytesFact, ObjFact
 from .messages import ToolPairIndex, block_type, blocks
 from .size import MessageChars
 from .text import readable_message_text, readable_text
@@ -200,22 +201,19 @@ def collapsed_shape(m: Any) -> list | None:
 
 # ------------------------------------------------------------------ cached by identity
 # columns of the one per-message table (core.facts): one slot per message for all of them
-class _BlockSizes:
-    """``tuple(block_sizes(m).values())`` (in BLOCK_TYPES order), kept as six int columns of the table."""
-    COLS = tuple(f"blocks:{t}" for t in BLOCK_TYPES)
+_SIX = struct.Struct("<6I")
+# ``tuple(block_sizes(m).values())`` (in BLOCK_TYPES order) as six uint32 in one bytes column of the table (25
+# bytes a message, not six 8-byte columns; a block is never 4G chars, and a chart would not show the difference)
+_BLOCKS = BytesFact("block_sizes", _SIX.size, lambda m: _SIX.pack(*(min(v, 0xFFFFFFFF) for v in
+                                                                   block_sizes(m).values())))
 
-    def get(self, m: Any) -> tuple:
-        g = FACTS.gen
-        s = FACTS.find(m, g)
-        if s is not None:
-            last = g.ints.get(self.COLS[0])          # written last: when set, the other five are
-            if last is not None and last[s] != MISSING:
-                return tuple(g.ints[c][s] for c in self.COLS)
-        v = tuple(block_sizes(m).values())
-        g, s = FACTS.slot(m)
-        for c, x in reversed(tuple(zip(self.COLS, v))):
-            FACTS.int_column(g, c)[s] = x
-        return v
+
+class _BlockSizes:
+    """``tuple(block_sizes(m).values())`` (in BLOCK_TYPES order), kept in the one per-message table."""
+
+    @staticmethod
+    def get(m: Any) -> tuple:
+        return _SIX.unpack(_BLOCKS.get(m))
 
     __call__ = get
 
