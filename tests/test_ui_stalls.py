@@ -145,3 +145,16 @@ def test_a_cross_check_runs_with_the_cyclic_gc_paused(tmp_path):
     assert gc.isenabled()
     assert S._checked(Check(), None) == "verdict"
     assert seen == [False] and gc.isenabled()
+
+
+def test_the_window_shares_the_interpreter_with_its_workers_in_short_turns(qtbot):
+    """The GUI thread waits up to the switch interval for the interpreter lock while a worker runs Python."""
+    import sys
+    from compactscope.app.workers import SWITCH_INTERVAL, QtExecutor
+    old = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        QtExecutor()
+        assert sys.getswitchinterval() <= SWITCH_INTERVAL <= 0.002
+    finally:
+        sys.setswitchinterval(old)
