@@ -90,33 +90,47 @@ class Facts:
             g.index[k] = s
             return g, s
 
-    def int_column(self, g: _Generation, name: str) -> array:
+    def int_value(self, obj: Any, name: str) -> int | None:
+        """The value of ``obj`` in the int column ``name``; None when not computed (or no slot)."""
+        g = self.gen
+        s = g.index.get(id(obj))
+        if s is None or g.refs[s] is not obj:
+            return None
         col = g.ints.get(name)
         if col is None:
+            return None
+        v = col[s]
+        return None if v == MISSING else v
+
+    def obj_value(self, obj: Any, name: str) -> Any:
+        """The value of ``obj`` in the object column ``name``; None when not computed (or no slot)."""
+        g = self.gen
+        s = g.index.get(id(obj))
+        if s is None or g.refs[s] is not obj:
+            return None
+        col = g.objs.get(name)
+        return None if col is None else col[s]
+
+    def _column(self, cols: dict, name: str, make: Callable[[], Any]):
+        """Column ``name`` of one kind of a generation (``cols``: its ints, objs or bins), made by ``make()``
+        (under the lock, so that its length is the generation's capacity) when it does not exist yet."""
+        col = cols.get(name)
+        if col is None:
             with self._lock:
-                col = g.ints.get(name)
+                col = cols.get(name)
                 if col is None:
-                    col = g.ints[name] = array("q", [MISSING]) * g.cap
+                    col = cols[name] = make()
         return col
+
+    def int_column(self, g: _Generation, name: str) -> array:
+        return self._column(g.ints, name, lambda: array("q", [MISSING]) * g.cap)
 
     def obj_column(self, g: _Generation, name: str) -> list:
-        col = g.objs.get(name)
-        if col is None:
-            with self._lock:
-                col = g.objs.get(name)
-                if col is None:
-                    col = g.objs[name] = [None] * g.cap
-        return col
+        return self._column(g.objs, name, lambda: [None] * g.cap)
 
     def bytes_column(self, g: _Generation, name: str, stride: int) -> bytearray:
-        col = g.bins.get(name)
-        if col is None:
-            with self._lock:
-                col = g.bins.get(name)
-                if col is None:
-                    self._strides[name] = stride
-                    col = g.bins[name] = bytearray(g.cap * stride)
-        return col
+        self._strides[name] = stride
+        return self._column(g.bins, name, lambda: bytearray(g.cap * stride))
 
     # ------------------------------------------------------------------ bounds
     def expect(self, n: int) -> None:
@@ -146,95 +160,56 @@ class Facts:
 FACTS = Facts()
 
 
-class IntFact:
-    """A non-negative int per object, computed once (``compute(obj)``), kept in an int column of ``facts``."""
-
-    def __init__(self, name: str, compute: Callable[[Any], int], facts: Facts = FACTS):
-        self.name = name
-        self.compute = compute
-        self.facts = facts
-
-    def get(self, obj: Any) -> int:
-        f = self.facts
-        g = f.gen
-        s = g.index.get(id(obj))
-        if s is not None and g.refs[s] is obj:
-            col = g.ints.get(self.name)
-            if col is not None:
-                v = col[s]
-                if v != MISSING:
-                    return v
-        v = self.compute(obj)
-        self.put(obj, v)
-        return v
-
-    __call__ = get
-
-    def peek(self, obj: Any) -> int | None:
-        g = self.facts.gen
-        s = self.facts.find(obj, g)
-        col = g.ints.get(self.name)
-        if s is None or col is None or col[s] == MISSING:
-            return None
-        return col[s]
-
-    def put(self, obj: Any, v: int) -> None:
-        g, s = self.facts.slot(obj)
-        self.facts.int_column(g, self.name)[s] = v
-
-    def many(self, objs) -> list[int]:
-        """``[get(o) for o in objs]``, the lookups inlined (a whole list at once)."""
-        g = self.facts.gen
-        idx, refs = g.index.get, g.refs
-        col = g.ints.get(self.name)
-        get = self.get
-        if col is None:
-            return [get(o) for o in objs]
-        out = []
-        app = out.append
-        for o in objs:
-            s = idx(id(o))
-            if s is not None and refs[s] is o:
-                v = col[s]
-                app(v if v != MISSING else get(o))
-            else:
-                app(get(o))
-        return out
-
-
-class ObjFact(Generic[V]):
-    """A value per object (never None), computed once (``compute(obj)``), kept in an object column of ``facts``.
-    The same methods as ``core.identity.IdentityCache`` (``get``, ``peek``, ``forget``, ``shown``, ``clear``)."""
+class _Fact(Generic[V]):
+    """A value per object (never None), computed once (``compute(obj)``), kept in a column of ``facts``."""
 
     def __init__(self, name: str, compute: Callable[[Any], V], facts: Facts = FACTS):
         self.name = name
         self.compute = compute
         self.facts = facts
 
+    def peek(self, obj: Any) -> V | None:
+        raise NotImplementedError
+
+    def _column(self, g: _Generation):
+        raise NotImplementedError
+
     def get(self, obj: Any) -> V:
-        g = self.facts.gen
-        s = g.index.get(id(obj))
-        if s is not None and g.refs[s] is obj:
-            col = g.objs.get(self.name)
-            if col is not None:
-                v = col[s]
-                if v is not None:
-                    return v
-        v = self.compute(obj)
-        self.put(obj, v)
+        v = self.peek(obj)
+        if v is None:
+            v = self.compute(obj)
+            self.put(obj, v)
         return v
 
     __call__ = get
 
-    def peek(self, obj: Any) -> V | None:
-        g = self.facts.gen
-        s = self.facts.find(obj, g)
-        col = g.objs.get(self.name)
-        return None if s is None or col is None else col[s]
-
     def put(self, obj: Any, v: V) -> None:
         g, s = self.facts.slot(obj)
-        self.facts.obj_column(g, self.name)[s] = v
+        self._column(g)[s] = v
+
+    def shown(self, n: int) -> None:
+        self.facts.shown(n)
+
+
+class IntFact(_Fact[int]):
+    """A non-negative int per object, in an int column (``array('q')``) of ``facts``."""
+
+    def peek(self, obj: Any) -> int | None:
+        return self.facts.int_value(obj, self.name)
+
+    def _column(self, g: _Generation):
+        return self.facts.int_column(g, self.name)
+
+
+class ObjFact(_Fact[V]):
+    """A value per object (never None), in an object column (a list) of ``facts``. The same methods as
+    ``core.identity.IdentityCache`` (``get``, ``peek``, ``forget``, ``shown``, ``clear``)."""
+
+    def peek(self, obj: Any) -> V | None:
+        return self.facts.obj_value(obj, self.name)
+
+    def _column(self, g: _Generation):
+        return self.facts.obj_column(g, self.name)
 
     def forget(self, obj: Any) -> None:
         g = self.facts.gen
@@ -242,14 +217,6 @@ class ObjFact(Generic[V]):
         col = g.objs.get(self.name)
         if s is not None and col is not None:
             col[s] = None
-
-    def expect(self, n: int) -> None:
-        """A list of ``n`` objects is measured: the bound follows the longest (nothing is forgotten here)."""
-        if n > self.peak:
-            self.peak = n
-
-    def shown(self, n: int) -> None:
-        self.facts.shown(n)
 
     def clear(self) -> None:
         """Forget this column's values (the other columns keep theirs)."""
@@ -263,16 +230,14 @@ class ObjFact(Generic[V]):
         return 0 if col is None else sum(v is not None for v in col)
 
 
-class BytesFact:
+class BytesFact(_Fact[bytes]):
     """A value of ``width`` bytes per object (a digest), computed once (``compute(obj)``), kept in a bytes column
     of ``facts``: width + 1 bytes per slot, not a bytes object (33 + width bytes) and its reference."""
 
     def __init__(self, name: str, width: int, compute: Callable[[Any], bytes], facts: Facts = FACTS):
-        self.name = name
+        super().__init__(name, compute, facts)
         self.width = width
         self.stride = width + 1
-        self.compute = compute
-        self.facts = facts
 
     def peek(self, obj: Any) -> bytes | None:
         g = self.facts.gen
@@ -285,15 +250,6 @@ class BytesFact:
             return None
         return bytes(col[off + 1:off + self.stride])
 
-    def get(self, obj: Any) -> bytes:
-        v = self.peek(obj)
-        if v is None:
-            v = self.compute(obj)
-            self.put(obj, v)
-        return v
-
-    __call__ = get
-
     def put(self, obj: Any, v: bytes) -> None:
         if len(v) != self.width:
             raise ValueError(f"{self.name}: {len(v)} bytes, not {self.width}")
@@ -302,9 +258,6 @@ class BytesFact:
         off = s * self.stride
         col[off + 1:off + self.stride] = v
         col[off] = 1
-
-    def shown(self, n: int) -> None:
-        self.facts.shown(n)
 
     def __len__(self) -> int:
         col = self.facts.gen.bins.get(self.name)

@@ -56,12 +56,9 @@ def message_chars(m: Any) -> int:
 
 def measure_chars(f: Facts, m: Any) -> int:
     """``message_chars(m)``, kept in the table ``f`` (column SIZE), with its raw size beside it when they differ."""
-    g = f.gen
-    s = g.index.get(id(m))
-    if s is not None and g.refs[s] is m:
-        col = g.ints.get(SIZE)
-        if col is not None and col[s] != MISSING:
-            return col[s]
+    v = f.int_value(m, SIZE)
+    if v is not None:
+        return v
     n, raw = chars_and_raw(m)
     g, s = f.slot(m)
     f.int_column(g, SIZE)[s] = n
@@ -85,10 +82,7 @@ class MessageChars:
     __call__ = get
 
     def peek(self, m: Any) -> int | None:
-        g = self.facts.gen
-        s = self.facts.find(m, g)
-        col = g.ints.get(SIZE)
-        return None if s is None or col is None or col[s] == MISSING else col[s]
+        return self.facts.int_value(m, SIZE)
 
 
 class SizeMeter:
@@ -145,12 +139,9 @@ class SizeMeter:
         if name == SIZE:
             return self.message_size(m)
         f = self.facts
-        g = f.gen
-        s = g.index.get(id(m))
-        if s is not None and g.refs[s] is m:
-            col = g.ints.get(name)
-            if col is not None and col[s] != MISSING:
-                return col[s]
+        v = f.int_value(m, name)
+        if v is not None:
+            return v
         n = fn(m, self)
         g, s = f.slot(m)
         f.int_column(g, name)[s] = n

@@ -84,7 +84,7 @@ def test_a_private_table_is_separate_and_the_shared_one_is_bounded_by_the_longes
     assert [size.get(o) for o in a] == [len(o) for o in a] and len(calls) == 8
     assert [text.get(o) for o in a] == [str(o) for o in a]
     assert len(f) == 8                            # two figures, one slot per object
-    assert size.many(a) == [len(o) for o in a] and len(calls) == 8      # computed once
+    assert [size.get(o) for o in a] == [len(o) for o in a] and len(calls) == 8      # computed once
     f.shown(4)
     assert len(f) == 8                            # within max(2 x 4, 10)
     b = [[k] for k in range(5)]
