@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import threading
 from array import array
+from sys import getrefcount
 from typing import Any, Callable, Generic, TypeVar
 
 V = TypeVar("V")
 MISSING = -(1 << 63)            # an int column's "not computed" (figures are never this)
 _CHUNK = 1024
+# getrefcount(refs[s]) of an object only the table's refs list holds: the list and getrefcount's argument
+_ONLY_HERE = 2
 
 
 class _Generation:
@@ -148,6 +151,33 @@ class Facts:
     def clear(self) -> None:
         with self._lock:
             self.gen = _Generation()
+
+    def collect(self, min_dead: int = 0) -> int:
+        """Forget the objects nothing but this table refers to any more (the messages of a dropped result that a
+        re-run replaced, of a file shown before): a new generation with the others and their values. Nothing
+        is done unless more than ``min_dead`` would go; returns how many went."""
+        old = self.gen
+        refs = old.refs
+        live = [s for s in range(len(refs)) if getrefcount(refs[s]) > _ONLY_HERE]
+        dead = len(refs) - len(live)
+        if dead <= min_dead:
+            return 0
+        new = _Generation()
+        new.refs = [refs[s] for s in live]
+        new.index = {id(o): k for k, o in enumerate(new.refs)}
+        new.cap = len(live)
+        for name, col in old.ints.items():
+            new.ints[name] = array("q", map(col.__getitem__, live))
+        for name, col in old.objs.items():
+            new.objs[name] = list(map(col.__getitem__, live))
+        for name, col in old.bins.items():
+            st, mv = self._strides[name], memoryview(col)
+            new.bins[name] = bytearray(b"".join([mv[s * st:s * st + st] for s in live]))
+        with self._lock:
+            if self.gen is not old:          # cleared meanwhile
+                return 0
+            self.gen = new
+        return dead
 
     def __len__(self) -> int:
         return len(self.gen.refs)

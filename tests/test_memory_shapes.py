@@ -11,7 +11,7 @@ import pytest
 
 from compactscope.core import present
 from compactscope.core.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
-from compactscope.core.facts import FACTS, Facts, IntFact, ObjFact
+from compactscope.core.facts import FACTS, BytesFact, Facts, IntFact, ObjFact
 from compactscope.core.layers import claude_code as cc
 from compactscope.core.loaders import load
 from compactscope.core.pipeline import Engine
@@ -247,3 +247,42 @@ def test_a_cross_check_leaves_no_module_sources_in_linecache():
 
     assert CrossCheck("ref", check).run(None).status == MATCH
     assert json.__file__ not in linecache.cache
+
+
+def test_collect_forgets_what_only_the_table_holds_and_keeps_the_values_of_the_rest():
+    f = Facts()
+    n, c = IntFact("n", len, facts=f), ObjFact("c", lambda o: ("chips", len(o)), facts=f)
+    d = BytesFact("d", 4, lambda o: len(o).to_bytes(4, "little"), facts=f)
+    kept = [[k] * k for k in range(1, 30)]
+    for o in kept:
+        n.get(o), c.get(o), d.get(o)
+    for k in range(40):                          # made, measured, dropped: only the table holds them
+        o = [0] * (100 + k)
+        n.get(o), d.get(o)
+    del o
+    assert len(f) == 69
+    assert f.collect(min_dead=50) == 0 and len(f) == 69      # not worth it under the bar
+    assert f.collect() == 40 and len(f) == 29
+    assert [(n.peek(o), c.peek(o), d.peek(o)) for o in kept] == \
+        [(len(o), ("chips", len(o)), len(o).to_bytes(4, "little")) for o in kept]
+    assert f.collect() == 0
+    o = [1, 2, 3]                                # the table grows again from the compacted generation
+    assert n.get(o) == 3 and d.get(o) == (3).to_bytes(4, "little") and f.find(o) == 29
+
+
+def test_re_runs_that_replace_messages_do_not_pile_them_up_in_the_table(examples, tmp_path):
+    """Each micro_compact re-run (another keep_recent) replaces results by new message objects; once nothing
+    else holds them (the result that had them, the caches of recent lists), the table forgets them."""
+    from compactscope.core.session import Session
+    s = Session(Workspace(tmp_path / "ws"), strategy="s08")
+    assert s.open(str(examples / "long_session.json")) and s.trace is not None
+    n = len(s.conversation.messages)
+    sizes = []
+    for k in range(60):
+        s.set_param("keep_recent", k % 6)
+        assert s.trace is not None and s.trace.params.get("keep_recent") == k % 6
+        sizes.append(len(FACTS))
+    # each run adds its new messages (~6 here; the lists the meter and the views keep for a while hold the last
+    # runs' ones): the table levels off instead of growing by ~6 a run (~180 over the last 30 runs)
+    assert max(sizes[30:]) - min(sizes[30:]) <= 40, sizes
+    assert len(FACTS) < 5 * n
