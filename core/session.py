@@ -224,8 +224,6 @@ class Session:
         self._loading: tuple | None = None           # (path, conversation) of the file loading in the background
         self.checker = Worker(check_executor or ex, self._check_done, self._check_failed, policy=LATEST,
                               name="cross-check")
-        # the file's own strategy's inference, made after a run of another one (not part of ``busy``)
-        self.prefetch = Worker(check_executor or ex, None, lambda e: None, policy=LATEST, name="prefetch")
         # source
         self.path: str | None = None
         self.load_result = None
@@ -427,8 +425,9 @@ class Session:
         """In the load's worker, before the conversation is shown: what showing it first walks every message
         for, made there so that the window's thread finds it made (at 100k messages these froze the window
         ~0.6 s when the load arrived): its model calls and segments (the context picker; kept on the
-        conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it (the file's
-        own strategy's, when another opens it, are made after the first run: ``_prefetch_inference``)."""
+        conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it. (Not the
+        file's own strategy's when another opens it: here that delayed the first result ~0.25 s at 100k messages,
+        and made after the first run it slowed the first steps; a switch to it infers on the window's thread.)"""
         from . import contexts
         try:
             contexts.call_indices(conv)
@@ -438,26 +437,6 @@ class Session:
                 self._infer(st, conv)
         except Exception:  # noqa: BLE001 - made ahead as a courtesy: the window's thread asks again and says
             pass
-
-    def _prefetch_inference(self) -> None:
-        """After a run of another strategy than the file's own, that one's inference in the background (after
-        the cross-check, on its executor): a switch to it (gui --strategy s08 on a Claude Code session, then
-        claude_code) finds it made, not ~0.25 s of the window's thread at 100k messages. The other strategies'
-        inference reads nothing of a file not theirs."""
-        conv = self.conversation
-        if conv is None or not self.infer or isinstance(self.prefetch.executor, InlineExecutor):
-            return
-        try:
-            own = strategies.get(self._own_strategy_name(conv))
-        except (KeyError, ImportError):
-            return
-        if own is self.strategy or self._inferred_for(own, conv) is not None:
-            return
-
-        def job(state):
-            with gc_paused():
-                self._infer(own, conv)
-        self.prefetch.start(job)
 
     def _infer_key(self, strategy, conv) -> tuple:
         return strategy.name, id(getattr(strategy, "infer", None)), id(conv), len(conv.messages)
@@ -470,7 +449,7 @@ class Session:
     def _infer(self, strategy, conv):
         """``strategies.infer_params(strategy, conv)``, kept for the last few (strategy, conversation) pairs:
         a Claude Code inference reads every model call's usage (~0.25 s at 100k messages), made in the
-        load's worker (``_prepare``, ``_prefetch_inference``) and asked again at each strategy change."""
+        load's worker (``_prepare``) and asked again at each strategy change (a switch back finds it)."""
         from .strategies import infer_params
         hit = self._inferred_for(strategy, conv)
         if hit is not None:
@@ -830,7 +809,7 @@ class Session:
 
     def close(self) -> None:
         """Stop all background work; nothing more is delivered (the window is closing)."""
-        for w in (self.loader, self.pipeline, self.replayer, self.checker, self.prefetch):
+        for w in (self.loader, self.pipeline, self.replayer, self.checker):
             w.cancel()
 
     def _progress(self, text: str) -> None:
@@ -882,7 +861,6 @@ class Session:
             pending, self._pending_view = self._pending_view, None
             self._apply_view(pending)
         self._start_check()
-        self._prefetch_inference()
         if ci is not None:
             self.events.call(ci)
             want = self._call_wanted
