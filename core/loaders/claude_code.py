@@ -49,15 +49,6 @@ KNOWN_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot"
 # Record fields every line carries (left out of copied metadata; see _Builder._new).
 _STANDARD = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug", "type",
              "message", "uuid", "timestamp", "logicalParentUuid"}
-def _without_envelope(rec):
-    """A new dict: the record without its message and the standard fields (what ``copy`` leaves out too).
-    New, not popped in place: a dict keeps the room of the fields it lost (a 13-field record stays a
-    632-byte dict), and this is the metadata of every message."""
-    if not isinstance(rec, dict):
-        return rec
-    return {k: v for k, v in rec.items() if k not in _STANDARD}
-
-
 # Fields dropped as each conversation line is read:
 # - what every line repeats and nothing reads per line (the session's first values and every version seen
 #   are kept once, in _Envelope), so the records waiting to become messages do not hold 100k copies of the
@@ -65,7 +56,9 @@ def _without_envelope(rec):
 # - toolUseResult: Claude Code's own copy of a tool's output for its terminal UI (a Read's whole file, an
 #   Edit's original file and patch). The API never sees it (the tool_result block in the message is what
 #   was sent), and in real sessions it is as large as all the messages together.
-_DROPPED_AT_READ = frozenset({"userType", "cwd", "sessionId", "version", "gitBranch", "slug", "toolUseResult"})
+# - the links (parentUuid, logicalParentUuid, isSidechain): read into the _Record first.
+_DROPPED_AT_READ = frozenset({"userType", "cwd", "sessionId", "version", "gitBranch", "slug", "toolUseResult",
+                              "parentUuid", "logicalParentUuid", "isSidechain"})
 # one string object for each block type, shared by every block of a loaded session
 _BLOCK_TYPES = {t: t for t in ("text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image",
                                "document", "server_tool_use", "web_search_tool_result")}
@@ -214,7 +207,9 @@ def _read(path_str: str, path) -> tuple:
                 p = rec.get("logicalParentUuid")
             parents[u] = p if isinstance(p, str) else None
         if t in CONVERSATION_TYPES and isinstance(rec.get("message"), dict):
-            conv.append(_Record(n, envelope.strip(rec)))
+            r = _Record(n, rec)
+            r.rec = envelope.strip(rec)
+            conv.append(r)
         else:
             others.append((n, rec))
 
@@ -232,6 +227,7 @@ def _read(path_str: str, path) -> tuple:
 
 
 def _read_lines(lines, path_str, problems, take, parents, types, conv_append, others_append, strip) -> None:
+    last_u = None
     for n, raw in lines:
         if raw is None:
             problems.append(Problem(path_str, n, LINE_TOO_LONG, "error"))
@@ -281,7 +277,13 @@ def _read_lines(lines, path_str, problems, take, parents, types, conv_append, ot
                 p = rec.get("parentUuid")
                 if p is None:
                     p = rec.get("logicalParentUuid")
-                parents[u] = p if p.__class__ is str else None
+                if p.__class__ is str:
+                    if p == last_u:
+                        p = last_u        # the previous line's uuid object: this line's copy is freed now
+                else:
+                    p = None
+                parents[u] = p
+                last_u = u
                 if (t == "user" or t == "assistant") and rec.get("message").__class__ is dict:
                     r = object.__new__(_Record)
                     r.line, r.rec, r.uuid, r.parent = n, strip(rec), u, p
@@ -364,12 +366,8 @@ class _Builder:
         elif self.copy and isinstance(content, list):
             content = list(content)
         msg = {"role": role, "content": content}
-        if self.copy:
-            extra = {k: v for k, v in rec.items() if k not in _STANDARD}
-        else:
-            # the record itself (dropped after the load) becomes the metadata, without its message
-            extra = rec
-            rec.pop("message", None)
+        # the line's own fields, in a new right-sized dict: the record is freed as soon as it is built
+        extra = {k: v for k, v in rec.items() if k not in _STANDARD}
         i = len(self.msgs)
         model = None
         if role == "assistant":
@@ -422,13 +420,11 @@ class _Builder:
         u = rec.get("uuid")
         if u:
             extra.setdefault("merged_uuids", []).append(u)
-        # the merged line's own fields (e.g. each tool result's toolUseResult), without its message
-        if self.copy:
-            extra.setdefault("merged", []).append({k: v for k, v in rec.items() if k not in _STANDARD})
-        else:
-            rec.pop("message", None)
-            self._share(rec)
-            extra.setdefault("merged", []).append(rec)
+        # the merged line's own fields (e.g. its requestId), without its message and envelope
+        own = {k: v for k, v in rec.items() if k not in _STANDARD}
+        if own:
+            self._share(own)
+            extra.setdefault("merged", []).append(own)
         if msg["role"] == "assistant":
             u = m.get("usage")
             if u is not None:
@@ -756,6 +752,8 @@ def _load(probe: Probe) -> LoadResult:
             b.boundary(*bounds[bi])
             bi += 1
         add(r)
+        if not r.sidechain:     # built (sidechains are built again below): the line's dict is freed now
+            r.rec = None
     if b.pending is not None:
         line, _ = b.pending
         problems.append(Problem(path, line, "compact boundary with no message after it"))
@@ -811,12 +809,6 @@ def _load(probe: Probe) -> LoadResult:
         c.extra = {"kind": "agent_progress", "agent_id": agent, "parent_tool_use_id": g["parent_tool_use_id"]}
         convs.append(c)
     convs.extend(_subagent_files(probe.path, prompts if groups else None, b.msgs))
-    for c in convs:             # the records became the messages' metadata: their envelope is known by now
-        for mt in c.meta:
-            extra = mt.extra = _without_envelope(mt.extra)
-            merged = extra.get("merged")
-            if merged:
-                merged[:] = [_without_envelope(rec) for rec in merged]
     if not main.messages and len(convs) > 1:
         # a file that only holds a subagent (agent-*.jsonl): that is the main conversation
         convs = convs[1:]
