@@ -14,7 +14,7 @@ from ..trace import Trace
 from . import output, views
 
 
-@dataclass
+@dataclass(slots=True)
 class LayerRecord:
     """One layer's run before one model call."""
     layer: str
@@ -48,7 +48,7 @@ class LayerRecord:
         return d
 
 
-@dataclass
+@dataclass(slots=True)
 class CallRecord:
     """The pipeline before one model call: sizes and tokens in the strategy's units, what fired."""
     index: int                      # call number, 0-based
