@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import re
+from array import array
 from itertools import islice
 from operator import is_
 
@@ -187,7 +188,11 @@ class SessionTokens:
 
     def __init__(self):
         self._conv = None
-        self._anchors: dict[int, tuple] = {}     # id(assistant msg) -> (msg, index, segment start, tokens)
+        # id(assistant msg with usage) -> its index; per index its segment's start and the tokens Claude Code
+        # counts from there (context + output): arrays, not a tuple and three ints per response
+        self._anchors: dict[int, int] = {}
+        self._astart = array("q")
+        self._atok = array("q")
         self._starts: dict[int, int] = {}        # id(first message of a segment) -> its index
         self.overhead = 0
         self.scale = 1.0                         # real tokens per rough token (measured by bind)
@@ -219,6 +224,7 @@ class SessionTokens:
             return
         msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None)
         self._conv, self._anchors, self._starts, self.overhead, self.scale = None, {}, {}, 0, 1.0
+        self._astart, self._atok = array("q"), array("q")
         self.undercount = 0
         if not isinstance(msgs, list) or not meta:
             return
@@ -231,8 +237,12 @@ class SessionTokens:
         extra = getattr(conv, "extra", None) or {}
         if not extra.get("starts_mid_session"):
             clean.add(0)
-        seen = []      # (index, segment start, real context tokens) of each recorded response
-        totals = []    # the usage Claude Code counts from, per response (context + recorded output)
+        # per recorded response: its index, its segment's start, the real context tokens, and the usage Claude
+        # Code counts from (context + recorded output); typed arrays (100k messages: no 200k int objects)
+        seen_i, seen_s, seen_t, totals = array("q"), array("q"), array("q"), array("q")
+        astart = self._astart = array("q", bytes(8 * len(msgs)))
+        atok = self._atok = array("q", bytes(8 * len(msgs)))
+        anchors = self._anchors
         for i, m in enumerate(msgs):
             while i >= bounds[seg]:
                 seg += 1
@@ -243,32 +253,44 @@ class SessionTokens:
             if u is None or u.context_tokens <= 0 or mt.extra.get("synthetic"):
                 continue
             start = starts[seg]
-            self._anchors[id(m)] = (m, i, start, u.context_tokens + u.output_tokens)
-            seen.append((i, start, u.context_tokens))
-            totals.append(u.context_tokens + u.output_tokens)
+            total = u.context_tokens + u.output_tokens
+            anchors[id(m)] = i
+            astart[i], atok[i] = start, total
+            seen_i.append(i)
+            seen_s.append(start)
+            seen_t.append(u.context_tokens)
+            totals.append(total)
         # tokens the API counted per rough token, measured on this session: how much the real context
         # grew between two responses of one segment against the rough count of what was added
         # the rough count of any slice from prefix sums (a sum per anchor over its whole prefix was O(n^2):
         # 10k messages took a minute)
-        prefix = [0]
+        prefix = array("q", [0])
         mc = self.message_chars
+        acc = 0
         for m in msgs:
-            prefix.append(prefix[-1] + mc(m, meter))
+            acc += mc(m, meter)
+            prefix.append(acc)
 
         def rough(a: int, b: int) -> int:
             return (prefix[b] - prefix[a]) // 4
-        grew = [(t1 - t0, rough(i0, i1)) for (i0, s0, t0), (i1, s1, t1) in zip(seen, seen[1:])
-                if s0 == s1 and t1 >= t0]
-        real_growth, rough_growth = sum(g for g, _ in grew), sum(r for _, r in grew)
+        real_growth = rough_growth = 0
+        misses = array("q")
+        for k in range(1, len(seen_i)):
+            if seen_s[k - 1] != seen_s[k]:
+                continue
+            i0, i1, t0, t1 = seen_i[k - 1], seen_i[k], seen_t[k - 1], seen_t[k]
+            if t1 >= t0:
+                real_growth += t1 - t0
+                rough_growth += rough(i0, i1)
+            misses.append(t1 - (totals[k - 1] + rough(i0 + 1, i1)))
         # what Claude Code's own count misses from one call to the next (the previous answer beyond its recorded
         # output, content counted at chars/4): the median over this session. At a call with no response before
         # it in its segment, the call's own usage (an exact count of all it sent) less this is what Claude Code
         # counted there: an excerpt's first call is counted from a response before the file.
-        misses = sorted(t1 - (tot0 + rough(i0 + 1, i1)) for (i0, s0, _), tot0, (i1, s1, t1)
-                        in zip(seen, totals, seen[1:]) if s0 == s1)
+        misses = sorted(misses)
         self.undercount = max(0, misses[len(misses) // 2]) if len(misses) >= 3 else 0
         self.scale = min(2.0, max(1.0, real_growth / rough_growth)) if rough_growth > 2_000 else 1.0
-        for i, start, t in seen:
+        for i, start, t in zip(seen_i, seen_s, seen_t):
             if start in clean:
                 o = t - int(self.scale * rough(start, i))
                 over.append(o)
@@ -281,8 +303,8 @@ class SessionTokens:
         self.overheads = {"smallest": self.overhead, "after_compactions": sorted(firsts.values())}
         # an excerpt's first segment: the API also saw the history from before the file's first line
         self.hidden = 0
-        if extra.get("starts_mid_session") and seen and seen[0][1] == 0:
-            i, _, t = seen[0]
+        if extra.get("starts_mid_session") and seen_i and seen_s[0] == 0:
+            i, t = seen_i[0], seen_t[0]
             self.hidden = max(0, t - int(self.scale * rough(0, i)) - self.overhead)
 
     def _real_prefix(self, messages: list, start: int, upto: int, meter=None) -> bool:
@@ -317,22 +339,24 @@ class SessionTokens:
         start = self._starts.get(id(messages[0])) if self._conv is not None else None
         if start is not None and self._conv.messages[start] is messages[0] and self._anchors:
             found = False
+            real, anchors = self._conv.messages, self._anchors
             for p in range(len(messages) - 1, -1, -1):
-                a = self._anchors.get(id(messages[p]))
-                if a is None or a[0] is not messages[p]:
+                i = anchors.get(id(messages[p]))
+                if i is None or real[i] is not messages[p]:
                     continue
                 found = True
                 # the last response whose whole context is known: its usage, then the rough count of the
                 # rest (the list may go on past the real context, e.g. across a real compaction it skipped)
-                if a[2] == start and a[1] - start == p and self._real_prefix(messages, start, p, meter):
+                if self._astart[i] == start and i - start == p and self._real_prefix(messages, start, p, meter):
                     self.anchored = True
-                    return a[3] + self.rough(messages[p + 1:], meter)
+                    return self._atok[i] + self.rough(messages[p + 1:], meter)
             if not found:
                 # no response yet in this segment: the call's own usage is what was sent
                 j = start + len(messages)
                 nxt = self._conv.messages[j] if j < len(self._conv.messages) else None
                 a = self._anchors.get(id(nxt)) if nxt is not None else None
-                if a is not None and a[2] == start and self._real_prefix(messages, start, len(messages) - 1, meter):
+                if a is not None and a == j and self._astart[a] == start \
+                        and self._real_prefix(messages, start, len(messages) - 1, meter):
                     self.anchored = True
                     return max(0, self._conv.meta[j].usage.context_tokens - self.undercount)
         hidden = self.hidden if start == 0 and self._conv.messages[0] is messages[0] else 0
