@@ -204,6 +204,25 @@ class ToolPairIndex:
         k = self._num.get(tid)
         return None if k is None else self._pair(k)
 
+    def by_last_answer(self, names: set) -> Iterator[ToolPair]:
+        """The pairs whose call is named one of ``names`` and that were answered, the one answered last first
+        (pairs last answered in the same message: in pair order), made one at a time as they are read (a
+        caller that wants the five latest reads of 100k messages makes five, not every pair)."""
+        at_msg, at_num, use, res, more, tool_names = \
+            self._at_msg, self._at_num, self._use, self._res, self._more, self._names
+        e = len(at_msg) - 1
+        while e >= 0:
+            mi = at_msg[e]
+            lo = bisect_left(at_msg, mi, 0, e + 1)          # the positions in message mi: [lo, e]
+            for k in sorted({at_num[x] for x in range(lo, e + 1)}):
+                name = tool_names[k]
+                if use[k] < 0 or res[k] < 0 or name.__class__ is not str or name not in names:
+                    continue
+                last = more[k][-1] if k in more else _unpack(res[k])
+                if last[0] == mi:
+                    yield self._pair(k)
+            e = lo - 1
+
     def _span(self, message: int) -> range:
         return range(bisect_left(self._at_msg, message), bisect_right(self._at_msg, message))
 

@@ -162,7 +162,7 @@ def _made_for_view(conv, prepare=None) -> None:
     identity, the chart's block sizes, and ``prepare(conv)`` (``Session._prepare``)."""
     conv.meta_by_identity()
     present.shown(len(conv.messages))
-    present.size_table(conv.history())
+    present.size_bars(conv.history())
     if prepare is not None:
         prepare(conv)
 
@@ -774,7 +774,7 @@ class Session:
                 self._align.get(step)
                 self._status_after.get(step)
                 self._status_before.get(step)
-                present.size_table(step.messages)
+                present.size_bars(step.messages)
             # the tool pairs of the input and of the list of each step that changed something: showing a step
             # selects the first message it changed (the selection then follows that message to the stages
             # stepped to), and the list highlights the selected message's partners. Indexing hermes's converted

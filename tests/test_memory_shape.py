@@ -116,3 +116,99 @@ def test_a_layer_that_keeps_every_message_in_place_holds_no_list_of_indices(tmp_
     # the messages it did not change are the input's (shared, not copied); the huge results are new
     changed = [i for i, m in enumerate(steps[0].messages) if m is not steps[0].input[i]]
     assert changed == [n - 1]
+
+
+def test_the_size_chart_keeps_its_bars_not_a_table_of_every_message(tmp_path):
+    """present.size_bars: at most CHART_BARS bars whatever the list's length, each the tallest stacked size
+    of its group of messages, equal to the stacked block sizes of the messages themselves."""
+    from compactscope.core import present
+
+    msgs = []
+    for k in range(present.CHART_BARS * 2 + 7):
+        if k % 2:
+            msgs.append({"role": "assistant", "content": [{"type": "text", "text": "t" * (k % 50)},
+                                                          {"type": "tool_use", "id": f"t{k}", "name": "Read",
+                                                           "input": {"file_path": "/x" * (k % 7)}}]})
+        else:
+            msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k - 1}",
+                                                      "content": "r" * (k % 300)}]})
+    bars = present.size_bars(msgs)
+    assert present.size_bars(msgs) is bars                  # kept for the list
+    assert bars.group == 3 and len(bars.edges) == -(-len(msgs) // 3) + 1 <= present.CHART_BARS + 1
+    totals = []
+    for m in msgs:
+        sizes = list(present.block_sizes(m).values())
+        totals.append([sum(sizes[:j + 1]) for j in range(len(sizes))])
+    for j, t in enumerate(present.BLOCK_TYPES):
+        col = bars.stacked[t]
+        assert len(col) == len(bars.edges) - 1
+        for b in range(len(col)):
+            group = totals[b * 3:(b + 1) * 3]
+            assert col[b] == max(g[j] for g in group)
+    assert bars.top == max(t[-1] for t in totals)
+    small = msgs[:40]
+    assert present.size_bars(small).group == 1 and list(present.size_bars(small).stacked["text"]) == \
+        [t[0] for t in totals[:40]]
+
+
+def _answered_last_first(index, names):
+    """The definition by_last_answer keeps: every answered pair of those names, sorted by its last answer's
+    message, latest first (stable: pairs in pair order)."""
+    items = [p for p in index if p.name in names and p.use is not None and p.results]
+    items.sort(key=lambda p: p.results[-1][0], reverse=True)
+    return items
+
+
+def test_latest_reads_are_found_without_making_every_pair():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compactscope.core.messages import ToolPairIndex
+
+    block = st.tuples(st.sampled_from(["use", "result", "text"]), st.integers(0, 12),
+                      st.sampled_from(["Read", "Bash", "Edit"]))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.lists(block, min_size=1, max_size=4), max_size=25), st.sets(st.sampled_from(["Read", "Bash"])))
+    def check(spec, names):
+        msgs = []
+        for k, blocks in enumerate(spec):
+            content = []
+            for kind, tid, name in blocks:
+                if kind == "use":
+                    content.append({"type": "tool_use", "id": f"t{tid}", "name": name, "input": {}})
+                elif kind == "result":
+                    content.append({"type": "tool_result", "tool_use_id": f"t{tid}", "content": "x"})
+                else:
+                    content.append({"type": "text", "text": "hi"})
+            msgs.append({"role": "assistant" if k % 2 else "user", "content": content})
+        index = ToolPairIndex(msgs)
+        got = [(p.id, p.use, p.results) for p in index.by_last_answer(names)]
+        assert got == [(p.id, p.use, p.results) for p in _answered_last_first(index, names)]
+
+    check()
+
+
+def test_claude_code_restores_the_latest_reads_of_a_big_list_reading_only_those(tmp_path, monkeypatch):
+    """recent_reads with a limit makes the ToolPairs of the reads it returns (and of the pairs answered
+    after them), not one per pair of the conversation."""
+    from compactscope.core.layers import claude_code as CC
+    from compactscope.core.messages import ToolPair, ToolPairIndex
+
+    msgs = [{"role": "user", "content": "go"}]
+    for k in range(3000):
+        msgs.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "Read",
+                                                       "input": {"file_path": f"/src/f{k % 40}.py"}}]})
+        msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}",
+                                                  "content": f"body {k}"}]})
+    made = []
+    real = ToolPairIndex._pair
+    monkeypatch.setattr(ToolPairIndex, "_pair", lambda self, k: made.append(k) or real(self, k))
+    got = CC.recent_reads(msgs, {"Read"}, 5)
+    assert [r["path"] for r in got] == [f"/src/f{k % 40}.py" for k in range(2999, 2994, -1)]
+    assert [r["text"] for r in got] == [f"body {k}" for k in range(2999, 2994, -1)]
+    assert len(made) == 5
+    assert isinstance(ToolPairIndex(msgs).get("t1"), ToolPair)
+    # without a limit: every path once, the latest read of each, as before
+    every = CC.recent_reads(msgs, {"Read"})
+    assert len(every) == 40 and every[0]["text"] == "body 2999" and every[-1]["text"] == "body 2960"

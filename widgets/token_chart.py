@@ -22,9 +22,6 @@ from .common import BLOCK_COLORS, fmt
 from .i18n import ct, tr
 
 
-MAX_BARS = 1500
-
-
 class IndexAxis(pg.AxisItem):
     """A bottom axis of message indices whose labels never run together ("1011"): one level of ticks, spaced
     1, 2, 5 x 10^k so that every label has room for its widest number, in the axis's own font."""
@@ -93,7 +90,6 @@ class TokenChart(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("tokenChart")
-        self._stack_cache: list = []      # [(messages, len, cumulative sizes)] of the last lists shown
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.glw = pg.GraphicsLayoutWidget(self)
@@ -303,45 +299,14 @@ class TokenChart(QWidget):
         n = len(messages)
         self.n_messages = n
         present.shown(n)
-        stacks = self._stacked(messages)       # n x types: the cumulative sizes, one column per block type
-        # beyond MAX_BARS messages, draw one bar per group of k messages (the tallest of the group):
-        # a bar narrower than a pixel shows nothing more and costs a fill path per bar
-        k = max(1, -(-n // MAX_BARS))
-        nb = -(-n // k) if n else 0
-        edges = np.arange(nb + 1, dtype=float) * k - 0.5
-        self.stacks = {}
-        for j, t in enumerate(BLOCK_TYPES):
-            base = stacks[:, j]
-            self.stacks[t] = base
-            if k > 1:
-                padded = np.zeros(nb * k)
-                padded[:n] = base
-                shown = padded.reshape(nb, k).max(axis=1)
-            else:
-                shown = base
-            self.bars[t].setData(edges, shown)
-        base = stacks[:, -1] if n else np.zeros(0)
-        self.group = k
+        # beyond present.CHART_BARS messages, one bar per group of messages (the tallest of the group): a bar
+        # narrower than a pixel shows nothing more. The bars are made (and kept) in core, often in a worker.
+        bars = present.size_bars(messages)
+        for t in BLOCK_TYPES:
+            self.bars[t].setData(bars.edges, bars.stacked[t])
+        self.group = bars.group
         self.bar_plot.setXRange(-0.5, max(n, 10) - 0.5, padding=0.01)
-        self.bar_plot.setYRange(0, max(float(base.max()) if n else 1.0, 1.0) * 1.05, padding=0)
-        self.bar_heights = base
-
-    def _stacked(self, messages: list):
-        """The cumulative block sizes of ``messages`` (n x len(BLOCK_TYPES)), kept for the last lists shown
-        (stages share their lists: stepping back costs nothing)."""
-        for k, (msgs, n, arr) in enumerate(self._stack_cache):
-            if msgs is messages and n == len(messages):
-                if k:
-                    self._stack_cache.insert(0, self._stack_cache.pop(k))
-                return arr
-        if messages:
-            arr = np.frombuffer(present.size_table(messages), dtype=np.float32).reshape(len(messages), len(BLOCK_TYPES))
-            arr = np.cumsum(arr, axis=1, dtype=np.float32)
-        else:
-            arr = np.zeros((0, len(BLOCK_TYPES)))
-        self._stack_cache.insert(0, (messages, len(messages), arr))
-        del self._stack_cache[4:]
-        return arr
+        self.bar_plot.setYRange(0, max(bars.top, 1.0) * 1.05, padding=0)
 
     def set_selected(self, i: int | None) -> None:
         if i is None or i < 0:

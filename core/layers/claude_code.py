@@ -562,15 +562,16 @@ _json_digests = BytesFact(
     "cc_json_sha256", 32, lambda m: hashlib.sha256(json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest())
 
 
-def recent_reads(messages: list, read_tools: set[str]) -> list[dict]:
+def recent_reads(messages: list, read_tools: set[str], limit: int | None = None) -> list[dict]:
     """The files the conversation read, most recent first, one entry per path:
-    {"path", "text", "message", "tool_id", "input"}; failed or cleared reads are skipped."""
+    {"path", "text", "message", "tool_id", "input"}; failed or cleared reads are skipped. ``limit``: the
+    first that many only (the pairs are then read from the latest until they are found)."""
     pairs = pair_index(messages)       # shared with the views and the other layers over this list
     seen: set[str] = set()
-    out = []
-    items = [p for p in pairs if p.name in read_tools and p.use is not None and p.results]
-    items.sort(key=lambda p: p.results[-1][0], reverse=True)
-    for p in items:
+    out: list[dict] = []
+    if limit is not None and limit <= 0:
+        return out
+    for p in pairs.by_last_answer(read_tools):
         um, ub = p.use
         use = messages[um]["content"][ub]
         inp = use.get("input") if isinstance(use.get("input"), dict) else {}
@@ -586,6 +587,8 @@ def recent_reads(messages: list, read_tools: set[str]) -> list[dict]:
             continue
         seen.add(path)
         out.append({"path": path, "text": text, "message": rm, "tool_id": p.id, "input": inp})
+        if limit is not None and len(out) >= limit:
+            break
     return out
 
 
@@ -594,7 +597,7 @@ def _restore_files(messages: list, ctx: LayerContext) -> tuple[list, list[Edit],
     per_file = int(ctx.p("restore_tokens_per_file", 5_000))
     total_budget = int(ctx.p("restore_total_tokens", 50_000))
     tools = {t.strip() for t in str(ctx.p("read_tools", "Read")).split(",") if t.strip()}
-    candidates = recent_reads(messages, tools)[:max_files] if max_files > 0 else []
+    candidates = recent_reads(messages, tools, max_files)
     out, edits, used, restored = [], [], 0, []
     for c in candidates:
         text = c["text"]
