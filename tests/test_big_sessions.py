@@ -153,3 +153,24 @@ def test_workers_pause_the_cyclic_gc_and_give_it_back():
     release.set()
     t.join(10)
     assert gc.isenabled()
+
+
+def test_the_preview_is_the_first_lines_and_reads_on_when_they_are_long(tmp_path, monkeypatch):
+    """The preview holds the lines of the first PREVIEW_BYTES; when the first lines are longer (a big tool
+    result at the start), it reads on up to PREVIEW_MAX_BYTES instead of showing nothing."""
+    monkeypatch.setattr(S, "PREVIEW_BYTES", 20_000)
+    monkeypatch.setattr(S, "PREVIEW_MAX_BYTES", 200_000)
+    short = tmp_path / "short.jsonl"
+    write_session(short, 600)                             # ~380 bytes a line
+    conv = S._preview(str(short))
+    assert conv is not None and 40 <= len(conv.messages) < 60
+    long_head = tmp_path / "long.jsonl"
+    write_session(long_head, 600)
+    lines = long_head.read_text().splitlines(keepends=True)
+    rec = json.loads(lines[0])
+    rec["message"]["content"] = "x" * 30_000              # the first line alone is longer than PREVIEW_BYTES
+    long_head.write_text(json.dumps(rec) + "\n" + "".join(lines[1:]))
+    conv = S._preview(str(long_head))
+    assert conv is not None and len(conv.messages) > 100 and conv.messages[0]["content"] == "x" * 30_000
+    monkeypatch.setattr(S, "PREVIEW_MAX_BYTES", 25_000)   # nothing whole within the most it may read
+    assert S._preview(str(long_head)) is None
