@@ -117,3 +117,19 @@ def test_bundled_font_draws_every_chinese_character_we_use(qapp):
     assert len(chars) > 300
     missing = sorted(c for c in chars if not raw.supportsCharacter(ord(c)))
     assert missing == [], "run python assets/fonts/make_subset.py"
+
+
+def test_a_blocks_size_is_said_in_the_language_and_its_content_is_not(qapp):
+    """The message list's block line: "651 chars · <content>" says its size in Chinese, the content as is;
+    and Claude Code's "auto-compact is off" note is in the catalogue."""
+    from compactscope.widgets.message_delegate import _said
+    prev = i18n.language()
+    i18n.set_language("zh_CN")
+    try:
+        assert _said("1,234 chars \u00b7 def f(x): 5 chars") == "1,234 个字符 \u00b7 def f(x): 5 chars"
+        assert _said("Refactor the chars") == "Refactor the chars"
+        assert i18n.translate("no change: auto-compact is off") == "没有变化：auto-compact 已关闭"
+        i18n.set_language("en")
+        assert _said("1,234 chars \u00b7 x") == "1,234 chars \u00b7 x"
+    finally:
+        i18n.set_language(prev)
