@@ -212,3 +212,37 @@ def test_claude_code_restores_the_latest_reads_of_a_big_list_reading_only_those(
     # without a limit: every path once, the latest read of each, as before
     every = CC.recent_reads(msgs, {"Read"})
     assert len(every) == 40 and every[0]["text"] == "body 2999" and every[-1]["text"] == "body 2960"
+
+
+def test_calibration_counts_each_call_from_running_sums_as_the_slice_would(corpus):
+    """replay's calibration: for an additive estimator (hermes, chars/4) the estimate of a segment up to each
+    call comes from running sums, equal to estimating the slice itself (what it did before: quadratic)."""
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.replay import calibration
+    from compactscope.core.replay.walk import _as_conversation, call_positions, prepare
+
+    class SliceOnly:                 # the same estimator, seen as not additive: measure slices
+        def __init__(self, base):
+            self.base = base
+
+        def tokens(self, messages, meter, **kw):
+            return self.base.tokens(messages, meter, **kw)
+
+    checked = 0
+    for path in sorted(corpus.glob("**/*.jsonl"))[:12]:
+        try:
+            conv = _as_conversation(load(path).main)
+        except Exception:  # noqa: BLE001 - any corpus file that does not load is another test's business
+            continue
+        for name in ("hermes", "s08"):
+            eng = Engine(name)
+            p = prepare(conv, eng.strategy.dialect if eng.strategy.dialect != "any" else conv.dialect, False)
+            call_at, _ = call_positions(p, False, None)
+            args = (conv, p.msgs, p.metas, p.inv, call_at, eng.meter)
+            fast = calibration.measure(*args, eng.tokens)
+            slow = calibration.measure(*args, SliceOnly(eng.tokens))
+            assert (fast is None) == (slow is None)
+            if fast is not None:
+                assert fast.per_call == slow.per_call and (fast.fixed, fast.hidden) == (slow.fixed, slow.hidden)
+                checked += sum(o is not None for o in fast.per_call)
+    assert checked > 20
