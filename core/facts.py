@@ -96,10 +96,8 @@ class Facts:
     def int_value(self, obj: Any, name: str) -> int | None:
         """The value of ``obj`` in the int column ``name``; None when not computed (or no slot)."""
         g = self.gen
-        s = g.index.get(id(obj))
-        if s is None or g.refs[s] is not obj:
-            return None
-        col = g.ints.get(name)
+        s = self.find(obj, g)
+        col = g.ints.get(name) if s is not None else None
         if col is None:
             return None
         v = col[s]
@@ -108,10 +106,8 @@ class Facts:
     def obj_value(self, obj: Any, name: str) -> Any:
         """The value of ``obj`` in the object column ``name``; None when not computed (or no slot)."""
         g = self.gen
-        s = g.index.get(id(obj))
-        if s is None or g.refs[s] is not obj:
-            return None
-        col = g.objs.get(name)
+        s = self.find(obj, g)
+        col = g.objs.get(name) if s is not None else None
         return None if col is None else col[s]
 
     def _column(self, cols: dict, name: str, make: Callable[[], Any]):
@@ -271,8 +267,8 @@ class BytesFact(_Fact[bytes]):
 
     def peek(self, obj: Any) -> bytes | None:
         g = self.facts.gen
-        s = g.index.get(id(obj))
-        if s is None or g.refs[s] is not obj:
+        s = self.facts.find(obj, g)
+        if s is None:
             return None
         col = g.bins.get(self.name)
         off = s * self.stride

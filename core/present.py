@@ -234,28 +234,10 @@ def block_chars(b: Any) -> int:
     return len(str(b))
 
 
-_TABLES: list = []      # [(messages, len, table)] of the last lists tabled
-
-
 def size_table(messages: list):
     """The block sizes of ``messages`` as one flat ``array('f')`` (float32: exact to 16.7M chars a block, half the
-    memory of doubles for a chart), row by row (``len(BLOCK_TYPES)`` per
-    message): what the chart stacks (numpy reads it without a copy). Kept for the last lists asked for,
-    so a worker can make it before a view needs it."""
-    n = len(messages)
-    for k, (msgs, ln, tbl) in enumerate(_TABLES):
-        if msgs is messages and ln == n:
-            return tbl
-    tbl = _table(messages)
-    _TABLES.insert(0, (messages, n, tbl))
-    del _TABLES[TABLE_LISTS:]
-    return tbl
-
-
-TABLE_LISTS = 2         # the chart keeps its bars (size_bars), not these tables: 4.8 MB a list at 100k messages
-
-
-def _table(messages: list):
+    memory of doubles for a chart), row by row (``len(BLOCK_TYPES)`` per message): what the chart's bars are
+    made of (``size_bars``, which is what is kept; numpy reads the table without a copy)."""
     from array import array
     get = sizes.get
     tbl = array("f")
@@ -297,10 +279,8 @@ def size_bars(messages: list) -> SizeBars:
                 return bars
     nt = len(BLOCK_TYPES)
     if n:
-        table = next((tbl for msgs, ln, tbl in _TABLES if msgs is messages and ln == n), None)
-        if table is None:
-            table = _table(messages)
-        arr = np.cumsum(np.frombuffer(table, dtype=np.float32).reshape(n, nt), axis=1, dtype=np.float64)
+        arr = np.cumsum(np.frombuffer(size_table(messages), dtype=np.float32).reshape(n, nt), axis=1,
+                        dtype=np.float64)
     else:
         arr = np.zeros((0, nt))
     k = max(1, -(-n // CHART_BARS))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
-from ..size import SIZE, is_additive
+from ..size import is_additive
 
 NOTE = ("overhead = real context tokens - estimate of the recorded context; fixed = system prompt, tools and "
         "attachments; hidden = history from before the file starts (first segment)")
@@ -82,7 +82,7 @@ def measure(conv, msgs, metas, inv, call_at, meter, tok) -> Overheads | None:
         fig, fn, acc = tok.figure, tok.figure_fn, 0
         prefix = array("q", [0])
         for m in msgs:
-            acc += meter.figure(m, fig, fn) if fig != SIZE else meter.message_size(m)
+            acc += meter.figure(m, fig, fn)
             prefix.append(acc)
     for j in call_at:
         while si + 1 < len(starts) and starts[si + 1] <= j:
