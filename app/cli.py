@@ -97,11 +97,23 @@ def _load(path: str, index: int = 0):
         raise CliError(str(e)) from None
     if not 0 <= index < len(result.conversations):
         raise CliError(f"{path}: there is no conversation {index} (the file holds {len(result.conversations)})")
+    _say_left_out(path, result.problems)
     # the loaded transcript lives as long as the command and has no cycles: the cyclic GC need not rescan its
     # 100k+ objects at every collection (hermes over 100k messages: 9.2 -> 5.5 s)
     import gc
     gc.freeze()
     return result, result.conversations[index]
+
+
+def _say_left_out(path: str, problems: list) -> None:
+    """What the load had to leave out (a corrupt line, one too long), on stderr with its file and line: the
+    output then covers the rest of the file. Values the load made valid are findings (bad_value) instead."""
+    left = [p for p in problems if getattr(p, "severity", "") == "error"]
+    if left:
+        more = f" (and {len(left) - 3} more)" if len(left) > 3 else ""
+        print(f"compactscope: {len(left)} part(s) of {path} could not be read and are left out: "
+              + "; ".join(str(p) for p in left[:3]) + more + f". `compactscope info {path}` lists every problem.",
+              file=sys.stderr)
 
 
 def _engine(args, strategy_name: str, params: dict | None = None, conversation=None):

@@ -170,3 +170,18 @@ def test_unknown_jsonl_names_its_broken_line(capsys, tmp_path):
     p.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n{broken\n')
     rc, _, err = run_cli(capsys, "check", str(p))
     assert rc == 2 and f"{p}:2: broken JSON" in err
+
+
+def test_lines_the_load_left_out_are_said_with_file_and_line(capsys, tmp_path):
+    """A corrupt line is skipped and the rest of the file is run: stderr says which line was left out."""
+    path = tmp_path / "s.jsonl"
+    good = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hello"}}
+    path.write_text(json.dumps(good) + "\n{not json\n")
+    before = path.read_bytes()
+    for cmd in (["check"], ["run", "--json"], ["run"]):
+        rc, out, err = run_cli(capsys, cmd[0], str(path), *cmd[1:])
+        assert rc == 0 and out, (cmd, err)
+        assert f"{path}:2: corrupt line" in err and "left out" in err and f"compactscope info {path}" in err
+    rc, out, err = run_cli(capsys, "check", str(Path(__file__).parent.parent / "assets/examples/long_session.json"))
+    assert "left out" not in err
+    assert path.read_bytes() == before

@@ -120,9 +120,10 @@ def test_bundled_font_draws_every_chinese_character_we_use(qapp):
 
 
 def test_a_blocks_size_is_said_in_the_language_and_its_content_is_not(qapp):
-    """The message list's block line: "651 chars · <content>" says its size in Chinese, the content as is;
+    """A block's line in the message list and the diff: "651 chars · <content>" says its size in Chinese, the
+    content as is;
     and Claude Code's "auto-compact is off" note is in the catalogue."""
-    from compactscope.widgets.message_delegate import _said
+    from compactscope.widgets.i18n import ct_summary as _said
     prev = i18n.language()
     i18n.set_language("zh_CN")
     try:

@@ -20,7 +20,7 @@ from compactscope.core.align import KEPT, KeptRows, PackedRows, align
 from compactscope.core.identity import IdentityCache
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .i18n import ct, ct_parts, tr
+from .i18n import ct, ct_parts, ct_summary, tr
 from .message_delegate import BOUNDARY_COLORS, paint_boundary, pill
 
 KindRole = Qt.UserRole + 1
@@ -283,7 +283,7 @@ class DiffDelegate(QStyledItemDelegate):
             p.setFont(option.font)
             p.setPen(pal.text().color())
             p.drawText(QRect(x, top, max(end - x, 1), lh), Qt.AlignVCenter | Qt.AlignLeft,
-                       fm.elidedText(c.summary, Qt.ElideRight, max(10, end - x)))
+                       fm.elidedText(ct_summary(c.summary), Qt.ElideRight, max(10, end - x)))
             top += lh
             shown += 1
         p.setPen(QPen(color(pal.text().color().name(), 40), 1))

@@ -24,3 +24,10 @@ def ct(text: str) -> str:
 def ct_parts(text: str, sep: str = " \u00b7 ") -> str:
     """A core text made of parts joined by ``sep`` (the status line), translated part by part."""
     return sep.join(ct(part) for part in text.split(sep))
+
+
+def ct_summary(summary: str) -> str:
+    """A block's one-line summary (``present`` chips: "651 chars \u00b7 <content>") in the window's language: its
+    size translated, the content after it as it is."""
+    head, sep, rest = summary.partition(" \u00b7 ")
+    return ct(head) + sep + rest if sep and head.endswith(" chars") else summary

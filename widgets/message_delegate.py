@@ -13,7 +13,7 @@ from compactscope.core.present import EXPANDED_LINES, collapsed_shape
 from compactscope.core.report.words import usage_short, when
 
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .i18n import ct, ct_parts, tr
+from .i18n import ct, ct_parts, ct_summary, tr
 from .message_model import INSERTED_LINES, MAX_BLOCKS_SHOWN
 
 
@@ -236,7 +236,7 @@ class MessageDelegate(QStyledItemDelegate):
                 p.setFont(option.font)
                 p.setPen(text_col)
                 p.drawText(QRect(x, top, right - x, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                           fm.elidedText(_said(c.summary), Qt.ElideRight, max(10, right - x)))
+                           fm.elidedText(ct_summary(c.summary), Qt.ElideRight, max(10, right - x)))
                 if n > 1:
                     p.setPen(dim)
                     lines = c.lines[1:n] if not expanded else c.lines[:EXPANDED_LINES]
@@ -270,13 +270,6 @@ class MessageDelegate(QStyledItemDelegate):
         p.restore()
 
 BOUNDARY_COLORS = ("#ea580c", "#fff7ed", "#9a3412")      # edge, band, text (a real compaction's row)
-
-
-def _said(summary: str) -> str:
-    """A block's one-line summary in the interface's language: its size ("651 chars · ...") translated, the
-    content after it as it is."""
-    head, sep, rest = summary.partition(" \u00b7 ")
-    return ct(head) + sep + rest if sep and head.endswith(" chars") else summary
 
 
 def paint_boundary(p: QPainter, rect: QRect, text: str, font: QFont, dark: bool) -> None:
