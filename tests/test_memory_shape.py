@@ -246,3 +246,25 @@ def test_calibration_counts_each_call_from_running_sums_as_the_slice_would(corpu
                 assert fast.per_call == slow.per_call and (fast.fixed, fast.hidden) == (slow.fixed, slow.hidden)
                 checked += sum(o is not None for o in fast.per_call)
     assert checked > 20
+
+
+def test_claude_code_estimator_takes_any_recorded_token_count(tmp_path):
+    """Found by bench_fuzz: usage past 64 bits (a file may say anything) still anchors the estimate; the
+    typed arrays hold positions only."""
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.workspace import Workspace
+
+    path = tmp_path / "s.jsonl"
+    recs, parent = [], None
+    for k in range(8):
+        role = "user" if k % 2 == 0 else "assistant"
+        msg = {"role": role, "content": f"turn {k}"}
+        if role == "assistant":
+            msg.update(id=f"m{k}", usage={"input_tokens": 10 ** 30 + k, "output_tokens": 5})
+        recs.append({"type": role, "uuid": f"u{k}", "parentUuid": parent, "message": msg})
+        parent = f"u{k}"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    conv = load(path).main
+    trace = Engine("claude_code", workspace=Workspace(tmp_path / "ws")).run(conv.messages, conversation=conv)
+    assert not [s for s in trace.steps if s.error]
+    assert trace.steps[-1].vars["tokens"] >= 10 ** 30

@@ -192,7 +192,7 @@ class SessionTokens:
         # counts from there (context + output): arrays, not a tuple and three ints per response
         self._anchors: dict[int, int] = {}
         self._astart = array("q")
-        self._atok = array("q")
+        self._atok: list = []
         self._starts: dict[int, int] = {}        # id(first message of a segment) -> its index
         self.overhead = 0
         self.scale = 1.0                         # real tokens per rough token (measured by bind)
@@ -224,7 +224,7 @@ class SessionTokens:
             return
         msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None)
         self._conv, self._anchors, self._starts, self.overhead, self.scale = None, {}, {}, 0, 1.0
-        self._astart, self._atok = array("q"), array("q")
+        self._astart, self._atok = array("q"), []
         self.undercount = 0
         if not isinstance(msgs, list) or not meta:
             return
@@ -237,11 +237,12 @@ class SessionTokens:
         extra = getattr(conv, "extra", None) or {}
         if not extra.get("starts_mid_session"):
             clean.add(0)
-        # per recorded response: its index, its segment's start, the real context tokens, and the usage Claude
-        # Code counts from (context + recorded output); typed arrays (100k messages: no 200k int objects)
-        seen_i, seen_s, seen_t, totals = array("q"), array("q"), array("q"), array("q")
+        # per recorded response: its index, its segment's start (typed arrays: positions), the real context
+        # tokens, and the usage Claude Code counts from (context + recorded output). Token counts stay Python
+        # ints: a file may record any number (a value past 64 bits is still a number to compare)
+        seen_i, seen_s, seen_t, totals = array("q"), array("q"), [], []
         astart = self._astart = array("q", bytes(8 * len(msgs)))
-        atok = self._atok = array("q", bytes(8 * len(msgs)))
+        atok = self._atok = [0] * len(msgs)
         anchors = self._anchors
         for i, m in enumerate(msgs):
             while i >= bounds[seg]:
@@ -274,7 +275,7 @@ class SessionTokens:
         def rough(a: int, b: int) -> int:
             return (prefix[b] - prefix[a]) // 4
         real_growth = rough_growth = 0
-        misses = array("q")
+        misses = []
         for k in range(1, len(seen_i)):
             if seen_s[k - 1] != seen_s[k]:
                 continue
