@@ -5,8 +5,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication
 
-from .export import install as install_export
-from .live import install_menu
+from compactscope.app.export import install as install_export
+from compactscope.app.live import install_menu
 from compactscope.widgets.i18n import tr
 
 
@@ -130,7 +130,7 @@ def _arrow(win, d) -> None:
 
 def _lesson_menu(win, mb) -> None:
     """Lesson: the bundled lessons, next/previous slide (Page Down/Up), close."""
-    from compactscope.core import lessons
+    from compactscope.core.session import lesson as lessons
     lm = mb.addMenu(tr("L&esson"))
     win.lesson_menu = lm
     for les in lessons.available():
@@ -147,7 +147,7 @@ def _lesson_menu(win, mb) -> None:
 def _language_menu(win, vm) -> None:
     """View > Language: each language in its own words; choosing one rebuilds the window in it."""
     from PySide6.QtGui import QActionGroup
-    from . import language
+    from compactscope.app import language
     lm = vm.addMenu(tr("&Language"))
     win.language_menu = lm
     group = QActionGroup(lm)
@@ -163,5 +163,5 @@ def _language_menu(win, vm) -> None:
 
 def _open_fleet(win) -> None:
     """File > Open Fleet: the fleet view (and pyarrow under it) is imported when first asked for, not at start."""
-    from .fleet import open_fleet_dialog
+    from compactscope.app.fleet import open_fleet_dialog
     open_fleet_dialog(win)

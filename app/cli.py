@@ -41,13 +41,13 @@ class CliError(Exception):
 def _print_json(obj) -> None:
     """One strict JSON document on stdout (a lone surrogate or NaN anywhere cannot break the output),
     written as it is encoded: a trace of 100k messages is never one string in memory."""
-    from compactscope.core.jsonout import write_json
+    from compactscope.core.files.jsonout import write_json
     write_json(obj, sys.stdout.write)
     sys.stdout.write("\n")
 
 
 def errors_dir() -> Path:
-    from compactscope.core.workspace import default_root
+    from compactscope.core.files.workspace import default_root
     return default_root().parent / "errors"
 
 
@@ -55,7 +55,7 @@ def report_internal(what: str, details: str) -> int:
     """An internal error (a bug): one line on stderr naming where the details are; returns exit code 3."""
     where = ""
     try:
-        from compactscope.core.safeio import atomic_write
+        from compactscope.core.files.safeio import atomic_write
         folder = errors_dir()
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"error-{time.strftime('%Y%m%d-%H%M%S')}-{id(details) % 100000:05d}.txt"
@@ -121,10 +121,10 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
     (and no ``--order``), e.g. a ``--compare`` run's. With ``conversation``, the strategy's session-inferred
     defaults apply under those overrides (``engine.inferred`` says what and why; ``--no-infer`` turns it off)."""
     from compactscope.core import strategies
-    from compactscope.core.pipeline import Engine
+    from compactscope.core.pipeline.engine import Engine
     from compactscope.core.strategies.spec import parse_assignments
     from compactscope.core.summarizers import make_summarizer
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     own = params is None
     # no --strategy: the file's own pipeline (strategies.choose_strategy, the one rule of every command)
     choice = strategies.choose_strategy(conversation, strategy_name)
@@ -198,7 +198,7 @@ def print_inferred(engine, out=None) -> None:
 
 
 def _token_estimator(spec: str | None):
-    from compactscope.core.size import CharsPerToken, make_anthropic_counter
+    from compactscope.core.pipeline.size import CharsPerToken, make_anthropic_counter
     if not spec:
         return None
     if spec in ("chars4", "chars/4"):
@@ -213,7 +213,7 @@ def _token_estimator(spec: str | None):
 
 def _context(args, conv):
     """The real API context ``--segment``/``--call`` name (default: the last segment)."""
-    from compactscope.core.contexts import ContextError, real_context
+    from compactscope.core.model.contexts import ContextError, real_context
     try:
         return real_context(conv, getattr(args, "segment", None), getattr(args, "call", None))
     except ContextError as e:
@@ -242,10 +242,10 @@ def cmd_run(args) -> int:
         layers = [l.name for l in engine.layers] + [extra]
     # a real context is run as it was sent; a whole history (a conversation never split, --call/--segment not
     # given) each message once: segments that repeat the compacted context (Inspect, hermes) are not run twice
-    from compactscope.core.contexts import is_context, whole_history_note
+    from compactscope.core.model.contexts import is_context, whole_history_note
     messages = conv.messages if is_context(conv) else conv.history()
     trace = engine.run(messages, conversation=conv, layers=layers)
-    from compactscope.core.explain import lost_results
+    from compactscope.core.analysis.explain import lost_results
     if args.json:
         d = trace.to_json(include_messages=not args.no_messages, shared=args.shared, lazy=True)
         warn_choice(engine)
@@ -295,7 +295,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from compactscope.core.checker import check_conversation, rejected
+    from compactscope.core.analysis.checker import check_conversation, rejected
     result, conv = _load(args.file, args.conversation)
     conv = _joined(args, conv)
     if args.strategy:
@@ -323,7 +323,7 @@ def cmd_check(args) -> int:
 def _check_output(args, result, conv) -> int:
     """``check FILE --strategy S``: would the API accept what the strategy leaves? Findings of its
     output (and of every step that failed), exit 1 when rejected."""
-    from compactscope.core.checker import rejected
+    from compactscope.core.analysis.checker import rejected
     engine = _engine(args, args.strategy, conversation=conv)
     conv = _context(args, conv)          # a real context, as run takes it (default: the last segment)
     trace = engine.run(conv.messages, conversation=conv)
@@ -347,7 +347,7 @@ def _check_output(args, result, conv) -> int:
 
 
 def cmd_info(args) -> int:
-    from compactscope.core.info import describe
+    from compactscope.core.analysis.info import describe
     from compactscope.core.loaders import LoadError, load
     try:
         result = load(args.file)
@@ -357,7 +357,7 @@ def cmd_info(args) -> int:
     if args.json:
         _print_json(info)
         return 0
-    from compactscope.core.words import count
+    from compactscope.core.i18n.english import count
     print(f"{info['path']}: {info['format']}, {count(len(info['conversations']), 'conversation')}")
     for c in info["conversations"]:
         copies = f" ({c['copies']} of them re-sent by compactions)" if c.get("copies") else ""
@@ -396,7 +396,7 @@ def cmd_info(args) -> int:
         print(f"  problem: {p}")
     main = result.conversations[0] if result.conversations else None
     if main is not None and not (main.system and main.tools):
-        from compactscope.core.join import partners
+        from compactscope.core.model.join import partners
         for d in partners(args.file, main)[:3]:
             lends = " and ".join(w for w, ok in (("a system prompt", d["has_system"]), ("tools", d["has_tools"]))
                                  if ok)
@@ -406,7 +406,8 @@ def cmd_info(args) -> int:
 
 
 def cmd_strategies(args) -> int:
-    from compactscope.core import strategies, words
+    from compactscope.core import strategies
+    from compactscope.core.i18n import english as words
     out = []
     for name in args.specs or strategies.available():
         try:
@@ -439,7 +440,7 @@ def _joined(args, conv):
     other_path = getattr(args, "with_file", None)
     if not other_path:
         return conv
-    from compactscope.core.join import borrow, same_session
+    from compactscope.core.model.join import borrow, same_session
     _, other = _load(other_path, 0)
     why = same_session(conv, other)
     if why is None:
@@ -458,7 +459,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def _segment_arg(text: str):
-    from compactscope.core.contexts import parse_segment
+    from compactscope.core.model.contexts import parse_segment
     try:
         return parse_segment(text)
     except ValueError as e:
@@ -545,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _tolerant_streams() -> None:
     """Text that cannot be encoded for the terminal (a lone surrogate, a character the locale lacks) is
     replaced instead of stopping the command half-way through its output."""
-    from compactscope.core.safeio import TEXT_ERRORS
+    from compactscope.core.files.safeio import TEXT_ERRORS
     for stream, errors in ((sys.stdout, TEXT_ERRORS), (sys.stderr, "backslashreplace")):
         try:
             stream.reconfigure(errors=errors)

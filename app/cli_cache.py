@@ -20,7 +20,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--json", action="store_true", help="one JSON object")
 
     def cmd_cache(args) -> int:
-        from compactscope.core import cache
+        from compactscope.core.files import cache
         cap = None
         if args.max is not None:
             if not args.prune:

@@ -18,7 +18,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--json", action="store_true", help="one JSON list")
 
     def cmd_lessons(args) -> int:
-        from compactscope.core import lessons
+        from compactscope.core.session import lesson as lessons
         found = lessons.available()
         if args.json:
             print_json([{"name": l.name, "title": l.title_in(args.lang), "slides": len(l.slides),
@@ -43,7 +43,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--json", action="store_true", help="with --check: one JSON object")
 
     def cmd_lesson(args) -> int:
-        from compactscope.core import lessons
+        from compactscope.core.session import lesson as lessons
         try:
             lesson = lessons.load(args.name)
             if not args.check and not args.export:
@@ -63,7 +63,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
 
 
 def _check(lesson, args, print_json) -> int:
-    from compactscope.core import lessons
+    from compactscope.core.session import lesson as lessons
     results = lessons.run(lesson)
     bad = 0
     out = []

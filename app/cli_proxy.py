@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def default_record_path() -> Path:
-    from compactscope.core.workspace import default_root
+    from compactscope.core.files.workspace import default_root
     return default_root().parent / "recordings" / f"proxy-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
@@ -27,14 +27,14 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--quiet", action="store_true", help="no line per call")
 
     def cmd_proxy(args) -> int:
-        from compactscope.core.conversation import Usage
-        from compactscope.core.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy, redact_url
-        from compactscope.core.recording import RecordingWriter
+        from compactscope.core.model.conversation import Usage
+        from compactscope.core.live.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy, redact_url
+        from compactscope.core.live.recorder import RecordingWriter
         upstream = args.upstream or DEFAULT_UPSTREAM
         shown = redact_url(upstream)          # a user name and password in the URL are never printed or recorded
         path = Path(args.record) if args.record else default_record_path()
         try:
-            from compactscope.core.proxy import check_bind, parse_upstream
+            from compactscope.core.live.proxy import check_bind, parse_upstream
             check_bind(args.host, args.allow_remote)
             parse_upstream(upstream)
         except ProxyError as e:
@@ -60,7 +60,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         except ProxyError as e:
             rec.close()
             raise CliError(str(e)) from None
-        from compactscope.core.proxy import is_loopback
+        from compactscope.core.live.proxy import is_loopback
         if not is_loopback(args.host):
             print(f"warning: listening on {args.host}: any machine that can reach it may send API requests "
                   "through it (with their own key) and they are recorded here; stop it when done", file=sys.stderr)
@@ -96,8 +96,8 @@ def register_record(sub, CliError) -> None:
     p.add_argument("--max-retries", type=int, default=2, help="SDK retries on 429/5xx/529 (default 2)")
 
     def cmd_record(args) -> int:
-        from compactscope.core.agent import Agent, AgentError, AgentStopped, ask_terminal, confirmation
-        from compactscope.core.recording import RecordingWriter
+        from compactscope.core.live.agent import Agent, AgentError, AgentStopped, ask_terminal, confirmation
+        from compactscope.core.live.recorder import RecordingWriter
         params = {}
         for kv in args.set or []:
             if "=" not in kv:

@@ -53,7 +53,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         from compactscope.app.cli import choice_json, inferred_json, print_inferred, warn_choice
         from compactscope.core.replay.calibration import calibration_words, default_calibration
         from compactscope.core.replay.views import pre_tokens_text
-        from compactscope.core import divergence
+        from compactscope.core.analysis import divergence
         from compactscope.core.strategies.spec import parse_compare
         from compactscope.app.cli import _joined
         result, conv = load(args.file, args.conversation)

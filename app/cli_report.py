@@ -36,7 +36,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
 
     def cmd_report(args) -> int:
         from compactscope.core.report import build_report, format_for, render, write_report
-        from compactscope.core.contexts import ContextError, locate_call
+        from compactscope.core.model.contexts import ContextError, locate_call
         from compactscope.core.strategies.spec import parse_compare
         t0 = time.perf_counter()
         out = args.output

@@ -14,14 +14,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
-from compactscope.core.jobs import Worker
-from compactscope.core.messages import message_text
+from compactscope.core.runtime.jobs import Worker
+from compactscope.core.model.messages import message_text
 from compactscope.core.report import build_report, session_request, write_report
 from compactscope.core.report.markdown import edits_markdown, md, message_markdown, summary_markdown
 from compactscope.core.report.model import real_summaries, summary_texts_of_trace
-from compactscope.core.session import stage_label
+from compactscope.core.session.model import stage_label
 
-from .workers import QtExecutor
+from compactscope.app.workers import QtExecutor
 from compactscope.widgets.i18n import tr
 from PySide6.QtCore import QT_TRANSLATE_NOOP
 

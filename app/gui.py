@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "compactscope"])
     app.setOrganizationName("Compactscope")
     app.setApplicationName("compactscope")
-    from .main_window import MainWindow
-    from .settings import Settings
-    from . import language
+    from compactscope.app.main_window import MainWindow
+    from compactscope.app.settings import Settings
+    from compactscope.app import language
     settings = Settings(enabled=not offscreen)
     lang = language.normalise(args.lang or settings.value("view/language", "") or language.system_language())
     if lang not in language.LANGUAGES:
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         win.session.set_call(args.call)
     if args.follow and ok:
-        from .live import open_live
+        from compactscope.app.live import open_live
         open_live(win, 2)
         win.live_panel.follow_path.setText(args.follow)
         win.live_controller.start_follow(args.follow)
@@ -246,7 +246,7 @@ def _screenshots(app, win, args, w, h) -> int:
 def _write_frames(app, win, folder, only=None) -> int:
     """One PNG per layer step (or per lesson slide, ``only``) into ``folder``; their paths printed; the window
     closed. Exit 2 when the folder cannot be written."""
-    from .screenshots import write_screenshots
+    from compactscope.app.screenshots import write_screenshots
     try:
         paths = write_screenshots(app, win, folder, only=only)
     except OSError as e:
@@ -262,7 +262,7 @@ def _write_frames(app, win, folder, only=None) -> int:
 def _fleet(app, win, args, w, h) -> int:
     """``--fleet RESULTS``: the fleet window (the debugger window appears when a session is opened)."""
     from compactscope.core.fleet import FleetError
-    from .fleet import FleetWindow, load_fleet
+    from compactscope.app.fleet import FleetWindow, load_fleet
     try:
         data = load_fleet(args.fleet)
     except FleetError as e:
@@ -315,7 +315,7 @@ def _screenshot(app, win, args, w, h) -> int:
 def _lesson(app, win, args, w, h, offscreen: bool) -> int:
     """``--lesson NAME [--slide K]``: the window on the lesson; ``--export-lesson DIR``: a PNG per slide, then exit
     (``--screenshot`` renders the one slide)."""
-    from compactscope.core import lessons
+    from compactscope.core.session import lesson as lessons
     try:
         lesson = lessons.load(args.lesson)
         lesson.slide(args.slide)

@@ -15,7 +15,7 @@ from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import QApplication
 
 from compactscope import asset_path
-from compactscope.core import i18n as core_i18n
+from compactscope.core.i18n import catalog as core_i18n
 
 LANGUAGES = {"en": "English", "zh_CN": "\u7b80\u4f53\u4e2d\u6587"}      # each in its own words
 FONT_FILE = "NotoSansCJKsc-Regular-subset.otf"
@@ -97,7 +97,7 @@ def ensure_cjk_font() -> str | None:
 def switch(win, lang: str):
     """The window again, in ``lang``: a new MainWindow showing what ``win`` showed; ``win`` closes. Returns the
     new window (the live agent or proxy of the old window stops with it)."""
-    from .main_window import MainWindow
+    from compactscope.app.main_window import MainWindow
     lang = normalise(lang)
     win.settings.set("view/language", lang)
     install(lang)

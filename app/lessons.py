@@ -13,9 +13,9 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 
-from compactscope.core import lessons
+from compactscope.core.session import lesson as lessons
 
-from .screenshots import Frame, register_frames, slug
+from compactscope.app.screenshots import Frame, register_frames, slug
 from compactscope.widgets.i18n import tr
 
 NEXT_KEYS = (Qt.Key_PageDown, Qt.Key_MediaNext, Qt.Key_Forward)

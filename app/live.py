@@ -19,19 +19,28 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
-from compactscope.core.conversation import Conversation
-from compactscope.core.jobs import LATEST, Executor, Worker
+from compactscope.core.model.conversation import Conversation
+from compactscope.core.runtime.jobs import LATEST, Executor, Worker
 from compactscope.core.layers.base import SUMMARY
-from compactscope.core.live import (Compacted, Failed, PipelineRan, ProxyWatch, Responded, Retrying, Streamed,
-                                    ToolRan, agent_event)
+from compactscope.core.live.sources import (
+    Compacted,
+    Failed,
+    PipelineRan,
+    ProxyWatch,
+    Responded,
+    Retrying,
+    Streamed,
+    ToolRan,
+    agent_event,
+)
 from compactscope.widgets.live_panel import LivePanel
 
-from .workers import QtExecutor
+from compactscope.app.workers import QtExecutor
 from compactscope.widgets.i18n import tr
 
 
 def default_recording(kind: str) -> Path:
-    from compactscope.core.workspace import default_root
+    from compactscope.core.files.workspace import default_root
     return default_root().parent / "recordings" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
@@ -87,8 +96,8 @@ class LiveController(QObject):
 
     # ================================================================ agent
     def configure_agent(self, s: dict) -> bool:
-        from compactscope.core.agent import Agent, AgentError
-        from compactscope.core.recording import RecordingWriter
+        from compactscope.core.live.agent import Agent, AgentError
+        from compactscope.core.live.recorder import RecordingWriter
         workdir = s.get("workdir") or ""
         name, params = self.strategy()
         key = (workdir, s.get("record"))
@@ -168,7 +177,7 @@ class LiveController(QObject):
         agent = self.agent
 
         def turn(text, state):
-            from compactscope.core.agent import AgentStopped
+            from compactscope.core.live.agent import AgentStopped
             agent.on_event = lambda k, d: state.set_partial_result(agent_event(k, d))
             try:
                 agent.send(text)
@@ -305,8 +314,8 @@ class LiveController(QObject):
 
     # ================================================================ proxy
     def start_proxy(self, s: dict) -> bool:
-        from compactscope.core.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy
-        from compactscope.core.recording import RecordingWriter
+        from compactscope.core.live.proxy import DEFAULT_UPSTREAM, ProxyError, RecordingProxy
+        from compactscope.core.live.recorder import RecordingWriter
         self.stop_proxy()
         path = Path(s["record"]).expanduser() if s.get("record") else default_recording("proxy")
         upstream = s.get("upstream") or DEFAULT_UPSTREAM
@@ -383,7 +392,7 @@ class LiveController(QObject):
 
     # ================================================================ follow
     def start_follow(self, path: str) -> bool:
-        from compactscope.core.follow import FollowThread
+        from compactscope.core.live.follow import FollowThread
         self.stop_follow()
         if not Path(path).is_file():
             self.panel.set_follow_running(False)
@@ -407,7 +416,7 @@ class LiveController(QObject):
         self.panel.set_follow_running(False)
 
     def _follow_update(self, u) -> None:
-        from compactscope.core import follow as F
+        from compactscope.core.live import follow as F
         if self.follow is None:
             return
         event = getattr(u, "event", F.APPENDED)

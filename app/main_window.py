@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, Q
                                QTabWidget, QVBoxLayout, QWidget)
 
 from compactscope.core import strategies
-from compactscope.core.session import TABS, Session, stage_label
-from compactscope.core.workspace import Workspace
+from compactscope.core.session.model import TABS, Session, stage_label
+from compactscope.core.files.workspace import Workspace
 from compactscope.widgets.context_picker import ContextPicker
 from compactscope.widgets.diff_panel import DiffPanel
 from compactscope.widgets.explainer import SnipExplainer
@@ -29,13 +29,13 @@ from compactscope.widgets.message_panel import MessagePanel
 from compactscope.widgets.stepper import LayerStepper
 from compactscope.widgets.timeline_panel import TimelinePanel
 
-from . import strategy_files
-from .actions import install_actions, rebuild_recent, rebuild_recent_strategies
-from .docks import build_docks
-from .session_qt import QtSession
-from .settings import Settings
-from .theme import apply_palette, apply_zoom
-from .workers import QtExecutor, single_thread_executor
+from compactscope.app import strategy_files
+from compactscope.app.actions import install_actions, rebuild_recent, rebuild_recent_strategies
+from compactscope.app.docks import build_docks
+from compactscope.app.session_qt import QtSession
+from compactscope.app.settings import Settings
+from compactscope.app.theme import apply_palette, apply_zoom
+from compactscope.app.workers import QtExecutor, single_thread_executor
 from compactscope.widgets.i18n import ct, ct_parts, tr
 
 EXAMPLES = asset_path("examples")
@@ -70,12 +70,12 @@ class MainWindow(QMainWindow):
         self._compare_timer.setSingleShot(True)
         self._compare_timer.setInterval(150)
         self._compare_timer.timeout.connect(self.run_replay)
-        from .presenter import PresenterMode
+        from compactscope.app.presenter import PresenterMode
         self.presenter_mode = PresenterMode(self)
-        from .language import ensure_cjk_font
+        from compactscope.app.language import ensure_cjk_font
         ensure_cjk_font()              # Chinese in a transcript draws on a machine without CJK fonts
         self._build()
-        from .lessons import LessonController
+        from compactscope.app.lessons import LessonController
         self.lesson_controller = LessonController(self)
         install_actions(self, EXAMPLES)
         self._connect()
@@ -300,7 +300,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_picker(self) -> None:
         """The picker shows the session's conversation, segment and call (core.contexts' choices)."""
-        from compactscope.core import contexts
+        from compactscope.core.model import contexts
         s = self.session
         conv = s.conversation
         if conv is None:
@@ -558,12 +558,12 @@ class MainWindow(QMainWindow):
 
     @property
     def language(self) -> str:
-        from .language import current
+        from compactscope.app.language import current
         return current()
 
     def set_language(self, lang: str):
         """Show the window in ``lang`` ("en" or "zh_CN"): a new window replaces this one (app/language.py)."""
-        from .language import current, switch
+        from compactscope.app.language import current, switch
         if lang == current():
             return self
         return switch(self, lang)

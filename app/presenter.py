@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from compactscope.core.session import TABS
+from compactscope.core.session.model import TABS
 
 PRESENTER_ZOOM = 4.0          # points added to every text
 

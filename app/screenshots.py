@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from compactscope.core.session import stage_label
+from compactscope.core.session.model import stage_label
 
 
 def save_image(image, path) -> bool:
     """Write a QImage or QPixmap to ``path`` (format from its suffix, PNG by default) atomically: a temporary
     file beside it takes the name at the end, a symlink at ``path`` is refused (``core.safeio``), a new file
     gets the user's usual mode. False when it cannot be written."""
-    from compactscope.core.safeio import atomic_path, new_file_mode
+    from compactscope.core.files.safeio import atomic_path, new_file_mode
     fmt = (Path(path).suffix.lstrip(".") or "png").upper()
     try:
         with atomic_path(path, mode=new_file_mode(path)) as tmp:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from compactscope.core.session import EVENTS, Session
+from compactscope.core.session.model import EVENTS, Session
 
 
 def signal_name(event_type: str) -> str:

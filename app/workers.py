@@ -13,7 +13,7 @@ import sys
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
-from compactscope.core.jobs import Executor
+from compactscope.core.runtime.jobs import Executor
 
 
 class _Poster(QObject):

@@ -36,14 +36,14 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--strategy", default="s08", choices=sorted(FIRES))
     args = ap.parse_args()
-    from compactscope.core import cache
+    from compactscope.core.files import cache
     with tempfile.TemporaryDirectory(prefix="bench-cache-") as d:
         tmp = Path(d)
         path = tmp / "session.jsonl"
         size = write_session(path, args.messages)
         env = {**os.environ, "XDG_CACHE_HOME": str(tmp / "cache")}
         env.pop(cache.ENV_MAX, None)
-        root = Path(subprocess.run([sys.executable, "-c", "from compactscope.core.cache import cache_root; "
+        root = Path(subprocess.run([sys.executable, "-c", "from compactscope.core.files.cache import cache_root; "
                                     "print(cache_root())"], env=env, capture_output=True, text=True,
                                    check=True).stdout.strip())
         print(f"{args.messages:,} messages, file {size / 1e6:.1f} MB; cache {root}; strategy {args.strategy}, "

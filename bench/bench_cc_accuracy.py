@@ -27,13 +27,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compactscope.core import divergence  # noqa: E402
+from compactscope.core.analysis import divergence  # noqa: E402
 from compactscope.core.loaders import LoadError, load  # noqa: E402
-from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.pipeline.engine import Engine  # noqa: E402
 from compactscope.core.replay import replay  # noqa: E402
 from compactscope.core.strategies import infer_params  # noqa: E402
 from compactscope.core.strategies.claude_code_versions import fmt_version, parse_version  # noqa: E402
-from compactscope.core.workspace import Workspace  # noqa: E402
+from compactscope.core.files.workspace import Workspace  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 

@@ -21,10 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compactscope.core.layers.s08 import LAYERS  # noqa: E402
-from compactscope.core.pipeline import Engine  # noqa: E402
-from compactscope.core.size import SizeMeter  # noqa: E402
+from compactscope.core.pipeline.engine import Engine  # noqa: E402
+from compactscope.core.pipeline.size import SizeMeter  # noqa: E402
 from compactscope.core.summarizers import FixedSummarizer  # noqa: E402
-from compactscope.core.workspace import Workspace  # noqa: E402
+from compactscope.core.files.workspace import Workspace  # noqa: E402
 
 
 def conversation(n: int) -> list:

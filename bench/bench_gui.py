@@ -74,7 +74,7 @@ def main() -> int:
     t_import = time.perf_counter()
     from compactscope.app.main_window import MainWindow
     from compactscope.app.settings import Settings
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     t_import = time.perf_counter() - t_import
 
     t0 = time.perf_counter()

@@ -17,10 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compactscope.core.follow import Follower                      # noqa: E402
+from compactscope.core.live.follow import Follower                      # noqa: E402
 from compactscope.core.loaders import load                          # noqa: E402
-from compactscope.core.proxy import RecordingProxy                  # noqa: E402
-from compactscope.core.recording import RecordingWriter             # noqa: E402
+from compactscope.core.live.proxy import RecordingProxy                  # noqa: E402
+from compactscope.core.live.recorder import RecordingWriter             # noqa: E402
 from tests.fakeapi import FakeAnthropic, message, reply, text_block   # noqa: E402
 
 

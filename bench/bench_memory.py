@@ -109,10 +109,10 @@ def peak_of(cmd: list[str]) -> tuple[int, float, int]:
 def traced(path: Path, strategy: str) -> tuple[int, int]:
     """(tracemalloc peak, after load) of load + pipeline + streamed JSON in this process."""
     import tracemalloc
-    from compactscope.core.jsonout import write_json
+    from compactscope.core.files.jsonout import write_json
     from compactscope.core.loaders import load
-    from compactscope.core.pipeline import Engine
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.pipeline.engine import Engine
+    from compactscope.core.files.workspace import Workspace
     tracemalloc.start()
     conv = load(path).main
     loaded = tracemalloc.get_traced_memory()[0]

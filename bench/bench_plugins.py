@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compactscope.core.layers import inspect_rules as R  # noqa: E402
-from compactscope.core.messages import to_openai  # noqa: E402
-from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.model.messages import to_openai  # noqa: E402
+from compactscope.core.pipeline.engine import Engine  # noqa: E402
 from compactscope.core.replay import replay  # noqa: E402
 from compactscope.core.strategies.plugin import from_object  # noqa: E402
 from compactscope.core.summarizers import FixedSummarizer  # noqa: E402
@@ -123,7 +123,7 @@ def main() -> None:
 
 
 def _conv(msgs):
-    from compactscope.core.conversation import Conversation
+    from compactscope.core.model.conversation import Conversation
     return Conversation(msgs, "openai")
 
 

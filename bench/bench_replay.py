@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compactscope.core.conversation import Conversation, MessageMeta  # noqa: E402
-from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.model.conversation import Conversation, MessageMeta  # noqa: E402
+from compactscope.core.pipeline.engine import Engine  # noqa: E402
 from compactscope.core.replay import replay  # noqa: E402
-from compactscope.core.workspace import Workspace  # noqa: E402
+from compactscope.core.files.workspace import Workspace  # noqa: E402
 
 
 def make_session(calls: int, seed: int = 1) -> Conversation:

@@ -122,7 +122,7 @@ def child(path: str, strategy: str, size: int) -> None:
     app = QApplication.instance() or QApplication([])
     from compactscope.app.main_window import MainWindow
     from compactscope.app.settings import Settings
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     out: dict = {"rss": {}}
 
     def rss_now(label: str) -> None:

@@ -41,7 +41,7 @@ def make_window(qtbot, tmp_path, isolated_settings):
     """A factory of shown main windows with their own settings and workspace."""
     from compactscope.app.main_window import MainWindow
     from compactscope.app.settings import Settings
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
 
     def make():
         w = MainWindow(Settings(), workspace=Workspace(tmp_path / "ws"))

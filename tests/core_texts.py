@@ -1,6 +1,6 @@
 """The texts the core gives the window to show (layer explanations, edits in words, boundaries, findings, stage
 names, parameter help, status and captions), gathered by running every bundled example under every built-in
-strategy and every lesson slide: what core/i18n_zh_CN.json must translate."""
+strategy and every lesson slide: what core/i18n/i18n_zh_CN.json must translate."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,7 +34,7 @@ RUNS = [  # (example, strategy, params, order)
 
 
 def session_texts(session) -> set[str]:
-    from compactscope.core.explain import boundary_explanation, cut_lines, variant_rows
+    from compactscope.core.analysis.explain import boundary_explanation, cut_lines, variant_rows
     out: set[str] = set()
     add = out.add
     st = session.strategy
@@ -110,10 +110,10 @@ def session_texts(session) -> set[str]:
 
 def gather(tmp) -> dict[str, str]:
     """text -> where it was seen."""
-    from compactscope.core import lessons
+    from compactscope.core.session import lesson as lessons
     from compactscope.core.replay import COMPARISON_COLUMNS
-    from compactscope.core.session import Session
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.session.model import Session
+    from compactscope.core.files.workspace import Workspace
     seen: dict[str, str] = {}
     for _, title in COMPARISON_COLUMNS:
         seen.setdefault(title, "COMPARISON_COLUMNS")

@@ -586,7 +586,7 @@ class Runner:
         self.count = 0
 
     def workspace(self):
-        from compactscope.core.workspace import Workspace
+        from compactscope.core.files.workspace import Workspace
         ws = self.work / "ws"
         if self.count % 200 == 0 and ws.exists():
             shutil.rmtree(ws, ignore_errors=True)
@@ -623,13 +623,13 @@ class Runner:
             return False, None
 
     def _run(self, path: Path, rng: random.Random, out: Outcome) -> None:
-        from compactscope.core.checker import check, check_conversation
-        from compactscope.core.info import describe
+        from compactscope.core.analysis.checker import check, check_conversation
+        from compactscope.core.analysis.info import describe
         from compactscope.core.loaders import LoadError, _loaders, detect, load
         from compactscope.core.loaders.base import read_probe
-        from compactscope.core.pipeline import Engine
+        from compactscope.core.pipeline.engine import Engine
         from compactscope.core.replay import replay
-        from compactscope.core.safeio import dumps
+        from compactscope.core.files.safeio import dumps
 
         def only_load_errors(fn, *a):
             try:

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from compactscope.core.agent import Agent, AgentError, AgentStopped, WorkspaceTools, is_prompt_too_long
-from compactscope.core.recording import RecordingWriter, read_recording
+from compactscope.core.live.agent import Agent, AgentError, AgentStopped, WorkspaceTools, is_prompt_too_long
+from compactscope.core.live.recorder import RecordingWriter, read_recording
 from tests.fakeapi import (FakeAnthropic, error, message, overloaded, prompt_too_long, rate_limited, reply,
                            text_block, tool_use_block)
 
@@ -327,7 +327,7 @@ def test_teaching_compact_tool_bug_is_explained(tmp_path):
 
 
 def test_max_tokens_mid_tool_call_keeps_the_list_valid(tmp_path):
-    from compactscope.core.checker import check, rejected
+    from compactscope.core.analysis.checker import check, rejected
     script = [reply(message([text_block("Let me"), tool_use_block("write_file", {"path": "a"}, "cut")],
                             stop_reason="max_tokens")),
               reply(message([text_block("ok")]))]
@@ -366,7 +366,7 @@ def test_circuit_breaker_stops_summary_calls_after_three_failures(tmp_path):
 def test_other_strategies_drive_the_agent(tmp_path, strategy):
     """Any strategy can run before the calls; what is sent is always Messages API (hermes works in OpenAI
     chat format and is converted back); tools the strategy cannot serve are not offered."""
-    from compactscope.core.checker import check, rejected
+    from compactscope.core.analysis.checker import check, rejected
     script = [reply(message([tool_use_block("read_file", {"path": "x.txt"}, "t1")])),
               reply(message([text_block("done")]))]
     with FakeAnthropic(script) as fake:

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 from compactscope.app.live import LiveController, attach_to_main_window   # noqa: E402
-from compactscope.core.recording import read_recording                    # noqa: E402
+from compactscope.core.live.recorder import read_recording                    # noqa: E402
 from tests.fakeapi import FakeAnthropic, error, message, reply, text_block, tool_use_block   # noqa: E402
 from compactscope.widgets.live_panel import LivePanel                     # noqa: E402
 

@@ -5,9 +5,9 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from compactscope.core.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED, align, align_origin
-from compactscope.core.pipeline import Engine
-from compactscope.core.workspace import Workspace
+from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED, align, align_origin
+from compactscope.core.pipeline.engine import Engine
+from compactscope.core.files.workspace import Workspace
 
 
 def _check_invariants(n_in: int, origin: list, rows) -> None:
@@ -124,7 +124,7 @@ def test_edits_attach_to_their_rows(data):
     """A summary's range edit over every removed row, with edits of single messages inside and around it
     (Claude Code's restored files), overlapping ranges: each row lists exactly the edits that concern it,
     and a changed row the block changes of its message."""
-    from compactscope.core.trace import Edit
+    from compactscope.core.pipeline.trace import Edit
     n = data.draw(st.integers(0, 40))
     origin = data.draw(st.lists(st.one_of(st.none(), st.integers(0, max(n - 1, 0))), max_size=12)) if n else []
     inp = [{"role": "user", "content": f"m{i}"} for i in range(n)]

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from compactscope.core import session as S
-from compactscope.core.jobs import ThreadExecutor
-from compactscope.core.session import Session
-from compactscope.core.workspace import Workspace
+from compactscope.core.session import model as S
+from compactscope.core.runtime.jobs import ThreadExecutor
+from compactscope.core.session.model import Session
+from compactscope.core.files.workspace import Workspace
 
 
 def write_session(path, n: int) -> None:
@@ -110,7 +110,7 @@ def test_a_claude_code_parameter_change_reuses_the_summary_pair_index_and_figure
     built, counted = [], []
     real_chars = cc.content_chars
     monkeypatch.setattr(cc, "content_chars", lambda m: counted.append(1) or real_chars(m))
-    import compactscope.core.present as present
+    import compactscope.core.analysis.present as present
     real_index = present.ToolPairIndex
     monkeypatch.setattr(present, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real_index(msgs))
     s.set_param("buffer", 12_000)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from compactscope.app.cli import main
-from compactscope.core import cache
-from compactscope.core.workspace import Workspace
+from compactscope.core.files import cache
+from compactscope.core.files.workspace import Workspace
 
 
 def big_conversation(n_turns: int = 30, size: int = 3000) -> list:

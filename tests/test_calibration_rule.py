@@ -11,8 +11,8 @@ import pytest
 
 from compactscope.core.replay import replay
 from compactscope.core.replay.calibration import calibration_words, default_calibration
-from compactscope.core.session import Session
-from compactscope.core.workspace import Workspace
+from compactscope.core.session.model import Session
+from compactscope.core.files.workspace import Workspace
 
 B0 = ("entireio-cli", "b0-2936744f3b-0-full.jsonl")
 

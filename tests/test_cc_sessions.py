@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compactscope.core.checker import RESULT_BEFORE_FILE, check, check_conversation, rejected
+from compactscope.core.analysis.checker import RESULT_BEFORE_FILE, check, check_conversation, rejected
 from compactscope.core.loaders import load
-from compactscope.core.messages import ToolPairIndex
+from compactscope.core.model.messages import ToolPairIndex
 
 from conftest import CORPUS
 from test_loaders_formats import _asst
@@ -198,9 +198,9 @@ AUTO_SESSIONS = ["a6-e4c2a0fbd1-0-full.jsonl", "ca-fca7ea73ac-0-full.jsonl", "e1
 
 @pytest.mark.parametrize("name", AUTO_SESSIONS)
 def test_first_simulated_auto_compaction_within_one_call_with_defaults(corpus, tmp_path, name):
-    from compactscope.core.pipeline import Engine
+    from compactscope.core.pipeline.engine import Engine
     from compactscope.core.replay import replay
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     conv = load(CC / name).main
     inf = infer_params("claude_code", conv)
     res = replay(conv, engine=Engine("claude_code", inf.apply(), workspace=Workspace(tmp_path)), keep_inputs=False)
@@ -211,9 +211,9 @@ def test_first_simulated_auto_compaction_within_one_call_with_defaults(corpus, t
 
 @pytest.mark.parametrize("name", ["10-a740e118e0-0-full.jsonl", "37-995ebed6e4-2-full.jsonl"])
 def test_no_simulated_auto_compaction_where_none_happened(corpus, tmp_path, name):
-    from compactscope.core.pipeline import Engine
+    from compactscope.core.pipeline.engine import Engine
     from compactscope.core.replay import replay
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     conv = load(CC / name).main
     res = replay(conv, engine=Engine("claude_code", infer_params("claude_code", conv).apply(),
                                      workspace=Workspace(tmp_path)), keep_inputs=False)
@@ -246,7 +246,7 @@ def test_the_estimate_is_claude_codes_own_count_at_the_boundary(corpus):
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from compactscope.core import contexts  # noqa: E402
+from compactscope.core.model import contexts  # noqa: E402
 
 
 def _cli(*args):
@@ -328,7 +328,7 @@ def test_run_b8_starts_from_a_real_context(corpus):
 
 @pytest.mark.parametrize("path", sorted(CC.glob("*.jsonl")) if CC.is_dir() else [], ids=lambda p: p.name[:14])
 def test_run_and_check_agree_on_every_context(corpus, path):
-    from compactscope.core.pipeline import Engine
+    from compactscope.core.pipeline.engine import Engine
     try:
         conv = load(path).main
     except Exception:
@@ -421,7 +421,7 @@ def _img(raw, media="image/png"):
 
 
 def test_image_tokens_follow_anthropics_rule():
-    from compactscope.core import images
+    from compactscope.core.model import images
     small = images.info(_img(_png(200, 150)))
     assert (small.width, small.height) == (200, 150) and small.tokens == 40       # 200*150/750
     big = images.info(_img(_png(4000, 3000)))                                      # scaled: ~1,600 at most
@@ -436,8 +436,8 @@ def test_image_tokens_follow_anthropics_rule():
 
 
 def test_an_image_counts_as_its_tokens_in_sizes(corpus):
-    from compactscope.core.images import images_in, info
-    from compactscope.core.size import SizeMeter
+    from compactscope.core.model.images import images_in, info
+    from compactscope.core.pipeline.size import SizeMeter
     raw = _png(800, 600, pad=300_000)
     m = {"role": "user", "content": [_img(raw), {"type": "text", "text": "look"}]}
     text_only = {"role": "user", "content": [{"type": "text", "text": "look"}]}
@@ -455,8 +455,8 @@ def test_an_image_counts_as_its_tokens_in_sizes(corpus):
 def test_the_seeds_still_decide_on_len_str_with_an_image(tmp_path):
     """s08 compacts on len(str(messages)) (its own code): an image's base64 still counts there, while the
     sizes shown count it as its tokens."""
-    from compactscope.core.pipeline import Engine
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.pipeline.engine import Engine
+    from compactscope.core.files.workspace import Workspace
     msgs = [{"role": "user", "content": [_img(_png(100, 100, pad=90_000)), {"type": "text", "text": "what is it?"}]},
             {"role": "assistant", "content": "a square"}, {"role": "user", "content": "thanks"}]
     eng = Engine("s08", {"context_limit": 50_000}, workspace=Workspace(tmp_path))
@@ -493,9 +493,9 @@ def _cc_request_recording(tmp_path):
 
 
 def test_a_system_role_message_in_an_anthropic_request_stays_where_it_was_sent(tmp_path):
-    from compactscope.core.messages import ANTHROPIC, OPENAI, detect_dialect
-    from compactscope.core.pipeline import Engine
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.model.messages import ANTHROPIC, OPENAI, detect_dialect
+    from compactscope.core.pipeline.engine import Engine
+    from compactscope.core.files.workspace import Workspace
     path, agents = _cc_request_recording(tmp_path)
     conv = load(path).main
     assert conv.dialect == ANTHROPIC and conv.messages[0]["role"] == "system"
@@ -514,7 +514,7 @@ def test_a_system_role_message_in_an_anthropic_request_stays_where_it_was_sent(t
 
 
 def test_a_session_file_and_its_proxy_recording_are_joined(tmp_path):
-    from compactscope.core.join import borrow, partners, same_session
+    from compactscope.core.model.join import borrow, partners, same_session
     rec_path, _ = _cc_request_recording(tmp_path)
     recs = [_cc("u1", None, "user", {"role": "user", "content": "list the files"}),
             _cc("a1", "u1", "assistant", _asst("m1", _tu(1), usage=_usage(3000)))]
@@ -556,7 +556,7 @@ def test_the_iteration_budget_appears_only_for_strategies_that_have_one(corpus):
 
 
 def test_the_window_session_opens_on_the_last_segment_with_inferred_defaults(corpus):
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     s = Session(strategy="claude_code")
     assert s.open(str(CC / "b8-659b3a4dd4-0-full.jsonl"))
     conv = s.conversation
@@ -573,7 +573,7 @@ def test_the_window_session_opens_on_the_last_segment_with_inferred_defaults(cor
 
 
 def test_the_inspector_shows_an_image_as_a_picture(qtbot):
-    from compactscope.core.present import block_sizes, message_chips
+    from compactscope.core.analysis.present import block_sizes, message_chips
     from compactscope.widgets.inspector import Inspector
     img = _img(_png(400, 300, pad=20_000))
     m = {"role": "user", "content": [img, {"type": "text", "text": "see"}]}

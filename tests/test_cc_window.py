@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compactscope.core import contexts, divergence
-from compactscope.core.checker import check_conversation
+from compactscope.core.model import contexts
+from compactscope.core.analysis import divergence
+from compactscope.core.analysis.checker import check_conversation
 from compactscope.core.loaders import load
 
 from conftest import CORPUS
@@ -206,7 +207,7 @@ def test_the_windows_timeline_warns_with_the_documented_defaults(qtbot, make_win
 def test_what_a_session_inferred_is_not_remembered_as_the_users(corpus):
     """b8's inferred cap_reserve=False belongs to b8: another file, or inference turned off, starts from the
     default again, and the window does not save it as the user's parameter for the next start."""
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     s = Session(strategy="claude_code")
     assert s.open(str(B8))
     assert s.params["cap_reserve"] is False and s.params["idle_gap_minutes"] == 0

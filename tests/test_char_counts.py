@@ -12,8 +12,8 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from compactscope.core import present  # noqa: E402
-from compactscope.core.size import SizeMeter  # noqa: E402
+from compactscope.core.analysis import present  # noqa: E402
+from compactscope.core.pipeline.size import SizeMeter  # noqa: E402
 from compactscope.widgets.inspector import Inspector  # noqa: E402
 from compactscope.widgets.message_model import SizeRole  # noqa: E402
 

@@ -7,13 +7,13 @@ import copy
 import pytest
 
 from compactscope.core import strategies
-from compactscope.core.checker import check, rejected
-from compactscope.core.conversation import MessageMeta
+from compactscope.core.analysis.checker import check, rejected
+from compactscope.core.model.conversation import MessageMeta
 from compactscope.core.layers import claude_code as cc
 from compactscope.core.layers.base import LayerContext
-from compactscope.core.pipeline import Engine
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.summarizers import FixedSummarizer, SummaryError
-from compactscope.core.workspace import Workspace
+from compactscope.core.files.workspace import Workspace
 
 T0 = 1_700_000_000.0
 
@@ -330,7 +330,7 @@ def test_budget_and_snip_reuse_s08(tmp_path):
 
 
 def test_rough_tokens_count_images_flat():
-    from compactscope.core.size import SizeMeter
+    from compactscope.core.pipeline.size import SizeMeter
     img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400_000}}
     m = {"role": "user", "content": [img, {"type": "text", "text": "look"}]}
     plain = {"role": "user", "content": [{"type": "text", "text": "look"}]}

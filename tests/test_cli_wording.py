@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compactscope.app.cli import main as cli_main
-from compactscope.core import words
+from compactscope.core.i18n import english as words
 
 PLUGIN = '''
 def boom(messages, **kw):
@@ -99,7 +99,7 @@ def test_info_says_one_message_and_one_tool_pair(corpus, capsys):
 
 def test_the_words_of_types_and_formats_take_an(tmp_path):
     from compactscope.core import strategies
-    from compactscope.core.checker import check
+    from compactscope.core.analysis.checker import check
     from compactscope.core.loaders import load
     f = tmp_path / "api.json"
     f.write_text(json.dumps({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}))
@@ -122,7 +122,7 @@ def test_result_before_file_reads_as_the_warning_it_is(corpus, capsys):
 
 # ------------------------------------------------------------------ tool pairs as the checker pairs them (31)
 def test_tool_pairs_count_every_call_even_when_ids_repeat(corpus, capsys):
-    from compactscope.core.info import tool_pair_counts
+    from compactscope.core.analysis.info import tool_pair_counts
     code, out, _ = _run(capsys, ["info", str(corpus / "swe-agent/marshmallow-1867.function_calling_replace.traj.json")])
     assert code == 0 and "11 tool pairs (11 complete)" in out
     call = lambda i: {"role": "assistant", "content": None,                             # noqa: E731

@@ -46,7 +46,7 @@ def test_the_files_own_pipeline(corpus, rel):
     assert own.name == OWN[rel], own
     assert own.known == (own.name != "s08"), "only a recognised agent makes a chosen strategy worth a warning"
     # the rule reads a real-context view through the conversation it was cut from
-    from compactscope.core.contexts import real_context
+    from compactscope.core.model.contexts import real_context
     assert strategies.own_strategy(real_context(result.main)).name == own.name
     choice = strategies.choose_strategy(result.main)
     assert not choice.chosen and choice.name == own.name
@@ -54,7 +54,7 @@ def test_the_files_own_pipeline(corpus, rel):
 
 
 def test_recordings_of_compactscopes_agent_and_of_claude_code(tmp_path):
-    from compactscope.core.recording import RecordingWriter
+    from compactscope.core.live.recorder import RecordingWriter
 
     def record(path, source, meta, request, trace=None):
         with RecordingWriter(path, source=source, meta=meta) as rec:
@@ -187,7 +187,7 @@ def test_replay_and_fleet_take_the_reports_compare_syntax(examples, capsys):
 
 
 def test_the_window_session_takes_repeated_compare_values():
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     s = Session(strategy="s08")
     s.set_compare_spec(["hermes;x=s08:max_messages=5", "claude_code"], run=False)
     assert sorted(s.compare_names) == ["claude_code", "hermes"] and s.compare_extra == "x=s08:max_messages=5"
@@ -195,7 +195,7 @@ def test_the_window_session_takes_repeated_compare_values():
 
 # ------------------------------------------------------------------ the window's default strategy (finding 12)
 def test_the_window_opens_a_file_with_its_own_pipeline(corpus, examples):
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     s = Session(strategy="s08")
     assert s.open(str(corpus / CC))
     assert s.strategy.name == "claude_code" and not s.strategy_choice.chosen
@@ -220,7 +220,7 @@ def test_the_window_opens_a_file_with_its_own_pipeline(corpus, examples):
 
 
 def test_a_pinned_strategy_and_a_snapshot_keep_theirs(corpus):
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     s = Session()
     assert s.pin_strategy("hermes")                          # gui --strategy hermes
     assert s.open(str(corpus / CC)) and s.strategy.name == "hermes"

@@ -1,12 +1,12 @@
 """core.explain.cut_lines: where the window draws the snip cut lines, computed without Qt."""
 from helpers import worked_example
 
-from compactscope.core.explain import cut_lines
-from compactscope.core.pipeline import run_pipeline
+from compactscope.core.analysis.explain import cut_lines
+from compactscope.core.pipeline.engine import run_pipeline
 
 
 def test_cut_lines_of_the_worked_example(tmp_path):
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     step = run_pipeline(worked_example(), "s08", {"max_messages": 8}, workspace=Workspace(tmp_path)).step("snip_compact")
     before, after = cut_lines(step)
     assert [k for _, k in before[3]] == ["initial"] and [k for _, k in before[4]] == ["cut"]
@@ -19,7 +19,7 @@ def test_cut_lines_of_the_worked_example(tmp_path):
 
 
 def test_trace_map_index_follows_messages_through_the_layers(tmp_path):
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     t = run_pipeline(worked_example(), "s08", {"max_messages": 8}, workspace=Workspace(tmp_path))
     snip = 2                                   # stage 2 = after snip_compact
     assert t.map_index(7, 0, snip) == 6        # input 7 is output 6 of the snip

@@ -4,9 +4,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from compactscope.core.explain import hermes_rows
+from compactscope.core.analysis.explain import hermes_rows
 from compactscope.core.loaders import load
-from compactscope.core.pipeline import run_pipeline
+from compactscope.core.pipeline.engine import run_pipeline
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples"
 

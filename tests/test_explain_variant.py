@@ -2,9 +2,9 @@
 replaces what budget never persisted (core.explain.lost_results)."""
 from helpers import worked_example
 
-from compactscope.core.explain import README_LACKS, lost_results, snip_rows, variant_rows
-from compactscope.core.pipeline import run_pipeline
-from compactscope.core.workspace import Workspace
+from compactscope.core.analysis.explain import README_LACKS, lost_results, snip_rows, variant_rows
+from compactscope.core.pipeline.engine import run_pipeline
+from compactscope.core.files.workspace import Workspace
 
 
 def parallel_results():

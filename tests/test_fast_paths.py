@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactscope.core.align import Row, _align, align_origin
+from compactscope.core.pipeline.align import Row, _align, align_origin
 from compactscope.core.layers.s08 import _dumps_head
 from compactscope.core.loaders.base import _array_element_lines_np, _array_element_lines_py, document_lines
 
@@ -77,7 +77,7 @@ def test_summary_prompt_head_equals_dumping_everything(msgs, cap):
 
 
 def test_collapsed_row_heights_match_the_chips(qtbot):
-    from compactscope.core import present
+    from compactscope.core.analysis import present
     from compactscope.widgets.message_delegate import MessageDelegate
     from compactscope.widgets.message_model import MessageListModel
     msgs = [
@@ -181,15 +181,15 @@ def test_compact_tool_pair_index_tells_what_its_definition_does(messages):
     """The index is kept in arrays (a dict tool id -> number, positions packed); what it answers is the
     definition's: first call and its name, every answer in order, the last id named at a position (a
     content block and a tool call may share a block index), ids per message in order."""
-    from compactscope.core.messages import ToolPairIndex
+    from compactscope.core.model.messages import ToolPairIndex
     assert _index_facts(ToolPairIndex(messages)) == _reference_index(messages)
 
 
 @settings(max_examples=200, deadline=None)
 @given(before=st.lists(_message, min_size=1, max_size=6), data=st.data())
 def test_tool_pair_index_reused_only_when_it_reads_the_same(before, data):
-    from compactscope.core.messages import ToolPairIndex
-    from compactscope.core import present
+    from compactscope.core.model.messages import ToolPairIndex
+    from compactscope.core.analysis import present
     present._PAIR_CACHE.clear()
     present.pair_index(before)
     after = list(before)
@@ -205,8 +205,8 @@ def test_tool_pair_index_reused_only_when_it_reads_the_same(before, data):
 
 
 def test_tool_pair_index_not_reused_when_a_name_or_id_changes():
-    from compactscope.core.messages import ToolPairIndex
-    from compactscope.core import present
+    from compactscope.core.model.messages import ToolPairIndex
+    from compactscope.core.analysis import present
     use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}]}
     res = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 500}]}
     present._PAIR_CACHE.clear()

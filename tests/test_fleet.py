@@ -100,7 +100,7 @@ def test_an_agent_file_without_its_session_is_reported_not_replayed(corpus, tmp_
 def test_a_sessions_row_matches_its_replay(corpus, tmp_path):
     from compactscope.core.loaders import load
     from compactscope.core.replay import replay
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     path = corpus / "entireio-cli" / "b8-659b3a4dd4-0-full.jsonl"
     from compactscope.core.strategies import infer_params
     cfg = make_config("claude_code", {"idle_gap_minutes": "0"}, ["later=claude_code:cap_reserve=true"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compactscope.core.follow import FollowThread, Follower, LineTail
+from compactscope.core.live.follow import FollowThread, Follower, LineTail
 from compactscope.core.loaders import load
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "entireio-cli"
@@ -75,7 +75,7 @@ def _wait(cond, timeout=5.0):
 
 
 def test_follow_thread_reports_and_stops(tmp_path):
-    from compactscope.core.recording import RecordingWriter
+    from compactscope.core.live.recorder import RecordingWriter
     p = tmp_path / "rec.jsonl"
     w = RecordingWriter(p, source="proxy")
     got = []

@@ -7,8 +7,8 @@ import os
 import shutil
 import threading
 
-from compactscope.core import follow as F
-from compactscope.core.follow import FollowThread, Follower
+from compactscope.core.live import follow as F
+from compactscope.core.live.follow import FollowThread, Follower
 
 
 def _line(i: int, text: str = "x") -> bytes:

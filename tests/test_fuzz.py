@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fuzzlib
-from compactscope.core.jsonio import loads_deep, loads_lenient
+from compactscope.core.files.jsonio import loads_deep, loads_lenient
 from compactscope.core.loaders import load
-from compactscope.core.safeio import DEEP_PLACEHOLDER, MAX_DEPTH, dumps
-from compactscope.core.shape import fix_message, well_shaped
+from compactscope.core.files.safeio import DEEP_PLACEHOLDER, MAX_DEPTH, dumps
+from compactscope.core.model.shape import fix_message, well_shaped
 
 SEEDS = fuzzlib.builtin_seeds()
 
@@ -209,8 +209,8 @@ def test_one_verdict_on_values_the_load_made_well_typed(tmp_path, capsys):
     same string (so the pair matches), but the API would reject the file as written. check, run --json
     (before and after every layer that keeps those messages) and the window's session say so alike."""
     from compactscope.app.cli import main
-    from compactscope.core.session import Session
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.session.model import Session
+    from compactscope.core.files.workspace import Workspace
     msgs = [{"role": "user", "content": "go"},
             {"role": "assistant", "content": [{"type": "tool_use", "id": ["l"], "name": "bash", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": ["l"], "content": "ok"}]},

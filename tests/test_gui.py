@@ -15,9 +15,9 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent, QImage  # noqa: E402
 
-from compactscope.core.align import DUPLICATED, align  # noqa: E402
+from compactscope.core.pipeline.align import DUPLICATED, align  # noqa: E402
 from compactscope.core.loaders import LoadError, load  # noqa: E402
-from compactscope.core.messages import ToolPairIndex  # noqa: E402
+from compactscope.core.model.messages import ToolPairIndex  # noqa: E402
 from compactscope.core.summarizers import CachedSummarizer, SummaryError  # noqa: E402
 from helpers import BlockingSummarizer  # noqa: E402
 

@@ -1,5 +1,5 @@
 """The edit list stays cheap on a layer with thousands of edits: it lists the first ones and says how many more."""
-from compactscope.core.pipeline import Engine
+from compactscope.core.pipeline.engine import Engine
 from compactscope.widgets.explainer import MAX_EDIT_ROWS, EditList
 
 

@@ -16,8 +16,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
-from compactscope.core.messages import message_text  # noqa: E402
-from compactscope.core.report.words import usage_short, when  # noqa: E402
+from compactscope.core.model.messages import message_text  # noqa: E402
+from compactscope.core.model.describe import usage_short, when  # noqa: E402
 from test_gui import open_wait  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactscope.app.cli import main
-from compactscope.core.checker import check
-from compactscope.core.messages import ANTHROPIC, OPENAI
-from compactscope.core.pipeline import Engine
-from compactscope.core.workspace import Workspace
+from compactscope.core.analysis.checker import check
+from compactscope.core.model.messages import ANTHROPIC, OPENAI
+from compactscope.core.pipeline.engine import Engine
+from compactscope.core.files.workspace import Workspace
 from conftest import EXAMPLES
 
 
@@ -51,7 +51,7 @@ def test_exit_codes_are_distinct(capsys, tmp_path, cache_home, monkeypatch):
     assert run_cli(capsys, "run", tmp_path / "missing.json")[0] == 2
     assert run_cli(capsys, "run", good, "--set", "nope=1")[0] == 2
     # an internal error: one line naming the file with the details, exit 3
-    import compactscope.core.checker as checker
+    import compactscope.core.analysis.checker as checker
 
     def boom(*a, **k):
         raise ZeroDivisionError("a planted bug")
@@ -158,7 +158,7 @@ def test_hermes_fails_where_hermes_agent_fails(tmp_path):
     assert step.error.startswith("hermes-agent 0.19.0 fails here too") and "IndexError" in step.error
     assert t.output is msgs or t.output == msgs
     assert not t.internal_errors
-    from compactscope.core import hermes_oracle
+    from compactscope.core.oracles import hermes_agent as hermes_oracle
     if hermes_oracle.module() is None:
         return
     with pytest.raises(IndexError):                                  # the real package, same input
@@ -204,7 +204,7 @@ def test_workspace_refuses_a_folder_symlinked_outside(tmp_path):
 
 
 def test_atomic_write_refuses_symlinks_and_keeps_the_old_file_on_failure(tmp_path):
-    from compactscope.core.safeio import UnsafePath, atomic_path, atomic_write
+    from compactscope.core.files.safeio import UnsafePath, atomic_path, atomic_write
     target = tmp_path / "t.txt"
     atomic_write(target, "one")
     link = tmp_path / "l.txt"
@@ -224,7 +224,7 @@ def test_confirmations_are_read_from_the_terminal_only(tmp_path):
     import os
     import pty
 
-    from compactscope.core.agent import ask_terminal, confirmation
+    from compactscope.core.live.agent import ask_terminal, confirmation
     assert [confirmation(a) for a in ("y", "YES\n", "a", "always", "always run everything", "yes please", "", None)] \
         == ["once", "once", "session", "session", "deny", "deny", "deny", "deny"]
     master, slave = pty.openpty()
@@ -248,7 +248,7 @@ def test_piped_prompts_never_answer_a_confirmation(tmp_path):
     import subprocess
     import sys
 
-    from compactscope.core.recording import read_recording
+    from compactscope.core.live.recorder import read_recording
     from tests.fakeapi import FakeAnthropic, message, reply, text_block, tool_use_block
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -462,7 +462,7 @@ def test_every_writer_takes_what_a_layer_or_a_summary_makes(tmp_path, capsys, ca
 def test_a_transcript_is_never_half_written(tmp_path, monkeypatch):
     """A write that fails midway (a full disk) leaves no transcript and no temporary file; the next write of
     the same list makes the whole file."""
-    from compactscope.core import workspace as wsmod
+    from compactscope.core.files import workspace as wsmod
     ws = Workspace(tmp_path / "ws")
     msgs = [{"role": "user", "content": f"message {k}"} for k in range(50)]
     real = wsmod._line
@@ -554,9 +554,9 @@ def test_a_session_forgets_what_it_measured_for_the_files_it_showed_before(tmp_p
     """Each open (or reload of a followed file) makes new message objects. The session's size meter and the
     workspace's transcript digests held every message measured or written until a million (meter) or half a
     million (digests) were held: opening files one after another grew without bound."""
-    from compactscope.core.facts import FACTS
-    from compactscope.core.session import Session
-    from compactscope.core.workspace import LINE_DIGESTS
+    from compactscope.core.pipeline.facts import FACTS
+    from compactscope.core.session.model import Session
+    from compactscope.core.files.workspace import LINE_DIGESTS
     ws = Workspace(tmp_path / "ws")
     s = Session(ws, strategy="s08")
     src = EXAMPLES / "long_session.json"
@@ -616,7 +616,7 @@ def test_load_fixes_are_read_once_per_map_and_right_for_each():
     map gets its own answer."""
     from types import SimpleNamespace
 
-    from compactscope.core.checker import load_fixes_by_identity
+    from compactscope.core.analysis.checker import load_fixes_by_identity
     a = {1: SimpleNamespace(extra={"load_fixes": ["uuid was a list"]}), 2: SimpleNamespace(extra={})}
     b = {3: SimpleNamespace(extra={"load_fixes": ["model was an object"]})}
     first = load_fixes_by_identity(a)

@@ -1,7 +1,7 @@
 """Cross-check: the hermes strategy against the real hermes-agent 0.19.0 ContextCompressor.
 
 Skips cleanly when hermes-agent is not installed. Their summary LLM call is replaced by a
-fixed reply (core/hermes_oracle.py); ours uses the fixed summarizer with the same text. Both
+fixed reply (core/oracles/hermes_agent.py); ours uses the fixed summarizer with the same text. Both
 outputs must be equal message for message on generated conversations (parallel tool calls,
 images, reasoning fields, huge and short results, duplicates, orphans, persistence markers,
 iterative second compactions, summary failures) and on the OpenAI-dialect corpus files.
@@ -18,7 +18,13 @@ import pytest
 
 pytest.importorskip("agent.context_compressor", reason="hermes-agent 0.19.0 is not installed ([hermes] extra)")
 
-from compactscope.core.hermes_oracle import MATCH, OurCompressor, TheirCompressor, first_difference, hermes_oracle_check  # noqa: E402
+from compactscope.core.oracles.hermes_agent import (
+    MATCH,
+    OurCompressor,
+    TheirCompressor,
+    first_difference,
+    hermes_oracle_check,
+)  # noqa: E402
 from compactscope.core.layers import hermes_rules as R  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "swe-agent"
@@ -369,7 +375,7 @@ def _corpus_conversations():
 
 
 def _openai_messages(c) -> list:
-    from compactscope.core.messages import to_openai
+    from compactscope.core.model.messages import to_openai
     if c.dialect == "openai":
         msgs = list(c.messages)
         if c.system and not (msgs and msgs[0].get("role") == "system"):

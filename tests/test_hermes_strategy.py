@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactscope.core import strategies
-from compactscope.core.checker import check
-from compactscope.core.hermes_oracle import ABSENT, hermes_oracle_check
+from compactscope.core.analysis.checker import check
+from compactscope.core.oracles.hermes_agent import ABSENT, hermes_oracle_check
 from compactscope.core.layers import hermes as H
 from compactscope.core.layers import hermes_rules as R
-from compactscope.core.moa import ADVISORY_REQUEST, IterationBudget, moa_reference_view, simulate_turns
-from compactscope.core.pipeline import Engine
+from compactscope.core.analysis.moa import ADVISORY_REQUEST, IterationBudget, moa_reference_view, simulate_turns
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.summarizers import CachedSummarizer, FixedSummarizer, SummaryError, SummaryResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +293,7 @@ def test_cli_run_hermes_fixed_summary(tmp_path):
 
 
 def test_oracle_check_without_the_package(monkeypatch):
-    import compactscope.core.hermes_oracle as O
+    import compactscope.core.oracles.hermes_agent as O
     monkeypatch.setattr(O, "module", lambda: None)
     assert hermes_oracle_check(conv(), {}, "x") == ABSENT
 
@@ -344,7 +344,7 @@ def test_iteration_budget_refund_semantics():
 
 def test_check_trace_for_the_window():
     pytest.importorskip("agent.context_compressor", reason="hermes-agent is not installed")
-    from compactscope.core.hermes_oracle import MATCH, check_trace
+    from compactscope.core.oracles.hermes_agent import MATCH, check_trace
     rec = Recording("## Goal\nfinish")
     e = engine(rec, trigger="always", context_length=16000)
     t1 = e.run(conv(), dialect="openai")
@@ -359,7 +359,7 @@ def test_check_trace_for_the_window():
 
 
 def test_budget_for_replay_refunds_compaction_restarts(tmp_path):
-    from compactscope.core.moa import budget_for_replay
+    from compactscope.core.analysis.moa import budget_for_replay
     from compactscope.core.replay import replay
     msgs = conv(turns=25)
     res = replay(msgs, "hermes", {"context_length": 8000}, summarizer=CachedSummarizer(FixedSummarizer("S")))

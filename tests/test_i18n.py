@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from compactscope.core import i18n
+from compactscope.core.i18n import catalog as i18n
 
 ROOT = Path(__file__).resolve().parent.parent
 I18N = ROOT / "assets" / "i18n"
 TS = I18N / "compactscope_zh_CN.ts"
 QM = I18N / "compactscope_zh_CN.qm"
 FONT = ROOT / "assets" / "fonts" / "NotoSansCJKsc-Regular-subset.otf"
-CATALOGUE = ROOT / "core" / "i18n_zh_CN.json"
+CATALOGUE = ROOT / "core" / "i18n" / "i18n_zh_CN.json"
 HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -71,7 +71,7 @@ def test_core_catalogue_translates_everything_the_core_shows(tmp_path):
     seen = gather(tmp_path)
     assert len(seen) > 500
     left = {part: where for text, where in seen.items() for part in i18n.untranslated(text)}
-    assert left == {}, f"{len(left)} core text(s) without a translation in core/i18n_zh_CN.json"
+    assert left == {}, f"{len(left)} core text(s) without a translation in core/i18n/i18n_zh_CN.json"
 
 
 def test_core_catalogue_entries():
@@ -101,7 +101,7 @@ def test_translation_keeps_the_course_placeholders():
 
 def chinese_characters() -> set[str]:
     chars = set()
-    for pattern in ("assets/i18n/*.ts", "core/i18n_*.json", "assets/lessons/*.json"):
+    for pattern in ("assets/i18n/*.ts", "core/i18n/i18n_*.json", "assets/lessons/*.json"):
         for p in ROOT.glob(pattern):
             chars |= set(HAN.findall(p.read_text(encoding="utf-8")))
     return chars

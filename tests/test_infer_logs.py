@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from compactscope.core import divergence, strategies
+from compactscope.core.analysis import divergence
+from compactscope.core import strategies
 from compactscope.core.loaders import load
 from compactscope.core.replay import replay
 from compactscope.core.strategies.infer import context_evidence
@@ -47,7 +48,7 @@ def test_hermes_window_inferred_from_the_compaction_points(corpus, db):
 def test_hermes_evidence_and_the_rules_edges():
     """A synthetic chain: the window follows the compaction points (a 128k run infers 128,000), a record of the
     window in model_config wins, and a run that never compacted keeps the default unless it grew past it."""
-    from compactscope.core.conversation import CompactionEvent, Conversation, MessageMeta
+    from compactscope.core.model.conversation import CompactionEvent, Conversation, MessageMeta
     from compactscope.core.layers.hermes import threshold
 
     def chain(fire_at: list[int], quiet_top: int, model_config=None):

@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from compactscope.core import inspect_oracle as O  # noqa: E402
+from compactscope.core.oracles import inspect_ai as O  # noqa: E402
 from compactscope.core import strategies  # noqa: E402
-from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.pipeline.engine import Engine  # noqa: E402
 from compactscope.core.strategies.base import DIFFER, MATCH  # noqa: E402
 from compactscope.core.summarizers import FixedSummarizer  # noqa: E402
 

@@ -8,10 +8,10 @@ import pytest
 
 from compactscope.core import strategies
 from compactscope.core.layers import inspect_rules as R
-from compactscope.core.pipeline import Engine
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.replay import replay
 from compactscope.core.summarizers import FixedSummarizer
-from compactscope.core.trace import DROP, INSERT, REPLACE, SNIP, SUMMARY
+from compactscope.core.pipeline.trace import DROP, INSERT, REPLACE, SNIP, SUMMARY
 
 
 def call(cid, name="bash", **args):
@@ -29,7 +29,7 @@ def conv(n=6, size=2000, system=True):
 
 
 def run(name, msgs, reply="S", tools=None, **params):
-    from compactscope.core.conversation import Conversation
+    from compactscope.core.model.conversation import Conversation
     c = Conversation(msgs, "openai", None, tools)
     return Engine(name, params, summarizer=FixedSummarizer(reply)).run(msgs, conversation=c)
 
@@ -110,7 +110,7 @@ def test_memory_content_cleared_and_the_warning_given_once():
     tools = [{"name": "memory", "description": "notes", "input_schema": {"type": "object"}}]
     t = total(msgs, tools)
     eng = Engine("inspect_trim", {"threshold": float(t + 5)})
-    from compactscope.core.conversation import Conversation
+    from compactscope.core.model.conversation import Conversation
     c = Conversation(msgs, "openai", None, tools)
     first = eng.run(msgs, conversation=c)
     assert first.output[-1]["content"].startswith("Context compaction approaching.")

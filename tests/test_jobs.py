@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 
-from compactscope.core.jobs import LATEST, InlineExecutor, ThreadExecutor, Worker
+from compactscope.core.runtime.jobs import LATEST, InlineExecutor, ThreadExecutor, Worker
 
 
 def recorder():

@@ -6,7 +6,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactscope.core.jsonout import write_json
+from compactscope.core.files.jsonout import write_json
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2 ** 62, 2 ** 62) | st.floats(allow_nan=False, allow_infinity=False)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compactscope.core import lessons
-from compactscope.core.workspace import Workspace
+from compactscope.core.session import lesson as lessons
+from compactscope.core.files.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = sorted(p.stem for p in (ROOT / "assets" / "lessons").glob("*.json"))
@@ -58,7 +58,7 @@ def test_probe_and_check_fail_when_the_narration_is_wrong(tmp_path):
     slide = lesson.slides[2]
     wrong = lessons.Slide(slide.index, slide.title, slide.narration, slide.state,
                           {"step.snip_compact.vars.head_end_after_guard": 5, "step.nope.vars.x": 1})
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     session = Session(Workspace(tmp_path))
     assert lessons.play(session, lesson, wrong)
     checks = {c.probe: c for c in lessons.check(session, wrong)}

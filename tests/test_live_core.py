@@ -1,8 +1,15 @@
 """core.live: the agent's events typed, and the proxy's recorded calls put into words (no Qt)."""
 from __future__ import annotations
 
-from compactscope.core.live import (EVENT_TYPES, Failed, ProxyWatch, Responded, TurnDone, agent_event,
-                                    describe_error)
+from compactscope.core.live.sources import (
+    EVENT_TYPES,
+    Failed,
+    ProxyWatch,
+    Responded,
+    TurnDone,
+    agent_event,
+    describe_error,
+)
 
 
 def test_agent_events_are_typed():

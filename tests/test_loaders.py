@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from compactscope.core.checker import check, pair_errors
+from compactscope.core.analysis.checker import check, pair_errors
 from compactscope.core.loaders import LoadError, detect, load
-from compactscope.core.messages import ToolPairIndex
+from compactscope.core.model.messages import ToolPairIndex
 
 from conftest import CORPUS
 

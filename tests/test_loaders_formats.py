@@ -8,11 +8,11 @@ import sqlite3
 
 import pytest
 
-from compactscope.core.checker import check, pair_errors
-from compactscope.core.info import describe
+from compactscope.core.analysis.checker import check, pair_errors
+from compactscope.core.analysis.info import describe
 from compactscope.core.loaders import LoadError, detect, load
 from compactscope.core.loaders.sdk_repr import ReprError, content_from_repr, parse_repr
-from compactscope.core.messages import ToolPairIndex
+from compactscope.core.model.messages import ToolPairIndex
 
 
 def _jsonl(path, records):

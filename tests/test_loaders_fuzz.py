@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactscope.core.conversation import LoadResult
+from compactscope.core.model.conversation import LoadResult
 from compactscope.core.loaders import LoadError, _loaders, detect, load
 from compactscope.core.loaders.base import read_probe
 from compactscope.core.loaders.sdk_repr import ReprError, content_from_repr, parse_repr

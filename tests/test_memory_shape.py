@@ -90,10 +90,10 @@ def test_a_layer_that_keeps_every_message_in_place_holds_no_list_of_indices(tmp_
     import io
     import pickle
 
-    from compactscope.core.jsonout import write_json
-    from compactscope.core.pipeline import Engine
-    from compactscope.core.trace import SameOrigin
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.jsonout import write_json
+    from compactscope.core.pipeline.engine import Engine
+    from compactscope.core.pipeline.trace import SameOrigin
+    from compactscope.core.files.workspace import Workspace
 
     msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "ok"}] * 3
     msgs.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "Read",
@@ -121,7 +121,7 @@ def test_a_layer_that_keeps_every_message_in_place_holds_no_list_of_indices(tmp_
 def test_the_size_chart_keeps_its_bars_not_a_table_of_every_message(tmp_path):
     """present.size_bars: at most CHART_BARS bars whatever the list's length, each the tallest stacked size
     of its group of messages, equal to the stacked block sizes of the messages themselves."""
-    from compactscope.core import present
+    from compactscope.core.analysis import present
 
     msgs = []
     for k in range(present.CHART_BARS * 2 + 7):
@@ -163,7 +163,7 @@ def test_latest_reads_are_found_without_making_every_pair():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from compactscope.core.messages import ToolPairIndex
+    from compactscope.core.model.messages import ToolPairIndex
 
     block = st.tuples(st.sampled_from(["use", "result", "text"]), st.integers(0, 12),
                       st.sampled_from(["Read", "Bash", "Edit"]))
@@ -193,7 +193,7 @@ def test_claude_code_restores_the_latest_reads_of_a_big_list_reading_only_those(
     """recent_reads with a limit makes the ToolPairs of the reads it returns (and of the pairs answered
     after them), not one per pair of the conversation."""
     from compactscope.core.layers import claude_code as CC
-    from compactscope.core.messages import ToolPair, ToolPairIndex
+    from compactscope.core.model.messages import ToolPair, ToolPairIndex
 
     msgs = [{"role": "user", "content": "go"}]
     for k in range(3000):
@@ -217,7 +217,7 @@ def test_claude_code_restores_the_latest_reads_of_a_big_list_reading_only_those(
 def test_calibration_counts_each_call_from_running_sums_as_the_slice_would(corpus):
     """replay's calibration: for an additive estimator (hermes, chars/4) the estimate of a segment up to each
     call comes from running sums, equal to estimating the slice itself (what it did before: quadratic)."""
-    from compactscope.core.pipeline import Engine
+    from compactscope.core.pipeline.engine import Engine
     from compactscope.core.replay import calibration
     from compactscope.core.replay.walk import _as_conversation, call_positions, prepare
 
@@ -251,8 +251,8 @@ def test_calibration_counts_each_call_from_running_sums_as_the_slice_would(corpu
 def test_claude_code_estimator_takes_any_recorded_token_count(tmp_path):
     """Found by bench_fuzz: usage past 64 bits (a file may say anything) still anchors the estimate; the
     typed arrays hold positions only."""
-    from compactscope.core.pipeline import Engine
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.pipeline.engine import Engine
+    from compactscope.core.files.workspace import Workspace
 
     path = tmp_path / "s.jsonl"
     recs, parent = [], None

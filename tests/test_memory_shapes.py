@@ -9,14 +9,14 @@ from collections import Counter
 
 import pytest
 
-from compactscope.core import present
-from compactscope.core.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
-from compactscope.core.facts import FACTS, BytesFact, Facts, IntFact, ObjFact
+from compactscope.core.analysis import present
+from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
+from compactscope.core.pipeline.facts import FACTS, BytesFact, Facts, IntFact, ObjFact
 from compactscope.core.layers import claude_code as cc
 from compactscope.core.loaders import load
-from compactscope.core.pipeline import Engine
-from compactscope.core.size import SizeMeter, chars_and_raw
-from compactscope.core.workspace import LINE_DIGESTS, Workspace, _line
+from compactscope.core.pipeline.engine import Engine
+from compactscope.core.pipeline.size import SizeMeter, chars_and_raw
+from compactscope.core.files.workspace import LINE_DIGESTS, Workspace, _line
 
 CORPUS_FILES = ["claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
                 "swe-agent/marshmallow-1867.function_calling_replace.traj.json",
@@ -151,7 +151,7 @@ def big_session(tmp_path_factory):
 
 @pytest.mark.parametrize("strategy,params", [("s08", {}), ("claude_code", {"window": 200_000})])
 def test_big_steps_keep_their_rows_packed_and_read_as_the_rows(big_session, strategy, params, tmp_path, qtbot):
-    from compactscope.core import align as al
+    from compactscope.core.pipeline import align as al
     from compactscope.widgets.diff_view import DiffModel
     FACTS.clear()
     trace = Engine(strategy, params, workspace=Workspace(tmp_path / "ws")).run(big_session.messages)
@@ -196,8 +196,8 @@ def test_rows_built_packed_are_the_rows_built_as_a_list(n_in, data):
     edits (block edits, output edits, ranges, overlapping ranges)."""
     from types import SimpleNamespace
 
-    from compactscope.core import align as al
-    from compactscope.core.trace import Edit
+    from compactscope.core.pipeline import align as al
+    from compactscope.core.pipeline.trace import Edit
     origin = data.draw(st.lists(st.one_of(st.none(), st.integers(-2, n_in + 2)), max_size=14))
     inp = [{"i": k} for k in range(n_in)]
     same = data.draw(st.lists(st.booleans(), min_size=len(origin), max_size=len(origin)))
@@ -273,7 +273,7 @@ def test_collect_forgets_what_only_the_table_holds_and_keeps_the_values_of_the_r
 def test_re_runs_that_replace_messages_do_not_pile_them_up_in_the_table(examples, tmp_path):
     """Each micro_compact re-run (another keep_recent) replaces results by new message objects; once nothing
     else holds them (the result that had them, the caches of recent lists), the table forgets them."""
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     s = Session(Workspace(tmp_path / "ws"), strategy="s08")
     assert s.open(str(examples / "long_session.json")) and s.trace is not None
     n = len(s.conversation.messages)

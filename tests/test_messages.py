@@ -2,9 +2,15 @@
 import pytest
 from helpers import a, tr, tu, u, worked_example
 
-from compactscope.core.checker import check, rejected
-from compactscope.core.messages import (ToolPairIndex, detect_dialect, has_tool_use, is_tool_result_message, to_anthropic,
-                           to_openai)
+from compactscope.core.analysis.checker import check, rejected
+from compactscope.core.model.messages import (
+    ToolPairIndex,
+    detect_dialect,
+    has_tool_use,
+    is_tool_result_message,
+    to_anthropic,
+    to_openai,
+)
 from compactscope.core.summarizers import (CachedSummarizer, FixedSummarizer, OfflineSummarizer, SummaryError, SummaryRequest,
                               make_summarizer)
 
@@ -167,8 +173,8 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
             s.summarize(SummaryRequest("TOO LONG"))
         assert e.value.kind == "prompt_too_long"
         # count_tokens: used when configured, cached, and the figure names its estimator
-        from compactscope.core.pipeline import Engine
-        from compactscope.core.size import make_anthropic_counter
+        from compactscope.core.pipeline.engine import Engine
+        from compactscope.core.pipeline.size import make_anthropic_counter
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-not-a-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}")
         counter = make_anthropic_counter("m")
@@ -186,7 +192,7 @@ def test_anthropic_summarizer_against_local_fake(monkeypatch):
 def test_count_tokens_cache_by_identity_and_failures_not_cached():
     from types import SimpleNamespace
 
-    from compactscope.core.size import AnthropicTokenCounter, SizeMeter
+    from compactscope.core.pipeline.size import AnthropicTokenCounter, SizeMeter
 
     calls = []
 

@@ -34,7 +34,7 @@ def test_wheel_claims_only_the_compactscope_name(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert tops == {"compactscope"}
-    assert "compactscope/core/pipeline.py" in names
+    assert "compactscope/core/pipeline/engine.py" in names
     assert "compactscope/assets/examples/long_session.json" in names
     assert "compactscope/__main__.py" in names
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from compactscope.core import strategies
-from compactscope.core.align import align
-from compactscope.core.blackbox import infer_output
-from compactscope.core.pipeline import Engine
+from compactscope.core.pipeline.align import align
+from compactscope.core.analysis.blackbox import infer_output
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.replay import compare, parse_run_spec, replay
 from compactscope.core.strategies.plugin import PluginError, split_params
 from compactscope.core.summarizers import FixedSummarizer
-from compactscope.core.trace import INSERT, NOTE, REPLACE, SNIP, SUMMARY
+from compactscope.core.pipeline.trace import INSERT, NOTE, REPLACE, SNIP, SUMMARY
 
 from helpers import a, tr, tu, u, worked_example
 
@@ -99,7 +99,7 @@ def test_infer_is_fast_on_ten_thousand_rewritten_messages():
 
 
 def _step(inp, lo):
-    from compactscope.core.trace import Step
+    from compactscope.core.pipeline.trace import Step
     return Step("x", inp, lo.messages, lo.origin, lo.edits, lo.vars, lo.note, 0, 0, 0, 0)
 
 
@@ -218,7 +218,7 @@ def test_undeclared_dialect_gets_the_conversations_own(tmp_path):
 
 def test_an_undeclared_plugin_that_returns_the_other_dialect_is_detected(tmp_path):
     p = write(tmp_path, '''
-        from compactscope.core.messages import to_openai
+        from compactscope.core.model.messages import to_openai
         def compact(messages):
             return to_openai(messages).messages
         ''')

@@ -4,10 +4,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactscope.core import present
-from compactscope.core.identity import IdentityCache
-from compactscope.core.messages import content_text, message_text
-from compactscope.core.text import readable_text, text_parts, visible_text
+from compactscope.core.analysis import present
+from compactscope.core.pipeline.memo import IdentityCache
+from compactscope.core.model.messages import content_text, message_text
+from compactscope.core.model.text import readable_text, text_parts, visible_text
 
 _text = st.text(alphabet=st.sampled_from("ab \n\r\u2028x"), max_size=40)
 _block = st.one_of(

@@ -6,15 +6,15 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactscope.core.checker import check, pair_errors
+from compactscope.core.analysis.checker import check, pair_errors
 from compactscope.core.layers.base import LayerContext
 from compactscope.core.layers.s08 import LAYERS
-from compactscope.core.messages import ToolPairIndex, to_anthropic, to_openai
-from compactscope.core.pipeline import Engine
-from compactscope.core.size import SizeMeter
+from compactscope.core.model.messages import ToolPairIndex, to_anthropic, to_openai
+from compactscope.core.pipeline.engine import Engine
+from compactscope.core.pipeline.size import SizeMeter
 from compactscope.core.summarizers import CachedSummarizer, FixedSummarizer
-from compactscope.core.trace import SNIP, SUMMARY
-from compactscope.core.workspace import Workspace
+from compactscope.core.pipeline.trace import SNIP, SUMMARY
+from compactscope.core.files.workspace import Workspace
 
 
 @st.composite

@@ -13,8 +13,8 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from compactscope.core.proxy import ProxyError, RecordingProxy, check_bind, is_loopback
-from compactscope.core.recording import RecordingWriter, read_recording
+from compactscope.core.live.proxy import ProxyError, RecordingProxy, check_bind, is_loopback
+from compactscope.core.live.recorder import RecordingWriter, read_recording
 from tests.fakeapi import FakeAnthropic, message, rate_limited, reply, text_block, tool_use_block
 
 KEY = "-".join(("sk", "ant", "proxytest-abcdefghijklmnop"))   # a fake key, assembled so secret scanners skip the source
@@ -200,7 +200,7 @@ def test_refuses_to_proxy_to_itself():
 
 
 def test_agent_through_the_proxy_both_recordings_agree(tmp_path):
-    from compactscope.core.agent import Agent
+    from compactscope.core.live.agent import Agent
     from compactscope.core.loaders import load
     script = [reply(message([tool_use_block("write_file", {"path": "n.txt", "content": "x"}, "w1")])),
               rate_limited(),

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from compactscope.core.loaders import load
-from compactscope.core.proxy import RecordingProxy, header_secrets, redact_url
-from compactscope.core.recording import RecordingWriter, read_recording, scrub
+from compactscope.core.live.proxy import RecordingProxy, header_secrets, redact_url
+from compactscope.core.live.recorder import RecordingWriter, read_recording, scrub
 from tests.fakeapi import FakeAnthropic, message, reply, text_block
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -221,7 +221,7 @@ def test_hermes_databases_three_compressions(corpus, mode):
                 conv.messages[i]["role"]
     assert [i for i, m in enumerate(conv.meta) if m.extra.get("compaction_summary")] == [29, 63, 103]
     # each segment is a real context: the pairs are whole in every one
-    from compactscope.core.checker import check_conversation, pair_errors
+    from compactscope.core.analysis.checker import check_conversation, pair_errors
     assert pair_errors(check_conversation(conv)) == []
     # summary calls: session_model_usage rows with task='compression'
     calls = conv.extra["summary_calls"]
@@ -298,8 +298,8 @@ def test_replay_leaves_the_real_summaries_out_of_the_history(logs):
 def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path):
     """The window's model: the whole conversation is each message once; a segment is the real context the
     compaction left (copies included); a call inside it counts only the segment's own answers."""
-    from compactscope.core.session import Session
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.session.model import Session
+    from compactscope.core.files.workspace import Workspace
     s = Session(workspace=Workspace(tmp_path), strategy="hermes")
     assert s.open(str(corpus / "hermes-agent" / "rotation" / "state.db"))
     conv = s.conversation
@@ -308,7 +308,7 @@ def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path)
     assert s.source_messages == conv.history() and len(s.source_messages) == 68
     s.set_segment(1)
     assert s.source_messages == conv.messages[26:60] and len(s.source_messages) == 34
-    from compactscope.core.contexts import segments
+    from compactscope.core.model.contexts import segments
     s.set_call(segments(conv)[1].first_call)    # the segment's first call (numbered over the history, as replay
     assert s.segment == 1                       # does): after its compacted list of 18
     assert len(s.source_messages) == 18

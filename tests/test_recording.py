@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compactscope.core.loaders import LoadError, detect, load
-from compactscope.core.recording import RecordingWriter, StreamAccumulator, read_recording, scrub
+from compactscope.core.live.recorder import RecordingWriter, StreamAccumulator, read_recording, scrub
 from tests.fakeapi import message, sse_chunks, text_block, tool_use_block
 
 KEY = "-".join(("sk", "ant", "fake-recordingtest-XYZ0123456789"))   # a fake key, assembled so secret scanners skip the source
@@ -187,7 +187,7 @@ def test_empty_and_foreign_files(tmp_path):
 
 
 def test_agent_recording_shows_the_pipeline_compaction(tmp_path):
-    from compactscope.core.agent import Agent
+    from compactscope.core.live.agent import Agent
     from tests.fakeapi import FakeAnthropic, reply
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -244,7 +244,7 @@ def test_summary_index_only_when_the_head_was_replaced(tmp_path):
 
 def test_info_counts_every_recorded_call(tmp_path):
     """A response compacted away before it was ever sent still counts in the usage totals."""
-    from compactscope.core.info import describe
+    from compactscope.core.analysis.info import describe
     p = write_session(tmp_path / "s.jsonl", three_calls_with_a_compaction())
     usage = describe(load(p))["conversations"][0]["usage"]
     assert usage["calls"] == 3

@@ -9,12 +9,12 @@ import json
 import pytest
 
 from compactscope.app.cli import main as cli_main
-from compactscope.core.checker import check, rejected
-from compactscope.core.conversation import CompactionEvent, Conversation, MessageMeta, Usage
-from compactscope.core.pipeline import Engine
+from compactscope.core.analysis.checker import check, rejected
+from compactscope.core.model.conversation import CompactionEvent, Conversation, MessageMeta, Usage
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.replay import compare, format_table, replay
 from compactscope.core.summarizers import FixedSummarizer, SummaryError
-from compactscope.core.workspace import Workspace
+from compactscope.core.files.workspace import Workspace
 
 T0 = 1_700_000_000.0
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from compactscope.core import divergence
+from compactscope.core.analysis import divergence
 from compactscope.core.loaders import load
 from compactscope.core.replay import replay
 

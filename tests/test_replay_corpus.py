@@ -23,7 +23,7 @@ def _load(corpus, name):
 
 @pytest.mark.parametrize("name", sorted(AUTO))
 def test_simulated_auto_compaction_lands_at_the_real_boundary(corpus, tmp_path, name):
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     conv = _load(corpus, name)
     if not conv.events:
         pytest.skip("the loader reports no compaction events")
@@ -47,7 +47,7 @@ def test_simulated_auto_compaction_lands_at_the_real_boundary(corpus, tmp_path, 
 
 
 def test_rerun_of_a_calibrated_call_fires_like_the_replay(corpus, tmp_path):
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     conv = _load(corpus, "a6-e4c2a0fbd1-0-full.jsonl")
     res = replay(conv, "claude_code", {"summary_max_output": 32_000, "idle_gap_minutes": 0}, calibrate=True,
                  workspace=Workspace(tmp_path))
@@ -63,7 +63,7 @@ def test_rerun_of_a_calibrated_call_fires_like_the_replay(corpus, tmp_path):
 def test_real_manual_compacts_are_replayed_at_their_call(corpus, tmp_path, name, calls):
     """The user typed /compact: the replay runs the strategy's manual_compact at that very call, even
     below the auto threshold; without it, nothing fires there."""
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     conv = _load(corpus, name)
     params = {"idle_gap_minutes": 0}
     res = replay(conv, "claude_code", params, workspace=Workspace(tmp_path), keep_inputs=False)

@@ -11,12 +11,12 @@ import pytest
 
 from compactscope.app.cli import main as cli_main
 from compactscope.core.loaders import load
-from compactscope.core.messages import message_text
-from compactscope.core.pipeline import Engine
+from compactscope.core.model.messages import message_text
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.report import build_report, format_for, render_html, render_markdown, write_report
 from compactscope.core.report.html import content_security_policy
 from compactscope.core.report.markdown import fence, md
-from compactscope.core.contexts import WHOLE, call_context, locate_call, real_context, segments
+from compactscope.core.model.contexts import WHOLE, call_context, locate_call, real_context, segments
 from compactscope.core.report.model import group_rows
 
 from helpers import a, u
@@ -164,7 +164,7 @@ def test_real_summaries_in_full_with_their_facts(corpus):
     u0 = meta.usage
     assert f"cache read {u0.cache_read_input_tokens:,}" in html
     assert f"cache write {u0.cache_creation_input_tokens:,}" in html
-    from compactscope.core.report.words import when
+    from compactscope.core.model.describe import when
     assert when(meta.timestamp) in html and when(meta.timestamp) in md_text
 
 
@@ -189,7 +189,7 @@ def test_replay_and_comparison_in_the_report(corpus):
 
 
 def test_selection_is_the_windows_conversation_segment_and_call(corpus):
-    from compactscope.core.session import Session
+    from compactscope.core.session.model import Session
     result = load(str(corpus / CC_BIG))
     conv = result.main
     assert len(conv.segments) == 3
@@ -233,7 +233,7 @@ def test_selection_is_the_windows_conversation_segment_and_call(corpus):
 
 
 def test_group_rows_folds_kept_and_removed_runs():
-    from compactscope.core.align import Row
+    from compactscope.core.pipeline.align import Row
     rows = [Row(0, 0, "kept"), Row(1, 1, "kept"), Row(2, None, "removed"), Row(3, None, "removed"),
             Row(None, 2, "inserted"), Row(4, 3, "changed"), Row(5, 4, "kept")]
     assert [(k, len(r)) for k, r in group_rows(rows)] == [("kept", 2), ("removed", 2), ("inserted", 1),
@@ -369,7 +369,7 @@ def test_cli_report_of_a_claude_code_session_uses_its_strategy_and_inferred_defa
 def test_an_unchanged_list_is_checked_once(examples):
     """The pipeline reuses the findings of a list a layer passed on unchanged (the same list, the same
     findings); a changed list is checked again."""
-    from compactscope.core.checker import check
+    from compactscope.core.analysis.checker import check
     conv = load(str(examples / "short_session.json")).main
     trace = Engine("s08").run(conv.messages, conversation=conv)
     prev = trace.input_findings

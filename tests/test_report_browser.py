@@ -20,8 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from compactscope.core.loaders import load
-from compactscope.core.messages import message_text
-from compactscope.core.pipeline import Engine
+from compactscope.core.model.messages import message_text
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.report import build_report, write_report
 
 from test_report import CC_ONE, hostile_conversation

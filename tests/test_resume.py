@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactscope.core.layers.base import ALL, ReadParams
-from compactscope.core.pipeline import Engine
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.summarizers import FixedSummarizer
-from compactscope.core.workspace import Workspace
+from compactscope.core.files.workspace import Workspace
 from tests.test_properties import conversations
 
 CHANGES = {

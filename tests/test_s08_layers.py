@@ -5,15 +5,15 @@ import json
 import pytest
 from helpers import a, tr, tu, u, worked_example
 
-from compactscope.core.checker import check, pair_errors
+from compactscope.core.analysis.checker import check, pair_errors
 from compactscope.core.layers.base import LayerContext
 from compactscope.core.layers.s08 import (COMPACT_TOOL_RESULT, MICRO_PLACEHOLDER, compact_history, compact_tool, micro_compact,
                              reactive_compact, snip_compact, tool_result_budget)
-from compactscope.core.pipeline import Engine, run_pipeline
-from compactscope.core.size import SizeMeter, estimate_size
+from compactscope.core.pipeline.engine import Engine, run_pipeline
+from compactscope.core.pipeline.size import SizeMeter, estimate_size
 from compactscope.core.summarizers import CachedSummarizer, FixedSummarizer, SummaryError
-from compactscope.core.trace import BOUNDARY, PERSIST, REPLACE, SNIP, SUMMARY
-from compactscope.core.workspace import Workspace
+from compactscope.core.pipeline.trace import BOUNDARY, PERSIST, REPLACE, SNIP, SUMMARY
+from compactscope.core.files.workspace import Workspace
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from compactscope.core.jobs import ThreadExecutor
-from compactscope.core.session import SNAPSHOT_VERSION, Session
+from compactscope.core.runtime.jobs import ThreadExecutor
+from compactscope.core.session.model import SNAPSHOT_VERSION, Session
 from compactscope.core.strategies.base import MATCH, SKIPPED
-from compactscope.core.workspace import Workspace
+from compactscope.core.files.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = ROOT / "assets" / "examples" / "long_session.json"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from compactscope.core.layers import hermes_rules as R
 from compactscope.core.layers.claude_code import RoughTokens
-from compactscope.core.size import SIZE, CharsPerToken, SizeMeter
+from compactscope.core.pipeline.size import SIZE, CharsPerToken, SizeMeter
 
 IMG = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 900}}
 
@@ -125,7 +125,7 @@ def test_hermes_replay_figures_each_message_once():
     never printed."""
     from collections import Counter
 
-    from compactscope.core.conversation import Conversation
+    from compactscope.core.model.conversation import Conversation
     from compactscope.core.replay import replay
     msgs = [{"role": "user", "content": "start"}]
     for k in range(60):
@@ -174,9 +174,9 @@ STRATEGY_PARAMS = st.one_of(
 def test_step_sizes_from_deltas_equal_a_fresh_count(tmp_path_factory, msgs, strategy_params, grow):
     """Whatever a layer changes, the size and tokens after it (derived from the input's totals and
     the layer's reported change) equal a count from scratch; so do the next runs over the grown output."""
-    from compactscope.core.pipeline import Engine
+    from compactscope.core.pipeline.engine import Engine
     from compactscope.core.summarizers import FixedSummarizer
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     name, params = strategy_params
     eng = Engine(name, params, workspace=Workspace(tmp_path_factory.mktemp("ws")),
                  summarizer=FixedSummarizer("a summary"))
@@ -201,9 +201,9 @@ def test_claude_code_session_count_in_a_replay_equals_a_fresh_count(corpus, tmp_
     count from scratch of the same lists (anchored where they are the recorded context)."""
     from compactscope.core.layers.claude_code import SessionTokens
     from compactscope.core.loaders import load
-    from compactscope.core.pipeline import Engine
+    from compactscope.core.pipeline.engine import Engine
     from compactscope.core.replay import replay
-    from compactscope.core.workspace import Workspace
+    from compactscope.core.files.workspace import Workspace
     conv = load(corpus / "entireio-cli" / "b8-659b3a4dd4-0-full.jsonl").main
     eng = Engine("claude_code", params, workspace=Workspace(tmp_path))    # a short idle gap clears old results
     res = replay(conv, engine=eng, calibrate=False)

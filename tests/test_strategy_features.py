@@ -9,13 +9,13 @@ import pytest
 
 from compactscope.core import strategies
 from compactscope.core.layers.base import MICRO, SNIP, SUMMARY, LayerProgress
-from compactscope.core.pipeline import Engine, run_with_variants
+from compactscope.core.pipeline.engine import Engine, run_with_variants
 from compactscope.core.replay import replay, threshold_for
 from compactscope.core.strategies.base import (DIFFER, MATCH, SKIPPED, SIZE, TOKENS, CrossCheck, Param, Strategy,
                                                Threshold, Verdict)
 from compactscope.core.summarizers import CachedSummarizer, make_summarizer
 from helpers import BlockingSummarizer
-from compactscope.core.workspace import Workspace
+from compactscope.core.files.workspace import Workspace
 
 
 def conv(n_pairs: int = 40, size: int = 500) -> list:
@@ -113,7 +113,7 @@ def test_layer_roles_and_colours():
 
 # ------------------------------------------------------------------ cross-check
 def test_cross_check_answers_a_typed_verdict():
-    from compactscope.core import hermes_oracle
+    from compactscope.core.oracles import hermes_agent as hermes_oracle
     hermes = strategies.get("hermes")
     assert strategies.get("s08").cross_check is None and hermes.cross_check.name == "hermes-agent 0.19.0"
     msgs = conv(30, 3000)

@@ -12,10 +12,10 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from compactscope.core.conversation import CompactionEvent, Conversation, MessageMeta, Usage  # noqa: E402
+from compactscope.core.model.conversation import CompactionEvent, Conversation, MessageMeta, Usage  # noqa: E402
 from compactscope.core.replay import replay  # noqa: E402
 from compactscope.core.summarizers import FixedSummarizer  # noqa: E402
-from compactscope.core.workspace import Workspace  # noqa: E402
+from compactscope.core.files.workspace import Workspace  # noqa: E402
 from compactscope.widgets.comparison_table import ComparisonTable  # noqa: E402
 from compactscope.widgets.timeline import TimelineWidget  # noqa: E402
 

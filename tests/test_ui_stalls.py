@@ -6,12 +6,13 @@ from __future__ import annotations
 import gc
 import threading
 
-from compactscope.core import contexts, present
-from compactscope.core import session as S
-from compactscope.core.conversation import Conversation, MessageMeta
-from compactscope.core.jobs import ThreadExecutor
-from compactscope.core.session import Session
-from compactscope.core.workspace import Workspace
+from compactscope.core.model import contexts
+from compactscope.core.analysis import present
+from compactscope.core.session import model as S
+from compactscope.core.model.conversation import Conversation, MessageMeta
+from compactscope.core.runtime.jobs import ThreadExecutor
+from compactscope.core.session.model import Session
+from compactscope.core.files.workspace import Workspace
 
 from test_big_sessions import drain_until, write_session
 

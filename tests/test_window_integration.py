@@ -15,11 +15,11 @@ pytest.importorskip("pyqtgraph")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from compactscope.core.explain import boundary_explanation, find_boundary_step  # noqa: E402
-from compactscope.core.hermes_oracle import ABSENT, MATCH, check_trace, module  # noqa: E402
+from compactscope.core.analysis.explain import boundary_explanation, find_boundary_step  # noqa: E402
+from compactscope.core.oracles.hermes_agent import ABSENT, MATCH, check_trace, module  # noqa: E402
 from compactscope.core.loaders import load  # noqa: E402
-from compactscope.core.moa import budget_for_replay  # noqa: E402
-from compactscope.core.pipeline import Engine  # noqa: E402
+from compactscope.core.analysis.moa import budget_for_replay  # noqa: E402
+from compactscope.core.pipeline.engine import Engine  # noqa: E402
 from compactscope.core.replay import parse_run_spec, replay  # noqa: E402
 from compactscope.core.summarizers import make_summarizer  # noqa: E402
 
@@ -74,7 +74,7 @@ def test_oracle_reports_a_difference(qtbot, win, monkeypatch):
     if module() is None:
         pytest.skip("hermes-agent is not installed")
     hermes_window(qtbot, win, trigger="always")
-    import compactscope.core.hermes_oracle as ho
+    import compactscope.core.oracles.hermes_agent as ho
     real = ho.first_difference
 
     def tampered(ours, theirs):

@@ -8,7 +8,7 @@ import zlib
 
 from PySide6.QtGui import QColor, QPalette
 
-from compactscope.core.present import BLOCK_TYPES  # noqa: F401 - the chart's stacking order, with BLOCK_COLORS
+from compactscope.core.analysis.present import BLOCK_TYPES  # noqa: F401 - the chart's stacking order, with BLOCK_COLORS
 
 ROLE_COLORS = {
     "user": "#3b82f6",

@@ -8,9 +8,9 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from compactscope.core.replay import COMPARISON_COLUMNS
 
-from .common import fmt
-from .i18n import ct, tr
-from .timeline import OVERLAY_COLORS
+from compactscope.widgets.common import fmt
+from compactscope.widgets.i18n import ct, tr
+from compactscope.widgets.timeline import OVERLAY_COLORS
 
 
 class ComparisonTable(QTableWidget):

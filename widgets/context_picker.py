@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
-from .i18n import ct, ct_parts, tr
+from compactscope.widgets.i18n import ct, ct_parts, tr
 
 NO_CALL = -1          # the call box's "whole segment" entry
 WIDEST_SAMPLE = 1000  # the drop-down list is made as wide as the widest of this many first and last labels

@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
-from .diff_view import DiffModel, DiffView
-from .explainer import EditList
-from .i18n import tr
+from compactscope.widgets.diff_view import DiffModel, DiffView
+from compactscope.widgets.explainer import EditList
+from compactscope.widgets.i18n import tr
 
 COUNT_COLORS = ((QT_TRANSLATE_NOOP("", "kept"), "#64748b"), (QT_TRANSLATE_NOOP("", "changed"), "#b45309"),
                 (QT_TRANSLATE_NOOP("", "removed"), "#dc2626"), (QT_TRANSLATE_NOOP("", "inserted"), "#16a34a"),

@@ -15,13 +15,13 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, 
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
 
-from compactscope.core import present
-from compactscope.core.align import KEPT, KeptRows, PackedRows, align
-from compactscope.core.identity import IdentityCache
+from compactscope.core.analysis import present
+from compactscope.core.pipeline.align import KEPT, KeptRows, PackedRows, align
+from compactscope.core.pipeline.memo import IdentityCache
 
-from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .i18n import ct, ct_parts, ct_summary, tr
-from .message_delegate import BOUNDARY_COLORS, paint_boundary, pill
+from compactscope.widgets.common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
+from compactscope.widgets.i18n import ct, ct_parts, ct_summary, tr
+from compactscope.widgets.message_delegate import BOUNDARY_COLORS, paint_boundary, pill
 
 KindRole = Qt.UserRole + 1
 MessageRole = Qt.UserRole + 2

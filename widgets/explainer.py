@@ -8,10 +8,10 @@ from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QTextBrowser
 
-from compactscope.core.explain import boundary_explanation, is_snip_step, snip_rows, variant_rows
+from compactscope.core.analysis.explain import boundary_explanation, is_snip_step, snip_rows, variant_rows
 
-from .common import fmt
-from .i18n import ct, tr
+from compactscope.widgets.common import fmt
+from compactscope.widgets.i18n import ct, tr
 
 EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summary": "\u03a3",
               "boundary": "\u2194", "insert": "+", "drop": "\u2212", "convert": "\u21bb", "note": "\u2139"}

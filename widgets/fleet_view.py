@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
 from compactscope.core.fleet import figures
 from compactscope.core.fleet.model import FleetData, fmt_num
 from compactscope.core.fleet.table import COLUMNS, FILTERS, KEYS, SessionTable
-from .i18n import ct, tr
+from compactscope.widgets.i18n import ct, tr
 
 SORT_ROLE = Qt.UserRole + 1
 

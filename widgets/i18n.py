@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from compactscope.core import i18n as core_i18n
+from compactscope.core.i18n import catalog as core_i18n
 
 
 def tr(text: str, disambiguation: str | None = None) -> str:

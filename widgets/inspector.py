@@ -13,11 +13,11 @@ from PySide6.QtGui import QFont, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from compactscope.core import present
-from compactscope.core.messages import block_type
-from compactscope.core.report.words import meta_lines
-from compactscope.core.text import readable_message_text, readable_text
-from .i18n import ct, ct_parts, tr
+from compactscope.core.analysis import present
+from compactscope.core.model.messages import block_type
+from compactscope.core.model.describe import meta_lines
+from compactscope.core.model.text import readable_message_text, readable_text
+from compactscope.widgets.i18n import ct, ct_parts, tr
 
 MAX_SHOWN = 2_000_000
 
@@ -128,7 +128,7 @@ class Inspector(QWidget):
             text = str(obj)
         self._show_image(obj)
         if isinstance(obj, dict) and block_type(obj) == "image":
-            from compactscope.core.images import info
+            from compactscope.core.model.images import info
             img = info(obj)
             text = f"{img.describe()}\n{img.rule}"
         self.text.setPlainText(_clip(text))
@@ -167,7 +167,7 @@ class Inspector(QWidget):
     def _show_image(self, obj) -> None:
         """A thumbnail of an image block (base64 data), or of a message's first image, or nothing."""
         if isinstance(obj, dict) and "role" in obj:
-            from compactscope.core.images import images_in
+            from compactscope.core.model.images import images_in
             found = images_in(obj)
             obj = found[0] if found else None
         if not (isinstance(obj, dict) and block_type(obj) == "image"):
@@ -187,7 +187,7 @@ class Inspector(QWidget):
                 if im.width() > self.THUMB or im.height() > self.THUMB:     # shrink, never enlarge
                     im = im.scaled(self.THUMB, self.THUMB, Qt.KeepAspectRatio, Qt.SmoothTransformation)
                 pix = QPixmap.fromImage(im)
-                from compactscope.core.images import info
+                from compactscope.core.model.images import info
                 self.image.setToolTip(info(obj).describe())
         if pix.isNull():
             self.image.setText(tr("(no picture: a URL or file source)") if src.get("type") != "base64"

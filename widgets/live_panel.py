@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (QFileDialog, QFormLayout, QHBoxLayout, QLabel, QL
                                QMessageBox, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox, QTabWidget,
                                QTextBrowser, QVBoxLayout, QWidget)
 
-from .common import ROLE_COLORS
-from .i18n import tr
+from compactscope.widgets.common import ROLE_COLORS
+from compactscope.widgets.i18n import tr
 
 # the states' words, for the translation catalogue (set_status shows tr(state))
 STATES = (QT_TRANSLATE_NOOP("", "idle"), QT_TRANSLATE_NOOP("", "calling"), QT_TRANSLATE_NOOP("", "tool"),
@@ -135,7 +135,7 @@ class LivePanel(QWidget):
                                       lambda: self._pick_dir(self.workdir))
         self.model_edit = QLineEdit(w)
         self.model_edit.setObjectName("model")
-        from compactscope.core.agent import DEFAULT_MODEL
+        from compactscope.core.live.agent import DEFAULT_MODEL
         self.model_edit.setPlaceholderText(os.environ.get("COMPACTSCOPE_MODEL") or DEFAULT_MODEL)
         f.addRow(tr("Model"), self.model_edit)
         self.key_edit = QLineEdit(w)

@@ -8,13 +8,13 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
-from compactscope.core import present
-from compactscope.core.present import EXPANDED_LINES, collapsed_shape
-from compactscope.core.report.words import usage_short, when
+from compactscope.core.analysis import present
+from compactscope.core.analysis.present import EXPANDED_LINES, collapsed_shape
+from compactscope.core.model.describe import usage_short, when
 
-from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
-from .i18n import ct, ct_parts, ct_summary, tr
-from .message_model import INSERTED_LINES, MAX_BLOCKS_SHOWN
+from compactscope.widgets.common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
+from compactscope.widgets.i18n import ct, ct_parts, ct_summary, tr
+from compactscope.widgets.message_model import INSERTED_LINES, MAX_BLOCKS_SHOWN
 
 
 class MessageDelegate(QStyledItemDelegate):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
 
-from compactscope.core import present
-from compactscope.core.align import RowKinds
-from compactscope.core.messages import ToolPairIndex
-from compactscope.core.report.words import meta_lines
+from compactscope.core.analysis import present
+from compactscope.core.pipeline.align import RowKinds
+from compactscope.core.model.messages import ToolPairIndex
+from compactscope.core.model.describe import meta_lines
 
-from .i18n import ct_parts
+from compactscope.widgets.i18n import ct_parts
 
 MessageRole = Qt.UserRole + 1
 IndexRole = Qt.UserRole + 2

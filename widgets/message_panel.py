@@ -6,10 +6,10 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
-from .flow import FlowLayout, flow_widget_policy
-from .message_model import IndexRole, MessageListModel
-from .message_view import MessageView
-from .i18n import tr
+from compactscope.widgets.flow import FlowLayout, flow_widget_policy
+from compactscope.widgets.message_model import IndexRole, MessageListModel
+from compactscope.widgets.message_view import MessageView
+from compactscope.widgets.i18n import tr
 
 ROLES = (QT_TRANSLATE_NOOP("", "all roles"), "user", "assistant", "system", "tool")
 BLOCKS = (QT_TRANSLATE_NOOP("", "any block"), "text", "tool_use", "tool_result", "thinking", "image")

@@ -12,8 +12,8 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QAbstractScrollArea, QStyle, QStyleOptionViewItem
 
-from .message_delegate import MessageDelegate
-from .message_model import IndexRole
+from compactscope.widgets.message_delegate import MessageDelegate
+from compactscope.widgets.message_model import IndexRole
 
 
 class MessageView(QAbstractScrollArea):

@@ -7,7 +7,7 @@ import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
-from .i18n import tr
+from compactscope.widgets.i18n import tr
 
 
 class NarrationPanel(QWidget):

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox,
                                QToolButton, QVBoxLayout, QWidget)
 
-from .i18n import ct, tr
+from compactscope.widgets.i18n import ct, tr
 
 INT_MAX = 2_147_483_647
 

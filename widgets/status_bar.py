@@ -7,8 +7,8 @@ import time
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
 
-from .flow import FitLabel
-from .i18n import ct, tr
+from compactscope.widgets.flow import FitLabel
+from compactscope.widgets.i18n import ct, tr
 
 VERDICT_STYLE = {"ok": "color: #15803d; font-weight: bold", "failed": "color: #b91c1c; font-weight: bold",
                  "other": "color: #64748b"}

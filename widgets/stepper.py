@@ -13,8 +13,8 @@ from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QButtonGroup, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from .flow import FlowLayout, flow_widget_policy
-from .i18n import ct, tr
+from compactscope.widgets.flow import FlowLayout, flow_widget_policy
+from compactscope.widgets.i18n import ct, tr
 
 STATUS_STYLE = {
     "original": ("#64748b", ""),

@@ -22,13 +22,13 @@ from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
-from compactscope.core import divergence
+from compactscope.core.analysis import divergence
 from compactscope.core.replay.calibration import calibration_words
 from compactscope.core.strategies.base import PALETTE
 
-from .common import fmt
-from .flow import FlowLayout, flow_widget_policy
-from .i18n import ct, tr
+from compactscope.widgets.common import fmt
+from compactscope.widgets.flow import FlowLayout, flow_widget_policy
+from compactscope.widgets.i18n import ct, tr
 
 OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
 _SYMBOL_MARKS = {"t": "\u25bc", "o": "\u25cf", "d": "\u25c6", "s": "\u25a0", "star": "\u2605", "p": "\u2b1f",

@@ -8,10 +8,10 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushB
                                QSplitter,
                                QVBoxLayout, QWidget)
 
-from .flow import FlowLayout, flow_widget_policy
-from .comparison_table import ComparisonTable
-from .timeline import TimelineWidget
-from .i18n import tr
+from compactscope.widgets.flow import FlowLayout, flow_widget_policy
+from compactscope.widgets.comparison_table import ComparisonTable
+from compactscope.widgets.timeline import TimelineWidget
+from compactscope.widgets.i18n import tr
 
 
 class TimelinePanel(QScrollArea):

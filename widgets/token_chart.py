@@ -15,11 +15,11 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from compactscope.core import present
-from compactscope.core.present import BLOCK_TYPES
+from compactscope.core.analysis import present
+from compactscope.core.analysis.present import BLOCK_TYPES
 
-from .common import BLOCK_COLORS, fmt
-from .i18n import ct, tr
+from compactscope.widgets.common import BLOCK_COLORS, fmt
+from compactscope.widgets.i18n import ct, tr
 
 
 class IndexAxis(pg.AxisItem):

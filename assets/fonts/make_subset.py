@@ -6,7 +6,7 @@
 
 The subset keeps the glyphs for: the 3,755 characters of GB 2312 level 1 (the common Simplified Chinese set),
 CJK punctuation and full-width forms, and every character the window's catalogue (assets/i18n/*.ts), the core
-catalogue (core/i18n_zh_CN.json), the lessons and the bundled examples use. Run it again after adding Chinese
+catalogue (core/i18n/i18n_zh_CN.json), the lessons and the bundled examples use. Run it again after adding Chinese
 text; tests/test_i18n.py fails when a character of those files has no glyph in the subset. The family is
 renamed (the OFL asks a modified font not to take the original's name): "Compactscope CJK SC".
 """
@@ -38,7 +38,7 @@ def gb2312_level1() -> set[str]:
 
 def used_characters() -> set[str]:
     texts = []
-    for pattern in ("assets/i18n/*.ts", "core/i18n_*.json", "assets/lessons/*.json", "assets/examples/*.json"):
+    for pattern in ("assets/i18n/*.ts", "core/i18n/i18n_*.json", "assets/lessons/*.json", "assets/examples/*.json"):
         for p in sorted(ROOT.glob(pattern)):
             texts.append(p.read_text(encoding="utf-8"))
     return {ch for t in texts for ch in t if ord(ch) > 0x2000}

@@ -55,7 +55,7 @@ def claude_projects_dir() -> Path:
 
 def _session_id_of(path: Path) -> str | None:
     """The ``sessionId`` on the first lines of an old-style agent file (None when unreadable)."""
-    from ..loaders.base import loads
+    from compactscope.core.loaders.base import loads
     try:
         with path.open("rb") as f:
             for _ in range(5):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..text import readable_message_text
+from compactscope.core.model.text import readable_message_text
 
 SUBAGENT_KINDS = {"sidechain", "agent_progress", "subagent_file", "summary_calls"}
 SIDE_THREAD_FORMATS = {"recording", "proxy-log"}

@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .config import FleetConfig, FleetError
+from compactscope.core.fleet.config import FleetConfig, FleetError
 
 META_KEY = b"compactscope.fleet"
 
@@ -177,7 +177,7 @@ class ResultsWriter:
     row group by row group, when that changes anything."""
 
     def __init__(self, path: str | os.PathLike, cfg: FleetConfig, *, batch: int = 64):
-        from ..safeio import UnsafePath, atomic_path, new_file_mode
+        from compactscope.core.files.safeio import UnsafePath, atomic_path, new_file_mode
         self.path = Path(path)
         self.schema = schema(cfg)
         self.batch = batch
@@ -230,7 +230,7 @@ class ResultsWriter:
         self._target.__exit__(None, None, None)
 
     def _mark_duplicates(self) -> None:
-        from .identity import duplicates, row_id
+        from compactscope.core.fleet.identity import duplicates, row_id
         dup = duplicates(self._ident)
         new = [dup.get(row_id(r["path"], r.get("conversation"))) for r in self._ident]
         self.duplicates = sum(1 for d in new if d)

@@ -2,6 +2,6 @@
 it never mutates its input, shares unchanged messages with it, and reports
 what it did. Side effects (persisted files, transcripts) go to ``ctx.workspace``.
 """
-from .base import Layer, LayerContext
+from compactscope.core.layers.base import Layer, LayerContext
 
 __all__ = ["Layer", "LayerContext"]

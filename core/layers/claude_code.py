@@ -27,14 +27,25 @@ from array import array
 from itertools import islice
 from operator import is_
 
-from ..messages import block_type, blocks, content_text, replace_block
-from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
-from ..facts import BytesFact, IntFact
-from ..present import pair_index
-from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
-from . import s08
-from . import base as roles
-from .base import Layer, LayerContext
+from compactscope.core.model.messages import block_type, blocks, content_text, replace_block
+from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
+from compactscope.core.pipeline.facts import BytesFact, IntFact
+from compactscope.core.analysis.present import pair_index
+from compactscope.core.pipeline.trace import (
+    BOUNDARY,
+    DROP,
+    INSERT,
+    NOTE,
+    REPLACE,
+    SUMMARY,
+    Delta,
+    Edit,
+    LayerOutput,
+    SameOrigin,
+)
+from compactscope.core.layers import s08
+from compactscope.core.layers import base as roles
+from compactscope.core.layers.base import Layer, LayerContext
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "

@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import time
 
-from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
-from ..text import text_parts
-from ..trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
-from . import hermes_rules as R
-from . import base as roles
-from .base import Layer, LayerContext
-from .. import words
+from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
+from compactscope.core.model.text import text_parts
+from compactscope.core.pipeline.trace import (
+    BOUNDARY,
+    DROP,
+    NOTE,
+    REPLACE,
+    SUMMARY,
+    Delta,
+    Edit,
+    LayerOutput,
+    SameOrigin,
+)
+from compactscope.core.layers import hermes_rules as R
+from compactscope.core.layers import base as roles
+from compactscope.core.layers.base import Layer, LayerContext
+from compactscope.core.i18n import english as words
 
 HERMES_VERSION = "0.19.0"          # the hermes-agent release these layers reproduce (core.hermes_oracle checks it)
 

@@ -7,7 +7,7 @@ must be identical for our output to equal theirs, so they are reproduced as data
 
 Everything here works on OpenAI chat messages (plain dicts) and never mutates its input.
 The traced layers that use these rules are in ``core/layers/hermes.py``; the cross-check
-against the real package is ``core/hermes_oracle.py`` and ``tests/test_hermes_oracle.py``.
+against the real package is ``core/oracles/hermes_agent.py`` and ``tests/test_hermes_oracle.py``.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..text import text_parts
+from compactscope.core.model.text import text_parts
 
 # ----------------------------------------------------------------- texts
 TASK_HEADING = "## Historical Task Snapshot"

@@ -21,11 +21,18 @@ handler's state.
 """
 from __future__ import annotations
 
-from ..messages import message_text
-from ..summarizers import SummaryError, SummaryRequest
-from ..trace import DROP, INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
-from . import inspect_rules as R
-from .base import ASSEMBLE, MICRO, SNIP as SNIP_ROLE, SUMMARY as SUMMARY_ROLE, Layer, LayerContext
+from compactscope.core.model.messages import message_text
+from compactscope.core.summarizers import SummaryError, SummaryRequest
+from compactscope.core.pipeline.trace import DROP, INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
+from compactscope.core.layers import inspect_rules as R
+from compactscope.core.layers.base import (
+    ASSEMBLE,
+    MICRO,
+    SNIP as SNIP_ROLE,
+    SUMMARY as SUMMARY_ROLE,
+    Layer,
+    LayerContext,
+)
 
 PASS = "inspect_pass"
 WARNED = "inspect_memory_warned"

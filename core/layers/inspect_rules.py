@@ -85,7 +85,7 @@ def o200k_cache(folder: str | None = None) -> str | None:
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         return None
     try:
-        from ..safeio import atomic_write
+        from compactscope.core.files.safeio import atomic_write
         Path(folder).mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)        # whole or not at all, never through a symlink planted there
     except OSError:

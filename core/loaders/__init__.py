@@ -12,8 +12,16 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from ..conversation import LoadResult
-from .base import JSONDecodeError, LoadError, Probe, loads_lenient, normalise_result, read_json_document, read_probe
+from compactscope.core.model.conversation import LoadResult
+from compactscope.core.loaders.base import (
+    JSONDecodeError,
+    LoadError,
+    Probe,
+    loads_lenient,
+    normalise_result,
+    read_json_document,
+    read_probe,
+)
 
 # Tried in order: the most specific formats first.
 _MODULES = [

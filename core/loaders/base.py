@@ -7,10 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import (LINE_TOO_LONG, MAX_LINE_BYTES, JSONDecodeError, NotAFile, drop_mistyped, iter_lines,  # noqa: F401 - shared
-                      loads, loads_deep, loads_lenient, parse_timestamp, wrong_type)
-from ..jsonio import open_regular as _open_regular
-from ..jsonio import lenient_number_hooks
+from compactscope.core.files.jsonio import (
+    LINE_TOO_LONG,
+    MAX_LINE_BYTES,
+    JSONDecodeError,
+    NotAFile,
+    drop_mistyped,
+    iter_lines,
+    loads,
+    loads_deep,
+    loads_lenient,
+    parse_timestamp,
+    wrong_type,
+)
+from compactscope.core.files.jsonio import open_regular as _open_regular
+from compactscope.core.files.jsonio import lenient_number_hooks
 
 PROBE_BYTES = 256 * 1024
 _UNSET = object()
@@ -183,9 +194,9 @@ def normalise_result(result) -> None:
 
     A conversation with nothing to fix is checked in one C pass (orjson) plus a quick type check per
     message, and not copied."""
-    from ..conversation import Problem
-    from ..safeio import json_safe
-    from ..shape import fix_message, fix_system, fix_tools, well_shaped
+    from compactscope.core.model.conversation import Problem
+    from compactscope.core.files.safeio import json_safe
+    from compactscope.core.model.shape import fix_message, fix_system, fix_tools, well_shaped
     for conv in result.conversations:
         problems = conv.problems
         for attr, shape in (("system", fix_system), ("tools", fix_tools)):
@@ -231,7 +242,7 @@ def normalise_result(result) -> None:
 
 
 def _json_text(value: Any) -> str:
-    from ..safeio import dumps, json_safe
+    from compactscope.core.files.safeio import dumps, json_safe
     return dumps(json_safe(value))
 
 
@@ -252,7 +263,7 @@ def _needs_fixing(messages: list) -> bool:
 
 def note_problems(path: str, notes: list, line: int = 0) -> list:
     """The notes of ``loads_lenient`` (what was made valid) as one warning for the file or line."""
-    from ..conversation import Problem
+    from compactscope.core.model.conversation import Problem
     return [Problem(str(path), line, "; ".join(dict.fromkeys(notes)), "warning")] if notes else []
 
 
@@ -301,7 +312,7 @@ def recover_records(raw: bytes | str, accept=None, notes: list | None = None) ->
             break
         i = j
     if out:
-        from ..safeio import json_safe
+        from compactscope.core.files.safeio import json_safe
         out = [json_safe(o, found) for o in out]
         if notes is not None:
             notes.extend(dict.fromkeys(found))

@@ -36,10 +36,30 @@ from __future__ import annotations
 import gc
 import re
 
-from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from ..messages import ANTHROPIC
-from .base import (LINE_TOO_LONG, MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, drop_mistyped, iter_lines, loads,
-                   loads_lenient, open_regular, parse_timestamp, recover_records)
+from compactscope.core.model.conversation import (
+    CompactionEvent,
+    Conversation,
+    LoadResult,
+    MessageMeta,
+    Problem,
+    Provenance,
+    Usage,
+)
+from compactscope.core.model.messages import ANTHROPIC
+from compactscope.core.loaders.base import (
+    LINE_TOO_LONG,
+    MAX_LINE_BYTES,
+    JSONDecodeError,
+    LoadError,
+    Probe,
+    drop_mistyped,
+    iter_lines,
+    loads,
+    loads_lenient,
+    open_regular,
+    parse_timestamp,
+    recover_records,
+)
 
 FORMAT = "claude-code"
 

@@ -13,9 +13,17 @@ from __future__ import annotations
 import json
 import re
 
-from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from ..messages import OPENAI
-from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document, wrong_type
+from compactscope.core.model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from compactscope.core.model.messages import OPENAI
+from compactscope.core.loaders.base import (
+    LoadError,
+    Probe,
+    document_lines,
+    note_problems,
+    parse_timestamp,
+    read_json_document,
+    wrong_type,
+)
 
 FORMAT = "gemini-cli"
 _HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')

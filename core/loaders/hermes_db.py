@@ -56,10 +56,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from ..messages import OPENAI
-from .base import LoadError, Probe, parse_timestamp
-from .openai_chat import copy_keys, is_summary, same_message
+from compactscope.core.model.conversation import (
+    CompactionEvent,
+    Conversation,
+    LoadResult,
+    MessageMeta,
+    Problem,
+    Provenance,
+    Usage,
+)
+from compactscope.core.model.messages import OPENAI
+from compactscope.core.loaders.base import LoadError, Probe, parse_timestamp
+from compactscope.core.loaders.openai_chat import copy_keys, is_summary, same_message
 
 FORMAT = "hermes-db"
 JSON_PREFIX = "\x00json:"

@@ -13,10 +13,25 @@ from __future__ import annotations
 import json
 import re
 
-from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from ..messages import OPENAI, detect_dialect
-from .anthropic_messages import _fix_repr, first_line_is_object, read_messages
-from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document
+from compactscope.core.model.conversation import (
+    CompactionEvent,
+    Conversation,
+    LoadResult,
+    MessageMeta,
+    Problem,
+    Provenance,
+    Usage,
+)
+from compactscope.core.model.messages import OPENAI, detect_dialect
+from compactscope.core.loaders.anthropic_messages import _fix_repr, first_line_is_object, read_messages
+from compactscope.core.loaders.base import (
+    LoadError,
+    Probe,
+    document_lines,
+    note_problems,
+    parse_timestamp,
+    read_json_document,
+)
 
 FORMAT = "openai-chat"
 HERMES_FORMAT = "hermes-session"

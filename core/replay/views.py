@@ -26,7 +26,7 @@ def iterations(result: Any) -> list[dict]:
     (``run_conversation`` makes a new one). Per call: ``turn``, ``used`` (in this turn, after the
     call), ``refunded`` (this call), ``remaining``, ``refused`` (the cap stopped this turn's loop at
     or before the call)."""
-    from ..moa import IterationBudget
+    from compactscope.core.analysis.moa import IterationBudget
     policy, cap = result.iteration_policy, result.iteration_cap
     if policy is None or cap is None:      # the strategy's agent loop has no iteration cap
         return [{"turn": c.turn, "used": None, "refunded": 0, "remaining": None, "refused": False}

@@ -13,17 +13,17 @@ from operator import eq
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable
 
-from .. import strategies
-from ..conversation import Conversation, MessageMeta
-from ..messages import OPENAI, block_type, blocks, to_anthropic, to_openai
-from ..pipeline import Engine
-from ..strategies.base import IterationPolicy
-from ..size import is_additive
-from ..strategies.base import Strategy
-from ..strategies.plugin import ANY
-from ..trace import PERSIST, REPLACE, SameOrigin, Trace
-from .calibration import Calibrator, default_calibration, measure
-from .records import CallRecord, LayerRecord, ReplayResult
+from compactscope.core import strategies
+from compactscope.core.model.conversation import Conversation, MessageMeta
+from compactscope.core.model.messages import OPENAI, block_type, blocks, to_anthropic, to_openai
+from compactscope.core.pipeline.engine import Engine
+from compactscope.core.strategies.base import IterationPolicy
+from compactscope.core.pipeline.size import is_additive
+from compactscope.core.strategies.base import Strategy
+from compactscope.core.strategies.plugin import ANY
+from compactscope.core.pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
+from compactscope.core.replay.calibration import Calibrator, default_calibration, measure
+from compactscope.core.replay.records import CallRecord, LayerRecord, ReplayResult
 
 REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 

@@ -18,12 +18,23 @@ from html import escape as esc
 from pathlib import Path
 from typing import Any
 
-from ..align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED
-from ..messages import ToolPairIndex, block_type, blocks, content_text
-from . import svg, tables
-from .model import group_rows
-from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
-                    usage_parts, when)
+from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED
+from compactscope.core.model.messages import ToolPairIndex, block_type, blocks, content_text
+from compactscope.core.report import svg, tables
+from compactscope.core.report.model import group_rows
+from compactscope.core.model.describe import (
+    block_changes,
+    block_kinds,
+    clip,
+    finding_text,
+    gist,
+    num,
+    role_of,
+    to_json,
+    tool_input_gist,
+    usage_parts,
+    when,
+)
 
 LONG_CHARS = 1500           # texts longer than this (or with more lines) collapse
 LONG_LINES = 24

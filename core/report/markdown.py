@@ -7,12 +7,23 @@ in Markdown is never handed markup from the transcript.
 from __future__ import annotations
 
 import re
-from ..messages import block_type, content_text
-from .html import _basename as basename
-from . import tables
-from .model import group_rows
-from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
-                    usage_text, when)
+from compactscope.core.model.messages import block_type, content_text
+from compactscope.core.report.html import _basename as basename
+from compactscope.core.report import tables
+from compactscope.core.report.model import group_rows
+from compactscope.core.model.describe import (
+    block_changes,
+    block_kinds,
+    clip,
+    finding_text,
+    gist,
+    num,
+    role_of,
+    to_json,
+    tool_input_gist,
+    usage_text,
+    when,
+)
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
 _TICKS = re.compile(r"`{3,}")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..replay import COMPARISON_COLUMNS
-from ..replay.views import pre_tokens_text
-from .words import clip, num, to_json, when
+from compactscope.core.replay import COMPARISON_COLUMNS
+from compactscope.core.replay.views import pre_tokens_text
+from compactscope.core.model.describe import clip, num, to_json, when
 
 
 class Table(NamedTuple):

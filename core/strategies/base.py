@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
-from ..messages import ANTHROPIC
-from .. import words
+from compactscope.core.layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
+from compactscope.core.model.messages import ANTHROPIC
+from compactscope.core.i18n import english as words
 
 SIZE, TOKENS = "size", "tokens"         # threshold units: chars of the size meter, or estimated tokens
 

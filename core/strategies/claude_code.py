@@ -1,9 +1,9 @@
 """Claude Code's production pipeline (seed 001's deep dive, "深入 CC 源码")."""
 from __future__ import annotations
 
-from ..layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, SessionTokens, threshold
-from .base import TOKENS, Param, Strategy, Threshold
-from .claude_code_versions import infer
+from compactscope.core.layers.claude_code import DEFAULT_COMPACTABLE, LAYERS, SessionTokens, threshold
+from compactscope.core.strategies.base import TOKENS, Param, Strategy, Threshold
+from compactscope.core.strategies.claude_code_versions import infer
 
 CLAUDE_CODE = Strategy(
     name="claude_code",

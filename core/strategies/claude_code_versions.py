@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .infer import Inferred
+from compactscope.core.strategies.infer import Inferred
 
 WINDOW_200K = 200_000
 WINDOW_1M = 1_000_000
@@ -174,7 +174,7 @@ def infer(conversation) -> Inferred:
                                          "gated) did not run in this session; --set idle_gap_minutes=60 turns it on")
     # auto-compact off: the real estimate passed the threshold and nothing ever auto-compacted
     if calls and not autos:
-        from ..layers.claude_code import threshold
+        from compactscope.core.layers.claude_code import threshold
         params = {**{p: v for p, v in rule.params}, **out.params}
         limit = threshold(params)
         over = [(k, t) for k, (_, _, t, _) in enumerate(calls) if t >= limit + 2_000]

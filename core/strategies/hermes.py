@@ -7,13 +7,13 @@ and the decaying head protection live in the pipeline state between runs.
 """
 from __future__ import annotations
 
-from ..layers.hermes import LAYERS
-from ..layers.hermes import threshold as hermes_threshold
-from ..layers.hermes_rules import HermesTokens
-from ..messages import OPENAI
-from ..moa import MOA_LAYER
-from .base import TOKENS, CrossCheck, IterationPolicy, Param, Strategy, Threshold
-from .infer import Inferred, context_evidence
+from compactscope.core.layers.hermes import LAYERS
+from compactscope.core.layers.hermes import threshold as hermes_threshold
+from compactscope.core.layers.hermes_rules import HermesTokens
+from compactscope.core.model.messages import OPENAI
+from compactscope.core.analysis.moa import MOA_LAYER
+from compactscope.core.strategies.base import TOKENS, CrossCheck, IterationPolicy, Param, Strategy, Threshold
+from compactscope.core.strategies.infer import Inferred, context_evidence
 
 HERMES_FORMATS = ("hermes-db", "hermes-session")
 # windows models are sold with: a recording that does not store its window gets the one of these that best
@@ -131,7 +131,7 @@ HERMES = Strategy(
                                 "tokens), floored at 64,000 tokens"),
     token_estimator=HermesTokens,
     iteration_budget=IterationPolicy(),     # hermes-agent's turn loop: max_iterations 90, refunds, per turn
-    cross_check=CrossCheck("hermes-agent 0.19.0", "compactscope.core.hermes_oracle:verdict",
+    cross_check=CrossCheck("hermes-agent 0.19.0", "compactscope.core.oracles.hermes_agent:verdict",
                            "core.hermes_oracle ran the real hermes-agent ContextCompressor on the same input, "
                            "parameters, state and summary text and compared the output message by message."),
     notes={"source": "hermes-agent 0.19.0 agent/context_compressor.py", "docs": "docs/hermes.md"},

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..layers.inspect import layers_for, threshold, threshold_to_params
-from ..layers.inspect_rules import DEFAULT_WINDOW, MERGES, InspectTokens
-from ..messages import OPENAI
-from .base import TOKENS, CrossCheck, Param, Strategy, Threshold
-from .infer import Inferred
+from compactscope.core.layers.inspect import layers_for, threshold, threshold_to_params
+from compactscope.core.layers.inspect_rules import DEFAULT_WINDOW, MERGES, InspectTokens
+from compactscope.core.model.messages import OPENAI
+from compactscope.core.strategies.base import TOKENS, CrossCheck, Param, Strategy, Threshold
+from compactscope.core.strategies.infer import Inferred
 
 CLASSES = {"edit": "CompactionEdit", "trim": "CompactionTrim", "summary": "CompactionSummary"}
 
@@ -108,7 +108,7 @@ def _infer_for(kind: str):
     def infer(conversation) -> Inferred:
         """inspect_<kind>'s settings from an Inspect log: the compaction its solver ran with (react()'s
         ``compaction`` in the plan), else the threshold its compaction events imply."""
-        from . import get
+        from compactscope.core.strategies import get
         out = Inferred()
         if getattr(conversation, "format", "") != "inspect-log":
             return out
@@ -156,7 +156,7 @@ def _strategy(kind: str, title: str, description: str, params: tuple[Param, ...]
         threshold=Threshold(TOKENS, fn=threshold, to_params=threshold_to_params,
                             formula="threshold tokens, or threshold x context_window when it is at most 1"),
         token_estimator=InspectTokens,
-        cross_check=CrossCheck(f"inspect-ai {VERSION}", "compactscope.core.inspect_oracle:cross_check",
+        cross_check=CrossCheck(f"inspect-ai {VERSION}", "compactscope.core.oracles.inspect_ai:cross_check",
                                "core.inspect_oracle ran the real inspect-ai compaction handler with the same "
                                "strategy, parameters, tools and summary text and compared the output message by "
                                "message."),

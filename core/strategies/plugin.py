@@ -50,13 +50,13 @@ from typing import Any, Callable
 
 import orjson
 
-from ..blackbox import infer_output
-from ..layers.base import Layer, LayerContext
-from ..messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, message_text
-from ..summarizers import SummaryError, SummaryRequest
-from ..trace import LayerOutput
-from .base import Param, Strategy
-from .. import words
+from compactscope.core.analysis.blackbox import infer_output
+from compactscope.core.layers.base import Layer, LayerContext
+from compactscope.core.model.messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, message_text
+from compactscope.core.summarizers import SummaryError, SummaryRequest
+from compactscope.core.pipeline.trace import LayerOutput
+from compactscope.core.strategies.base import Param, Strategy
+from compactscope.core.i18n import english as words
 
 ANY = "any"                      # a strategy dialect: the input's own, no conversion
 DIALECTS = (ANTHROPIC, OPENAI, ANY)
@@ -570,7 +570,7 @@ def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = Non
         out = infer_output(messages, res, handed=refs, who=who, summary=summary,
                            summary_texts=tuple(r.text for r in made))
         if refs != messages or len(handed) != len(refs) or any(x is not y for x, y in zip(handed, refs)):
-            from ..trace import NOTE, Edit
+            from compactscope.core.pipeline.trace import NOTE, Edit
             out.edits.append(Edit(NOTE, f"{who} changed the messages it was handed in place (it got a copy: "
                                         f"the conversation is untouched)"))
         if out.messages is not messages:

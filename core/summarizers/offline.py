@@ -10,8 +10,8 @@ import json
 import re
 from collections import Counter
 
-from ..messages import block_type, blocks, content_text
-from .base import SummaryRequest, SummaryResult
+from compactscope.core.model.messages import block_type, blocks, content_text
+from compactscope.core.summarizers.base import SummaryRequest, SummaryResult
 
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file")
 _PATH_RE = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|md|txt|json|ts|js|toml|yaml|yml|rs|go|c|h|cpp|java|sh)\b")

@@ -1,0 +1,1 @@
+"""Messages and conversations: the data every loader makes and every layer reads."""

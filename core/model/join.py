@@ -1,0 +1,100 @@
+"""Two views of one session: a Claude Code session file (every message, usage, compactions, but no
+system prompt and no tools) and a proxy recording of the same session (the requests as sent: system
+prompt, tools, the messages of each call). ``partners`` finds the other view of a conversation among
+files; ``borrow`` gives a conversation the system prompt and tools the other view holds. Pure Python,
+no Qt.
+
+Two conversations are the same session when they carry the same session id (Claude Code's
+``sessionId``; in a request, ``metadata.user_id`` ends with ``_session_<id>``) or, failing that, begin
+with the same first words the user typed (at least ``MIN_FIRST_TEXT`` characters).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+MIN_FIRST_TEXT = 20
+MAX_FILES = 200
+_SESSION_RE = re.compile(r"session_([0-9a-fA-F-]{8,})")
+
+
+def session_id(conv) -> str | None:
+    extra = getattr(conv, "extra", None) or {}
+    sid = extra.get("session_id")
+    if isinstance(sid, str) and sid:
+        return sid
+    for call in extra.get("calls") or ():
+        uid = call.get("user_id") if isinstance(call, dict) else None
+        m = _SESSION_RE.search(uid) if isinstance(uid, str) else None
+        if m:
+            return m.group(1)
+    return None
+
+
+def first_user_text(conv) -> str:
+    """The first words the user typed (command wrappers and system reminders left out), normalised."""
+    for m in getattr(conv, "messages", ())[:50]:
+        if not (isinstance(m, dict) and m.get("role") == "user"):
+            continue
+        c = m.get("content")
+        texts = [c] if isinstance(c, str) else [b.get("text") for b in c if isinstance(b, dict)
+                                               and b.get("type") == "text"] if isinstance(c, list) else []
+        for t in texts:
+            if isinstance(t, str) and t.strip() and not t.lstrip().startswith("<"):
+                return " ".join(t.split())[:400]
+    return ""
+
+
+def same_session(a, b) -> str | None:
+    """Why ``a`` and ``b`` are one session (in words), or None."""
+    sa, sb = session_id(a), session_id(b)
+    if sa and sb:
+        return f"the same session id {sa}" if sa == sb else None
+    fa, fb = first_user_text(a), first_user_text(b)
+    if len(fa) >= MIN_FIRST_TEXT and fa == fb:
+        return f"the same first user message ({fa[:40]}…)"
+    return None
+
+
+def partners(path, conv, folders=None, limit: int = MAX_FILES) -> list[dict]:
+    """Other files (the file's own folder, and ``folders``) holding the same session:
+    ``{"path", "conversation", "index", "reason", "has_system", "has_tools"}``, the fullest first."""
+    from compactscope.core.loaders import LoadError, load
+    here = Path(path).resolve()
+    seen, out = set(), []
+    for folder in [here.parent, *[Path(f) for f in folders or ()]]:
+        try:
+            files = sorted(p for p in Path(folder).iterdir() if p.suffix in (".jsonl", ".json") and p.is_file())
+        except OSError:
+            continue
+        for p in files[:limit]:
+            rp = p.resolve()
+            if rp == here or rp in seen:
+                continue
+            seen.add(rp)
+            try:
+                res = load(p)
+            except LoadError:
+                continue
+            for k, other in enumerate(res.conversations):
+                why = same_session(conv, other)
+                if why:
+                    out.append({"path": str(p), "conversation": other, "index": k, "reason": why,
+                                "has_system": bool(other.system), "has_tools": bool(other.tools)})
+                    break
+    out.sort(key=lambda d: (not d["has_system"], not d["has_tools"]))
+    return out
+
+
+def borrow(conv, other, reason: str = ""):
+    """``conv`` with the system prompt and tools of ``other`` where it has none (its messages and
+    everything else kept); ``extra["joined"]`` says from where and why."""
+    system = conv.system if conv.system else other.system
+    tools = conv.tools if conv.tools else other.tools
+    extra = dict(conv.extra or {})
+    extra["joined"] = {"source": getattr(other, "source", ""), "format": getattr(other, "format", ""),
+                       "reason": reason or same_session(conv, other) or "",
+                       "system_from_other": not conv.system and bool(other.system),
+                       "tools_from_other": not conv.tools and bool(other.tools)}
+    return dataclasses.replace(conv, system=system, tools=tools, extra=extra)

@@ -1,0 +1,1 @@
+"""Running a strategy's layers over a message list: the engine, traces, alignment, sizes."""

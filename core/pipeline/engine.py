@@ -1,0 +1,320 @@
+"""Run a strategy's layers in order over a message list and trace every step.
+
+``Engine`` holds what lives across runs (workspace, summarizer cache, size
+cache, pipeline state such as the circuit breaker). ``Engine.run`` is one
+"before the model call" pass; ``Engine.reactive`` and ``Engine.compact_tool``
+are the other entry points of the seeds' agent loop. ``Engine.fork`` makes an
+engine for another state, parameters or strategy that shares the caches: an
+engine is never mutated by someone who only wants to run with other settings.
+
+``run_with_variants`` is the job a viewer runs: the strategy, then each of its
+variants (``Strategy.variants``) beside it, reporting progress layer by layer.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from itertools import compress
+from operator import is_not
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from compactscope.core import strategies
+from compactscope.core.analysis.checker import check, known_before_file, load_fix_findings, load_fixes_by_identity
+from compactscope.core.model.conversation import Conversation
+from compactscope.core.layers.base import CONVERT as CONVERT_ROLE
+from compactscope.core.layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
+from compactscope.core.model.messages import ANTHROPIC, OPENAI, detect_dialect, to_anthropic, to_openai
+from compactscope.core.pipeline.size import CharsPerToken, SizeMeter
+from compactscope.core.strategies.base import Strategy, Variant
+from compactscope.core.strategies.plugin import ANY
+from compactscope.core.summarizers import CachedSummarizer, OfflineSummarizer
+from compactscope.core.pipeline.trace import CONVERT, Delta, Edit, LayerOutput, Step, Trace
+from compactscope.core.files.workspace import Workspace
+
+_SAME = object()
+
+
+def _convert_output(messages: list, src: str, dst: str, system: Any) -> LayerOutput:
+    if dst == OPENAI:
+        conv = to_openai(messages, system)
+        origin = [None if o < 0 else o for o in conv.origin]
+    else:
+        conv = to_anthropic(messages)
+        origin = conv.origin
+    edit = Edit(CONVERT, f"converted {len(messages)} {src} message(s) to {len(conv.messages)} {dst} message(s)")
+    return LayerOutput(conv.messages, origin, [edit], {"from": src, "to": dst}, edit.text, dialect=dst)
+
+
+def _delta(before: list, after: list) -> Delta | None:
+    """The change of a layer that did not report one, when it is cheap to find: a list of the same
+    length with some messages replaced (compared by identity, in C)."""
+    if len(before) != len(after):
+        return None
+    return Delta.replaced(compress(range(len(after)), map(is_not, after, before)))
+
+
+@dataclass
+class Engine:
+    strategy: Strategy
+    params: dict = field(default_factory=dict)
+    workspace: Workspace | None = None
+    summarizer: CachedSummarizer | None = None
+    meter: SizeMeter = field(default_factory=SizeMeter)
+    tokens: Any = None
+    state: dict = field(default_factory=dict)
+    order: list[str] | None = None
+    check: bool = True
+
+    def __post_init__(self):
+        if isinstance(self.strategy, str):
+            self.strategy = strategies.get(self.strategy)
+        self.params = self.strategy.resolve(self.params)
+        if self.workspace is None:
+            self.workspace = Workspace()
+        if self.summarizer is None:
+            self.summarizer = CachedSummarizer(OfflineSummarizer())
+        elif not isinstance(self.summarizer, CachedSummarizer):
+            self.summarizer = CachedSummarizer(self.summarizer)
+        if self.tokens is None:
+            self.tokens = self.strategy.token_estimator() if self.strategy.token_estimator else CharsPerToken()
+        if self.order is not None:
+            for name in self.order:
+                self.strategy.layer(name)  # raises KeyError with the known names
+
+    @property
+    def layers(self) -> list[Layer]:
+        if self.order is not None:
+            return [self.strategy.layer(n) for n in self.order]
+        return list(self.strategy.layers)
+
+    def context(self, *, meta: dict | None = None, now: float | None = None, system: Any = None,
+                tools: Any = None, cancel: threading.Event | None = None, state: dict | None = None) -> LayerContext:
+        return LayerContext(self.params, self.workspace, self.summarizer, self.meter, self.tokens,
+                            dict(self.state if state is None else state), meta or {}, now, system, tools, cancel)
+
+    def fork(self, *, state: dict | None = None, params: dict | None = None, strategy: str | Strategy | None = None,
+             tokens: Any = _SAME, order: list[str] | None | object = _SAME, check: bool | None = None) -> "Engine":
+        """A new Engine that shares this one's workspace, summarizer (and its cache) and size meter,
+        with its own copy of ``state`` (default: this engine's state now). ``params`` are resolved
+        against the strategy (default: this engine's; a new ``strategy`` starts from its defaults and
+        its own token estimator). Running the fork never changes this engine."""
+        st = strategies.get(strategy) if isinstance(strategy, str) else (strategy or self.strategy)
+        same = st is self.strategy
+        if params is None:
+            params = dict(self.params) if same else {}
+        if tokens is _SAME:
+            tokens = self.tokens if same else None
+        if order is _SAME:
+            order = list(self.order) if (same and self.order is not None) else None
+        return Engine(st, dict(params), workspace=self.workspace, summarizer=self.summarizer, meter=self.meter,
+                      tokens=tokens, state=dict(self.state if state is None else state), order=order,
+                      check=self.check if check is None else check)
+
+    def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
+              dialect: str, role: str = "", before_file=(), findings_before: list | None = None,
+              fixes: dict | None = None) -> tuple[Step, str]:
+        t0 = time.perf_counter()
+        internal = None
+        state_in = dict(ctx.state)
+        params = ctx.params = ReadParams(dict.copy(ctx.params) if isinstance(ctx.params, dict) else ctx.params)
+        try:
+            out = fn(messages, ctx)
+        except Exception as e:  # a bug in a layer: shown as that layer's error, never a crash of the tool
+            internal = traceback.format_exc()
+            out = LayerOutput.unchanged(messages, error=f"internal error in Compactscope's {layer_name} layer "
+                                        f"({type(e).__name__}: {str(e)[:200]}); its input is passed on unchanged")
+        dt = time.perf_counter() - t0
+        new_dialect = out.dialect or dialect
+        meter, tok = self.meter, self.tokens
+        size_before = meter.size(messages)
+        tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
+        if out.messages is messages:
+            size_after, tokens_after = size_before, tokens_before
+        else:
+            delta = out.delta or _delta(messages, out.messages)
+            if delta is not None:     # the output's totals from the input's, at the cost of the change
+                meter.derive(messages, out.messages, map(messages.__getitem__, delta.removed),
+                             map(out.messages.__getitem__, delta.added))
+            size_after = meter.size(out.messages)
+            tokens_after = tok.tokens(out.messages, meter, system=ctx.system, tools=ctx.tools)
+        if not self.check:
+            findings = []
+        elif out.messages is messages and new_dialect == dialect and findings_before is not None:
+            findings = findings_before        # the same list: the same findings (the checker is a pure function)
+        else:
+            findings = load_fix_findings(out.messages, fixes) + check(out.messages, new_dialect,
+                                                                      before_file=before_file)
+        step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
+                    size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
+                    out.summary, new_dialect, dt, description, role, internal,
+                    None if ALL in params.reads else frozenset(params.reads), state_in, out.plugin_failed)
+        if out.state:
+            ctx.state.update(out.state)
+        return step, new_dialect
+
+    def run(self, messages: list, *, conversation: Conversation | None = None, now: float | None = None,
+            cancel: threading.Event | None = None, layers: Iterable[str] | None = None,
+            keep_state: bool = True, dialect: str | None = None, system: Any = None,
+            progress: Callable[[LayerProgress], Any] | None = None, reuse: Trace | None = None) -> Trace:
+        """One pass of the strategy's layers (or the named ``layers``) over ``messages``.
+        ``progress(LayerProgress)`` is called before each layer runs; ``cancel`` (an Event) stops
+        the run between layers (a summarizer may also stop during its call). ``reuse``: an earlier trace
+        over the same list; its steps are kept up to the first layer that read a parameter which has
+        changed since (or that differs, or failed), and the run goes on from there: a parameter of
+        the last layer re-runs the last layer only."""
+        meta = conversation.meta_by_identity() if conversation is not None else {}
+        bind = getattr(self.tokens, "bind", None)      # an estimator that reads the recorded usage
+        if bind is not None and conversation is not None:
+            try:
+                bind(conversation, meter=self.meter)     # the message figures shared through the meter
+            except TypeError:                            # an estimator from outside with bind(conversation)
+                bind(conversation)
+        system = system if system is not None else (conversation.system if conversation is not None else None)
+        dialect = dialect or (conversation.dialect if conversation is not None else detect_dialect(messages))
+        dialect_in = dialect
+        ctx = self.context(meta=meta, now=now, system=system,
+                           tools=conversation.tools if conversation is not None else None, cancel=cancel)
+        state_before = dict(ctx.state)
+        todo = [self.strategy.layer(n) for n in layers] if layers is not None else self.layers
+        steps: list[Step] = []
+        current = messages
+        before = known_before_file(conversation)       # calls made before an excerpt's first line
+        fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
+        converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
+        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [l.name for l in todo],
+                              state_before, dialect)
+        if kept or (reuse is not None and reuse.input is messages and reuse.dialect_in == dialect):
+            input_findings = reuse.input_findings if self.check else []
+        else:
+            input_findings = (load_fix_findings(messages, fixes) + check(messages, dialect, before_file=before)
+                              if self.check else [])
+        if kept:
+            steps = list(reuse.steps[:kept])
+            current, dialect = steps[-1].messages, steps[-1].dialect
+            ctx.state = dict(reuse.steps[kept].state_before if kept < len(reuse.steps) else reuse.state_after)
+            if converting:
+                converting, kept = False, kept - 1
+        if converting:
+            step, dialect = self._step("convert", f"convert to the {self.strategy.dialect} dialect",
+                                       lambda m, c: _convert_output(m, dialect, self.strategy.dialect, system),
+                                       current, ctx, dialect, CONVERT_ROLE, before, fixes=fixes)
+            steps.append(step)
+            current = step.messages
+        for k, layer in enumerate(todo):
+            if k < kept:
+                continue
+            if ctx.cancelled():
+                break
+            if progress is not None:
+                progress(LayerProgress(k + 1, len(todo), layer))
+            step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect, layer.role,
+                                       before, steps[-1].findings if steps else input_findings, fixes)
+            steps.append(step)
+            current = step.messages
+        if keep_state:
+            self.state = dict(ctx.state)
+        return Trace(self.strategy.name, dict(self.params), messages, steps, self.meter.name, self.tokens.name,
+                     input_findings, state_before, dict(ctx.state), [s.layer for s in steps], dialect, dialect_in)
+
+    def _reusable(self, prev: Trace | None, messages: list, names: list[str], state: dict, dialect: str) -> int:
+        """How many leading steps of ``prev`` this run can keep (see ``run``)."""
+        if prev is None or prev.input is not messages or prev.strategy != self.strategy.name or \
+                prev.state_before != state or prev.dialect_in != dialect or \
+                prev.size_estimator != self.meter.name or prev.token_estimator != self.tokens.name:
+            return 0
+        k = 0
+        for name, s in zip(names, prev.steps):
+            if s.layer != name or s.error or s.internal or s.reads is None or s.state_before is None:
+                break
+            if any(prev.params.get(p, _SAME) != self.params.get(p, _SAME) for p in s.reads):
+                break
+            k += 1
+        return k
+
+    def reactive(self, messages: list, **kw) -> Trace:
+        if not self.strategy.reactive_layer:
+            raise KeyError(f"strategy {self.strategy.name} has no reactive compaction")
+        return self.run(messages, layers=[self.strategy.reactive_layer], **kw)
+
+    def compact_tool(self, messages: list, **kw) -> Trace:
+        if not self.strategy.compact_tool_layer:
+            raise KeyError(f"strategy {self.strategy.name} has no compact tool")
+        return self.run(messages, layers=[self.strategy.compact_tool_layer], **kw)
+
+
+def run_pipeline(messages: list, strategy: str | Strategy = "s08", params: dict | None = None, **kw) -> Trace:
+    """Convenience: a fresh Engine, one run."""
+    run_kw = {k: kw.pop(k) for k in ("conversation", "now", "cancel", "layers", "dialect", "system") if k in kw}
+    return Engine(strategy, params or {}, **kw).run(messages, **run_kw)
+
+
+# ------------------------------------------------------------------ the viewer's job
+@dataclass
+class VariantRun:
+    """A variant run beside the main one: its trace (None when it failed) or why it failed."""
+    variant: Variant
+    trace: Trace | None = None
+    error: str | None = None
+
+    @property
+    def step(self) -> Step | None:
+        """The step to put beside the main run's step of the same role."""
+        role = self.variant.compare_role
+        if self.trace is None:
+            return None
+        for s in self.trace.steps:
+            if role is None or s.role == role:
+                return s
+        return None
+
+
+@dataclass
+class PipelineResult:
+    """What ``run_with_variants`` returns: the main trace, the variants beside it, how long it
+    took, whether it was cancelled, the resolved parameters, and (for a replayed model call) the
+    call it shows."""
+    trace: Trace
+    variants: list[VariantRun] = field(default_factory=list)
+    seconds: float = 0.0
+    cancelled: bool = False
+    params: dict = field(default_factory=dict)
+    call_index: int | None = None
+
+    def variant(self, name: str) -> VariantRun | None:
+        return next((v for v in self.variants if v.variant.name == name), None)
+
+
+def run_with_variants(engine: Engine, messages: list, conversation: Conversation | None = None, *,
+                      variants: bool = True, cancel: threading.Event | None = None,
+                      progress: Callable[[str], Any] | None = None,
+                      reuse: "PipelineResult | None" = None) -> PipelineResult:
+    """Run ``engine`` over ``messages``, then each variant of its strategy that the run is not
+    already (``Strategy.companion_variants``) on a fork, up to its ``until_role`` layer. A
+    variant that fails never sinks the main result. ``progress(text)`` is called before each
+    layer ("2/4 L1 snip") and before each variant (its title). ``reuse``: the previous result over
+    the same messages; each run keeps its steps up to the first layer a changed parameter concerns."""
+    t0 = time.perf_counter()
+    report = (lambda p: progress(p.text)) if progress is not None else None
+    trace = engine.run(messages, conversation=conversation, cancel=cancel, progress=report,
+                       reuse=reuse.trace if reuse is not None else None)
+    runs: list[VariantRun] = []
+    strategy = engine.strategy
+    for v in (strategy.companion_variants(engine.params) if variants else []):
+        if cancel is not None and cancel.is_set():
+            break
+        layers = strategy.layers_until(v.until_role)
+        if not layers:
+            continue
+        if progress is not None:
+            progress(v.title)
+        try:
+            fork = engine.fork(params={**engine.params, **v.params}, state=trace.state_before, order=None)
+            before = reuse.variant(v.name) if reuse is not None else None
+            runs.append(VariantRun(v, fork.run(messages, conversation=conversation, cancel=cancel, layers=layers,
+                                               keep_state=False, reuse=before.trace if before else None)))
+        except Exception as e:  # noqa: BLE001 - the comparison must never sink the main result
+            runs.append(VariantRun(v, None, f"the {v.title} could not run: {type(e).__name__}: {e}"))
+    cancelled = bool(cancel is not None and cancel.is_set())
+    return PipelineResult(trace, runs, time.perf_counter() - t0, cancelled, dict(engine.params))

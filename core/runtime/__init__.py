@@ -1,0 +1,1 @@
+"""How the core's models are observed and run: evented models and background jobs."""

@@ -1,0 +1,1 @@
+"""The observable session model the window shows, and lessons over it."""
