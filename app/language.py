@@ -97,7 +97,6 @@ def ensure_cjk_font() -> str | None:
 def switch(win, lang: str):
     """The window again, in ``lang``: a new MainWindow showing what ``win`` showed; ``win`` closes. Returns the
     new window (the live agent or proxy of the old window stops with it)."""
-    from compactscope.app.main_window import MainWindow
     lang = normalise(lang)
     win.settings.set("view/language", lang)
     install(lang)
@@ -105,7 +104,7 @@ def switch(win, lang: str):
     lesson = win.lesson_controller.lesson
     k = win.lesson_controller.k
     presenter = win.presenter
-    new = MainWindow(win.settings, workspace=win.session.workspace)
+    new = type(win)(win.settings, workspace=win.session.workspace)   # the window's own class: no import up
     new.restoreGeometry(win.saveGeometry())
     new.restoreState(win.saveState())
     new.splitter.restoreState(win.splitter.saveState())
