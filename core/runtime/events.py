@@ -66,13 +66,33 @@ class Emitter:
 
 
 class EventGroup:
-    """``group.<type>`` for each type given, plus ``group.changed`` that hears all of them."""
+    """``group.<type>`` for each declared type, plus ``group.changed`` that hears all of them.
 
-    def __init__(self, source: Any, *types: str):
+    A model declares its events as a subclass with one ``Emitter`` annotation each, so that readers and type
+    checkers see them::
+
+        class SessionEvents(EventGroup):
+            stage: Emitter
+            result: Emitter
+    """
+
+    changed: Emitter
+
+    def __init__(self, source: Any):
         self.changed = Emitter("changed", source)
-        self._types = tuple(types)
-        for t in types:
-            setattr(self, t, Emitter(t, source, self.changed))
+        self._types = self.declared()
+        for t in self._types:
+            self.__dict__[t] = Emitter(t, source, self.changed)
+
+    @classmethod
+    def declared(cls) -> tuple[str, ...]:
+        """The event types a subclass declares, in declaration order (base classes first)."""
+        names: list[str] = []
+        for klass in reversed(cls.__mro__):
+            for name, kind in vars(klass).get("__annotations__", {}).items():
+                if name != "changed" and kind in ("Emitter", Emitter) and name not in names:
+                    names.append(name)
+        return tuple(names)
 
     @property
     def types(self) -> tuple[str, ...]:

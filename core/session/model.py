@@ -32,7 +32,7 @@ from compactscope.core import strategies
 from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
 from compactscope.core.pipeline.facts import FACTS
 from compactscope.core.pipeline.memo import IdentityCache
-from compactscope.core.runtime.events import EventGroup
+from compactscope.core.runtime.events import Emitter, EventGroup
 from compactscope.core.model.contexts import is_context
 from compactscope.core.analysis.explain import cut_lines, find_boundary_step, is_snip_step, lost_results
 from compactscope.core.runtime.jobs import LATEST, Executor, InlineExecutor, Worker
@@ -47,9 +47,35 @@ SNAPSHOT_VERSION = 1
 AFTER, BEFORE = "after", "before"
 TABS = ("diff", "boundary", "timeline")
 FILTER_KEYS = ("search", "role", "block", "changed_only", "matches_only")
-EVENTS = ("source", "strategy", "params", "summarizer", "order", "running", "progress", "result", "stage",
-          "view_mode", "selection", "error", "verdict", "compare", "replay_running", "replay", "call", "cursor",
-          "follow", "tab", "filters", "ready")
+class SessionEvents(EventGroup):
+    """What can change in a session: one emitter each (``session.events.stage.connect(cb)``), and
+    ``session.events.changed`` hears them all."""
+
+    source: Emitter
+    strategy: Emitter
+    params: Emitter
+    summarizer: Emitter
+    order: Emitter
+    running: Emitter
+    progress: Emitter
+    result: Emitter
+    stage: Emitter
+    view_mode: Emitter
+    selection: Emitter
+    error: Emitter
+    verdict: Emitter
+    compare: Emitter
+    replay_running: Emitter
+    replay: Emitter
+    call: Emitter
+    cursor: Emitter
+    follow: Emitter
+    tab: Emitter
+    filters: Emitter
+    ready: Emitter
+
+
+EVENTS = SessionEvents.declared()
 
 
 @dataclass(frozen=True)
@@ -220,7 +246,7 @@ class Session:
     def __init__(self, workspace: Workspace | None = None, executor: Executor | None = None,
                  check_executor: Executor | None = None, strategy: str | Strategy | None = None,
                  params: dict | None = None, summarizer: str = "offline"):
-        self.events = EventGroup(self, *EVENTS)
+        self.events = SessionEvents(self)
         self.workspace = workspace or Workspace()
         self.meter = SizeMeter()
         self.summarizers: dict = {}                 # spec -> CachedSummarizer (stepping never pays twice)
@@ -1206,7 +1232,8 @@ class Session:
         ``spec.split_runs``, as every command reads them): a bare strategy name ticks it, anything else is an
         extra run."""
         from compactscope.core.strategies.spec import split_runs
-        names, extra = [], []
+        names: list[str] = []
+        extra: list[str] = []
         known = set(strategies.available())
         for part in split_runs(spec):
             (names if part in known else extra).append(part)
