@@ -15,7 +15,7 @@ from pathlib import Path
 
 def _exit_code(*results) -> int:
     """3 (with the one-line report) when a layer raised in any of the replays, else 0."""
-    from compactscope.app.cli import internal_steps_report
+    from compactscope.app.cli_common import internal_steps_report
     flat = []
     for r in results:
         flat += r if isinstance(r, list) else [r]
@@ -50,14 +50,14 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     def cmd_replay(args) -> int:
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
-        from compactscope.app.cli import choice_json, inferred_json, print_inferred, warn_choice
+        from compactscope.app.cli_common import choice_json, inferred_json, print_inferred, warn_choice
         from compactscope.core.replay.calibration import calibration_words, default_calibration
         from compactscope.core.replay.views import pre_tokens_text
         from compactscope.core.analysis import divergence
         from compactscope.core.strategies.spec import parse_compare
-        from compactscope.app.cli import _joined
+        from compactscope.app.cli_common import join_partner
         result, conv = load(args.file, args.conversation)
-        conv = _joined(args, conv)
+        conv = join_partner(args, conv)
         engine = make_engine(args, args.strategy, conversation=conv)
         if args.iteration_cap is not None and args.iteration_cap < 1:
             raise CliError(f"--iteration-cap must be at least 1, not {args.iteration_cap}")

@@ -24,8 +24,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the report file (.html or .md; '-' writes to standard output)")
     p.add_argument("--format", choices=("html", "md"), help="html or md (default: from OUT's name, else html)")
-    from compactscope.app.cli import _add_context
-    _add_context(p, "the last segment (what the agent would send next), as run and check take it")
+    from compactscope.app.cli_common import add_context
+    add_context(p, "the last segment (what the agent would send next), as run and check take it")
     p.add_argument("--replay", action="store_true",
                    help="add the replay: the pipeline before every model call, with the real context and "
                         "compactions, and the strategy comparison table")
@@ -64,7 +64,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         except ValueError as e:
             raise CliError(f"{args.file}: {e}") from None
         fmt = format_for(out, args.format)
-        from compactscope.app.cli import internal_steps_report     # a layer that raised: 3; a plugin that failed: 2
+        from compactscope.app.cli_common import internal_steps_report     # a layer that raised: 3; a plugin that failed: 2
         if out == "-":
             render(rep, sys.stdout, fmt)
             return internal_steps_report(rep.trace.steps, "report: ")
