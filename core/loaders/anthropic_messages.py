@@ -78,7 +78,7 @@ def _check_messages(items, path: str, line_of, problems: list) -> tuple[list, li
     return msgs, where
 
 
-def _fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
+def fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
     """Parse SDK repr strings back into blocks (a new dict for each changed message)."""
     out = []
     fixed = 0
@@ -151,7 +151,7 @@ def read_messages(probe: Probe, doc=None) -> tuple:
             return lines[i] if i < len(lines) else 0
         msgs, where = _check_messages(items, path, line_of, problems)
         meta = [MessageMeta(Provenance(path, line_of(i), note=f"message {i}")) for i in where]
-    msgs = _fix_repr(msgs, meta, path, problems)
+    msgs = fix_repr(msgs, meta, path, problems)
     if tools is not None and not isinstance(tools, list):
         tools = None
     if model is not None and not isinstance(model, str):
@@ -195,7 +195,7 @@ def _load_cycles(probe: Probe, doc: dict, notes: list) -> LoadResult:
         msgs.append({"role": "assistant", "content": resp["content"]})
         meta.append(MessageMeta(Provenance(path, 0, note=f"cycle {len(cycles)} response"), None,
                                 Usage.from_dict(resp.get("usage")), _str(resp.get("model"))))
-    msgs = _fix_repr(msgs, meta, path, problems)
+    msgs = fix_repr(msgs, meta, path, problems)
     conv = Conversation(msgs, detect_dialect(msgs, system=req.get("system")), req.get("system"),
                         req.get("tools") if isinstance(req.get("tools"), list) else None,
                         _str(req.get("model")) or _str(doc.get("model")),

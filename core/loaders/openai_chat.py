@@ -23,7 +23,7 @@ from compactscope.core.model.conversation import (
     Usage,
 )
 from compactscope.core.model.messages import OPENAI, detect_dialect
-from compactscope.core.loaders.anthropic_messages import _fix_repr, first_line_is_object, read_messages
+from compactscope.core.loaders.anthropic_messages import fix_repr, first_line_is_object, read_messages
 from compactscope.core.loaders.base import (
     LoadError,
     Probe,
@@ -212,7 +212,7 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
     if not msgs:
         raise LoadError(path, 1, f"the \"{key}\" list holds no message")
     hermes = "session_id" in doc or "system_prompt" in doc
-    msgs = _fix_repr(msgs, meta, path, problems)
+    msgs = fix_repr(msgs, meta, path, problems)
     dialect = detect_dialect(msgs)
     if hermes and dialect != OPENAI and detect_dialect([*msgs, {"role": "system"}]) == OPENAI:
         dialect = OPENAI     # no mark of either dialect (one user message): hermes-agent keeps OpenAI chat messages

@@ -51,7 +51,7 @@ def static() -> tuple[str, str]:
 
 
 @lru_cache(maxsize=64)
-def _basename(path: str) -> str:
+def basename(path: str) -> str:
     return Path(path).name
 
 
@@ -130,7 +130,7 @@ class _Writer:
                             + f" (context {u.context_tokens:,})</span>")
             if meta.provenance is not None and meta.provenance.line:
                 p = meta.provenance
-                name = _basename(p.path)
+                name = basename(p.path)
                 line = f"{p.line}" + (f"-{p.end_line}" if p.end_line and p.end_line != p.line else "")
                 head.append(f'<span class="src" title="{esc(str(p))}">{esc(name)}:{line}</span>')
         cls = "msg r-" + re.sub(r"[^a-z]", "", role.lower())[:20]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from compactscope.core.model.messages import block_type, content_text
-from compactscope.core.report.html import _basename as basename
+from compactscope.core.report.html import basename
 from compactscope.core.report import tables
 from compactscope.core.report.model import group_rows
 from compactscope.core.model.describe import (
