@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from compactscope.core.model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
 from compactscope.core.model.text import text_parts
 
 # ----------------------------------------------------------------- texts
@@ -64,13 +65,13 @@ HISTORICAL_SUMMARY_PREFIXES = (
 )
 SUMMARY_END_MARKER = "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
 MERGED_PRIOR_CONTEXT_HEADER = "[PRIOR CONTEXT — for reference only; not a new message]"
-MERGED_SUMMARY_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
+MERGED_SUMMARY_DELIMITER = HERMES_MERGED_SUMMARY_DELIMITER
 SYSTEM_COMPACTION_NOTE = (
     "[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve context "
     "space. The current session state may still reflect earlier work, so build on that summary and state "
     "rather than re-doing work. Your persistent memory (MEMORY.md, USER.md) remains fully authoritative "
     "regardless of compaction.]")
-SUMMARY_FLAG = "_compressed_summary"          # in-process key marking the summary message
+SUMMARY_FLAG = HERMES_SUMMARY_FLAG             # in-process key marking the summary message
 DB_PERSISTED = "_db_persisted"                # session-store marker, stripped from every copy (#57491)
 DUPLICATE_TEXT = "[Duplicate tool output — same content as a more recent call]"
 PRUNED_PLACEHOLDER = "[Old tool output cleared to save context space]"

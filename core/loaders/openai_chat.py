@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from compactscope.core.model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
 from compactscope.core.model.conversation import (
     CompactionEvent,
     Conversation,
@@ -40,8 +41,6 @@ TRAJECTORY_FORMAT = "agent-trajectory"
 API_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning", "reasoning_content",
             "reasoning_details", "refusal", "function_call", "audio"}
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
-MERGED_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
-SUMMARY_FLAG = "_compressed_summary"      # hermes-agent's in-process marker, kept in its JSON snapshots
 _MARKERS = re.compile(r'"(tool_calls|tool_call_id|session_id|system_prompt)"\s*:|"role"\s*:\s*"(tool|system|developer)"')
 _TRAJ = re.compile(r'"(history|trajectory)"\s*:\s*\[')
 
@@ -78,8 +77,8 @@ def is_summary(m: dict) -> bool:
         c = next((p.get("text") for p in c if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
     if not isinstance(c, str):
         return False
-    if MERGED_DELIMITER in c:
-        c = c.split(MERGED_DELIMITER, 1)[1]
+    if HERMES_MERGED_SUMMARY_DELIMITER in c:
+        c = c.split(HERMES_MERGED_SUMMARY_DELIMITER, 1)[1]
     return c.lstrip().startswith(SUMMARY_PREFIXES)
 
 
@@ -121,12 +120,12 @@ def summary_events(msgs: list, meta: list, kind: str = "hermes", one_context: bo
     events, segments = [], [0]
     for i, m in enumerate(msgs):
         mm = meta[i] if i < len(meta) else None
-        flagged = mm is not None and mm.extra.get(SUMMARY_FLAG) is True
+        flagged = mm is not None and mm.extra.get(HERMES_SUMMARY_FLAG) is True
         if not (flagged or is_summary(m)):
             continue
         if mm is not None:
             mm.extra["compaction_summary"] = True
-            mm.extra["summary_source"] = SUMMARY_FLAG if flagged else "text prefix"
+            mm.extra["summary_source"] = HERMES_SUMMARY_FLAG if flagged else "text prefix"
         at = 0 if one_context else i
         events.append(CompactionEvent(kind, at, summary_index=i, provenance=mm.provenance if mm else None,
                                       extra={"in_context": True} if one_context else {}))
