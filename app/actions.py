@@ -105,7 +105,7 @@ def rebuild_recent_strategies(win) -> None:
 def _timeline_focused(win) -> bool:
     w = QApplication.focusWidget()
     while w is not None:
-        if w is win.timeline:
+        if w is win.timeline_panel.timeline:
             return True
         w = w.parentWidget()
     return False
@@ -114,11 +114,11 @@ def _timeline_focused(win) -> bool:
 def _arrow(win, d) -> None:
     if _timeline_focused(win):
         if d == "home":
-            win.timeline.set_cursor(0, emit=True)
+            win.timeline_panel.timeline.set_cursor(0, emit=True)
         elif d == "end":
-            win.timeline.set_cursor(win.timeline.call_count - 1, emit=True)
+            win.timeline_panel.timeline.set_cursor(win.timeline_panel.timeline.call_count - 1, emit=True)
         else:
-            win.timeline.step(d)
+            win.timeline_panel.timeline.step(d)
         return
     if d == "home":
         win.stepper.first()

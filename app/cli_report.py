@@ -74,7 +74,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             raise CliError(f"cannot write {out}: {e.strerror or e}") from None
         print(f"{out}: {fmt} report of {args.file}, {os.path.getsize(out):,} bytes in {time.perf_counter() - t0:.2f} s")
         print(f"  {engine.choice.header()}")
-        print(f"  ran over {rep.scope}")
+        print(f"  ran over {rep.source.scope}")
         for note in rep.notes:
             print(f"  note: {note}")
         return internal_steps_report(rep.trace.steps, "report: ")

@@ -22,8 +22,8 @@ def build_docks(win) -> None:
     win.inspector.resolve_persisted = win.session.persisted_file
     win.params_panel = ParamsPanel(win)
     strategy_files.fill_strategies(win)
-    win.params_panel.set_strategy(win.strategy, win.params)
-    win.params_panel.set_summarizer(win.session.summarizer)
+    win.params_panel.set_strategy(win.session.setup.strategy, win.session.setup.params)
+    win.params_panel.set_summarizer(win.session.setup.summarizer)
     win.findings = FindingsPanel(win)
     win.chart = TokenChart(win)
     win.dock_inspector = _dock(win, tr("Inspector"), win.inspector, Qt.RightDockWidgetArea)

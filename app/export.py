@@ -40,13 +40,13 @@ class Exporter:
     # ------------------------------------------------------------ export
     def default_name(self, fmt: str) -> str:
         s = self.win.session
-        stem = Path(s.path).stem if s.path else (s.title or "conversation")
-        step = f"-stage{s.stage}" if s.stage else ""
+        stem = Path(s.source.path).stem if s.source.path else (s.source.title or "conversation")
+        step = f"-stage{s.view.stage}" if s.view.stage else ""
         folder = self.win.settings.value("export/dir", "") or str(Path.home())
-        return str(Path(folder) / f"{stem}-{s.strategy.name}{step}.{fmt}")
+        return str(Path(folder) / f"{stem}-{s.setup.strategy.name}{step}.{fmt}")
 
     def export_dialog(self, fmt: str) -> None:
-        if self.win.session.conversation is None:
+        if self.win.session.source.conversation is None:
             self.win.show_error(tr("Nothing to export: no conversation is open."), tr("Open a transcript first."))
             return
         path, _ = QFileDialog.getSaveFileName(self.win, tr("Export a {upper} report").format(upper=fmt.upper()), self.default_name(fmt),
@@ -95,27 +95,27 @@ class Exporter:
         return True
 
     def copy_message(self) -> bool:
-        s, model = self.win.session, self.win.model
-        mi = s.selection
+        s, model = self.win.session, self.win.messages.model
+        mi = s.view.selection
         if mi is None or not 0 <= mi < len(model.messages):
             self.win.statusBar().showMessage(tr("Select a message to copy it as Markdown"), 5000)
             return False
         m = model.messages[mi]
-        return self._copy(message_markdown(m, s.meta_of(m), f"#{mi}"), f"message #{mi}")
+        return self._copy(message_markdown(m, s.source.meta_of(m), f"#{mi}"), f"message #{mi}")
 
     def copy_edits(self) -> bool:
         s = self.win.session
-        step = s.current_step()
+        step = s.view.current_step()
         if step is None:
             trace = s.trace
             if trace is None:
                 self.win.statusBar().showMessage(tr("Nothing has run yet"), 5000)
                 return False
-            text = f"### {md(s.strategy.name)}: every layer\n\n" + "".join(
-                f"- **{md(stage_label(s.strategy, st.layer))}** ({md(st.layer)}): {md(st.explain())}\n"
+            text = f"### {md(s.setup.strategy.name)}: every layer\n\n" + "".join(
+                f"- **{md(stage_label(s.setup.strategy, st.layer))}** ({md(st.layer)}): {md(st.explain())}\n"
                 for st in trace.steps)
             return self._copy(text, "the layers")
-        return self._copy(edits_markdown(step, stage_label(s.strategy, step.layer)), f"the edits of {step.layer}")
+        return self._copy(edits_markdown(step, stage_label(s.setup.strategy, step.layer)), f"the edits of {step.layer}")
 
     def summary(self):
         """The summary to copy: the one the shown layer made, else the selected message if it is a summary,
@@ -123,13 +123,13 @@ class Exporter:
         s = self.win.session
         trace = s.trace
         made = summary_texts_of_trace(trace, "run", "simulated in this run") if trace is not None else []
-        step = s.current_step()
+        step = s.view.current_step()
         if step is not None:
             mine = [x for x in made if x.facts.get("layer") == step.layer]
             if mine:
                 return mine[0]
-        real = real_summaries(s.conversation) if s.conversation is not None else []
-        mi, msgs = s.selection, self.win.model.messages
+        real = real_summaries(s.source.conversation) if s.source.conversation is not None else []
+        mi, msgs = s.view.selection, self.win.messages.model.messages
         if mi is not None and 0 <= mi < len(msgs):
             text = message_text(msgs[mi])
             for x in made + real:
@@ -174,7 +174,7 @@ def install(win, file_menu, menubar) -> Exporter:
     copy_msg.setShortcut(QKeySequence("Ctrl+Shift+C"))
     copy_edits = em.addAction(tr("Copy &Edits as Markdown"), ex.copy_edits)
     copy_sum = em.addAction(tr("Copy &Summary as Markdown"), ex.copy_summary)
-    for view, actions in ((win.view, (copy_msg, copy_sum)), (win.edits, (copy_edits, copy_sum))):
+    for view, actions in ((win.messages.view, (copy_msg, copy_sum)), (win.diff_panel.edits, (copy_edits, copy_sum))):
         view.setContextMenuPolicy(Qt.ActionsContextMenu)
         for a in actions:
             b = QAction(a.text().replace("&", ""), view)

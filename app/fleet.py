@@ -59,9 +59,9 @@ def open_session_at(win, spec: dict) -> bool:
     win.activateWindow()
     if not win.open_path(spec["path"], conversation=int(spec.get("conversation") or 0)):
         return False
-    st = win.session.strategy
+    st = win.session.setup.strategy
     name = spec.get("strategy") or st.name
-    if not win.session.set_strategy(name, dict(spec.get("params") or {})):
+    if not win.session.setup.set_strategy(name, dict(spec.get("params") or {})):
         return False
     call = int(spec.get("call") or 0)
     q = win.qsession
@@ -70,11 +70,11 @@ def open_session_at(win, spec: dict) -> bool:
         if not results:
             return
         q.sigReplayChanged.disconnect(ready)
-        win.timeline.set_cursor(call, emit=True)
+        win.timeline_panel.timeline.set_cursor(call, emit=True)
     q.sigReplayChanged.connect(ready)
     win._fleet_pending = ready            # kept alive with the window until the replay arrives
     if win.tabs.currentIndex() == TIMELINE_TAB:
-        win.session.run_replay()
+        win.session.replay.run_replay()
     else:
         win.tabs.setCurrentIndex(TIMELINE_TAB)
     return True

@@ -119,34 +119,34 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2
         win.set_strategy(args.strategy)
-        win.session.pin_strategy()      # every file opens with it; without --strategy, with the file's own
+        win.session.setup.pin_strategy()      # every file opens with it; without --strategy, with the file's own
     if args.no_infer:
-        win.session.infer = False
+        win.session.setup.infer = False
     if args.summarizer:
-        win.session.set_summarizer(args.summarizer, run=False)
+        win.session.setup.set_summarizer(args.summarizer, run=False)
     if args.set:
         from compactscope.core.strategies.spec import parse_assignments
         try:
             pinned = parse_assignments(args.set)
             if args.strategy or not args.file:      # else checked against the file's own pipeline once it opened
-                win.strategy.resolve({**win.params, **pinned})
+                win.session.setup.strategy.resolve({**win.session.setup.params, **pinned})
         except (KeyError, ValueError) as e:
             print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
             return 2
-        win.session.pin_params(pinned, run=False)    # --set wins over inferred defaults
+        win.session.setup.pin_params(pinned, run=False)    # --set wins over inferred defaults
     if args.variant or args.order:
         try:
             if args.variant and args.variant not in ("main", "guarded"):
-                win.session.set_variant(args.variant)
+                win.session.setup.set_variant(args.variant)
             elif args.variant:
-                win.session.set_variant(None)
+                win.session.setup.set_variant(None)
         except KeyError as e:
-            known = ", ".join(["main"] + [v.name for v in win.strategy.variants])
+            known = ", ".join(["main"] + [v.name for v in win.session.setup.strategy.variants])
             print(f"compactscope: {e.args[0]} (variants: {known})", file=sys.stderr)
             return 2
         if args.order:
             order = [n.strip() for n in args.order.split(",") if n.strip()]
-            if not win.session.set_order(order):
+            if not win.session.setup.set_order(order):
                 print(f"compactscope: {win.session.error.what}", file=sys.stderr)
                 return 2
     if args.dark:
@@ -165,15 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.lesson:
         return _lesson(app, win, args, w, h, offscreen)
     ok = win.open_path(args.file, conversation=args.conversation) if args.file else win.open_default()
-    if ok and args.set and not args.strategy and getattr(win.session, "_loading", None) is None:
+    if ok and args.set and not args.strategy and win.session.source.loading is None:
         try:                                      # --set against the pipeline the file opened with
-            win.strategy.resolve({**win.params, **pinned})
+            win.session.setup.strategy.resolve({**win.session.setup.params, **pinned})
         except (KeyError, ValueError) as e:
-            print(f"compactscope: {e.args[0] if e.args else e} (strategy {win.strategy.name}, the file's own "
+            print(f"compactscope: {e.args[0] if e.args else e} (strategy {win.session.setup.strategy.name}, the file's own "
                   f"pipeline; --strategy picks another)", file=sys.stderr)
             return 2
     if ok and args.segment is not None:
-        segs = len(getattr(win.session.conversation, "segments", None) or [0])
+        segs = len(getattr(win.session.source.conversation, "segments", None) or [0])
         try:
             k = None if args.segment == "all" else int(args.segment)
             if k is not None and not -segs <= k < segs:
@@ -182,14 +182,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compactscope: there is no segment {args.segment}: the conversation has {segs} "
                   f"(0..{segs - 1}, -1 = the last, 'all')", file=sys.stderr)
             return 2
-        win.session.set_segment(None if k is None else k % segs)
+        win.session.source.set_segment(None if k is None else k % segs)
     if ok and args.call is not None:
-        n = len(win.session.calls())
+        n = len(win.session.source.calls())
         if not -n <= args.call < n:
             print(f"compactscope: there is no model call {args.call}: the conversation has {n} model call(s) "
                   f"(0..{n - 1}, -1 = the last)", file=sys.stderr)
             return 2
-        win.session.set_call(args.call)
+        win.session.source.set_call(args.call)
     if args.follow and ok:
         from compactscope.app.live import open_live
         open_live(win, 2)
@@ -305,8 +305,8 @@ def _screenshot(app, win, args, w, h) -> int:
         print(f"compactscope: could not write {out} (a folder you can write to; not a symbolic link)",
               file=sys.stderr)
         return 2
-    print(f"{out}: {img.width()}x{img.height()} at stage {win.stage} "
-          f"({win.stepper.stages[win.stage][1] if win.stepper.stages else '?'})")
+    print(f"{out}: {img.width()}x{img.height()} at stage {win.session.view.stage} "
+          f"({win.stepper.stages[win.session.view.stage][1] if win.stepper.stages else '?'})")
     win.session.close()
     win.close()
     return 0

@@ -100,7 +100,7 @@ def switch(win, lang: str):
     lang = normalise(lang)
     win.settings.set("view/language", lang)
     install(lang)
-    snap = win.session.snapshot() if win.session.path else None
+    snap = win.session.snapshot() if win.session.source.path else None
     lesson = win.lesson_controller.lesson
     k = win.lesson_controller.k
     presenter = win.presenter

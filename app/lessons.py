@@ -68,7 +68,7 @@ class LessonController(QObject):
         self.win.dock_narration.hide()
         self.win.set_presenter(False)
         self.win.explainer.set_focus("")
-        self.win.edits.set_focus("")
+        self.win.diff_panel.edits.set_focus("")
 
     def show(self, k: int) -> bool:
         if self.lesson is None:
@@ -105,7 +105,7 @@ class LessonController(QObject):
         slide = self.slide
         focus = lessons.text(slide.state.get("focus"), "en") if slide is not None else ""
         self.win.explainer.set_focus(focus)
-        self.win.edits.set_focus(focus)
+        self.win.diff_panel.edits.set_focus(focus)
 
     def frames(self) -> list[Frame]:
         """One frame per slide (the screenshots machinery's frame source)."""

@@ -466,13 +466,13 @@ def show_trace_in_window(win, conv: Conversation, trace) -> None:
 def set_history_in_window(win, conv: Conversation) -> None:
     """The agent's session so far becomes the window's conversation (the stepper keeps showing the
     agent's own last pipeline run); the timeline replays it when it is open."""
-    win.session.set_conversation(conv, run=False)
+    win.session.source.set_conversation(conv, run=False)
 
 
 def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:
     """Dock a live panel in ``win`` (a MainWindow) and wire it to the views."""
     panel = LivePanel(win)
-    ctl = LiveController(panel, strategy=lambda: (win.strategy.name, dict(win.params)), parent=win)
+    ctl = LiveController(panel, strategy=lambda: (win.session.setup.strategy.name, dict(win.session.setup.params)), parent=win)
     ctl.sigTrace.connect(lambda conv, tr: show_trace_in_window(win, conv, tr))
     ctl.sigContext.connect(lambda conv: conv is not None and win.set_conversation(conv, title=conv.title or "live"))
     ctl.sigHistory.connect(lambda conv: set_history_in_window(win, conv))

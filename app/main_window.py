@@ -3,8 +3,8 @@
 The session holds everything the window shows and runs the pipeline, replays and cross-checks
 through ``core.jobs`` workers on a Qt executor; ``QtSession`` turns its events into ``sig*``
 signals. The window builds the views, sends the user's actions to the session (a threshold drag
-is ``session.drag_threshold``, a parameter edit ``session.set_params``, a stage click
-``session.set_stage``) and shows what the session says. It also keeps the settings (strategy,
+is ``session.setup.drag_threshold``, a parameter edit ``session.setup.set_params``, a stage click
+``session.view.set_stage``) and shows what the session says. It also keeps the settings (strategy,
 parameters, summarizer, zoom, palette, layout, recent files).
 """
 from __future__ import annotations
@@ -81,25 +81,6 @@ class MainWindow(QMainWindow):
         self._connect()
         self._restore()
 
-    # ================================================================== the session, read through
-    trace = property(lambda self: self.session.trace)
-    result = property(lambda self: self.session.result)
-    stage = property(lambda self: self.session.stage)
-    strategy = property(lambda self: self.session.strategy)
-    params = property(lambda self: self.session.params)
-    conversation = property(lambda self: self.session.conversation)
-    view_mode = property(lambda self: self.session.view_mode)
-    path = property(lambda self: self.session.path)
-    runs = property(lambda self: self.session.runs)
-    workspace = property(lambda self: self.session.workspace)
-    meter = property(lambda self: self.session.meter)
-    summarizers = property(lambda self: self.session.summarizers)
-    replay_result = property(lambda self: self.session.replay_result)
-    replay_results = property(lambda self: self.session.replay_results)
-    shown_call = property(lambda self: self.session.shown_call)
-    oracle_text = property(lambda self: self.session.check.verdict.text
-                           if self.session.check is not None and self.session.check.verdict is not None else None)
-
     # ================================================================== build
     def _build(self) -> None:
         central = QWidget(self)
@@ -138,46 +119,35 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 5)
         self.splitter.setSizes([480, 600])
         self.setCentralWidget(central)
-        # the parts, by the names the rest of the app and the tests use
-        m, d, t = self.messages, self.diff_panel, self.timeline_panel
-        self.search, self.match_label, self.mode_box = m.search, m.match_label, m.mode_box
-        self.role_filter, self.block_filter, self.changed_only, self.matches_only = \
-            m.role_filter, m.block_filter, m.changed_only, m.matches_only
-        self.model, self.view = m.model, m.view
-        self.diff_model, self.diff, self.edits = d.model, d.view, d.edits
-        self.diff_counts, self.diff_changes_only = d.counts, d.changes_only
-        self.timeline, self.comparison, self.follow_box = t.timeline, t.comparison, t.follow_box
-        self.compare_boxes, self.compare_extra, self.compare_button = t.compare_boxes, t.compare_extra, \
-            t.compare_button
         build_docks(self)              # inspector, parameters, narration, chart, findings, status bar (app/docks.py)
 
     def _connect(self) -> None:
         s, q = self.session, self.qsession
         # what the user does -> the session
-        self.stepper.sigStageChanged.connect(s.set_stage)
-        self.messages.sigModeChanged.connect(s.set_view_mode)
-        self.messages.sigFiltersChanged.connect(lambda f: s.set_filters(**f))
-        self.view.sigMessageSelected.connect(self._message_selected)
-        self.view.sigBlockSelected.connect(self._block_selected)
-        self.diff.sigMessageSelected.connect(self._diff_selected)
-        self.params_panel.sigParamsChanged.connect(s.set_params)
+        self.stepper.sigStageChanged.connect(s.view.set_stage)
+        self.messages.sigModeChanged.connect(s.view.set_view_mode)
+        self.messages.sigFiltersChanged.connect(lambda f: s.view.set_filters(**f))
+        self.messages.view.sigMessageSelected.connect(self._message_selected)
+        self.messages.view.sigBlockSelected.connect(self._block_selected)
+        self.diff_panel.view.sigMessageSelected.connect(self._diff_selected)
+        self.params_panel.sigParamsChanged.connect(s.setup.set_params)
         self.params_panel.sigStrategyChanged.connect(self.set_strategy)
-        self.params_panel.sigSummarizerChanged.connect(s.set_summarizer)
-        self.params_panel.sigVariantChanged.connect(s.set_variant)
-        self.params_panel.sigOrderChanged.connect(s.set_order)
+        self.params_panel.sigSummarizerChanged.connect(s.setup.set_summarizer)
+        self.params_panel.sigVariantChanged.connect(s.setup.set_variant)
+        self.params_panel.sigOrderChanged.connect(s.setup.set_order)
         q.sigOrderChanged.connect(self.params_panel.set_order)
-        self.chart.sigThresholdChanged.connect(s.drag_threshold)
+        self.chart.sigThresholdChanged.connect(s.setup.drag_threshold)
         self.chart.sigMessageClicked.connect(self.select_message)
         self.findings.sigMessageClicked.connect(self.select_message)
-        self.tabs.currentChanged.connect(lambda k: s.set_tab(TABS[k]) if 0 <= k < len(TABS) else None)
+        self.tabs.currentChanged.connect(lambda k: s.view.set_tab(TABS[k]) if 0 <= k < len(TABS) else None)
         self.tabs.currentChanged.connect(lambda _k: self.presenter_mode.docks())
-        self.timeline.sigCallSelected.connect(s.set_cursor)
+        self.timeline_panel.timeline.sigCallSelected.connect(s.replay.set_cursor)
         self.timeline_panel.sigCompareChanged.connect(self._compare_changed)
         self.timeline_panel.sigCompareRequested.connect(self.run_replay)
-        self.timeline_panel.sigFollowChanged.connect(s.set_follow)
-        self.picker.sigConversation.connect(s.select_conversation)
-        self.picker.sigSegment.connect(s.set_segment)
-        self.picker.sigCall.connect(s.set_call)
+        self.timeline_panel.sigFollowChanged.connect(s.replay.set_follow)
+        self.picker.sigConversation.connect(s.source.select_conversation)
+        self.picker.sigSegment.connect(s.source.set_segment)
+        self.picker.sigCall.connect(s.source.set_call)
         # what the session says -> the views
         q.sigSourceChanged.connect(self._source_changed)
         q.sigStrategyChanged.connect(self._strategy_changed)
@@ -194,8 +164,8 @@ class MainWindow(QMainWindow):
         q.sigReplayRunningChanged.connect(self._replay_running)
         q.sigReplayChanged.connect(self._replay_changed)
         q.sigCallChanged.connect(self._call_changed)
-        q.sigCursorChanged.connect(lambda i: i is not None and i != self.timeline.cursor()
-                                   and self.timeline.set_cursor(i, emit=False))
+        q.sigCursorChanged.connect(lambda i: i is not None and i != self.timeline_panel.timeline.cursor()
+                                   and self.timeline_panel.timeline.set_cursor(i, emit=False))
         q.sigCompareChanged.connect(lambda c: self.timeline_panel.set_compare(c["names"], c["extra"]))
         q.sigFollowChanged.connect(self.timeline_panel.set_follow)
         q.sigTabChanged.connect(lambda t: self.tabs.setCurrentIndex(TABS.index(t)))
@@ -219,8 +189,8 @@ class MainWindow(QMainWindow):
             self.settings.add_recent_strategy(st.name)
             rebuild_recent_strategies(self)
             self.params_panel.add_strategy(st.name, strategies.short_label(st.name))
-        if st.name != self.strategy.name or st is not self.strategy:
-            self.session.set_strategy(st, self._saved_params(st))
+        if st.name != self.session.setup.strategy.name or st is not self.session.setup.strategy:
+            self.session.setup.set_strategy(st, self._saved_params(st))
         else:
             self.session.run()
         return True
@@ -257,7 +227,7 @@ class MainWindow(QMainWindow):
 
     # ================================================================== open
     def open_dialog(self) -> None:
-        start = str(Path(self.path).parent) if self.path else str(EXAMPLES)
+        start = str(Path(self.session.source.path).parent) if self.session.source.path else str(EXAMPLES)
         path, _ = QFileDialog.getOpenFileName(self, tr("Open a transcript"), start,
                                               tr("Transcripts (*.json *.jsonl *.eval *.db *.sqlite);;All files (*)"))
         if path:
@@ -271,21 +241,21 @@ class MainWindow(QMainWindow):
         return False
 
     def open_path(self, path: str, remember: bool = True, conversation: int = 0) -> bool:
-        ok = self.session.open(str(path), conversation)
+        ok = self.session.source.open(str(path), conversation)
         if ok and remember:
             self.settings.add_recent(str(path))
             rebuild_recent(self)
         return ok
 
     def set_conversation(self, conv, title: str = "") -> None:
-        self.session.set_conversation(conv, title)
+        self.session.source.set_conversation(conv, title)
 
     def show_trace(self, conv, trace) -> None:
         """Show a trace made elsewhere (the live agent's own run) without re-running the pipeline."""
         self.session.show_trace(conv, trace)
 
     def set_strategy(self, name: str) -> None:
-        if name != self.strategy.name or strategies.looks_like_plugin(name):
+        if name != self.session.setup.strategy.name or strategies.looks_like_plugin(name):
             self.use_strategy(name)           # a plugin file is read again: edits show at once
         else:
             self.session.run()
@@ -302,26 +272,26 @@ class MainWindow(QMainWindow):
         """The picker shows the session's conversation, segment and call (core.contexts' choices)."""
         from compactscope.core.model import contexts
         s = self.session
-        conv = s.conversation
+        conv = s.source.conversation
         if conv is None:
             self.picker.set_state([], [], [], 0, None, None)
             return
-        convs = s.load_result.conversations if s.load_result is not None and \
-            any(c is conv for c in s.load_result.conversations) else [conv]
+        convs = s.source.load_result.conversations if s.source.load_result is not None and \
+            any(c is conv for c in s.source.load_result.conversations) else [conv]
         self.picker.set_state(contexts.conversation_choices(convs), contexts.segment_choices(conv),
-                              contexts.call_choices(conv, s.segment), s.conversation_index if len(convs) > 1 else 0,
-                              s.segment, s.call)
+                              contexts.call_choices(conv, s.source.segment), s.source.conversation_index if len(convs) > 1 else 0,
+                              s.source.segment, s.source.call)
 
     def _strategy_changed(self, st) -> None:
         self.settings.set("strategy", st.name)
-        self.params_panel.set_strategy(st, self.params)
+        self.params_panel.set_strategy(st, self.session.setup.params)
 
     def _params_changed(self, params: dict) -> None:
-        st = self.strategy
+        st = self.session.setup.strategy
         for k, v in params.items():
             self.params_panel.set_value(k, v)
-        self.params_panel.set_variant(self.session.variant)
-        self.settings.set_params(st.name, self.session.params_to_remember(params))
+        self.params_panel.set_variant(self.session.setup.variant)
+        self.settings.set_params(st.name, self.session.setup.params_to_remember(params))
 
     def _summarizer_changed(self, spec: str) -> None:
         self.settings.set("summarizer", spec)
@@ -337,20 +307,20 @@ class MainWindow(QMainWindow):
 
     def _running_changed(self, kind) -> None:
         if kind in ("run", "load"):
-            w = self.session.loader if kind == "load" else self.session.pipeline
+            w = self.session.source.loader if kind == "load" else self.session.pipeline
             self.status.working(lambda: ct(self.session.progress_text), w.started_at)
-        elif kind is None and not self.session.replayer.busy:
+        elif kind is None and not self.session.replay.replayer.busy:
             self.status.idle()
 
     def _result_changed(self, result) -> None:
         s = self.session
-        stages = s.stages()
+        stages = s.view.stages()
         self.stepper.blockSignals(True)
-        self.stepper.current = min(s.stage, len(stages) - 1)
+        self.stepper.current = min(s.view.stage, len(stages) - 1)
         self.stepper.set_stages([(x.name, x.label, x.status) for x in stages], [x.explanation for x in stages],
                                 keep=result is not None)
         self.stepper.blockSignals(False)
-        series = s.chart()
+        series = s.view.chart()
         if series is not None:
             self.chart.set_series(series.labels, series.sizes, series.tokens, series.threshold, series.unit,
                                   series.threshold_label, movable=series.movable)
@@ -364,60 +334,60 @@ class MainWindow(QMainWindow):
             self.stepper.blockSignals(True)
             self.stepper.set_current(k)
             self.stepper.blockSignals(False)
-        view = s.stage_view()
-        self.model.set_messages(view.messages, status=view.status, findings=view.findings, cuts=view.cuts,
-                                badges=view.badges, meta=s.message_meta())
-        self.diff_panel.set_step(view.step, view.rows, (s.marks(view.step.input), s.marks(view.step.messages))
+        view = s.view.stage_view()
+        self.messages.model.set_messages(view.messages, status=view.status, findings=view.findings, cuts=view.cuts,
+                                badges=view.badges, meta=s.source.message_meta())
+        self.diff_panel.set_step(view.step, view.rows, (s.source.marks(view.step.input), s.source.marks(view.step.messages))
                                  if view.step is not None else None)
         self._show_edits(view.step)
-        self.explainer.set_steps(s.boundary_step(), s.variant_run(), self.strategy.name)
+        self.explainer.set_steps(s.view.boundary_step(), s.view.variant_run(), self.session.setup.strategy.name)
         title = ct(self.explainer.explanation.tab_title) if self.explainer.explanation is not None \
             else tr("Snip boundary")
         if self.tabs.tabText(1) != title:
             self.tabs.setTabText(1, title)
-        self.findings.set_findings(s.stage_findings(k), ct(view.where), self._load_problems)
+        self.findings.set_findings(s.view.stage_findings(k), ct(view.where), self._load_problems)
         self.chart.set_stage(k)
         self.chart.set_messages(view.messages)
-        self.status_label.setText(ct_parts(s.status_text()))
-        inf = getattr(s, "inferred", None)
-        self.status_label.setToolTip("\n".join(ct(l) for l in inf.lines(s.pinned)) if inf else "")
-        if self.model.search_text:
+        self.status_label.setText(ct_parts(s.view.status_text()))
+        inf = s.setup.inferred
+        self.status_label.setToolTip("\n".join(ct(l) for l in inf.lines(s.setup.pinned)) if inf else "")
+        if self.messages.model.search_text:
             self.messages.update_match_label()
         self.sigStageShown.emit(k)
 
     def _show_edits(self, step) -> None:
         """The edit list of the shown step (on Original: every layer at a glance), then the cross-check."""
         if step is None:
-            self.edits.set_step(None, overview=self.session.overview())
+            self.diff_panel.edits.set_step(None, overview=self.session.view.overview())
         else:
-            k = next((i for i, st in enumerate(self.trace.steps) if st is step), -1) if self.trace else -1
-            self.edits.set_step(step, stage_label(self.strategy, step.layer),
-                                lost=[x for x in self.session.lost() if x.step == k])
-        c = self.session.check
+            k = next((i for i, st in enumerate(self.session.trace.steps) if st is step), -1) if self.session.trace else -1
+            self.diff_panel.edits.set_step(step, stage_label(self.session.setup.strategy, step.layer),
+                                lost=[x for x in self.session.view.lost() if x.step == k])
+        c = self.session.crosscheck.check
         if c is None:
             return
         v = c.verdict
         if v is None:
-            self.edits.add_note(tr("{name} cross-check: running…").format(name=c.name), "#64748b")
+            self.diff_panel.edits.add_note(tr("{name} cross-check: running…").format(name=c.name), "#64748b")
         else:
-            self.edits.add_note(("\u2714 " if v.ok else "") + tr("{name} cross-check of this run: {text}").format(
+            self.diff_panel.edits.add_note(("\u2714 " if v.ok else "") + tr("{name} cross-check of this run: {text}").format(
                 name=c.name, text=ct(v.text)),
                                 "#15803d" if v.ok else "#b91c1c" if v.failed else "#64748b")
 
     def set_view_mode(self, mode: str) -> None:
-        self.session.set_view_mode(mode)
+        self.session.view.set_view_mode(mode)
 
     def current_step(self):
-        return self.session.current_step()
+        return self.session.view.current_step()
 
     def stage_messages(self, k: int) -> list:
-        return self.session.stage_messages(k)
+        return self.session.view.stage_messages(k)
 
     def map_index(self, i: int, a: int, b: int) -> int | None:
-        return self.session.map_index(i, a, b)
+        return self.session.view.map_index(i, a, b)
 
     def call_caption(self, i: int) -> str:
-        return self.session.call_caption(i)
+        return self.session.replay.call_caption(i)
 
     # ================================================================== selection
     def select_message(self, mi: int | None) -> bool:
@@ -432,32 +402,32 @@ class MainWindow(QMainWindow):
             self.inspector.title.setText(tr("Message #{n} of the previous stage is not in this one (the layer "
                                              "removed or replaced it). Select a message or a block.").format(n=gone))
             self.chart.set_selected(None)
-            self.model.set_highlight(set())
+            self.messages.model.set_highlight(set())
             return
-        cur = self.view.currentIndex()
+        cur = self.messages.view.currentIndex()
         if mi is not None and not (cur.isValid() and cur.data(Qt.UserRole + 2) == mi):
-            self.view.select_message(mi)
+            self.messages.view.select_message(mi)
 
     def _message_selected(self, mi: int) -> None:
-        msgs = self.model.messages
+        msgs = self.messages.model.messages
         if not 0 <= mi < len(msgs):
             return
-        self.session.select(mi)
-        self.model.set_highlight(self.model.partners_of(mi))
+        self.session.view.select(mi)
+        self.messages.model.set_highlight(self.messages.model.partners_of(mi))
         self.chart.set_selected(mi)
-        where = tr("(before the layer)") if self.view_mode == "before" and self.current_step() else ""
-        self.inspector.show_message(mi, msgs[mi], None, where, meta=self.session.meta_of(msgs[mi]),
-                                    compaction=self.session.compaction_of(msgs[mi]))
+        where = tr("(before the layer)") if self.session.view.view_mode == "before" and self.current_step() else ""
+        self.inspector.show_message(mi, msgs[mi], None, where, meta=self.session.source.meta_of(msgs[mi]),
+                                    compaction=self.session.source.compaction_of(msgs[mi]))
 
     def _block_selected(self, mi: int, block: int) -> None:
-        msgs = self.model.messages
+        msgs = self.messages.model.messages
         if not 0 <= mi < len(msgs):
             return
-        self.session.select(mi, block if block >= 0 else None)
-        partners = self.model.partners_of(mi, block) if block >= 0 else self.model.partners_of(mi)
-        self.model.set_highlight(partners or self.model.partners_of(mi))
+        self.session.view.select(mi, block if block >= 0 else None)
+        partners = self.messages.model.partners_of(mi, block) if block >= 0 else self.messages.model.partners_of(mi)
+        self.messages.model.set_highlight(partners or self.messages.model.partners_of(mi))
         self.inspector.show_message(mi, msgs[mi], block if block >= 0 else None,
-                                    meta=self.session.meta_of(msgs[mi]), compaction=self.session.compaction_of(msgs[mi]))
+                                    meta=self.session.source.meta_of(msgs[mi]), compaction=self.session.source.compaction_of(msgs[mi]))
 
     def jump_to_partner(self) -> bool:
         return self.messages.jump_to_partner()
@@ -469,9 +439,9 @@ class MainWindow(QMainWindow):
         msgs = step.input if col == 0 else step.messages
         if 0 <= i < len(msgs):
             self.inspector.show_message(i, msgs[i], None, tr("(before the layer)") if col == 0 else tr("(after the layer)"),
-                                        meta=self.session.meta_of(msgs[i]), compaction=self.session.compaction_of(msgs[i]))
-            if (col == 0) == (self.view_mode == "before"):
-                self.view.select_message(i)
+                                        meta=self.session.source.meta_of(msgs[i]), compaction=self.session.source.compaction_of(msgs[i]))
+            if (col == 0) == (self.session.view.view_mode == "before"):
+                self.messages.view.select_message(i)
 
     def focus_search(self) -> None:
         self.messages.focus_search()
@@ -510,35 +480,35 @@ class MainWindow(QMainWindow):
 
     # ================================================================== replay timeline
     def _compare_changed(self, names: list, extra: str) -> None:
-        self.session.set_compare(names, extra, run=False)
-        if self.session.tab == "timeline":
+        self.session.replay.set_compare(names, extra, run=False)
+        if self.session.view.tab == "timeline":
             self._compare_timer.start()
 
     def set_compare(self, spec) -> None:
         """Runs to compare (--compare values: repeatable, ';'-separated): a bare strategy name ticks its box, anything else
         ([LABEL=]NAME:K=V,...) goes to the "more runs" field."""
-        self.session.set_compare_spec(spec, run=False)
-        if self.session.tab == "timeline":
+        self.session.replay.set_compare_spec(spec, run=False)
+        if self.session.view.tab == "timeline":
             self._compare_timer.start()
 
     def run_replay(self) -> None:
         t = self.timeline_panel
-        self.session.set_compare(t.names(), t.compare_extra.text(), run=False)
-        self.session.run_replay()
+        self.session.replay.set_compare(t.names(), t.compare_extra.text(), run=False)
+        self.session.replay.run_replay()
 
     def _replay_running(self, n: int) -> None:
         if n:
             self.status.working(tr("replaying every model call ({n} run{v})").format(n=n, v="s" if n > 1 else ""))
-            self.timeline.play(False)
+            self.timeline_panel.timeline.play(False)
         elif not self.session.pipeline.busy:
             self.status.idle()
 
     def _replay_changed(self, results: list) -> None:
-        self.timeline.set_replays(results)
-        self.comparison.set_results(results)
-        cur = getattr(self.session, "cursor", None)
-        if results and cur is not None and cur != self.timeline.cursor():
-            self.timeline.set_cursor(cur, emit=False)      # the call the session is on (a lesson's slide, a snapshot)
+        self.timeline_panel.timeline.set_replays(results)
+        self.timeline_panel.comparison.set_results(results)
+        cur = self.session.replay.cursor
+        if results and cur is not None and cur != self.timeline_panel.timeline.cursor():
+            self.timeline_panel.timeline.set_cursor(cur, emit=False)      # the call the session is on (a lesson's slide, a snapshot)
         if results:
             self.sigReplayReady.emit(results[0])
 
@@ -547,7 +517,7 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(ct(self.call_caption(ci)) + tr(" \u2014 the stepper shows the pipeline run "
                                                                     "before this call"), 8000)
-        QTimer.singleShot(0, self.view.scrollToBottom)     # as if live: the newest messages in view
+        QTimer.singleShot(0, self.messages.view.scrollToBottom)     # as if live: the newest messages in view
         self.sigCallShown.emit(ci)
 
     # ================================================================== look

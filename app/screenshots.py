@@ -55,7 +55,7 @@ def layer_frames(win) -> list[Frame]:
     s = win.session
     trace = s.trace
     names = ["original"] + ([st.layer for st in trace.steps] if trace is not None else [])
-    return [Frame(f"{k:02d}-{slug(stage_label(s.strategy, n))}", lambda k=k: s.set_stage(k))
+    return [Frame(f"{k:02d}-{slug(stage_label(s.setup.strategy, n))}", lambda k=k: s.view.set_stage(k))
             for k, n in enumerate(names)]
 
 

@@ -28,7 +28,7 @@ def fill_strategies(win) -> None:
     """The strategy box: every installed strategy, then the recent plugins (by their short names)."""
     names = list(strategies.available() or ["s08"])
     recent = [r for r in win.settings.recent_strategies() if r not in names]
-    current = win.strategy.name
+    current = win.session.setup.strategy.name
     if current not in names and current not in recent:
         recent.insert(0, current)
     win.params_panel.set_strategies(names + recent, current,

@@ -32,15 +32,15 @@ def apply_zoom(win, z: float) -> float:
     f = QFont(win.font())
     f.setPointSizeF(pt)
     win.setFont(f)
-    for w in (win.view, win.diff, win.edits, win.findings, win.explainer, win.stepper):
+    for w in (win.messages.view, win.diff_panel.view, win.diff_panel.edits, win.findings, win.explainer, win.stepper):
         w.setFont(f)
     win.chart.set_font_size(pt)
-    win.timeline.set_font_size(pt)
+    win.timeline_panel.timeline.set_font_size(pt)
     mono = QFont(win.inspector.text.font())
     mono.setPointSizeF(pt)
     for e in (win.inspector.text, win.inspector.json, win.inspector.persisted):
         e.setFont(mono)
-    win.view.doItemsLayout()
+    win.messages.view.doItemsLayout()
     return z
 
 
@@ -52,4 +52,4 @@ def apply_palette(win, dark: bool) -> None:
     app.setPalette(pal)
     win.setPalette(pal)
     win.chart.set_theme(pal.color(QPalette.Base), pal.color(QPalette.Text))
-    win.view.viewport().update()
+    win.messages.view.viewport().update()

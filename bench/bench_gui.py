@@ -85,7 +85,7 @@ def main() -> int:
     t1 = time.perf_counter()
     win.open_path(str(path), remember=False)
     t_open = time.perf_counter() - t1
-    win.view.viewport().repaint()
+    win.messages.view.viewport().repaint()
     app.processEvents()
     t_first = time.perf_counter() - t0
     print(f"imports of the window modules: {ms(t_import)} (once per process); core.loaders.load alone: "
@@ -96,15 +96,15 @@ def main() -> int:
     if args.param:
         for kv in args.param:
             name, _, value = kv.partition("=")
-            win.params_panel.set_value(name, type(win.params[name])(value))
-        win.session.set_params(win.params_panel.values())   # what the panel does on an edit
+            win.params_panel.set_value(name, type(win.session.setup.params[name])(value))
+        win.session.setup.set_params(win.params_panel.values())   # what the panel does on an edit
         win.wait_idle(300_000)
         win.stepper.set_current(0)
         app.processEvents()
         print(f"parameters {', '.join(args.param)}: messages per layer "
-              f"{[len(s.messages) for s in win.trace.steps]}, edits {[len(s.edits) for s in win.trace.steps]}")
-    print(f"trace ready (pipeline in the worker, {len(win.trace.steps)} layers, run took "
-          f"{ms(win.result.seconds)}): {ms(t_trace)} after start")
+              f"{[len(s.messages) for s in win.session.trace.steps]}, edits {[len(s.edits) for s in win.session.trace.steps]}")
+    print(f"trace ready (pipeline in the worker, {len(win.session.trace.steps)} layers, run took "
+          f"{ms(win.session.result.seconds)}): {ms(t_trace)} after start")
 
     # stepping
     times = []
@@ -135,7 +135,7 @@ def main() -> int:
     # scrolling (after the batched layout of the list has finished)
     win.stepper.set_current(0)
     s = time.perf_counter()
-    sb = win.view.verticalScrollBar()
+    sb = win.messages.view.verticalScrollBar()
     quiet, batches = 0, []
     while quiet < 5:
         b = time.perf_counter()
@@ -149,18 +149,18 @@ def main() -> int:
           f"{ms(time.perf_counter() - s)} in {len(batches)} batches, longest {ms(max(batches or [0]))}; "
           f"scroll range {sb.maximum():,} px")
     s = time.perf_counter()
-    ok = win.select_message(len(win.model.messages) - 10)
-    win.view.viewport().repaint()
+    ok = win.select_message(len(win.messages.model.messages) - 10)
+    win.messages.view.viewport().repaint()
     print(f"select a message near the end (scrollTo): {ms(time.perf_counter() - s)} ({'ok' if ok else 'FAILED'})")
-    sb = win.view.verticalScrollBar()
-    for label, step_px in (("3 rows", 3 * 48), ("1 page", win.view.viewport().height())):
+    sb = win.messages.view.verticalScrollBar()
+    for label, step_px in (("3 rows", 3 * 48), ("1 page", win.messages.view.viewport().height())):
         frames = []
         sb.setValue(0)
         app.processEvents()
         for _ in range(args.frames):
             s = time.perf_counter()
             sb.setValue(sb.value() + step_px)
-            win.view.viewport().repaint()
+            win.messages.view.viewport().repaint()
             frames.append(time.perf_counter() - s)
         frames.sort()
         p95 = frames[int(len(frames) * 0.95) - 1]
@@ -169,19 +169,19 @@ def main() -> int:
     # jump to the end and back (uncached rows)
     s = time.perf_counter()
     sb.setValue(sb.maximum())
-    win.view.viewport().repaint()
+    win.messages.view.viewport().repaint()
     t_end = time.perf_counter() - s
     print(f"jump to the end of the list: {ms(t_end)}")
     # expand all
     s = time.perf_counter()
-    win.model.set_expand_all(True)
-    win.view.viewport().repaint()
+    win.messages.model.set_expand_all(True)
+    win.messages.view.viewport().repaint()
     app.processEvents()
     print(f"expand all: {ms(time.perf_counter() - s)}")
     s = time.perf_counter()
-    win.search.setText("retry logic")
+    win.messages.search.setText("retry logic")
     app.processEvents()
-    print(f"search over {len(win.model.messages):,} messages ({len(win.model.matches):,} matches): "
+    print(f"search over {len(win.messages.model.messages):,} messages ({len(win.messages.model.matches):,} matches): "
           f"{ms(time.perf_counter() - s)}")
     win.close()
     return 0

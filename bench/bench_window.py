@@ -136,7 +136,7 @@ def child(path: str, strategy: str, size: int) -> None:
     probe = StallProbe(lambda: win.session.progress_text if win.session.busy else "idle", win.session.events)
     win.resize(1400, 900)
     win.show()
-    win.session.set_strategy(strategy)
+    win.session.setup.set_strategy(strategy)
     app.processEvents()
     out["window"] = time.perf_counter() - tw
     rss_now("window shown")
@@ -144,10 +144,10 @@ def child(path: str, strategy: str, size: int) -> None:
     probe.start("open")
     win.open_path(path, remember=False)
     deadline = t0 + 600
-    view = win.view
+    view = win.messages.view
     while time.perf_counter() < deadline:
         app.processEvents()
-        if win.model.rowCount() > 0 and view.indexAt(QPoint(20, 12)).isValid():
+        if win.messages.model.rowCount() > 0 and view.indexAt(QPoint(20, 12)).isValid():
             view.viewport().repaint()
             break
         time.sleep(0.001)
@@ -176,12 +176,12 @@ def child(path: str, strategy: str, size: int) -> None:
     rss_now("after steps")
     # a parameter change, shown
     name, value = PARAM_CHANGE.get(strategy, (None, None))
-    if name is not None and name in win.session.params:
+    if name is not None and name in win.session.setup.params:
         win.stepper.set_current(n - 1)
         app.processEvents()
         probe.start("param")
         s = time.perf_counter()
-        win.session.set_param(name, value)
+        win.session.setup.set_param(name, value)
         while win.session.busy and time.perf_counter() < deadline:
             app.processEvents()
             time.sleep(0.001)

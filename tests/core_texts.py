@@ -37,7 +37,7 @@ def session_texts(session) -> set[str]:
     from compactscope.core.analysis.explain import boundary_explanation, cut_lines, variant_rows
     out: set[str] = set()
     add = out.add
-    st = session.strategy
+    st = session.setup.strategy
     for t in (st.title, st.description, st.threshold.label, st.threshold.unit):
         add(t)
     for p in st.params:
@@ -53,7 +53,7 @@ def session_texts(session) -> set[str]:
     tr = session.trace
     if tr is None:
         return {t for t in out if t}
-    for info in session.stages():
+    for info in session.view.stages():
         add(info.label)
         add(info.explanation)
     for f in tr.input_findings:
@@ -76,9 +76,9 @@ def session_texts(session) -> set[str]:
             for texts in lines.values():
                 for t, _ in texts:
                     add(t)
-    vr = session.variant_run()
+    vr = session.view.variant_run()
     if vr is not None and vr.step is not None:
-        for row in variant_rows(session.boundary_step(), vr.step):
+        for row in variant_rows(session.view.boundary_step(), vr.step):
             add(row[1])
         add(vr.variant.title)
         ex = boundary_explanation(vr.step, st.name)
@@ -86,22 +86,22 @@ def session_texts(session) -> set[str]:
             add(t)
         if vr.error:
             add(vr.error)
-    for x in session.lost():
+    for x in session.view.lost():
         add(x.text)
     for k in range(len(tr.steps) + 1):
-        session.set_stage(k)
+        session.view.set_stage(k)
         for mode in ("after", "before"):
-            session.set_view_mode(mode)
-            view = session.stage_view()
+            session.view.set_view_mode(mode)
+            view = session.view.stage_view()
             add(view.where)
             for b in view.badges.values():
                 add(b)
-            for part in session.status_text().split(" \u00b7 "):      # the window translates it part by part
+            for part in session.view.status_text().split(" \u00b7 "):      # the window translates it part by part
                 add(part)
-    session.set_view_mode("after")
-    if session.check is not None and session.check.verdict is not None:
-        add(session.check.verdict.text)
-        add(session.check.description)
+    session.view.set_view_mode("after")
+    if session.crosscheck.check is not None and session.crosscheck.check.verdict is not None:
+        add(session.crosscheck.check.verdict.text)
+        add(session.crosscheck.check.description)
     if session.error is not None:
         add(session.error.what)
         add(session.error.todo)
@@ -119,10 +119,10 @@ def gather(tmp) -> dict[str, str]:
         seen.setdefault(title, "COMPARISON_COLUMNS")
     for k, (name, strategy, params, order) in enumerate(RUNS):
         s = Session(Workspace(Path(tmp) / f"r{k}"))
-        s.set_strategy(strategy, params)
+        s.setup.set_strategy(strategy, params)
         if order:
-            s.set_order(order)
-        s.open(str(EXAMPLES / name))
+            s.setup.set_order(order)
+        s.source.open(str(EXAMPLES / name))
         for t in session_texts(s):
             seen.setdefault(t, f"{name} {strategy} {params}")
         s.close()
@@ -132,12 +132,12 @@ def gather(tmp) -> dict[str, str]:
             lessons.play(s, lesson, slide)
             for t in session_texts(s):
                 seen.setdefault(t, f"lesson {lesson.name} slide {slide.index + 1}")
-            rr = s.replay_result
+            rr = s.replay.replay_result
             if rr is not None:
                 from compactscope.core.replay.calibration import calibration_words
                 seen.setdefault(rr.token_estimator, "replay")
                 seen.setdefault(calibration_words(rr), "the timeline's calibration")
-                if s.cursor is not None:
-                    seen.setdefault(s.call_caption(s.cursor), "replay caption")
+                if s.replay.cursor is not None:
+                    seen.setdefault(s.replay.call_caption(s.replay.cursor), "replay caption")
         s.close()
     return seen

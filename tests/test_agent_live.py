@@ -158,12 +158,12 @@ def test_main_window_follows_the_agent(qtbot, tmp_path):
         panel.agent_record.setText(str(tmp_path / "w.jsonl"))
         assert send(qtbot, panel, ctl, "write a") == "done"
         ctl.shutdown()
-    assert win.trace is not None and win.trace.order == ["tool_result_budget", "snip_compact", "micro_compact",
+    assert win.session.trace is not None and win.session.trace.order == ["tool_result_budget", "snip_compact", "micro_compact",
                                                          "compact_history"]
-    assert len(win.trace.input) == 3              # the stepper shows the agent's own run before its second call
-    qtbot.waitUntil(lambda: win.conversation.title == "live agent: 2 call(s)", timeout=5000)
-    assert [m["role"] for m in win.conversation.messages] == ["user", "assistant", "user", "assistant"]
-    assert win.trace.input == win.conversation.messages[:3]
+    assert len(win.session.trace.input) == 3              # the stepper shows the agent's own run before its second call
+    qtbot.waitUntil(lambda: win.session.source.conversation.title == "live agent: 2 call(s)", timeout=5000)
+    assert [m["role"] for m in win.session.source.conversation.messages] == ["user", "assistant", "user", "assistant"]
+    assert win.session.trace.input == win.session.source.conversation.messages[:3]
 
 
 def test_live_menu_opens_the_dock_and_close_stops_the_proxy(qtbot, tmp_path):

@@ -11,10 +11,8 @@ PACKAGES = {"core": "compactscope.core", "app": "compactscope.app", "widgets": "
 MAX_CORE_LINES = 800
 MAX_CLASS_ATTRIBUTES = 30
 # Still over a bound, each to be split (issue 22); a file or class here may only shrink, and none may join.
-OVER_LINES = {"core/session/model.py": 1450, "core/layers/hermes_rules.py": 995, "core/loaders/claude_code.py": 836}
-OVER_ATTRIBUTES = {"core/session/model.py:Session": 62, "core/fleet/model.py:FleetData": 40,
-                   "app/main_window.py:MainWindow": 39, "core/report/model.py:Report": 33,
-                   "widgets/timeline.py:TimelineWidget": 32}
+OVER_LINES = {"core/layers/hermes_rules.py": 995, "core/loaders/claude_code.py": 836}
+OVER_ATTRIBUTES = {"widgets/timeline.py:TimelineWidget": 32}
 
 
 def _modules() -> dict[str, Path]:
@@ -28,10 +26,22 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
+def _walk(tree: ast.AST):
+    """Every node, but not those under ``if TYPE_CHECKING:`` (annotations only: no import at run time)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
 def _imports(mod: str, path: Path) -> list[tuple[str, list[str], int]]:
     """Every import of the module, in functions too: (module, names, line), relative ones made absolute."""
     out = []
-    for n in ast.walk(ast.parse(path.read_text())):
+    for n in _walk(ast.parse(path.read_text())):
         if isinstance(n, ast.ImportFrom):
             if n.level:
                 base = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]

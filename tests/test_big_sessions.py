@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from compactscope.core.session import model as S
+from compactscope.core.session import loading as S
 from compactscope.core.runtime.jobs import ThreadExecutor
 from compactscope.core.session.model import Session
 from compactscope.core.files.workspace import Workspace
@@ -51,18 +51,18 @@ def test_a_big_file_loads_in_the_background_first_messages_at_once(tmp_path, sma
     s = Session(Workspace(tmp_path / "ws"), executor=ex, strategy="s08")
     seen, shown = [], []
     s.events.changed.connect(lambda ev: seen.append((ev.type, ev.value)))
-    s.events.changed.connect(lambda ev: shown.append((len(s.conversation.messages), s.title, s.result))
+    s.events.changed.connect(lambda ev: shown.append((len(s.source.conversation.messages), s.source.title, s.result))
                              if ev.type == "source" else None)
-    assert s.open(str(path)) is True                   # started, not done
-    assert s.busy and s.loader.busy and s.trace is None
+    assert s.source.open(str(path)) is True                   # started, not done
+    assert s.busy and s.source.loader.busy and s.trace is None
     assert ("running", "load") in seen
     drain_until(ex, lambda: not s.busy)
     # first the start of the file (shown while the rest loads, nothing run on it), then all of it
     (first, title, result), (last, _, _) = shown[0], shown[-1]
     assert 0 < first < 600 and "loading" in title and result is None
     assert last == 600
-    assert len(s.conversation.messages) == 600 and s.trace is not None and s.trace.input is s.source_messages
-    assert s.error is None and "loading" not in s.title
+    assert len(s.source.conversation.messages) == 600 and s.trace is not None and s.trace.input is s.source.source_messages
+    assert s.error is None and "loading" not in s.source.title
 
 
 def test_a_big_file_that_fails_says_so(tmp_path, small_limits):
@@ -70,25 +70,25 @@ def test_a_big_file_that_fails_says_so(tmp_path, small_limits):
     bad.write_text("[" + ", ".join(['{"role": "user", "content": "hi"}'] * 2000) + ", {")
     ex = ThreadExecutor(queued=True)
     s = Session(Workspace(tmp_path / "ws"), executor=ex)
-    assert s.open(str(bad)) is True
+    assert s.source.open(str(bad)) is True
     drain_until(ex, lambda: not s.busy)
     assert s.error is not None and "bad.json" in s.error.what and s.error.todo
-    assert s.conversation is None
+    assert s.source.conversation is None
 
 
 def test_a_parameter_change_reruns_from_the_layer_it_concerns(tmp_path):
     path = tmp_path / "s.jsonl"
     write_session(path, 200)
     s = Session(Workspace(tmp_path / "ws"), strategy="s08")
-    s.pin_strategy()                                    # as gui --strategy s08 (the file's own is claude_code)
-    assert s.open(str(path))
+    s.setup.pin_strategy()                                    # as gui --strategy s08 (the file's own is claude_code)
+    assert s.source.open(str(path))
     before = s.trace
-    s.set_param("context_limit", 1000)
+    s.setup.set_param("context_limit", 1000)
     after = s.trace
     assert after is not before
     assert all(a is b for a, b in zip(after.steps[:-1], before.steps[:-1]))    # kept
     assert after.steps[-1] is not before.steps[-1] and after.steps[-1].changed
-    s.set_param("keep_recent", 1)                       # micro_compact's: it and what follows re-run
+    s.setup.set_param("keep_recent", 1)                       # micro_compact's: it and what follows re-run
     third = s.trace
     assert third.steps[0] is after.steps[0] and third.steps[1] is after.steps[1]
     assert third.steps[2] is not after.steps[2]
@@ -102,8 +102,8 @@ def test_a_claude_code_parameter_change_reuses_the_summary_pair_index_and_figure
     path = tmp_path / "s.jsonl"
     write_session(path, 400)
     s = Session(Workspace(tmp_path / "ws"), strategy="claude_code")
-    assert s.open(str(path))
-    s.set_param("window", 20_000)
+    assert s.source.open(str(path))
+    s.setup.set_param("window", 20_000)
     first = s.trace
     assert first.steps[-1].layer == "auto_compact" and first.steps[-1].summary
     assert first.steps[-1].summary.get("cached") is False
@@ -113,7 +113,7 @@ def test_a_claude_code_parameter_change_reuses_the_summary_pair_index_and_figure
     import compactscope.core.analysis.present as present
     real_index = present.ToolPairIndex
     monkeypatch.setattr(present, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real_index(msgs))
-    s.set_param("buffer", 12_000)
+    s.setup.set_param("buffer", 12_000)
     second = s.trace
     assert all(a is b for a, b in zip(first.steps[:-1], second.steps[:-1]))
     last = second.steps[-1]
@@ -162,7 +162,7 @@ def test_the_preview_is_the_first_lines_and_reads_on_when_they_are_long(tmp_path
     monkeypatch.setattr(S, "PREVIEW_MAX_BYTES", 200_000)
     short = tmp_path / "short.jsonl"
     write_session(short, 600)                             # ~380 bytes a line
-    conv = S._preview(str(short))
+    conv = S.read_preview(str(short))
     assert conv is not None and 40 <= len(conv.messages) < 60
     long_head = tmp_path / "long.jsonl"
     write_session(long_head, 600)
@@ -170,7 +170,7 @@ def test_the_preview_is_the_first_lines_and_reads_on_when_they_are_long(tmp_path
     rec = json.loads(lines[0])
     rec["message"]["content"] = "x" * 30_000              # the first line alone is longer than PREVIEW_BYTES
     long_head.write_text(json.dumps(rec) + "\n" + "".join(lines[1:]))
-    conv = S._preview(str(long_head))
+    conv = S.read_preview(str(long_head))
     assert conv is not None and len(conv.messages) > 100 and conv.messages[0]["content"] == "x" * 30_000
     monkeypatch.setattr(S, "PREVIEW_MAX_BYTES", 25_000)   # nothing whole within the most it may read
-    assert S._preview(str(long_head)) is None
+    assert S.read_preview(str(long_head)) is None

@@ -26,12 +26,12 @@ def _cli_replay(path, tmp_path, *args):
 
 def _window_runs(path, tmp_path, strategy, compare):
     s = Session(Workspace(tmp_path / "win"), strategy=strategy)
-    s.pin_strategy()                   # as gui --strategy does: the file opens with it, not with its own
-    assert s.open(str(path))
-    s.set_compare(compare, "", run=False)
-    s.set_tab("timeline")              # the timeline's replay runs when it is shown (inline in a Session)
-    assert s.replay_results
-    return s.replay_results
+    s.setup.pin_strategy()                   # as gui --strategy does: the file opens with it, not with its own
+    assert s.source.open(str(path))
+    s.replay.set_compare(compare, "", run=False)
+    s.view.set_tab("timeline")              # the timeline's replay runs when it is shown (inline in a Session)
+    assert s.replay.replay_results
+    return s.replay.replay_results
 
 
 @pytest.mark.parametrize("compare", [[], ["claude_code"]])

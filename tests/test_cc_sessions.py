@@ -558,18 +558,18 @@ def test_the_iteration_budget_appears_only_for_strategies_that_have_one(corpus):
 def test_the_window_session_opens_on_the_last_segment_with_inferred_defaults(corpus):
     from compactscope.core.session.model import Session
     s = Session(strategy="claude_code")
-    assert s.open(str(CC / "b8-659b3a4dd4-0-full.jsonl"))
-    conv = s.conversation
-    assert s.segment == len(conv.segments) - 1 == 2
-    assert s.params["cap_reserve"] is False and s.params["idle_gap_minutes"] == 0
-    assert "cap_reserve=False" in s.status_text() and "2.1.14" in s.status_text()
+    assert s.source.open(str(CC / "b8-659b3a4dd4-0-full.jsonl"))
+    conv = s.source.conversation
+    assert s.source.segment == len(conv.segments) - 1 == 2
+    assert s.setup.params["cap_reserve"] is False and s.setup.params["idle_gap_minutes"] == 0
+    assert "cap_reserve=False" in s.view.status_text() and "2.1.14" in s.view.status_text()
     # what the user pins wins over what the session says
-    s.pin_params({"idle_gap_minutes": "60"}, run=False)
-    assert s.params["idle_gap_minutes"] == 60
-    s.open(str(CC / "fc-99c919b212-0-full.jsonl"))
-    assert s.params["cap_reserve"] is True and s.params["idle_gap_minutes"] == 60
-    s.set_segment(None)
-    assert s.segment is None
+    s.setup.pin_params({"idle_gap_minutes": "60"}, run=False)
+    assert s.setup.params["idle_gap_minutes"] == 60
+    s.source.open(str(CC / "fc-99c919b212-0-full.jsonl"))
+    assert s.setup.params["cap_reserve"] is True and s.setup.params["idle_gap_minutes"] == 60
+    s.source.set_segment(None)
+    assert s.source.segment is None
 
 
 def test_the_inspector_shows_an_image_as_a_picture(qtbot):

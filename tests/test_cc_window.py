@@ -24,7 +24,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "assets" / "examples" / "cc_r
 @pytest.fixture
 def win(make_window):
     w = make_window()
-    w.session.set_strategy("claude_code")
+    w.session.setup.set_strategy("claude_code")
     return w
 
 
@@ -36,18 +36,18 @@ def _open(w, path, conversation=0):
 def test_the_picker_chooses_the_real_context_the_pipeline_runs_on(qtbot, win, corpus):
     _open(win, B8)
     s, p = win.session, win.picker
-    conv = s.conversation
+    conv = s.source.conversation
     segs = contexts.segments(conv)
     # a compacted session opens on its last segment; the picker offers every segment, then the whole history
-    assert s.segment == 2 and p.segment_box.count() == 4 and p.segment_box.isEnabled()
+    assert s.source.segment == 2 and p.segment_box.count() == 4 and p.segment_box.isEnabled()
     assert "segment 2" in p.segment_box.currentText() and "what the agent would send next" in \
         p.segment_box.currentText()
     assert "never sent as one request" in p.segment_box.itemText(3)
-    assert win.trace.input == conv.messages[segs[2].start:segs[2].end]
+    assert win.session.trace.input == conv.messages[segs[2].start:segs[2].end]
     # the user picks segment 0: the pipeline runs over that real context
     p.segment_box.setCurrentIndex(0)
     assert win.wait_idle(60000)
-    assert s.segment == 0 and win.trace.input == conv.messages[segs[0].start:segs[0].end]
+    assert s.source.segment == 0 and win.session.trace.input == conv.messages[segs[0].start:segs[0].end]
     # the call box lists that segment's calls, numbered over the whole history as replay numbers them
     calls = [p.call_box.itemData(i) for i in range(1, p.call_box.count())]
     assert calls == list(range(segs[0].first_call, segs[0].first_call + segs[0].calls))
@@ -55,13 +55,13 @@ def test_the_picker_chooses_the_real_context_the_pipeline_runs_on(qtbot, win, co
     k = p.call_box.findData(segs[0].first_call + 5)
     p.call_box.setCurrentIndex(k)
     assert win.wait_idle(60000)
-    assert s.call == segs[0].first_call + 5 and s.cursor == s.call
-    assert win.trace.input == contexts.call_context(conv, s.call).messages
-    assert "call " + str(s.call) in p.summary()
+    assert s.source.call == segs[0].first_call + 5 and s.replay.cursor == s.source.call
+    assert win.session.trace.input == contexts.call_context(conv, s.source.call).messages
+    assert "call " + str(s.source.call) in p.summary()
     # the whole history only when asked for
     p.segment_box.setCurrentIndex(3)
     assert win.wait_idle(60000)
-    assert s.segment is None and s.call is None and len(win.trace.input) == len(conv.history())
+    assert s.source.segment is None and s.source.call is None and len(win.session.trace.input) == len(conv.history())
 
 
 def test_the_picker_gives_its_room_to_what_can_be_picked(qtbot, win, corpus):
@@ -88,8 +88,8 @@ def test_the_picker_opens_subagents_and_sidechains(qtbot, win, corpus):
     assert p.conversation_box.itemText(0).startswith("0 \u00b7 main")
     p.conversation_box.setCurrentIndex(2)
     assert win.wait_idle(60000)
-    assert win.session.conversation_index == 2
-    assert [m.get("content") for m in win.trace.input] == \
+    assert win.session.source.conversation_index == 2
+    assert [m.get("content") for m in win.session.trace.input] == \
         [m.get("content") for m in result.conversations[2].history()]
 
 
@@ -108,18 +108,18 @@ def test_the_window_command_takes_conversation_segment_and_call(corpus, tmp_path
 def test_a_real_compaction_is_a_row_of_its_own(qtbot, win):
     _open(win, EXAMPLE)
     s = win.session
-    conv = s.conversation
+    conv = s.source.conversation
     ev = conv.events[0]
     # the last segment opens with the boundary row before its summary, badged as such
-    view = s.stage_view()
+    view = s.view.stage_view()
     assert any(style == "boundary" and "REAL COMPACTION" in text and "preTokens 157,570" in text
                for text, style in view.cuts.get(0, ()))
     assert view.badges.get(0) == "compact summary"
-    assert win.model.data(win.model.index(0), 3).startswith("REAL COMPACTION")       # the tooltip says it
+    assert win.messages.model.data(win.messages.model.index(0), 3).startswith("REAL COMPACTION")       # the tooltip says it
     # the whole history: the boundary comes where the compaction happened, not as ordinary user text
-    s.set_segment(None)
+    s.source.set_segment(None)
     assert win.wait_idle(60000)
-    view = s.stage_view()
+    view = s.view.stage_view()
     at = [i for i, cuts in view.cuts.items() if any(st == "boundary" for _, st in cuts)]
     assert at == [ev.summary_index] and view.badges[ev.summary_index] == "compact summary"
     # the inspector names it
@@ -129,7 +129,7 @@ def test_a_real_compaction_is_a_row_of_its_own(qtbot, win):
     win.select_message(ev.summary_index + 1)
     assert not win.inspector.compaction.isVisibleTo(win.inspector)
     # the diff: a boundary row spanning both sides before the summary, on each layer
-    win.session.set_stage(1)
+    win.session.view.set_stage(1)
     assert win.wait_idle(60000)
     m = win.diff_panel.model
     rows = m.boundary_rows()
@@ -143,12 +143,12 @@ def test_the_windows_findings_are_checks_on_every_context(qtbot, win, corpus, pa
     """qa #2: one verdict. The findings the window shows for each real context are what ``check --segment``
     finds there (fc's unanswered tool_use at the end of its first context is a warning in both)."""
     _open(win, path)
-    conv = win.session.conversation
+    conv = win.session.source.conversation
     for seg in contexts.segments(conv):
-        win.session.set_segment(seg.index if len(conv.segments) > 1 else None)
+        win.session.source.set_segment(seg.index if len(conv.segments) > 1 else None)
         assert win.wait_idle(60000)
-        shown = [str(f) for f in win.session.stage_findings(0)]
-        assert win.session.stage_view().where == ("in this real API context, as recorded" if len(conv.segments) > 1
+        shown = [str(f) for f in win.session.view.stage_findings(0)]
+        assert win.session.view.stage_view().where == ("in this real API context, as recorded" if len(conv.segments) > 1
                                                   else "in the conversation as loaded")
         assert shown == [str(f) for f in check_conversation(contexts.segment_context(conv, seg.index))]
 
@@ -184,20 +184,20 @@ def test_the_windows_timeline_warns_with_the_documented_defaults(qtbot, make_win
     import subprocess
     import sys
     w = make_window()
-    w.session.set_strategy("claude_code")
-    w.session.infer = False
+    w.session.setup.set_strategy("claude_code")
+    w.session.setup.infer = False
     _open(w, B8)
-    assert w.session.params["cap_reserve"] is True and not w.session.inferred.params
+    assert w.session.setup.params["cap_reserve"] is True and not w.session.setup.inferred.params
     with qtbot.waitSignal(w.sigReplayReady, timeout=60000):
         w.tabs.setCurrentIndex(2)
-    qtbot.waitUntil(lambda: w.timeline.divergence.isVisibleTo(w.timeline), timeout=5000)
-    assert "cap_reserve=false" in w.timeline.divergence.text()
-    w.session.infer = True
+    qtbot.waitUntil(lambda: w.timeline_panel.timeline.divergence.isVisibleTo(w.timeline_panel.timeline), timeout=5000)
+    assert "cap_reserve=false" in w.timeline_panel.timeline.divergence.text()
+    w.session.setup.infer = True
     with qtbot.waitSignal(w.sigReplayReady, timeout=60000):
         _open(w, B8)
-        w.session.run_replay()
-    assert w.session.params["cap_reserve"] is False
-    qtbot.waitUntil(lambda: not w.timeline.divergence.isVisibleTo(w.timeline), timeout=5000)
+        w.session.replay.run_replay()
+    assert w.session.setup.params["cap_reserve"] is False
+    qtbot.waitUntil(lambda: not w.timeline_panel.timeline.divergence.isVisibleTo(w.timeline_panel.timeline), timeout=5000)
     out = tmp_path / "b8.png"
     r = subprocess.run([sys.executable, "-m", "compactscope", str(B8), "--no-infer", "--tab", "timeline",
                         "--screenshot", str(out), "--size", "1024x768"], capture_output=True, text=True, timeout=300)
@@ -209,13 +209,13 @@ def test_what_a_session_inferred_is_not_remembered_as_the_users(corpus):
     default again, and the window does not save it as the user's parameter for the next start."""
     from compactscope.core.session.model import Session
     s = Session(strategy="claude_code")
-    assert s.open(str(B8))
-    assert s.params["cap_reserve"] is False and s.params["idle_gap_minutes"] == 0
-    assert "cap_reserve" not in s.params_to_remember() and "idle_gap_minutes" not in s.params_to_remember()
-    s.infer = False
-    assert s.open(str(B8))
-    assert s.params["cap_reserve"] is True and s.params["idle_gap_minutes"] == 60
-    s.infer = True
-    s.pin_params({"cap_reserve": False}, run=False)          # the user's own choice is remembered
-    assert s.open(str(FC)) and s.params["cap_reserve"] is False
-    assert s.params_to_remember()["cap_reserve"] is False
+    assert s.source.open(str(B8))
+    assert s.setup.params["cap_reserve"] is False and s.setup.params["idle_gap_minutes"] == 0
+    assert "cap_reserve" not in s.setup.params_to_remember() and "idle_gap_minutes" not in s.setup.params_to_remember()
+    s.setup.infer = False
+    assert s.source.open(str(B8))
+    assert s.setup.params["cap_reserve"] is True and s.setup.params["idle_gap_minutes"] == 60
+    s.setup.infer = True
+    s.setup.pin_params({"cap_reserve": False}, run=False)          # the user's own choice is remembered
+    assert s.source.open(str(FC)) and s.setup.params["cap_reserve"] is False
+    assert s.setup.params_to_remember()["cap_reserve"] is False

@@ -35,22 +35,22 @@ def test_the_summary_message_has_one_count_in_every_view(qtbot, make_window):
     win = make_window()
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         assert win.open_path(str(ROOT / "assets" / "examples" / "long_session.json"))
-    step = win.trace.steps[-1]
+    step = win.session.trace.steps[-1]
     assert step.summary and step.messages is not step.input
-    win.stepper.set_current(len(win.trace.steps))            # the summary's stage, after it
-    qtbot.waitUntil(lambda: win.model.messages is step.messages or list(win.model.messages) == step.messages)
-    m = win.model.messages[0]
+    win.stepper.set_current(len(win.session.trace.steps))            # the summary's stage, after it
+    qtbot.waitUntil(lambda: win.messages.model.messages is step.messages or list(win.messages.model.messages) == step.messages)
+    m = win.messages.model.messages[0]
     meter = SizeMeter()
     want = meter.message_size(m)
     assert want == len(str(m))                                # no image: the repr, as the estimator sums it
-    assert win.model.data(win.model.index(win.model.row_of(0), 0), SizeRole) == want
+    assert win.messages.model.data(win.messages.model.index(win.messages.model.row_of(0), 0), SizeRole) == want
     win.select_message(0)
     qtbot.waitUntil(lambda: win.inspector.current is not None and win.inspector.current[0] == 0)
     assert title_chars(win.inspector) == want
     # the stage's size is the list's: the messages' chars plus the list's brackets and separators
     assert step.size_after == sum(meter.message_size(x) for x in step.messages) + 2 * len(step.messages)
     # the summary line says what its count counts: the summary text, a part of the message
-    lines = [win.edits.item(k).text() for k in range(win.edits.count())]
+    lines = [win.diff_panel.edits.item(k).text() for k in range(win.diff_panel.edits.count())]
     line = next(ln for ln in lines if "summary written by" in ln)
     assert f"summary text {step.summary['chars']:,} chars" in line
     assert step.summary["chars"] == len(step.summary["text"]) < want

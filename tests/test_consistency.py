@@ -189,49 +189,49 @@ def test_replay_and_fleet_take_the_reports_compare_syntax(examples, capsys):
 def test_the_window_session_takes_repeated_compare_values():
     from compactscope.core.session.model import Session
     s = Session(strategy="s08")
-    s.set_compare_spec(["hermes;x=s08:max_messages=5", "claude_code"], run=False)
-    assert sorted(s.compare_names) == ["claude_code", "hermes"] and s.compare_extra == "x=s08:max_messages=5"
+    s.replay.set_compare_spec(["hermes;x=s08:max_messages=5", "claude_code"], run=False)
+    assert sorted(s.replay.compare_names) == ["claude_code", "hermes"] and s.replay.compare_extra == "x=s08:max_messages=5"
 
 
 # ------------------------------------------------------------------ the window's default strategy (finding 12)
 def test_the_window_opens_a_file_with_its_own_pipeline(corpus, examples):
     from compactscope.core.session.model import Session
     s = Session(strategy="s08")
-    assert s.open(str(corpus / CC))
-    assert s.strategy.name == "claude_code" and not s.strategy_choice.chosen
-    assert "strategy claude_code (the file's own pipeline)" in s.status_text()
-    assert s.inferred is not None and s.params["cap_reserve"] == s.inferred.params["cap_reserve"]
-    assert s.open(str(corpus / "hermes-agent/rotation/state.db"))        # each file its own, until one is chosen
-    assert s.strategy.name == "hermes" and not s.strategy_choice.chosen
-    assert s.open(str(examples / "long_session.json"))
-    assert s.strategy.name == "s08" and "strategy s08 (the file's own pipeline)" in s.status_text()
-    assert s.open(str(corpus / CC)) and s.strategy.name == "claude_code"
-    s.set_strategy("s08")                                   # the user's choice: it stays, with a warning
-    assert s.strategy_choice.chosen and s.strategy_choice.warning()
-    assert "s08 (chosen in the window; \u26a0 the file's own pipeline is claude_code)" in s.status_text()
-    assert s.open(str(corpus / "hermes-agent/rotation/state.db")) and s.strategy.name == "s08"
-    assert "the file's own pipeline is hermes" in s.status_text()
+    assert s.source.open(str(corpus / CC))
+    assert s.setup.strategy.name == "claude_code" and not s.setup.strategy_choice.chosen
+    assert "strategy claude_code (the file's own pipeline)" in s.view.status_text()
+    assert s.setup.inferred is not None and s.setup.params["cap_reserve"] == s.setup.inferred.params["cap_reserve"]
+    assert s.source.open(str(corpus / "hermes-agent/rotation/state.db"))        # each file its own, until one is chosen
+    assert s.setup.strategy.name == "hermes" and not s.setup.strategy_choice.chosen
+    assert s.source.open(str(examples / "long_session.json"))
+    assert s.setup.strategy.name == "s08" and "strategy s08 (the file's own pipeline)" in s.view.status_text()
+    assert s.source.open(str(corpus / CC)) and s.setup.strategy.name == "claude_code"
+    s.setup.set_strategy("s08")                                   # the user's choice: it stays, with a warning
+    assert s.setup.strategy_choice.chosen and s.setup.strategy_choice.warning()
+    assert "s08 (chosen in the window; \u26a0 the file's own pipeline is claude_code)" in s.view.status_text()
+    assert s.source.open(str(corpus / "hermes-agent/rotation/state.db")) and s.setup.strategy.name == "s08"
+    assert "the file's own pipeline is hermes" in s.view.status_text()
     # a snapshot (the window rebuilt for another language) keeps whether the strategy was chosen
     fresh = Session()
-    assert fresh.open(str(corpus / CC)) and not fresh.strategy_choice.chosen
+    assert fresh.source.open(str(corpus / CC)) and not fresh.setup.strategy_choice.chosen
     again = Session()
-    assert again.restore(fresh.snapshot()) and again.strategy.name == "claude_code"
-    assert not again.strategy_choice.chosen and "(the file's own pipeline)" in again.status_text()
+    assert again.restore(fresh.snapshot()) and again.setup.strategy.name == "claude_code"
+    assert not again.setup.strategy_choice.chosen and "(the file's own pipeline)" in again.view.status_text()
 
 
 def test_a_pinned_strategy_and_a_snapshot_keep_theirs(corpus):
     from compactscope.core.session.model import Session
     s = Session()
-    assert s.pin_strategy("hermes")                          # gui --strategy hermes
-    assert s.open(str(corpus / CC)) and s.strategy.name == "hermes"
-    assert "hermes (chosen with --strategy; \u26a0 the file's own pipeline is claude_code)" in s.status_text()
+    assert s.setup.pin_strategy("hermes")                          # gui --strategy hermes
+    assert s.source.open(str(corpus / CC)) and s.setup.strategy.name == "hermes"
+    assert "hermes (chosen with --strategy; \u26a0 the file's own pipeline is claude_code)" in s.view.status_text()
     snap = s.snapshot()
     other = Session()
-    assert other.restore(snap) and other.strategy.name == "hermes"
+    assert other.restore(snap) and other.setup.strategy.name == "hermes"
     # gui --set before the file opened: the file's own pipeline takes the parameters it has
     t = Session(strategy="s08")
-    t.pinned.update({"buffer": 1000})
-    assert t.open(str(corpus / CC)) and t.strategy.name == "claude_code" and t.params["buffer"] == 1000
+    t.setup.pinned.update({"buffer": 1000})
+    assert t.source.open(str(corpus / CC)) and t.setup.strategy.name == "claude_code" and t.setup.params["buffer"] == 1000
 
 
 def test_gui_set_is_checked_against_the_pipeline_the_file_opens_with(corpus, tmp_path, isolated_settings, capsys):

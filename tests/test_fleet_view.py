@@ -120,13 +120,13 @@ def test_double_click_opens_the_session_at_that_call(qtbot, make_window, results
     v.sigOpenSession.connect(opened.append)
     v.view.doubleClicked.emit(v.proxy.index(0, 0))
     assert opened and opened[0]["call"] == want and opened[0]["path"] == data.paths[i]
-    qtbot.waitUntil(lambda: win.session.path == data.paths[i], timeout=30_000)
-    qtbot.waitUntil(lambda: win.timeline._cursor == want, timeout=60_000)
+    qtbot.waitUntil(lambda: win.session.source.path == data.paths[i], timeout=30_000)
+    qtbot.waitUntil(lambda: win.timeline_panel.timeline._cursor == want, timeout=60_000)
     assert win.tabs.currentIndex() == 2
-    assert win.session.strategy.name == "claude_code"
+    assert win.session.setup.strategy.name == "claude_code"
     # the parameters it was replayed with (its inferred defaults), not the window's defaults
-    assert win.session.params["cap_reserve"] is False
-    assert win.session.replay_result.threshold == data.thresholds[i]
+    assert win.session.setup.params["cap_reserve"] is False
+    assert win.session.replay.replay_result.threshold == data.thresholds[i]
     # a call column opens its own call
     col = KEYS.index("first_at")
     opened.clear()

@@ -128,19 +128,19 @@ def test_the_window_shows_what_happened_to_the_followed_file(qtbot, make_window,
     ctl, panel = win.live_controller, win.live_panel
     assert ctl.start_follow(str(p))
     try:
-        qtbot.waitUntil(lambda: win.conversation is not None and len(win.conversation.messages) == 4, timeout=10000)
+        qtbot.waitUntil(lambda: win.session.source.conversation is not None and len(win.session.source.conversation.messages) == 4, timeout=10000)
         data = p.read_bytes()                                # the same size, other content
         p.write_bytes(data.replace(b'"x0"', b'"q0"'))
         os.utime(p, ns=(0, os.stat(p).st_mtime_ns + 10**9))
-        qtbot.waitUntil(lambda: win.conversation.messages[0]["content"] == "q0", timeout=10000)
+        qtbot.waitUntil(lambda: win.session.source.conversation.messages[0]["content"] == "q0", timeout=10000)
         assert "rewritten in place" in panel.log.toPlainText()
         p.unlink()
         qtbot.waitUntil(lambda: panel.error_box.isVisible(), timeout=10000)
         assert "gone" in panel.error_box.text() and panel.state == "error"
-        assert len(win.conversation.messages) == 4           # the last good load stays on screen
+        assert len(win.session.source.conversation.messages) == 4           # the last good load stays on screen
         win.grab().save(str(tmp_path / "follow-gone.png"))
         p.write_bytes(_lines(6, "b"))
-        qtbot.waitUntil(lambda: len(win.conversation.messages) == 6, timeout=10000)
+        qtbot.waitUntil(lambda: len(win.session.source.conversation.messages) == 6, timeout=10000)
         assert not panel.error_box.isVisible() and "is back" in panel.log.toPlainText()
         assert ctl.follow is not None and ctl.follow.is_alive()
     finally:

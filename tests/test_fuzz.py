@@ -224,7 +224,7 @@ def test_one_verdict_on_values_the_load_made_well_typed(tmp_path, capsys):
     assert [(f["code"], f["message"]) for f in d["input_findings"]] == [("bad_value", 1), ("bad_value", 2)]
     assert all([f["code"] for f in s["findings"]] == ["bad_value"] * 2 for s in d["steps"])
     s = Session(Workspace(tmp_path / "ws"), strategy="s08")
-    assert s.open(str(p))
+    assert s.source.open(str(p))
     assert [(f.code, f.message) for f in s.trace.input_findings] == [("bad_value", 1), ("bad_value", 2)]
     assert any(f.severity == "error" for f in s.trace.steps[-1].findings)
 
@@ -282,10 +282,10 @@ def test_the_window_takes_mutated_inputs(qtbot, make_window, tmp_path):
         if not ok:
             assert win.last_error and "Traceback" not in win.last_error
             continue
-        if win.trace is None:
+        if win.session.trace is None:
             continue
         shown += 1
-        for st in range(len(win.trace.steps) + 1):
+        for st in range(len(win.session.trace.steps) + 1):
             win.stepper.set_current(st)
             qtbot.wait(1)
         win.grab()

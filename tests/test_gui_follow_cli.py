@@ -23,11 +23,11 @@ def test_follow_flag_starts_following(qtbot, tmp_path, monkeypatch, corpus, isol
     try:
         assert win.live_controller.follow is not None
         assert win.live_panel.follow_path.text() == str(live)
-        qtbot.waitUntil(lambda: win.conversation is not None, timeout=10000)
-        n0 = len(win.conversation.messages)
+        qtbot.waitUntil(lambda: win.session.source.conversation is not None, timeout=10000)
+        n0 = len(win.session.source.conversation.messages)
         with live.open("a") as f:
             f.write("".join(lines[10:]))
-        qtbot.waitUntil(lambda: len(win.conversation.messages) > n0, timeout=15000)
+        qtbot.waitUntil(lambda: len(win.session.source.conversation.messages) > n0, timeout=15000)
     finally:
         win.live_controller.stop_follow()
 

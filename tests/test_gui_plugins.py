@@ -41,17 +41,17 @@ def test_load_strategy_from_file_asks_which_and_remembers_it(qtbot, win, tmp_pat
         win.load_strategy_dialog()
     assert asked == [["keep_tail", "keep_all"]]                # in the order the file defines them
     spec = f"{p.resolve()}:keep_tail"
-    assert win.strategy.name == spec and win.trace.strategy == spec
+    assert win.session.setup.strategy.name == spec and win.session.trace.strategy == spec
     assert win.params_panel.current_strategy() == spec
     assert win.params_panel.strategy_box.currentText() == "two.py:keep_tail"
     assert list(win.params_panel.editors) == ["keep"] and "from: file" in win.params_panel.description.text()
-    assert len(win.trace.output) == 7 and win.trace.steps[-1].edits
+    assert len(win.session.trace.output) == 7 and win.session.trace.steps[-1].edits
     # a parameter edit re-runs the plugin
     p_, ed = win.params_panel.editors["keep"]
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         ed.setValue(3)
         win.params_panel.flush()
-    assert len(win.trace.output) == 4
+    assert len(win.session.trace.output) == 4
     # remembered: the recent strategies menu and the next window's strategy box
     assert win.settings.recent_strategies()[0] == spec
     assert [a.text() for a in win.recent_strategies_menu.actions()][0] == "two.py:keep_tail"
@@ -64,7 +64,7 @@ def test_a_broken_plugin_is_a_banner_not_a_crash(qtbot, win, tmp_path):
     p.write_text("def compact(messages):\n    raise RuntimeError('boom')\n")
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         assert win.use_strategy(f"{p}:compact")
-    step = win.trace.steps[-1]
+    step = win.session.trace.steps[-1]
     assert "bad.py:compact raised RuntimeError: boom (line 2 of bad.py)" in step.error
     p2 = tmp_path / "syntax.py"
     p2.write_text("def compact(:\n")
@@ -75,15 +75,15 @@ def test_a_broken_plugin_is_a_banner_not_a_crash(qtbot, win, tmp_path):
 def test_inspect_strategy_shows_its_cross_check_verdict(qtbot, win):
     pytest.importorskip("inspect_ai")
     open_wait(qtbot, win)
-    win.session.set_params({}, run=False)
+    win.session.setup.set_params({}, run=False)
     with qtbot.waitSignal(win.sigOracleReady, timeout=120000) as blocker:
         win.set_strategy("inspect_summary")
-        win.session.set_params({"trigger": "always"})
+        win.session.setup.set_params({"trigger": "always"})
     assert blocker.args[0].startswith("matches inspect-ai 0.3.285")
     assert win.oracle_label.isVisible() and "matches inspect-ai" in win.oracle_label.text()
     assert "CompactionNative" in win.params_panel.description.text()
     # keep_thinking_turns takes a number or "all": a text editor
     win.set_strategy("inspect_edit")
-    qtbot.waitUntil(lambda: win.strategy.name == "inspect_edit", timeout=10000)
+    qtbot.waitUntil(lambda: win.session.setup.strategy.name == "inspect_edit", timeout=10000)
     from PySide6.QtWidgets import QLineEdit
     assert isinstance(win.params_panel.editors["keep_thinking_turns"][1], QLineEdit)

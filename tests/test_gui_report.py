@@ -42,16 +42,16 @@ def export_wait(qtbot, w, path) -> str:
 
 def test_export_html_of_the_stage_on_screen(qtbot, win, tmp_path):
     open_wait(qtbot, win, EXAMPLE)
-    k = len(win.trace.steps)                        # the last layer: s08's summary
+    k = len(win.session.trace.steps)                        # the last layer: s08's summary
     win.stepper.set_current(k)
-    qtbot.waitUntil(lambda: win.stage == k)
+    qtbot.waitUntil(lambda: win.session.view.stage == k)
     names = [a.text() for a in win.menuBar().actions()]
     assert names[:2] == ["&File", "&Edit"]
     file_items = [a.text() for a in win.menuBar().actions()[0].menu().actions()]
     assert {"Export as &HTML\u2026", "Export as &Markdown\u2026", "Export as &PNG\u2026"} <= set(file_items)
     html = export_wait(qtbot, win, tmp_path / "shown.html")
     # the run on screen is reported (not run again): its steps, its summary, the stage marked
-    trace = win.trace
+    trace = win.session.trace
     for st in trace.steps:
         assert escape(st.explain()) in html
     made = next(s for s in trace.steps if s.summary and not s.error)
@@ -59,7 +59,7 @@ def test_export_html_of_the_stage_on_screen(qtbot, win, tmp_path):
     section = html[html.index(f'id="L{k}"'):]
     assert "on screen" in section[:section.index("</h3>")]
     assert "on screen" not in html[:html.index(f'id="L{k}"')]
-    assert f"strategy <b>{win.strategy.name}</b>" in html
+    assert f"strategy <b>{win.session.setup.strategy.name}</b>" in html
     assert 'id="replay"' not in html, "no replay was shown, none is reported"
     assert win.statusBar().currentMessage().startswith("Exported the HTML report to")
 
@@ -69,7 +69,7 @@ def test_export_markdown_with_the_timeline_replay(qtbot, win, tmp_path):
     win.set_compare("claude_code")
     with qtbot.waitSignal(win.sigReplayReady, timeout=60000):
         win.run_replay()
-    labels = [r.label for r in win.replay_results]
+    labels = [r.label for r in win.session.replay.replay_results]
     text = export_wait(qtbot, win, tmp_path / "shown.md")
     assert text.startswith("# Compactscope report")
     assert "### Strategies compared" in text
@@ -90,46 +90,46 @@ def test_export_to_a_folder_that_does_not_exist_says_so(qtbot, win, tmp_path):
 def test_copy_message_edits_and_summary_as_markdown(qtbot, win):
     open_wait(qtbot, win, EXAMPLE)
     win.select_message(2)
-    qtbot.waitUntil(lambda: win.session.selection == 2)
+    qtbot.waitUntil(lambda: win.session.view.selection == 2)
     assert win.exporter.copy_message()
     from compactscope.core.report.markdown import md
     text = QGuiApplication.clipboard().text()
-    m = win.model.messages[2]
+    m = win.messages.model.messages[2]
     assert text == win.exporter.last_text and text.startswith("### #2 \u00b7 **")
     assert message_text(m).splitlines()[0] in text
     # the layer's edits
-    k = next(i for i, s in enumerate(win.trace.steps, 1) if s.edits)
+    k = next(i for i, s in enumerate(win.session.trace.steps, 1) if s.edits)
     win.stepper.set_current(k)
-    qtbot.waitUntil(lambda: win.stage == k)
+    qtbot.waitUntil(lambda: win.session.view.stage == k)
     assert win.exporter.copy_edits()
-    step = win.trace.steps[k - 1]
+    step = win.session.trace.steps[k - 1]
     clip = QGuiApplication.clipboard().text()
     assert clip.startswith("### ") and all(md(e.text) in clip for e in step.edits)
     # on Original: every layer at a glance
     win.stepper.set_current(0)
-    qtbot.waitUntil(lambda: win.stage == 0)
+    qtbot.waitUntil(lambda: win.session.view.stage == 0)
     assert win.exporter.copy_edits()
-    assert all(md(s.layer) in QGuiApplication.clipboard().text() for s in win.trace.steps)
+    assert all(md(s.layer) in QGuiApplication.clipboard().text() for s in win.session.trace.steps)
     # the summary the last layer made, in full
-    win.stepper.set_current(len(win.trace.steps))
-    qtbot.waitUntil(lambda: win.stage == len(win.trace.steps))
+    win.stepper.set_current(len(win.session.trace.steps))
+    qtbot.waitUntil(lambda: win.session.view.stage == len(win.session.trace.steps))
     assert win.exporter.copy_summary()
-    made = next(s for s in win.trace.steps if s.summary and not s.error)
+    made = next(s for s in win.session.trace.steps if s.summary and not s.error)
     assert made.summary["text"] in QGuiApplication.clipboard().text()
     # the same copies are in the message list's and the edit list's context menus
-    assert win.view.contextMenuPolicy() == Qt.ActionsContextMenu
-    assert "Copy Message as Markdown" in [a.text() for a in win.view.actions()]
-    assert "Copy Edits as Markdown" in [a.text() for a in win.edits.actions()]
+    assert win.messages.view.contextMenuPolicy() == Qt.ActionsContextMenu
+    assert "Copy Message as Markdown" in [a.text() for a in win.messages.view.actions()]
+    assert "Copy Edits as Markdown" in [a.text() for a in win.diff_panel.edits.actions()]
 
 
 def test_time_and_usage_in_the_message_list_and_the_inspector(qtbot, win, corpus, tmp_path):
     open_wait(qtbot, win, corpus / CC_ONE)
-    model = win.model
-    conv = win.conversation
-    i = next(i for i, m in enumerate(model.messages) if win.session.meta_of(m) is not None
-             and win.session.meta_of(m).usage is not None and win.session.meta_of(m).usage.cache_read_input_tokens)
+    model = win.messages.model
+    conv = win.session.source.conversation
+    i = next(i for i, m in enumerate(model.messages) if win.session.source.meta_of(m) is not None
+             and win.session.source.meta_of(m).usage is not None and win.session.source.meta_of(m).usage.cache_read_input_tokens)
     meta = model.meta_of(i)
-    assert meta is win.session.meta_of(model.messages[i]) and meta.usage is not None
+    assert meta is win.session.source.meta_of(model.messages[i]) and meta.usage is not None
     tip = model.data(model.index(model.row_of(i), 0), Qt.ToolTipRole)
     assert f"time {when(meta.timestamp)}" in tip
     assert f"cache read {meta.usage.cache_read_input_tokens:,}" in tip and "cache write" in tip

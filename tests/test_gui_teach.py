@@ -28,10 +28,10 @@ def test_layer_order_and_variant_from_the_parameter_panel(qtbot, make_window, tm
     win = make_window()
     path = tmp_path / "batch.json"
     path.write_text(json.dumps(_batch_file()), encoding="utf-8")
-    win.session.set_params({"max_bytes": 30_000}, run=False)
+    win.session.setup.set_params({"max_bytes": 30_000}, run=False)
     open_wait(qtbot, win, path)
     box = win.params_panel.order_box
-    assert box.order() == win.strategy.layer_names and not box.reset.isEnabled()
+    assert box.order() == win.session.setup.strategy.layer_names and not box.reset.isEnabled()
     # move L2 micro to the top with the arrow button: the session runs the new order
     box.list.setCurrentRow(2)
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
@@ -39,25 +39,25 @@ def test_layer_order_and_variant_from_the_parameter_panel(qtbot, make_window, tm
     box.list.setCurrentRow(1)
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         box.up.click()
-    assert win.session.order == SWAPPED and [s.layer for s in win.trace.steps] == SWAPPED
+    assert win.session.setup.order == SWAPPED and [s.layer for s in win.session.trace.steps] == SWAPPED
     # micro replaced the batch's big result before budget could persist it: the UI says LOST
-    lost = win.session.lost()
+    lost = win.session.view.lost()
     assert [x.tool_id for x in lost] == ["new0"]
-    assert "LOST" in win.session.stages()[1].explanation
+    assert "LOST" in win.session.view.stages()[1].explanation
     win.stepper.set_current(1)
-    texts = [win.edits.item(i).text() for i in range(win.edits.count())]
+    texts = [win.diff_panel.edits.item(i).text() for i in range(win.diff_panel.edits.count())]
     assert any(t.startswith("\u26a0 LOST: new0 (36,000 chars)") for t in texts)
-    assert win.model.badges.get(lost[0].message, "").startswith("LOST")
+    assert win.messages.model.badges.get(lost[0].message, "").startswith("LOST")
     # Reset: the strategy's own order, nothing lost
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         box.reset.click()
-    assert win.session.order is None and win.session.lost() == []
+    assert win.session.setup.order is None and win.session.view.lost() == []
     # the variant box picks the README variant and follows the parameter
     vb = win.params_panel.variant_box
     assert vb.isVisibleTo(win.params_panel) and vb.currentData() is None
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         vb.activated.emit(vb.findData("readme"))
-    assert win.session.params["variant"] == "readme" and vb.currentData() == "readme"
+    assert win.session.setup.params["variant"] == "readme" and vb.currentData() == "readme"
 
 
 def test_window_takes_variant_and_order(tmp_path):
@@ -85,7 +85,7 @@ def test_lesson_in_the_window(qtbot, make_window):
     assert win.zoom == 4
     QTest.keyClick(win, Qt.Key_PageDown)          # a presenter remote's "next"
     win.wait_idle()
-    assert c.k == 2 and win.session.stage == 2 and win.session.view_mode == "before"
+    assert c.k == 2 and win.session.view.stage == 2 and win.session.view.view_mode == "before"
     assert win.tabs.currentIndex() == 1 and "keep_tail" in win.explainer.focus
     QTest.keyClick(win, Qt.Key_PageDown)
     win.wait_idle()
@@ -96,8 +96,8 @@ def test_lesson_in_the_window(qtbot, make_window):
     assert c.k == 2
     c.show(6)
     win.wait_idle()
-    assert not win.narration.next_btn.isEnabled() and win.session.view_mode == "after"
-    assert len(win.model.messages) == 11
+    assert not win.narration.next_btn.isEnabled() and win.session.view.view_mode == "after"
+    assert len(win.messages.model.messages) == 11
     c.close()
     assert not win.presenter and win.dock_inspector.isVisible() and not win.dock_narration.isVisible()
 
@@ -119,7 +119,7 @@ def test_the_window_fits_a_projector(qtbot, make_window, zoom):
     qtbot.wait(50)
     panel = win.timeline_panel
     assert panel.widget().width() <= panel.viewport().width()          # no sideways scrolling
-    tl = win.timeline
+    tl = win.timeline_panel.timeline
     assert tl.legend_label.isVisible() and "real compaction" in tl.legend_label.text()
     # below the plot: never over the data (once the layout has placed the label it just showed: on a busy
     # machine that takes more than the 50 ms above)
@@ -139,7 +139,7 @@ def test_zoom_scales_the_charts(qtbot, make_window):
     win = make_window()
     open_wait(qtbot, win, EXAMPLES / "long_session.json")
     ax = win.chart.stage_plot.getAxis("bottom")
-    tl_ax = win.timeline.plot.getPlotItem().getAxis("left")
+    tl_ax = win.timeline_panel.timeline.plot.getPlotItem().getAxis("left")
     win.set_zoom(0, save=False)
     small = (ax.style["tickFont"].pointSizeF(), tl_ax.style["tickFont"].pointSizeF(), win.chart._pt)
     win.set_zoom(6, save=False)
@@ -199,7 +199,7 @@ def test_window_in_chinese_and_back(qtbot, make_window, english_after):
     new.wait_idle()
     assert new is not win and new.language == "en" and not win.isVisible()
     assert new.lesson_controller.k == 3 and "The head guard" in new.narration.narration()
-    assert new.session.stage == win.session.stage and new.session.view_mode == "before"
+    assert new.session.view.stage == win.session.view.stage and new.session.view.view_mode == "before"
     assert [a.text() for a in new.menuBar().actions()][0] == "&File"
 
 
@@ -234,19 +234,19 @@ def test_search_enter_and_shift_enter(qtbot, make_window):
     from PySide6.QtCore import Qt
     win = make_window()
     open_wait(qtbot, win, EXAMPLES / "long_session.json")
-    qtbot.keyClicks(win.search, "Reading")
-    matches = sorted(win.model.matches)
-    assert len(matches) >= 3 and win.match_label.text() == f"{len(matches)} matches"
+    qtbot.keyClicks(win.messages.search, "Reading")
+    matches = sorted(win.messages.model.matches)
+    assert len(matches) >= 3 and win.messages.match_label.text() == f"{len(matches)} matches"
 
     def current():
-        return win.view.currentIndex().data(Qt.UserRole + 2)
-    qtbot.keyClick(win.search, Qt.Key_Return)
-    qtbot.keyClick(win.search, Qt.Key_Return)
-    qtbot.keyClick(win.search, Qt.Key_Return)
+        return win.messages.view.currentIndex().data(Qt.UserRole + 2)
+    qtbot.keyClick(win.messages.search, Qt.Key_Return)
+    qtbot.keyClick(win.messages.search, Qt.Key_Return)
+    qtbot.keyClick(win.messages.search, Qt.Key_Return)
     assert current() == matches[2]
-    qtbot.keyClick(win.search, Qt.Key_Return, Qt.ShiftModifier)
+    qtbot.keyClick(win.messages.search, Qt.Key_Return, Qt.ShiftModifier)
     assert current() == matches[1]
-    qtbot.keyClick(win.search, Qt.Key_Enter, Qt.ShiftModifier)
+    qtbot.keyClick(win.messages.search, Qt.Key_Enter, Qt.ShiftModifier)
     assert current() == matches[0]
 
 
@@ -257,8 +257,8 @@ def test_inspector_never_shows_a_message_the_stage_lost(qtbot, make_window):
     win.stepper.set_current(0)
     assert win.select_message(30)
     assert win.inspector.current == (30, None) and "#30" in win.inspector.title.text()
-    win.stepper.set_current(len(win.session.stages()) - 1)
-    assert win.session.selection is None
+    win.stepper.set_current(len(win.session.view.stages()) - 1)
+    assert win.session.view.selection is None
     assert win.inspector.current is None and win.inspector.text.toPlainText() == ""
     assert "not in this one" in win.inspector.title.text() and "#30" in win.inspector.title.text()
     assert not win.chart.sel_line.isVisible()
@@ -275,7 +275,7 @@ def test_stepper_says_what_the_layer_numbers_are(qtbot, make_window):
     assert "order they run in" in win.stepper.explain.text() and "not in order" in win.stepper.explain.text()
     assert "order they run in" in win.stepper.group.button(1).toolTip()
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
-        win.session.set_strategy("hermes")
+        win.session.setup.set_strategy("hermes")
     win.stepper.set_current(0)
     assert "order they run in" not in win.stepper.explain.text()
 

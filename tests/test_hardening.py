@@ -530,7 +530,7 @@ def test_the_window_lists_what_the_load_skipped_or_made_valid(qtbot, make_window
     p.write_text("\n".join(lines) + "\n")
     win = make_window()
     assert win.open_path(str(p))
-    qtbot.waitUntil(lambda: win.conversation is not None and win.trace is not None, timeout=20000)
+    qtbot.waitUntil(lambda: win.session.source.conversation is not None and win.session.trace is not None, timeout=20000)
 
     def texts():
         return [win.findings.item(i).text() for i in range(win.findings.count())]
@@ -538,14 +538,14 @@ def test_the_window_lists_what_the_load_skipped_or_made_valid(qtbot, make_window
     t = texts()
     assert any(x.strip().startswith("odd.jsonl:2:") for x in t)
     assert any(x.strip().startswith("odd.jsonl:3:") and "surrogate" in x for x in t)
-    assert [m["content"] for m in win.conversation.messages][-1] == "fourth"
-    win.stepper.set_current(len(win.trace.steps))
-    qtbot.waitUntil(lambda: win.stage == len(win.trace.steps), timeout=5000)
+    assert [m["content"] for m in win.session.source.conversation.messages][-1] == "fourth"
+    win.stepper.set_current(len(win.session.trace.steps))
+    qtbot.waitUntil(lambda: win.session.view.stage == len(win.session.trace.steps), timeout=5000)
     assert any("problem(s) while loading the file" in x for x in texts())   # on every stage
     clean = tmp_path / "clean.json"
     clean.write_text(json.dumps(recs))
     assert win.open_path(str(clean))
-    qtbot.waitUntil(lambda: win.conversation is not None and len(win.conversation.messages) == 4, timeout=20000)
+    qtbot.waitUntil(lambda: win.session.source.conversation is not None and len(win.session.source.conversation.messages) == 4, timeout=20000)
     qtbot.waitUntil(lambda: not any("problem(s) while loading" in x for x in texts()), timeout=10000)
 
 
@@ -561,11 +561,11 @@ def test_a_session_forgets_what_it_measured_for_the_files_it_showed_before(tmp_p
     s = Session(ws, strategy="s08")
     src = EXAMPLES / "long_session.json"
     n = 59
-    assert s.open(str(src))
-    first = list(s.conversation.messages)                     # held here, so their ids stay theirs
+    assert s.source.open(str(src))
+    first = list(s.source.conversation.messages)                     # held here, so their ids stay theirs
     for _ in range(12):
-        assert s.open(str(src)) and s.trace is not None
-    assert len(s.conversation.messages) == n
+        assert s.source.open(str(src)) and s.trace is not None
+    assert len(s.source.conversation.messages) == n
     assert s.meter.facts is FACTS
     assert len(FACTS) <= 3 * n                                # the messages shown and what the layers made
     assert 0 < len(LINE_DIGESTS) <= len(FACTS)                # transcripts were written, their digests bounded

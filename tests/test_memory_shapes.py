@@ -275,11 +275,11 @@ def test_re_runs_that_replace_messages_do_not_pile_them_up_in_the_table(examples
     else holds them (the result that had them, the caches of recent lists), the table forgets them."""
     from compactscope.core.session.model import Session
     s = Session(Workspace(tmp_path / "ws"), strategy="s08")
-    assert s.open(str(examples / "long_session.json")) and s.trace is not None
-    n = len(s.conversation.messages)
+    assert s.source.open(str(examples / "long_session.json")) and s.trace is not None
+    n = len(s.source.conversation.messages)
     sizes = []
     for k in range(60):
-        s.set_param("keep_recent", k % 6)
+        s.setup.set_param("keep_recent", k % 6)
         assert s.trace is not None and s.trace.params.get("keep_recent") == k % 6
         sizes.append(len(FACTS))
     # each run adds its new messages (~6 here; the lists the meter and the views keep for a while hold the last

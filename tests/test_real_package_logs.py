@@ -301,17 +301,17 @@ def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path)
     from compactscope.core.session.model import Session
     from compactscope.core.files.workspace import Workspace
     s = Session(workspace=Workspace(tmp_path), strategy="hermes")
-    assert s.open(str(corpus / "hermes-agent" / "rotation" / "state.db"))
-    conv = s.conversation
-    assert s.segment == len(conv.segments) - 1       # opened on the last real context (issue 11)
-    s.set_segment(None)                              # the whole history
-    assert s.source_messages == conv.history() and len(s.source_messages) == 68
-    s.set_segment(1)
-    assert s.source_messages == conv.messages[26:60] and len(s.source_messages) == 34
+    assert s.source.open(str(corpus / "hermes-agent" / "rotation" / "state.db"))
+    conv = s.source.conversation
+    assert s.source.segment == len(conv.segments) - 1       # opened on the last real context (issue 11)
+    s.source.set_segment(None)                              # the whole history
+    assert s.source.source_messages == conv.history() and len(s.source.source_messages) == 68
+    s.source.set_segment(1)
+    assert s.source.source_messages == conv.messages[26:60] and len(s.source.source_messages) == 34
     from compactscope.core.model.contexts import segments
-    s.set_call(segments(conv)[1].first_call)    # the segment's first call (numbered over the history, as replay
-    assert s.segment == 1                       # does): after its compacted list of 18
-    assert len(s.source_messages) == 18
+    s.source.set_call(segments(conv)[1].first_call)    # the segment's first call (numbered over the history, as replay
+    assert s.source.segment == 1                       # does): after its compacted list of 18
+    assert len(s.source.source_messages) == 18
 
 
 def test_hermes_generations_and_summaries_without_the_text_prefix(corpus, tmp_path):

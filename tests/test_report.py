@@ -143,7 +143,7 @@ def test_every_layer_with_its_before_after_and_the_run_summary_in_full(examples)
 
 def test_real_summaries_in_full_with_their_facts(corpus):
     rep = _report(corpus / CC_ONE, "claude_code")
-    conv = rep.conversation
+    conv = rep.source.conversation
     real = [s for s in rep.summaries if s.origin == "real"]
     assert len(real) == len(conv.events) == 1
     ev = conv.events[0]
@@ -151,7 +151,7 @@ def test_real_summaries_in_full_with_their_facts(corpus):
     assert len(real[0].text) > 1000
     assert real[0].facts["pre_tokens"] == ev.pre_tokens and real[0].facts["trigger"] == ev.trigger
     # the report runs over the last segment by default: the compact summary opens it
-    assert rep.segment == len(conv.segments) - 1 and rep.messages[0] is conv.messages[ev.summary_index]
+    assert rep.source.segment == len(conv.segments) - 1 and rep.messages[0] is conv.messages[ev.summary_index]
     assert real[0].anchor == "m0"
     from html import escape
     html = _html(rep)
@@ -174,7 +174,7 @@ def test_replay_and_comparison_in_the_report(corpus):
     rp = rep.replay
     assert [r.label for r in rp.runs] == ["claude_code", "course"]
     assert len(rp.totals) == 2 and rp.totals[1]["label"] == "course"
-    assert rp.boundaries and rp.boundaries[0]["real_pre_tokens"] == rep.conversation.events[0].pre_tokens
+    assert rp.boundaries and rp.boundaries[0]["real_pre_tokens"] == rep.source.conversation.events[0].pre_tokens
     sims = [s for s in rp.summaries]
     assert sims, "the replays made summaries; their full text is in the report"
     assert all(s.text for s in sims)
@@ -197,25 +197,25 @@ def test_selection_is_the_windows_conversation_segment_and_call(corpus):
     for seg, call in ((None, None), (WHOLE, None), (1, None), (-1, None), (WHOLE, 40), (None, 3), (2, 3)):
         rep = build_report(result, Engine("claude_code"), segment=seg, call=call)
         s = Session(strategy="claude_code")
-        s.open(str(corpus / CC_BIG))
-        assert s.segment == 2              # a compacted session opens on its last segment, as the report does
-        s.set_segment(None if seg == WHOLE else 2 if seg is None else seg % 3)
+        s.source.open(str(corpus / CC_BIG))
+        assert s.source.segment == 2              # a compacted session opens on its last segment, as the report does
+        s.source.set_segment(None if seg == WHOLE else 2 if seg is None else seg % 3)
         if call is not None and seg == WHOLE:
             continue                       # a prefix of the whole history: no real context, the window has none
         if call is not None:               # the window numbers calls over the whole history, as replay does
-            s.set_call(segments(conv)[2 if seg is None else seg].first_call + call)
-            assert locate_call(conv, s.call) == (2 if seg is None else seg, call)
-        assert rep.messages == s.source_messages, (seg, call)
+            s.source.set_call(segments(conv)[2 if seg is None else seg].first_call + call)
+            assert locate_call(conv, s.source.call) == (2 if seg is None else seg, call)
+        assert rep.messages == s.source.source_messages, (seg, call)
         assert len(rep.messages) < len(conv.messages) or (seg, call) == (WHOLE, None)
         assert bool(rep.notes) == (seg == WHOLE), "a whole history past a compaction says it was never sent"
     rep = build_report(result, Engine("claude_code"))
     assert rep.messages == conv.messages[conv.segments[2]:] == real_context(conv).messages
-    assert "segment 2 of 3" in rep.scope and "what the agent would send next" in rep.scope and rep.segment == 2
+    assert "segment 2 of 3" in rep.source.scope and "what the agent would send next" in rep.source.scope and rep.source.segment == 2
     rep = build_report(result, Engine("claude_code"), segment=1)
     assert rep.messages == conv.messages[conv.segments[1]:conv.segments[2]]
-    assert "segment 1 of 3" in rep.scope and rep.segment == 1
+    assert "segment 1 of 3" in rep.source.scope and rep.source.segment == 1
     rep = build_report(result, Engine("claude_code"), segment=WHOLE, call=40)
-    assert rep.call == 40 and "before model call 40" in rep.scope
+    assert rep.source.call == 40 and "before model call 40" in rep.source.scope
     assert rep.messages[-1] is conv.history()[conv.calls()[40] - 1]
     assert rep.trace.input is rep.messages
     # the CLI's --call numbers calls over the whole history (as run does) and picks the same context as run

@@ -8,7 +8,7 @@ import threading
 
 from compactscope.core.model import contexts
 from compactscope.core.analysis import present
-from compactscope.core.session import model as S
+from compactscope.core.session import loading as S
 from compactscope.core.model.conversation import Conversation, MessageMeta
 from compactscope.core.runtime.jobs import ThreadExecutor
 from compactscope.core.session.model import Session
@@ -35,17 +35,17 @@ def test_the_load_worker_makes_the_calls_segments_and_inference_the_window_asks_
     write_session(path, 600)
     ex = ThreadExecutor(queued=True)
     s = Session(Workspace(tmp_path / "ws"), executor=ex)          # opens with the file's own: claude_code
-    assert s.open(str(path)) is True
+    assert s.source.open(str(path)) is True
     drain_until(ex, lambda: not s.busy)
-    assert s.strategy.name == "claude_code" and len(s.conversation.messages) == 600
+    assert s.setup.strategy.name == "claude_code" and len(s.source.conversation.messages) == 600
     main = threading.main_thread()
     assert inferred_in and main not in inferred_in                  # the inference: in the worker only
     assert calls_in and main not in calls_in
-    assert s.inferred is not None and s.inferred.params            # and used: claude_code infers from usage
+    assert s.setup.inferred is not None and s.setup.inferred.params            # and used: claude_code infers from usage
     # what the window's picker asks for is there, and asking again computes nothing
     before = len(calls_in)
-    choices = contexts.call_choices(s.conversation, s.segment)
-    assert len(choices) == 300 and contexts.segments(s.conversation)[0].calls == 300
+    choices = contexts.call_choices(s.source.conversation, s.source.segment)
+    assert len(choices) == 300 and contexts.segments(s.source.conversation)[0].calls == 300
     assert len(calls_in) == before
 
 
@@ -59,12 +59,12 @@ def test_switching_strategies_back_and_forth_infers_each_once(tmp_path, monkeypa
     path = tmp_path / "s.jsonl"
     write_session(path, 200)
     s = Session(Workspace(tmp_path / "ws"), strategy="s08")
-    s.pin_strategy()
-    assert s.open(str(path))
+    s.setup.pin_strategy()
+    assert s.source.open(str(path))
     for name in ("claude_code", "s08", "claude_code", "hermes", "claude_code"):
-        assert s.set_strategy(name)
+        assert s.setup.set_strategy(name)
     assert sorted(inferred) == ["claude_code", "hermes", "s08"]
-    assert s.inferred.params                                    # claude_code's defaults, from the kept inference
+    assert s.setup.inferred.params                                    # claude_code's defaults, from the kept inference
 
 
 def test_call_choices_label_only_the_calls_read():
@@ -115,8 +115,8 @@ def test_a_run_hands_over_the_tool_pairs_of_the_lists_a_step_selects_in(tmp_path
     path = tmp_path / "s.jsonl"
     write_session(path, 300)
     s = Session(Workspace(tmp_path / "ws"), strategy="hermes")
-    s.pin_strategy()
-    assert s.open(str(path))
+    s.setup.pin_strategy()
+    assert s.source.open(str(path))
     changed = [st for st in s.trace.steps if st.changed]
     assert changed
     built = []
@@ -137,7 +137,7 @@ def test_a_cross_check_runs_with_the_cyclic_gc_paused(tmp_path):
             seen.append(gc.isenabled())
             return "verdict"
     assert gc.isenabled()
-    assert S._checked(Check(), None) == "verdict"
+    assert S.checked_verdict(Check(), None) == "verdict"
     assert seen == [False] and gc.isenabled()
 
 

@@ -31,7 +31,7 @@ LONG = ROOT / "assets" / "examples" / "long_session.json"
 def win(make_window):
     w = make_window()
     yield w
-    w.timeline.play(False)
+    w.timeline_panel.timeline.play(False)
     w.session.close()
 
 
@@ -41,22 +41,22 @@ def conv():
 
 def hermes_window(qtbot, win, **params):
     win.set_strategy("hermes")
-    win.session.set_params(params)
+    win.session.setup.set_params(params)
     with qtbot.waitSignal(win.sigOracleReady, timeout=60000) as blocker:
         assert win.open_path(str(LONG))
     return blocker.args[0]
 
 
 def stage_of(win, layer):
-    return [s.layer for s in win.trace.steps].index(layer) + 1
+    return [s.layer for s in win.session.trace.steps].index(layer) + 1
 
 
 # ------------------------------------------------------------------ 1. hermes in the window
 def test_hermes_run_shows_the_oracle_verdict(qtbot, win):
     verdict = hermes_window(qtbot, win, trigger="always")
-    assert win.trace.strategy == "hermes" and win.trace.step("hermes_summarize").summary
-    expected = check_trace(win.trace)                # the same check, run here on the GUI thread
-    assert verdict == expected == win.oracle_text
+    assert win.session.trace.strategy == "hermes" and win.session.trace.step("hermes_summarize").summary
+    expected = check_trace(win.session.trace)                # the same check, run here on the GUI thread
+    assert verdict == expected == win.session.crosscheck.check.verdict.text
     if module() is not None:
         assert verdict == MATCH
     else:
@@ -65,7 +65,7 @@ def test_hermes_run_shows_the_oracle_verdict(qtbot, win):
     # the verdict is also the last line of the step explanation, at every stage
     for k in (0, stage_of(win, "hermes_assemble")):
         win.stepper.set_current(k)
-        last = win.edits.item(win.edits.count() - 1).text()
+        last = win.diff_panel.edits.item(win.diff_panel.edits.count() - 1).text()
         assert "hermes-agent 0.19.0 cross-check" in last and verdict in last
 
 
@@ -85,17 +85,17 @@ def test_oracle_reports_a_difference(qtbot, win, monkeypatch):
     with qtbot.waitSignal(win.sigOracleReady, timeout=60000) as blocker:
         win.run_pipeline()
     v = blocker.args[0]
-    assert v != MATCH and v == win.oracle_text
+    assert v != MATCH and v == win.session.crosscheck.check.verdict.text
     assert win.oracle_label.text().startswith("\u2716 " + v[:40])          # shown, marked, maybe shortened
     assert v in win.oracle_label.toolTip()
-    assert v.startswith(f"message {len(win.trace.output) - 1} ") and "tampered" in v
+    assert v.startswith(f"message {len(win.session.trace.output) - 1} ") and "tampered" in v
 
 
 def test_hermes_boundaries_explained_in_the_boundary_tab(qtbot, win):
     hermes_window(qtbot, win, trigger="always")
     k = stage_of(win, "hermes_boundaries")
     win.stepper.set_current(k)
-    step = win.trace.steps[k - 1]
+    step = win.session.trace.steps[k - 1]
     text = win.explainer.toPlainText()
     assert "no snip layer ran" not in text and "did not cut" not in text
     assert win.tabs.tabText(win.tabs.indexOf(win.explainer)) == "Boundaries"
@@ -110,10 +110,10 @@ def test_hermes_boundaries_explained_in_the_boundary_tab(qtbot, win):
     assert step.vars["tail_tokens"] > step.vars["soft_ceiling"]
     assert "over the soft ceiling" in text and "fit under" not in text
     # cut lines in the message list at compress_start and compress_end
-    assert cs in win.model.cuts and ce in win.model.cuts
-    assert "compress_start" in win.model.cuts[cs][0][0]
+    assert cs in win.messages.model.cuts and ce in win.messages.model.cuts
+    assert "compress_start" in win.messages.model.cuts[cs][0][0]
     # the verdict sits under the boundaries
-    assert win.oracle_text in text
+    assert win.session.crosscheck.check.verdict.text in text
 
 
 def test_claude_code_snip_explained_when_on_and_off(qtbot, win):
@@ -125,8 +125,8 @@ def test_claude_code_snip_explained_when_on_and_off(qtbot, win):
     assert win.tabs.tabText(win.tabs.indexOf(win.explainer)) == "Snip boundary"
     with qtbot.waitSignal(win.sigTraceReady, timeout=60000):
         win.params_panel.set_value("snip_max_messages", 30)
-        win.session.set_params(win.params_panel.values())
-    step = win.trace.step("snip_compact")
+        win.session.setup.set_params(win.params_panel.values())
+    step = win.session.trace.step("snip_compact")
     win.stepper.set_current(stage_of(win, "snip_compact"))
     text = win.explainer.toPlainText()
     ts = step.vars["tail_start"]
@@ -162,7 +162,7 @@ def open_timeline(qtbot, win, compare=""):
         win.set_compare(compare)
     with qtbot.waitSignal(win.sigReplayReady, timeout=120000):
         win.tabs.setCurrentIndex(2)
-    return win.replay_results
+    return win.session.replay.replay_results
 
 
 def test_compare_overlays_curves_and_fills_the_table(qtbot, win):
@@ -170,14 +170,14 @@ def test_compare_overlays_curves_and_fills_the_table(qtbot, win):
     labels = [r.label for r in results]
     assert labels == ["current: s08", "claude_code (defaults)", "hermes (defaults)", "tight"]
     assert results[3].params["max_messages"] == 20 and results[3].strategy == "s08"
-    assert win.timeline.result is results[0]
+    assert win.timeline_panel.timeline.result is results[0]
     for k, r in enumerate(results[1:]):
-        x, y = win.timeline.curve_data(f"overlay:{k}")
+        x, y = win.timeline_panel.timeline.curve_data(f"overlay:{k}")
         assert list(y) == [c.tokens_after for c in r.calls]
     # the table holds each run's totals; hermes's equal an independent replay
     c = conv()
     ref = replay(c, "hermes", {}, summarizer=make_summarizer("offline")).totals()
-    t = win.comparison
+    t = win.timeline_panel.comparison
     assert t.rowCount() == 4
     for key in ("compactions", "peak_tokens", "total_input_tokens", "messages_dropped", "tool_results_dropped",
                 "summaries", "iterations_used", "iterations_refunded"):
@@ -188,7 +188,7 @@ def test_compare_overlays_curves_and_fills_the_table(qtbot, win):
 
 def test_bad_compare_spec_says_what_to_do(qtbot, win):
     open_timeline(qtbot, win)
-    win.compare_extra.setText("nosuchstrategy:x=1")
+    win.timeline_panel.compare_extra.setText("nosuchstrategy:x=1")
     win.run_replay()
     assert win.banner.isVisible() and "nosuchstrategy" in win.banner.text() and "NAME" in win.banner.text()
     with pytest.raises(ValueError):
@@ -198,37 +198,37 @@ def test_bad_compare_spec_says_what_to_do(qtbot, win):
 def test_playback_drives_the_stepper_as_if_live(qtbot, win):
     results = open_timeline(qtbot, win)
     rr = results[0]
-    win.timeline.speed.setValue(50)
-    assert win.timeline.timer.interval() == 20
-    win.timeline.setFocus()
-    win.timeline.set_cursor(0)
+    win.timeline_panel.timeline.speed.setValue(50)
+    assert win.timeline_panel.timeline.timer.interval() == 20
+    win.timeline_panel.timeline.setFocus()
+    win.timeline_panel.timeline.set_cursor(0)
     seen = []
     win.sigCallShown.connect(seen.append)
-    qtbot.keyClick(win.timeline, Qt.Key_Space)
-    assert win.timeline.playing()
+    qtbot.keyClick(win.timeline_panel.timeline, Qt.Key_Space)
+    assert win.timeline_panel.timeline.playing()
     qtbot.waitUntil(lambda: len(seen) >= 3 and seen[-1] >= 5, timeout=60000)
-    qtbot.keyClick(win.timeline, Qt.Key_Space)
-    assert not win.timeline.playing()
+    qtbot.keyClick(win.timeline_panel.timeline, Qt.Key_Space)
+    assert not win.timeline_panel.timeline.playing()
     assert seen == sorted(seen) and len(set(seen)) == len(seen)          # forward, never back
-    qtbot.waitUntil(lambda: not win.session.call_running, timeout=60000)
-    i = win.shown_call
+    qtbot.waitUntil(lambda: not win.session.replay.call_running, timeout=60000)
+    i = win.session.replay.shown_call
     assert i == seen[-1]
     # the stepper shows the pipeline run before call i: its input is that call's running context
-    assert len(win.trace.input) == rr.calls[i].messages_before
-    assert len(win.trace.output) == rr.calls[i].messages_after
-    assert win.model.messages == win.stage_messages(win.stage) or win.view_mode == "before"
+    assert len(win.session.trace.input) == rr.calls[i].messages_before
+    assert len(win.session.trace.output) == rr.calls[i].messages_after
+    assert win.messages.model.messages == win.stage_messages(win.session.view.stage) or win.session.view.view_mode == "before"
     assert f"model call #{i} of {len(rr.calls)}" in win.status_label.text()
     # arrows in the focused timeline move its cursor, not the stepper's layer
-    stage = win.stage
-    cur = win.timeline.cursor()
+    stage = win.session.view.stage
+    cur = win.timeline_panel.timeline.cursor()
     with qtbot.waitSignal(win.sigCallShown, timeout=60000) as b:
-        qtbot.keyClick(win.timeline, Qt.Key_Right)
-    assert b.args[0] == cur + 1 and win.stage == stage and win.shown_call == cur + 1
+        qtbot.keyClick(win.timeline_panel.timeline, Qt.Key_Right)
+    assert b.args[0] == cur + 1 and win.session.view.stage == stage and win.session.replay.shown_call == cur + 1
     # follow off: the cursor moves, the stepper stays
-    win.follow_box.setChecked(False)
-    win.timeline.set_cursor(0, emit=True)
+    win.timeline_panel.follow_box.setChecked(False)
+    win.timeline_panel.timeline.set_cursor(0, emit=True)
     qtbot.wait(50)
-    assert win.shown_call == cur + 1 and not win.session.call_running
+    assert win.session.replay.shown_call == cur + 1 and not win.session.replay.call_running
 
 
 # ------------------------------------------------------------------ 3. the iteration budget
@@ -268,11 +268,11 @@ def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, ca
     n = sum(1 for c in rr.calls[:k + 1] if c.turn == t)           # calls so far in this user turn
     # s08's agent loop has no iteration budget (only hermes' has): the window shows none for it
     assert f"user turn {t}" in win.call_caption(k) and "iterations" not in win.call_caption(k)
-    assert win.comparison.value(0, "iterations_refunded") is None
-    win.timeline.set_cursor(k)
-    assert f"turn {t}" in win.timeline.cursor_label.text()
-    assert "iterations" not in win.timeline.cursor_label.text()
-    tip = win.timeline.call_tooltip(k)
+    assert win.timeline_panel.comparison.value(0, "iterations_refunded") is None
+    win.timeline_panel.timeline.set_cursor(k)
+    assert f"turn {t}" in win.timeline_panel.timeline.cursor_label.text()
+    assert "iterations" not in win.timeline_panel.timeline.cursor_label.text()
+    tip = win.timeline_panel.timeline.call_tooltip(k)
     assert "iterations" not in tip and f"model call {k} " in tip
 
 

@@ -63,6 +63,35 @@ def _filled(col, dtype, fill):
     return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False), dtype=dtype)
 
 
+class CallSeries:
+    """Every session's per-call series laid end to end (session i is ``[starts[i], ends[i])``): the context ``S``,
+    its running maximum ``M`` and that lifted per session ``G``, the real context, the positions of the manual
+    compactions and each replay summary's post level."""
+
+    def __init__(self, lists: dict, n: int):
+        offsets, self.S = _flat(lists["series_context"], 0)
+        self.starts, self.ends = offsets[:-1], offsets[1:]
+        self.sid = np.repeat(np.arange(n, dtype=np.int64), self.ends - self.starts)
+        self.M = self._running_max(self.S)
+        self.G = self.M + self.sid * LIFT
+        _, self.real = _flat(lists["series_real"], -1)
+        m_off, m_vals = _flat(lists["manual_calls"], 0)
+        m_sid = np.repeat(np.arange(n, dtype=np.int64), m_off[1:] - m_off[:-1])
+        self.manual_pos = self.starts[m_sid] + m_vals           # flat positions of the /compact calls
+        self.m_starts, self.m_ends = m_off[:-1], m_off[1:]
+        p_off, self.post_flat = _flat(lists["post_levels"], 0)  # each replay summary's post level, in order
+        self.p_starts, self.p_counts = p_off[:-1], p_off[1:] - p_off[:-1]
+
+    def _running_max(self, S: np.ndarray) -> np.ndarray:
+        """Per-session running maximum of S (sessions laid end to end)."""
+        if not len(S):
+            return S.copy()
+        # lift each session above the previous one's maximum, take one running max, lower again
+        span = np.int64(max(int(S.max()) - min(int(S.min()), 0) + 1, 1))
+        lifted = S - min(int(S.min()), 0) + self.sid * span
+        return np.maximum.accumulate(lifted) - self.sid * span + min(int(S.min()), 0)
+
+
 class FleetData:
     """Columns of a results file as numpy arrays, plus the flattened series."""
 
@@ -100,19 +129,7 @@ class FleetData:
         units = [u for u, ok in zip(col("threshold_unit").to_pylist(), self.ok) if u and ok]
         self.unit = max(set(units), key=units.count) if units else "tokens"
         self.post_known = _filled(col("post_compaction"), np.float64, np.nan)
-        # the series of all sessions laid end to end: session i is [starts[i], ends[i])
-        offsets, self.S = _flat(lists["series_context"], 0)
-        self.starts, self.ends = offsets[:-1], offsets[1:]
-        self.sid = np.repeat(np.arange(self.n, dtype=np.int64), self.ends - self.starts)
-        self.M = self._running_max(self.S)
-        self.G = self.M + self.sid * LIFT
-        _, self.real = _flat(lists["series_real"], -1)
-        m_off, m_vals = _flat(lists["manual_calls"], 0)
-        m_sid = np.repeat(np.arange(self.n, dtype=np.int64), m_off[1:] - m_off[:-1])
-        self.manual_pos = self.starts[m_sid] + m_vals           # flat positions of the /compact calls
-        self.m_starts, self.m_ends = m_off[:-1], m_off[1:]
-        p_off, self.post_flat = _flat(lists["post_levels"], 0)  # each replay summary's post level, in order
-        self.p_starts, self.p_counts = p_off[:-1], p_off[1:] - p_off[:-1]
+        self.series = CallSeries(lists, self.n)
         # the compactions of the rows the figures count
         counted = {(p, c) for p, c, ok in zip(self.paths, self.conversations, self.ok) if ok}
         keep = [(p, int(c or 0)) in counted for p, c in zip(compactions.column("path").to_pylist(),
@@ -175,15 +192,6 @@ class FleetData:
         lists = {n: t.column(n) if n in present else empty for n in cls.LISTS}
         return cls(str(path), meta, t.select(flat), read_compactions(path), lists)
 
-    def _running_max(self, S: np.ndarray) -> np.ndarray:
-        """Per-session running maximum of S (sessions laid end to end)."""
-        if not len(S):
-            return S.copy()
-        # lift each session above the previous one's maximum, take one running max, lower again
-        span = np.int64(max(int(S.max()) - min(int(S.min()), 0) + 1, 1))
-        lifted = S - min(int(S.min()), 0) + self.sid * span
-        return np.maximum.accumulate(lifted) - self.sid * span + min(int(S.min()), 0)
-
     # ---------------------------------------------------------------- derived
     @property
     def runs(self) -> list[dict]:
@@ -228,24 +236,24 @@ class FleetData:
         thr = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (self.n,))
         T = np.where(np.isnan(thr), np.iinfo(np.int64).max // 4, thr).astype(np.int64)
         n = self.n
-        S, G = self.S, self.G
-        starts, ends = self.starts, self.ends
+        S, G = self.series.S, self.series.G
+        starts, ends = self.series.starts, self.series.ends
         P = self.post_levels(np.where(np.isnan(thr), 0.0, thr))
         base = np.zeros(n, dtype=np.int64)
         pos = starts.copy()
-        mptr = self.m_starts.copy()
+        mptr = self.series.m_starts.copy()
         count = np.zeros(n, dtype=np.int64)
         first = np.full(n, -1, dtype=np.int64)
         fire_pos, fire_delta, pre = [], [], []
         active = np.nonzero(ends > starts)[0]
         big = np.int64(np.iinfo(np.int64).max)
-        n_manual = len(self.manual_pos)
+        n_manual = len(self.series.manual_pos)
         while len(active):
             idx = np.searchsorted(G, active * LIFT + np.minimum(base[active] + T[active], LIFT - 1),
                                   side="left")     # the first call where S - base >= T
             idx = np.maximum(idx, pos[active])
-            has_m = mptr[active] < self.m_ends[active]
-            mpos = np.where(has_m, self.manual_pos[np.minimum(mptr[active], max(n_manual - 1, 0))], big) \
+            has_m = mptr[active] < self.series.m_ends[active]
+            mpos = np.where(has_m, self.series.manual_pos[np.minimum(mptr[active], max(n_manual - 1, 0))], big) \
                 if n_manual else np.full(len(active), big)
             ev = np.minimum(idx, mpos)
             fire = ev < ends[active]
@@ -254,10 +262,10 @@ class FleetData:
             before = S[e] - base[a]
             # the replay's own post level for this compaction (its k-th summary), else the session's median
             k = count[a]
-            own = k < self.p_counts[a]
+            own = k < self.series.p_counts[a]
             post = P[a].copy()
             if own.any():
-                post[own] = np.minimum(self.post_flat[self.p_starts[a[own]] + k[own]], (POST_CAP * T[a[own]]))
+                post[own] = np.minimum(self.series.post_flat[self.series.p_starts[a[own]] + k[own]], (POST_CAP * T[a[own]]))
             new_base = S[e] - post
             fire_pos.append(e)
             fire_delta.append(new_base - base[a])

@@ -87,8 +87,8 @@ class _Writer:
         self.msgs = rep.messages
         self.pairs = ToolPairIndex(rep.messages)
         self.anchors = rep.anchors
-        self.real_summaries = {id(rep.conversation.messages[e.summary_index]) for e in rep.conversation.events
-                               if e.summary_index is not None and 0 <= e.summary_index < len(rep.conversation.messages)}
+        self.real_summaries = {id(rep.source.conversation.messages[e.summary_index]) for e in rep.source.conversation.events
+                               if e.summary_index is not None and 0 <= e.summary_index < len(rep.source.conversation.messages)}
 
     # ------------------------------------------------------------ messages
     def pos_anchor(self, mi: int, bi: int) -> str:
@@ -293,10 +293,10 @@ def page_end(footer: str) -> str:
 def render_html(rep, out) -> None:
     W = _Writer(rep, out)
     w = out.write
-    w(page_start(rep.title))
-    w(f"<h1>{esc(rep.title)}</h1>")
-    w(f'<p class="sub">{esc(rep.path)} \u00b7 {esc(rep.info.get("format", ""))} \u00b7 strategy '
-      f'<b>{esc(rep.strategy.name)}</b> ({esc(rep.strategy_reason)}) \u00b7 {esc(rep.scope)}</p>')
+    w(page_start(rep.source.title))
+    w(f"<h1>{esc(rep.source.title)}</h1>")
+    w(f'<p class="sub">{esc(rep.source.path)} \u00b7 {esc(rep.source.info.get("format", ""))} \u00b7 strategy '
+      f'<b>{esc(rep.strategy.name)}</b> ({esc(rep.strategy_reason)}) \u00b7 {esc(rep.source.scope)}</p>')
     for note in rep.notes:
         w(f'<p class="note" role="note"><b>Note:</b> {esc(note)}</p>')
     toc = [("file", "The file"), ("run", "The run"), ("chart", "Size per stage"), ("layers", "Layer by layer"),
@@ -331,7 +331,7 @@ def _file(rep, w) -> None:
                      ("Usage (as the API reported it)", tables.usage(rep))):
         if t.rows:
             w(f"<h3>{esc(title)}</h3>" + table(*t))
-    probs = rep.info.get("problems") or []
+    probs = rep.source.info.get("problems") or []
     if probs:
         inner = "".join(f"<li>{esc(p)}</li>" for p in probs)
         w(f"<details><summary>{len(probs)} problem(s) while reading the file</summary><ul>{inner}</ul></details>")

@@ -61,9 +61,9 @@ def bar(value: float, top: float, width: int = 24) -> str:
 def render_markdown(rep, out) -> None:
     w = out.write
     tr = rep.trace
-    w(f"# {md(rep.title)}\n\n")
-    w(f"{md(rep.path)} \u00b7 {md(rep.info.get('format', ''))} \u00b7 strategy **{md(rep.strategy.name)}** "
-      f"({md(rep.strategy_reason)}) \u00b7 {md(rep.scope)}\n\n")
+    w(f"# {md(rep.source.title)}\n\n")
+    w(f"{md(rep.source.path)} \u00b7 {md(rep.source.info.get('format', ''))} \u00b7 strategy **{md(rep.strategy.name)}** "
+      f"({md(rep.strategy_reason)}) \u00b7 {md(rep.source.scope)}\n\n")
     for note in rep.notes:
         w(f"> **Note:** {md(note)}\n\n")
     _file(rep, w)
@@ -101,9 +101,9 @@ def _file(rep, w) -> None:
                      ("Usage (as the API reported it)", tables.usage(rep))):
         if t.rows:
             w(f"### {title}\n\n" + table(t.head, t.rows))
-    for p in rep.info.get("problems") or []:
+    for p in rep.source.info.get("problems") or []:
         w(f"- problem: {md(p)}\n")
-    if rep.info.get("problems"):
+    if rep.source.info.get("problems"):
         w("\n")
 
 

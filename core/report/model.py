@@ -56,7 +56,8 @@ class ReplayFacts:
 
 
 @dataclass
-class Report:
+class ReportSource:
+    """What the report is about: the file, the conversation and the messages the pipeline ran over."""
     title: str
     path: str
     file_bytes: int | None
@@ -66,6 +67,11 @@ class Report:
     scope: str                          # which messages the pipeline ran over, in words
     segment: int | None                 # the segment run over (None: the whole history)
     call: int | None                    # the recorded context before this model call
+
+
+@dataclass
+class Report:
+    source: ReportSource
     replayed_call: int | None           # the trace is the replay's run before this model call
     stage: int | None                   # the stage on screen when the window exported it (0 = Original)
     strategy: Any                       # core.strategies.base.Strategy
@@ -271,9 +277,10 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
     notes = [n for n in ((whole_history_note(conv) if whole and _crosses(conv, messages) else ""), choice.warning())
              if n]
     return Report(
-        title=title or f"Compactscope report: {name}, {strategy.name}",
-        path=str(result.path), file_bytes=size, info=describe(result), conversation_index=conversation,
-        conversation=conv, scope=scope, segment=segment, call=call, replayed_call=replayed_call, stage=stage,
+        source=ReportSource(title=title or f"Compactscope report: {name}, {strategy.name}", path=str(result.path),
+                            file_bytes=size, info=describe(result), conversation_index=conversation,
+                            conversation=conv, scope=scope, segment=segment, call=call),
+        replayed_call=replayed_call, stage=stage,
         strategy=strategy, params=params, changed_params=changed,
         param_reasons={**(getattr(inferred, "reasons", None) or {}), **(param_reasons or {})},
         inferred_lines=inferred.lines(user_params) if inferred else [], strategy_reason=choice.reason(), notes=notes,
@@ -316,29 +323,29 @@ def session_request(session, *, replay: bool | None = None, title: str | None = 
     summarizer, the run on screen (reported, not run again), the stage on screen and, when the timeline has
     been replayed (or ``replay`` is True), the replay of the runs it compares (``replay=False``: none)."""
     from compactscope.core.model.conversation import LoadResult
-    conv = session.conversation
+    conv = session.source.conversation
     if conv is None:
         raise ValueError("nothing is open: open a transcript first")
-    result = session.load_result
-    index = session.conversation_index
+    result = session.source.load_result
+    index = session.source.conversation_index
     if result is None or index >= len(result.conversations) or result.conversations[index] is not conv:
-        result, index = LoadResult(session.path or conv.source or session.title or "conversation",
+        result, index = LoadResult(session.source.path or conv.source or session.source.title or "conversation",
                                    conv.format or "conversation", [conv]), 0
-    engine = Engine(session.strategy, dict(session.params), workspace=session.workspace,
-                    summarizer=session.summarizer_object(), meter=session.meter, order=session.order)
+    engine = Engine(session.setup.strategy, dict(session.setup.params), workspace=session.workspace,
+                    summarizer=session.setup.summarizer_object(), meter=session.meter, order=session.setup.order)
     res = session.result
     trace = res.trace if res is not None and not res.cancelled else None
-    want = bool(session.replay_results) if replay is None else replay
+    want = bool(session.replay.replay_results) if replay is None else replay
     compare, main_label = [], None
     if want:
-        specs = session.compare_configs()
+        specs = session.replay.compare_configs()
         main_label = specs[0].label
         compare = [(sp.label, engine.fork(strategy=sp.strategy, params=sp.params, order=None)) for sp in specs[1:]]
-    segment, call = WHOLE if session.segment is None else session.segment, None
-    if session.call is not None:     # the session numbers calls over the whole history, as replay does
-        segment, call = locate_call(conv, session.call)
+    segment, call = WHOLE if session.source.segment is None else session.source.segment, None
+    if session.source.call is not None:     # the session numbers calls over the whole history, as replay does
+        segment, call = locate_call(conv, session.source.call)
     return result, engine, dict(conversation=index, segment=segment, call=call, trace=trace,
-                                replayed_call=res.call_index if trace is not None else None, stage=session.stage,
+                                replayed_call=res.call_index if trace is not None else None, stage=session.view.stage,
                                 replay=want, compare=compare, main_label=main_label, title=title)
 
 

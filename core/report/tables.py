@@ -20,10 +20,10 @@ def _unit(unit: str) -> str:
 
 
 def file_facts(rep) -> Table:
-    info = rep.info
-    rows = [["path", rep.path], ["format", info.get("format", "")]]
-    if rep.file_bytes is not None:
-        rows.append(["size", f"{rep.file_bytes:,} bytes"])
+    info = rep.source.info
+    rows = [["path", rep.source.path], ["format", info.get("format", "")]]
+    if rep.source.file_bytes is not None:
+        rows.append(["size", f"{rep.source.file_bytes:,} bytes"])
     rows += [["conversations", len(info.get("conversations", []))], ["messages", info.get("messages", 0)],
              ["real compactions", info.get("compactions", 0)]]
     return Table(["", ""], rows)
@@ -35,14 +35,14 @@ def conversations(rep) -> Table:
                  [[c["index"], clip(c.get("title") or "(untitled)", 80), c["messages"], c["dialect"],
                    c.get("model") or "", f'{c["tool_pairs"]:,} ({c["complete_pairs"]:,})', len(c["segments"]),
                    len(c["events"]), (c.get("usage") or {}).get("calls", "")]
-                  for c in rep.info.get("conversations", [])], frozenset({0, 2, 6, 7, 8}))
+                  for c in rep.source.info.get("conversations", [])], frozenset({0, 2, 6, 7, 8}))
 
 
 def real_compactions(rep) -> Table:
     return Table(["conversation", "before message", "kind", "trigger", "preTokens", "postTokens", "where"],
                  [[c["index"], e["message_index"], e["kind"], e.get("trigger") or "", e.get("pre_tokens") or "",
                    e.get("post_tokens") or "", e.get("where") or ""]
-                  for c in rep.info.get("conversations", []) for e in c["events"]], frozenset({0, 1, 4, 5}))
+                  for c in rep.source.info.get("conversations", []) for e in c["events"]], frozenset({0, 1, 4, 5}))
 
 
 def usage(rep) -> Table:
@@ -50,7 +50,7 @@ def usage(rep) -> Table:
             "peak_context_tokens", "last_context_tokens")
     return Table(["conversation", "calls", "input", "output", "cache write", "cache read", "peak context",
                   "last context"],
-                 [[c["index"]] + [c["usage"][k] for k in keys] for c in rep.info.get("conversations", [])
+                 [[c["index"]] + [c["usage"][k] for k in keys] for c in rep.source.info.get("conversations", [])
                   if c.get("usage")], frozenset(range(8)))
 
 
@@ -59,7 +59,7 @@ def run_facts(rep) -> Table:
     chosen = f" ({rep.strategy_reason})" if rep.strategy_reason else ""
     thr = f"{num(rep.threshold)} {_unit(rep.threshold_unit)}" if rep.threshold is not None else "none"
     return Table(["", ""], [["strategy", f"{s.name}: {s.title}{chosen}"], ["what it is", s.description],
-                            ["ran over", rep.scope],
+                            ["ran over", rep.source.scope],
                             ["layers", " \u2192 ".join(st.layer for st in tr.steps) or "(none)"], ["threshold", thr],
                             ["estimators", f"size: {tr.size_estimator}; tokens: {tr.token_estimator}"]])
 

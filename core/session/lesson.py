@@ -234,7 +234,7 @@ def _roots(session) -> dict:
     from compactscope.core.analysis.explain import placeholder_of  # noqa: F401 - documented root helpers below
     return {
         "step": lambda name: _step(session.trace, name),
-        "variant": lambda name: _step(session.variant_run().trace if session.variant_run() else None, name),
+        "variant": lambda name: _step(session.view.variant_run().trace if session.view.variant_run() else None, name),
     }
 
 
@@ -262,15 +262,15 @@ def probe(session, path: str) -> Any:
             raise ProbeError(f"{path}: name a layer after {head}.")
         obj: Any = _roots(session)[head](parts.pop(0))
     elif head == "lost":
-        obj = session.lost()
+        obj = session.view.lost()
     elif head == "replay":
-        obj = session.replay_result
+        obj = session.replay.replay_result
         if obj is None:
             raise ProbeError("no replay (the slide's tab is not the timeline?)")
     elif head == "view":
-        obj = session.stage_view()
+        obj = session.view.stage_view()
     elif head in ("params", "trace", "stage"):
-        obj = getattr(session, head)
+        obj = {"params": session.setup.params, "trace": session.trace, "stage": session.view.stage}[head]
     else:
         raise ProbeError(f"{path}: unknown root {head!r} (step, variant, lost, replay, view, params, trace, stage)")
     for seg in parts:

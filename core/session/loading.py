@@ -1,0 +1,123 @@
+"""Loading a file for the window in the background (a preview of its start first), and the cyclic GC paused
+while a worker builds a big long-lived result."""
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from compactscope.core.analysis import present
+
+
+BACKGROUND_LOAD_BYTES = 4_000_000      # a file this big loads in the background (the window stays live)
+
+
+_GC_LOCK = threading.Lock()
+
+
+INFER_LOCK = threading.Lock()         # Session._infer's cache is written by the load's worker too
+
+
+_GC_PAUSES = [0, True]                 # [workers inside gc_paused(), whether the GC was on before the first]
+
+
+@contextmanager
+def gc_paused():
+    """The cyclic GC off while a worker builds a big result, what it built frozen out of the GC after.
+    A full collection walks every tracked object, the lists of 100k messages each step holds among
+    them, with the interpreter lock held: in a worker that is a stall of the window's thread (0.6 s at
+    100k messages) and most of an alignment's time. What a pipeline run or a load builds is long-lived
+    and acyclic (messages, lists, rows), so it is frozen like the loaded transcript; the memory of
+    the objects frozen is still freed when they are dropped. (Not freezing would leave every object
+    made meanwhile, by any thread, to one collection of the youngest generation when the GC is back on:
+    0.14-0.23 s with the interpreter lock held after a hermes cross-check at 100k messages.)"""
+    with _GC_LOCK:
+        if _GC_PAUSES[0] == 0:
+            _GC_PAUSES[1] = gc.isenabled()
+            gc.disable()
+        _GC_PAUSES[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES[0] -= 1
+            if _GC_PAUSES[0] == 0:
+                gc.freeze()
+                if _GC_PAUSES[1]:
+                    gc.enable()
+
+
+# The start of a big JSONL file, shown while the whole file loads: a few screens of rows (the 10k bench
+# session: 176 messages). Less to prepare and show beside the loading worker than 1 MB (578 messages): the
+# open's longest stall at 10k went 80-101 -> 65-67 ms. Files whose first lines are longer are read on up to
+# PREVIEW_MAX_BYTES, so that a preview still has lines.
+PREVIEW_BYTES = 300_000
+
+
+PREVIEW_MAX_BYTES = 1_000_000
+
+
+def load_for_view(path: str, state=None, prepare=None):
+    """Load a file in the background: first its start (a JSONL file cut at a line: its first messages,
+    posted as a partial result so the list shows rows at once), then the whole file, with what the first
+    views draw of it (block sizes, the message metadata by identity, and what ``prepare(conversation)``
+    makes: ``Session._prepare``) computed here too."""
+    from compactscope.core.loaders import load
+    if state is not None:
+        preview = read_preview(path)
+        if preview is not None and not state.cancel.is_set():
+            made_for_view(preview)
+            state.set_partial_result(preview)
+    # out of the cyclic GC (see _loaded): a collection that walks 100k+ loaded objects in this thread
+    # holds the interpreter for seconds, and the window with it
+    with gc_paused():
+        result = load(path)
+        for conv in result.conversations[:1]:
+            made_for_view(conv, prepare)
+    return result
+
+
+def made_for_view(conv, prepare=None) -> None:
+    """What the first views of a conversation draw of it, made in the load's worker: the message metadata by
+    identity, the chart's block sizes, and ``prepare(conv)`` (``Session._prepare``)."""
+    conv.meta_by_identity()
+    present.shown(len(conv.messages))
+    present.size_bars(conv.history())
+    if prepare is not None:
+        prepare(conv)
+
+
+def read_preview(path: str):
+    """The conversation in the first ``PREVIEW_BYTES`` of a JSONL file, or up to ``PREVIEW_MAX_BYTES`` when its
+    first two lines are longer (None for another format or when that part does not load on its own)."""
+    import tempfile
+    from compactscope.core.loaders import load
+    try:
+        with open(path, "rb") as f:
+            head = f.read(max(PREVIEW_BYTES, PREVIEW_MAX_BYTES))
+        cut = head.rfind(b"\n", 0, PREVIEW_BYTES)
+        if cut <= 0 or b"\n" not in head[:cut]:
+            cut = head.rfind(b"\n")
+        if cut <= 0 or not head.lstrip().startswith(b"{") or b"\n" not in head[:cut]:
+            return None
+        fd, tmp = tempfile.mkstemp(prefix="compactscope-preview-", suffix=Path(path).suffix or ".jsonl")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(head[:cut + 1])
+            res = load(tmp)
+        finally:
+            os.unlink(tmp)
+        conv = res.conversations[0] if res.conversations else None
+        return conv if conv is not None and conv.messages else None
+    except Exception:  # noqa: BLE001 - a preview is a courtesy: the real load says what is wrong
+        return None
+
+
+def checked_verdict(cross_check, trace):
+    """A cross-check's verdict, made with the cyclic GC paused: hermes's copies every message it compares
+    (copy.deepcopy), and the full collections that many new objects set off held the interpreter lock ~0.1 s
+    each (UI stalls at 100k messages). The copies are dropped (by reference count) when it returns."""
+    with gc_paused():
+        return cross_check.run(trace)
