@@ -30,6 +30,7 @@ from compactscope.core.pipeline.trace import (
     SameOrigin,
 )
 from compactscope.core.layers import hermes_rules as R
+from compactscope.core.layers import hermes_summary as S
 from compactscope.core.layers import base as roles
 from compactscope.core.layers.base import Layer, LayerContext
 from compactscope.core.i18n import english as words
@@ -281,7 +282,7 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     v.update(turns=len(turns), iterative=bool(previous))
     b = _budgets(ctx)
     budget = R.summary_budget(turns, b.max_summary_tokens, ctx.meter)
-    focus = ctx.p("focus_topic", "") or R.auto_focus(messages)
+    focus = ctx.p("focus_topic", "") or S.auto_focus(messages)
     v["summary_budget_tokens"] = budget
     state: dict = {PREVIOUS: previous}
     text = reason = None
@@ -290,8 +291,8 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     if ctx.state.get(COOLDOWN, 0) > _now(ctx) and ctx.p("trigger", "threshold") != "always":
         reason, kind = None, "cooldown"
     else:
-        prompt = LazyPrompt(lambda: R.summary_prompt_pieces(turns, previous, budget, focus))
-        req = SummaryRequest(prompt, tuple(turns), R.SUMMARY_SYSTEM,
+        prompt = LazyPrompt(lambda: S.summary_prompt_pieces(turns, previous, budget, focus))
+        req = SummaryRequest(prompt, tuple(turns), S.SUMMARY_SYSTEM,
                              budget, "hermes_compress", {"focus": focus, "iterative": bool(previous)})
         try:
             res = ctx.summarizer.summarize(req, ctx.cancel)
@@ -315,7 +316,7 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
             state[PASS] = None
             return LayerOutput(messages, list(range(n)), [], v, "summary failed: compaction aborted, messages kept",
                                error=f"summary failed ({kind or 'error'}): {reason}", state=state, triggered=False)
-        text = R.fallback_summary(turns, reason, bool(previous))
+        text = S.fallback_summary(turns, reason, bool(previous))
         v["fallback"] = True
         info = {"summarizer": "hermes deterministic fallback", "cached": False, "chars": len(text),
                 "reason": reason or kind}
