@@ -322,8 +322,7 @@ class _Reader:
         self.pending_reply = None
         seg_start = self.segments[-1]
         before = len(it.msgs) - seg_start
-        pre = next((it.meta[i].extra.get("total_tokens") for i in range(len(it.msgs) - 1, seg_start - 1, -1)
-                    if it.msgs[i].get("role") == "assistant" and it.meta[i].usage is not None), None)
+        reported, since = self._figure_before(seg_start)
         start = len(it.msgs)
         hist = p.get("replacement_history")
         if isinstance(hist, list):
@@ -335,6 +334,8 @@ class _Reader:
         summary = self._mark_copies(start, message)
         extra: dict = {"messages_before": before, "messages_after": len(it.msgs) - start, "timestamp": ts,
                        "phase": "mid_turn" if self.after_output else "between turns"}
+        if reported is not None:
+            extra.update(reported_total_before=reported, estimated_since=since)
         for k in ("window_number", "compaction_response_id"):
             if isinstance(p.get(k), (int, str)):
                 extra[k] = p[k]
@@ -345,11 +346,21 @@ class _Reader:
             if reply.get("usage") is not None:
                 extra["summary_call"] = {"usage": reply["usage"]}
         self.events.append(CompactionEvent("codex", start, "auto" if self.after_output else None,
-                                           pre if isinstance(pre, int) else None, None, summary,
+                                           reported + since if reported is not None else None, None, summary,
                                            Provenance(self.path, n, note="compacted"), extra))
         if start < len(it.msgs):
             self.segments.append(start)
         self.after_output = False
+
+    def _figure_before(self, seg_start: int) -> tuple[int | None, int]:
+        """What Codex checked before compacting: the last response's reported ``total_tokens`` and its estimate of
+        the items recorded after it (tool outputs)."""
+        it = self.items
+        for i in range(len(it.msgs) - 1, seg_start - 1, -1):
+            total = it.meta[i].extra.get("total_tokens")
+            if it.msgs[i].get("role") == "assistant" and isinstance(total, int):
+                return total, sum(R.message_tokens(m) for m in it.msgs[i + 1:])
+        return None, 0
 
     def _reply_in_history(self, message: str) -> dict | None:
         """Older CLIs: the compaction's answer is the last assistant message, its text the summary's suffix."""
