@@ -137,8 +137,9 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
                                      state={PASS: None})
     fires = forced or (lim is not None and total >= lim)
     limit_words = _fmt(lim) if lim is not None else "no limit"
-    edit = Edit(BOUNDARY, f"total_usage_tokens {_fmt(total)} {'>=' if fires and not forced else '<'} "
-                          f"auto_compact_limit {limit_words}: {how}", var="total_usage_tokens", new=total)
+    op = ">=" if lim is not None and total >= lim else "<"
+    edit = Edit(BOUNDARY, f"total_usage_tokens {_fmt(total)} {op} auto_compact_limit {limit_words}: {how}",
+                var="total_usage_tokens", new=total)
     if not fires:
         return LayerOutput.unchanged(messages, f"under the limit: {_fmt(total)} < {limit_words} tokens", edits=[edit],
                                      vars=v, triggered=False, state={PASS: None})

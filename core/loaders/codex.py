@@ -127,7 +127,7 @@ class _Items:
 
     def _assistant(self, prov: Provenance, ts: float | None, uid: Any) -> tuple[dict, MessageMeta]:
         if self.open is None:
-            self.msgs.append({"role": "assistant", "content": ""})
+            self.msgs.append({"role": "assistant", "content": None})
             self.meta.append(MessageMeta(prov, ts, uuid=uid if isinstance(uid, str) else None))
             self.open = len(self.msgs) - 1
         mm = self.meta[self.open]
@@ -175,6 +175,8 @@ class _Items:
             msg, mm = self._assistant(prov, ts, uid)
             text = _content(item.get("content"), True)
             msg["content"] = (msg["content"] + "\n\n" + text) if msg["content"] and text else (msg["content"] or text)
+            if not msg["content"] and not msg.get("tool_calls"):
+                msg["content"] = ""
             if uid and mm.uuid is None:
                 mm.uuid = uid
             return None
