@@ -63,14 +63,14 @@ class CodexTokens:
     def __init__(self):
         self._meta: dict = {}
 
-    def bind(self, conversation, meter=None) -> None:
+    def bind(self, conversation: Any, meter: Any = None) -> None:
         fn = getattr(conversation, "meta_by_identity", None)
         self._meta = fn() if callable(fn) else {}
 
-    def _figure(self, m, meter=None) -> int:
+    def _figure(self, m: Any, meter: Any = None) -> int:
         return R.message_tokens(m)
 
-    def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
+    def tokens(self, messages: list, meter: Any = None, *, system: Any = None, tools: Any = None) -> int:
         at, reported = last_reported(messages, self._meta)
         if at is not None and reported is not None:
             return reported + sum(self._size(m, meter) for m in messages[at + 1:])
@@ -78,7 +78,7 @@ class CodexTokens:
             sum(map(R.message_tokens, messages))
         return total + system_tokens(system)
 
-    def _size(self, m, meter) -> int:
+    def _size(self, m: Any, meter: Any) -> int:
         return meter.figure(m, self.figure_name, self._figure) if meter is not None else R.message_tokens(m)
 
 
@@ -106,8 +106,8 @@ def last_reported(messages: list, meta: dict) -> tuple[int | None, int | None]:
         if m.get("role") != "assistant":
             continue
         mm = meta.get(id(m))
-        u = getattr(mm, "usage", None)
-        if u is None:
+        u = mm.usage if mm is not None else None
+        if mm is None or u is None:
             continue
         total = mm.extra.get("total_tokens") if isinstance(mm.extra, dict) else None
         return i, int(total) if isinstance(total, int) else u.context_tokens + u.output_tokens
@@ -196,7 +196,8 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     v = {"request_items": len(history) + 1, "tools": 0, "request_kind": "compaction", "estimated_request_tokens": total,
          "dropped_oldest": dropped, "summarised_until": end}
     shown = [m for m in history if not R.is_initial_context(m)]
-    req = SummaryRequest(LazyPrompt(lambda: _request_pieces(history)), tuple(shown), ctx.system
+    prompt: Any = LazyPrompt(lambda: _request_pieces(history))       # (SummaryRequest reads a lazy prompt)
+    req = SummaryRequest(prompt, tuple(shown), ctx.system
                          if isinstance(ctx.system, str) else None, int(ctx.p("summary_max_tokens", 2000)),
                          "codex_compact", {"request_kind": "compaction", "tools": 0})
     try:

@@ -40,9 +40,10 @@ COMPACT_PROMPT = (PROMPT_OPENING + " Write a handoff summary for another model t
                   "and any data needed to continue. Be concise and structured.")
 NO_SUMMARY = "(no summary available)"
 # Codex's own context messages in the user role (event_mapping: not the user's words, never kept as a prompt)
-CONTEXTUAL_OPENINGS = ("<environment_context>", "<user_instructions>", "# agents.md instructions", "<user_shell_command>",
-                       "<turn_aborted>", "<subagent_notification>", "<skills_instructions>", "<collaboration_mode>",
-                       "<permissions instructions>", "<model_switch>", "<personality_spec>", "<apps_instructions>")
+CONTEXTUAL_OPENINGS = ("<environment_context>", "<user_instructions>", "# agents.md instructions",
+                       "<user_shell_command>", "<turn_aborted>", "<subagent_notification>", "<skills_instructions>",
+                       "<collaboration_mode>", "<permissions instructions>", "<model_switch>", "<personality_spec>",
+                       "<apps_instructions>")
 
 
 def limit(auto_compact_token_limit: int | None, context_window: int | None) -> int | None:

@@ -232,7 +232,7 @@ class _Reader:
         ts = parse_timestamp(rec.get("timestamp"))
         getattr(self, "_" + t)(n, payload, ts, rec)
 
-    def _session_meta(self, n, p, ts, rec) -> None:
+    def _session_meta(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         if not self.session:
             self.session = {k: p[k] for k in ("id", "session_id", "cwd", "originator", "cli_version", "source",
                                               "model_provider", "timestamp") if isinstance(p.get(k), (str, int))}
@@ -241,7 +241,7 @@ class _Reader:
             if isinstance(text, str):
                 self.session["base_instructions"] = text
 
-    def _turn_context(self, n, p, ts, rec) -> None:
+    def _turn_context(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         if isinstance(p.get("model"), str):
             self.model = p["model"]
         keep = {k: v for k, v in p.items() if k in ("model", "cwd", "approval_policy", "sandbox_policy", "effort",
@@ -250,10 +250,10 @@ class _Reader:
         self.turn = keep
         self.turn["line"] = n
 
-    def _world_state(self, n, p, ts, rec) -> None:
+    def _world_state(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         return None
 
-    def _response_item(self, n, p, ts, rec) -> None:
+    def _response_item(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         md = rec.get("metadata")
         if isinstance(md, dict) and md.get("compaction_output") is True:
             self.items.close()
@@ -266,7 +266,7 @@ class _Reader:
         elif p.get("type") in OUTPUT_ITEMS or p.get("type") == "message" and p.get("role") == "user":
             self.after_output = p.get("type") in OUTPUT_ITEMS
 
-    def _token_usage_record(self, n, p, ts, rec) -> None:
+    def _token_usage_record(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         self.usage_records = True
         self._take_usage(_usage(p.get("usage")))
 
@@ -285,10 +285,10 @@ class _Reader:
             it.meta[k].extra["total_tokens"] = got[1]
         it.close()
 
-    def _event_msg(self, n, p, ts, rec) -> None:
+    def _event_msg(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         t = p.get("type")
         if t == "token_count":
-            info = p.get("info") if isinstance(p.get("info"), dict) else {}
+            info = _obj(p.get("info"))
             w = info.get("model_context_window")
             if isinstance(w, int) and not isinstance(w, bool) and w > 0:
                 self.window = w
@@ -298,7 +298,7 @@ class _Reader:
             if not self.usage_records:
                 self._take_usage(last)
         elif t == "item_completed":
-            item = p.get("item") if isinstance(p.get("item"), dict) else {}
+            item = _obj(p.get("item"))
             if item.get("type") == "ContextCompaction" and self.events:
                 self.events[-1].extra.setdefault("context_compaction_item", item.get("id"))
         elif t == "context_compacted" and self.events:
@@ -316,10 +316,11 @@ class _Reader:
         return False
 
     # a compaction
-    def _compacted(self, n, p, ts, rec) -> None:
+    def _compacted(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         it = self.items
         it.close()
-        message = p.get("message") if isinstance(p.get("message"), str) else ""
+        raw = p.get("message")
+        message = raw if isinstance(raw, str) else ""
         reply = self.pending_reply or self._reply_in_history(message)
         self.pending_reply = None
         seg_start = self.segments[-1]
@@ -458,6 +459,10 @@ class _Reader:
         title = str(s.get("id") or s.get("session_id") or "")
         return Conversation(it.msgs, OPENAI, s.get("base_instructions"), None, self.model, title, self.path, FORMAT,
                             it.meta, self.events, self.problems, extra, self.segments)
+
+
+def _obj(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
 
 
 def _key(m: dict) -> str:

@@ -9,6 +9,7 @@ else the limit implied by where it compacted and where it did not.
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from pathlib import Path
 
 from ..layers import codex_rules as R
@@ -72,7 +73,7 @@ def _evidence(conversation) -> tuple[list, list]:
     msgs, meta = conversation.messages, conversation.meta
     starts = sorted(set(conversation.segments or [0]) | {0, len(msgs)})
     fired, quiet = [], []
-    for a, b in zip(starts, starts[1:]):
+    for a, b in pairwise(starts):
         seg = msgs[a:b]
         for k, m in enumerate(seg):
             if m.get("role") != "assistant" or not m.get("tool_calls"):
