@@ -472,3 +472,23 @@ def test_before_a_turn_the_new_prompt_follows_the_compaction():
     out = tr.output
     assert R.text_of(out[-1]) == "and now this" and R.is_summary(out[2])
     assert [R.text_of(m)[:8] for m in out[:2]] == ["prompt 0", "prompt 1"]
+
+
+def test_a_rollout_being_written_is_followed_through_its_compaction(tmp_path):
+    from compactscope.core.follow import Follower
+    repl = [_msg("developer", "<permissions instructions>p</permissions instructions>"),
+            _msg("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+            _msg("user", "fix the bug", "u1"), _msg("user", R.SUMMARY_PREFIX + "\nSUM")]
+    lines = _session(*_tool_round(0, 500), *_compacted(repl), *_tool_round(1, 900))
+    cut = next(i for i, x in enumerate(lines) if '"compacted"' in x)
+    p = tmp_path / "rollout.jsonl"
+    p.write_text("\n".join(lines[:cut]) + "\n" + lines[cut][:40], encoding="utf-8")    # a half-written line
+    f = Follower(p)
+    first = f.poll(force=True)
+    assert first.result is not None and first.partial and not first.result.main.events
+    assert not first.result.problems                 # the unfinished line is not reported as broken
+    with p.open("a", encoding="utf-8") as out:
+        out.write(lines[cut][40:] + "\n" + "\n".join(lines[cut + 1:]) + "\n")
+    later = f.poll()
+    conv = later.result.main
+    assert len(conv.events) == 1 and conv.segments == [0, 5] and len(call_indices(conv)) == 2
