@@ -492,3 +492,13 @@ def test_a_rollout_being_written_is_followed_through_its_compaction(tmp_path):
     later = f.poll()
     conv = later.result.main
     assert len(conv.events) == 1 and conv.segments == [0, 5] and len(call_indices(conv)) == 2
+
+
+def test_right_after_a_compaction_the_turn_goes_on_without_a_check():
+    msgs, _ = _turns(1)
+    compacted = msgs[:3] + [{"role": "user", "content": R.SUMMARY_PREFIX + "\nS"}]
+    check = _engine_run(compacted, {"model_auto_compact_token_limit": 1}).steps[0]
+    assert check.vars["phase"] is None and not check.triggered and "just compacted" in check.note
+    nxt = compacted + [{"role": "user", "content": "a new request"}]
+    check = _engine_run(nxt, {"model_auto_compact_token_limit": 1}).steps[0]
+    assert check.vars["phase"] == "pre_turn" and check.triggered

@@ -85,9 +85,14 @@ class CodexTokens:
 # ------------------------------------------------------------------ 1. the token check
 def _phase(messages: list) -> tuple[str | None, int | None]:
     """When Codex checks before this request: mid turn (the last response called tools and only their outputs
-    came since), before a user turn (a user message came since), or not at all (the last response ended its turn),
-    with the index of the last response."""
+    came since), before a user turn (a user message came since), or not at all (the last response ended its turn;
+    or a compaction just replaced the history and the turn goes on with the next request), with the index of
+    the last response."""
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    summary = next((i for i in range(len(messages) - 1, -1, -1) if R.is_summary(messages[i])), None)
+    if summary is not None and (last is None or last < summary):
+        after_summary = messages[summary + 1:]
+        return (PRE_TURN if any(R.is_user_prompt(m) for m in after_summary) else None), last
     after = messages[last + 1:] if last is not None else messages
     if any(m.get("role") == "user" for m in after) or last is None:
         return PRE_TURN, last
@@ -132,9 +137,11 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
     if forced:
         phase = MANUAL
     elif phase is None:
-        return LayerOutput.unchanged(messages, "no check: the last response ended its turn (Codex checks before a "
-                                               "follow-up request or a new user turn)", vars=v, triggered=False,
-                                     state={PASS: None})
+        why = ("no check: the history was just compacted, and the turn goes on with the next request" if last is None
+               or any(R.is_summary(m) for m in messages[last + 1:]) else
+               "no check: the last response ended its turn (Codex checks before a follow-up request or a new user "
+               "turn)")
+        return LayerOutput.unchanged(messages, why, vars=v, triggered=False, state={PASS: None})
     fires = forced or (lim is not None and total >= lim)
     limit_words = _fmt(lim) if lim is not None else "no limit"
     op = ">=" if lim is not None and total >= lim else "<"
