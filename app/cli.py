@@ -264,7 +264,8 @@ def cmd_info(args) -> int:
         contexts = f" in {len(c['segments'])} contexts" if len(c.get("segments") or []) > 1 else ""
         print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {count(c['messages'], 'message')}{copies}{contexts} "
               f"({c['dialect']}), {count(c['tool_pairs'], 'tool pair')} ({c['complete_pairs']} complete)"
-              + (f", model {c['model']}" if c.get("model") else ""))
+              + (f", model {c['model']}" if c.get("model") else "")
+              + (f", written by {c['agent']}" if c.get("agent") else ""))
         for e in c["events"]:
             what = " ".join(str(e[k]) for k in ("kind", "type", "mode", "strategy") if e.get(k))
             held = [f"{k}={e[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))

@@ -30,6 +30,9 @@ RUNS = [  # (example, strategy, params, order)
     ("long_session.json", "inspect_edit", {}, None),
     ("long_session.json", "inspect_trim", {}, None),
     ("long_session.json", "inspect_summary", {}, None),
+    ("long_session.json", "codex", {}, None),
+    ("long_session.json", "codex", {"model_auto_compact_token_limit": 2000}, None),
+    ("short_session.json", "codex", {"trigger": "always"}, None),
 ]
 
 

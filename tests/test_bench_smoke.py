@@ -30,6 +30,7 @@ SMALL = {
     "bench_report.py": ["--runs", "1"],
     "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],
     "bench_fuzz.py": ["--inputs", "20", "--workers", "1"],
+    "make_codex_sessions.py": ["--out", "{tmp}/codex", "--server-only", "--requests", "3"],
 }
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py"}
 

@@ -25,6 +25,7 @@ from compactscope.core.loaders.base import (
 
 # Tried in order: the most specific formats first.
 _MODULES = [
+    "codex",
     "claude_code",
     "recording",
     "inspect",
@@ -54,9 +55,16 @@ def detect(path: str | Path) -> str:
     raise LoadError(str(path), 0, probe.describe_unknown())
 
 
+def not_transcript(path: str | Path) -> str:
+    """Why the file at ``path`` is no transcript (a text document, an HTTP request log), "" when it may be one."""
+    from compactscope.core.loaders.side_files import kind
+    return kind(read_probe(path))
+
+
 def load(path: str | Path) -> LoadResult:
     """Load any supported file. Raises ``LoadError`` (with file and line) and nothing else."""
     probe = read_probe(path)
+    _refuse_side_file(probe)
     for mod in _loaders():
         if mod.sniff(probe):
             try:
@@ -71,6 +79,12 @@ def load(path: str | Path) -> LoadResult:
             except Exception as e:  # a loader bug must still not show the user a traceback
                 raise LoadError(str(path), 0, f"could not read it as {mod.FORMAT}: {type(e).__name__}: {e}") from e
     _raise_unknown(probe)
+
+
+def _refuse_side_file(probe: Probe) -> None:
+    from compactscope.core.loaders.side_files import REQUEST_LOG, kind
+    if kind(probe) == REQUEST_LOG:
+        raise LoadError(str(probe.path), 0, REQUEST_LOG)
 
 
 def _raise_unknown(probe: Probe):
@@ -94,4 +108,4 @@ def _raise_unknown(probe: Probe):
     raise LoadError(str(probe.path), 0, probe.describe_unknown())
 
 
-__all__ = ["load", "detect", "LoadError", "Probe", "read_probe"]
+__all__ = ["load", "detect", "not_transcript", "LoadError", "Probe", "read_probe"]

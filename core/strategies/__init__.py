@@ -29,7 +29,7 @@ from compactscope.core.strategies.plugin import ANY, PluginError, looks_like_plu
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
             "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
-            "inspect_summary": ("inspect", "INSPECT_SUMMARY")}
+            "inspect_summary": ("inspect", "INSPECT_SUMMARY"), "codex": ("codex", "CODEX")}
 _cache: dict[str, Strategy] = {}
 
 

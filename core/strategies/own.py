@@ -25,7 +25,7 @@ FALLBACK = "s08"
 # the agent whose pipeline a built-in strategy is (the rule below, read the other way); any other strategy (s08,
 # the course pipeline; a plugin) is no agent's and fits every file; Compactscope's agent runs any of them
 AGENTS = {"claude_code": "Claude Code", "hermes": "Hermes agent", "inspect_edit": "Inspect AI",
-          "inspect_trim": "Inspect AI", "inspect_summary": "Inspect AI"}
+          "inspect_trim": "Inspect AI", "inspect_summary": "Inspect AI", "codex": "Codex CLI"}
 RUNS_ANY = "Compactscope's agent"
 OWN = "the file's own pipeline"
 BY_OPTION = "with --strategy"                  # how a command's user chose (the window: WINDOW)
@@ -159,6 +159,9 @@ def own_strategy(source) -> Own:
     if fmt in ("hermes-session", "hermes-db"):
         return Own("hermes", "Hermes agent", "a Hermes agent " + ("session" if fmt == "hermes-session" else
                                                                   "state database"))
+    if fmt == "codex-rollout":
+        version = (getattr(conv, "extra", None) or {}).get("cli_version")
+        return Own("codex", "Codex CLI", "a Codex CLI session" + (f" (codex-cli {version})" if version else ""))
     if fmt == "inspect-log":
         kind = _inspect_kind(convs)
         if kind:

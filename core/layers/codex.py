@@ -1,0 +1,292 @@
+"""OpenAI Codex CLI's local auto-compaction (codex-cli 0.171.0, ``codex-rs/core/src/compact.rs``) as three
+traced layers over OpenAI chat messages (the Codex loader's dialect):
+
+    codex_token_check -> codex_compact_request -> codex_build_history
+
+* ``codex_token_check``: Codex's figure before the next request (the last reported ``total_tokens`` plus its
+  bytes/4 estimate of what was added since) against ``min(model_auto_compact_token_limit, 90% of
+  model_context_window)``; checked mid turn (the last response called tools) and before a user turn;
+* ``codex_compact_request``: the request Codex sends to compact: the history plus the compaction prompt as the
+  last user message, no tools (its output is that request's input list); the summary comes from the
+  session's summarizer (offline by default). When the request itself is estimated over the window, the oldest
+  item is dropped until it fits (Codex retries so on ContextWindowExceeded);
+* ``codex_build_history``: the new history: the user's prompts within the 20k-token budget, the summary
+  behind ``SUMMARY_PREFIX``, and (mid turn) the initial context before the last prompt.
+
+The rules are in ``codex_rules``. The phases hand data on through the pipeline state ``codex_pass``, cleared
+by the last layer.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
+from compactscope.core.pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
+from compactscope.core.layers import base as roles
+from compactscope.core.layers import codex_rules as R
+from compactscope.core.layers.base import Layer, LayerContext
+
+CODEX_VERSION = "0.171.0"
+PASS = "codex_pass"
+MID_TURN, PRE_TURN, MANUAL = "mid_turn", "pre_turn", "manual"
+
+
+def _fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+def threshold(params: dict) -> int:
+    """Where the strategy compacts (charts, replay): Codex's auto-compact limit for these parameters."""
+    lim = R.limit(int(params.get("model_auto_compact_token_limit", 0) or 0),
+                  int(params.get("model_context_window", 0) or 0))
+    return lim if lim is not None else 2 ** 53
+
+
+def system_tokens(system: Any) -> int:
+    if isinstance(system, str):
+        return R.approx_tokens(system)
+    if isinstance(system, list):
+        return sum(R.approx_tokens(p.get("text", "")) for p in system if isinstance(p, dict))
+    return 0
+
+
+class CodexTokens:
+    """The strategy's token estimator: Codex's own figure for a history (``get_total_token_usage``). Bound to a
+    recorded session (``bind``, as the engine does), it is the ``total_tokens`` the last response in the list
+    reported plus Codex's estimate of each item after it (its JSON bytes / 4, rounded up); with no reported
+    response after the last summary, the estimate of every item plus the base instructions (what Codex writes
+    right after a compaction). Reading the recorded usage itself, it is never calibrated on top."""
+    name = "Codex's figure: last reported total + item JSON bytes / 4 since"
+    anchors_on_usage = True
+    figure_name = "codex_item_tokens"
+
+    def __init__(self):
+        self._meta: dict = {}
+
+    def bind(self, conversation: Any, meter: Any = None) -> None:
+        fn = getattr(conversation, "meta_by_identity", None)
+        self._meta = fn() if callable(fn) else {}
+
+    def _figure(self, m: Any, meter: Any = None) -> int:
+        return R.message_tokens(m)
+
+    def tokens(self, messages: list, meter: Any = None, *, system: Any = None, tools: Any = None) -> int:
+        at, reported = last_reported(messages, self._meta)
+        if at is not None and reported is not None:
+            return reported + sum(self._size(m, meter) for m in messages[at + 1:])
+        total = meter.total(messages, self.figure_name, self._figure) if meter is not None else \
+            sum(map(R.message_tokens, messages))
+        return total + system_tokens(system)
+
+    def _size(self, m: Any, meter: Any) -> int:
+        return meter.figure(m, self.figure_name, self._figure) if meter is not None else R.message_tokens(m)
+
+
+# ------------------------------------------------------------------ 1. the token check
+def _phase(messages: list) -> tuple[str | None, int | None]:
+    """When Codex checks before this request: mid turn (the last response called tools and only their outputs
+    came since), before a user turn (a user message came since), or not at all (the last response ended its turn;
+    or a compaction just replaced the history and the turn goes on with the next request), with the index of
+    the last response."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    summary = next((i for i in range(len(messages) - 1, -1, -1) if R.is_summary(messages[i])), None)
+    if summary is not None and (last is None or last < summary):
+        after_summary = messages[summary + 1:]
+        return (PRE_TURN if any(R.is_user_prompt(m) for m in after_summary) else None), last
+    after = messages[last + 1:] if last is not None else messages
+    if any(m.get("role") == "user" for m in after) or last is None:
+        return PRE_TURN, last
+    if messages[last].get("tool_calls") and after:
+        return MID_TURN, last
+    return None, last
+
+
+def last_reported(messages: list, meta: dict) -> tuple[int | None, int | None]:
+    """(index, total_tokens) of the last response whose usage the file reports (``meta``: id(message) -> its
+    MessageMeta), after the last summary (a compaction resets Codex's figure to its estimate)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if R.is_summary(m):
+            break
+        if m.get("role") != "assistant":
+            continue
+        mm = meta.get(id(m))
+        u = mm.usage if mm is not None else None
+        if mm is None or u is None:
+            continue
+        total = mm.extra.get("total_tokens") if isinstance(mm.extra, dict) else None
+        return i, int(total) if isinstance(total, int) else u.context_tokens + u.output_tokens
+    return None, None
+
+
+def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
+    phase, last = _phase(messages)
+    lim = R.limit(int(ctx.p("model_auto_compact_token_limit", 0) or 0), int(ctx.p("model_context_window", 0) or 0))
+    at, reported = last_reported(messages, ctx.meta)
+    if reported is not None and at is not None:
+        added = sum(R.message_tokens(m) for m in messages[at + 1:])
+        total = reported + added
+        how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
+               f"{_fmt(added)} for the {len(messages) - at - 1} item(s) since")
+    else:
+        added = total = system_tokens(ctx.system) + sum(map(R.message_tokens, messages))
+        how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
+    v = {"phase": phase, "last_reported_total": reported, "reported_at": at, "estimated_since": added,
+         "total_usage_tokens": total, "auto_compact_limit": lim, "last_response": last}
+    forced = ctx.p("trigger", "auto") == "always"
+    if forced:
+        phase = MANUAL
+    elif phase is None:
+        why = ("no check: the history was just compacted, and the turn goes on with the next request" if last is None
+               or any(R.is_summary(m) for m in messages[last + 1:]) else
+               "no check: the last response ended its turn (Codex checks before a follow-up request or a new user "
+               "turn)")
+        return LayerOutput.unchanged(messages, why, vars=v, triggered=False, state={PASS: None})
+    fires = forced or (lim is not None and total >= lim)
+    limit_words = _fmt(lim) if lim is not None else "no limit"
+    op = ">=" if lim is not None and total >= lim else "<"
+    edit = Edit(BOUNDARY, f"total_usage_tokens {_fmt(total)} {op} auto_compact_limit {limit_words}: {how}",
+                var="total_usage_tokens", new=total)
+    if not fires:
+        return LayerOutput.unchanged(messages, f"under the limit: {_fmt(total)} < {limit_words} tokens", edits=[edit],
+                                     vars=v, triggered=False, state={PASS: None})
+    note = "compact now (trigger=always, like /compact)" if forced else \
+        f"compact {'mid turn' if phase == MID_TURN else 'before the turn'}: {_fmt(total)} >= {limit_words} tokens"
+    return LayerOutput.unchanged(messages, note, edits=[edit], vars=v, triggered=True,
+                                 state={PASS: {"phase": phase, "total": total, "limit": lim}})
+
+
+# ------------------------------------------------------------------ 2. the compaction request
+def _trailing_input(messages: list, phase: str) -> int:
+    """Where the history the request summarises ends: before a new turn's own input (pre turn), else the end."""
+    if phase != PRE_TURN:
+        return len(messages)
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), -1)
+    return last + 1 if last >= 0 else len(messages)
+
+
+def _request_pieces(history: list):
+    from compactscope.core.model.text import readable_message_text
+    for m in history:
+        yield f"[{m.get('role')}]\n{readable_message_text(m)}\n\n"
+    yield R.COMPACT_PROMPT
+
+
+def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
+    p = ctx.state.get(PASS)
+    if not p:
+        return LayerOutput.unchanged(messages, "no compaction in this pass")
+    end = _trailing_input(messages, p["phase"])
+    history = messages[:end]
+    edits: list[Edit] = []
+    dropped = 0
+    window = int(ctx.p("model_context_window", 0) or 0)
+    fixed = system_tokens(ctx.system) + R.approx_tokens(R.COMPACT_PROMPT)
+    sizes = [R.message_tokens(m) for m in history]
+    total = fixed + sum(sizes)
+    while window > 0 and total > window and len(history) - dropped > 1:
+        total -= sizes[dropped]
+        dropped += 1
+    if dropped:
+        edits.append(Edit(DROP, f"the compaction request is estimated over the window ({_fmt(window)} tokens): the "
+                                f"{dropped} oldest item(s) removed, as Codex does when the request overflows",
+                          start=0, end=dropped))
+    history = history[dropped:]
+    prompt_msg = {"role": "user", "content": R.COMPACT_PROMPT}
+    out = history + [prompt_msg] + messages[end:]
+    origin: list = list(range(dropped, end)) + [None] + list(range(end, len(messages)))
+    edits.append(Edit(INSERT, "the compaction prompt added as the last user message; the request is sent with no "
+                              "tools, request_kind compaction", out=len(history), new_len=len(R.COMPACT_PROMPT)))
+    if end < len(messages):
+        edits.append(Edit(NOTE, f"the new turn's input ({len(messages) - end} message(s)) is not in the request: it "
+                                "follows the compaction", start=end, end=len(messages)))
+    v = {"request_items": len(history) + 1, "tools": 0, "request_kind": "compaction", "estimated_request_tokens": total,
+         "dropped_oldest": dropped, "summarised_until": end}
+    shown = [m for m in history if not R.is_initial_context(m)]
+    prompt: Any = LazyPrompt(lambda: _request_pieces(history))       # (SummaryRequest reads a lazy prompt)
+    req = SummaryRequest(prompt, tuple(shown), ctx.system
+                         if isinstance(ctx.system, str) else None, int(ctx.p("summary_max_tokens", 2000)),
+                         "codex_compact", {"request_kind": "compaction", "tools": 0})
+    try:
+        res = ctx.summarizer.summarize(req, ctx.cancel)
+    except SummaryError as e:
+        return LayerOutput.unchanged(messages, "the compaction request failed: the history is kept", vars=v,
+                                     error=f"summary failed ({e.kind}): {e}", state={PASS: None}, triggered=False)
+    reply = res.text if isinstance(res.text, str) else str(res.text or "")
+    info = {**res.to_json(), "text": reply}
+    state = {PASS: {**p, "reply": reply, "end": end, "dropped": dropped}}
+    return LayerOutput(out, origin, edits, v, f"compaction request: {len(history) + 1} items, no tools; the summary is "
+                                              f"{_fmt(len(reply))} chars", triggered=True, state=state, summary=info)
+
+
+# ------------------------------------------------------------------ 3. the new history
+def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
+    p = ctx.state.get(PASS)
+    if not p or "reply" not in p:
+        return LayerOutput.unchanged(messages, "no compaction in this pass", state={PASS: None})
+    at_prompt = p["end"] - p.get("dropped", 0)
+    if not (0 <= at_prompt < len(messages) and messages[at_prompt].get("content") == R.COMPACT_PROMPT):
+        return LayerOutput.unchanged(messages, "no compaction request before this layer", state={PASS: None})
+    request, trailing = messages[:at_prompt], messages[at_prompt + 1:]
+    budget = int(ctx.p("user_message_max_tokens", R.COMPACT_USER_MESSAGE_MAX_TOKENS))
+    picked = R.select_user_messages(request, budget)
+    edits: list[Edit] = []
+    new: list = []
+    origin: list = []
+    for i, text, cut in picked:
+        if cut:
+            new.append({"role": "user", "content": text})
+            origin.append(None)
+            edits.append(Edit(NOTE, f"user message {i} cut to the tokens left of the {_fmt(budget)}-token budget",
+                              message=i))
+        else:
+            new.append(request[i])
+            origin.append(i)
+    prompts = sum(1 for m in request if R.is_user_prompt(m))
+    if prompts > len(picked):
+        edits.append(Edit(DROP, f"{prompts - len(picked)} older user message(s) over the {_fmt(budget)}-token budget "
+                                "dropped"))
+    summary = {"role": "user", "content": R.summary_text(p["reply"])}
+    new.append(summary)
+    origin.append(None)
+    ctx_at = R.initial_context(request)
+    context = [request[i] for i in ctx_at]
+    if p["phase"] == MID_TURN:
+        new, at = R.insert_before_last_prompt(new, context)
+        origin = origin[:at] + ctx_at + origin[at:]
+        where = "before the last user message (mid turn)"
+    else:
+        at = len(new)
+        new, origin = new + context, origin + ctx_at
+        where = "after the summary, re-sent for the turn that follows"
+    if trailing:
+        tail = [at_prompt + 1 + k for k, m in enumerate(trailing) if not R.is_initial_context(m)]
+        new, origin = new + [messages[i] for i in tail], origin + tail
+    s_out = new.index(summary)
+    kept = {o for o in origin if o is not None}
+    gone = [i for i in range(len(request)) if i not in kept and not R.is_user_prompt(request[i])]
+    edits.insert(0, Edit(SUMMARY, f"the history [{0}, {len(request)}) replaced by the summary behind Codex's prefix "
+                                  f"({_fmt(len(summary['content']))} chars)", start=0, end=len(request), out=s_out,
+                         new_len=len(summary["content"])))
+    edits.append(Edit(DROP, f"{len(gone)} item(s) dropped: tool calls, tool outputs and assistant messages"
+                      if gone else "nothing else dropped"))
+    edits.append(Edit(INSERT, f"the initial context ({len(context)} message(s)) placed {where}"))
+    v = {"phase": p["phase"], "user_messages_kept": len(picked), "user_message_budget": budget,
+         "initial_context": len(context), "summary_at": s_out, "messages_after": len(new)}
+    return LayerOutput(new, origin, edits, v, f"{len(request)} -> {len(new)} messages: the user's prompts, the "
+                                              f"summary and the initial context", triggered=True, state={PASS: None})
+
+
+LAYERS = {
+    "codex_token_check": Layer("codex_token_check", codex_token_check,
+                               "Codex's check: the last reported total_tokens plus its estimate of the items added "
+                               "since, against min(model_auto_compact_token_limit, 90% of model_context_window)",
+                               label="L1 token check", role=roles.BOUNDARIES),
+    "codex_compact_request": Layer("codex_compact_request", codex_compact_request,
+                                   "the compaction request: the history plus the compaction prompt, no tools; the "
+                                   "summary from the summarizer", llm=True, label="L2 compact request",
+                                   role=roles.SUMMARY),
+    "codex_build_history": Layer("codex_build_history", codex_build_history,
+                                 "the new history: user prompts within 20,000 tokens, the prefixed summary, the "
+                                 "initial context", label="L3 new history", role=roles.ASSEMBLE),
+}
