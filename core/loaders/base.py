@@ -326,6 +326,9 @@ _TOKEN = None
 _NONSPACE = None
 
 
+NUMPY_SCAN_BYTES = 2_000_000      # a document this big is scanned with numpy (~0.1-0.2 s to import)
+
+
 def array_element_lines(data: bytes | str, pattern: tuple) -> dict:
     """1-based line numbers where each element of the arrays at ``pattern`` starts, in a JSON document.
 
@@ -340,6 +343,8 @@ def array_element_lines(data: bytes | str, pattern: tuple) -> dict:
     tokens). A document without a newline needs no scan of its lines at all.
     """
     raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else bytes(data)
+    if len(raw) < NUMPY_SCAN_BYTES:       # importing numpy costs more than the Python scan of a small document
+        return _array_element_lines_py(raw, pattern)
     try:
         import numpy  # noqa: F401
     except ImportError:  # pragma: no cover - numpy comes with pyqtgraph
