@@ -325,6 +325,10 @@ def cmd_strategies(args) -> int:
     if args.json:
         _print_json(out)
         return 0
+    if args.markdown:
+        from compactscope.core.strategies.reference import parameters_markdown
+        print(parameters_markdown([strategies.get(s["name"]) for s in out]), end="")
+        return 0
     for s in out:
         print(f"{s['name']}: {s['title']}\n  {s['description']}\n  from: {s['source']}; dialect: {s['dialect']}\n"
               f"  layers: {' -> '.join(s['layers'])}")
@@ -407,6 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("specs", nargs="*", metavar="SPEC", help="describe these (e.g. a plugin PATH.py:FUNCTION) "
                                                            "instead of every installed strategy")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--markdown", action="store_true", help="the parameter reference as Markdown (docs/parameters.md)")
     p.set_defaults(fn=cmd_strategies)
     from compactscope.app import cli_cache, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
     for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactscope.core.layers.base import VIEW, Layer, LayerContext
+from compactscope.core.layers.hermes import HermesParams
 from compactscope.core.model.text import visible_text
 from compactscope.core.pipeline.trace import CONVERT, DROP, INSERT, REPLACE, Edit, LayerOutput
 
@@ -137,7 +138,7 @@ def moa_reference_view(messages: list, preview_chars: int = REFERENCE_TOOL_RESUL
 
 
 def _moa_layer(messages: list, ctx: LayerContext) -> LayerOutput:
-    return moa_reference_view(messages, int(ctx.p("moa_preview_chars", REFERENCE_TOOL_RESULT_CHARS)))
+    return moa_reference_view(messages, HermesParams.of(ctx).moa_preview_chars)
 
 
 MOA_LAYER = Layer("moa_reference_view", _moa_layer,

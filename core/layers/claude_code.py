@@ -18,6 +18,8 @@ microcompact -> (context collapse: not public, not reproduced) -> auto-compact.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dataclasses
 import hashlib
 import json
@@ -32,7 +34,6 @@ from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryReque
 from compactscope.core.pipeline.facts import BytesFact, IntFact
 from compactscope.core.analysis.present import pair_index
 from compactscope.core.pipeline.trace import (
-    BOUNDARY,
     DROP,
     INSERT,
     NOTE,
@@ -46,6 +47,8 @@ from compactscope.core.pipeline.trace import (
 from compactscope.core.layers import s08
 from compactscope.core.layers import base as roles
 from compactscope.core.layers.base import Layer, LayerContext
+from compactscope.core.layers.params import Settings, param
+
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "
@@ -89,6 +92,87 @@ COMPACT_PROMPT = (
     "Your summary should include the following sections:\n\n"
     + "\n".join(f"{i}. {name}: {why}" for i, (name, why) in enumerate(zip(SECTIONS, SECTION_HELP), 1))
     + "\n\nPut the summary itself inside <summary></summary> tags.")
+
+
+@dataclass(frozen=True)
+class ClaudeCodeParams(Settings):
+    """Claude Code's parameters: its constants (autoCompact.ts and the rest) and its settings."""
+
+    window: int = param(
+        200_000, "the model's context window in tokens: 200,000, or 1,000,000 with the 1M beta",
+        minimum=1, unit="tokens")
+    max_output: int = param(
+        32_000, "the model's max output tokens; the threshold reserves min(max_output, "
+        "summary_max_output) for the summary reply",
+        minimum=0, unit="tokens")
+    summary_max_output: int = param(
+        20_000, "MAX_OUTPUT_TOKENS_FOR_SUMMARY (autoCompact.ts): max_tokens of the "
+        "summary call, also reserved below the window (capped: min(max_output, this), Claude Code 2.1.21 on; "
+        "see cap_reserve for older versions)",
+        minimum=1, unit="tokens")
+    cap_reserve: bool = param(
+        True, "reserve min(max_output, summary_max_output) below the window (Claude Code "
+        "2.1.21 on: 'fixed auto-compact triggering too early on models with large output token limits'); "
+        "off = reserve the whole max_output, as before 2.1.21 (threshold 155,000 for 200k and 32k). "
+        "Inferred from the session's version (docs/claude-code-versions.md)")
+    buffer: int = param(
+        13_000, "AUTOCOMPACT_BUFFER_TOKENS (autoCompact.ts): headroom kept below the effective "
+        "window; auto-compact fires at window - min(max_output, summary_max_output) - buffer",
+        minimum=0, unit="tokens")
+    autocompact: bool = param(True, "auto-compact enabled (the /config 'Auto-compact' switch)")
+    max_failures: int = param(
+        3, "MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES: stop auto-compacting after this many "
+        "consecutive summary failures (circuit breaker)",
+        minimum=1)
+    ptl_retries: int = param(
+        3, "on 'prompt too long' while summarising, drop the oldest API-round groups and "
+        "retry up to this many times",
+        minimum=0)
+    ptl_drop_fraction: float = param(
+        0.2, "share of API-round groups dropped per retry when the error does not say "
+        "by how many tokens the prompt is too long",
+        minimum=0.01, maximum=1.0)
+    restore_files: bool = param(True, "after compaction, re-attach recently read files from Read results")
+    restore_max_files: int = param(
+        5, "POST_COMPACT_MAX_FILES_TO_RESTORE: files re-attached after compaction",
+        minimum=0)
+    restore_tokens_per_file: int = param(
+        5_000, "POST_COMPACT_MAX_TOKENS_PER_FILE: a longer file is truncated "
+        "(tokens = chars/4)",
+        minimum=0, unit="tokens")
+    restore_total_tokens: int = param(
+        50_000, "POST_COMPACT_TOKEN_BUDGET: all restored files together; a file "
+        "that would pass it is skipped",
+        minimum=0, unit="tokens")
+    read_tools: str = param(
+        "Read", "comma-separated tool names whose results count as file reads (input "
+        "file_path) for the restore")
+    idle_gap_minutes: float = param(
+        60.0, "time-based microcompact fires when the last assistant message is this "
+        "old (the prompt cache has expired); 0 = off (timeBasedMCConfig.ts). It is server-gated: on a real "
+        "session it is inferred off unless the session shows it ran (its real context dropped with no "
+        "compaction boundary, or a microcompact_boundary record)",
+        minimum=0, unit="min")
+    micro_keep_recent: int = param(
+        5, "time-based microcompact keeps this many most recent compactable results "
+        "(at least 1)",
+        minimum=1)
+    compactable_tools: str = param(
+        DEFAULT_COMPACTABLE, "comma-separated tools whose results microcompact may "
+        "clear ('*' = every tool)")
+    budget_chars: int = param(
+        200_000, "tool result budget (toolLimits.ts): the last message's tool results may "
+        "total this many chars",
+        minimum=0, unit="chars")
+    persist_threshold: int = param(
+        30_000, "the budget persists only results longer than this",
+        minimum=0, unit="chars")
+    preview_chars: int = param(2000, "characters of a persisted result kept as a preview", minimum=0, unit="chars")
+    snip_max_messages: int = param(
+        0, "HISTORY_SNIP: 0 = off (as in public builds); otherwise snip to this many "
+        "messages with the s08 rules",
+        minimum=0)
+    snip_keep_head: int = param(3, "with snip on: messages kept at the head", minimum=0)
 
 
 class RoughTokens:
@@ -387,18 +471,20 @@ def _sub(ctx: LayerContext, **params) -> LayerContext:
 
 # ------------------------------------------------------------ budget, snip: the s08 functions
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = ClaudeCodeParams.of(ctx)
     return s08.tool_result_budget(messages, _sub(
-        ctx, max_bytes=ctx.p("budget_chars", 200_000), persist_threshold=ctx.p("persist_threshold", 30_000),
-        preview_chars=ctx.p("preview_chars", 2000)))
+        ctx, max_bytes=cfg.budget_chars, persist_threshold=cfg.persist_threshold,
+        preview_chars=cfg.preview_chars))
 
 
 def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
-    limit = int(ctx.p("snip_max_messages", 0))
+    cfg = ClaudeCodeParams.of(ctx)
+    limit = cfg.snip_max_messages
     if limit <= 0:
         return LayerOutput.unchanged(messages, "snip is off (snip_max_messages = 0): Claude Code gates it behind "
                                                "HISTORY_SNIP and its rules are not public",
                                      vars={"snip_max_messages": limit})
-    return s08.snip_compact(messages, _sub(ctx, max_messages=limit, keep_head=ctx.p("snip_keep_head", 3),
+    return s08.snip_compact(messages, _sub(ctx, max_messages=limit, keep_head=cfg.snip_keep_head,
                                            variant="guarded"))
 
 
@@ -418,9 +504,10 @@ def latest_timestamp(messages: list, ctx: LayerContext) -> float | None:
 
 
 def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
-    gap_min = float(ctx.p("idle_gap_minutes", 60))
-    keep = max(1, int(ctx.p("micro_keep_recent", 5)))     # Claude Code keeps at least one
-    tools_p = str(ctx.p("compactable_tools", DEFAULT_COMPACTABLE))
+    cfg = ClaudeCodeParams.of(ctx)
+    gap_min = cfg.idle_gap_minutes
+    keep = max(1, cfg.micro_keep_recent)     # Claude Code keeps at least one
+    tools_p = cfg.compactable_tools
     allowed = None if tools_p.strip() == "*" else {t.strip() for t in tools_p.split(",") if t.strip()}
     v: dict = {"idle_gap_minutes": gap_min, "keep_recent": keep}
     if gap_min <= 0:
@@ -605,10 +692,11 @@ def recent_reads(messages: list, read_tools: set[str], limit: int | None = None)
 
 
 def _restore_files(messages: list, ctx: LayerContext) -> tuple[list, list[Edit], dict]:
-    max_files = int(ctx.p("restore_max_files", 5))
-    per_file = int(ctx.p("restore_tokens_per_file", 5_000))
-    total_budget = int(ctx.p("restore_total_tokens", 50_000))
-    tools = {t.strip() for t in str(ctx.p("read_tools", "Read")).split(",") if t.strip()}
+    cfg = ClaudeCodeParams.of(ctx)
+    max_files = cfg.restore_max_files
+    per_file = cfg.restore_tokens_per_file
+    total_budget = cfg.restore_total_tokens
+    tools = {t.strip() for t in cfg.read_tools.split(",") if t.strip()}
     candidates = recent_reads(messages, tools, max_files)
     out, edits, used, restored = [], [], 0, []
     for c in candidates:
@@ -637,14 +725,15 @@ def _restore_files(messages: list, ctx: LayerContext) -> tuple[list, list[Edit],
 
 
 def auto_compact(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = ClaudeCodeParams.of(ctx)
     limit = threshold(ctx.params)
     tokens = ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools)
     failures = int(ctx.state.get("consecutive_failures", 0))
-    max_failures = int(ctx.p("max_failures", 3))
-    v = {"tokens": tokens, "threshold": limit, "window": ctx.p("window", 200_000),
-         "max_output": ctx.p("max_output", 32_000), "buffer": ctx.p("buffer", 13_000),
+    max_failures = cfg.max_failures
+    v = {"tokens": tokens, "threshold": limit, "window": cfg.window,
+         "max_output": cfg.max_output, "buffer": cfg.buffer,
          "consecutive_failures": failures}
-    if not ctx.p("autocompact", True):
+    if not cfg.autocompact:
         return LayerOutput.unchanged(messages, "auto-compact is off", vars=v, triggered=False)
     if tokens < limit:
         return LayerOutput.unchanged(messages, f"{_fmt(tokens)} tokens < threshold {_fmt(limit)}", vars=v,
@@ -658,14 +747,15 @@ def auto_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 
 
 def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) -> LayerOutput:
+    cfg = ClaudeCodeParams.of(ctx)
     transcript = ctx.workspace.write_transcript(messages)
     edits: list[Edit] = []
     part = messages
-    retries = int(ctx.p("ptl_retries", 3))
+    retries = cfg.ptl_retries
     attempt = 0
     while True:
         prompt = _compact_prompt(part)
-        req = SummaryRequest(prompt=prompt, messages=tuple(part), max_tokens=int(ctx.p("summary_max_output", 20_000)),
+        req = SummaryRequest(prompt=prompt, messages=tuple(part), max_tokens=cfg.summary_max_output,
                              purpose=purpose)
         try:
             res = ctx.summarizer.summarize(req, ctx.cancel)
@@ -673,7 +763,7 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
         except SummaryError as e:
             if e.kind == "prompt_too_long" and attempt < retries:
                 attempt += 1
-                new_part, n = drop_oldest_groups(part, _ptl_gap(e), float(ctx.p("ptl_drop_fraction", 0.2)))
+                new_part, n = drop_oldest_groups(part, _ptl_gap(e), cfg.ptl_drop_fraction)
                 if n:
                     edits.append(Edit(DROP, f"prompt too long (retry {attempt}): dropped the oldest {n} API-round "
                                             f"group(s) from the summary input", data={"groups": n}))
@@ -693,7 +783,7 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
                                f"{res.summarizer}{' (cached)' if res.cached else ''}; transcript saved to "
                                f"{transcript}", start=0, end=len(messages), out=0, new_len=len(text),
                       path=str(transcript)))
-    restored, r_edits, r_vars = _restore_files(messages, ctx) if ctx.p("restore_files", True) else ([], [], {})
+    restored, r_edits, r_vars = _restore_files(messages, ctx) if cfg.restore_files else ([], [], {})
     k = 0
     for e in r_edits:
         if e.kind == INSERT:

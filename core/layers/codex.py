@@ -18,6 +18,7 @@ by the last layer.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
@@ -25,10 +26,38 @@ from compactscope.core.pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMA
 from compactscope.core.layers import base as roles
 from compactscope.core.layers import codex_rules as R
 from compactscope.core.layers.base import Layer, LayerContext
+from compactscope.core.layers.params import Settings, param
 
 CODEX_VERSION = "0.171.0"
 PASS = "codex_pass"
 MID_TURN, PRE_TURN, MANUAL = "mid_turn", "pre_turn", "manual"
+
+
+DEFAULT_WINDOW = 272_000        # the context window of the models Codex ships for (gpt-5 family)
+
+
+@dataclass(frozen=True)
+class CodexParams(Settings):
+    """Codex CLI's compaction settings (config.toml) and constants."""
+
+    model_auto_compact_token_limit: int = param(
+        0, "config.toml model_auto_compact_token_limit: compact when Codex's "
+        "figure reaches this many tokens (0 = unset: 90% of model_context_window); never more than 90% of the "
+        "window",
+        minimum=0, unit="tokens")
+    model_context_window: int = param(
+        DEFAULT_WINDOW, "config.toml model_context_window: the model's context window "
+        "in tokens (Codex reports and fills 95% of it)",
+        minimum=1_000, unit="tokens")
+    user_message_max_tokens: int = param(
+        R.COMPACT_USER_MESSAGE_MAX_TOKENS, "the budget of the user's own messages "
+        "kept after a compaction, newest first (COMPACT_USER_MESSAGE_MAX_TOKENS)",
+        minimum=0, unit="tokens")
+    trigger: str = param(
+        "auto", "'auto' = compact when the check fires (mid turn or before a turn); 'always' = "
+        "compact now, like /compact",
+        choices=("auto", "always"))
+    summary_max_tokens: int = param(2000, "the longest summary asked of the summarizer", minimum=1, unit="tokens")
 
 
 def _fmt(n: int) -> str:
@@ -120,8 +149,9 @@ def last_reported(messages: list, meta: dict) -> tuple[int | None, int | None]:
 
 
 def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = CodexParams.of(ctx)
     phase, last = _phase(messages)
-    lim = R.limit(int(ctx.p("model_auto_compact_token_limit", 0) or 0), int(ctx.p("model_context_window", 0) or 0))
+    lim = R.limit(int(cfg.model_auto_compact_token_limit or 0), int(cfg.model_context_window or 0))
     at, reported = last_reported(messages, ctx.meta)
     if reported is not None and at is not None:
         added = sum(R.message_tokens(m) for m in messages[at + 1:])
@@ -133,7 +163,7 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
         how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
     v = {"phase": phase, "last_reported_total": reported, "reported_at": at, "estimated_since": added,
          "total_usage_tokens": total, "auto_compact_limit": lim, "last_response": last}
-    forced = ctx.p("trigger", "auto") == "always"
+    forced = cfg.trigger == "always"
     if forced:
         phase = MANUAL
     elif phase is None:
@@ -173,6 +203,7 @@ def _request_pieces(history: list):
 
 
 def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = CodexParams.of(ctx)
     p = ctx.state.get(PASS)
     if not p:
         return LayerOutput.unchanged(messages, "no compaction in this pass")
@@ -180,7 +211,7 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     history = messages[:end]
     edits: list[Edit] = []
     dropped = 0
-    window = int(ctx.p("model_context_window", 0) or 0)
+    window = int(cfg.model_context_window or 0)
     fixed = system_tokens(ctx.system) + R.approx_tokens(R.COMPACT_PROMPT)
     sizes = [R.message_tokens(m) for m in history]
     total = fixed + sum(sizes)
@@ -205,7 +236,7 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     shown = [m for m in history if not R.is_initial_context(m)]
     prompt: Any = LazyPrompt(lambda: _request_pieces(history))       # (SummaryRequest reads a lazy prompt)
     req = SummaryRequest(prompt, tuple(shown), ctx.system
-                         if isinstance(ctx.system, str) else None, int(ctx.p("summary_max_tokens", 2000)),
+                         if isinstance(ctx.system, str) else None, cfg.summary_max_tokens,
                          "codex_compact", {"request_kind": "compaction", "tools": 0})
     try:
         res = ctx.summarizer.summarize(req, ctx.cancel)
@@ -221,6 +252,7 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
 
 # ------------------------------------------------------------------ 3. the new history
 def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = CodexParams.of(ctx)
     p = ctx.state.get(PASS)
     if not p or "reply" not in p:
         return LayerOutput.unchanged(messages, "no compaction in this pass", state={PASS: None})
@@ -228,7 +260,7 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
     if not (0 <= at_prompt < len(messages) and messages[at_prompt].get("content") == R.COMPACT_PROMPT):
         return LayerOutput.unchanged(messages, "no compaction request before this layer", state={PASS: None})
     request, trailing = messages[:at_prompt], messages[at_prompt + 1:]
-    budget = int(ctx.p("user_message_max_tokens", R.COMPACT_USER_MESSAGE_MAX_TOKENS))
+    budget = cfg.user_message_max_tokens
     picked = R.select_user_messages(request, budget)
     edits: list[Edit] = []
     new: list = []

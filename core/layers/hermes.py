@@ -14,6 +14,8 @@ Deliberate differences from the real package are listed in ``docs/hermes.md``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
@@ -34,6 +36,8 @@ from compactscope.core.layers import hermes_summary as S
 from compactscope.core.layers import base as roles
 from compactscope.core.layers.base import Layer, LayerContext
 from compactscope.core.i18n import english as words
+from compactscope.core.layers.params import Settings, param
+
 
 HERMES_VERSION = "0.19.0"          # the hermes-agent release these layers reproduce (core.hermes_oracle checks it)
 
@@ -44,6 +48,50 @@ INEFFECTIVE = "hermes_ineffective"
 COOLDOWN = "hermes_cooldown_until"
 PROGRESS = "hermes_last_progress"
 COOLDOWN_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class HermesParams(Settings):
+    """hermes-agent's ContextCompressor parameters (its config keys and constants)."""
+
+    context_length: int = param(
+        200_000, "the model's context window in tokens (config_context_length)",
+        minimum=1_000, unit="tokens")
+    max_tokens: int = param(
+        0, "output tokens reserved out of the window (0 = provider default, no reservation); "
+        "the threshold works on context_length - max_tokens",
+        minimum=0, unit="tokens")
+    threshold_pct: float = param(
+        0.50, "compress when the estimate reaches this share of the usable window; raised "
+        "to at least 0.75 for windows under 512,000 tokens; the result is floored at 64,000 tokens (85% of "
+        "the window when that floor would not fit)",
+        minimum=0.01, maximum=1.0)
+    protect_first_n: int = param(
+        3, "messages after the system prompt kept verbatim at the head, on the FIRST "
+        "compaction only (0 afterwards, so early turns do not fossilize)",
+        minimum=0)
+    protect_last_n: int = param(
+        20, "the prune pass protects at least this many recent messages; the tail cut "
+        "keeps at least min(this, 8) (and at least 3)",
+        minimum=0)
+    summary_target_ratio: float = param(
+        0.20, "tail token budget = threshold x this (clamped to 0.10-0.80); the "
+        "tail may run to 1.5x the budget",
+        minimum=0.10, maximum=0.80)
+    trigger: str = param(
+        "threshold", "'threshold' = compress only when the estimate reaches the threshold (and "
+        "not in anti-thrash or cooldown); 'always' = compress now, like the /compress command",
+        choices=("threshold", "always"))
+    abort_on_summary_failure: bool = param(
+        False, "when the summary LLM fails: false = insert the deterministic "
+        "fallback summary; true = abort and keep the messages (auth and network errors always abort)")
+    focus_topic: str = param(
+        "", "optional focus for the summary prompt (like /compress <topic>); empty = derived "
+        "from the last user turns")
+    moa_preview_chars: int = param(
+        4000, "Mixture-of-Agents view: tool results are folded into previews of this "
+        "many characters",
+        minimum=0, unit="chars")
 
 
 def _fmt(n: int) -> str:
@@ -82,13 +130,14 @@ def _idle(messages: list, why: str, **kw) -> LayerOutput:
 
 # ------------------------------------------------------------------ 1. prune
 def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = HermesParams.of(ctx)
     b = _budgets(ctx)
     st = ctx.state
     # The engine's estimator is the strategy's (hermes rough estimate) unless the user chose another one
     # (count_tokens) or replay calibrated it against recorded usage: the trigger uses the same figure the
     # chart shows, as Hermes compares the API's real prompt tokens when it has them.
     est = ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools)
-    trigger = ctx.p("trigger", "threshold")
+    trigger = cfg.trigger
     v = {"context_length": b.context_length, "threshold_pct": b.threshold_pct, "threshold_tokens": b.threshold_tokens,
          "threshold_why": b.why, "tail_budget": b.tail_budget, "estimated_tokens": est, "trigger": trigger}
     clear = {PASS: None}
@@ -104,12 +153,12 @@ def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
             return _idle(messages, "the summary model is in its failure cooldown", vars=v, triggered=False,
                          state=clear)
     n = len(messages)
-    head = head_size(messages, st, int(ctx.p("protect_first_n", 3)))
+    head = head_size(messages, st, cfg.protect_first_n)
     v.update(messages=n, head=head)
     if n <= head + 3 + 1:
         return _idle(messages, f"only {n} messages: compress needs more than head {head} + 4",
                      vars=v, triggered=True, state={PASS: None, INEFFECTIVE: st.get(INEFFECTIVE, 0) + 1})
-    protect_n = int(ctx.p("protect_last_n", 20))
+    protect_n = cfg.protect_last_n
     out, edits, stats = prune_pass(messages, protect_n, b.tail_budget, ctx.meter)
     v.update(stats)
     state = {PASS: {"orig_len": n, "orig_tokens": R.rough_tokens(messages, ctx.meter)}}
@@ -225,16 +274,17 @@ def prune_pass(messages: list, protect_n: int, protect_tokens: int, meter=None) 
 
 # ------------------------------------------------------------------ 2. boundaries
 def hermes_boundaries(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = HermesParams.of(ctx)
     p = ctx.state.get(PASS)
     if not p:
         return _idle(messages, "no compaction in this pass")
-    head = head_size(messages, ctx.state, int(ctx.p("protect_first_n", 3)))
+    head = head_size(messages, ctx.state, cfg.protect_first_n)
     start = R.align_forward(messages, head)
     edits = []
     if start != head:
         edits.append(Edit(BOUNDARY, f"compress_start {head} -> {start}: moved past tool results after the head",
                           var="compress_start", old=head, new=start))
-    cut = R.tail_cut(messages, start, _budgets(ctx).tail_budget, int(ctx.p("protect_last_n", 20)), ctx.meter)
+    cut = R.tail_cut(messages, start, _budgets(ctx).tail_budget, cfg.protect_last_n, ctx.meter)
     for old, new, why in cut.steps:
         edits.append(Edit(BOUNDARY, f"compress_end {old} -> {new}: {why}", var="compress_end", old=old, new=new))
     end = cut.index
@@ -252,6 +302,7 @@ def hermes_boundaries(messages: list, ctx: LayerContext) -> LayerOutput:
 
 # ------------------------------------------------------------------ 3. summarize
 def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = HermesParams.of(ctx)
     p = ctx.state.get(PASS)
     if not p or "end" not in p:
         return _idle(messages, "no compaction in this pass")
@@ -282,13 +333,13 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     v.update(turns=len(turns), iterative=bool(previous))
     b = _budgets(ctx)
     budget = R.summary_budget(turns, b.max_summary_tokens, ctx.meter)
-    focus = ctx.p("focus_topic", "") or S.auto_focus(messages)
+    focus = cfg.focus_topic or S.auto_focus(messages)
     v["summary_budget_tokens"] = budget
     state: dict = {PREVIOUS: previous}
     text = reason = None
     kind = ""
     info = None
-    if ctx.state.get(COOLDOWN, 0) > _now(ctx) and ctx.p("trigger", "threshold") != "always":
+    if ctx.state.get(COOLDOWN, 0) > _now(ctx) and cfg.trigger != "always":
         reason, kind = None, "cooldown"
     else:
         prompt = LazyPrompt(lambda: S.summary_prompt_pieces(turns, previous, budget, focus))
@@ -312,7 +363,7 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
                 reason = reason[:217].rstrip() + "..."
             state[COOLDOWN] = _now(ctx) + COOLDOWN_SECONDS
     if text is None:
-        if kind in ("auth", "network") or ctx.p("abort_on_summary_failure", False):
+        if kind in ("auth", "network") or cfg.abort_on_summary_failure:
             state[PASS] = None
             return LayerOutput(messages, list(range(n)), [], v, "summary failed: compaction aborted, messages kept",
                                error=f"summary failed ({kind or 'error'}): {reason}", state=state, triggered=False)

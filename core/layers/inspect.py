@@ -21,6 +21,8 @@ handler's state.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from compactscope.core.model.messages import message_text
 from compactscope.core.summarizers import SummaryError, SummaryRequest
 from compactscope.core.pipeline.trace import DROP, INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
@@ -33,6 +35,7 @@ from compactscope.core.layers.base import (
     Layer,
     LayerContext,
 )
+from compactscope.core.layers.params import IntOrAll, Settings, param
 
 PASS = "inspect_pass"
 WARNED = "inspect_memory_warned"
@@ -71,6 +74,76 @@ Also list every file saved to memory in this conversation: its path, what it hol
 """
 
 
+@dataclass(frozen=True)
+class InspectParams(Settings):
+    """What the three Inspect strategies share: the trigger and the handler's settings."""
+
+    threshold: float = param(
+        0.9, "compact when Inspect's estimate (messages + tool definitions) is strictly greater "
+        "than this: a token count (above 1), or a share of context_window (up to 1)",
+        minimum=0.0)
+    context_window: int = param(
+        R.DEFAULT_WINDOW, "the model's input window in tokens (for a threshold given as a share, "
+        "and the summary's input fitting); 128,000 is Inspect's figure for a model it does not know",
+        minimum=1, unit="tokens")
+    trigger: str = param(
+        "threshold", "'threshold' = compact only over the threshold; 'always' = compact now, like "
+        "react()'s forced compaction after the model reports an overflow",
+        choices=("threshold", "always"))
+    memory: bool = param(
+        True, "with a 'memory' tool: warn the model at 90% of the threshold to save notes (once per "
+        "window), and clear the saved content from memory tool calls when compacting")
+    provider_merging: str = param(
+        "none", "the provider's merging of consecutive messages after compaction: none "
+        "(OpenAI, mockllm), user (Azure AI, Hugging Face), user+assistant (Anthropic, Bedrock, vLLM, SGLang), "
+        "system (OpenRouter)",
+        choices=tuple(R.MERGES))
+
+
+@dataclass(frozen=True)
+class InspectEditParams(InspectParams):
+    """CompactionEdit's parameters."""
+
+    keep_thinking_turns: int | str = param(
+        1, "assistant turns (from the end) that keep their thinking blocks; 'all' keeps "
+        "every one",
+        kind=IntOrAll)
+    keep_tool_uses: int = param(
+        3, "the most recent tool uses whose results are kept; the older ones are cleared "
+        "(0 = clear all)",
+        minimum=0)
+    keep_tool_inputs: bool = param(
+        True, "true = only the result is replaced by '(Tool result removed)'; false = the "
+        "call and its result are removed, a note left in the assistant message")
+    exclude_tools: str = param("", "comma-separated tool names whose uses and results are never cleared")
+
+
+@dataclass(frozen=True)
+class InspectTrimParams(InspectParams):
+    """CompactionTrim's parameters."""
+
+    preserve: float = param(
+        0.8, "share of the conversation messages (after system and input) kept, the newest",
+        minimum=0.0, maximum=1.0)
+
+
+@dataclass(frozen=True)
+class InspectSummaryParams(InspectParams):
+    """CompactionSummary's parameters."""
+
+    instructions: str = param("", "extra instructions for the summary, inserted into the prompt")
+    prompt: str = param(
+        "", "the whole summary prompt instead of the default (put {addendums} where the instructions "
+        "and the memory note go); empty = the default nine-section prompt")
+    max_tokens: int = param(
+        0, "the summary model's max output tokens, reserved below context_window when the summary "
+        "input is fitted (long tool output cut in its middle); 0 = unknown: 4,096",
+        minimum=0, unit="tokens")
+
+
+PARAMS = {"edit": InspectEditParams, "trim": InspectTrimParams, "summary": InspectSummaryParams}
+
+
 def threshold(params: dict) -> int:
     """The token count the gate compares with (for charts and replay)."""
     return R.resolve_threshold(float(params.get("threshold", 0.9)), int(params.get("context_window",
@@ -98,10 +171,11 @@ def _counter(ctx: LayerContext):
 
 # ------------------------------------------------------------------ the gate
 def inspect_gate(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = InspectParams.of(ctx)
     thr = threshold(ctx.params)
     tool_tokens = R.tools_tokens(ctx.tools)
     total = ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools)
-    forced = ctx.p("trigger", "threshold") == "always"
+    forced = cfg.trigger == "always"
     v = {"tokens": total, "tool_tokens": tool_tokens, "threshold": thr, "forced": forced,
          "estimator": getattr(ctx.tokens, "name", "")}
     if getattr(ctx.tokens, "anchored", False):
@@ -125,7 +199,7 @@ def inspect_gate(messages: list, ctx: LayerContext) -> LayerOutput:
         return LayerOutput.unchanged(messages, why, vars=v, triggered=True, state=state)
     note = f"{_fmt(total)} tokens <= threshold {_fmt(thr)}: no compaction"
     warn_at = int(0.9 * thr)
-    if ctx.p("memory", True) and R.MEMORY_TOOL in R.tool_names(ctx.tools) and total > warn_at \
+    if cfg.memory and R.MEMORY_TOOL in R.tool_names(ctx.tools) and total > warn_at \
             and not ctx.state.get(WARNED):
         out = list(messages) + [{"role": "user", "content": R.MEMORY_WARNING}]
         edit = Edit(INSERT, f"memory warning appended ({_fmt(total)} tokens > 90% of the threshold, "
@@ -139,26 +213,27 @@ def inspect_gate(messages: list, ctx: LayerContext) -> LayerOutput:
 def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
     """CompactionSummary.compact: summarise the conversation (from its last summary on) with the
     system and input messages in front; the result is system + input + the summary message."""
+    cfg = InspectSummaryParams.of(ctx)
     part = R.partition(messages, ctx.meta)
     conv = part.conversation
     start = max((k for k, i in enumerate(conv) if R.is_summary(messages[i], ctx.meta)), default=0)
     addendums = []
-    if ctx.p("instructions"):
-        addendums.append(str(ctx.p("instructions")))
-    if ctx.p("memory", True) and R.has_memory_calls([messages[i] for i in conv]):
+    if cfg.instructions:
+        addendums.append(cfg.instructions)
+    if cfg.memory and R.has_memory_calls([messages[i] for i in conv]):
         addendums.append(MEMORY_ADDENDUM)
-    template = ctx.p("prompt") or DEFAULT_PROMPT
+    template = cfg.prompt or DEFAULT_PROMPT
     try:
         prompt = template.format(addendums="\n\n".join(addendums))
     except (KeyError, IndexError, ValueError) as e:
         raise ValueError(f"the summary prompt has a placeholder other than {{addendums}}: {e}") from None
     src = [messages[i] for i in part.system + part.input + conv[start:]]
-    window = int(ctx.p("context_window", R.DEFAULT_WINDOW))
+    window = cfg.context_window
     fitted, shrunk = R.fit_summary_input(src + [{"role": "user", "content": prompt}], window,
-                                         int(ctx.p("max_tokens", 0) or 0), count.count)
+                                         int(cfg.max_tokens or 0), count.count)
     body = "\n\n".join(f"{m.get('role')}: {message_text(m)}" for m in fitted[:-1])
     req = SummaryRequest(body + "\n\n" + prompt, tuple(fitted), None,
-                         int(ctx.p("max_tokens", 0) or 0) or R.DEFAULT_OUTPUT_RESERVE, "inspect_summary")
+                         int(cfg.max_tokens or 0) or R.DEFAULT_OUTPUT_RESERVE, "inspect_summary")
     res = ctx.summarizer.summarize(req, ctx.cancel)
     text = R.strip_analysis(res.text) if R.ANALYSIS_OPEN in template else res.text
     summary = R.summary_message(text)
@@ -176,15 +251,15 @@ def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
 
 
 def run_pass(kind: str, messages: list, ctx: LayerContext, count) -> R.Pass:
-    p = ctx.params
-    memory = bool(p.get("memory", True))
     if kind == "edit":
-        excl = tuple(x.strip() for x in str(p.get("exclude_tools", "") or "").split(",") if x.strip())
-        keep = p.get("keep_thinking_turns", 1)
-        return R.edit_pass(messages, keep if keep == "all" else int(keep), int(p.get("keep_tool_uses", 3)),
-                           bool(p.get("keep_tool_inputs", True)), excl, memory)
+        edit = InspectEditParams.of(ctx)
+        excl = tuple(x.strip() for x in (edit.exclude_tools or "").split(",") if x.strip())
+        keep = edit.keep_thinking_turns
+        return R.edit_pass(messages, keep if keep == "all" else int(keep), edit.keep_tool_uses,
+                           edit.keep_tool_inputs, excl, edit.memory)
     if kind == "trim":
-        return R.trim_pass(messages, float(p.get("preserve", 0.8)), memory, ctx.meta)
+        trim = InspectTrimParams.of(ctx)
+        return R.trim_pass(messages, trim.preserve, trim.memory, ctx.meta)
     return _summary_pass(messages, ctx, count)
 
 
@@ -331,6 +406,7 @@ def _repeat_layer(kind: str):
 
 # ------------------------------------------------------------------ assemble
 def inspect_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = InspectParams.of(ctx)
     st = ctx.state.get(PASS)
     if not st:
         return LayerOutput.unchanged(messages, "not triggered", state={PASS: None})
@@ -350,7 +426,7 @@ def inspect_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
     for m in missing:
         j = next(k for k, x in enumerate(spliced) if x is m)
         edits.append(Edit(INSERT, f"always-kept prefix message ({R.role(m)}) put back", out=j))
-    roles = R.MERGES.get(str(ctx.p("provider_merging", "none")), ())
+    roles = R.MERGES.get(cfg.provider_merging, ())
     message = st.get("message")
     absorbed = False
     if message is not None and roles and any(m is message for m in messages):
@@ -360,7 +436,7 @@ def inspect_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
     for j, o in merges:
         edits.append(Edit(NOTE, f"{'message ' + str(o) if o is not None else 'a restored prefix message'} merged "
                                 f"into the {out[j].get('role')} message before it (provider merging: "
-                                f"{ctx.p('provider_merging')})", message=o, out=j))
+                                f"{cfg.provider_merging})", message=o, out=j))
     count = _counter(ctx)
     after = count.count(out)
     v = {"strategy": CLASS.get(st.get("kind", ""), ""), "tokens_before": st["tokens_before"],

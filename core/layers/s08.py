@@ -10,6 +10,8 @@ is shared with the input.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import re
 
@@ -29,6 +31,8 @@ from compactscope.core.pipeline.trace import (
 )
 from compactscope.core.layers import base as roles
 from compactscope.core.layers.base import Layer, LayerContext
+from compactscope.core.layers.params import Settings, param
+
 
 MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"
 SNIP_TEXT = "[snipped {n} messages]"
@@ -45,6 +49,46 @@ SUMMARY_PROMPT = (
     "5) user constraints and preferences.\n"
     "Be compact but concrete.\n\n"
 )
+
+
+@dataclass(frozen=True)
+class S08Params(Settings):
+    """The s08 pipeline's parameters (the course code's constants)."""
+
+    max_messages: int = param(50, "snip_compact fires when there are more messages than this", minimum=1)
+    keep_head: int = param(3, "snip_compact keeps this many messages at the head (the seed's 3)", minimum=0)
+    keep_recent: int = param(3, "micro_compact keeps this many most recent tool results whole", minimum=0)
+    micro_min_chars: int = param(
+        120, "micro_compact only replaces results longer than this (len() of the content)",
+        minimum=0)
+    max_bytes: int = param(
+        200_000, "tool_result_budget: the last message's tool results may total this many chars",
+        minimum=0, unit="chars")
+    persist_threshold: int = param(
+        30_000, "tool_result_budget persists only results longer than this",
+        minimum=0, unit="chars")
+    preview_chars: int = param(
+        2000, "characters of a persisted result kept in the context as a preview",
+        minimum=0, unit="chars")
+    context_limit: int = param(
+        50_000, "compact_history runs when len(str(messages)) is over this",
+        minimum=0, unit="chars")
+    reactive_keep: int = param(5, "reactive_compact keeps this many last messages", minimum=0)
+    summary_input_chars: int = param(
+        80_000, "the summary prompt gets json.dumps(messages)[:this]",
+        minimum=0, unit="chars")
+    summary_max_tokens: int = param(2000, "max_tokens of the summary call", minimum=1)
+    max_failures: int = param(
+        3, "circuit breaker: stop auto-compacting after this many consecutive failures",
+        minimum=1)
+    variant: str = param(
+        "guarded", "'readme' = the seed README's snip: the same guards without the overlap and "
+        "bounds checks ('snipped 0' placeholders, negative snips duplicating messages, IndexError at the ends)",
+        choices=("guarded", "readme"))
+    compact_tool_mode: str = param(
+        "teaching", "'teaching' appends the batch's results after the summary (API 400); "
+        "'deferred' compacts after the batch",
+        choices=("teaching", "deferred"))
 
 
 def _fmt(n: int) -> str:
@@ -70,9 +114,10 @@ def persisted_reference(text: str) -> str | None:
 
 
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
-    max_bytes = int(ctx.p("max_bytes", 200_000))
-    threshold = int(ctx.p("persist_threshold", 30_000))
-    preview = int(ctx.p("preview_chars", 2000))
+    cfg = S08Params.of(ctx)
+    max_bytes = cfg.max_bytes
+    threshold = cfg.persist_threshold
+    preview = cfg.preview_chars
     last = messages[-1] if messages else None
     if last is None:
         return LayerOutput.unchanged(messages, "there are no messages")
@@ -142,9 +187,10 @@ def _describe(messages: list, i: int) -> str:
 
 
 def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
-    max_messages = int(ctx.p("max_messages", 50))
-    keep_head_p = int(ctx.p("keep_head", 3))
-    readme = ctx.p("variant", "guarded") == "readme"
+    cfg = S08Params.of(ctx)
+    max_messages = cfg.max_messages
+    keep_head_p = cfg.keep_head
+    readme = cfg.variant == "readme"
     n = len(messages)
     if n <= max_messages:
         return LayerOutput.unchanged(messages, f"{n} messages <= max_messages {max_messages}",
@@ -232,8 +278,9 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 
 # ------------------------------------------------------------ L2 micro
 def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
-    keep_recent = int(ctx.p("keep_recent", 3))
-    min_chars = int(ctx.p("micro_min_chars", 120))
+    cfg = S08Params.of(ctx)
+    keep_recent = cfg.keep_recent
+    min_chars = cfg.micro_min_chars
     # the tool results in order, as three parallel lists (message index, block index, block): no tuple
     # per result for the garbage collector to track
     f_mi: list[int] = []
@@ -325,16 +372,18 @@ def _dumps_head(messages: list, cap: int) -> str:
 
 
 def _summarize(messages: list, ctx: LayerContext, purpose: str):
-    cap = int(ctx.p("summary_input_chars", 80_000))
+    cfg = S08Params.of(ctx)
+    cap = cfg.summary_input_chars
     prompt = SUMMARY_PROMPT + _dumps_head(messages, cap)
-    req = SummaryRequest(prompt=prompt, messages=tuple(messages), max_tokens=int(ctx.p("summary_max_tokens", 2000)),
+    req = SummaryRequest(prompt=prompt, messages=tuple(messages), max_tokens=cfg.summary_max_tokens,
                          purpose=purpose)
     return ctx.summarizer.summarize(req, ctx.cancel)
 
 
 def compact_history(messages: list, ctx: LayerContext) -> LayerOutput:
-    limit = int(ctx.p("context_limit", 50_000))
-    max_failures = int(ctx.p("max_failures", 3))
+    cfg = S08Params.of(ctx)
+    limit = cfg.context_limit
+    max_failures = cfg.max_failures
     size = ctx.meter.raw_total(messages)      # the seed's len(str(messages)): an image's base64 text included
     failures = int(ctx.state.get("consecutive_failures", 0))
     v = {"size": size, "context_limit": limit, "consecutive_failures": failures}
@@ -375,7 +424,8 @@ def _summary_layer(messages, ctx, v, summarised: list, kept_tail: list, prefix: 
 
 
 def reactive_compact(messages: list, ctx: LayerContext) -> LayerOutput:
-    keep = int(ctx.p("reactive_keep", 5))
+    cfg = S08Params.of(ctx)
+    keep = cfg.reactive_keep
     n = len(messages)
     tail_start = max(0, n - keep)
     v = {"messages": n, "reactive_keep": keep, "tail_start_initial": tail_start}
@@ -396,7 +446,8 @@ def compact_tool(messages: list, ctx: LayerContext) -> LayerOutput:
     history before appending the batch's tool results, so those results point at
     tool_use ids that no longer exist (an API 400). ``compact_tool_mode=deferred``
     (later versions) appends the results first and compacts after the batch."""
-    deferred = ctx.p("compact_tool_mode", "teaching") == "deferred"
+    cfg = S08Params.of(ctx)
+    deferred = cfg.compact_tool_mode == "deferred"
     n = len(messages)
     # find the assistant message that called compact and its results, if already appended
     if n and is_tool_result_message(messages[-1]) and n >= 2 and has_tool_use(messages[-2]):

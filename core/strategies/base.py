@@ -12,13 +12,12 @@ the views, the CLI and replay read from it instead of testing strategy or layer 
 from __future__ import annotations
 
 import linecache
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from compactscope.core.layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
+from compactscope.core.layers.params import Param  # noqa: F401 - where strategies and plugins have always found it
 from compactscope.core.model.messages import ANTHROPIC
-from compactscope.core.i18n import english as words
 
 SIZE, TOKENS = "size", "tokens"         # threshold units: chars of the size meter, or estimated tokens
 
@@ -27,66 +26,6 @@ ROLE_COLORS = {BUDGET: "#0891b2", SNIP: "#9333ea", MICRO: "#16a34a", SUMMARY: "#
                MANUAL: "#ea580c"}
 PALETTE = ("#dc2626", "#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#db2777", "#65a30d", "#7c3aed",
            "#ca8a04")
-
-
-MAX_WHOLE = 2 ** 53          # larger whole numbers are not exact as JSON numbers (and mean nothing here)
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    default: Any
-    help: str
-    choices: tuple | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    unit: str = ""
-
-    @property
-    def kind(self) -> type:
-        return type(self.default)
-
-    def coerce(self, value: Any) -> Any:
-        """Turn a CLI/UI value into the parameter's type; ValueError says why not."""
-        kind = self.kind
-        if isinstance(value, str) and kind is not str:
-            text = value.strip().replace("_", "").replace(",", "")
-            if kind is bool:
-                low = text.lower()
-                if low in ("1", "true", "yes", "on"):
-                    value = True
-                elif low in ("0", "false", "no", "off"):
-                    value = False
-                else:
-                    raise ValueError(f"{self.name} takes true or false, not {value!r}")
-            elif kind is int:
-                try:
-                    value = int(float(text)) if "e" in text.lower() else int(text)
-                except (ValueError, OverflowError):    # ("1e400" is infinite: no whole number)
-                    raise ValueError(f"{self.name} takes a whole number, not {value!r}") from None
-            elif kind is float:
-                try:
-                    value = float(text)
-                except ValueError:
-                    raise ValueError(f"{self.name} takes a number, not {value!r}") from None
-        elif kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        elif kind is int and isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if kind is not type(None) and not isinstance(value, kind):
-            raise ValueError(f"{self.name} takes {words.a(kind.__name__)}, not {value!r}")
-        # NaN compares false with every bound, so it would pass them all: refused here, with the infinities
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{self.name} takes a finite number, not {value!r}")
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_WHOLE:
-            raise ValueError(f"{self.name} must be a number of at most {MAX_WHOLE:,}, not {value:.3g}")
-        if self.choices is not None and value not in self.choices:
-            raise ValueError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, not {value!r}")
-        if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"{self.name} must be >= {self.minimum}, not {value}")
-        if self.maximum is not None and value > self.maximum:
-            raise ValueError(f"{self.name} must be <= {self.maximum}, not {value}")
-        return value
 
 
 @dataclass(frozen=True)
@@ -284,28 +223,16 @@ class Strategy:
 
     def drag_threshold(self, value: float, params: dict) -> dict:
         """The parameters after the chart's threshold line was dragged to ``value``: the threshold
-        parameter set to it (rounded and clamped to what the parameter accepts), or what the
-        threshold's ``to_params`` says. Unchanged when the threshold is not movable."""
+        parameter set to it (``Param.clamp``: rounded and clamped to what the parameter accepts), or what the
+        threshold's ``to_params`` says. Unchanged when the threshold is not movable. Not validated here: the
+        caller resolves them, once (``SetupPart.set_params``)."""
         th = self.threshold
         params = dict(params)
         if not th.movable:
             return params
         if th.to_params is not None:
-            return self.resolve({**params, **th.to_params(float(value), params)})
-        p = self.param(th.param)
-        if isinstance(p.default, int) and not isinstance(p.default, bool):
-            v: Any = int(round(value))
-            if p.minimum is not None:
-                v = max(v, int(p.minimum))
-            if p.maximum is not None:
-                v = min(v, int(p.maximum))
-        else:
-            v = float(value)
-            if p.minimum is not None:
-                v = max(v, float(p.minimum))
-            if p.maximum is not None:
-                v = min(v, float(p.maximum))
-        return self.resolve({**params, th.param: v})
+            return {**params, **th.to_params(float(value), params)}
+        return {**params, th.param: self.param(th.param).clamp(value)}
 
     def companion_variants(self, params: dict) -> list[Variant]:
         """The variants to run beside a main run with ``params`` (those it is not already)."""

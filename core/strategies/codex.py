@@ -13,14 +13,13 @@ from itertools import pairwise
 from pathlib import Path
 
 from compactscope.core.layers import codex_rules as R
-from compactscope.core.layers.codex import LAYERS, CodexTokens
+from compactscope.core.layers.codex import DEFAULT_WINDOW, LAYERS, CodexParams, CodexTokens
 from compactscope.core.layers.codex import threshold as codex_threshold
 from compactscope.core.model.messages import OPENAI
 from compactscope.core.strategies.base import TOKENS, Param, Strategy, Threshold
 from compactscope.core.strategies.infer import Inferred
 
 CODEX_FORMAT = "codex-rollout"
-DEFAULT_WINDOW = 272_000        # the context window of the models Codex ships for (gpt-5 family)
 EFFECTIVE_PERCENT = 95          # Codex reports (and fills) 95% of the configured window
 
 
@@ -132,18 +131,7 @@ CODEX = Strategy(
                 "20,000 tokens, the prefixed summary, the initial context)",
     layers=tuple(LAYERS[n] for n in ("codex_token_check", "codex_compact_request", "codex_build_history")),
     dialect=OPENAI,
-    params=(
-        Param("model_auto_compact_token_limit", 0, "config.toml model_auto_compact_token_limit: compact when Codex's "
-              "figure reaches this many tokens (0 = unset: 90% of model_context_window); never more than 90% of the "
-              "window", minimum=0, unit="tokens"),
-        Param("model_context_window", DEFAULT_WINDOW, "config.toml model_context_window: the model's context window "
-              "in tokens (Codex reports and fills 95% of it)", minimum=1_000, unit="tokens"),
-        Param("user_message_max_tokens", R.COMPACT_USER_MESSAGE_MAX_TOKENS, "the budget of the user's own messages "
-              "kept after a compaction, newest first (COMPACT_USER_MESSAGE_MAX_TOKENS)", minimum=0, unit="tokens"),
-        Param("trigger", "auto", "'auto' = compact when the check fires (mid turn or before a turn); 'always' = "
-              "compact now, like /compact", choices=("auto", "always")),
-        Param("summary_max_tokens", 2000, "the longest summary asked of the summarizer", minimum=1, unit="tokens"),
-    ),
+    params=CodexParams.declared(),
     threshold=Threshold(TOKENS, fn=codex_threshold,
                         to_params=lambda value, params: {"model_auto_compact_token_limit": max(int(round(value)), 1)},
                         formula="min(model_auto_compact_token_limit, 90% of "

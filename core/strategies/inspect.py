@@ -9,12 +9,11 @@ out of scope offline, named as such in each strategy's notes.
 """
 from __future__ import annotations
 
-from typing import Any
 
-from compactscope.core.layers.inspect import layers_for, threshold, threshold_to_params
-from compactscope.core.layers.inspect_rules import DEFAULT_WINDOW, MERGES, InspectTokens
+from compactscope.core.layers.inspect import PARAMS, layers_for, threshold, threshold_to_params
+from compactscope.core.layers.inspect_rules import InspectTokens
 from compactscope.core.model.messages import OPENAI
-from compactscope.core.strategies.base import TOKENS, CrossCheck, Param, Strategy, Threshold
+from compactscope.core.strategies.base import TOKENS, CrossCheck, Strategy, Threshold
 from compactscope.core.strategies.infer import Inferred
 
 CLASSES = {"edit": "CompactionEdit", "trim": "CompactionTrim", "summary": "CompactionSummary"}
@@ -24,39 +23,6 @@ NOT_REPRODUCED = ("CompactionNative and CompactionAuto: the provider compacts th
                   "Responses compaction, Anthropic's context management), which needs the provider's API: out of "
                   "scope offline. Server-side tool uses (ContentToolUse) and citations have no place in the chat "
                   "dialect and are not modelled.")
-
-
-class IntOrAll(Param):
-    """A whole number >= 0, or "all" (edited as text in the window)."""
-    text_editor = True
-
-    def coerce(self, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() == "all":
-            return "all"
-        try:
-            n = int(str(value).strip()) if isinstance(value, str) else value
-        except ValueError:
-            raise ValueError(f"{self.name} takes a whole number or 'all', not {value!r}") from None
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ValueError(f"{self.name} takes a whole number >= 0 or 'all', not {value!r}")
-        return n
-
-
-def _common() -> tuple[Param, ...]:
-    return (
-        Param("threshold", 0.9, "compact when Inspect's estimate (messages + tool definitions) is strictly greater "
-              "than this: a token count (above 1), or a share of context_window (up to 1)", minimum=0.0),
-        Param("context_window", DEFAULT_WINDOW, "the model's input window in tokens (for a threshold given as a share, "
-              "and the summary's input fitting); 128,000 is Inspect's figure for a model it does not know",
-              minimum=1, unit="tokens"),
-        Param("trigger", "threshold", "'threshold' = compact only over the threshold; 'always' = compact now, like "
-              "react()'s forced compaction after the model reports an overflow", choices=("threshold", "always")),
-        Param("memory", True, "with a 'memory' tool: warn the model at 90% of the threshold to save notes (once per "
-              "window), and clear the saved content from memory tool calls when compacting"),
-        Param("provider_merging", "none", "the provider's merging of consecutive messages after compaction: none "
-              "(OpenAI, mockllm), user (Azure AI, Hugging Face), user+assistant (Anthropic, Bedrock, vLLM, SGLang), "
-              "system (OpenRouter)", choices=tuple(MERGES)),
-    )
 
 
 def _round_between(lo: int, hi: int) -> int:
@@ -149,10 +115,10 @@ def _infer_for(kind: str):
     return infer
 
 
-def _strategy(kind: str, title: str, description: str, params: tuple[Param, ...]) -> Strategy:
+def _strategy(kind: str, title: str, description: str) -> Strategy:
     return Strategy(
         name=f"inspect_{kind}", title=f"Inspect AI {title} (inspect-ai {VERSION})", description=description,
-        layers=layers_for(kind), params=_common() + params, dialect=OPENAI,
+        layers=layers_for(kind), params=PARAMS[kind].declared(), dialect=OPENAI,
         threshold=Threshold(TOKENS, fn=threshold, to_params=threshold_to_params,
                             formula="threshold tokens, or threshold x context_window when it is at most 1"),
         token_estimator=InspectTokens,
@@ -167,29 +133,12 @@ def _strategy(kind: str, title: str, description: str, params: tuple[Param, ...]
 
 INSPECT_EDIT = _strategy("edit", "CompactionEdit", "clear thinking blocks of older turns and the oldest tool results "
                          "(placeholder '(Tool result removed)', or the whole call) beyond the most recent ones, over "
-                         "the threshold; no model call", (
-    IntOrAll("keep_thinking_turns", 1, "assistant turns (from the end) that keep their thinking blocks; 'all' keeps "
-             "every one"),
-    Param("keep_tool_uses", 3, "the most recent tool uses whose results are kept; the older ones are cleared "
-          "(0 = clear all)", minimum=0),
-    Param("keep_tool_inputs", True, "true = only the result is replaced by '(Tool result removed)'; false = the "
-          "call and its result are removed, a note left in the assistant message"),
-    Param("exclude_tools", "", "comma-separated tool names whose uses and results are never cleared"),
-))
+                         "the threshold; no model call")
 
 INSPECT_TRIM = _strategy("trim", "CompactionTrim", "keep the system and input messages and the newest `preserve` "
                          "share of the conversation, tool results only with their call and calls only with a result, "
-                         "no trailing assistant message; no model call", (
-    Param("preserve", 0.8, "share of the conversation messages (after system and input) kept, the newest",
-          minimum=0.0, maximum=1.0),
-))
+                         "no trailing assistant message; no model call")
 
 INSPECT_SUMMARY = _strategy("summary", "CompactionSummary", "the conversation since the last summary summarised by "
                             "the model (its <analysis> scratchpad dropped); the context becomes system + input + the "
-                            "summary, a user message marked as a summary", (
-    Param("instructions", "", "extra instructions for the summary, inserted into the prompt"),
-    Param("prompt", "", "the whole summary prompt instead of the default (put {addendums} where the instructions "
-          "and the memory note go); empty = the default nine-section prompt"),
-    Param("max_tokens", 0, "the summary model's max output tokens, reserved below context_window when the summary "
-          "input is fitted (long tool output cut in its middle); 0 = unknown: 4,096", minimum=0, unit="tokens"),
-))
+                            "summary, a user message marked as a summary")
