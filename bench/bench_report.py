@@ -63,7 +63,7 @@ def timed(cmd: list[str]) -> tuple[float, float, int]:
 OURS = """
 import sys, time
 from compactscope.core.loaders import load
-from compactscope.core.pipeline import Engine
+from compactscope.core.pipeline.engine import Engine
 from compactscope.core.report import build_report, write_report
 from compactscope.core.strategies import choose_strategy, get, infer_params
 get("claude_code"); get("s08"); get("hermes")

@@ -278,7 +278,7 @@ def test_settings_recent_files_and_layout(qtbot, make_window):
     assert str((EXAMPLES / "short_session.json").resolve()) == w2.settings.recent_files()[0]
     assert w2.zoom == 3
     assert w2.recent_menu.actions()[0].text().endswith("short_session.json")
-    assert w2.params["keep_recent"] == 5 and w2.params_panel.values()["keep_recent"] == 5
+    assert w2.session.setup.params["keep_recent"] == 5 and w2.params_panel.values()["keep_recent"] == 5
 
 
 def test_drop_opens_file(qtbot, win):
