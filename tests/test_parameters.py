@@ -10,7 +10,7 @@ import pytest
 
 from compactscope.core import strategies
 from compactscope.core.layers.base import ReadParams
-from compactscope.core.layers.claude_code import ClaudeCodeParams
+from compactscope.core.layers.claude_code_params import ClaudeCodeParams
 from compactscope.core.layers.codex import CodexParams
 from compactscope.core.layers.hermes import HermesParams
 from compactscope.core.layers.inspect import InspectEditParams, InspectSummaryParams, InspectTrimParams

@@ -18,8 +18,6 @@ microcompact -> (context collapse: not public, not reproduced) -> auto-compact.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import dataclasses
 import hashlib
 import json
@@ -47,7 +45,7 @@ from compactscope.core.pipeline.trace import (
 from compactscope.core.layers import s08
 from compactscope.core.layers import base as roles
 from compactscope.core.layers.base import Layer, LayerContext
-from compactscope.core.layers.params import Settings, param
+from compactscope.core.layers.claude_code_params import DEFAULT_COMPACTABLE, ClaudeCodeParams  # noqa: F401
 
 
 CLEARED = "[Old tool result content cleared]"
@@ -59,7 +57,6 @@ CONTINUE_TEXT = ("\nPlease continue the conversation from where we left it off w
                  "further questions. Continue with the last task that you were asked to work on.")
 TRUNCATED = "\n\n[... truncated: the file is larger than the per-file restore budget]"
 PTL_MARKER = "[earlier conversation truncated for compaction retry]"
-DEFAULT_COMPACTABLE = "Read,Bash,Grep,Glob,WebSearch,WebFetch,Edit,Write"
 
 NO_TOOLS_PREAMBLE = (
     "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n"
@@ -92,87 +89,6 @@ COMPACT_PROMPT = (
     "Your summary should include the following sections:\n\n"
     + "\n".join(f"{i}. {name}: {why}" for i, (name, why) in enumerate(zip(SECTIONS, SECTION_HELP), 1))
     + "\n\nPut the summary itself inside <summary></summary> tags.")
-
-
-@dataclass(frozen=True)
-class ClaudeCodeParams(Settings):
-    """Claude Code's parameters: its constants (autoCompact.ts and the rest) and its settings."""
-
-    window: int = param(
-        200_000, "the model's context window in tokens: 200,000, or 1,000,000 with the 1M beta",
-        minimum=1, unit="tokens")
-    max_output: int = param(
-        32_000, "the model's max output tokens; the threshold reserves min(max_output, "
-        "summary_max_output) for the summary reply",
-        minimum=0, unit="tokens")
-    summary_max_output: int = param(
-        20_000, "MAX_OUTPUT_TOKENS_FOR_SUMMARY (autoCompact.ts): max_tokens of the "
-        "summary call, also reserved below the window (capped: min(max_output, this), Claude Code 2.1.21 on; "
-        "see cap_reserve for older versions)",
-        minimum=1, unit="tokens")
-    cap_reserve: bool = param(
-        True, "reserve min(max_output, summary_max_output) below the window (Claude Code "
-        "2.1.21 on: 'fixed auto-compact triggering too early on models with large output token limits'); "
-        "off = reserve the whole max_output, as before 2.1.21 (threshold 155,000 for 200k and 32k). "
-        "Inferred from the session's version (docs/claude-code-versions.md)")
-    buffer: int = param(
-        13_000, "AUTOCOMPACT_BUFFER_TOKENS (autoCompact.ts): headroom kept below the effective "
-        "window; auto-compact fires at window - min(max_output, summary_max_output) - buffer",
-        minimum=0, unit="tokens")
-    autocompact: bool = param(True, "auto-compact enabled (the /config 'Auto-compact' switch)")
-    max_failures: int = param(
-        3, "MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES: stop auto-compacting after this many "
-        "consecutive summary failures (circuit breaker)",
-        minimum=1)
-    ptl_retries: int = param(
-        3, "on 'prompt too long' while summarising, drop the oldest API-round groups and "
-        "retry up to this many times",
-        minimum=0)
-    ptl_drop_fraction: float = param(
-        0.2, "share of API-round groups dropped per retry when the error does not say "
-        "by how many tokens the prompt is too long",
-        minimum=0.01, maximum=1.0)
-    restore_files: bool = param(True, "after compaction, re-attach recently read files from Read results")
-    restore_max_files: int = param(
-        5, "POST_COMPACT_MAX_FILES_TO_RESTORE: files re-attached after compaction",
-        minimum=0)
-    restore_tokens_per_file: int = param(
-        5_000, "POST_COMPACT_MAX_TOKENS_PER_FILE: a longer file is truncated "
-        "(tokens = chars/4)",
-        minimum=0, unit="tokens")
-    restore_total_tokens: int = param(
-        50_000, "POST_COMPACT_TOKEN_BUDGET: all restored files together; a file "
-        "that would pass it is skipped",
-        minimum=0, unit="tokens")
-    read_tools: str = param(
-        "Read", "comma-separated tool names whose results count as file reads (input "
-        "file_path) for the restore")
-    idle_gap_minutes: float = param(
-        60.0, "time-based microcompact fires when the last assistant message is this "
-        "old (the prompt cache has expired); 0 = off (timeBasedMCConfig.ts). It is server-gated: on a real "
-        "session it is inferred off unless the session shows it ran (its real context dropped with no "
-        "compaction boundary, or a microcompact_boundary record)",
-        minimum=0, unit="min")
-    micro_keep_recent: int = param(
-        5, "time-based microcompact keeps this many most recent compactable results "
-        "(at least 1)",
-        minimum=1)
-    compactable_tools: str = param(
-        DEFAULT_COMPACTABLE, "comma-separated tools whose results microcompact may "
-        "clear ('*' = every tool)")
-    budget_chars: int = param(
-        200_000, "tool result budget (toolLimits.ts): the last message's tool results may "
-        "total this many chars",
-        minimum=0, unit="chars")
-    persist_threshold: int = param(
-        30_000, "the budget persists only results longer than this",
-        minimum=0, unit="chars")
-    preview_chars: int = param(2000, "characters of a persisted result kept as a preview", minimum=0, unit="chars")
-    snip_max_messages: int = param(
-        0, "HISTORY_SNIP: 0 = off (as in public builds); otherwise snip to this many "
-        "messages with the s08 rules",
-        minimum=0)
-    snip_keep_head: int = param(3, "with snip on: messages kept at the head", minimum=0)
 
 
 class RoughTokens:

@@ -1,7 +1,8 @@
 """Claude Code's production pipeline (seed 001's deep dive, "深入 CC 源码")."""
 from __future__ import annotations
 
-from compactscope.core.layers.claude_code import ClaudeCodeParams, LAYERS, SessionTokens, threshold
+from compactscope.core.layers.claude_code import LAYERS, SessionTokens, threshold
+from compactscope.core.layers.claude_code_params import ClaudeCodeParams
 from compactscope.core.strategies.base import TOKENS, Strategy, Threshold
 from compactscope.core.strategies.claude_code_versions import infer
 
