@@ -13,10 +13,10 @@ from itertools import pairwise
 from pathlib import Path
 
 from compactscope.core.layers import codex_rules as R
-from compactscope.core.layers.codex import DEFAULT_WINDOW, LAYERS, CodexParams, CodexTokens
+from compactscope.core.layers.codex import LAYERS, CodexParams, CodexTokens
 from compactscope.core.layers.codex import threshold as codex_threshold
 from compactscope.core.model.messages import OPENAI
-from compactscope.core.strategies.base import TOKENS, Param, Strategy, Threshold
+from compactscope.core.strategies.base import TOKENS, Strategy, Threshold
 from compactscope.core.strategies.infer import Inferred
 
 CODEX_FORMAT = "codex-rollout"
