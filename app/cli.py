@@ -239,7 +239,7 @@ def cmd_run(args) -> int:
         if not extra:
             raise CliError(f"strategy {engine.strategy.name} has no "
                            f"{'reactive compaction' if args.reactive else 'compact tool'}")
-        layers = [l.name for l in engine.layers] + [extra]
+        layers = [layer.name for layer in engine.layers] + [extra]
     # a real context is run as it was sent; a whole history (a conversation never split, --call/--segment not
     # given) each message once: segments that repeat the compacted context (Inspect, hermes) are not run twice
     from compactscope.core.contexts import is_context, whole_history_note

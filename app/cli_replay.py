@@ -19,7 +19,7 @@ def _exit_code(*results) -> int:
     flat = []
     for r in results:
         flat += r if isinstance(r, list) else [r]
-    return internal_steps_report([l for r in flat for c in r.calls for l in c.layers], "replay: ")
+    return internal_steps_report([layer for r in flat for c in r.calls for layer in c.layers], "replay: ")
 
 
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
@@ -114,7 +114,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                 line += f"  [REAL {_real_label(c.real_boundary)} compaction, " \
                         f"{pre_tokens_text(c.real_boundary.get('pre_tokens'))}]"
             print(line)
-            quiet = {l.layer for l in c.layers if l.role in (MICRO, SNIP)}      # routine, unless it summarised
+            quiet = {rec.layer for rec in c.layers if rec.role in (MICRO, SNIP)}      # routine, unless it summarised
             for e in c.events:
                 if e.split(":", 1)[0] not in quiet or c.summaries:
                     print(f"{'':>11}- {e}")

@@ -380,7 +380,7 @@ class MainWindow(QMainWindow):
         self.chart.set_messages(view.messages)
         self.status_label.setText(ct_parts(s.status_text()))
         inf = getattr(s, "inferred", None)
-        self.status_label.setToolTip("\n".join(ct(l) for l in inf.lines(s.pinned)) if inf else "")
+        self.status_label.setToolTip("\n".join(ct(line) for line in inf.lines(s.pinned)) if inf else "")
         if self.model.search_text:
             self.messages.update_match_label()
         self.sigStageShown.emit(k)

@@ -28,7 +28,6 @@ from .messages import ANTHROPIC, to_anthropic
 from .pipeline import Engine
 from .recording import RecordingWriter, trace_summary
 from .safeio import atomic_write
-from .summarizers.anthropic_api import is_prompt_too_long
 from .summarizers.base import CachedSummarizer, SummaryError
 from .workspace import Workspace
 

@@ -86,7 +86,7 @@ def explain(result: Any, row: dict) -> str:
     before = calls[:call + 1]
     if trigger == "manual":
         return "a manual /compact: the user chose the moment (replayed there with --manual-compacts)"
-    micro = [c.index for c in before if any(l.changed and l.layer == "time_micro_compact" for l in c.layers)]
+    micro = [c.index for c in before if any(rec.changed and rec.layer == "time_micro_compact" for rec in c.layers)]
     if (first is None or first > call) and micro:
         return (f"time-based microcompact cleared results at call {micro[0]} in the replay: idle_gap_minutes=0 "
                 f"would keep them, as the real session did")

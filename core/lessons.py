@@ -112,7 +112,7 @@ def available() -> list[Lesson]:
             out.append(load(p))
         except LessonError:
             continue
-    return sorted(out, key=lambda l: (l.position, l.name))
+    return sorted(out, key=lambda item: (item.position, item.name))
 
 
 def find(name: str) -> Path:

@@ -25,7 +25,7 @@ from .checker import check, known_before_file, load_fix_findings, load_fixes_by_
 from .conversation import Conversation
 from .layers.base import CONVERT as CONVERT_ROLE
 from .layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
-from .messages import ANTHROPIC, OPENAI, detect_dialect, to_anthropic, to_openai
+from .messages import OPENAI, detect_dialect, to_anthropic, to_openai
 from .size import CharsPerToken, SizeMeter
 from .strategies.base import Strategy, Variant
 from .strategies.plugin import ANY
@@ -183,7 +183,7 @@ class Engine:
         before = known_before_file(conversation)       # calls made before an excerpt's first line
         fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
         converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
-        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [l.name for l in todo],
+        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [item.name for item in todo],
                               state_before, dialect)
         if kept or (reuse is not None and reuse.input is messages and reuse.dialect_in == dialect):
             input_findings = reuse.input_findings if self.check else []

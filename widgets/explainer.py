@@ -264,7 +264,7 @@ class SnipExplainer(QTextBrowser):
         narrow for two columns of words), then where they differ."""
         cells = []
         for title, lines, st in self._cols:
-            body = "".join(self._li(l) for l in lines)
+            body = "".join(self._li(line) for line in lines)
             broken = [f for f in (st.findings or []) if f.code in ("orphan_tool_result", "unanswered_tool_use")]
             if broken:
                 broken_title = tr("broken tool pairs after this cut:")

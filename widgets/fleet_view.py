@@ -182,7 +182,7 @@ class FleetView(QWidget):
         self.whatif_line.setToolTip(tr("Drag: the what-if threshold"))
         self.whatif_label = pg.InfLineLabel(self.whatif_line, text="", position=0.6, anchors=[(1, 0), (1, 0)],
                                             color=figures.WHATIF)
-        self.whatif_line.sigPositionChangeFinished.connect(lambda l: self.set_threshold(l.value()))
+        self.whatif_line.sigPositionChangeFinished.connect(lambda item: self.set_threshold(item.value()))
         table_box = QWidget(self.splitter)
         tl = QVBoxLayout(table_box)
         tl.setContentsMargins(0, 0, 0, 0)
@@ -371,7 +371,7 @@ class FleetView(QWidget):
                 n = len(fig.values)
                 ys = np.arange(n)[::-1]
                 top = max(fig.values + [1])
-                for y, v, c, label in zip(ys, fig.values, fig.colors, fig.labels):
+                for y, v, c in zip(ys, fig.values, fig.colors):
                     p.addItem(pg.BarGraphItem(x0=0, y=y, height=0.7, width=v, brush=QColor(c), pen=None))
                     t = pg.TextItem(f"{fmt_num(v)}", color="#1f2933", anchor=(0, 0.5))
                     t.setPos(v + top * 0.01, y)

@@ -215,7 +215,7 @@ class ParamsPanel(QWidget):
         for w in (self.variant_box, self.variant_label):
             w.setVisible(bool(strategy.variants))
         self.set_variant(next((v.name for v in strategy.variants if v.active(values)), None))
-        labels = {l.name: ct(l.label or l.name) for l in strategy.layers}
+        labels = {layer.name: ct(layer.label or layer.name) for layer in strategy.layers}
         self.order_box.set_order(list(strategy.layer_names), labels, list(strategy.layer_names))
         form_w = QWidget()
         form = QFormLayout(form_w)

@@ -102,7 +102,6 @@ class SessionTable:
 
     def sort_value(self, i: int, key: str):
         """A number (or text) to sort by; missing values sort last."""
-        d, r = self.data, self.reeval
         if key == "session":
             return self.names[i]
         if key == "version":

@@ -86,9 +86,9 @@ def _is_auto(trigger) -> bool:
 def _check_layer(res) -> str | None:
     """The layer whose decision is the threshold's: the first one that reports ``triggered``."""
     for c in res.calls[:1]:
-        for l in c.layers:
-            if l.triggered is not None:
-                return l.layer
+        for lr in c.layers:
+            if lr.triggered is not None:
+                return lr.layer
     return None
 
 
@@ -102,8 +102,8 @@ def context_series(res) -> tuple[list[int], list[int]]:
     prev_after = prev_ov = None
     prev_summary = False
     total = 0
-    for k, c in enumerate(res.calls):
-        rec = next((l for l in c.layers if l.layer == layer), None) if layer else None
+    for c in res.calls:
+        rec = next((lr for lr in c.layers if lr.layer == layer), None) if layer else None
         if rec is not None:
             check = rec.size_before if unit_size else rec.tokens_before
         else:
@@ -347,7 +347,7 @@ def _changed(eng) -> dict:
 
 def _manual_summary(call) -> bool:
     """The summary of this call was the user's /compact replayed, not the threshold's."""
-    return any(l.summary and l.role == MANUAL for l in call.layers)
+    return any(layer.summary and layer.role == MANUAL for layer in call.layers)
 
 
 def _sim_compactions(conv, res, run: str) -> list[dict]:
@@ -356,7 +356,7 @@ def _sim_compactions(conv, res, run: str) -> list[dict]:
     for c in res.calls:
         if not c.compacted:
             continue
-        summ = next((l for l in c.layers if l.summary), None) or next((l for l in c.layers if l.triggered), None)
+        summ = next((layer for layer in c.layers if layer.summary), None) or next((layer for layer in c.layers if layer.triggered), None)
         names, _ = _tools_in(msgs[i] for i in c.dropped if 0 <= i < len(msgs))
         out.append({"kind": "simulated", "run": run, "call": c.index, "message_index": c.message_index,
                     "trigger": "manual" if _manual_summary(c) else "auto",

@@ -31,7 +31,7 @@ from ..messages import block_type, blocks, content_text, replace_block
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..facts import BytesFact, IntFact
 from ..present import pair_index
-from ..trace import BOUNDARY, DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
+from ..trace import DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import s08
 from . import base as roles
 from .base import Layer, LayerContext

@@ -38,6 +38,12 @@ def _text(content) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
+def _count(tokens: dict, key: str) -> int:
+    """A token count of a record's "tokens" (0 when missing or not a number)."""
+    v = tokens.get(key)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
 def _result_text(call: dict) -> str:
     res = call.get("result")
     parts = []
@@ -81,12 +87,8 @@ def load(probe: Probe) -> LoadResult:
             meta.append(MessageMeta(prov, ts, uuid=rec.get("id"), extra=extra))
         elif t in ("gemini", "model", "assistant"):
             tok = rec.get("tokens") if isinstance(rec.get("tokens"), dict) else {}
-
-            def num(k):
-                v = tok.get(k)
-                return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-            usage = Usage(max(num("input") - num("cached"), 0), num("output") + num("thoughts"), 0,
-                          num("cached")) if tok else None
+            usage = Usage(max(_count(tok, "input") - _count(tok, "cached"), 0),
+                          _count(tok, "output") + _count(tok, "thoughts"), 0, _count(tok, "cached")) if tok else None
             if isinstance(rec.get("model"), str):
                 model = rec["model"]
             raw_calls = rec.get("toolCalls")

@@ -48,7 +48,6 @@ no ``-shm`` is read from a private copy, so the rows still in the WAL are seen).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import tempfile

@@ -13,7 +13,6 @@ from operator import eq
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable
 
-from .. import strategies
 from ..conversation import Conversation, MessageMeta
 from ..messages import OPENAI, block_type, blocks, to_anthropic, to_openai
 from ..pipeline import Engine
@@ -318,7 +317,7 @@ class _Walk:
             if ev["call"] is not None:
                 self.real_by_call.setdefault(ev["call"], ev)
         self.manual_layer = "manual_compact" if options.manual_compacts and any(
-            l.name == "manual_compact" for l in strat.extra_layers) else None
+            item.name == "manual_compact" for item in strat.extra_layers) else None
         self.base_tokens = engine.tokens
         self.raw = _RawGrowth(engine.meter, self.base_tokens, self.view)
         self.calibration_off = ""
@@ -326,7 +325,7 @@ class _Walk:
         if self.calibrator is not None:
             engine.tokens = self.calibrator.tokens        # the walk's own fork: restored at the end
         r = self.result = ReplayResult(strat.name, dict(engine.params), label or strat.name,
-                                       [l.name for l in engine.layers], [], *_threshold(strat, engine.params),
+                                       [layer.name for layer in engine.layers], [], *_threshold(strat, engine.params),
                                        self.real_events, engine.meter.name, engine.tokens.name, conv.source)
         r.engine, r.conversation, r.pending = engine, self.view, pending
         # a strategy without an iteration budget has none in the replay, unless the caller gives a cap
@@ -395,7 +394,7 @@ class _Walk:
     def _layers_for(self, k: int) -> list[str] | None:
         """A call where the recording holds a real manual compaction ends with the user's command."""
         if self.manual_layer and self.real_by_call.get(k, {}).get("trigger") == "manual":
-            return [l.name for l in self.engine.layers] + [self.manual_layer]
+            return [layer.name for layer in self.engine.layers] + [self.manual_layer]
         return None
 
     def _record(self, k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn):

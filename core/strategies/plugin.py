@@ -650,7 +650,7 @@ def from_object(obj: Any, name: str, *, title_hint: str = "", module=None, origi
     doc = _own_doc(holder, module)
     title = getattr(holder, "title", None) or f"{who} (plugin, {len(layers)} layers)"
     description = getattr(holder, "description", None) or (doc.split("\n\n")[0].replace("\n", " ") if doc else "") \
-        or " -> ".join(l.name for l in layers)
+        or " -> ".join(item.name for item in layers)
     return Strategy(name=name, title=title, description=description, layers=tuple(layers), params=params,
                     dialect=dialect, threshold_param=_threshold_param(holder, params, who),
                     threshold_unit=getattr(holder, "threshold_unit", "size") if holder is not None else "size",
