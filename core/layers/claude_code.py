@@ -35,6 +35,7 @@ from ..trace import DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutp
 from . import s08
 from . import base as roles
 from .base import Layer, LayerContext
+from ..jsonio import dict_at
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "
@@ -232,7 +233,8 @@ class SessionTokens:
         starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
         self._starts = {id(msgs[s]): s for s in starts}
         seg, bounds = 0, starts[1:] + [len(msgs)]
-        over, firsts = [], {}
+        over: list = []
+        firsts: dict = {}
         clean = {s for s in starts if s > 0}
         extra = getattr(conv, "extra", None) or {}
         if not extra.get("starts_mid_session"):
@@ -423,7 +425,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
             if ts is not None:
                 last_ai, last_ai_ts = i, ts
                 break
-    if now is None or last_ai_ts is None:
+    if now is None or last_ai_ts is None or last_ai is None:
         return LayerOutput.unchanged(messages, "the messages carry no timestamps, so the idle gap is unknown",
                                      vars=v)
     gap = (now - last_ai_ts) / 60.0
@@ -573,9 +575,11 @@ def recent_reads(messages: list, read_tools: set[str], limit: int | None = None)
     if limit is not None and limit <= 0:
         return out
     for p in pairs.by_last_answer(read_tools):
+        if p.use is None:                   # (every answered pair has its call)
+            continue
         um, ub = p.use
         use = messages[um]["content"][ub]
-        inp = use.get("input") if isinstance(use.get("input"), dict) else {}
+        inp = dict_at(use, "input")
         path = inp.get("file_path") or inp.get("path") or inp.get("notebook_path")
         if not isinstance(path, str) or path in seen:
             continue
@@ -654,8 +658,8 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
     attempt = 0
     while True:
         prompt = _compact_prompt(part)
-        req = SummaryRequest(prompt=prompt, messages=tuple(part), max_tokens=int(ctx.p("summary_max_output", 20_000)),
-                             purpose=purpose)
+        req = SummaryRequest.lazy(prompt, messages=tuple(part), max_tokens=int(ctx.p("summary_max_output", 20_000)),
+                                  purpose=purpose)
         try:
             res = ctx.summarizer.summarize(req, ctx.cancel)
             break
@@ -684,11 +688,11 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
                       path=str(transcript)))
     restored, r_edits, r_vars = _restore_files(messages, ctx) if ctx.p("restore_files", True) else ([], [], {})
     k = 0
-    for e in r_edits:
-        if e.kind == INSERT:
+    for edit in r_edits:
+        if edit.kind == INSERT:
             k += 1
-            e = dataclasses.replace(e, out=k)
-        edits.append(e)
+            edit = dataclasses.replace(edit, out=k)
+        edits.append(edit)
     out += restored
     dropped_total = len(messages) - sum(1 for m in part if m.get("content") != PTL_MARKER)
     v.update(summarised=len(messages), ptl_retries=attempt, summary_input_messages=len(part),

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ..conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..messages import OPENAI
 from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document, wrong_type
+from ..jsonio import dict_at
 
 FORMAT = "gemini-cli"
 _HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')
@@ -86,7 +88,7 @@ def load(probe: Probe) -> LoadResult:
             msgs.append({"role": "user", "content": _text(rec.get("content"))})
             meta.append(MessageMeta(prov, ts, uuid=rec.get("id"), extra=extra))
         elif t in ("gemini", "model", "assistant"):
-            tok = rec.get("tokens") if isinstance(rec.get("tokens"), dict) else {}
+            tok = dict_at(rec, "tokens")
             usage = Usage(max(_count(tok, "input") - _count(tok, "cached"), 0),
                           _count(tok, "output") + _count(tok, "thoughts"), 0, _count(tok, "cached")) if tok else None
             if isinstance(rec.get("model"), str):
@@ -97,7 +99,7 @@ def load(probe: Probe) -> LoadResult:
                                                          "not a list: ignored"))
                 raw_calls = None
             calls = [c for c in raw_calls or [] if isinstance(c, dict)]
-            msg = {"role": "assistant", "content": _text(rec.get("content")) or None}
+            msg: dict[str, Any] = {"role": "assistant", "content": _text(rec.get("content")) or None}
             if calls:
                 msg["tool_calls"] = [{"id": str(c.get("id") or f"call_{i}_{k}"), "type": "function",
                                       "function": {"name": str(c.get("name") or "?"),

@@ -17,6 +17,7 @@ from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMet
 from ..messages import OPENAI, detect_dialect
 from .anthropic_messages import _fix_repr, first_line_is_object, read_messages
 from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document
+from ..jsonio import list_at
 
 FORMAT = "openai-chat"
 HERMES_FORMAT = "hermes-session"
@@ -75,7 +76,7 @@ def copy_keys(m: dict) -> set:
     out = set()
     if m.get("role") == "tool" and m.get("tool_call_id"):
         out.add(("result", _hashable(m["tool_call_id"])))
-    calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+    calls = list_at(m, "tool_calls")
     ids = tuple(_hashable(tc.get("id")) for tc in calls if isinstance(tc, dict) and tc.get("id"))
     if ids:
         out.add(("calls", ids))

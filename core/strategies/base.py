@@ -280,7 +280,7 @@ class Strategy:
         return {item.name: out[item.name] for item in layers}
 
     def threshold_value(self, params: dict) -> float | None:
-        return self.threshold.value(params)
+        return self.threshold.value(params) if self.threshold is not None else None
 
     def drag_threshold(self, value: float, params: dict) -> dict:
         """The parameters after the chart's threshold line was dragged to ``value``: the threshold
@@ -288,10 +288,12 @@ class Strategy:
         threshold's ``to_params`` says. Unchanged when the threshold is not movable."""
         th = self.threshold
         params = dict(params)
-        if not th.movable:
+        if th is None or not th.movable:
             return params
         if th.to_params is not None:
             return self.resolve({**params, **th.to_params(float(value), params)})
+        if th.param is None:
+            return params
         p = self.param(th.param)
         if isinstance(p.default, int) and not isinstance(p.default, bool):
             v: Any = int(round(value))

@@ -35,7 +35,7 @@ class Inferred:
         return [k for k in self.params if k in (overrides or {})]
 
     def to_json(self, overrides: dict | None = None) -> dict:
-        d = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts)}
+        d: dict[str, Any] = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts)}
         if self.notes:
             d["notes"] = list(self.notes)
         over = self.overridden(overrides)
