@@ -195,7 +195,7 @@ class Usage:
     others: dict = field(default_factory=dict)     # folder beside sessions -> bytes (not managed here)
 
     def lines(self) -> list[str]:
-        def when(t: float) -> str:
+        def when(t: float | None) -> str:
             return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"
         out = [f"cache folder: {self.root}",
                f"workspaces: {self.sessions:,} session folder(s), {self.objects:,} stored file(s), "

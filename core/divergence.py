@@ -27,8 +27,9 @@ def report(result: Any, conversation: Any = None) -> dict:
     else the real call), ``token_error`` and ``token_error_share`` (against ``preTokens``), ``diverges``, and ``explanation`` (which setting would explain it)."""
     conv = conversation if conversation is not None else getattr(result, "conversation", None)
     conv = getattr(conv, "conversation", None) or conv           # a replay view: the recording
-    out = {"version": _version(conv), "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR},
-           "compactions": []}
+    rows: list[dict] = []
+    out: dict[str, Any] = {"version": _version(conv),
+                           "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR}, "compactions": rows}
     calls = result.calls
     sims = [c.index for c in calls if c.compacted]
     prev = -1      # the simulated compaction matched to the previous real one: each real one takes the next
@@ -62,8 +63,8 @@ def report(result: Any, conversation: Any = None) -> dict:
                                  "not in the file"
         if row["diverges"]:
             row["explanation"] = explain(result, row)
-        out["compactions"].append(row)
-    out["diverged"] = any(r["diverges"] for r in out["compactions"])
+        rows.append(row)
+    out["diverged"] = any(r["diverges"] for r in rows)
     return out
 
 
@@ -115,7 +116,7 @@ def _threshold_hint(result: Any, pre: int, params: dict, earlier: bool) -> str:
             f"threshold {thr:,.0f}")
     if name == "claude_code":
         from .layers.claude_code import threshold as cc_threshold
-        tries = [{"cap_reserve": not params.get("cap_reserve", True)}]
+        tries: list[dict[str, Any]] = [{"cap_reserve": not params.get("cap_reserve", True)}]
         if pre > 200_000:
             tries.insert(0, {"window": 1_000_000})
         for t in tries:

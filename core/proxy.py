@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from .jsonio import loads_lenient
+from .jsonio import dict_at, loads_lenient
 from .recording import RecordingWriter, StreamAccumulator, is_secret_name, scrub
 from .safeio import json_safe
 
@@ -191,7 +191,7 @@ class RecordingProxy:
 
     @property
     def url(self) -> str:
-        host = self.server.server_address[0]
+        host = str(self.server.server_address[0])
         return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
 
     def start(self) -> "RecordingProxy":
@@ -282,7 +282,7 @@ def _upstream_response_record(rec: dict, status: int, kept: bytes) -> None:
     except (ValueError, RecursionError, MemoryError):
         rj = None
     if isinstance(rj, dict) and rj.get("type") == "error":
-        err = rj.get("error") if isinstance(rj.get("error"), dict) else {}
+        err = dict_at(rj, "error")
         rec["error"] = {"kind": "api", "status": status, **err}
     elif isinstance(rj, dict) and "content" in rj:
         rec["response"] = {k: v for k, v in rj.items() if k != "usage"}
@@ -339,7 +339,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _read_chunked(self) -> bytes:
         max_body = self.recording_proxy.max_body
-        parts, total = [], 0
+        parts: list[bytes] = []
+        total = 0
         while True:
             line = self.rfile.readline(65537)
             try:

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 import orjson as _orjson
 
-from .jsonio import LINE_TOO_LONG, JSONDecodeError, drop_mistyped, iter_lines, loads_lenient, open_regular, parse_timestamp
+from .jsonio import JSONDecodeError, LINE_TOO_LONG, dict_at, drop_mistyped, iter_lines, loads_lenient, open_regular, parse_timestamp
 from .safeio import dumps, json_safe, open_append
 
 FORMAT_NAME = "compactscope.recording"
@@ -256,6 +256,8 @@ class RecordingWriter:
     def _last_seq(self) -> int:
         last = 0
         for _, raw in iter_lines(self.path):
+            if raw is None:                   # a line over the limit: not a record of ours
+                continue
             try:
                 rec = loads_lenient(raw)
             except (ValueError, TypeError):
@@ -379,7 +381,7 @@ def _pair_to_call(rec: dict, n: int, seq: int, notes: list | None = None) -> Cal
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return None
     body = scrub(body)
-    resp = rec.get("response") if isinstance(rec.get("response"), dict) else {}
+    resp = dict_at(rec, "response")
     response = usage = error = None
     rbody = resp.get("body")
     if isinstance(rbody, str):

@@ -54,7 +54,8 @@ def infer_params(strategy, conversation) -> tuple[dict, dict]:
 def _tools_in(messages) -> tuple[Counter, int]:
     """Tool calls by name among ``messages`` and the number of tool results."""
     from ..messages import block_type, blocks
-    names, results = Counter(), 0
+    names: Counter[str] = Counter()
+    results = 0
     for m in messages:
         if not isinstance(m, dict):
             continue
@@ -98,8 +99,10 @@ def context_series(res) -> tuple[list[int], list[int]]:
     unit_size = res.threshold_unit == "size"
     layer = _check_layer(res)
     fixed = (res.calibration or {}).get("fixed", 0) or 0
-    series, posts = [], []
-    prev_after = prev_ov = None
+    series: list[int] = []
+    posts: list = []
+    prev_after = None
+    prev_ov = 0
     prev_summary = False
     total = 0
     for c in res.calls:
@@ -136,7 +139,7 @@ def _engine(run: Run, conv, cfg: FleetConfig, workspace, name: str | None = None
     from ..pipeline import Engine
     from ..summarizers import make_summarizer
     from ..workspace import Workspace
-    strat = strategies.get(name or run.strategy)
+    strat = strategies.get(name or run.strategy or "")
     inferred, reasons = infer_params(strat, conv) if cfg.infer else ({}, {})
     own = {p.name for p in strat.params}
     user = run.params if run.strategy else {k: v for k, v in run.params.items() if k in own}

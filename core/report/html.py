@@ -24,6 +24,7 @@ from . import svg, tables
 from .model import group_rows
 from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
                     usage_parts, when)
+from ..jsonio import dict_at
 
 LONG_CHARS = 1500           # texts longer than this (or with more lines) collapse
 LONG_LINES = 24
@@ -197,7 +198,7 @@ class _Writer:
             url = iu.get("url") if isinstance(iu, dict) else iu
             return f'<div class="blk"><span class="lbl">image</span> {self.image_url(url)}</div>'
         if t == "document":
-            src = b.get("source") if isinstance(b.get("source"), dict) else {}
+            src = dict_at(b, "source")
             data = src.get("data")
             if src.get("type") == "text" and isinstance(data, str):
                 return f'<div class="blk"><span class="lbl">document</span>{text_html(data, "document")}</div>'
@@ -231,7 +232,7 @@ class _Writer:
     def openai_call(self, call: Any, mi: int | None, ci: int) -> str:
         if not isinstance(call, dict):
             return f'<div class="blk">{text_html(to_json(call), "tool call")}</div>'
-        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+        fn = dict_at(call, "function")
         args = fn.get("arguments")
         text = args if isinstance(args, str) else to_json(args)
         res = self._partner(mi, ci)
@@ -250,8 +251,8 @@ def table(head: list[str], rows: list[list], numeric=frozenset(), cls: str = "")
         return esc(num(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else str(c))
     body = ["<tr>" + "".join(f'<td{" class=n" if i in numeric else ""}>{cell(c)}</td>' for i, c in enumerate(r))
             + "</tr>" for r in rows]
-    head = f"<tr>{h}</tr>" if any(head) else ""
-    return f'<div class="tw"><table{f" class={cls}" if cls else ""}>{head}{"".join(body)}</table></div>'
+    top = f"<tr>{h}</tr>" if any(head) else ""
+    return f'<div class="tw"><table{f" class={cls}" if cls else ""}>{top}{"".join(body)}</table></div>'
 
 
 class Raw(str):
