@@ -115,11 +115,11 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                         f"{pre_tokens_text(c.real_boundary.get('pre_tokens'))}]"
             print(line)
             quiet = {rec.layer for rec in c.layers if rec.role in (MICRO, SNIP)}      # routine, unless it summarised
-            for e in c.events:
-                if e.split(":", 1)[0] not in quiet or c.summaries:
-                    print(f"{'':>11}- {e}")
-            for e in c.errors:
-                print(f"{'':>11}! {e}")
+            for event in c.events:
+                if event.split(":", 1)[0] not in quiet or c.summaries:
+                    print(f"{'':>11}- {event}")
+            for error in c.errors:
+                print(f"{'':>11}! {error}")
         print(f"compactions {tot['compactions']}, summaries {tot['summaries']}, peak {tot['peak_tokens']:,} tokens, "
               f"total input {tot['total_input_tokens']:,} tokens, messages dropped {tot['messages_dropped']}, "
               f"tool results dropped {tot['tool_results_dropped']}")

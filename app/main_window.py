@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         self.banner = QLabel(central)
         self.banner.setObjectName("errorBanner")
         self.banner.setWordWrap(True)
-        self.banner.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner.setStyleSheet(BANNER_STYLE)
         self.banner.hide()
         outer.addWidget(self.banner)
@@ -117,14 +117,14 @@ class MainWindow(QMainWindow):
         outer.addWidget(self.picker)
         self.stepper = LayerStepper(central)
         outer.addWidget(self.stepper)
-        self.splitter = QSplitter(Qt.Horizontal, central)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
         self.splitter.setObjectName("mainSplitter")
         outer.addWidget(self.splitter, 1)
         self.messages = MessagePanel(self.splitter)
         self.messages.status_message = lambda t: self.statusBar().showMessage(t, 4000)
         self.tabs = QTabWidget(self.splitter)
         self.tabs.setObjectName("centerTabs")
-        self.tabs.tabBar().setElideMode(Qt.ElideNone)        # never "Timel..."; scroll arrows when narrow
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)        # never "Timel..."; scroll arrows when narrow
         self.tabs.setUsesScrollButtons(True)
         self.diff_panel = DiffPanel()
         self.tabs.addTab(self.diff_panel, tr("Before / after"))
@@ -435,7 +435,7 @@ class MainWindow(QMainWindow):
             self.model.set_highlight(set())
             return
         cur = self.view.currentIndex()
-        if mi is not None and not (cur.isValid() and cur.data(Qt.UserRole + 2) == mi):
+        if mi is not None and not (cur.isValid() and cur.data(Qt.ItemDataRole.UserRole + 2) == mi):
             self.view.select_message(mi)
 
     def _message_selected(self, mi: int) -> None:

@@ -49,7 +49,7 @@ class MessageDelegate(QStyledItemDelegate):
         chips = model.chips(mi)
         expanded = model.is_expanded(mi)
         findings = model.findings.get(mi, ())
-        out = [("cut", k, 1) for k in range(len(cuts))]
+        out: list[tuple[str, int | None, int]] = [("cut", k, 1) for k in range(len(cuts))]
         out.append(("header", None, 1))
         for ci, c in enumerate(chips[:MAX_BLOCKS_SHOWN]):
             n = 1
@@ -147,7 +147,7 @@ class _RowPaint:
         model = self.model = index.model()
         mi = self.mi = model.rows[index.row()]
         self.status = model.status.get(mi, "")
-        self.selected = bool(option.state & QStyle.State_Selected)
+        self.selected = bool(option.state & QStyle.StateFlag.State_Selected)
         self.m = model.messages[mi]
         self.role = self.m.get("role", "?") if isinstance(self.m, dict) else "?"
         self.chips = model.chips(mi)
@@ -173,7 +173,7 @@ class _RowPaint:
         if status and STATUS_COLORS.get(status):
             p.fillRect(r, color(STATUS_COLORS[status], 46 if self.dark else 34))
         if status == "removed":
-            p.fillRect(r, QBrush(color(STATUS_COLORS["removed"], 60), Qt.BDiagPattern))
+            p.fillRect(r, QBrush(color(STATUS_COLORS["removed"], 60), Qt.BrushStyle.BDiagPattern))
         if self.mi in self.model.matches:
             p.fillRect(r, color("#facc15", 50))
         if self.selected:
@@ -183,7 +183,7 @@ class _RowPaint:
         p, r = self.p, self.r
         if self.mi in self.model.highlight:
             p.setPen(QPen(QColor("#e11d48"), 3))
-            p.setBrush(Qt.NoBrush)
+            p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(r.adjusted(2, 2, -2, -2))
         p.setPen(QPen(color(self.text_col.name(), 40), 1))
         p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
@@ -193,18 +193,18 @@ class _RowPaint:
         label, style = self.cuts[ci]
         label = ct(label)
         col = QColor("#dc2626") if style == "cut" else QColor("#64748b")
-        pen = QPen(col, 2 if style == "cut" else 1, Qt.SolidLine if style == "cut" else Qt.DashLine)
+        pen = QPen(col, 2 if style == "cut" else 1, Qt.PenStyle.SolidLine if style == "cut" else Qt.PenStyle.DashLine)
         p.setPen(pen)
         y = top + lh // 2
         p.setFont(self.bold if style == "cut" else self.small)
         cfm = QFontMetrics(p.font())
         room = max(20, r.width() - 28)
         if cfm.horizontalAdvance(label) > room:      # a narrow pane: elided, never cut mid-letter
-            label = cfm.elidedText(label, Qt.ElideRight, room)
+            label = cfm.elidedText(label, Qt.TextElideMode.ElideRight, room)
         tw = cfm.horizontalAdvance(label) + 12
         p.drawLine(r.left(), y, r.left() + 12, y)
         p.drawLine(r.left() + 12 + tw, y, r.right(), y)
-        p.drawText(QRect(r.left() + 16, top, tw, lh), Qt.AlignVCenter | Qt.AlignLeft, label)
+        p.drawText(QRect(r.left() + 16, top, tw, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, label)
 
     def _pills(self) -> list[tuple[str, QColor]]:
         """The header's tags; a LOST result first (it is what the row is about)."""
@@ -230,7 +230,7 @@ class _RowPaint:
         p.setPen(QColor(ROLE_COLORS.get(role, "#94a3b8")).darker(140 if not dark else 60)
                  if not dark else QColor(ROLE_COLORS.get(role, "#94a3b8")).lighter(130))
         head = f"#{self.mi}  {role}"
-        p.drawText(QRect(self.left, top, 400, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
+        p.drawText(QRect(self.left, top, 400, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, head)
         x = self.left + QFontMetrics(self.bold).horizontalAdvance(head) + 12
         # in a narrow pane a tag is shortened to the room left, never drawn past the row's edge
         for text, col in self._pills():
@@ -255,7 +255,7 @@ class _RowPaint:
             text = " \u00b7 ".join(info)
             if x + QFontMetrics(p.font()).horizontalAdvance(text) + 4 < self.right:
                 p.setPen(self.dim)
-                p.drawText(QRect(self.left, top, self.right - self.left, self.lh), Qt.AlignVCenter | Qt.AlignRight,
+                p.drawText(QRect(self.left, top, self.right - self.left, self.lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                            text)
                 break
             info.pop(1 if len(info) > 2 else 0)
@@ -276,28 +276,28 @@ class _RowPaint:
             p.setFont(small)
             p.setPen(pair_color(c.tool_id, self.dark))
             tid = c.tool_id if len(c.tool_id) <= 18 else c.tool_id[:8] + "\u2026" + c.tool_id[-6:]
-            p.drawText(QRect(x, top, 200, lh), Qt.AlignVCenter | Qt.AlignLeft, tid)
+            p.drawText(QRect(x, top, 200, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, tid)
             x += sfm.horizontalAdvance(tid) + 8
         if c.error:
             x = pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
         p.setFont(self.option.font)
         p.setPen(self.text_col)
-        p.drawText(QRect(x, top, right - x, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                   self.fm.elidedText(ct_summary(c.summary), Qt.ElideRight, max(10, right - x)))
+        p.drawText(QRect(x, top, right - x, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                   self.fm.elidedText(ct_summary(c.summary), Qt.TextElideMode.ElideRight, max(10, right - x)))
         if n > 1:
             p.setPen(self.dim)
             lines = c.lines[1:n] if not self.expanded else c.lines[:EXPANDED_LINES]
             yy = top + lh
             for ln in lines:
-                p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                           self.fm.elidedText(ln, Qt.ElideRight, max(10, right - left - 22)))
+                p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                           self.fm.elidedText(ln, Qt.TextElideMode.ElideRight, max(10, right - left - 22)))
                 yy += lh
 
     def more(self, top: int) -> None:
         p = self.p
         p.setPen(self.dim)
         p.setFont(self.small)
-        p.drawText(QRect(self.left + 6, top, self.right - self.left, self.lh), Qt.AlignVCenter | Qt.AlignLeft,
+        p.drawText(QRect(self.left + 6, top, self.right - self.left, self.lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                    tr("+ {n} more block(s) (see the inspector)").format(n=len(self.chips) - MAX_BLOCKS_SHOWN))
 
     def finding_lines(self, top: int) -> None:
@@ -307,8 +307,8 @@ class _RowPaint:
         yy = top
         for f in self.findings[:3]:
             where = tr("block {n}: ").format(n=f.block) if f.block is not None else ""
-            p.drawText(QRect(left + 6, yy, right - left - 6, self.lh), Qt.AlignVCenter | Qt.AlignLeft,
-                       self.sfm.elidedText(f"\u26a0 {where}{ct(f.text)} [{f.code}]", Qt.ElideRight,
+            p.drawText(QRect(left + 6, yy, right - left - 6, self.lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                       self.sfm.elidedText(f"\u26a0 {where}{ct(f.text)} [{f.code}]", Qt.TextElideMode.ElideRight,
                                            right - left - 6))
             yy += self.lh
 
@@ -328,7 +328,7 @@ def paint_boundary(p: QPainter, rect: QRect, text: str, font: QFont, dark: bool)
     p.setPen(QColor("#fed7aa") if dark else QColor(ink))
     fm = QFontMetrics(font)
     inner = rect.adjusted(12, 0, -6, 0)
-    p.drawText(inner, Qt.AlignVCenter | Qt.AlignLeft, fm.elidedText("✂ " + text, Qt.ElideRight, inner.width()))
+    p.drawText(inner, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, fm.elidedText("✂ " + text, Qt.TextElideMode.ElideRight, inner.width()))
 
 
 def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics,
@@ -338,14 +338,14 @@ def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: Q
     if limit is not None and fm.horizontalAdvance(text) + 10 > limit:
         if limit < fm.horizontalAdvance("W\u2026") + 10:
             return x
-        text = fm.elidedText(text, Qt.ElideRight, limit - 10)
+        text = fm.elidedText(text, Qt.TextElideMode.ElideRight, limit - 10)
     w = fm.horizontalAdvance(text) + 10
     rect = QRect(x, top + 2, w, lh - 4)
-    p.setPen(Qt.NoPen)
+    p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(col)
     p.drawRoundedRect(rect, 4, 4)
     p.setPen(QColor("white"))
     p.setFont(font)
-    p.drawText(rect, Qt.AlignCenter, text)
-    p.setBrush(Qt.NoBrush)
+    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+    p.setBrush(Qt.BrushStyle.NoBrush)
     return x + w + 6

@@ -108,7 +108,7 @@ class LayerStepper(QWidget):
             b.setStyleSheet(f"QToolButton {{ color: {colr}; font-weight: bold; padding: 3px 8px; }}"
                             f"QToolButton:checked {{ background: {QColor(colr).name()}; color: white; "
                             f"border-radius: 4px; }}")
-            b.setFocusPolicy(Qt.NoFocus)
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             self.group.addButton(b, k)
             self._stage_row.addWidget(b)
             if k < len(self.stages) - 1:
