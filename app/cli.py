@@ -141,7 +141,7 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
             params["variant"] = args.variant
     inferred = strategies.Inferred() if getattr(args, "no_infer", False) \
         else strategies.infer_params(strategy, conversation)
-    user = dict(params)
+    user = dict(params or {})
     params = inferred.apply(params)
     try:
         resolved = strategy.resolve(params)
@@ -365,20 +365,20 @@ def cmd_info(args) -> int:
         print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {count(c['messages'], 'message')}{copies}{contexts} "
               f"({c['dialect']}), {count(c['tool_pairs'], 'tool pair')} ({c['complete_pairs']} complete)"
               + (f", model {c['model']}" if c.get("model") else ""))
-        for e in c["events"]:
-            what = " ".join(str(e[k]) for k in ("kind", "type", "mode", "strategy") if e.get(k))
-            held = [f"{k}={e[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))
-                    if e.get(f) is not None]
-            lacks = [k for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens")) if e.get(f) is None]
-            line = f"      compaction at message {e['message_index']}: {what}" + "".join(" " + h for h in held) \
+        for ev in c["events"]:
+            what = " ".join(str(ev[k]) for k in ("kind", "type", "mode", "strategy") if ev.get(k))
+            held = [f"{k}={ev[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))
+                    if ev.get(f) is not None]
+            lacks = [k for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens")) if ev.get(f) is None]
+            line = f"      compaction at message {ev['message_index']}: {what}" + "".join(" " + h for h in held) \
                 + (f" (the recording holds no {' or '.join(lacks)})" if lacks else "")
-            if e.get("post_tokens") is not None:
-                line += f" postTokens={e['post_tokens']}"
-            if e.get("messages_before") is not None:
-                line += f", messages {e['messages_before']} -> {e.get('messages_after')}"
-            if e.get("summary_index") is not None:
-                line += f", summary at message {e['summary_index']}"
-            sc = e.get("summary_call")
+            if ev.get("post_tokens") is not None:
+                line += f" postTokens={ev['post_tokens']}"
+            if ev.get("messages_before") is not None:
+                line += f", messages {ev['messages_before']} -> {ev.get('messages_after')}"
+            if ev.get("summary_index") is not None:
+                line += f", summary at message {ev['summary_index']}"
+            sc = ev.get("summary_call")
             if sc and "input_tokens" in sc:
                 line += f", summary call {sc['input_tokens']:,} in / {sc['output_tokens']:,} out"
             elif sc:
@@ -547,9 +547,11 @@ def _tolerant_streams() -> None:
     replaced instead of stopping the command half-way through its output."""
     from compactscope.core.safeio import TEXT_ERRORS
     for stream, errors in ((sys.stdout, TEXT_ERRORS), (sys.stderr, "backslashreplace")):
-        try:
-            stream.reconfigure(errors=errors)
-        except (AttributeError, ValueError):
+        reconfigure = getattr(stream, "reconfigure", None)          # (a TextIOWrapper's; a replaced stream
+        try:                                                       # may lack it)
+            if reconfigure is not None:
+                reconfigure(errors=errors)
+        except ValueError:
             pass
 
 

@@ -45,4 +45,5 @@ class ComparisonTable(QTableWidget):
 
     def value(self, row: int, key: str):
         j = [k for k, _ in COMPARISON_COLUMNS].index(key)
-        return self.item(row, j).data(Qt.ItemDataRole.UserRole)
+        item = self.item(row, j)
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None

@@ -11,7 +11,7 @@ from collections import Counter
 from operator import itemgetter
 from typing import NamedTuple
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QRect, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRect, QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
 
@@ -148,7 +148,7 @@ class DiffModel(QAbstractTableModel):
     def chips(self, m) -> list:
         return present.chips.get(m)
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < 2:
             return None
         row, col = index.row(), index.column()
@@ -177,7 +177,7 @@ class DiffModel(QAbstractTableModel):
             return "\n".join(self.step.edits[k].text for k in r.edits)
         return None
 
-    def flags(self, index: QModelIndex):
+    def flags(self, index: QModelIndex | QPersistentModelIndex):
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable

@@ -312,7 +312,8 @@ class SnipExplainer(QTextBrowser):
         vstep = variant.step if variant is not None else None
         if not is_snip_step(step):
             self.lines_variant = []
-            self._cols, self.difference = [], []
+            self._cols = []
+            self.difference: list = []
             self._html = self._other_html()
             self._render()
             return

@@ -2,7 +2,7 @@
 delegate paints from (chips from ``core.present``, statuses, highlights, cut lines, findings, matches)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from compactscope.core import present
 from compactscope.core.align import RowKinds
@@ -217,7 +217,7 @@ class MessageListModel(QAbstractListModel):
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or index.column() != 0:
             return None
         mi = self.rows[index.row()]
@@ -255,7 +255,7 @@ class MessageListModel(QAbstractListModel):
             return sb[1] if sb and sb[0] == mi else None
         return None
 
-    def flags(self, index: QModelIndex):
+    def flags(self, index: QModelIndex | QPersistentModelIndex):
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
