@@ -14,7 +14,7 @@ def install_actions(win, examples) -> None:
     mb = win.menuBar()
     fm = mb.addMenu(tr("&File"))
     a = fm.addAction(tr("&Open…"), win.open_dialog)
-    a.setShortcut(QKeySequence.Open)
+    a.setShortcut(QKeySequence.StandardKey.Open)
     win.recent_menu = fm.addMenu(tr("Open &Recent"))
     a = fm.addAction(tr("Open &Fleet…"), lambda: _open_fleet(win))
     a.setShortcut(QKeySequence("Ctrl+Shift+O"))
@@ -32,15 +32,15 @@ def install_actions(win, examples) -> None:
     fm.addAction(tr("Export as &PNG…"), win.save_screenshot_dialog).setToolTip(tr("A screenshot of the window"))
     fm.addSeparator()
     q = fm.addAction(tr("&Quit"), win.close)
-    q.setShortcut(QKeySequence.Quit)
+    q.setShortcut(QKeySequence.StandardKey.Quit)
     rebuild_recent(win)
     rebuild_recent_strategies(win)
     # File > Export as HTML / Markdown (before PNG), and the Edit menu's copies as Markdown (app/export.py)
     install_export(win, fm, mb)
     vm = mb.addMenu(tr("&View"))
-    for text, keys, slot in ((tr("Zoom &In"), [QKeySequence.ZoomIn, QKeySequence("Ctrl+=")],
+    for text, keys, slot in ((tr("Zoom &In"), [QKeySequence.StandardKey.ZoomIn, QKeySequence("Ctrl+=")],
                               lambda: win.set_zoom(win.zoom + 1)),
-                             (tr("Zoom &Out"), [QKeySequence.ZoomOut], lambda: win.set_zoom(win.zoom - 1)),
+                             (tr("Zoom &Out"), [QKeySequence.StandardKey.ZoomOut], lambda: win.set_zoom(win.zoom - 1)),
                              (tr("&Reset Zoom"), [QKeySequence("Ctrl+0")], lambda: win.set_zoom(0))):
         a = vm.addAction(text, slot)
         a.setShortcuts(keys)
@@ -58,20 +58,20 @@ def install_actions(win, examples) -> None:
     _lesson_menu(win, mb)
     install_menu(win)            # Live: agent, recording proxy and follow mode in a dock (app/live.py)
     nm = mb.addMenu(tr("&Navigate"))
-    for text, key, slot in ((tr("&Find\u2026"), QKeySequence.Find, win.focus_search),
-                            (tr("Find &Next"), QKeySequence.FindNext, lambda: win.next_match(1)),
-                            (tr("Find &Previous"), QKeySequence.FindPrevious, lambda: win.next_match(-1)),
+    for text, key, slot in ((tr("&Find\u2026"), QKeySequence.StandardKey.Find, win.focus_search),
+                            (tr("Find &Next"), QKeySequence.StandardKey.FindNext, lambda: win.next_match(1)),
+                            (tr("Find &Previous"), QKeySequence.StandardKey.FindPrevious, lambda: win.next_match(-1)),
                             (tr("Jump to tool &partner"), QKeySequence("Ctrl+J"), win.jump_to_partner),
                             (tr("Run the pipeline &again"), QKeySequence("F5"), win.run_pipeline)):
         a = nm.addAction(text, slot)
         a.setShortcut(key)
     # stepping keys: window shortcuts (text fields keep their own arrows); in the timeline, arrows and
     # Home/End move its cursor over the model calls instead
-    for key, slot in ((Qt.Key_Right, lambda: _arrow(win, 1)), (Qt.Key_Left, lambda: _arrow(win, -1)),
-                      (Qt.Key_Home, lambda: _arrow(win, "home")), (Qt.Key_End, lambda: _arrow(win, "end")),
-                      (Qt.Key_P, win.stepper.toggle_play)):
+    for key, slot in ((Qt.Key.Key_Right, lambda: _arrow(win, 1)), (Qt.Key.Key_Left, lambda: _arrow(win, -1)),
+                      (Qt.Key.Key_Home, lambda: _arrow(win, "home")), (Qt.Key.Key_End, lambda: _arrow(win, "end")),
+                      (Qt.Key.Key_P, win.stepper.toggle_play)):
         sc = QShortcut(QKeySequence(key), win)
-        sc.setContext(Qt.WindowShortcut)
+        sc.setContext(Qt.ShortcutContext.WindowShortcut)
         sc.activated.connect(slot)
 
 

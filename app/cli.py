@@ -25,19 +25,16 @@ import sys
 import traceback
 from pathlib import Path
 
-HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet", "fleet-report",
-            "cache", "lessons", "lesson")
-HELP_INTRO = ("Compactscope: the context compaction of LLM agents, layer by layer. A subcommand runs headless "
-              "('compactscope SUBCOMMAND --help' for its options); without one, 'compactscope [FILE] [options]' "
-              "opens the window (its options follow the subcommands).")
-
-
-
 from compactscope.app.cli_common import (
     EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTED, CliError, add_context, choice_json, inferred_json,
     internal_steps_report, join_partner, load_file, print_inferred, report_internal, warn_choice,
 )
 
+HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet", "fleet-report",
+            "cache", "lessons", "lesson")
+HELP_INTRO = ("Compactscope: the context compaction of LLM agents, layer by layer. A subcommand runs headless "
+              "('compactscope SUBCOMMAND --help' for its options); without one, 'compactscope [FILE] [options]' "
+              "opens the window (its options follow the subcommands).")
 
 
 def _print_json(obj) -> None:
@@ -46,8 +43,6 @@ def _print_json(obj) -> None:
     from compactscope.core.files.jsonout import write_json
     write_json(obj, sys.stdout.write)
     sys.stdout.write("\n")
-
-
 
 
 def _engine(args, strategy_name: str, params: dict | None = None, conversation=None):
@@ -75,7 +70,7 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
             params["variant"] = args.variant
     inferred = strategies.Inferred() if getattr(args, "no_infer", False) \
         else strategies.infer_params(strategy, conversation)
-    user = dict(params)
+    user = dict(params or {})
     params = inferred.apply(params)
     try:
         resolved = strategy.resolve(params)
@@ -94,7 +89,6 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
         raise CliError(str(e.args[0])) from None
     engine.inferred, engine.user_params, engine.choice = inferred, user, choice
     return engine
-
 
 
 def _token_estimator(spec: str | None):
@@ -139,7 +133,7 @@ def cmd_run(args) -> int:
         if not extra:
             raise CliError(f"strategy {engine.strategy.name} has no "
                            f"{'reactive compaction' if args.reactive else 'compact tool'}")
-        layers = [l.name for l in engine.layers] + [extra]
+        layers = [layer.name for layer in engine.layers] + [extra]
     # a real context is run as it was sent; a whole history (a conversation never split, --call/--segment not
     # given) each message once: segments that repeat the compacted context (Inspect, hermes) are not run twice
     from compactscope.core.model.contexts import is_context, whole_history_note
@@ -266,20 +260,20 @@ def cmd_info(args) -> int:
               f"({c['dialect']}), {count(c['tool_pairs'], 'tool pair')} ({c['complete_pairs']} complete)"
               + (f", model {c['model']}" if c.get("model") else "")
               + (f", written by {c['agent']}" if c.get("agent") else ""))
-        for e in c["events"]:
-            what = " ".join(str(e[k]) for k in ("kind", "type", "mode", "strategy") if e.get(k))
-            held = [f"{k}={e[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))
-                    if e.get(f) is not None]
-            lacks = [k for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens")) if e.get(f) is None]
-            line = f"      compaction at message {e['message_index']}: {what}" + "".join(" " + h for h in held) \
+        for ev in c["events"]:
+            what = " ".join(str(ev[k]) for k in ("kind", "type", "mode", "strategy") if ev.get(k))
+            held = [f"{k}={ev[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))
+                    if ev.get(f) is not None]
+            lacks = [k for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens")) if ev.get(f) is None]
+            line = f"      compaction at message {ev['message_index']}: {what}" + "".join(" " + h for h in held) \
                 + (f" (the recording holds no {' or '.join(lacks)})" if lacks else "")
-            if e.get("post_tokens") is not None:
-                line += f" postTokens={e['post_tokens']}"
-            if e.get("messages_before") is not None:
-                line += f", messages {e['messages_before']} -> {e.get('messages_after')}"
-            if e.get("summary_index") is not None:
-                line += f", summary at message {e['summary_index']}"
-            sc = e.get("summary_call")
+            if ev.get("post_tokens") is not None:
+                line += f" postTokens={ev['post_tokens']}"
+            if ev.get("messages_before") is not None:
+                line += f", messages {ev['messages_before']} -> {ev.get('messages_after')}"
+            if ev.get("summary_index") is not None:
+                line += f", summary at message {ev['summary_index']}"
+            sc = ev.get("summary_call")
             if sc and "input_tokens" in sc:
                 line += f", summary call {sc['input_tokens']:,} in / {sc['output_tokens']:,} out"
             elif sc:
@@ -339,7 +333,6 @@ def cmd_strategies(args) -> int:
     return 0
 
 
-
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a transcript file (format detected from its content)")
     p.add_argument("--with", dest="with_file", metavar="OTHER",
@@ -347,7 +340,6 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                         "the reverse): its system prompt and tools are used where FILE has none")
     p.add_argument("--conversation", type=int, default=0, metavar="N",
                    help="which conversation of the file (0 = the main one)")
-
 
 
 STRATEGY_HELP = ("s08, claude_code, hermes, inspect_edit|trim|summary, a strategy an installed package registers, or "
@@ -424,9 +416,11 @@ def _tolerant_streams() -> None:
     replaced instead of stopping the command half-way through its output."""
     from compactscope.core.files.safeio import TEXT_ERRORS
     for stream, errors in ((sys.stdout, TEXT_ERRORS), (sys.stderr, "backslashreplace")):
-        try:
-            stream.reconfigure(errors=errors)
-        except (AttributeError, ValueError):
+        reconfigure = getattr(stream, "reconfigure", None)          # (a TextIOWrapper's; a replaced stream
+        try:                                                       # may lack it)
+            if reconfigure is not None:
+                reconfigure(errors=errors)
+        except ValueError:
             pass
 
 

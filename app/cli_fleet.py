@@ -109,8 +109,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             print(f"{s.duplicates:,} row(s) hold a session another row holds too (a hermes snapshot of its state.db, "
                   f"an Inspect .json of its .eval, a copied file): marked duplicate_of, the figures count each "
                   f"session once")
-        for e in s.error_examples[:3]:
-            print(f"  error: {e}")
+        for example in s.error_examples[:3]:
+            print(f"  error: {example}")
         if s.orphan_agents:
             print(f"{len(s.orphan_agents)} subagent file(s) whose session is not among the files were left out, "
                   f"e.g. {s.orphan_agents[0]}")

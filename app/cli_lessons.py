@@ -21,13 +21,13 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         from compactscope.core.session import lesson as lessons
         found = lessons.available()
         if args.json:
-            print_json([{"name": l.name, "title": l.title_in(args.lang), "slides": len(l.slides),
-                         "description": lessons.text(l.description, args.lang), "path": str(l.path)}
-                        for l in found])
+            print_json([{"name": lesson.name, "title": lesson.title_in(args.lang), "slides": len(lesson.slides),
+                         "description": lessons.text(lesson.description, args.lang), "path": str(lesson.path)}
+                        for lesson in found])
             return 0
-        width = max((len(l.name) for l in found), default=0)
-        for l in found:
-            print(f"{l.name:<{width}}  {l.title_in(args.lang)}")
+        width = max((len(lesson.name) for lesson in found), default=0)
+        for lesson in found:
+            print(f"{lesson.name:<{width}}  {lesson.title_in(args.lang)}")
         return 0
     p.set_defaults(fn=cmd_lessons)
 

@@ -19,7 +19,7 @@ def _exit_code(*results) -> int:
     flat = []
     for r in results:
         flat += r if isinstance(r, list) else [r]
-    return internal_steps_report([l for r in flat for c in r.calls for l in c.layers], "replay: ")
+    return internal_steps_report([layer for r in flat for c in r.calls for layer in c.layers], "replay: ")
 
 
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
@@ -114,12 +114,12 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                 line += f"  [REAL {_real_label(c.real_boundary)} compaction, " \
                         f"{pre_tokens_text(c.real_boundary.get('pre_tokens'))}]"
             print(line)
-            quiet = {l.layer for l in c.layers if l.role in (MICRO, SNIP)}      # routine, unless it summarised
-            for e in c.events:
-                if e.split(":", 1)[0] not in quiet or c.summaries:
-                    print(f"{'':>11}- {e}")
-            for e in c.errors:
-                print(f"{'':>11}! {e}")
+            quiet = {rec.layer for rec in c.layers if rec.role in (MICRO, SNIP)}      # routine, unless it summarised
+            for event in c.events:
+                if event.split(":", 1)[0] not in quiet or c.summaries:
+                    print(f"{'':>11}- {event}")
+            for error in c.errors:
+                print(f"{'':>11}! {error}")
         print(f"compactions {tot['compactions']}, summaries {tot['summaries']}, peak {tot['peak_tokens']:,} tokens, "
               f"total input {tot['total_input_tokens']:,} tokens, messages dropped {tot['messages_dropped']}, "
               f"tool results dropped {tot['tool_results_dropped']}")

@@ -175,7 +175,7 @@ def install(win, file_menu, menubar) -> Exporter:
     copy_edits = em.addAction(tr("Copy &Edits as Markdown"), ex.copy_edits)
     copy_sum = em.addAction(tr("Copy &Summary as Markdown"), ex.copy_summary)
     for view, actions in ((win.messages.view, (copy_msg, copy_sum)), (win.diff_panel.edits, (copy_edits, copy_sum))):
-        view.setContextMenuPolicy(Qt.ActionsContextMenu)
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         for a in actions:
             b = QAction(a.text().replace("&", ""), view)
             b.triggered.connect(a.trigger)

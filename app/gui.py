@@ -77,25 +77,153 @@ def _missing_xcb_libraries() -> list[str]:
     return [f"lib{n}" for n in ("xcb-cursor", "xcb-icccm", "xkbcommon-x11") if find_library(n) is None]
 
 
+class _UsageError(Exception):
+    """A command-line argument the window cannot honour: main prints ``compactscope: <message>`` and exits 2."""
+
+
+def _environment_error(offscreen: bool) -> str | None:
+    """Why no window can open here (no display, X11 libraries missing), or None."""
+    if (not offscreen and sys.platform.startswith("linux")
+            and not any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))):
+        return ("there is no display to open the window on (DISPLAY is not set). Use "
+                "--screenshot out.png to render offscreen, or the headless commands: compactscope run|check|info "
+                "FILE")
+    missing = _missing_xcb_libraries() if not offscreen else []
+    if missing:
+        return ("Qt cannot open a window on X11: the system libraries "
+                f"{', '.join(missing)} are missing. On Debian or Ubuntu: sudo apt install libxcb-cursor0 "
+                "libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxkbcommon-x11-0 libxcb-render-util0 libxcb-image0. "
+                "Meanwhile --screenshot out.png and the headless commands work.")
+    return None
+
+
+def _error_text(e: BaseException) -> str:
+    return str(e.args[0] if e.args else e)
+
+
+def _set_strategy(win, args) -> None:
+    from compactscope.core import strategies
+    try:
+        strategies.get(args.strategy)
+    except (KeyError, ImportError) as e:
+        raise _UsageError(_error_text(e)) from e
+    win.set_strategy(args.strategy)
+    win.session.setup.pin_strategy()      # every file opens with it; without --strategy, with the file's own
+
+
+def _pin_params(win, args) -> dict:
+    from compactscope.core.strategies.spec import parse_assignments
+    try:
+        pinned = parse_assignments(args.set)
+        if args.strategy or not args.file:      # else checked against the file's own pipeline once it opened
+            win.session.setup.strategy.resolve({**win.session.setup.params, **pinned})
+    except (KeyError, ValueError) as e:
+        raise _UsageError(_error_text(e)) from e
+    win.session.setup.pin_params(pinned, run=False)    # --set wins over inferred defaults
+    return pinned
+
+
+def _set_variant_and_order(win, args) -> None:
+    try:
+        if args.variant and args.variant not in ("main", "guarded"):
+            win.session.setup.set_variant(args.variant)
+        elif args.variant:
+            win.session.setup.set_variant(None)
+    except KeyError as e:
+        known = ", ".join(["main"] + [v.name for v in win.session.setup.strategy.variants])
+        raise _UsageError(f"{e.args[0]} (variants: {known})") from e
+    if args.order:
+        order = [n.strip() for n in args.order.split(",") if n.strip()]
+        if not win.session.setup.set_order(order):
+            raise _UsageError(win.session.error.what)
+
+
+def _configure(win, args, w: int, h: int) -> dict:
+    """The window's strategy, parameters and look from the arguments; returns the pinned --set values."""
+    pinned: dict = {}
+    if args.strategy:
+        _set_strategy(win, args)
+    if args.no_infer:
+        win.session.setup.infer = False
+    if args.summarizer:
+        win.session.setup.set_summarizer(args.summarizer, run=False)
+    if args.set:
+        pinned = _pin_params(win, args)
+    if args.variant or args.order:
+        _set_variant_and_order(win, args)
+    if args.dark:
+        win.dark_action.setChecked(True)
+        win.set_dark(True, save=False)
+    if args.zoom is not None:
+        win.set_zoom(args.zoom, save=False)
+    win.resize(w, h)
+    if args.follow:
+        if not os.path.isfile(args.follow):
+            raise _UsageError(f"{args.follow}: no such file to follow")
+        args.file = args.file or args.follow
+    return pinned
+
+
+def _check_pinned_against_file(win, pinned: dict) -> None:
+    try:                                      # --set against the pipeline the file opened with
+        win.session.setup.strategy.resolve({**win.session.setup.params, **pinned})
+    except (KeyError, ValueError) as e:
+        raise _UsageError(f"{_error_text(e)} (strategy {win.session.setup.strategy.name}, the file's own "
+                          f"pipeline; --strategy picks another)") from e
+
+
+def _go_to_segment(win, segment: str) -> None:
+    segs = len(getattr(win.session.source.conversation, "segments", None) or [0])
+    try:
+        k = None if segment == "all" else int(segment)
+        if k is not None and not -segs <= k < segs:
+            raise ValueError
+    except ValueError:
+        raise _UsageError(f"there is no segment {segment}: the conversation has {segs} "
+                          f"(0..{segs - 1}, -1 = the last, 'all')") from None
+    win.session.source.set_segment(None if k is None else k % segs)
+
+
+def _go_to_call(win, call: int) -> None:
+    n = len(win.session.source.calls())
+    if not -n <= call < n:
+        raise _UsageError(f"there is no model call {call}: the conversation has {n} model call(s) "
+                          f"(0..{n - 1}, -1 = the last)")
+    win.session.source.set_call(call)
+
+
+def _after_open(win, args, pinned: dict) -> None:
+    """What the arguments ask of the opened file: --set checked against its pipeline, --segment, --call, --follow."""
+    if args.set and not args.strategy and win.session.source.loading is None:
+        _check_pinned_against_file(win, pinned)
+    if args.segment is not None:
+        _go_to_segment(win, args.segment)
+    if args.call is not None:
+        _go_to_call(win, args.call)
+    if args.follow:
+        from compactscope.app.live import open_live
+        open_live(win, 2)
+        win.live_panel.follow_path.setText(args.follow)
+        win.live_controller.start_follow(args.follow)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    try:
+        return _main(args)
+    except _UsageError as e:
+        print(f"compactscope: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(args) -> int:
     offscreen = bool(args.screenshot or args.screenshots or args.export_lesson)
     if offscreen and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    if (not offscreen and sys.platform.startswith("linux")
-            and not any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))):
-        print("compactscope: there is no display to open the window on (DISPLAY is not set). Use "
-              "--screenshot out.png to render offscreen, or the headless commands: compactscope run|check|info "
-              "FILE", file=sys.stderr)
-        return 2
-    missing = _missing_xcb_libraries() if not offscreen else []
-    if missing:
-        print("compactscope: Qt cannot open a window on X11: the system libraries "
-              f"{', '.join(missing)} are missing. On Debian or Ubuntu: sudo apt install libxcb-cursor0 "
-              "libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxkbcommon-x11-0 libxcb-render-util0 libxcb-image0. "
-              "Meanwhile --screenshot out.png and the headless commands work.", file=sys.stderr)
-        return 2
+    problem = _environment_error(offscreen)
+    if problem:
+        raise _UsageError(problem)
     w, h = _size(args.size)
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "compactscope"])
@@ -107,98 +235,20 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(enabled=not offscreen)
     lang = language.normalise(args.lang or settings.value("view/language", "") or language.system_language())
     if lang not in language.LANGUAGES:
-        print(f"compactscope: --lang is one of {', '.join(language.LANGUAGES)}, not {args.lang!r}", file=sys.stderr)
-        return 2
+        raise _UsageError(f"--lang is one of {', '.join(language.LANGUAGES)}, not {args.lang!r}")
     language.install(lang)
     win = MainWindow(settings)
-    if args.strategy:
-        from compactscope.core import strategies
-        try:
-            strategies.get(args.strategy)
-        except (KeyError, ImportError) as e:
-            print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
-            return 2
-        win.set_strategy(args.strategy)
-        win.session.setup.pin_strategy()      # every file opens with it; without --strategy, with the file's own
-    if args.no_infer:
-        win.session.setup.infer = False
-    if args.summarizer:
-        win.session.setup.set_summarizer(args.summarizer, run=False)
-    if args.set:
-        from compactscope.core.strategies.spec import parse_assignments
-        try:
-            pinned = parse_assignments(args.set)
-            if args.strategy or not args.file:      # else checked against the file's own pipeline once it opened
-                win.session.setup.strategy.resolve({**win.session.setup.params, **pinned})
-        except (KeyError, ValueError) as e:
-            print(f"compactscope: {e.args[0] if e.args else e}", file=sys.stderr)
-            return 2
-        win.session.setup.pin_params(pinned, run=False)    # --set wins over inferred defaults
-    if args.variant or args.order:
-        try:
-            if args.variant and args.variant not in ("main", "guarded"):
-                win.session.setup.set_variant(args.variant)
-            elif args.variant:
-                win.session.setup.set_variant(None)
-        except KeyError as e:
-            known = ", ".join(["main"] + [v.name for v in win.session.setup.strategy.variants])
-            print(f"compactscope: {e.args[0]} (variants: {known})", file=sys.stderr)
-            return 2
-        if args.order:
-            order = [n.strip() for n in args.order.split(",") if n.strip()]
-            if not win.session.setup.set_order(order):
-                print(f"compactscope: {win.session.error.what}", file=sys.stderr)
-                return 2
-    if args.dark:
-        win.dark_action.setChecked(True)
-        win.set_dark(True, save=False)
-    if args.zoom is not None:
-        win.set_zoom(args.zoom, save=False)
-    win.resize(w, h)
-    if args.follow:
-        if not os.path.isfile(args.follow):
-            print(f"compactscope: {args.follow}: no such file to follow", file=sys.stderr)
-            return 2
-        args.file = args.file or args.follow
+    pinned = _configure(win, args, w, h)
     if args.fleet:
         return _fleet(app, win, args, w, h)
     if args.lesson:
         return _lesson(app, win, args, w, h, offscreen)
     ok = win.open_path(args.file, conversation=args.conversation) if args.file else win.open_default()
-    if ok and args.set and not args.strategy and win.session.source.loading is None:
-        try:                                      # --set against the pipeline the file opened with
-            win.session.setup.strategy.resolve({**win.session.setup.params, **pinned})
-        except (KeyError, ValueError) as e:
-            print(f"compactscope: {e.args[0] if e.args else e} (strategy {win.session.setup.strategy.name}, the file's own "
-                  f"pipeline; --strategy picks another)", file=sys.stderr)
-            return 2
-    if ok and args.segment is not None:
-        segs = len(getattr(win.session.source.conversation, "segments", None) or [0])
-        try:
-            k = None if args.segment == "all" else int(args.segment)
-            if k is not None and not -segs <= k < segs:
-                raise ValueError
-        except ValueError:
-            print(f"compactscope: there is no segment {args.segment}: the conversation has {segs} "
-                  f"(0..{segs - 1}, -1 = the last, 'all')", file=sys.stderr)
-            return 2
-        win.session.source.set_segment(None if k is None else k % segs)
-    if ok and args.call is not None:
-        n = len(win.session.source.calls())
-        if not -n <= args.call < n:
-            print(f"compactscope: there is no model call {args.call}: the conversation has {n} model call(s) "
-                  f"(0..{n - 1}, -1 = the last)", file=sys.stderr)
-            return 2
-        win.session.source.set_call(args.call)
-    if args.follow and ok:
-        from compactscope.app.live import open_live
-        open_live(win, 2)
-        win.live_panel.follow_path.setText(args.follow)
-        win.live_controller.start_follow(args.follow)
+    if ok:
+        _after_open(win, args, pinned)
     if offscreen:
         if not ok:
-            print(f"compactscope: {getattr(win, 'last_error', 'could not open the file')}", file=sys.stderr)
-            return 2
+            raise _UsageError(getattr(win, 'last_error', 'could not open the file'))
         if args.screenshots:
             return _screenshots(app, win, args, w, h)
         return _screenshot(app, win, args, w, h)

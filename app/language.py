@@ -67,7 +67,7 @@ def install(lang: str) -> bool:
 
 
 def has_system_cjk_font() -> bool:
-    return bool(QFontDatabase.families(QFontDatabase.SimplifiedChinese))
+    return bool(QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese))
 
 
 def ensure_cjk_font() -> str | None:
@@ -76,7 +76,7 @@ def ensure_cjk_font() -> str | None:
     if _state["font"] is not None:
         return _state["font"]
     if has_system_cjk_font():
-        _state["font"] = QFontDatabase.families(QFontDatabase.SimplifiedChinese)[0]
+        _state["font"] = QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese)[0]
         return _state["font"]
     path = asset_path("fonts", FONT_FILE)
     fid = QFontDatabase.addApplicationFont(str(path)) if path.is_file() else -1

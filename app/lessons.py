@@ -18,8 +18,8 @@ from compactscope.core.session import lesson as lessons
 from compactscope.app.screenshots import Frame, register_frames, slug
 from compactscope.widgets.i18n import tr
 
-NEXT_KEYS = (Qt.Key_PageDown, Qt.Key_MediaNext, Qt.Key_Forward)
-PREVIOUS_KEYS = (Qt.Key_PageUp, Qt.Key_MediaPrevious, Qt.Key_Back)
+NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_MediaNext, Qt.Key.Key_Forward)
+PREVIOUS_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_MediaPrevious, Qt.Key.Key_Back)
 
 
 class LessonController(QObject):

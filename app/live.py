@@ -479,12 +479,12 @@ def attach_to_main_window(win) -> tuple[QDockWidget, LiveController]:
     dock = QDockWidget("Live", win)
     dock.setObjectName("dock_live")
     dock.setWidget(panel)
-    win.addDockWidget(Qt.RightDockWidgetArea, dock)
+    win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     inspector = getattr(win, "dock_inspector", None)
     if inspector is not None:
         win.tabifyDockWidget(inspector, dock)      # full height, next to the inspector and parameters
     dock.raise_()
-    win.resizeDocks([dock], [440], Qt.Horizontal)
+    win.resizeDocks([dock], [440], Qt.Orientation.Horizontal)
     win.live_panel, win.live_controller, win.live_dock = panel, ctl, dock
     _remember_settings(win, panel)
     closer = _ShutdownOnClose(ctl, win)
@@ -527,7 +527,7 @@ class _ShutdownOnClose(QObject):
         self.ctl = ctl
 
     def eventFilter(self, obj, ev) -> bool:
-        if ev.type() == QEvent.Close:
+        if ev.type() == QEvent.Type.Close:
             self.ctl.close()
         return False
 

@@ -90,7 +90,7 @@ class MainWindow(QMainWindow):
         self.banner = QLabel(central)
         self.banner.setObjectName("errorBanner")
         self.banner.setWordWrap(True)
-        self.banner.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner.setStyleSheet(BANNER_STYLE)
         self.banner.hide()
         outer.addWidget(self.banner)
@@ -98,14 +98,14 @@ class MainWindow(QMainWindow):
         outer.addWidget(self.picker)
         self.stepper = LayerStepper(central)
         outer.addWidget(self.stepper)
-        self.splitter = QSplitter(Qt.Horizontal, central)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
         self.splitter.setObjectName("mainSplitter")
         outer.addWidget(self.splitter, 1)
         self.messages = MessagePanel(self.splitter)
         self.messages.status_message = lambda t: self.statusBar().showMessage(t, 4000)
         self.tabs = QTabWidget(self.splitter)
         self.tabs.setObjectName("centerTabs")
-        self.tabs.tabBar().setElideMode(Qt.ElideNone)        # never "Timel..."; scroll arrows when narrow
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)        # never "Timel..."; scroll arrows when narrow
         self.tabs.setUsesScrollButtons(True)
         self.diff_panel = DiffPanel()
         self.tabs.addTab(self.diff_panel, tr("Before / after"))
@@ -350,7 +350,7 @@ class MainWindow(QMainWindow):
         self.chart.set_messages(view.messages)
         self.status_label.setText(ct_parts(s.view.status_text()))
         inf = s.setup.inferred
-        self.status_label.setToolTip("\n".join(ct(l) for l in inf.lines(s.setup.pinned)) if inf else "")
+        self.status_label.setToolTip("\n".join(ct(line) for line in inf.lines(s.setup.pinned)) if inf else "")
         if self.messages.model.search_text:
             self.messages.update_match_label()
         self.sigStageShown.emit(k)
@@ -405,7 +405,7 @@ class MainWindow(QMainWindow):
             self.messages.model.set_highlight(set())
             return
         cur = self.messages.view.currentIndex()
-        if mi is not None and not (cur.isValid() and cur.data(Qt.UserRole + 2) == mi):
+        if mi is not None and not (cur.isValid() and cur.data(Qt.ItemDataRole.UserRole + 2) == mi):
             self.messages.view.select_message(mi)
 
     def _message_selected(self, mi: int) -> None:

@@ -30,7 +30,7 @@ class PresenterMode:
                 d.hide()
             total = sum(w.splitter.sizes()) or w.splitter.width()
             w.splitter.setSizes([int(total * 0.38), total - int(total * 0.38)])   # the explanations get room
-            w.resizeDocks([w.dock_chart], [max(190, int(w.height() * 0.3))], Qt.Vertical)
+            w.resizeDocks([w.dock_chart], [max(190, int(w.height() * 0.3))], Qt.Orientation.Vertical)
             if w.lesson_controller.active:
                 w.dock_narration.show()
             w.set_zoom(PRESENTER_ZOOM if zoom is None else zoom, save=False)

@@ -7,6 +7,7 @@ layer steps first, then each registered source's frames in the order they were r
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,7 @@ def layer_frames(win) -> list[Frame]:
     s = win.session
     trace = s.trace
     names = ["original"] + ([st.layer for st in trace.steps] if trace is not None else [])
-    return [Frame(f"{k:02d}-{slug(stage_label(s.setup.strategy, n))}", lambda k=k: s.view.set_stage(k))
+    return [Frame(f"{k:02d}-{slug(stage_label(s.setup.strategy, n))}", functools.partial(s.view.set_stage, k))
             for k, n in enumerate(names)]
 
 

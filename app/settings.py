@@ -5,6 +5,8 @@ Organisation and application names are fixed so tests can isolate them with
 """
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import os
 from pathlib import Path
@@ -53,7 +55,7 @@ class Settings:
 
     # recent files, and recent plugin strategies (specs such as /path/mine.py:compact)
     def _recent(self, key: str) -> list[str]:
-        raw = self.q.value(key, [])
+        raw: Any = self.q.value(key, [])
         if isinstance(raw, str):
             raw = [raw]
         return [_from_stored(str(p)) for p in (raw or []) if p]

@@ -4,11 +4,11 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
-DARK = {QPalette.Window: "#1f2430", QPalette.WindowText: "#e5e7eb", QPalette.Base: "#161a22",
-        QPalette.AlternateBase: "#222834", QPalette.ToolTipBase: "#111827", QPalette.ToolTipText: "#e5e7eb",
-        QPalette.Text: "#e5e7eb", QPalette.Button: "#2a3140", QPalette.ButtonText: "#e5e7eb",
-        QPalette.BrightText: "#ffffff", QPalette.Highlight: "#3b82f6", QPalette.HighlightedText: "#ffffff",
-        QPalette.Link: "#60a5fa", QPalette.PlaceholderText: "#9ca3af"}
+DARK = {QPalette.ColorRole.Window: "#1f2430", QPalette.ColorRole.WindowText: "#e5e7eb", QPalette.ColorRole.Base: "#161a22",
+        QPalette.ColorRole.AlternateBase: "#222834", QPalette.ColorRole.ToolTipBase: "#111827", QPalette.ColorRole.ToolTipText: "#e5e7eb",
+        QPalette.ColorRole.Text: "#e5e7eb", QPalette.ColorRole.Button: "#2a3140", QPalette.ColorRole.ButtonText: "#e5e7eb",
+        QPalette.ColorRole.BrightText: "#ffffff", QPalette.ColorRole.Highlight: "#3b82f6", QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.Link: "#60a5fa", QPalette.ColorRole.PlaceholderText: "#9ca3af"}
 
 
 def light_palette() -> QPalette:
@@ -20,8 +20,8 @@ def dark_palette() -> QPalette:
     p = QPalette()
     for role, col in DARK.items():
         p.setColor(role, QColor(col))
-    p.setColor(QPalette.Disabled, QPalette.Text, QColor("#6b7280"))
-    p.setColor(QPalette.Disabled, QPalette.ButtonText, QColor("#6b7280"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#6b7280"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#6b7280"))
     return p
 
 
@@ -51,5 +51,5 @@ def apply_palette(win, dark: bool) -> None:
     pal = dark_palette() if dark else light_palette()
     app.setPalette(pal)
     win.setPalette(pal)
-    win.chart.set_theme(pal.color(QPalette.Base), pal.color(QPalette.Text))
+    win.chart.set_theme(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text))
     win.messages.view.viewport().update()

@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     runs = []
     for thr in (100_000, 120_000, 150_000, 167_000, 180_000, 190_000):
         t0 = time.perf_counter()
-        r = data.reevaluate(thr)
+        data.reevaluate(thr)
         runs.append(time.perf_counter() - t0)
     print(f"re-evaluation over {data.n:,} sessions ({calls:,} calls): load {load_s * 1000:.0f} ms, one threshold "
           f"{np.median(runs) * 1000:.1f} ms median ({min(runs) * 1000:.1f}-{max(runs) * 1000:.1f} ms); "

@@ -110,7 +110,7 @@ def main() -> int:
     times = []
     first = []
     n = len(win.stepper.stages)
-    for rnd in range(2):
+    for _round in range(2):
         for d in [1] * (n - 1) + [-1] * (n - 1):
             s = time.perf_counter()
             win.stepper.step(d)

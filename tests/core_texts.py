@@ -50,9 +50,9 @@ def session_texts(session) -> set[str]:
     for v in st.variants:
         add(v.title)
         add(v.description)
-    for l in st.layers:
-        add(l.label or l.name)
-        add(l.description)
+    for layer in st.layers:
+        add(layer.label or layer.name)
+        add(layer.description)
     tr = session.trace
     if tr is None:
         return {t for t in out if t}
@@ -61,7 +61,7 @@ def session_texts(session) -> set[str]:
         add(info.explanation)
     for f in tr.input_findings:
         add(str(f))
-    for k, step in enumerate(tr.steps):
+    for step in tr.steps:
         add(step.explain())
         add(step.description)
         if step.error:

@@ -573,7 +573,7 @@ def _where(e: BaseException) -> str:
 class Runner:
     """Sends inputs through everything; one instance per process (it keeps a workspace folder)."""
 
-    def __init__(self, work: Path, *, time_limit: float = 20.0, cli: bool = True, max_conversations: int = 2,
+    def __init__(self, work: Path, *, time_limit: float | None = 20.0, cli: bool = True, max_conversations: int = 2,
                  replay_calls: int = 6):
         from compactscope.core import strategies
         self.work = work
@@ -611,7 +611,7 @@ class Runner:
         cpu = time.process_time() - c0
         # CPU time against the limit (the machine is shared: wall time says more about the neighbours than
         # about the input), wall time against a looser one (a hang waits without using the CPU)
-        if cpu > self.time_limit or out.seconds > 4 * self.time_limit:
+        if self.time_limit is not None and (cpu > self.time_limit or out.seconds > 4 * self.time_limit):
             out.failures.append(Failure("time", f"took {out.seconds:.1f} s ({cpu:.1f} s of CPU)", path.name))
         return out
 
@@ -636,6 +636,12 @@ class Runner:
                 return fn(*a)
             except LoadError:
                 return None
+
+        def run_engine(strategy, params, messages, **kw):
+            return Engine(strategy, params, workspace=self.workspace()).run(messages, **kw)
+
+        def json_round_trip(obj):
+            return json.loads(dumps(obj.to_json()))
         # every loader, each on its own (even those that would not have chosen this input)
         ok, probe = self._stage(out, "probe", only_load_errors, read_probe, path)
         if ok and probe is not None:
@@ -659,9 +665,8 @@ class Runner:
             json_checked = False
             for strategy in strategies_here:
                 for params in ({}, aggressive_params(strategy, rng)):
-                    ok, trace = self._stage(out, f"run {strategy.name}",
-                                            lambda: Engine(strategy, params, workspace=self.workspace()).run(
-                                                conv.messages, conversation=conv))
+                    ok, trace = self._stage(out, f"run {strategy.name}", run_engine, strategy, params,
+                                            conv.messages, conversation=conv)
                     out.runs += 1
                     if not ok:
                         continue
@@ -669,28 +674,27 @@ class Runner:
                         out.failures.append(Failure(f"layer {strategy.name}", s.error or "", s.layer, s.internal))
                     if not json_checked and rng.random() < 0.35:   # (one trace per conversation, now and then:
                         json_checked = True                        # run --json checks its output every time)
-                        self._stage(out, f"json {strategy.name}", lambda: json.loads(dumps(trace.to_json())))
+                        self._stage(out, f"json {strategy.name}", json_round_trip, trace)
                     extra = [x for x in (strategy.reactive_layer, strategy.compact_tool_layer) if x]
                     if extra and rng.random() < 0.3:
-                        ok, t2 = self._stage(out, f"extra {strategy.name}", lambda: Engine(
-                            strategy, params, workspace=self.workspace()).run(trace.output,
-                                                                              layers=[rng.choice(extra)]))
+                        ok, t2 = self._stage(out, f"extra {strategy.name}", run_engine, strategy, params,
+                                             trace.output, layers=[rng.choice(extra)])
                         if ok:
                             for s in t2.internal_errors:
                                 out.failures.append(Failure(f"layer {strategy.name}", s.error or "", s.layer,
                                                             s.internal))
             strategy = rng.choice(self.strategies)
             params = aggressive_params(strategy, rng) if rng.random() < 0.5 else {}
-            ok, res = self._stage(out, f"replay {strategy.name}", lambda: replay(
-                conv, engine=Engine(strategy, params, workspace=self.workspace()), max_calls=self.replay_calls,
-                keep_inputs=False, check=rng.random() < 0.3))
+            ok, res = self._stage(out, f"replay {strategy.name}", replay, conv,
+                                  engine=Engine(strategy, params, workspace=self.workspace()),
+                                  max_calls=self.replay_calls, keep_inputs=False, check=rng.random() < 0.3)
             if ok:
                 for c in res.calls:
                     for rec in c.layers:
                         if rec.internal:
                             out.failures.append(Failure(f"replay layer {strategy.name}", rec.error or "",
                                                         rec.layer, rec.internal))
-                self._stage(out, "replay json", lambda: json.loads(dumps(res.to_json())))
+                self._stage(out, "replay json", json_round_trip, res)
         if self.cli:
             self._cli(out, path, rng)
 

@@ -128,7 +128,8 @@ def test_a_changed_message_is_a_different_summary_key():
     from compactscope.core.summarizers import CachedSummarizer, SummaryRequest
     a = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}]
     b = [a[0], {"role": "assistant", "content": "two!"}]
-    key = lambda msgs: CachedSummarizer.key("x", SummaryRequest(prompt=_compact_prompt(msgs), messages=tuple(msgs)))
+    def key(msgs):
+        return CachedSummarizer.key("x", SummaryRequest(prompt=_compact_prompt(msgs), messages=tuple(msgs)))
     assert key(a) == key([dict(m) for m in a])                     # equal messages, other objects: one key
     assert key(a) != key(b) and key(a) != key(a[:1])
     assert key(a) != CachedSummarizer.key("x", SummaryRequest(prompt=_compact_prompt(a).text()))

@@ -9,7 +9,6 @@ import pytest
 
 from compactscope.core.analysis.checker import RESULT_BEFORE_FILE, check, check_conversation, rejected
 from compactscope.core.loaders import load
-from compactscope.core.model.messages import ToolPairIndex
 
 from conftest import CORPUS
 from test_loaders_formats import _asst

@@ -10,7 +10,6 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import Qt  # noqa: E402
 
 from compactscope.core.analysis import present  # noqa: E402
 from compactscope.core.pipeline.size import SizeMeter  # noqa: E402

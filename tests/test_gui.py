@@ -199,9 +199,9 @@ def test_readme_variant_beside_guarded(qtbot, win):
     v = win.session.trace.steps[k - 1].vars
     he0, he1, ts0, ts1 = v["head_end_initial"], v["head_end"], v["tail_start_initial"], v["tail_start"]
     assert he1 != he0 and ts1 != ts0          # boundary_case: both guards move
-    assert any(f"after the head guard: {he1}, because message {he0 - 1} is an assistant tool_use" in l
-               for l in lines)
-    assert any(f"after the tail guard: {ts1}, because message {ts0} is a user tool_result" in l for l in lines)
+    assert any(f"after the head guard: {he1}, because message {he0 - 1} is an assistant tool_use" in line
+               for line in lines)
+    assert any(f"after the tail guard: {ts1}, because message {ts0} is a user tool_result" in line for line in lines)
     text = win.explainer.toPlainText()
     assert "README variant" in text
     readme_snip = win.session.result.variant("readme").trace.step("snip_compact")
@@ -500,7 +500,7 @@ def test_readme_duplicates_shown(qtbot, win, tmp_path):
     win.stepper.set_current(k)
     readme = win.session.result.variant("readme").trace.step("snip_compact")
     assert readme.vars["snipped"] < 0
-    assert any("appear twice" in l for l in win.explainer.lines_variant)
+    assert any("appear twice" in line for line in win.explainer.lines_variant)
     assert "appear twice" in win.explainer.toPlainText()
     # now show the README variant itself: duplicated rows in the diff and the list
     win.params_panel.set_value("variant", "readme")

@@ -142,7 +142,7 @@ def test_stepper_shows_the_five_phases_and_origins_are_sound():
     assert msgs == before                                          # input never mutated
     for s in t.steps:
         assert len(s.origin) == len(s.messages)
-        for out_m, o in zip(s.messages, s.origin):
+        for o in s.origin:
             assert o is None or 0 <= o < len(s.input)
         assert s.explain()
     summ = t.step("hermes_summarize")
@@ -164,7 +164,7 @@ def test_prune_shares_unchanged_messages_and_summarises_old_results():
     t = engine(trigger="always", context_length=8000).run(msgs, dialect="openai")
     p = t.step("hermes_prune")
     assert p.vars["prune_boundary"] < len(msgs)
-    for i, (a, b) in enumerate(zip(p.input, p.messages)):
+    for a, b in zip(p.input, p.messages):
         if a is not b:
             assert a["role"] == "tool" and b["content"].startswith(("[read_file] read /src/m", "[Duplicate"))
     assert any(m is msgs[0] for m in p.messages)

@@ -74,6 +74,14 @@ def test_core_catalogue_translates_everything_the_core_shows(tmp_path):
     assert left == {}, f"{len(left)} core text(s) without a translation in core/i18n/i18n_zh_CN.json"
 
 
+def test_core_catalogue_translates_what_the_cross_checks_answer_without_their_reference():
+    """Where hermes-agent or inspect-ai is not installed, the check says so: translated too (the gathering
+    above sees only the answers of the environment it runs in)."""
+    from compactscope.core.oracles import hermes_agent as hermes_oracle, inspect_ai as inspect_oracle
+    for text in (*hermes_oracle.NOT_COMPARED, *inspect_oracle.NOT_COMPARED):
+        assert i18n.untranslated(text) == [], text
+
+
 def test_core_catalogue_entries():
     cat = json.loads(CATALOGUE.read_text(encoding="utf-8"))
     field = re.compile(r"\{(\w+)(?::\w+)?\}")

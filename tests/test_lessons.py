@@ -20,7 +20,7 @@ REQUIRED = {"seed000-snip", "readme-variant", "layer-order", "s08-pipeline", "he
 
 def test_the_bundled_lessons():
     assert REQUIRED <= set(BUNDLED)
-    assert [l.name for l in lessons.available()][0] == "seed000-snip"     # listed in class order
+    assert [lesson.name for lesson in lessons.available()][0] == "seed000-snip"     # listed in class order
 
 
 @pytest.mark.parametrize("name", BUNDLED)
@@ -105,7 +105,7 @@ def test_cli_lists_and_checks():
     r = run_cli("lessons")
     assert r.returncode == 0
     lines = r.stdout.splitlines()
-    assert [l.split()[0] for l in lines] == [l.name for l in lessons.available()]
+    assert [lesson.split()[0] for lesson in lines] == [lesson.name for lesson in lessons.available()]
     assert lines[0].startswith("seed000-snip ") and "seed 000" in lines[0]
     zh = run_cli("lessons", "--lang", "zh_CN")
     assert "种子 000" in zh.stdout

@@ -106,10 +106,10 @@ def test_a_private_table_is_separate_and_the_shared_one_is_bounded_by_the_longes
 def test_list_statuses_are_one_byte_per_message_and_say_what_the_rows_say(examples, strategy, params, tmp_path):
     conv, eng, trace = _run(examples, "long_session.json", strategy, tmp_path, params)
     seen = 0
-    for st in trace.steps:
-        rows = align(st)
-        for side, kinds, n in ((0, (REMOVED, CHANGED, DUPLICATED), len(st.input)),
-                               (1, (INSERTED, CHANGED, DUPLICATED), len(st.messages))):
+    for step in trace.steps:
+        rows = align(step)
+        for side, kinds, n in ((0, (REMOVED, CHANGED, DUPLICATED), len(step.input)),
+                               (1, (INSERTED, CHANGED, DUPLICATED), len(step.messages))):
             want = {r[side]: r.kind for r in rows if r[side] is not None and r.kind in kinds}
             got = RowKinds(rows, side, kinds, n)
             assert dict(got) == want and len(got) == len(want) and list(got) == sorted(want)
@@ -127,9 +127,9 @@ def test_the_diff_keeps_the_counts_of_the_rows_it_shows_only(examples, tmp_path,
     counts = []
     for params in ({}, {"context_limit": 20_000}, {"context_limit": 10_000}):
         conv, eng, trace = _run(examples, "long_session.json", "s08", tmp_path, params)
-        for st in trace.steps:
-            rows = align(st)
-            model.set_step(st, rows)
+        for step in trace.steps:
+            rows = align(step)
+            model.set_step(step, rows)
             got = model.counts()
             assert got == dict(Counter(r.kind for r in rows))
             assert len(model._counts) == 1 and model._counts.peek(rows) is not None
@@ -156,12 +156,12 @@ def test_big_steps_keep_their_rows_packed_and_read_as_the_rows(big_session, stra
     FACTS.clear()
     trace = Engine(strategy, params, workspace=Workspace(tmp_path / "ws")).run(big_session.messages)
     packed = 0
-    for st in trace.steps:
-        rows = align(st)
+    for step in trace.steps:
+        rows = align(step)
         if isinstance(rows, al.KeptRows):
             continue
-        plain = al._edit_rows(st, *al._align(len(st.input), st.origin, None, st.input, st.messages,
-                                             maps=bool(st.edits)))
+        plain = al._edit_rows(step, *al._align(len(step.input), step.origin, None, step.input, step.messages,
+                                             maps=bool(step.edits)))
         assert isinstance(plain, list)
         if len(plain) < al.PACK_ROWS:
             assert rows == plain
@@ -173,11 +173,11 @@ def test_big_steps_keep_their_rows_packed_and_read_as_the_rows(big_session, stra
         assert rows[10:20] == plain[10:20]
         assert al.summarize_rows(rows) == al.summarize_rows(plain)
         assert list(rows.without(al.KEPT)) == [r for r in plain if r.kind != al.KEPT]
-        for side, kinds, n in ((0, (REMOVED, CHANGED, DUPLICATED), len(st.input)),
-                               (1, (INSERTED, CHANGED, DUPLICATED), len(st.messages))):
+        for side, kinds, n in ((0, (REMOVED, CHANGED, DUPLICATED), len(step.input)),
+                               (1, (INSERTED, CHANGED, DUPLICATED), len(step.messages))):
             assert dict(RowKinds(rows, side, kinds, n)) == dict(RowKinds(plain, side, kinds, n))
         model = DiffModel()
-        model.set_step(st, rows)
+        model.set_step(step, rows)
         assert model.counts() == {k: v for k, v in Counter(r.kind for r in plain).items()}
         model.set_changes_only(True)
         assert [model.rows[k] for k in range(len(model.rows))] == [r for r in plain if r.kind != al.KEPT]

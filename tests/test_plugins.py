@@ -19,7 +19,7 @@ from compactscope.core.pipeline.engine import Engine
 from compactscope.core.replay import compare, parse_run_spec, replay
 from compactscope.core.strategies.plugin import PluginError, split_params
 from compactscope.core.summarizers import FixedSummarizer
-from compactscope.core.pipeline.trace import INSERT, NOTE, REPLACE, SNIP, SUMMARY
+from compactscope.core.pipeline.trace import NOTE, REPLACE, SNIP, SUMMARY
 
 from helpers import a, tr, tu, u, worked_example
 
@@ -88,12 +88,11 @@ def test_infer_short_placeholder_is_a_snip_not_a_summary():
     assert sum(r.kind == "removed" for r in rows) == 8 and sum(r.kind == "inserted" for r in rows) == 1
 
 
-def test_infer_is_fast_on_ten_thousand_rewritten_messages():
+def test_infer_pairs_ten_thousand_rewritten_messages():
+    """Every message rewritten: each is still paired with its own input (bench_plugins.py times it)."""
     inp = [u(f"message {i} " + "z" * 50) if i % 2 == 0 else a(f"reply {i}") for i in range(10_000)]
     out = [{**m, "content": m["content"] + " (edited)"} if isinstance(m["content"], str) else m for m in inp]
-    t0 = time.perf_counter()
     lo = infer_output(inp, out)
-    assert time.perf_counter() - t0 < 20
     assert lo.origin == list(range(10_000))
     assert lo.vars["inferred"]["changed"] == 5_000
 
@@ -244,11 +243,10 @@ def test_cancel_stops_an_async_plugin_and_abandons_a_hanging_one(tmp_path, monke
     for name, expect in (("slow", "was cancelled"), ("hang", "did not stop within")):
         cancel = threading.Event()
         threading.Timer(0.2, cancel.set).start()
-        t0 = time.perf_counter()
         eng = Engine(f"{p}:{name}")
         # the layer is called directly: the engine would not start a layer once cancel is set
         out = eng.strategy.layers[0].fn(worked_example(), eng.context(cancel=cancel))
-        assert time.perf_counter() - t0 < 5
+        # an error, not the messages the plugin returns after its 60 s: it was not waited for
         assert expect in out.error and f"mine.py:{name}" in out.error
     sys.modules[plugin._module_name(str(p.resolve()))].STOP.set()
 
@@ -377,8 +375,9 @@ def test_cli_run_check_replay_strategies_with_a_plugin(tmp_path, examples):
             return messages[:1] + messages[-keep:]
         ''')
     f = str(examples / "long_session.json")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "compactscope", *a], capture_output=True, text=True,
-                                    timeout=120)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "compactscope", *a], capture_output=True, text=True,
+                              timeout=120)
     r = run("run", f, "--strategy", f"{p}:compact", "--set", "keep=4", "--json", "--no-messages")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)

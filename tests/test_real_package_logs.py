@@ -116,7 +116,7 @@ def test_each_model_call_has_its_real_input(logs, name):
         pool, att = raw["events_data"]["messages"], raw["attachments"]
         models = [(k, e) for k, e in enumerate(raw["events"]) if e["event"] == "model"]
         assert [c["event"] for c in conv.extra["calls"]] == [k for k, _ in models]
-        for call, (k, e) in zip(conv.extra["calls"], models):
+        for call, (_k, e) in zip(conv.extra["calls"], models):
             expected = [_resolve(pool[p], att) for a, b in e["input_refs"] for p in range(a, b)]
             assert [m["role"] for m in call["input"]] == [m["role"] for m in expected]
             assert [m.get("tool_call_id") for m in call["input"]] == [m.get("tool_call_id") for m in expected]

@@ -160,11 +160,11 @@ def test_totals_and_comparison(tmp_path):
     results = compare(msgs, [("tight", "s08", {"context_limit": 10_000, "keep_recent": 100}),
                              ("loose", "s08", {"context_limit": 40_000, "keep_recent": 100})],
                       workspace=Workspace(tmp_path), summarizer=FixedSummarizer("S"))
-    t, l = results[0].totals(), results[1].totals()
-    assert t["summaries"] > l["summaries"] >= 1
-    assert t["peak_size"] <= 10_000 + 2_100 and l["peak_size"] > t["peak_size"]
-    assert t["total_input_tokens"] < l["total_input_tokens"] < t["raw_total_input_tokens"]
-    assert t["total_input_tokens"] == sum(c.tokens_after for c in results[0].calls)
+    tight, loose = results[0].totals(), results[1].totals()
+    assert tight["summaries"] > loose["summaries"] >= 1
+    assert tight["peak_size"] <= 10_000 + 2_100 and loose["peak_size"] > tight["peak_size"]
+    assert tight["total_input_tokens"] < loose["total_input_tokens"] < tight["raw_total_input_tokens"]
+    assert tight["total_input_tokens"] == sum(c.tokens_after for c in results[0].calls)
     table = format_table(results)
     assert "tight" in table and "loose" in table and "total input tokens" in table
 
@@ -194,7 +194,7 @@ def test_rerun_gives_the_same_trace(tmp_path):
     res = replay(pairs_session(14), engine=cc_engine(tmp_path, window=42_000))
     tr = res.rerun(8)
     assert tr.step("auto_compact").triggered and len(tr.output) == res.calls[8].messages_after
-    assert [s.changed for s in tr.steps] == [l.changed for l in res.calls[8].layers]
+    assert [s.changed for s in tr.steps] == [layer.changed for layer in res.calls[8].layers]
 
 
 # --------------------------------------------------------------- CLI

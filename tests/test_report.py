@@ -293,8 +293,8 @@ def test_markdown_fences_and_cells_cannot_be_broken(tmp_path):
         (inside if fence_len else outside).append(line)
     assert fence_len == 0, "every fence is closed"
     raw = re.compile(r"(?<!\\)<(script|img|a )")        # a backslash-escaped < is a literal character
-    assert not any(raw.search(l) for l in outside), [l for l in outside if raw.search(l)]
-    assert any("<script>document.body" in l for l in inside), "the text itself is kept, fenced"
+    assert not any(raw.search(line) for line in outside), [line for line in outside if raw.search(line)]
+    assert any("<script>document.body" in line for line in inside), "the text itself is kept, fenced"
     assert fence("a ```` b").startswith("`````\n")
     assert md("a|b<c>*d*") == "a\\|b\\<c\\>\\*d\\*"
 
@@ -360,7 +360,7 @@ def test_cli_report_of_a_claude_code_session_uses_its_strategy_and_inferred_defa
     assert inferred.params, "the session tells claude_code something"
     from html import escape
     assert "Read from the session" in html
-    for k, why in inferred.reasons.items():
+    for why in inferred.reasons.values():
         assert escape(why) in html
     assert cli_main(["report", str(corpus / CC_ONE), "-o", str(out), "--no-infer"]) == 0
     assert "Read from the session" not in out.read_text()

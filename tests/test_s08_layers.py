@@ -186,7 +186,7 @@ def test_compact_history_threshold_and_summary(ctx):
     assert out.origin == [None]
     e = next(e for e in out.edits if e.kind == SUMMARY)
     lines = open(e.path).read().splitlines()
-    assert [json.loads(l) for l in lines] == msgs
+    assert [json.loads(line) for line in lines] == msgs
     small = [u("task")]
     out2 = compact_history(small, c)
     assert out2.triggered is False and out2.messages is small

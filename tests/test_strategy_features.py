@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 
 from compactscope.core import strategies
 from compactscope.core.layers.base import MICRO, SNIP, SUMMARY, LayerProgress
@@ -78,7 +77,7 @@ def test_variants_run_beside_the_main_run_up_to_their_layer(tmp_path):
     assert [s.layer for s in run.trace.steps] == ["tool_result_budget", "snip_compact"]
     assert run.trace.params["variant"] == "readme" and res.trace.params["variant"] == "guarded"
     assert run.step is run.trace.steps[1] and run.step.role == SNIP and run.error is None
-    assert seen == [f"{k + 1}/4 {l.label}" + (" (LLM)" if l.llm else "") for k, l in enumerate(s08.layers)] \
+    assert seen == [f"{k + 1}/4 {layer.label}" + (" (LLM)" if layer.llm else "") for k, layer in enumerate(s08.layers)] \
         + [readme.title]
     assert eng.params["variant"] == "guarded"                     # the variant ran on a fork
     # a strategy without variants runs only the main trace
@@ -96,19 +95,19 @@ def test_every_strategy_runs_through_the_job(tmp_path):
 # ------------------------------------------------------------------ roles and colours
 def test_layer_roles_and_colours():
     s08, cc, hermes = (strategies.get(n) for n in ("s08", "claude_code", "hermes"))
-    assert [l.role for l in s08.layers] == ["budget", SNIP, MICRO, SUMMARY]
-    assert [l.role for l in cc.layers] == ["budget", SNIP, MICRO, SUMMARY]
+    assert [layer.role for layer in s08.layers] == ["budget", SNIP, MICRO, SUMMARY]
+    assert [layer.role for layer in cc.layers] == ["budget", SNIP, MICRO, SUMMARY]
     assert hermes.layer("hermes_boundaries").role == "boundaries" and hermes.layer("hermes_summarize").role == SUMMARY
     for st in (s08, cc, hermes):
         colors = st.layer_colors()
-        assert list(colors) == [l.name for l in st.layers + st.extra_layers]
+        assert list(colors) == [layer.name for layer in st.layers + st.extra_layers]
         shown = [colors[n] for n in st.layer_names]
         assert len(set(shown)) == len(shown), (st.name, colors)        # every pipeline layer its own colour
     # the same role has the same colour in every strategy
     assert s08.layer_colors()["micro_compact"] == cc.layer_colors()["time_micro_compact"]
     assert s08.layer_colors()["compact_history"] == hermes.layer_colors()["hermes_summarize"]
     tr = Engine("s08", {}).run(conv(30))
-    assert [s.role for s in tr.steps] == [l.role for l in s08.layers]
+    assert [s.role for s in tr.steps] == [layer.role for layer in s08.layers]
 
 
 # ------------------------------------------------------------------ cross-check

@@ -265,7 +265,6 @@ def test_iteration_budget_in_replay_json_csv_and_window(qtbot, win, tmp_path, ca
     rr = results[0]
     k = next(c.index for c in rr.calls if c.compacted)
     t = rr.calls[k].turn
-    n = sum(1 for c in rr.calls[:k + 1] if c.turn == t)           # calls so far in this user turn
     # s08's agent loop has no iteration budget (only hermes' has): the window shows none for it
     assert f"user turn {t}" in win.call_caption(k) and "iterations" not in win.call_caption(k)
     assert win.timeline_panel.comparison.value(0, "iterations_refunded") is None

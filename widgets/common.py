@@ -4,6 +4,8 @@ What a message's parts are (chips, block sizes, row shapes) comes from ``core.pr
 """
 from __future__ import annotations
 
+from typing import Any
+
 import zlib
 
 from PySide6.QtGui import QColor, QPalette
@@ -27,7 +29,7 @@ BLOCK_COLORS = {
     "document": "#0891b2",
     "other": "#94a3b8",
 }
-STATUS_COLORS = {
+STATUS_COLORS: dict[str, Any] = {
     "kept": None,
     "changed": "#f59e0b",
     "removed": "#ef4444",
@@ -60,4 +62,4 @@ def pair_color(tool_id: str | None, dark: bool = False) -> QColor:
 
 
 def is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.Window).lightness() < 128
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128

@@ -36,13 +36,14 @@ class ComparisonTable(QTableWidget):
             for j, (key, _) in enumerate(COMPARISON_COLUMNS):
                 v = row.get(key, "")
                 item = QTableWidgetItem(fmt(v) if isinstance(v, int) else str(v))
-                item.setData(Qt.UserRole, v)
+                item.setData(Qt.ItemDataRole.UserRole, v)
                 if j:
-                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if j == 0 and i:
                     item.setForeground(pg.mkColor(OVERLAY_COLORS[(i - 1) % len(OVERLAY_COLORS)]))
                 self.setItem(i, j, item)
 
     def value(self, row: int, key: str):
         j = [k for k, _ in COMPARISON_COLUMNS].index(key)
-        return self.item(row, j).data(Qt.UserRole)
+        item = self.item(row, j)
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None

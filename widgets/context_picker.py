@@ -137,9 +137,9 @@ class ContextPicker(QWidget):
     def _box(self, name: str) -> ChoiceBox:
         b = ChoiceBox(self)
         b.setObjectName(name)
-        b.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        b.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         b.setMinimumContentsLength(6)          # the row shares the width; the current text is elided
-        b.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        b.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         b.setMinimumWidth(60)
         return b
 

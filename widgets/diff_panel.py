@@ -58,7 +58,7 @@ class DiffPanel(QWidget):
             self.counts.setText(tr("Original: step right (→) to see what each layer did"))
             return
         c = self.model.counts()
-        parts = [f"<span style='color:{col}'><b>{c[k]}</b> {tr(k)}</span>" for k, col in COUNT_COLORS if c.get(k)]
+        parts = [f"<span style='color:{col}'><b>{c[k]}</b> {tr(str(k))}</span>" for k, col in COUNT_COLORS if c.get(k)]
         self.counts.setText(tr("messages: ") + " \u00b7 ".join(parts) if parts else tr("no messages"))
 
     def _changes_only(self, on: bool) -> None:

@@ -11,7 +11,7 @@ from collections import Counter
 from operator import itemgetter
 from typing import NamedTuple
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QRect, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRect, QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QStyledItemDelegate, QTableView
 
@@ -23,11 +23,11 @@ from compactscope.widgets.common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS
 from compactscope.widgets.i18n import ct, ct_parts, ct_summary, tr
 from compactscope.widgets.message_delegate import BOUNDARY_COLORS, paint_boundary, pill
 
-KindRole = Qt.UserRole + 1
-MessageRole = Qt.UserRole + 2
-IndexRole = Qt.UserRole + 3
-BlocksRole = Qt.UserRole + 4
-RowRole = Qt.UserRole + 5
+KindRole = Qt.ItemDataRole.UserRole + 1
+MessageRole = Qt.ItemDataRole.UserRole + 2
+IndexRole = Qt.ItemDataRole.UserRole + 3
+BlocksRole = Qt.ItemDataRole.UserRole + 4
+RowRole = Qt.ItemDataRole.UserRole + 5
 
 LINES = 3
 BOUNDARY = "boundary"
@@ -148,7 +148,7 @@ class DiffModel(QAbstractTableModel):
     def chips(self, m) -> list:
         return present.chips.get(m)
 
-    def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < 2:
             return None
         row, col = index.row(), index.column()
@@ -156,7 +156,7 @@ class DiffModel(QAbstractTableModel):
         if role == KindRole:
             return r.kind
         if r.kind == BOUNDARY:
-            return ct_parts(r.text) if role in (Qt.DisplayRole, Qt.AccessibleTextRole, Qt.ToolTipRole) else None
+            return ct_parts(r.text) if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole, Qt.ItemDataRole.ToolTipRole) else None
         if role == RowRole:
             return r
         if role == IndexRole:
@@ -166,21 +166,21 @@ class DiffModel(QAbstractTableModel):
         m = self.message(row, col)
         if role == MessageRole:
             return m
-        if role == Qt.DisplayRole or role == Qt.AccessibleTextRole:
+        if role == Qt.ItemDataRole.DisplayRole or role == Qt.ItemDataRole.AccessibleTextRole:
             i = self.side_index(row, col)
             if i is None:
                 return "(gap)" if r.kind != "kept" else ""
             chips = self.chips(m)
             rl = m.get("role", "?") if isinstance(m, dict) else "?"
             return f"#{i} {rl} [{r.kind}] " + (chips[0].summary[:100] if chips else "")
-        if role == Qt.ToolTipRole and self.step is not None and r.edits:
+        if role == Qt.ItemDataRole.ToolTipRole and self.step is not None and r.edits:
             return "\n".join(self.step.edits[k].text for k in r.edits)
         return None
 
-    def flags(self, index: QModelIndex):
+    def flags(self, index: QModelIndex | QPersistentModelIndex):
         if not index.isValid():
-            return Qt.NoItemFlags
-        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 class DiffDelegate(QStyledItemDelegate):
@@ -209,20 +209,20 @@ class DiffDelegate(QStyledItemDelegate):
         p.fillRect(r, pal.base().color())
         if m is None:
             # the hatched gap: this side has no message in this row
-            p.fillRect(r, QBrush(color("#94a3b8", 110), Qt.BDiagPattern))
+            p.fillRect(r, QBrush(color("#94a3b8", 110), Qt.BrushStyle.BDiagPattern))
             p.setPen(color(pal.text().color().name(), 150))
             small = QFont(option.font)
             small.setItalic(True)
             p.setFont(small)
             label = tr("removed by this layer") if col == 1 else tr("inserted by this layer")
             room = r.adjusted(12, 0, -6, 0)
-            p.drawText(room, Qt.AlignVCenter | Qt.AlignLeft | Qt.TextWordWrap, label)   # a narrow column wraps it
+            p.drawText(room, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, label)   # a narrow column wraps it
             p.restore()
             return
         tint = {"removed": "removed", "inserted": "inserted", "changed": "changed", "duplicated": "duplicated"}.get(kind)
         if tint:
             p.fillRect(r, color(STATUS_COLORS[tint], 52 if dark else 40))
-        if option.state & QStyle.State_Selected:
+        if option.state & QStyle.StateFlag.State_Selected:
             p.fillRect(r, color(pal.highlight().color().name(), 80))
         chips = model.chips(m)
         role = m.get("role", "?") if isinstance(m, dict) else "?"
@@ -238,7 +238,7 @@ class DiffDelegate(QStyledItemDelegate):
         p.setFont(bold)
         p.setPen(pal.text().color())
         head = f"#{i} {role}"
-        p.drawText(QRect(left, top, 300, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
+        p.drawText(QRect(left, top, 300, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, head)
         x = left + QFontMetrics(bold).horizontalAdvance(head) + 10
         if kind != "kept":
             word = {"removed": tr("REMOVED"), "inserted": tr("INSERTED"), "changed": tr("CHANGED"),
@@ -251,7 +251,7 @@ class DiffDelegate(QStyledItemDelegate):
         p.setFont(option.font)
         if x + fm.horizontalAdvance(size_text) + 4 < right:
             p.setPen(color(pal.text().color().name(), 160))
-            p.drawText(QRect(left, top, right - left, lh), Qt.AlignVCenter | Qt.AlignRight, size_text)
+            p.drawText(QRect(left, top, right - left, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, size_text)
         top += lh
         blocks = row.blocks if col == 1 or kind == "changed" else ()
         changed_blocks = {b.block: b for b in blocks}
@@ -279,11 +279,11 @@ class DiffDelegate(QStyledItemDelegate):
                 end = right - sfm.horizontalAdvance(more) - 8
                 p.setFont(small)
                 p.setPen(color(pal.text().color().name(), 150))
-                p.drawText(QRect(end, top, right - end, lh), Qt.AlignVCenter | Qt.AlignRight, more)
+                p.drawText(QRect(end, top, right - end, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, more)
             p.setFont(option.font)
             p.setPen(pal.text().color())
-            p.drawText(QRect(x, top, max(end - x, 1), lh), Qt.AlignVCenter | Qt.AlignLeft,
-                       fm.elidedText(ct_summary(c.summary), Qt.ElideRight, max(10, end - x)))
+            p.drawText(QRect(x, top, max(end - x, 1), lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                       fm.elidedText(ct_summary(c.summary), Qt.TextElideMode.ElideRight, max(10, end - x)))
             top += lh
             shown += 1
         p.setPen(QPen(color(pal.text().color().name(), 40), 1))
@@ -348,5 +348,5 @@ class DiffView(QTableView):
             return                        # every row is kept: nothing to look for (100k rows)
         for row, r in enumerate(m.rows):
             if r.kind not in ("kept", BOUNDARY):
-                self.scrollTo(m.index(row, 0), QAbstractItemView.PositionAtTop)
+                self.scrollTo(m.index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
                 return

@@ -17,7 +17,7 @@ EDIT_ICONS = {"snip": "\u2702", "replace": "\u21c4", "persist": "\u2193", "summa
               "boundary": "\u2194", "insert": "+", "drop": "\u2212", "convert": "\u21bb", "note": "\u2139"}
 
 
-SOURCE_ROLE = Qt.UserRole + 1  # the English text a row says (what a lesson's focus matches in any language)
+SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1  # the English text a row says (what a lesson's focus matches in any language)
 FOCUS_ANCHOR = "<a name='focus'></a>"
 FOCUS_COLOR = "#fef08a"     # a lesson's focus: the rows it talks about
 MAX_EDIT_ROWS = 300    # a layer with thousands of edits lists the first ones; the diff marks them all
@@ -70,14 +70,14 @@ class EditList(QListWidget):
                 lost_at.setdefault(MAX_EDIT_ROWS - 1, x)
         for k, e in enumerate(step.edits[:MAX_EDIT_ROWS]):
             it = QListWidgetItem(EDIT_ICONS.get(e.kind, "\u2022") + " " + ct(e.text))
-            it.setData(Qt.UserRole, k)
+            it.setData(Qt.ItemDataRole.UserRole, k)
             it.setData(SOURCE_ROLE, e.text)
             if e.kind == "note":
                 it.setForeground(QColor("#64748b"))
             self.addItem(it)
             if k in lost_at:
                 warn = QListWidgetItem("\u26a0 " + ct(lost_at[k].text))
-                warn.setData(Qt.UserRole, k)
+                warn.setData(Qt.ItemDataRole.UserRole, k)
                 warn.setData(SOURCE_ROLE, lost_at[k].text)
                 warn.setForeground(QColor("#dc2626"))
                 f = warn.font()
@@ -149,7 +149,7 @@ class FindingsPanel(QListWidget):
         self.addItem(it)
         for f in findings:
             it = QListWidgetItem(f"\u26a0 {ct(str(f))}")
-            it.setData(Qt.UserRole, f.message)
+            it.setData(Qt.ItemDataRole.UserRole, f.message)
             it.setForeground(QColor("#dc2626" if f.severity == "error" else "#b45309"))
             self.addItem(it)
         self._problems(problems)
@@ -264,7 +264,7 @@ class SnipExplainer(QTextBrowser):
         narrow for two columns of words), then where they differ."""
         cells = []
         for title, lines, st in self._cols:
-            body = "".join(self._li(l) for l in lines)
+            body = "".join(self._li(line) for line in lines)
             broken = [f for f in (st.findings or []) if f.code in ("orphan_tool_result", "unanswered_tool_use")]
             if broken:
                 broken_title = tr("broken tool pairs after this cut:")
@@ -312,7 +312,8 @@ class SnipExplainer(QTextBrowser):
         vstep = variant.step if variant is not None else None
         if not is_snip_step(step):
             self.lines_variant = []
-            self._cols, self.difference = [], []
+            self._cols = []
+            self.difference: list = []
             self._html = self._other_html()
             self._render()
             return

@@ -23,7 +23,7 @@ from compactscope.core.fleet.model import FleetData, fmt_num
 from compactscope.core.fleet.table import COLUMNS, FILTERS, KEYS, SessionTable
 from compactscope.widgets.i18n import ct, tr
 
-SORT_ROLE = Qt.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class NumberAxis(pg.AxisItem):
@@ -150,7 +150,7 @@ class FleetView(QWidget):
         # ---- threshold
         row = QHBoxLayout()
         row.addWidget(QLabel(tr("What if the threshold were"), self))
-        self.slider = QSlider(Qt.Horizontal, self)
+        self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.setObjectName("fleetThreshold")
         self.slider.setToolTip(tr("Drag to re-evaluate these sessions at another threshold (from the stored token series, without replaying)"))
         self.spin = QSpinBox(self)
@@ -165,7 +165,7 @@ class FleetView(QWidget):
         self.whatif = self._text("fleetWhatIf")
         lay.addWidget(self.whatif)
         # ---- figures and table
-        self.splitter = QSplitter(Qt.Vertical, self)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         lay.addWidget(self.splitter, 1)
         self.glw = pg.GraphicsLayoutWidget(self.splitter)
         self.glw.setBackground("w")
@@ -182,7 +182,7 @@ class FleetView(QWidget):
         self.whatif_line.setToolTip(tr("Drag: the what-if threshold"))
         self.whatif_label = pg.InfLineLabel(self.whatif_line, text="", position=0.6, anchors=[(1, 0), (1, 0)],
                                             color=figures.WHATIF)
-        self.whatif_line.sigPositionChangeFinished.connect(lambda l: self.set_threshold(l.value()))
+        self.whatif_line.sigPositionChangeFinished.connect(lambda item: self.set_threshold(item.value()))
         table_box = QWidget(self.splitter)
         tl = QVBoxLayout(table_box)
         tl.setContentsMargins(0, 0, 0, 0)
@@ -205,16 +205,16 @@ class FleetView(QWidget):
         self.view.setObjectName("fleetTable")
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
-        self.view.sortByColumn(KEYS.index("real"), Qt.DescendingOrder)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.view.sortByColumn(KEYS.index("real"), Qt.SortOrder.DescendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
-        self.view.setTextElideMode(Qt.ElideMiddle)      # the file name at the end stays readable
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)      # the file name at the end stays readable
         self.view.verticalHeader().setVisible(False)
         self.view.verticalHeader().setDefaultSectionSize(22)
         hh = self.view.horizontalHeader()
-        hh.setSectionResizeMode(QHeaderView.Interactive)
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         hh.setStretchLastSection(True)
         self.view.setColumnWidth(0, 330)
         fm = self.view.fontMetrics()
@@ -288,7 +288,7 @@ class FleetView(QWidget):
         label = QLabel(self)
         label.setObjectName(name)
         label.setWordWrap(True)
-        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
 
     # ------------------------------------------------------------------ threshold
@@ -351,7 +351,7 @@ class FleetView(QWidget):
                 for x, label, color in fig.lines:
                     if key == "pre" and color == figures.WHATIF:
                         continue            # the movable what-if line below
-                    line = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(color, width=1.5, style=Qt.DashLine),
+                    line = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine),
                                            label=label, labelOpts={"position": 0.93 - 0.1 * k, "color": color,
                                                                    "anchors": [(0, 0), (0, 0)]})
                     k += 1
@@ -371,7 +371,7 @@ class FleetView(QWidget):
                 n = len(fig.values)
                 ys = np.arange(n)[::-1]
                 top = max(fig.values + [1])
-                for y, v, c, label in zip(ys, fig.values, fig.colors, fig.labels):
+                for y, v, c in zip(ys, fig.values, fig.colors):
                     p.addItem(pg.BarGraphItem(x0=0, y=y, height=0.7, width=v, brush=QColor(c), pen=None))
                     t = pg.TextItem(f"{fmt_num(v)}", color="#1f2933", anchor=(0, 0.5))
                     t.setPos(v + top * 0.01, y)

@@ -72,7 +72,7 @@ class FlowLayout(QLayout):
 
 def flow_widget_policy(w) -> None:
     """A widget holding a FlowLayout: its height follows its width."""
-    p = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
+    p = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
     p.setHeightForWidth(True)
     w.setSizePolicy(p)
 
@@ -85,7 +85,7 @@ class FitLabel(QLabel):
 
     def __init__(self, text: str = "", parent=None):
         super().__init__(parent)
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumWidth(10)
         self._full = ""
         self.setText(text)

@@ -78,7 +78,7 @@ class Inspector(QWidget):
         e = QPlainTextEdit(self)
         e.setReadOnly(True)
         e.setFont(font)
-        e.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        e.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         return e
 
     def clear(self) -> None:
@@ -185,7 +185,7 @@ class Inspector(QWidget):
                 im = QImage()
             if not im.isNull():
                 if im.width() > self.THUMB or im.height() > self.THUMB:     # shrink, never enlarge
-                    im = im.scaled(self.THUMB, self.THUMB, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+                    im = im.scaled(self.THUMB, self.THUMB, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
                 pix = QPixmap.fromImage(im)
                 from compactscope.core.model.images import info
                 self.image.setToolTip(info(obj).describe())

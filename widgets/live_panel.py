@@ -140,7 +140,7 @@ class LivePanel(QWidget):
         f.addRow(tr("Model"), self.model_edit)
         self.key_edit = QLineEdit(w)
         self.key_edit.setObjectName("apiKey")
-        self.key_edit.setEchoMode(QLineEdit.Password)
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_edit.setPlaceholderText(tr("from ANTHROPIC_API_KEY") if os.environ.get("ANTHROPIC_API_KEY")
                                          else tr("ANTHROPIC_API_KEY is not set: type a key (kept for this session only)"))
         self.key_edit.setToolTip(tr("Used for this session only: never saved, never recorded"))
@@ -182,7 +182,7 @@ class LivePanel(QWidget):
         self.proxy_btn.toggled.connect(self._proxy_toggled)
         f.addRow("", self.proxy_btn)
         self.proxy_hint = QLabel(tr("Listens on 127.0.0.1 only. Then run a client against it, e.g.\nANTHROPIC_BASE_URL=http://127.0.0.1:8788 claude"), w)
-        self.proxy_hint.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.proxy_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.proxy_hint.setWordWrap(True)
         f.addRow(self.proxy_hint)
         return w
@@ -312,7 +312,7 @@ class LivePanel(QWidget):
     def _append(self, html_text: str) -> None:
         self._stream_open = False
         self.log.append(html_text)
-        self.log.moveCursor(QTextCursor.End)
+        self.log.moveCursor(QTextCursor.MoveOperation.End)
 
     def append_user(self, text: str) -> None:
         c = ROLE_COLORS["user"]
@@ -325,9 +325,9 @@ class LivePanel(QWidget):
             self.log.append(f"<b style='color:{c}'>agent</b>: ")
             self._stream_open = True
         cur = self.log.textCursor()
-        cur.movePosition(QTextCursor.End)
+        cur.movePosition(QTextCursor.MoveOperation.End)
         cur.insertText(text)
-        self.log.moveCursor(QTextCursor.End)
+        self.log.moveCursor(QTextCursor.MoveOperation.End)
 
     def append_response(self, message: dict, streamed: bool = False) -> None:
         texts = [b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text"]
@@ -356,12 +356,12 @@ class LivePanel(QWidget):
         """The confirmation dialog (not shown): (box, run-once button, allow-for-session button)."""
         box = QMessageBox(self)
         box.setObjectName("bashConfirm")
-        box.setIcon(QMessageBox.Question)
+        box.setIcon(QMessageBox.Icon.Question)
         box.setWindowTitle(tr("Run a shell command?"))
         box.setText(tr("The agent wants to run this command in its workspace folder\n{text}:").format(text=self.workdir.text()))
         box.setInformativeText(command if len(command) < 2000 else command[:2000] + "\u2026")
-        once = box.addButton(tr("Run once"), QMessageBox.AcceptRole)
-        session = box.addButton(tr("Allow for this session"), QMessageBox.YesRole)
-        deny = box.addButton(tr("Don't run"), QMessageBox.RejectRole)
+        once = box.addButton(tr("Run once"), QMessageBox.ButtonRole.AcceptRole)
+        session = box.addButton(tr("Allow for this session"), QMessageBox.ButtonRole.YesRole)
+        deny = box.addButton(tr("Don't run"), QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(deny)
         return box, once, session

@@ -49,7 +49,7 @@ class MessageDelegate(QStyledItemDelegate):
         chips = model.chips(mi)
         expanded = model.is_expanded(mi)
         findings = model.findings.get(mi, ())
-        out = [("cut", k, 1) for k in range(len(cuts))]
+        out: list[tuple[str, int | None, int]] = [("cut", k, 1) for k in range(len(cuts))]
         out.append(("header", None, 1))
         for ci, c in enumerate(chips[:MAX_BLOCKS_SHOWN]):
             n = 1
@@ -110,164 +110,208 @@ class MessageDelegate(QStyledItemDelegate):
         return None
 
     def paint(self, p: QPainter, option, index) -> None:
-        fm, lh = self._metrics(option)
-        pal = option.palette
-        dark = is_dark(pal)
-        r = option.rect
+        row = _RowPaint(self, p, option, index)
         p.save()
-        p.setClipRect(r)
-        model = index.model()
-        mi = model.rows[index.row()]
-        status = model.status.get(mi, "")
-        selected = bool(option.state & QStyle.State_Selected)
-        highlight = mi in model.highlight
-        base = pal.base().color()
-        p.fillRect(r, base)
-        if status and STATUS_COLORS.get(status):
-            p.fillRect(r, color(STATUS_COLORS[status], 46 if dark else 34))
-        if status == "removed":
-            p.fillRect(r, QBrush(color(STATUS_COLORS["removed"], 60), Qt.BDiagPattern))
-        if mi in model.matches:
-            p.fillRect(r, color("#facc15", 50))
-        if selected:
-            p.fillRect(r, color(pal.highlight().color().name(), 70))
-        m = model.messages[mi]
-        role = m.get("role", "?") if isinstance(m, dict) else "?"
-        chips = model.chips(mi)
-        cuts = model.cuts.get(mi, ())
-        findings = model.findings.get(mi, ())
-        expanded = model.is_expanded(mi)
-        sb = model.selected_block
-        sel_block = sb[1] if sb and sb[0] == mi else None
-        text_col = pal.text().color()
-        dim = QColor(text_col)
-        dim.setAlpha(150)
-        top = r.top() + self.PAD
-        left = r.left() + 10
-        right = r.right() - 6
-        bold = QFont(option.font)
-        bold.setBold(True)
-        small = QFont(option.font)
-        small.setPointSizeF(max(6.0, option.font.pointSizeF() * 0.85))
-        sfm = QFontMetrics(small)
+        p.setClipRect(row.r)
+        row.background()
+        top = row.r.top() + self.PAD
         for what, ci, n in self.layout_lines(index):
-            h = n * lh
-            if what == "cut" and cuts[ci][1] == "boundary":
-                paint_boundary(p, QRect(r.left(), top, r.width(), h), ct_parts(cuts[ci][0]), bold, dark)
+            h = n * row.lh
+            if what == "cut" and row.cuts[ci][1] == "boundary":
+                paint_boundary(p, QRect(row.r.left(), top, row.r.width(), h), ct_parts(row.cuts[ci][0]), row.bold,
+                               row.dark)
             elif what == "cut":
-                label, style = cuts[ci]
-                label = ct(label)
-                col = QColor("#dc2626") if style == "cut" else QColor("#64748b")
-                pen = QPen(col, 2 if style == "cut" else 1, Qt.SolidLine if style == "cut" else Qt.DashLine)
-                p.setPen(pen)
-                y = top + lh // 2
-                p.setFont(bold if style == "cut" else small)
-                cfm = QFontMetrics(p.font())
-                room = max(20, r.width() - 28)
-                if cfm.horizontalAdvance(label) > room:      # a narrow pane: elided, never cut mid-letter
-                    label = cfm.elidedText(label, Qt.ElideRight, room)
-                tw = cfm.horizontalAdvance(label) + 12
-                p.drawLine(r.left(), y, r.left() + 12, y)
-                p.drawLine(r.left() + 12 + tw, y, r.right(), y)
-                p.drawText(QRect(r.left() + 16, top, tw, lh), Qt.AlignVCenter | Qt.AlignLeft, label)
+                row.cut(ci, top)
             elif what == "header":
-                p.fillRect(QRect(r.left(), top, 5, r.bottom() - top), color(ROLE_COLORS.get(role, "#94a3b8")))
-                p.setFont(bold)
-                p.setPen(QColor(ROLE_COLORS.get(role, "#94a3b8")).darker(140 if not dark else 60)
-                         if not dark else QColor(ROLE_COLORS.get(role, "#94a3b8")).lighter(130))
-                head = f"#{mi}  {role}"
-                p.drawText(QRect(left, top, 400, lh), Qt.AlignVCenter | Qt.AlignLeft, head)
-                x = left + QFontMetrics(bold).horizontalAdvance(head) + 12
-                # the header's tags; a LOST result first (it is what the row is about); in a narrow pane a tag
-                # is shortened to the room left, never drawn past the row's edge
-                pills = []
-                if status:
-                    tag = {"changed": tr("CHANGED"), "inserted": tr("INSERTED"), "removed": tr("REMOVED"),
-                           "duplicated": tr("DUPLICATED")}.get(status, status.upper())
-                    pills.append((tag, QColor(STATUS_COLORS.get(status) or "#64748b")))
-                if findings:
-                    pills.append(("\u26a0 " + tr("{n} finding(s)").format(n=len(findings)), QColor("#dc2626")))
-                badge = model.badges.get(mi)
-                if badge:
-                    lost = badge.startswith("LOST")
-                    pills.insert(0 if lost else len(pills), (ct(badge), QColor("#dc2626" if lost else "#c2410c"
-                                                                        if badge.startswith(("compact summary", "compaction summary"))
-                                                                        else "#7c3aed")))
-                for text, col in pills:
-                    x = pill(p, x, top, lh, text, col, small, sfm, limit=right - x)
-                size_text = tr("{n} chars").format(n=fmt(present.chars.get(m)))
-                p.setFont(option.font)
-                # the file's time and the call's usage when it recorded them, dropped when the row is narrow
-                info = [size_text]
-                meta = model.meta_of(mi)
-                if meta is not None:
-                    if meta.usage is not None:
-                        info.insert(0, usage_short(meta.usage))
-                    if meta.timestamp is not None:
-                        info.insert(0, when(meta.timestamp)[11:])
-                if len(info) > 1:
-                    p.setFont(small)
-                while info:
-                    text = " \u00b7 ".join(info)
-                    if x + QFontMetrics(p.font()).horizontalAdvance(text) + 4 < right:
-                        p.setPen(dim)
-                        p.drawText(QRect(left, top, right - left, lh), Qt.AlignVCenter | Qt.AlignRight, text)
-                        break
-                    info.pop(1 if len(info) > 2 else 0)
+                row.header(top)
             elif what == "chip":
-                c = chips[ci]
-                x = left + 6
-                bc = QColor(BLOCK_COLORS.get(c.type, "#94a3b8"))
-                if sel_block is not None and sel_block == c.block:
-                    p.fillRect(QRect(left, top, right - left, h), color(pal.highlight().color().name(), 60))
-                if c.is_tool and c.tool_id:
-                    pc = pair_color(c.tool_id, dark)
-                    p.fillRect(QRect(left, top + 2, 4, lh - 4), pc)
-                    x += 4
-                x = pill(p, x, top, lh, c.label, bc, small, sfm)
-                if c.is_tool and c.tool_id:
-                    p.setFont(small)
-                    p.setPen(pair_color(c.tool_id, dark))
-                    tid = c.tool_id if len(c.tool_id) <= 18 else c.tool_id[:8] + "\u2026" + c.tool_id[-6:]
-                    p.drawText(QRect(x, top, 200, lh), Qt.AlignVCenter | Qt.AlignLeft, tid)
-                    x += sfm.horizontalAdvance(tid) + 8
-                if c.error:
-                    x = pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
-                p.setFont(option.font)
-                p.setPen(text_col)
-                p.drawText(QRect(x, top, right - x, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                           fm.elidedText(ct_summary(c.summary), Qt.ElideRight, max(10, right - x)))
-                if n > 1:
-                    p.setPen(dim)
-                    lines = c.lines[1:n] if not expanded else c.lines[:EXPANDED_LINES]
-                    yy = top + lh
-                    for ln in lines:
-                        p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                                   fm.elidedText(ln, Qt.ElideRight, max(10, right - left - 22)))
-                        yy += lh
+                row.chip(ci, n, top, h)
             elif what == "more":
-                p.setPen(dim)
-                p.setFont(small)
-                p.drawText(QRect(left + 6, top, right - left, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                           tr("+ {n} more block(s) (see the inspector)").format(n=len(chips) - MAX_BLOCKS_SHOWN))
+                row.more(top)
             elif what == "findings":
-                p.setFont(small)
-                p.setPen(QColor("#dc2626"))
-                yy = top
-                for f in findings[:3]:
-                    where = tr("block {n}: ").format(n=f.block) if f.block is not None else ""
-                    p.drawText(QRect(left + 6, yy, right - left - 6, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                               sfm.elidedText(f"\u26a0 {where}{ct(f.text)} [{f.code}]", Qt.ElideRight,
-                                              right - left - 6))
-                    yy += lh
+                row.finding_lines(top)
             top += h
-        if highlight:
-            p.setPen(QPen(QColor("#e11d48"), 3))
-            p.setBrush(Qt.NoBrush)
-            p.drawRect(r.adjusted(2, 2, -2, -2))
-        p.setPen(QPen(color(text_col.name(), 40), 1))
-        p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
+        row.frame()
         p.restore()
+
+
+class _RowPaint:
+    """What painting one message row needs, worked out once; a method per kind of line the row shows."""
+
+    def __init__(self, delegate: MessageDelegate, p: QPainter, option, index):
+        self.p, self.option = p, option
+        self.fm, self.lh = delegate._metrics(option)
+        self.pal = option.palette
+        self.dark = is_dark(self.pal)
+        self.r = option.rect
+        model = self.model = index.model()
+        mi = self.mi = model.rows[index.row()]
+        self.status = model.status.get(mi, "")
+        self.selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        self.m = model.messages[mi]
+        self.role = self.m.get("role", "?") if isinstance(self.m, dict) else "?"
+        self.chips = model.chips(mi)
+        self.cuts = model.cuts.get(mi, ())
+        self.findings = model.findings.get(mi, ())
+        self.expanded = model.is_expanded(mi)
+        sb = model.selected_block
+        self.sel_block = sb[1] if sb and sb[0] == mi else None
+        self.text_col = self.pal.text().color()
+        self.dim = QColor(self.text_col)
+        self.dim.setAlpha(150)
+        self.left = self.r.left() + 10
+        self.right = self.r.right() - 6
+        self.bold = QFont(option.font)
+        self.bold.setBold(True)
+        self.small = QFont(option.font)
+        self.small.setPointSizeF(max(6.0, option.font.pointSizeF() * 0.85))
+        self.sfm = QFontMetrics(self.small)
+
+    def background(self) -> None:
+        p, r, status = self.p, self.r, self.status
+        p.fillRect(r, self.pal.base().color())
+        if status and STATUS_COLORS.get(status):
+            p.fillRect(r, color(STATUS_COLORS[status], 46 if self.dark else 34))
+        if status == "removed":
+            p.fillRect(r, QBrush(color(STATUS_COLORS["removed"], 60), Qt.BrushStyle.BDiagPattern))
+        if self.mi in self.model.matches:
+            p.fillRect(r, color("#facc15", 50))
+        if self.selected:
+            p.fillRect(r, color(self.pal.highlight().color().name(), 70))
+
+    def frame(self) -> None:
+        p, r = self.p, self.r
+        if self.mi in self.model.highlight:
+            p.setPen(QPen(QColor("#e11d48"), 3))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(r.adjusted(2, 2, -2, -2))
+        p.setPen(QPen(color(self.text_col.name(), 40), 1))
+        p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
+
+    def cut(self, ci: int, top: int) -> None:
+        p, r, lh = self.p, self.r, self.lh
+        label, style = self.cuts[ci]
+        label = ct(label)
+        col = QColor("#dc2626") if style == "cut" else QColor("#64748b")
+        pen = QPen(col, 2 if style == "cut" else 1, Qt.PenStyle.SolidLine if style == "cut" else Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        y = top + lh // 2
+        p.setFont(self.bold if style == "cut" else self.small)
+        cfm = QFontMetrics(p.font())
+        room = max(20, r.width() - 28)
+        if cfm.horizontalAdvance(label) > room:      # a narrow pane: elided, never cut mid-letter
+            label = cfm.elidedText(label, Qt.TextElideMode.ElideRight, room)
+        tw = cfm.horizontalAdvance(label) + 12
+        p.drawLine(r.left(), y, r.left() + 12, y)
+        p.drawLine(r.left() + 12 + tw, y, r.right(), y)
+        p.drawText(QRect(r.left() + 16, top, tw, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, label)
+
+    def _pills(self) -> list[tuple[str, QColor]]:
+        """The header's tags; a LOST result first (it is what the row is about)."""
+        status, pills = self.status, []
+        if status:
+            tag = {"changed": tr("CHANGED"), "inserted": tr("INSERTED"), "removed": tr("REMOVED"),
+                   "duplicated": tr("DUPLICATED")}.get(status, status.upper())
+            pills.append((tag, QColor(STATUS_COLORS.get(status) or "#64748b")))
+        if self.findings:
+            pills.append(("\u26a0 " + tr("{n} finding(s)").format(n=len(self.findings)), QColor("#dc2626")))
+        badge = self.model.badges.get(self.mi)
+        if badge:
+            lost = badge.startswith("LOST")
+            summary = badge.startswith(("compact summary", "compaction summary"))
+            pills.insert(0 if lost else len(pills),
+                         (ct(badge), QColor("#dc2626" if lost else "#c2410c" if summary else "#7c3aed")))
+        return pills
+
+    def header(self, top: int) -> None:
+        p, r, lh, dark, role = self.p, self.r, self.lh, self.dark, self.role
+        p.fillRect(QRect(r.left(), top, 5, r.bottom() - top), color(ROLE_COLORS.get(role, "#94a3b8")))
+        p.setFont(self.bold)
+        p.setPen(QColor(ROLE_COLORS.get(role, "#94a3b8")).darker(140 if not dark else 60)
+                 if not dark else QColor(ROLE_COLORS.get(role, "#94a3b8")).lighter(130))
+        head = f"#{self.mi}  {role}"
+        p.drawText(QRect(self.left, top, 400, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, head)
+        x = self.left + QFontMetrics(self.bold).horizontalAdvance(head) + 12
+        # in a narrow pane a tag is shortened to the room left, never drawn past the row's edge
+        for text, col in self._pills():
+            x = pill(p, x, top, lh, text, col, self.small, self.sfm, limit=self.right - x)
+        self._header_info(x, top)
+
+    def _header_info(self, x: int, top: int) -> None:
+        """The size, and the file's time and the call's usage when it recorded them (dropped when narrow)."""
+        p = self.p
+        size_text = tr("{n} chars").format(n=fmt(present.chars.get(self.m)))
+        p.setFont(self.option.font)
+        info = [size_text]
+        meta = self.model.meta_of(self.mi)
+        if meta is not None:
+            if meta.usage is not None:
+                info.insert(0, usage_short(meta.usage))
+            if meta.timestamp is not None:
+                info.insert(0, when(meta.timestamp)[11:])
+        if len(info) > 1:
+            p.setFont(self.small)
+        while info:
+            text = " \u00b7 ".join(info)
+            if x + QFontMetrics(p.font()).horizontalAdvance(text) + 4 < self.right:
+                p.setPen(self.dim)
+                p.drawText(QRect(self.left, top, self.right - self.left, self.lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                           text)
+                break
+            info.pop(1 if len(info) > 2 else 0)
+
+    def chip(self, ci: int, n: int, top: int, h: int) -> None:
+        p, lh, left, right, small, sfm = self.p, self.lh, self.left, self.right, self.small, self.sfm
+        c = self.chips[ci]
+        x = left + 6
+        bc = QColor(BLOCK_COLORS.get(c.type, "#94a3b8"))
+        if self.sel_block is not None and self.sel_block == c.block:
+            p.fillRect(QRect(left, top, right - left, h), color(self.pal.highlight().color().name(), 60))
+        if c.is_tool and c.tool_id:
+            pc = pair_color(c.tool_id, self.dark)
+            p.fillRect(QRect(left, top + 2, 4, lh - 4), pc)
+            x += 4
+        x = pill(p, x, top, lh, c.label, bc, small, sfm)
+        if c.is_tool and c.tool_id:
+            p.setFont(small)
+            p.setPen(pair_color(c.tool_id, self.dark))
+            tid = c.tool_id if len(c.tool_id) <= 18 else c.tool_id[:8] + "\u2026" + c.tool_id[-6:]
+            p.drawText(QRect(x, top, 200, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, tid)
+            x += sfm.horizontalAdvance(tid) + 8
+        if c.error:
+            x = pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
+        p.setFont(self.option.font)
+        p.setPen(self.text_col)
+        p.drawText(QRect(x, top, right - x, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                   self.fm.elidedText(ct_summary(c.summary), Qt.TextElideMode.ElideRight, max(10, right - x)))
+        if n > 1:
+            p.setPen(self.dim)
+            lines = c.lines[1:n] if not self.expanded else c.lines[:EXPANDED_LINES]
+            yy = top + lh
+            for ln in lines:
+                p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                           self.fm.elidedText(ln, Qt.TextElideMode.ElideRight, max(10, right - left - 22)))
+                yy += lh
+
+    def more(self, top: int) -> None:
+        p = self.p
+        p.setPen(self.dim)
+        p.setFont(self.small)
+        p.drawText(QRect(self.left + 6, top, self.right - self.left, self.lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                   tr("+ {n} more block(s) (see the inspector)").format(n=len(self.chips) - MAX_BLOCKS_SHOWN))
+
+    def finding_lines(self, top: int) -> None:
+        p, left, right = self.p, self.left, self.right
+        p.setFont(self.small)
+        p.setPen(QColor("#dc2626"))
+        yy = top
+        for f in self.findings[:3]:
+            where = tr("block {n}: ").format(n=f.block) if f.block is not None else ""
+            p.drawText(QRect(left + 6, yy, right - left - 6, self.lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                       self.sfm.elidedText(f"\u26a0 {where}{ct(f.text)} [{f.code}]", Qt.TextElideMode.ElideRight,
+                                           right - left - 6))
+            yy += self.lh
+
 
 BOUNDARY_COLORS = ("#ea580c", "#fff7ed", "#9a3412")      # edge, band, text (a real compaction's row)
 
@@ -284,7 +328,7 @@ def paint_boundary(p: QPainter, rect: QRect, text: str, font: QFont, dark: bool)
     p.setPen(QColor("#fed7aa") if dark else QColor(ink))
     fm = QFontMetrics(font)
     inner = rect.adjusted(12, 0, -6, 0)
-    p.drawText(inner, Qt.AlignVCenter | Qt.AlignLeft, fm.elidedText("✂ " + text, Qt.ElideRight, inner.width()))
+    p.drawText(inner, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, fm.elidedText("✂ " + text, Qt.TextElideMode.ElideRight, inner.width()))
 
 
 def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: QFont, fm: QFontMetrics,
@@ -294,14 +338,14 @@ def pill(p: QPainter, x: int, top: int, lh: int, text: str, col: QColor, font: Q
     if limit is not None and fm.horizontalAdvance(text) + 10 > limit:
         if limit < fm.horizontalAdvance("W\u2026") + 10:
             return x
-        text = fm.elidedText(text, Qt.ElideRight, limit - 10)
+        text = fm.elidedText(text, Qt.TextElideMode.ElideRight, limit - 10)
     w = fm.horizontalAdvance(text) + 10
     rect = QRect(x, top + 2, w, lh - 4)
-    p.setPen(Qt.NoPen)
+    p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(col)
     p.drawRoundedRect(rect, 4, 4)
     p.setPen(QColor("white"))
     p.setFont(font)
-    p.drawText(rect, Qt.AlignCenter, text)
-    p.setBrush(Qt.NoBrush)
+    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+    p.setBrush(Qt.BrushStyle.NoBrush)
     return x + w + 6

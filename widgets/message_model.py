@@ -2,7 +2,7 @@
 delegate paints from (chips from ``core.present``, statuses, highlights, cut lines, findings, matches)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from compactscope.core.analysis import present
 from compactscope.core.pipeline.align import RowKinds
@@ -11,17 +11,17 @@ from compactscope.core.model.describe import meta_lines
 
 from compactscope.widgets.i18n import ct_parts
 
-MessageRole = Qt.UserRole + 1
-IndexRole = Qt.UserRole + 2
-ChipsRole = Qt.UserRole + 3
-StatusRole = Qt.UserRole + 4
-HighlightRole = Qt.UserRole + 5
-FindingsRole = Qt.UserRole + 6
-CutsRole = Qt.UserRole + 7
-MatchRole = Qt.UserRole + 8
-ExpandedRole = Qt.UserRole + 9
-SizeRole = Qt.UserRole + 10
-SelectedBlockRole = Qt.UserRole + 11
+MessageRole = Qt.ItemDataRole.UserRole + 1
+IndexRole = Qt.ItemDataRole.UserRole + 2
+ChipsRole = Qt.ItemDataRole.UserRole + 3
+StatusRole = Qt.ItemDataRole.UserRole + 4
+HighlightRole = Qt.ItemDataRole.UserRole + 5
+FindingsRole = Qt.ItemDataRole.UserRole + 6
+CutsRole = Qt.ItemDataRole.UserRole + 7
+MatchRole = Qt.ItemDataRole.UserRole + 8
+ExpandedRole = Qt.ItemDataRole.UserRole + 9
+SizeRole = Qt.ItemDataRole.UserRole + 10
+SelectedBlockRole = Qt.ItemDataRole.UserRole + 11
 
 MAX_BLOCKS_SHOWN = 12
 INSERTED_LINES = 6
@@ -217,16 +217,16 @@ class MessageListModel(QAbstractListModel):
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
 
-    def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or index.column() != 0:
             return None
         mi = self.rows[index.row()]
-        if role == Qt.DisplayRole or role == Qt.AccessibleTextRole:
+        if role == Qt.ItemDataRole.DisplayRole or role == Qt.ItemDataRole.AccessibleTextRole:
             m = self.messages[mi]
             r = m.get("role", "?") if isinstance(m, dict) else "?"
             chips = self.chips(mi)
             return f"#{mi} {r}: " + (f"[{chips[0].label}] {chips[0].summary[:120]}" if chips else "")
-        if role == Qt.ToolTipRole:
+        if role == Qt.ItemDataRole.ToolTipRole:
             lines = [ct_parts(text) for text, style in self.cuts.get(mi, ()) if style == "boundary"] + \
                 meta_lines(self.meta_of(mi)) + [str(f) for f in self.findings.get(mi, ())]
             return "\n".join(lines) if lines else None
@@ -255,7 +255,7 @@ class MessageListModel(QAbstractListModel):
             return sb[1] if sb and sb[0] == mi else None
         return None
 
-    def flags(self, index: QModelIndex):
+    def flags(self, index: QModelIndex | QPersistentModelIndex):
         if not index.isValid():
-            return Qt.NoItemFlags
-        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable

@@ -154,8 +154,8 @@ class MessagePanel(QWidget):
             self.sigFiltersChanged.emit(self.filters())
 
     def eventFilter(self, obj, ev) -> bool:
-        if obj is self.search and ev.type() == QEvent.KeyPress and ev.key() in (Qt.Key_Return, Qt.Key_Enter):
-            self.next_match(-1 if ev.modifiers() & Qt.ShiftModifier else 1)
+        if obj is self.search and ev.type() == QEvent.Type.KeyPress and ev.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.next_match(-1 if ev.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1)
             return True
         return super().eventFilter(obj, ev)
 

@@ -69,7 +69,7 @@ class MessageView(QAbstractScrollArea):
 
     def setCurrentIndex(self, ix: QModelIndex) -> None:
         if self._sel is not None:
-            self._sel.setCurrentIndex(ix, QItemSelectionModel.ClearAndSelect)
+            self._sel.setCurrentIndex(ix, QItemSelectionModel.SelectionFlag.ClearAndSelect)
             self.viewport().update()
 
     def _current(self, cur, prev) -> None:
@@ -101,9 +101,9 @@ class MessageView(QAbstractScrollArea):
         opt.font = self.font()
         opt.widget = self
         opt.rect = rect if rect is not None else QRect(0, 0, self.viewport().width(), 0)
-        opt.state = QStyle.State_Enabled
+        opt.state = QStyle.StateFlag.State_Enabled
         if row is not None and self._sel is not None and self._sel.currentIndex().row() == row:
-            opt.state |= QStyle.State_Selected
+            opt.state |= QStyle.StateFlag.State_Selected
         return opt
 
     def _height(self, row: int, opt: QStyleOptionViewItem | None = None) -> int:
@@ -201,18 +201,18 @@ class MessageView(QAbstractScrollArea):
                 y -= self._height(k, opt)
         return QRect(0, y, self.viewport().width(), self._height(r, opt))
 
-    def scrollTo(self, ix: QModelIndex, hint=QAbstractItemView.EnsureVisible) -> None:
+    def scrollTo(self, ix: QModelIndex, hint=QAbstractItemView.ScrollHint.EnsureVisible) -> None:
         if not ix.isValid():
             return
         r, vh, opt = ix.row(), self.viewport().height(), self._option()
         h = self._height(r, opt)
-        if hint == QAbstractItemView.EnsureVisible:
+        if hint == QAbstractItemView.ScrollHint.EnsureVisible:
             rect = self.visualRect(ix)
             if rect.top() >= 0 and rect.bottom() <= vh:
                 return
-            hint = QAbstractItemView.PositionAtTop if rect.top() < 0 else QAbstractItemView.PositionAtBottom
-        room = 0 if hint == QAbstractItemView.PositionAtTop else \
-            (vh - h) // 2 if hint == QAbstractItemView.PositionAtCenter else vh - h
+            hint = QAbstractItemView.ScrollHint.PositionAtTop if rect.top() < 0 else QAbstractItemView.ScrollHint.PositionAtBottom
+        room = 0 if hint == QAbstractItemView.ScrollHint.PositionAtTop else \
+            (vh - h) // 2 if hint == QAbstractItemView.ScrollHint.PositionAtCenter else vh - h
         top, acc = r, 0
         while top > 0 and acc < room:
             top -= 1
@@ -244,7 +244,7 @@ class MessageView(QAbstractScrollArea):
             o = QStyleOptionViewItem(opt)
             o.rect = QRect(0, y, vw, h)
             if r == cur:
-                o.state |= QStyle.State_Selected
+                o.state |= QStyle.StateFlag.State_Selected
             self.delegate.paint(p, o, ix)
             y += h
             r += 1
@@ -265,7 +265,7 @@ class MessageView(QAbstractScrollArea):
 
     def mousePressEvent(self, e) -> None:
         ix = self.indexAt(e.position().toPoint())
-        self.setFocus(Qt.MouseFocusReason)
+        self.setFocus(Qt.FocusReason.MouseFocusReason)
         if not ix.isValid():
             return
         self.setCurrentIndex(ix)
@@ -286,13 +286,13 @@ class MessageView(QAbstractScrollArea):
         cur = self.currentIndex()
         row = cur.row() if cur.isValid() else -1
         key = e.key()
-        if key == Qt.Key_Space and cur.isValid():
+        if key == Qt.Key.Key_Space and cur.isValid():
             self._model.toggle_expanded(cur.data(IndexRole))
             return
-        moves = {Qt.Key_Up: row - 1, Qt.Key_Down: row + 1, Qt.Key_Home: 0, Qt.Key_End: n - 1,
-                 Qt.Key_PageUp: row - self._visible_rows(), Qt.Key_PageDown: row + self._visible_rows()}
-        if key in moves and n and not e.modifiers() & (Qt.ControlModifier | Qt.AltModifier):
-            target = max(0, min(n - 1, moves[key] if row >= 0 or key in (Qt.Key_Home, Qt.Key_End) else 0))
+        moves = {Qt.Key.Key_Up: row - 1, Qt.Key.Key_Down: row + 1, Qt.Key.Key_Home: 0, Qt.Key.Key_End: n - 1,
+                 Qt.Key.Key_PageUp: row - self._visible_rows(), Qt.Key.Key_PageDown: row + self._visible_rows()}
+        if key in moves and n and not e.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
+            target = max(0, min(n - 1, moves[key] if row >= 0 or key in (Qt.Key.Key_Home, Qt.Key.Key_End) else 0))
             ix = self._model.index(target, 0)
             self.setCurrentIndex(ix)
             self.scrollTo(ix)
@@ -304,5 +304,5 @@ class MessageView(QAbstractScrollArea):
         if not ix.isValid():
             return False
         self.setCurrentIndex(ix)
-        self.scrollTo(ix, QAbstractItemView.PositionAtCenter)
+        self.scrollTo(ix, QAbstractItemView.ScrollHint.PositionAtCenter)
         return True

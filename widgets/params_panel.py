@@ -64,7 +64,7 @@ class LayerOrder(QWidget):
         self.list.clear()
         for n in names:
             it = QListWidgetItem(self.labels.get(n) or n)
-            it.setData(Qt.UserRole, n)
+            it.setData(Qt.ItemDataRole.UserRole, n)
             it.setToolTip(n)
             self.list.addItem(it)
         fm = self.list.fontMetrics()
@@ -73,7 +73,7 @@ class LayerOrder(QWidget):
         self._mark()
 
     def order(self) -> list[str]:
-        return [self.list.item(i).data(Qt.UserRole) for i in range(self.list.count())]
+        return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]
 
     def _mark(self) -> None:
         changed = self.order() != self.default
@@ -170,7 +170,7 @@ class ParamsPanel(QWidget):
             return
         self.strategy_box.addItem(label or spec, spec)
         if label and label != spec:
-            self.strategy_box.setItemData(self.strategy_box.count() - 1, spec, Qt.ToolTipRole)
+            self.strategy_box.setItemData(self.strategy_box.count() - 1, spec, Qt.ItemDataRole.ToolTipRole)
 
     def _select(self, spec: str) -> None:
         k = self.strategy_box.findData(spec)
@@ -211,11 +211,11 @@ class ParamsPanel(QWidget):
         self.variant_box.addItem(tr("main (the strategy's own)"), None)
         for v in strategy.variants:
             self.variant_box.addItem(ct(v.title), v.name)
-            self.variant_box.setItemData(self.variant_box.count() - 1, ct(v.description), Qt.ToolTipRole)
+            self.variant_box.setItemData(self.variant_box.count() - 1, ct(v.description), Qt.ItemDataRole.ToolTipRole)
         for w in (self.variant_box, self.variant_label):
             w.setVisible(bool(strategy.variants))
         self.set_variant(next((v.name for v in strategy.variants if v.active(values)), None))
-        labels = {l.name: ct(l.label or l.name) for l in strategy.layers}
+        labels = {layer.name: ct(layer.label or layer.name) for layer in strategy.layers}
         self.order_box.set_order(list(strategy.layer_names), labels, list(strategy.layer_names))
         form_w = QWidget()
         form = QFormLayout(form_w)

@@ -30,7 +30,7 @@ NUMBERED = re.compile(r"^L(\d+)\b")
 def numbering_note(labels: list[str]) -> str:
     """When the layers carry the course's numbers (s08: "L3 budget"), say what the numbers are and that the stepper
     shows the running order (budget, the course's L3, runs first): empty for labels without numbers."""
-    nums = [int(m.group(1)) for m in (NUMBERED.match(l) for l in labels) if m]
+    nums = [int(m.group(1)) for m in (NUMBERED.match(label) for label in labels) if m]
     if not nums:
         return ""
     note = tr("L1, L2, ... are the course's names for the layers (seed 000); left to right is the order they run in")
@@ -108,7 +108,7 @@ class LayerStepper(QWidget):
             b.setStyleSheet(f"QToolButton {{ color: {colr}; font-weight: bold; padding: 3px 8px; }}"
                             f"QToolButton:checked {{ background: {QColor(colr).name()}; color: white; "
                             f"border-radius: 4px; }}")
-            b.setFocusPolicy(Qt.NoFocus)
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             self.group.addButton(b, k)
             self._stage_row.addWidget(b)
             if k < len(self.stages) - 1:

@@ -287,7 +287,7 @@ class TimelineWidget(QWidget):
         while len(self.overlay_curves) < len(self.overlays):
             k = len(self.overlay_curves)
             c = pg.PlotDataItem([], [], pen=pg.mkPen(OVERLAY_COLORS[k % len(OVERLAY_COLORS)], width=2,
-                                                     style=Qt.DashDotLine), name=tr("run {n}").format(n=k + 2))
+                                                     style=Qt.PenStyle.DashDotLine), name=tr("run {n}").format(n=k + 2))
             pi.addItem(c)
             c.setClipToView(True)
             c.setDownsampling(auto=True, method="peak")
@@ -351,7 +351,7 @@ class TimelineWidget(QWidget):
     def _set_real_lines(self, evs: list) -> None:
         pi = self.plot.getPlotItem()
         while len(self.real_lines) < len(evs):
-            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#f97316", width=2, style=Qt.DashLine))
+            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#f97316", width=2, style=Qt.PenStyle.DashLine))
             lab = pg.InfLineLabel(line, text="", position=0.75, rotateAxis=(1, 0), anchor=(1, 1), color="#c2410c")
             if getattr(self, "_pt", None):
                 f = QFont()
@@ -420,7 +420,7 @@ class TimelineWidget(QWidget):
                 if x is None or not len(x):
                     continue
                 pen = pg.mkPen(item.opts.get("pen"))
-                dash = pen.style() in (Qt.DashLine, Qt.DotLine, Qt.DashDotLine)
+                dash = pen.style() in (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
                 line = "- - -" if dash else "\u2501\u2501"
                 mark = f"<span style='color:{pen.color().name()}'>{line}</span>"
             out.append((mark, label.text))
@@ -539,7 +539,7 @@ class TimelineWidget(QWidget):
         return max(0, min(int(round(p.x())), self._n - 1))
 
     def _clicked(self, ev) -> None:
-        if ev.button() != Qt.LeftButton:
+        if ev.button() != Qt.MouseButton.LeftButton:
             return
         i = self.call_at_scene_pos(ev.scenePos())
         if i is not None:
@@ -586,15 +586,15 @@ class TimelineWidget(QWidget):
 
     def keyPressEvent(self, ev) -> None:
         k = ev.key()
-        if k == Qt.Key_Space:
+        if k == Qt.Key.Key_Space:
             self.play(not self.playing())
-        elif k in (Qt.Key_Right, Qt.Key_Down):
-            self.step(10 if ev.modifiers() & Qt.ShiftModifier else 1)
-        elif k in (Qt.Key_Left, Qt.Key_Up):
-            self.step(-10 if ev.modifiers() & Qt.ShiftModifier else -1)
-        elif k == Qt.Key_Home:
+        elif k in (Qt.Key.Key_Right, Qt.Key.Key_Down):
+            self.step(10 if ev.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1)
+        elif k in (Qt.Key.Key_Left, Qt.Key.Key_Up):
+            self.step(-10 if ev.modifiers() & Qt.KeyboardModifier.ShiftModifier else -1)
+        elif k == Qt.Key.Key_Home:
             self.set_cursor(0, emit=True)
-        elif k == Qt.Key_End:
+        elif k == Qt.Key.Key_End:
             self.set_cursor(self._n - 1, emit=True)
         else:
             super().keyPressEvent(ev)

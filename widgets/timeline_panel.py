@@ -67,8 +67,8 @@ class TimelinePanel(QScrollArea):
         self.comparison = ComparisonTable(page)
         self.comparison.setMinimumHeight(60)
         self.comparison.setMinimumWidth(50)          # the table scrolls itself; the page never grows sideways
-        self.comparison.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Expanding)
-        split = QSplitter(Qt.Vertical, page)
+        self.comparison.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        split = QSplitter(Qt.Orientation.Vertical, page)
         split.addWidget(self.timeline)
         split.addWidget(self.comparison)
         split.setStretchFactor(0, 4)
@@ -77,7 +77,7 @@ class TimelinePanel(QScrollArea):
         self._applying = False
         # a narrow centre pane scrolls instead of widening the window
         self.setWidgetResizable(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         page.setMinimumWidth(0)
         self.setWidget(page)
         self.setMinimumWidth(50)

@@ -269,7 +269,7 @@ class TokenChart(QWidget):
             self.value_labels.append(t)
         self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
         ax = self.stage_plot.getAxis("bottom")
-        ax.setTicks([[(i, ct(l)) for i, l in enumerate(labels)]])
+        ax.setTicks([[(i, ct(label)) for i, label in enumerate(labels)]])
         self.stage_plot.setLabel("left", tr("chars / tokens"), **{"font-size": f"{self._pt:.1f}pt"})
         if threshold is None:
             self.threshold.hide()

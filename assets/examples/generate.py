@@ -54,7 +54,7 @@ class Maker:
             a, b = self.rng.sample(_WORDS, 2)
             out += [f"def {a}_{b}_{k}(value, limit={self.rng.randint(1, 99)}):",
                     f"    # {a} the {b} unless the limit is reached",
-                    f"    if value > limit:",
+                    "    if value > limit:",
                     f"        raise ValueError('{a} {b} over limit')",
                     f"    return value * {self.rng.randint(2, 9)}", ""]
         return "\n".join(out)[:chars]

@@ -13,7 +13,6 @@ renamed (the OFL asks a modified font not to take the original's name): "Compact
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 

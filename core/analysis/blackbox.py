@@ -244,7 +244,8 @@ def infer_output(inp: list, out: list, *, handed: list | None = None, who: str =
             if per_block:
                 edits.extend(per_block)
             else:
-                tid = (tool_result_ids(inp[i]) or tool_use_ids(inp[i]) or [None])[0]
+                ids = tool_result_ids(inp[i]) or tool_use_ids(inp[i])
+                tid = ids[0] if ids else None
                 old, new = len(message_text(inp[i])), len(message_text(msgs[j]))
                 edits.append(Edit(REPLACE, f"message {i} replaced ({old:,} -> {new:,} chars)", message=i, out=j,
                                   tool_id=tid, old_len=old, new_len=new))

@@ -41,7 +41,7 @@ def _str_or_none(value):
 
 
 # block type -> {field: (the types the API takes, their names, required)}
-_BLOCK_FIELDS = {
+_BLOCK_FIELDS: dict[str, dict] = {
     "text": {"text": ((str,), "a string", True)},
     "tool_use": {"id": ((str,), "a string", True), "name": ((str,), "a string", True),
                  "input": ((dict,), "an object", True)},
@@ -305,7 +305,7 @@ def load_fixes_by_identity(meta_by_id: dict) -> dict:
     return out
 
 
-def load_fix_findings(messages: list, fixes: dict) -> list[Finding]:
+def load_fix_findings(messages: list, fixes: dict | None) -> list[Finding]:
     """A ``bad_value`` finding per value the load made well-typed, for each message of ``messages`` that is
     (the same object as) a loaded message it changed (``fixes``: ``load_fixes_by_identity``). A layer's
     output that still holds such a message still holds the file's value, as the agent would send it."""

@@ -27,8 +27,9 @@ def report(result: Any, conversation: Any = None) -> dict:
     else the real call), ``token_error`` and ``token_error_share`` (against ``preTokens``), ``diverges``, and ``explanation`` (which setting would explain it)."""
     conv = conversation if conversation is not None else getattr(result, "conversation", None)
     conv = getattr(conv, "conversation", None) or conv           # a replay view: the recording
-    out = {"version": _version(conv), "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR},
-           "compactions": []}
+    rows: list[dict] = []
+    out: dict[str, Any] = {"version": _version(conv),
+                           "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR}, "compactions": rows}
     calls = result.calls
     sims = [c.index for c in calls if c.compacted]
     prev = -1      # the simulated compaction matched to the previous real one: each real one takes the next
@@ -62,8 +63,8 @@ def report(result: Any, conversation: Any = None) -> dict:
                                  "not in the file"
         if row["diverges"]:
             row["explanation"] = explain(result, row)
-        out["compactions"].append(row)
-    out["diverged"] = any(r["diverges"] for r in out["compactions"])
+        rows.append(row)
+    out["diverged"] = any(r["diverges"] for r in rows)
     return out
 
 
@@ -86,7 +87,7 @@ def explain(result: Any, row: dict) -> str:
     before = calls[:call + 1]
     if trigger == "manual":
         return "a manual /compact: the user chose the moment (replayed there with --manual-compacts)"
-    micro = [c.index for c in before if any(l.changed and l.layer == "time_micro_compact" for l in c.layers)]
+    micro = [c.index for c in before if any(rec.changed and rec.layer == "time_micro_compact" for rec in c.layers)]
     if (first is None or first > call) and micro:
         return (f"time-based microcompact cleared results at call {micro[0]} in the replay: idle_gap_minutes=0 "
                 f"would keep them, as the real session did")
@@ -115,7 +116,7 @@ def _threshold_hint(result: Any, pre: int, params: dict, earlier: bool) -> str:
             f"threshold {thr:,.0f}")
     if name == "claude_code":
         from compactscope.core.layers.claude_code import threshold as cc_threshold
-        tries = [{"cap_reserve": not params.get("cap_reserve", True)}]
+        tries: list[dict[str, Any]] = [{"cap_reserve": not params.get("cap_reserve", True)}]
         if pre > 200_000:
             tries.insert(0, {"window": 1_000_000})
         for t in tries:

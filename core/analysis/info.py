@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from compactscope.core.analysis.checker import check_conversation
 from compactscope.core.model.conversation import LoadResult, Usage
@@ -65,7 +66,7 @@ def _event_detail(conv, e) -> dict:
 
 
 def describe(result: LoadResult) -> dict:
-    convs = []
+    convs: list[dict[str, Any]] = []
     for i, c in enumerate(result.conversations):
         pairs, complete = tool_pair_counts(c.history())       # a copy a compaction re-sent is no new pair
         findings = check_conversation(c)

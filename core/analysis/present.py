@@ -28,6 +28,7 @@ from compactscope.core.pipeline.facts import FACTS, BytesFact, ObjFact
 from compactscope.core.model.messages import ToolPairIndex, block_type, blocks
 from compactscope.core.pipeline.size import MessageChars
 from compactscope.core.model.text import readable_message_text, readable_text
+from compactscope.core.files.jsonio import dict_at
 
 BLOCK_TYPES = ("text", "tool_use", "tool_result", "thinking", "image", "other")
 EXPANDED_LINES = 8          # lines of a part kept for an expanded row
@@ -84,7 +85,7 @@ def chip_type(t: str | None) -> str:
         return "thinking"
     if t == "document":
         return "image"
-    return {STRING: "text", TOOL_TEXT: "tool_result", TOOL_CALL: "tool_use"}.get(t, "other")
+    return {STRING: "text", TOOL_TEXT: "tool_result", TOOL_CALL: "tool_use"}.get(t, "other") if t else "other"
 
 
 @dataclass
@@ -133,7 +134,7 @@ def _chip(p: Part) -> Chip:
         return Chip(-1, "tool_result", "tool_result", f"{len(v):,} chars \u00b7 " + _one_line(v, 200), _lines(v),
                     len(v), p.tool_id)
     if k == TOOL_CALL:
-        fn = v.get("function") if isinstance(v.get("function"), dict) else {}
+        fn = dict_at(v, "function")
         return Chip(p.index, "tool_use", "tool_call", f"{fn.get('name')}({_one_line(str(fn.get('arguments')), 160)})",
                     _lines(str(fn.get("arguments"))), len(str(v)), _id(v.get("id")))
     ct, size, bi = chip_type(k), len(str(v)), p.index
@@ -159,7 +160,7 @@ def _chip(p: Part) -> Chip:
         img = info(v)                   # media type, pixel size and image tokens, not base64 characters
         return Chip(bi, ct, k, img.describe(), [img.rule], 4 * img.tokens)
     if k == "document":
-        src = v.get("source") if isinstance(v.get("source"), dict) else {}
+        src = dict_at(v, "source")
         return Chip(bi, ct, k, f"{src.get('media_type', src.get('type', ''))} \u00b7 {size:,} chars", [], size)
     s = json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, str) else v
     return Chip(bi, "other", str(k), _one_line(s), _lines(s), size)

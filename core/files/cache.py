@@ -195,7 +195,8 @@ class Usage:
     others: dict = field(default_factory=dict)     # folder beside sessions -> bytes (not managed here)
 
     def lines(self) -> list[str]:
-        when = (lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-")
+        def when(t: float | None) -> str:
+            return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"
         out = [f"cache folder: {self.root}",
                f"workspaces: {self.sessions:,} session folder(s), {self.objects:,} stored file(s), "
                f"{human(self.bytes)} on disk (each file counted once)",
@@ -215,7 +216,7 @@ class Usage:
 
 
 def _files(folder: Path) -> Iterable[tuple[str, os.stat_result]]:
-    for dirpath, dirnames, filenames in os.walk(folder):      # never follows symlinks
+    for dirpath, _dirnames, filenames in os.walk(folder):      # never follows symlinks
         for name in filenames:
             p = os.path.join(dirpath, name)
             with contextlib.suppress(OSError):

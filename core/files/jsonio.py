@@ -2,7 +2,7 @@
 ``loads`` and its error types, the lenient reading every loader shares (``loads_lenient``: what only a
 lenient parser takes made valid and reported; ``loads_deep``: any nesting without recursion), the
 fields of a record checked for their types (``drop_mistyped``), opening only regular files
-(``open_regular``), reading a file line by line without holding a huge line, and timestamps. Neutral
+(``open_regular``), a field of an expected type (``dict_at``, ``list_at``), reading a file line by line without holding a huge line, and timestamps. Neutral
 ground: it imports nothing else of Compactscope but ``safeio`` (a leaf)."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ try:
 except ImportError:  # pragma: no cover - orjson is a dependency
     import json
 
-    loads = json.loads
+    loads = json.loads  # type: ignore[assignment]  # (the fallback takes the same one argument)
     JSONDecodeError = (json.JSONDecodeError,)
 
 MAX_LINE_BYTES = 256 * 1024 * 1024      # one JSONL line larger than this is reported, not loaded
@@ -36,6 +36,18 @@ class NotAFile(OSError):
     def __init__(self, message: str):
         super().__init__(errno.EINVAL, message)
         self.message = message
+
+
+def dict_at(record: dict, key: str) -> dict:
+    """``record[key]`` when it is an object, else an empty one (a field of a record of unknown shape)."""
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def list_at(record: dict, key: str) -> list:
+    """``record[key]`` when it is a list, else an empty one."""
+    value = record.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _describe_kind(mode: int) -> str:
@@ -183,25 +195,31 @@ def loads_deep(text: str, max_depth: int = 254, notes: list | None = None) -> An
     ``max_depth`` levels is skipped (in linear time) and replaced by ``safeio.DEEP_PLACEHOLDER``.
     NaN/Infinity are read (and left for ``safeio.json_safe``). ValueError when the text is not JSON."""
     import re
-    from json.decoder import scanstring
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # in the module, not in its stubs
     global _WS_RE, _NUM_RE, _SKIP_RE
     if _WS_RE is None:
         _WS_RE = re.compile(r"[ \t\n\r]*")
         _NUM_RE = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
         _SKIP_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
     from compactscope.core.files.safeio import DEEP_PLACEHOLDER
-    ws = _WS_RE.match
+    ws_at = _WS_RE.match
+
+    def ws(s: str, i: int) -> int:
+        """Where the whitespace at i ends (the pattern also matches none)."""
+        m = ws_at(s, i)
+        return i if m is None else m.end()
     n = len(text)
     stack: list = []                  # [container, key] (key None for a list)
+    v: Any = None
 
     def key_at(i: int) -> tuple[str, int]:
         if i >= n or text[i] != '"':
             raise ValueError(f"expected a key string at char {i}")
         k, i = scanstring(text, i + 1, True)
-        i = ws(text, i).end()
+        i = ws(text, i)
         if i >= n or text[i] != ":":
             raise ValueError(f"expected ':' at char {i}")
-        return k, ws(text, i + 1).end()
+        return k, ws(text, i + 1)
 
     def skip(i: int) -> int:
         depth = 0
@@ -215,7 +233,7 @@ def loads_deep(text: str, max_depth: int = 254, notes: list | None = None) -> An
                     return m.end()
         raise ValueError("unbalanced brackets")
 
-    i = ws(text, 0).end()
+    i = ws(text, 0)
     while True:
         if i >= n:
             raise ValueError("unexpected end of the text")
@@ -226,7 +244,7 @@ def loads_deep(text: str, max_depth: int = 254, notes: list | None = None) -> An
                 if notes is not None:
                     notes.append(f"nested deeper than {max_depth} levels: the deeper part is cut")
             else:
-                j = ws(text, i + 1).end()
+                j = ws(text, i + 1)
                 if j < n and text[j] == ("}" if c == "{" else "]"):
                     v, i = ({} if c == "{" else []), j + 1
                 elif c == "{":
@@ -253,7 +271,7 @@ def loads_deep(text: str, max_depth: int = 254, notes: list | None = None) -> An
                     raise ValueError(f"unexpected character at char {i}")
         while True:                    # attach v, then a separator or the end of its container
             if not stack:
-                if ws(text, i).end() != n:
+                if ws(text, i) != n:
                     raise ValueError(f"extra data at char {i}")
                 return v
             top = stack[-1]
@@ -262,12 +280,12 @@ def loads_deep(text: str, max_depth: int = 254, notes: list | None = None) -> An
                 cont.append(v)
             else:
                 cont[top[1]] = v
-            i = ws(text, i).end()
+            i = ws(text, i)
             if i >= n:
                 raise ValueError("unexpected end of the text")
             ch = text[i]
             if ch == ",":
-                i = ws(text, i + 1).end()
+                i = ws(text, i + 1)
                 if top[1] is not None:
                     top[1], i = key_at(i)
                 break

@@ -16,7 +16,7 @@ from compactscope.core.files.safeio import dumps
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # (checked before use)
 
 _CHUNK = 1 << 16
 
@@ -42,7 +42,8 @@ class _Buffered:
     """Collects small pieces and hands them to ``write`` in chunks of about 64 kB."""
 
     def __init__(self, write: Callable[[str], Any]):
-        self.write, self.parts, self.n = write, [], 0
+        self.write, self.n = write, 0
+        self.parts: list[str] = []
 
     def __call__(self, s: str) -> None:
         self.parts.append(s)

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # (checked before use)
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 64 - 1     # orjson writes unsigned 64-bit integers too
 REPLACEMENT = "\ufffd"
@@ -240,8 +240,10 @@ def atomic_path(path: str | os.PathLike, *, mode: int | None = None) -> Iterator
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        if mode is not None or st is not None:
-            os.chmod(tmp_path, mode if mode is not None else stat.S_IMODE(st.st_mode))
+        if mode is not None:
+            os.chmod(tmp_path, mode)
+        elif st is not None:
+            os.chmod(tmp_path, stat.S_IMODE(st.st_mode))
         _check_target(path)               # still not a symlink (it may have been planted meanwhile)
         os.replace(tmp_path, path)
     except BaseException:
@@ -259,8 +261,8 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None
     if isinstance(data, str):
         data = fix_text(data).encode("utf-8")
     if not exclusive:
-        with atomic_path(path, mode=mode) as tmp:
-            _write(tmp, data, sync)
+        with atomic_path(path, mode=mode) as tmp_path:
+            _write(tmp_path, data, sync)
         return path
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
     os.close(fd)

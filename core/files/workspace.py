@@ -29,7 +29,7 @@ from compactscope.core.files.safeio import atomic_write, dumps, fix_text
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # (checked before use)
 
 PERSIST_DIR = ".task_outputs/tool-results"
 TRANSCRIPT_DIR = ".transcripts"
@@ -68,7 +68,7 @@ class Workspace:
         if self.store is not None:
             cache.mark_active(self.root)
         self._lock = threading.Lock()
-        self.pruning = None                        # the background prune of the cache this workspace started
+        self.pruning: threading.Thread | None = None   # the background prune of the cache this workspace started
 
     def _inside(self, rel: str) -> Path:
         p = (self.root / rel).resolve()
@@ -181,7 +181,10 @@ class Workspace:
                         f.write(line)
                         yield d
                 key = _transcript_key(lines())      # (the digests hashed as the lines are written, not held)
-            return self._name(folder, key, Path(tmp))
+            assert key is not None                  # (every line's digest was just made)
+            made = self._name(folder, key, Path(tmp))
+            assert made is not None                 # (from tmp a name is always made)
+            return made
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -214,6 +217,7 @@ class Workspace:
                 with contextlib.suppress(FileExistsError):
                     os.link(tmp, path)
                     return path
+        return None                       # (not reached: the names are counted without end)
 
 
 def _line(m) -> bytes:

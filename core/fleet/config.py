@@ -120,7 +120,8 @@ def make_config(strategy: str | None = None, params: dict | None = None, compare
     """``strategy``: the main run's (None: each file's own pipeline, the rule of every command);
     ``compare``: specs ``[LABEL=]NAME[:K=V,...]`` or (label, strategy, params) tuples."""
     from compactscope.core.strategies.spec import parse_compare
-    runs, taken = [], set()
+    runs: list = []
+    taken: set[str] = set()
     specs = []
     for spec in compare or []:
         if isinstance(spec, str):       # the --compare syntax of every command: "s08;hermes" = two runs

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from compactscope.core.fleet.config import FleetConfig, FleetError
 from compactscope.core.fleet.worker import SessionTask, ready, replay_session
@@ -61,7 +61,7 @@ class LocalPool:
         import multiprocessing as mp
         import sys
         from concurrent.futures import ProcessPoolExecutor
-        kw = {"max_workers": workers or self.workers, "mp_context": mp.get_context("spawn")}
+        kw: dict[str, Any] = {"max_workers": workers or self.workers, "mp_context": mp.get_context("spawn")}
         if sys.version_info >= (3, 11):
             kw["max_tasks_per_child"] = self.tasks_per_child     # bounds what a worker can accumulate
         return ProcessPoolExecutor(**kw)

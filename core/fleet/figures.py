@@ -6,6 +6,7 @@ threshold, a ``Reevaluation``. Pure Python, no Qt.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,7 +58,7 @@ def nice_step(span: float, n: int) -> float:
 
 
 def _edges(values: list[np.ndarray], n: int = 30, integer: bool = False, lo: float | None = None,
-           hi: float | None = None, keep: list[float] = (), tails: float = 1.0) -> np.ndarray:
+           hi: float | None = None, keep: Sequence[float] = (), tails: float = 1.0) -> np.ndarray:
     """Round bin edges over the values' central range (the ``tails`` percent at each end fall into the
     end bins), widened to show ``keep`` (the threshold lines); integers get bins centred on whole numbers."""
     parts = [v[np.isfinite(v)] for v in values if len(v)]

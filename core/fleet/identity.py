@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 
 from compactscope.core.model.text import readable_message_text
+from compactscope.core.files.jsonio import dict_at
 
 SUBAGENT_KINDS = {"sidechain", "agent_progress", "subagent_file", "summary_calls"}
 SIDE_THREAD_FORMATS = {"recording", "proxy-log"}
@@ -58,7 +59,7 @@ def session_rows(result) -> list[tuple[int, list[int]]]:
         x = _extra(c)
         if k and (x.get("kind") in SUBAGENT_KINDS or fmt in SIDE_THREAD_FORMATS):
             attached[k] = 0
-        elif fmt == "hermes-db" and hermes_sids.get(x.get("parent_session_id"), k) != k:
+        elif fmt == "hermes-db" and hermes_sids.get(x.get("parent_session_id") or "", k) != k:
             attached[k] = hermes_sids[x["parent_session_id"]]          # delegated by a session of this database
         else:
             rows[k] = []
@@ -110,7 +111,7 @@ def identity_keys(conv, fmt: str) -> list[str]:
         if isinstance(sid, str) and sid and first:
             keys.append(f"claude-code:{sid}:{first}")
     elif fmt == "inspect-log":
-        ev = x.get("eval") if isinstance(x.get("eval"), dict) else {}
+        ev = dict_at(x, "eval")
         if ev.get("eval_id") and x.get("id") is not None:
             keys.append(f"inspect:{ev['eval_id']}:{x['id']}:{x.get('epoch')}")
     digest, chars = content_hash(conv)

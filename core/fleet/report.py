@@ -66,7 +66,7 @@ def histogram_svg(h: Histogram) -> str:
         out.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{T}" y2="{T + ph}" stroke="{color}" stroke-width="1.5" '
                    f'stroke-dasharray="6 4"/><text x="{xx + 4:.1f}" y="{T + 12 + 13 * (i % 3):.1f}" '
                    f'fill="{color}">{esc(label)}</text>')
-    lx = L
+    lx: float = L
     for s in h.series:
         text = f"{s.label} ({int(s.counts.sum()):,})"
         out.append(f'<rect x="{lx}" y="12" width="14" height="8" fill="{s.color}" fill-opacity="0.6"/>'
@@ -152,7 +152,7 @@ def render(data: FleetData, out, thresholds: list[float] | None = None) -> None:
     toc.append(("others", "Rows left out"))
     w('<nav class="toc">' + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in toc) + "</nav>")
     w('<h2 id="overview">In words</h2><ul>' + "".join(f"<li>{esc(x)}</li>" for x in
-                                                      data.overview_lines((thresholds or [None])[0])) + "</ul>")
+                                                      data.overview_lines(thresholds[0] if thresholds else None)) + "</ul>")
     for k, g in enumerate(groups):
         _group(g, w, mine.get(g.label), f"g{k}-" if several else "", several)
     _others(data, w)

@@ -94,8 +94,8 @@ def _previous(out: Path, cfg: FleetConfig):
     t = pq.read_table(str(out), columns=["path", "size", "mtime_ns", "error"])
     prev: dict = {}
     for p, s, m, e in zip(*(t.column(n).to_pylist() for n in ("path", "size", "mtime_ns", "error"))):
-        old = prev.get(p)           # a file of several sessions has a row each: any error retries the file
-        prev[p] = (s, m, e or (old[2] if old else None))
+        row = prev.get(p)           # a file of several sessions has a row each: any error retries the file
+        prev[p] = (s, m, e or (row[2] if row else None))
     return prev
 
 
@@ -130,7 +130,8 @@ def run_fleet(paths, cfg: FleetConfig, out: str | Path, *, engine=None, overwrit
     p = Progress(total=len(tasks), bytes_total=sum(t.size for t in tasks), skipped=len(found.sessions) - len(tasks))
     writer = ResultsWriter(out, cfg, batch=batch)
     t0 = time.perf_counter()
-    errors, stopped, peak = [], False, None
+    errors: list = []
+    stopped, peak = False, None
     try:
         if previous:
             writer.copy_from(out, keep)

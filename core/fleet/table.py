@@ -102,7 +102,6 @@ class SessionTable:
 
     def sort_value(self, i: int, key: str):
         """A number (or text) to sort by; missing values sort last."""
-        d, r = self.data, self.reeval
         if key == "session":
             return self.names[i]
         if key == "version":
@@ -128,7 +127,7 @@ class SessionTable:
             return int(d.first_sim[i] - d.first_real[i]) if d.first_sim[i] >= 0 and d.first_real[i] >= 0 else None
         if key in ("first_at", "at", "sent_at"):
             j = self._at(i)
-            if j is None:
+            if j is None or r is None:
                 return None
             if key == "first_at":
                 return int(r.first_call[j]) if r.first_call[j] >= 0 else None
@@ -188,7 +187,7 @@ class SessionTable:
                 return False
         if kind == "whatif":
             j = self._at(i)
-            if j is None or not self.reeval.compactions[j] > 0:
+            if j is None or self.reeval is None or not self.reeval.compactions[j] > 0:
                 return False
         if text:
             hay = self._hay[i]

@@ -54,7 +54,8 @@ def infer_params(strategy, conversation) -> tuple[dict, dict]:
 def _tools_in(messages) -> tuple[Counter, int]:
     """Tool calls by name among ``messages`` and the number of tool results."""
     from compactscope.core.model.messages import block_type, blocks
-    names, results = Counter(), 0
+    names: Counter[str] = Counter()
+    results = 0
     for m in messages:
         if not isinstance(m, dict):
             continue
@@ -86,9 +87,9 @@ def _is_auto(trigger) -> bool:
 def _check_layer(res) -> str | None:
     """The layer whose decision is the threshold's: the first one that reports ``triggered``."""
     for c in res.calls[:1]:
-        for l in c.layers:
-            if l.triggered is not None:
-                return l.layer
+        for lr in c.layers:
+            if lr.triggered is not None:
+                return lr.layer
     return None
 
 
@@ -98,12 +99,14 @@ def context_series(res) -> tuple[list[int], list[int]]:
     unit_size = res.threshold_unit == "size"
     layer = _check_layer(res)
     fixed = (res.calibration or {}).get("fixed", 0) or 0
-    series, posts = [], []
-    prev_after = prev_ov = None
+    series: list[int] = []
+    posts: list = []
+    prev_after = None
+    prev_ov = 0
     prev_summary = False
     total = 0
-    for k, c in enumerate(res.calls):
-        rec = next((l for l in c.layers if l.layer == layer), None) if layer else None
+    for c in res.calls:
+        rec = next((lr for lr in c.layers if lr.layer == layer), None) if layer else None
         if rec is not None:
             check = rec.size_before if unit_size else rec.tokens_before
         else:
@@ -136,7 +139,7 @@ def _engine(run: Run, conv, cfg: FleetConfig, workspace, name: str | None = None
     from compactscope.core.pipeline.engine import Engine
     from compactscope.core.summarizers import make_summarizer
     from compactscope.core.files.workspace import Workspace
-    strat = strategies.get(name or run.strategy)
+    strat = strategies.get(name or run.strategy or "")
     inferred, reasons = infer_params(strat, conv) if cfg.infer else ({}, {})
     own = {p.name for p in strat.params}
     user = run.params if run.strategy else {k: v for k, v in run.params.items() if k in own}
@@ -347,7 +350,7 @@ def _changed(eng) -> dict:
 
 def _manual_summary(call) -> bool:
     """The summary of this call was the user's /compact replayed, not the threshold's."""
-    return any(l.summary and l.role == MANUAL for l in call.layers)
+    return any(layer.summary and layer.role == MANUAL for layer in call.layers)
 
 
 def _sim_compactions(conv, res, run: str) -> list[dict]:
@@ -356,7 +359,7 @@ def _sim_compactions(conv, res, run: str) -> list[dict]:
     for c in res.calls:
         if not c.compacted:
             continue
-        summ = next((l for l in c.layers if l.summary), None) or next((l for l in c.layers if l.triggered), None)
+        summ = next((layer for layer in c.layers if layer.summary), None) or next((layer for layer in c.layers if layer.triggered), None)
         names, _ = _tools_in(msgs[i] for i in c.dropped if 0 <= i < len(msgs))
         out.append({"kind": "simulated", "run": run, "call": c.index, "message_index": c.message_index,
                     "trigger": "manual" if _manual_summary(c) else "auto",

@@ -46,7 +46,7 @@ from compactscope.core.layers import s08
 from compactscope.core.layers import base as roles
 from compactscope.core.layers.base import Layer, LayerContext
 from compactscope.core.layers.claude_code_params import DEFAULT_COMPACTABLE, ClaudeCodeParams  # noqa: F401
-
+from compactscope.core.files.jsonio import dict_at
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "
@@ -243,7 +243,8 @@ class SessionTokens:
         starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
         self._starts = {id(msgs[s]): s for s in starts}
         seg, bounds = 0, starts[1:] + [len(msgs)]
-        over, firsts = [], {}
+        over: list = []
+        firsts: dict = {}
         clean = {s for s in starts if s > 0}
         extra = getattr(conv, "extra", None) or {}
         if not extra.get("starts_mid_session"):
@@ -437,7 +438,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
             if ts is not None:
                 last_ai, last_ai_ts = i, ts
                 break
-    if now is None or last_ai_ts is None:
+    if now is None or last_ai_ts is None or last_ai is None:
         return LayerOutput.unchanged(messages, "the messages carry no timestamps, so the idle gap is unknown",
                                      vars=v)
     gap = (now - last_ai_ts) / 60.0
@@ -587,9 +588,11 @@ def recent_reads(messages: list, read_tools: set[str], limit: int | None = None)
     if limit is not None and limit <= 0:
         return out
     for p in pairs.by_last_answer(read_tools):
+        if p.use is None:                   # (every answered pair has its call)
+            continue
         um, ub = p.use
         use = messages[um]["content"][ub]
-        inp = use.get("input") if isinstance(use.get("input"), dict) else {}
+        inp = dict_at(use, "input")
         path = inp.get("file_path") or inp.get("path") or inp.get("notebook_path")
         if not isinstance(path, str) or path in seen:
             continue
@@ -671,8 +674,8 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
     attempt = 0
     while True:
         prompt = _compact_prompt(part)
-        req = SummaryRequest(prompt=prompt, messages=tuple(part), max_tokens=cfg.summary_max_output,
-                             purpose=purpose)
+        req = SummaryRequest.lazy(prompt, messages=tuple(part), max_tokens=cfg.summary_max_output,
+                                  purpose=purpose)
         try:
             res = ctx.summarizer.summarize(req, ctx.cancel)
             break
@@ -701,11 +704,11 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
                       path=str(transcript)))
     restored, r_edits, r_vars = _restore_files(messages, ctx) if cfg.restore_files else ([], [], {})
     k = 0
-    for e in r_edits:
-        if e.kind == INSERT:
+    for edit in r_edits:
+        if edit.kind == INSERT:
             k += 1
-            e = dataclasses.replace(e, out=k)
-        edits.append(e)
+            edit = dataclasses.replace(edit, out=k)
+        edits.append(edit)
     out += restored
     dropped_total = len(messages) - sum(1 for m in part if m.get("content") != PTL_MARKER)
     v.update(summarised=len(messages), ptl_retries=attempt, summary_input_messages=len(part),

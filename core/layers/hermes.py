@@ -343,8 +343,8 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
         reason, kind = None, "cooldown"
     else:
         prompt = LazyPrompt(lambda: S.summary_prompt_pieces(turns, previous, budget, focus))
-        req = SummaryRequest(prompt, tuple(turns), S.SUMMARY_SYSTEM,
-                             budget, "hermes_compress", {"focus": focus, "iterative": bool(previous)})
+        req = SummaryRequest.lazy(prompt, messages=tuple(turns), system=S.SUMMARY_SYSTEM, max_tokens=budget,
+                                  purpose="hermes_compress", extra={"focus": focus, "iterative": bool(previous)})
         try:
             res = ctx.summarizer.summarize(req, ctx.cancel)
             reply = res.text if isinstance(res.text, str) else str(res.text or "")

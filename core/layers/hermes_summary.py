@@ -28,88 +28,116 @@ def _paths_in(text: str, files: list) -> None:
         _add_unique(files, m.rstrip(".,:;"), 12)
 
 
-def fallback_summary(turns: list, reason: str | None, had_previous: bool) -> str:
-    """The deterministic handoff used when the summary LLM fails: same headings as the LLM
-    template, files from path mentions and tool arguments, the last dropped turns."""
-    asks, actions, tool_lines, files, blockers, last_turns = [], [], [], [], [], []
+def _fallback_compact(value: Any) -> str:
+    """A turn's text for the fallback: tokens redacted, whitespace folded, capped at FALLBACK_TURN_MAX."""
+    text = _GH_TOKEN.sub("[REDACTED]", text_parts(value))
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > FALLBACK_TURN_MAX:
+        text = text[: FALLBACK_TURN_MAX - 15].rstrip() + " ...[truncated]"
+    return _GH_TOKEN_TAIL.sub("[REDACTED]", text)
 
-    def compact(value: Any) -> str:
-        text = _GH_TOKEN.sub("[REDACTED]", text_parts(value))
-        text = re.sub(r"\s+", " ", text).strip()
-        if len(text) > FALLBACK_TURN_MAX:
-            text = text[: FALLBACK_TURN_MAX - 15].rstrip() + " ...[truncated]"
-        return _GH_TOKEN_TAIL.sub("[REDACTED]", text)
 
-    def remember(label: str, text: str) -> None:
-        text = text.strip()
-        if text:
-            last_turns.append(f"{label}: {text}")
-            del last_turns[:-8]
+def _json_paths(v: Any, files: list) -> None:
+    """The paths a tool call's arguments name (path-like keys, and paths mentioned in any string)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k in ("path", "workdir", "file_path", "output_path") and isinstance(x, str):
+                _add_unique(files, x, 12)
+            _json_paths(x, files)
+    elif isinstance(v, list):
+        for x in v:
+            _json_paths(x, files)
+    elif isinstance(v, str):
+        _paths_in(v, files)
 
-    def walk_json(v: Any) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if k in ("path", "workdir", "file_path", "output_path") and isinstance(x, str):
-                    _add_unique(files, x, 12)
-                walk_json(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk_json(x)
-        elif isinstance(v, str):
-            _paths_in(v, files)
 
+def _fallback_calls(turns: list, files: list) -> dict:
+    """Each tool call's (name, arguments) by id; the paths their arguments name go to ``files``."""
     calls: dict = {}
     for m in turns:
-        if m.get("role") == "assistant" and m.get("tool_calls"):
-            for c in m.get("tool_calls") or []:
-                name, args = call_name_args(c)
-                cid = str(c.get("id") or "") if isinstance(c, dict) else ""
-                if cid:
-                    calls[cid] = (name, args)
-                if args:
-                    try:
-                        parsed = json.loads(args)
-                    except Exception:
-                        parsed = args
-                    walk_json(parsed)
-    for m in turns:
+        if not (m.get("role") == "assistant" and m.get("tool_calls")):
+            continue
+        for c in m.get("tool_calls") or []:
+            name, args = call_name_args(c)
+            cid = str(c.get("id") or "") if isinstance(c, dict) else ""
+            if cid:
+                calls[cid] = (name, args)
+            if args:
+                try:
+                    parsed = json.loads(args)
+                except Exception:
+                    parsed = args
+                _json_paths(parsed, files)
+    return calls
+
+
+def _bullets(items: list, limit: int = 8) -> str:
+    seen, out = set(), []
+    for it in items:
+        it = it.strip()
+        if it and it not in seen:
+            seen.add(it)
+            out.append(it)
+            if len(out) >= limit:
+                break
+    return "\n".join(f"- {x}" for x in out) if out else "None."
+
+
+class _FallbackNotes:
+    """What the fallback keeps of the dropped turns, read one turn at a time."""
+
+    def __init__(self, calls: dict, files: list):
+        self.calls, self.files = calls, files
+        self.asks: list[str] = []
+        self.actions: list[str] = []
+        self.tool_lines: list[str] = []
+        self.blockers: list[str] = []
+        self.last_turns: list[str] = []
+
+    def remember(self, label: str, text: str) -> None:
+        text = text.strip()
+        if text:
+            self.last_turns.append(f"{label}: {text}")
+            del self.last_turns[:-8]
+
+    def read(self, m: dict) -> None:
         role = m.get("role", "unknown")
-        text = compact(m.get("content"))
-        _paths_in(text, files)
+        text = _fallback_compact(m.get("content"))
+        _paths_in(text, self.files)
         names = [call_name_args(c)[0] for c in (m.get("tool_calls") or [])] \
             if role == "assistant" and m.get("tool_calls") else []
         turn = text
         if names:
             prefix = "tool calls: " + ", ".join(names[:6])
             turn = f"{prefix}; {turn}" if turn else prefix
-        remember(str(role).upper(), turn)
+        self.remember(str(role).upper(), turn)
         if len(text) > 600:
             text = text[:420].rstrip() + " ... " + text[-160:].lstrip()
         if role == "user" and text:
-            asks.append(text)
+            self.asks.append(text)
         elif role == "assistant":
             names = [call_name_args(c)[0] for c in (m.get("tool_calls") or [])]
             if names:
-                actions.append("Called tool(s): " + ", ".join(names[:6]))
+                self.actions.append("Called tool(s): " + ", ".join(names[:6]))
             elif text:
-                actions.append(text)
+                self.actions.append(text)
         elif role == "tool":
-            name, args = calls.get(str(m.get("tool_call_id") or ""), ("unknown", ""))
-            tool_lines.append(tool_one_liner(name, args, text or ""))
+            name, args = self.calls.get(str(m.get("tool_call_id") or ""), ("unknown", ""))
+            self.tool_lines.append(tool_one_liner(name, args, text or ""))
             if re.search(r"\b(error|failed|exception|traceback|timeout|timed out|fatal)\b", text, re.I):
-                blockers.append(text[:500])
+                self.blockers.append(text[:500])
 
-    def bullets(items: list, limit: int = 8) -> str:
-        seen, out = set(), []
-        for it in items:
-            it = it.strip()
-            if it and it not in seen:
-                seen.add(it)
-                out.append(it)
-                if len(out) >= limit:
-                    break
-        return "\n".join(f"- {x}" for x in out) if out else "None."
 
+def fallback_summary(turns: list, reason: str | None, had_previous: bool) -> str:
+    """The deterministic handoff used when the summary LLM fails: same headings as the LLM
+    template, files from path mentions and tool arguments, the last dropped turns."""
+    files: list[str] = []
+    notes = _FallbackNotes(_fallback_calls(turns, files), files)
+    for m in turns:
+        notes.read(m)
+    asks, actions, tool_lines, blockers, last_turns = (notes.asks, notes.actions, notes.tool_lines,
+                                                        notes.blockers, notes.last_turns)
+    bullets = _bullets
     done = [f"{i}. {x}" for i, x in enumerate((actions + tool_lines)[:12], start=1)]
     active = f"User asked: {asks[-1]!r}" if asks else "Unknown from deterministic fallback."
     prev = ("\n\nPrevious compaction summary was present and should still be treated as background continuity "

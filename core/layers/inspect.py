@@ -141,7 +141,7 @@ class InspectSummaryParams(InspectParams):
         minimum=0, unit="tokens")
 
 
-PARAMS = {"edit": InspectEditParams, "trim": InspectTrimParams, "summary": InspectSummaryParams}
+PARAMS: dict[str, type[InspectParams]] = {"edit": InspectEditParams, "trim": InspectTrimParams, "summary": InspectSummaryParams}
 
 
 def threshold(params: dict) -> int:
@@ -239,7 +239,7 @@ def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
     summary = R.summary_message(text)
     head = part.system + part.input
     covered = conv[start:]
-    changes = [("summary", None, len(head), f"{len(covered)} conversation message(s) summarised"
+    changes: list[tuple] = [("summary", None, len(head), f"{len(covered)} conversation message(s) summarised"
                                             + (f" (from the previous summary at {covered[0]})" if start else ""),
                 {"indices": covered})]
     if conv[:start]:
@@ -344,7 +344,8 @@ def _repeat_layer(kind: str):
             return LayerOutput.unchanged(messages, "not triggered" if not st else "nothing to repeat")
         count = _counter(ctx)
         thr, total = st["threshold"], st["after"]
-        cur, origin = messages, list(range(len(messages)))
+        cur = messages
+        origin: list[int | None] = list(range(len(messages)))
         edits: list[Edit] = []
         passes = list(st["passes"])
         message = st.get("message")

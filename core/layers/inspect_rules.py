@@ -30,6 +30,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from compactscope.core.files.jsonio import dict_at
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"
 TOOL_CALL_REMOVED = "[Tool call: {name} (parameters and results removed from history)]"
@@ -206,7 +207,7 @@ def pieces(m: Any, texts: list, media: list) -> None:
     if m.get("role") == "assistant":
         for call in m.get("tool_calls") or []:
             if isinstance(call, dict):
-                fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+                fn = dict_at(call, "function")
                 texts.append(str(fn.get("name") or ""))
                 texts.append(_args_text(fn.get("arguments")))
 
@@ -249,7 +250,9 @@ def tool_definition(tool: Any) -> dict | None:
     as the JSON Inspect counts: ``{"type": "function", "function": {name, description, parameters}}``."""
     if not isinstance(tool, dict):
         return None
-    fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+    fn = tool.get("function")
+    if not isinstance(fn, dict):
+        fn = tool
     name = fn.get("name")
     if not isinstance(name, str):
         return None
@@ -360,10 +363,10 @@ class InspectTokens:
             return None
         new = [m for m in messages if id(m) not in seen]
         for e in edited:                 # a compaction's edited copy: the same content in the list
-            k = next((k for k, m in enumerate(new) if m == e), None)
-            if k is None:
+            at = next((j for j, m in enumerate(new) if m == e), None)
+            if at is None:
                 return None
-            del new[k]
+            del new[at]
         return reported + (count_messages(new) if new else 0)
 
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
@@ -405,7 +408,7 @@ def calls_of(m: dict) -> list:
 
 
 def call_name(call: dict) -> str:
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    fn = dict_at(call, "function")
     return str(fn.get("name") or "")
 
 

@@ -9,7 +9,6 @@ when the strategy resolves its parameters; and what a layer reads: ``cfg = S08Pa
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, TypeVar, cast
@@ -135,9 +134,15 @@ class Settings:
         return cast(S, _View(_defaults(cls), getattr(source, "params", source) or {}, cls.__name__))
 
 
-@functools.lru_cache(maxsize=None)
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
 def _defaults(cls: type) -> dict[str, Any]:
-    return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+    """Each field's declared default, read once per class."""
+    hit = _DEFAULTS.get(cls)
+    if hit is None:
+        hit = _DEFAULTS[cls] = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+    return hit
 
 
 class _View:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import json
 import re
+from typing import Any
 
 from compactscope.core.model.messages import block_type, has_tool_use, is_tool_result_message
 from compactscope.core.summarizers import SummaryError, SummaryRequest
@@ -262,7 +263,7 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
                           else "snipped 0 messages (placeholder only)",
                           start=head_end, end=tail_start, out=len(head), data={"placeholder": text}))
         note = f"kept {len(head)} head + {len(tail)} tail messages, snipped {snipped}"
-        delta = Delta(range(head_end, tail_start), (len(head),))
+        delta: Delta | None = Delta(range(head_end, tail_start), (len(head),))
     else:
         dup = list(range(tail_start, head_end))
         edits.append(Edit(SNIP, f"snipped {snipped} messages: head_end {head_end} > tail_start {tail_start}, "
@@ -296,12 +297,12 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
                         f_bi.append(bi)
                         f_b.append(b)
     n_found = len(f_b)
-    v = {"tool_results": n_found, "keep_recent": keep_recent}
+    v: dict[str, Any] = {"tool_results": n_found, "keep_recent": keep_recent}
     if n_found <= keep_recent:
         return LayerOutput.unchanged(messages, f"{n_found} tool result(s) <= keep_recent {keep_recent}", vars=v)
     n_older = n_found - keep_recent if keep_recent > 0 else n_found
     edits: list[Edit] = []
-    changed: dict[int, dict] = {}
+    changed: dict[int, list] = {}
     # the loop runs once per older tool result (8,000 at 10k messages): names bound locally, Edit built
     # from positional fields (kind, text, start, end, message, block, out, tool_id, old_len, new_len)
     add_edit = edits.append

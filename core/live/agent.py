@@ -28,7 +28,6 @@ from compactscope.core.model.messages import ANTHROPIC, to_anthropic
 from compactscope.core.pipeline.engine import Engine
 from compactscope.core.live.recorder import RecordingWriter, trace_summary
 from compactscope.core.files.safeio import atomic_write
-from compactscope.core.summarizers.anthropic_api import is_prompt_too_long
 from compactscope.core.summarizers.base import CachedSummarizer, SummaryError
 from compactscope.core.files.workspace import Workspace
 
@@ -85,7 +84,7 @@ class AgentError(Exception):
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
     def to_json(self) -> dict:
-        d = {"kind": self.kind, "message": self.message, "hint": self.hint}
+        d: dict[str, Any] = {"kind": self.kind, "message": self.message, "hint": self.hint}
         if self.status is not None:
             d["status"] = self.status
         return d
@@ -111,7 +110,9 @@ def api_message(e: BaseException) -> str:
     """The API's own words from an SDK error (body.error.message), else the exception text."""
     body = getattr(e, "body", None)
     if isinstance(body, dict):
-        err = body.get("error") if isinstance(body.get("error"), dict) else body
+        err = body.get("error")
+        if not isinstance(err, dict):
+            err = body
         if isinstance(err.get("message"), str) and err["message"]:
             return err["message"]
     return str(getattr(e, "message", None) or e) or type(e).__name__
@@ -209,8 +210,10 @@ class WorkspaceTools:
         """(output, is_error). Never raises."""
         if not isinstance(args, dict):
             return f"Error: the input of {name} must be an object", True
-        fn = {"bash": self.bash, "read_file": self.read_file, "write_file": self.write_file,
-              "edit_file": self.edit_file, "glob": self.glob}.get(name)
+        tools: dict[str, Callable[..., str]] = {"bash": self.bash, "read_file": self.read_file,
+                                                "write_file": self.write_file, "edit_file": self.edit_file,
+                                                "glob": self.glob}
+        fn = tools.get(name)
         if fn is None:
             return f"Unknown tool: {name}", True
         try:
@@ -495,7 +498,7 @@ class Agent:
                                                                           cancel=self.cancel))
                         continue
                     raise err from e
-                assistant = {"role": "assistant", "content": [block_to_dict(b) for b in resp.content]}
+                assistant: dict[str, Any] = {"role": "assistant", "content": [block_to_dict(b) for b in resp.content]}
                 usage = resp.usage.model_dump(mode="json", exclude_none=True) if resp.usage is not None else None
                 info.seconds, info.usage = time.time() - t0, usage
                 response = {"id": resp.id, "model": resp.model, "role": "assistant", "content": assistant["content"],

@@ -74,7 +74,7 @@ class LineTail:
         self.lines = 0           # complete lines consumed
         self.partial = b""       # bytes after the last newline
         self.max_chunk = max_chunk
-        self._ino = None
+        self._ino: tuple[int, int] | None = None
         self._head = b""         # the first bytes read
         self._mark = b""         # the last bytes read (just before offset + len(partial))
         self._digest = hashlib.blake2b(digest_size=16)
@@ -167,7 +167,7 @@ class Follower:
         self.path = Path(path)
         self.loader = loader or _default_loader
         self.tail = LineTail(self.path)
-        self._sig = None
+        self._sig: tuple | None = None
         self._state: str | None = None      # "file", DELETED, NOT_A_FILE, UNREADABLE; None before the first look
         self.result: LoadResult | None = None
         self.reloads = 0
@@ -196,7 +196,7 @@ class Follower:
             return None
         if sig == self._sig and not force and before == "file":
             return None
-        same_size = self._sig is not None and sig[0] == self._sig[0] and sig[2:] == self._sig[2:]
+        same_size = self._sig is not None and sig is not None and sig[0] == self._sig[0] and sig[2:] == self._sig[2:]
         self._sig = sig
         try:
             if before is not None and before != "file":
@@ -211,17 +211,17 @@ class Follower:
         elif before != "file":
             event = RECREATED
         else:
-            event = what or APPENDED
+            event = what if isinstance(what, str) and what else APPENDED      # (what is False or a kind)
         restarted = event in RESTARTS
         if not new and not restarted and not force and self.result is not None and event != FIRST:
             return None          # only the partial last line grew (or the file was merely touched)
         detail = _DETAIL.get(event, "").format(path=self.path, lines=self.tail.lines)
         if not new and self.tail.lines == 0:
-            error = "waiting for the first complete line" if self.tail.partial else "the file is empty"
-            return FollowUpdate(None, [], 0, 0, bool(self.tail.partial), restarted, error, 0.0, event,
-                                detail or error)
+            empty = "waiting for the first complete line" if self.tail.partial else "the file is empty"
+            return FollowUpdate(None, [], 0, 0, bool(self.tail.partial), restarted, empty, 0.0, event,
+                                detail or empty)
         t0 = time.perf_counter()
-        error = None
+        error: str | None = None
         try:
             res = self.loader(self.path)
         except Exception as e:   # LoadError, or a loader bug: report, keep following

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from compactscope.core.files.jsonio import loads_lenient
+from compactscope.core.files.jsonio import dict_at, loads_lenient
 from compactscope.core.live.recorder import RecordingWriter, StreamAccumulator, is_secret_name, scrub
 from compactscope.core.files.safeio import json_safe
 
@@ -191,7 +191,7 @@ class RecordingProxy:
 
     @property
     def url(self) -> str:
-        host = self.server.server_address[0]
+        host = str(self.server.server_address[0])
         return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
 
     def start(self) -> "RecordingProxy":
@@ -268,220 +268,280 @@ def _is_messages_call(method: str, path: str) -> bool:
     return method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/v1/messages")
 
 
-def _make_handler(proxy: RecordingProxy):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "compactscope-proxy"
-
-        def log_message(self, *a):
-            pass
-
+def _make_handler(proxy: RecordingProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(_ProxyHandler):
+        recording_proxy = proxy
         timeout = proxy.client_timeout         # each read or write to the client (socketserver applies it)
+    return Handler
 
-        def setup(self):
-            super().setup()
-            # every read from the client checks the request's deadline: a client that sends half a request,
-            # or one byte at a time, is dropped when the deadline passes
-            self._deadline = time.monotonic() + proxy.request_timeout
-            self.rfile = io.BufferedReader(_DeadlineSocket(self), 65536)
 
-        def handle_one_request(self):
-            self._deadline = time.monotonic() + proxy.request_timeout
-            super().handle_one_request()
+def _upstream_response_record(rec: dict, status: int, kept: bytes) -> None:
+    """What a response that was not streamed says, from its body (kept up to 64 MB): the reply, or the error."""
+    try:
+        rj = loads_lenient(kept) if kept else None
+    except (ValueError, RecursionError, MemoryError):
+        rj = None
+    if isinstance(rj, dict) and rj.get("type") == "error":
+        err = dict_at(rj, "error")
+        rec["error"] = {"kind": "api", "status": status, **err}
+    elif isinstance(rj, dict) and "content" in rj:
+        rec["response"] = {k: v for k, v in rj.items() if k != "usage"}
+        rec["usage"] = rj.get("usage")
+    elif status >= 400:
+        rec["error"] = {"kind": "api", "status": status, "message": f"HTTP {status}"}
 
-        def _read_body(self) -> bytes:
-            """The request body; _BadRequest (400/413/408) when it is malformed, too large or too slow."""
-            if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-                parts, total = [], 0
-                while True:
-                    line = self.rfile.readline(65537)
-                    try:
-                        size = int(line.split(b";")[0].strip(), 16)
-                    except ValueError:
-                        raise _BadRequest(400, "malformed chunked body (a chunk size that is not a hex number)") \
-                            from None
-                    if size < 0:
-                        raise _BadRequest(400, "malformed chunked body (a negative chunk size)")
-                    total += size
-                    if total > proxy.max_body:
-                        raise _BadRequest(413, f"request body larger than {proxy.max_body:,} bytes")
-                    if size == 0:
-                        for _ in range(100):             # trailer lines, then the blank line
-                            if self.rfile.readline(65537) in (b"\r\n", b"\n", b""):
-                                break
-                        return b"".join(parts)
-                    data = self.rfile.read(size)
-                    if len(data) < size:
-                        raise _BadRequest(400, "the chunked body ended early")
-                    parts.append(data)
-                    self.rfile.readline(3)
-            values = self.headers.get_all("content-length") or []
-            if not values:
-                return b""
-            if len(set(v.strip() for v in values)) > 1:
-                raise _BadRequest(400, "conflicting Content-Length headers")
-            text = values[0].strip()
-            if not text.isdigit() or len(text) > 18:
-                raise _BadRequest(400, f"bad Content-Length {text[:40]!r}")
-            n = int(text)
-            if n > proxy.max_body:
-                raise _BadRequest(413, f"request body larger than {proxy.max_body:,} bytes")
-            data = self.rfile.read(n) if n > 0 else b""
-            if len(data) < n:
-                raise _BadRequest(400, "the request body ended before its Content-Length")
-            return data
 
-        def _error(self, status: int, message: str) -> None:
-            data = json.dumps({"type": "error", "error": {"type": "api_error",
-                                                          "message": f"compactscope proxy: {message}"}}).encode()
+class _Relayed:
+    """How relaying one upstream response to the client went."""
+
+    def __init__(self, status: int, acc: StreamAccumulator | None):
+        self.status = status
+        self.acc = acc                          # the stream's accumulator (a recorded, streamed call)
+        self.kept = bytearray()                 # the body of a recorded call that was not streamed
+        self.client_gone = False
+        self.upstream_error: str | None = None
+
+    def finish_record(self, rec: dict) -> None:
+        rec["t_end"] = time.time()
+        if self.acc is not None:
+            rec["response"], rec["usage"] = self.acc.response(), (self.acc.usage or None)
+            if self.acc.error:
+                rec["error"] = {"kind": "stream_error", "status": self.status, **self.acc.error}
+        else:
+            _upstream_response_record(rec, self.status, bytes(self.kept))
+        if self.client_gone:
+            rec["error"] = {"kind": "client_disconnected", "status": self.status,
+                            "message": "the client closed the connection before the response ended"}
+        elif self.upstream_error:
+            rec["error"] = {"kind": "network", "status": self.status, "message": self.upstream_error}
+
+
+class _ProxyHandler(BaseHTTPRequestHandler):
+    """One client connection: each request forwarded upstream, a /v1/messages call recorded."""
+    protocol_version = "HTTP/1.1"
+    server_version = "compactscope-proxy"
+    recording_proxy: RecordingProxy           # set by _make_handler's subclass
+    _up: http.client.HTTPConnection | None = None
+
+    def log_message(self, *a):
+        pass
+
+    def setup(self):
+        super().setup()
+        # every read from the client checks the request's deadline: a client that sends half a request,
+        # or one byte at a time, is dropped when the deadline passes
+        self._deadline = time.monotonic() + self.recording_proxy.request_timeout
+        self.rfile = io.BufferedReader(_DeadlineSocket(self), 65536)
+
+    def handle_one_request(self):
+        self._deadline = time.monotonic() + self.recording_proxy.request_timeout
+        super().handle_one_request()
+
+    def _read_chunked(self) -> bytes:
+        max_body = self.recording_proxy.max_body
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(65537)
             try:
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except _CLIENT_GONE:
-                self.close_connection = True
+                size = int(line.split(b";")[0].strip(), 16)
+            except ValueError:
+                raise _BadRequest(400, "malformed chunked body (a chunk size that is not a hex number)") \
+                    from None
+            if size < 0:
+                raise _BadRequest(400, "malformed chunked body (a negative chunk size)")
+            total += size
+            if total > max_body:
+                raise _BadRequest(413, f"request body larger than {max_body:,} bytes")
+            if size == 0:
+                for _ in range(100):             # trailer lines, then the blank line
+                    if self.rfile.readline(65537) in (b"\r\n", b"\n", b""):
+                        break
+                return b"".join(parts)
+            data = self.rfile.read(size)
+            if len(data) < size:
+                raise _BadRequest(400, "the chunked body ended early")
+            parts.append(data)
+            self.rfile.readline(3)
 
-        def _forward(self) -> None:
-            t0 = time.time()
+    def _read_body(self) -> bytes:
+        """The request body; _BadRequest (400/413/408) when it is malformed, too large or too slow."""
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            return self._read_chunked()
+        values = self.headers.get_all("content-length") or []
+        if not values:
+            return b""
+        if len(set(v.strip() for v in values)) > 1:
+            raise _BadRequest(400, "conflicting Content-Length headers")
+        text = values[0].strip()
+        if not text.isdigit() or len(text) > 18:
+            raise _BadRequest(400, f"bad Content-Length {text[:40]!r}")
+        n = int(text)
+        if n > self.recording_proxy.max_body:
+            raise _BadRequest(413, f"request body larger than {self.recording_proxy.max_body:,} bytes")
+        data = self.rfile.read(n) if n > 0 else b""
+        if len(data) < n:
+            raise _BadRequest(400, "the request body ended before its Content-Length")
+        return data
+
+    def _error(self, status: int, message: str) -> None:
+        data = json.dumps({"type": "error", "error": {"type": "api_error",
+                                                      "message": f"compactscope proxy: {message}"}}).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except _CLIENT_GONE:
+            self.close_connection = True
+
+    def _body_or_refusal(self) -> bytes | None:
+        """The request's body, or None once the client got its 4xx (malformed, too large, too slow)."""
+        try:
+            return self._read_body()
+        except _BadRequest as e:
+            self.close_connection = True
+            self._error(e.status, e.message)
+        except (TimeoutError, OSError):
+            self.close_connection = True     # too slow, or gone: nothing to answer
+            self._error(408, "the request took too long to arrive")
+        return None
+
+    def _recorded_request(self, body: bytes) -> Any:
+        """The request's JSON when this is a model call to record (a dict with messages), else None."""
+        if not _is_messages_call(self.command, self.path):
+            return None
+        try:
+            req_json = loads_lenient(body)     # NaN, 1e400, lone surrogates, any nesting: made valid
+        except (ValueError, RecursionError, MemoryError):
+            return None
+        return req_json if isinstance(req_json, dict) and isinstance(req_json.get("messages"), list) else None
+
+    def _upstream_headers(self, body: bytes) -> dict:
+        proxy = self.recording_proxy
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP
+                   and k.lower() not in ("host", "content-length", "accept-encoding")}
+        if proxy._upstream_auth and not any(k.lower() == "authorization" for k in headers):
+            headers["Authorization"] = proxy._upstream_auth
+        headers["Host"] = proxy.up_host if proxy.up_port in (80, 443) else f"{proxy.up_host}:{proxy.up_port}"
+        headers["Accept-Encoding"] = "identity"      # so the proxy can read what it passes through
+        headers["Content-Length"] = str(len(body))
+        return headers
+
+    def _send_upstream(self, body: bytes, headers: dict):
+        """(connection, response, None), or (None, None, the error) when the upstream cannot be reached."""
+        proxy = self.recording_proxy
+        # one upstream connection per client connection, kept alive across its requests
+        conn, self._up = self._up, None
+        err: Exception | None = None
+        for _attempt in (0, 1):
+            reused = conn is not None
+            if conn is None:
+                conn = proxy._connect()
             try:
-                body = self._read_body()
-            except _BadRequest as e:
-                self.close_connection = True
-                return self._error(e.status, e.message)
-            except (TimeoutError, OSError):
-                self.close_connection = True     # too slow, or gone: nothing to answer
-                return self._error(408, "the request took too long to arrive")
-            self.connection.settimeout(proxy.client_timeout)
-            secrets = header_secrets(self.headers)
-            recording = _is_messages_call(self.command, self.path)
-            req_json: Any = None
-            if recording:
-                try:
-                    req_json = loads_lenient(body)     # NaN, 1e400, lone surrogates, any nesting: made valid
-                except (ValueError, RecursionError, MemoryError):
-                    req_json = None
-                recording = isinstance(req_json, dict) and isinstance(req_json.get("messages"), list)
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP
-                       and k.lower() not in ("host", "content-length", "accept-encoding")}
-            if proxy._upstream_auth and not any(k.lower() == "authorization" for k in headers):
-                headers["Authorization"] = proxy._upstream_auth
-            headers["Host"] = proxy.up_host if proxy.up_port in (80, 443) else f"{proxy.up_host}:{proxy.up_port}"
-            headers["Accept-Encoding"] = "identity"      # so the proxy can read what it passes through
-            headers["Content-Length"] = str(len(body))
-            rec: dict = {"request": req_json if recording else None, "response": None, "usage": None,
-                         "error": None, "t_start": t0, "t_end": None,
-                         # numbered when the request arrives: calls on parallel connections may finish (and be
-                         # written) in another order; readers sort by seq
-                         "seq": proxy.recorder.next_seq() if (recording and proxy.recorder is not None) else None,
-                         "http": {"method": self.command, "path": self.path.split("?", 1)[0]}}
-            # one upstream connection per client connection, kept alive across its requests
-            conn, self._up = getattr(self, "_up", None), None
-            resp = None
-            for attempt in (0, 1):
-                reused = conn is not None
-                if conn is None:
-                    conn = proxy._connect()
-                try:
-                    conn.request(self.command, proxy.up_prefix + self.path, body=body, headers=headers)
-                    resp = conn.getresponse()
+                conn.request(self.command, proxy.up_prefix + self.path, body=body, headers=headers)
+                return conn, conn.getresponse(), None
+            except (OSError, http.client.HTTPException) as e:
+                conn.close()
+                conn, err = None, e
+                if not reused:      # a kept-alive connection the upstream closed: retry once, fresh
                     break
-                except (OSError, http.client.HTTPException) as e:
-                    conn.close()
-                    conn, err = None, e
-                    if not reused:      # a kept-alive connection the upstream closed: retry once, fresh
-                        break
-            if resp is None:
-                msg = f"cannot reach the upstream {proxy.upstream}: {err}"
-                self._error(502, msg)
-                if recording:
-                    rec.update(t_end=time.time(), error={"kind": "network", "message": msg, "status": 502})
-                    proxy._record(rec, secrets)
-                return
-            status = resp.status
-            ctype = resp.getheader("content-type", "") or ""
-            streamed = "text/event-stream" in ctype
-            length = resp.getheader("content-length")
-            rec["http"].update(status=status, streamed=streamed)
-            acc = StreamAccumulator() if (recording and streamed) else None
-            kept = bytearray()
-            client_gone = False
-            upstream_error = None
+        return None, None, err
+
+    def _send_head(self, resp: http.client.HTTPResponse, status: int, length: str | None) -> bool:
+        """The status line and headers to the client; True when the body goes chunked."""
+        self.send_response_only(status, resp.reason)
+        for k, v in resp.getheaders():
+            if k.lower() not in HOP_BY_HOP and not (k.lower() == "content-length" and length is None):
+                self.send_header(k, v)
+        chunked = length is None and self.command != "HEAD" and status not in (204, 304)
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        return chunked
+
+    def _pump(self, resp: http.client.HTTPResponse, chunked: bool, out: _Relayed, recording: bool) -> None:
+        """The response's body to the client as it arrives (fed to the recording on the way)."""
+        while self.command != "HEAD":
             try:
-                self.send_response_only(status, resp.reason)
-                for k, v in resp.getheaders():
-                    if k.lower() not in HOP_BY_HOP and not (k.lower() == "content-length" and length is None):
-                        self.send_header(k, v)
-                chunked = length is None and self.command != "HEAD" and status not in (204, 304)
-                if chunked:
-                    self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                while self.command != "HEAD":
-                    try:
-                        data = resp.read1(65536) if chunked else resp.read(65536)
-                    except (OSError, http.client.HTTPException) as e:
-                        upstream_error = f"the upstream connection broke mid-response: {e}"
-                        break
-                    if not data:
-                        break
-                    if acc is not None:
-                        acc.feed(data)
-                    elif recording and len(kept) < 64 * 1024 * 1024:
-                        kept += data
-                    if chunked:
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                    else:
-                        self.wfile.write(data)
-                    self.wfile.flush()
-                if chunked and upstream_error is None:
-                    self.wfile.write(b"0\r\n\r\n")
-                    self.wfile.flush()
-                if upstream_error is not None:
-                    self.close_connection = True
-            except _CLIENT_GONE:
-                client_gone = True
-                self.close_connection = True
-            finally:
-                finished = resp.isclosed() and not client_gone and upstream_error is None
-                resp.close()
-                if finished and not resp.will_close and self.command != "HEAD":
-                    self._up = conn     # reuse it for this client's next request
-                else:
-                    conn.close()
-            if not recording:
-                return
-            rec["t_end"] = time.time()
-            if acc is not None:
-                rec["response"], rec["usage"] = acc.response(), (acc.usage or None)
-                if acc.error:
-                    rec["error"] = {"kind": "stream_error", "status": status, **acc.error}
+                data = resp.read1(65536) if chunked else resp.read(65536)
+            except (OSError, http.client.HTTPException) as e:
+                out.upstream_error = f"the upstream connection broke mid-response: {e}"
+                break
+            if not data:
+                break
+            if out.acc is not None:
+                out.acc.feed(data)
+            elif recording and len(out.kept) < 64 * 1024 * 1024:
+                out.kept += data
+            if chunked:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             else:
-                try:
-                    rj = loads_lenient(bytes(kept)) if kept else None
-                except (ValueError, RecursionError, MemoryError):
-                    rj = None
-                if isinstance(rj, dict) and rj.get("type") == "error":
-                    err = rj.get("error") if isinstance(rj.get("error"), dict) else {}
-                    rec["error"] = {"kind": "api", "status": status, **err}
-                elif isinstance(rj, dict) and "content" in rj:
-                    rec["response"] = {k: v for k, v in rj.items() if k != "usage"}
-                    rec["usage"] = rj.get("usage")
-                elif status >= 400:
-                    rec["error"] = {"kind": "api", "status": status, "message": f"HTTP {status}"}
-            if client_gone:
-                rec["error"] = {"kind": "client_disconnected", "status": status,
-                                "message": "the client closed the connection before the response ended"}
-            elif upstream_error:
-                rec["error"] = {"kind": "network", "status": status, "message": upstream_error}
+                self.wfile.write(data)
+            self.wfile.flush()
+        if chunked and out.upstream_error is None:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        if out.upstream_error is not None:
+            self.close_connection = True
+
+    def _relay(self, conn: http.client.HTTPConnection, resp: http.client.HTTPResponse, rec: dict,
+               recording: bool) -> _Relayed:
+        status = resp.status
+        streamed = "text/event-stream" in (resp.getheader("content-type", "") or "")
+        length = resp.getheader("content-length")
+        rec["http"].update(status=status, streamed=streamed)
+        out = _Relayed(status, StreamAccumulator() if (recording and streamed) else None)
+        try:
+            chunked = self._send_head(resp, status, length)
+            self._pump(resp, chunked, out, recording)
+        except _CLIENT_GONE:
+            out.client_gone = True
+            self.close_connection = True
+        finally:
+            finished = resp.isclosed() and not out.client_gone and out.upstream_error is None
+            resp.close()
+            if finished and not resp.will_close and self.command != "HEAD":
+                self._up = conn     # reuse it for this client's next request
+            else:
+                conn.close()
+        return out
+
+    def _forward(self) -> None:
+        proxy = self.recording_proxy
+        t0 = time.time()
+        body = self._body_or_refusal()
+        if body is None:
+            return
+        self.connection.settimeout(proxy.client_timeout)
+        secrets = header_secrets(self.headers)
+        req_json = self._recorded_request(body)
+        recording = req_json is not None
+        headers = self._upstream_headers(body)
+        rec: dict = {"request": req_json, "response": None, "usage": None,
+                     "error": None, "t_start": t0, "t_end": None,
+                     # numbered when the request arrives: calls on parallel connections may finish (and be
+                     # written) in another order; readers sort by seq
+                     "seq": proxy.recorder.next_seq() if (recording and proxy.recorder is not None) else None,
+                     "http": {"method": self.command, "path": self.path.split("?", 1)[0]}}
+        conn, resp, err = self._send_upstream(body, headers)
+        if conn is None or resp is None:
+            msg = f"cannot reach the upstream {proxy.upstream}: {err}"
+            self._error(502, msg)
+            if recording:
+                rec.update(t_end=time.time(), error={"kind": "network", "message": msg, "status": 502})
+                proxy._record(rec, secrets)
+            return
+        out = self._relay(conn, resp, rec, recording)
+        if recording:
+            out.finish_record(rec)
             proxy._record(rec, secrets)
 
-        do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
+    do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
 
-        def finish(self):
-            up, self._up = getattr(self, "_up", None), None
-            if up is not None:
-                up.close()
-            super().finish()
-
-    return Handler
+    def finish(self):
+        up, self._up = self._up, None
+        if up is not None:
+            up.close()
+        super().finish()

@@ -25,8 +25,9 @@ from typing import Any, Iterable
 import orjson as _orjson
 
 from compactscope.core.files.jsonio import (
-    LINE_TOO_LONG,
     JSONDecodeError,
+    LINE_TOO_LONG,
+    dict_at,
     drop_mistyped,
     iter_lines,
     loads_lenient,
@@ -264,6 +265,8 @@ class RecordingWriter:
     def _last_seq(self) -> int:
         last = 0
         for _, raw in iter_lines(self.path):
+            if raw is None:                   # a line over the limit: not a record of ours
+                continue
             try:
                 rec = loads_lenient(raw)
             except (ValueError, TypeError):
@@ -387,7 +390,7 @@ def _pair_to_call(rec: dict, n: int, seq: int, notes: list | None = None) -> Cal
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return None
     body = scrub(body)
-    resp = rec.get("response") if isinstance(rec.get("response"), dict) else {}
+    resp = dict_at(rec, "response")
     response = usage = error = None
     rbody = resp.get("body")
     if isinstance(rbody, str):

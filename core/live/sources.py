@@ -95,7 +95,7 @@ class TurnStopped(AgentEvent):
     calls: int
 
 
-EVENT_TYPES: dict[str, type] = {"user": UserSent, "trace": PipelineRan, "stream": Streamed, "response": Responded,
+EVENT_TYPES: dict[str, Any] = {"user": UserSent, "trace": PipelineRan, "stream": Streamed, "response": Responded,
                                 "retry": Retrying, "tool": ToolRan, "compaction": Compacted, "error": Failed,
                                 "done": TurnDone, "stopped": TurnStopped}
 

@@ -10,6 +10,7 @@ file is only ever opened for reading, and only when it is a regular file.
 from __future__ import annotations
 
 import importlib
+from typing import NoReturn
 from pathlib import Path
 
 from compactscope.core.model.conversation import LoadResult
@@ -87,7 +88,7 @@ def _refuse_side_file(probe: Probe) -> None:
         raise LoadError(str(probe.path), 0, REQUEST_LOG)
 
 
-def _raise_unknown(probe: Probe):
+def _raise_unknown(probe: Probe) -> NoReturn:
     """No loader took the file: say where its JSON breaks, if it does, else what was expected."""
     if probe.starts_with(b"{", b"[") and probe.size <= 64 * 1024 * 1024:
         first = probe.first_json_lines(3)

@@ -7,18 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compactscope.core.files.jsonio import (
-    LINE_TOO_LONG,
-    MAX_LINE_BYTES,
-    JSONDecodeError,
-    NotAFile,
-    drop_mistyped,
-    iter_lines,
-    loads,
-    loads_deep,
-    loads_lenient,
-    parse_timestamp,
-    wrong_type,
+# shared with the loaders from here (explicit re-exports)
+from compactscope.core.files.jsonio import (  # noqa: F401
+    LINE_TOO_LONG as LINE_TOO_LONG,
+    MAX_LINE_BYTES as MAX_LINE_BYTES,
+    JSONDecodeError as JSONDecodeError,
+    NotAFile as NotAFile,
+    drop_mistyped as drop_mistyped,
+    iter_lines as iter_lines,
+    loads as loads,
+    loads_deep as loads_deep,
+    loads_lenient as loads_lenient,
+    parse_timestamp as parse_timestamp,
+    wrong_type as wrong_type,
 )
 from compactscope.core.files.jsonio import open_regular as _open_regular
 from compactscope.core.files.jsonio import lenient_number_hooks

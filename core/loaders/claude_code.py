@@ -60,6 +60,7 @@ from compactscope.core.loaders.base import (
     parse_timestamp,
     recover_records,
 )
+from compactscope.core.files.jsonio import dict_at
 
 FORMAT = "claude-code"
 
@@ -379,7 +380,7 @@ class _Builder:
     def boundary(self, line: int, rec: dict) -> None:
         self.pending = (line, rec)
 
-    def _new(self, role: str, content, line: int, rec: dict, m: dict) -> None:
+    def _new(self, role: str | None, content, line: int, rec: dict, m: dict) -> None:
         # the record is dropped after the load, so its content list becomes the message's (no copy)
         if content is None:
             content = []
@@ -434,7 +435,8 @@ class _Builder:
         extra = self.meta[i].extra
         lines = extra.get("lines")
         if lines is None:             # a message from several lines lists them (one line: its provenance)
-            lines = extra["lines"] = [self.meta[i].provenance.line]
+            prov = self.meta[i].provenance
+            lines = extra["lines"] = [prov.line if prov is not None else line]
         lines.append(line)
         self.touched.add(i)                   # its provenance gets the line range at the end
         u = rec.get("uuid")
@@ -458,7 +460,7 @@ class _Builder:
         if self.pending is not None:
             bline, brec = self.pending
             self.pending = None
-            cm = brec.get("compactMetadata") if isinstance(brec.get("compactMetadata"), dict) else {}
+            cm = dict_at(brec, "compactMetadata")
             idx = len(self.msgs)
             if idx > 0:
                 self.segments.append(idx)
@@ -522,7 +524,7 @@ def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[lis
     reach: dict = {}
 
     def reaches(x) -> bool:
-        chain = []
+        chain: list[str] = []
         while isinstance(x, str) and x not in reach and x not in path and x in parents and len(chain) < 100000:
             chain.append(x)
             x = parents[x]
@@ -599,7 +601,7 @@ def _before_file(kept: list, parents: dict) -> tuple[set, str | None]:
         return set(), None
     # up the chain from the first message (through system/progress records in the file) to a root, or
     # to a parent the file does not hold
-    p, seen = kept[0].parent, set()
+    p, seen = kept[0].parent, set[str]()
     while isinstance(p, str) and p in parents and p not in seen and len(seen) < 100_000:
         seen.add(p)
         p = parents[p]
@@ -726,7 +728,7 @@ def _first_text_of(m: dict, limit: int) -> str:
 
 
 def _task_prompts(msgs: list) -> dict:
-    out = {}
+    out: dict = {}
     for m in msgs:
         if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from compactscope.core.model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from compactscope.core.model.messages import OPENAI
@@ -24,6 +25,7 @@ from compactscope.core.loaders.base import (
     read_json_document,
     wrong_type,
 )
+from compactscope.core.files.jsonio import dict_at
 
 FORMAT = "gemini-cli"
 _HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')
@@ -44,6 +46,12 @@ def _text(content) -> str:
     if content is None:
         return ""
     return json.dumps(content, ensure_ascii=False)
+
+
+def _count(tokens: dict, key: str) -> int:
+    """A token count of a record's "tokens" (0 when missing or not a number)."""
+    v = tokens.get(key)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
 
 def _result_text(call: dict) -> str:
@@ -88,13 +96,9 @@ def load(probe: Probe) -> LoadResult:
             msgs.append({"role": "user", "content": _text(rec.get("content"))})
             meta.append(MessageMeta(prov, ts, uuid=rec.get("id"), extra=extra))
         elif t in ("gemini", "model", "assistant"):
-            tok = rec.get("tokens") if isinstance(rec.get("tokens"), dict) else {}
-
-            def num(k):
-                v = tok.get(k)
-                return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-            usage = Usage(max(num("input") - num("cached"), 0), num("output") + num("thoughts"), 0,
-                          num("cached")) if tok else None
+            tok = dict_at(rec, "tokens")
+            usage = Usage(max(_count(tok, "input") - _count(tok, "cached"), 0),
+                          _count(tok, "output") + _count(tok, "thoughts"), 0, _count(tok, "cached")) if tok else None
             if isinstance(rec.get("model"), str):
                 model = rec["model"]
             raw_calls = rec.get("toolCalls")
@@ -103,7 +107,7 @@ def load(probe: Probe) -> LoadResult:
                                                          "not a list: ignored"))
                 raw_calls = None
             calls = [c for c in raw_calls or [] if isinstance(c, dict)]
-            msg = {"role": "assistant", "content": _text(rec.get("content")) or None}
+            msg: dict[str, Any] = {"role": "assistant", "content": _text(rec.get("content")) or None}
             if calls:
                 msg["tool_calls"] = [{"id": str(c.get("id") or f"call_{i}_{k}"), "type": "function",
                                       "function": {"name": str(c.get("name") or "?"),

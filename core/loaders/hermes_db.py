@@ -48,7 +48,7 @@ no ``-shm`` is read from a private copy, so the rows still in the WAL are seen).
 from __future__ import annotations
 
 import json
-import os
+from typing import Any
 import shutil
 import sqlite3
 import tempfile
@@ -380,7 +380,7 @@ def _prefix(msgs: list, text_summary: list, gs: int, g: int, end: int, prev: _In
 def _generations(msgs: list, text_summary: list, lo: int, hi: int) -> list[tuple[int, int | None]]:
     """Generation starts inside the archived rows [lo, hi) of one session, inferred (see the module doc):
     [(start, summary index or None)], the first being (lo, None)."""
-    out = [(lo, None)]
+    out: list[tuple[int, int | None]] = [(lo, None)]
     gs, known = lo, None
     idx = _Index(msgs, lo, min(lo + 1, hi))
     i = lo + 1
@@ -556,7 +556,7 @@ class _Chain:
                         "where": str(Provenance(self.path, 0, table="session_model_usage", row=r.get("_rowid")))}
                 out.append(call)
                 for k in mine:
-                    share = {"usage_row": len(out) - 1}
+                    share: dict[str, Any] = {"usage_row": len(out) - 1}
                     if len(mine) == 1 and calls in (None, 1):
                         share["usage"] = Usage(r.get("input_tokens") or 0, r.get("output_tokens") or 0,
                                                r.get("cache_write_tokens") or 0, r.get("cache_read_tokens") or 0)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any, Iterable, TypeGuard
 
 from compactscope.core.model.conversation import (
     CompactionEvent,
@@ -53,6 +54,7 @@ from compactscope.core.loaders.base import (
     read_json_document,
 )
 from compactscope.core.loaders.openai_chat import copy_keys
+from compactscope.core.files.jsonio import dict_at, list_at
 
 if sys.version_info >= (3, 14):   # pragma: no cover - the standard zipfile reads zstd itself
     import zipfile
@@ -62,7 +64,7 @@ else:
         from backports.zstd import zipfile   # the 3.14 zipfile, with ZIP_ZSTANDARD
         ZSTD = True
     except ImportError:  # pragma: no cover - a dependency; without it only zstd members fail
-        import zipfile
+        import zipfile  # type: ignore[no-redef]  # the standard one in its place
         ZSTD = False
 
 FORMAT = "inspect-log"
@@ -192,7 +194,7 @@ def _int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _is_msg(m) -> bool:
+def _is_msg(m: Any) -> TypeGuard[dict]:
     return isinstance(m, dict) and isinstance(m.get("role"), str)
 
 
@@ -216,7 +218,7 @@ class _Sample:
         self.problems: list[Problem] = []
         self.msg_lines, self.ev_lines = lines.get("messages"), lines.get("events")
         self.pool_lines = lines.get("events_data", "messages")
-        raw = s.get("messages") if isinstance(s.get("messages"), list) else []
+        raw = list_at(s, "messages")
         self.hist: list[dict] = []          # the sample's history, converted
         self.hist_extra: list[dict] = []
         self.hist_raw_i: list[int] = []     # index in sample.messages
@@ -234,7 +236,7 @@ class _Sample:
             self.hist_raw_i.append(i)
         # the pools of condensed model events: ``events_data`` today, ``message_pool``/``call_pool`` in some
         # earlier 0.3 releases
-        ed = s.get("events_data") if isinstance(s.get("events_data"), dict) else {}
+        ed = dict_at(s, "events_data")
         pool = ed.get("messages") if isinstance(ed.get("messages"), list) else s.get("message_pool")
         self.pool = pool if isinstance(pool, list) else []
         calls = ed.get("calls") if isinstance(ed.get("calls"), list) else s.get("call_pool")
@@ -377,7 +379,7 @@ class _Sample:
 
     # ---------------------------------------------------------- the walk
     def build(self) -> None:
-        events = self.s.get("events") if isinstance(self.s.get("events"), list) else []
+        events = list_at(self.s, "events")
         model_evs = [k for k, e in enumerate(events) if isinstance(e, dict) and e.get("event") == "model"]
         comp_evs = [k for k, e in enumerate(events) if isinstance(e, dict) and e.get("event") == "compaction"]
         # a summary-type compaction's summary model call: the last model event before it
@@ -438,8 +440,8 @@ class _Sample:
         self._flush_hist(len(self.hist))   # what the agent added after its last call (e.g. the answer's tool result)
 
     def _output_id(self, e: dict):
-        out = e.get("output") if isinstance(e.get("output"), dict) else {}
-        ch = out.get("choices") if isinstance(out.get("choices"), list) else []
+        out = dict_at(e, "output")
+        ch = list_at(out, "choices")
         if ch and isinstance(ch[0], dict) and isinstance(ch[0].get("message"), dict):
             mid = ch[0]["message"].get("id")
             return mid if isinstance(mid, str) else None
@@ -521,7 +523,7 @@ class _Sample:
         self.events.append(self._event(ev_i, events[ev_i], start, summary_at, summary_call_of))
 
     def _event(self, k: int, e: dict, at: int, summary_at, summary_call_of: dict) -> CompactionEvent:
-        md = e.get("metadata") if isinstance(e.get("metadata"), dict) else {}
+        md = dict_at(e, "metadata")
         extra = {"type": e.get("type"), "strategy": md.get("strategy"), "source": e.get("source"),
                  "messages_before": _int(md.get("messages_before")), "messages_after": _int(md.get("messages_after")),
                  "metadata": md, "event": k, "timestamp": parse_timestamp(e.get("timestamp"))}
@@ -536,7 +538,7 @@ class _Sample:
                                                       note=f"{self.where} events[{k}]"), extra)
 
     def _output_meta(self, i: int, e: dict) -> None:
-        out = e.get("output") if isinstance(e.get("output"), dict) else {}
+        out = dict_at(e, "output")
         m = self.meta[i]
         m.usage = _usage(out.get("usage"))
         m.timestamp = parse_timestamp(e.get("timestamp"))
@@ -544,8 +546,8 @@ class _Sample:
             m.model = e["model"]
 
     def _call_row(self, k: int, e: dict, kind: str, output, inp, rng: tuple | None = None) -> None:
-        out = e.get("output") if isinstance(e.get("output"), dict) else {}
-        ch = out.get("choices") if isinstance(out.get("choices"), list) else []
+        out = dict_at(e, "output")
+        ch = list_at(out, "choices")
         first = ch[0] if ch and isinstance(ch[0], dict) else {}
         u = _usage(out.get("usage"))
         row = {"seq": len(self.calls), "event": k, "kind": kind, "model": e.get("model"),
@@ -577,7 +579,7 @@ def compaction_config(plan, depth: int = 0) -> dict | None:
         c = plan.get("compaction")
         if isinstance(c, dict) and isinstance(c.get("type"), str):
             return dict(c)
-        items = plan.values()
+        items: Iterable[Any] = plan.values()
     elif isinstance(plan, list):
         items = plan
     else:
@@ -594,7 +596,7 @@ def _sample(s: dict, path: str, where: str, header: dict, lines: _Lines | None =
     b = _Sample(s, path, where, lines or _Lines())
     b.build()
     model = None
-    ev = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    ev = dict_at(header, "eval")
     if isinstance(ev.get("model"), str):
         model = ev["model"]
     title = f"sample {s.get('id')} epoch {s.get('epoch')}"

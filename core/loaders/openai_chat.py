@@ -33,6 +33,7 @@ from compactscope.core.loaders.base import (
     parse_timestamp,
     read_json_document,
 )
+from compactscope.core.files.jsonio import list_at
 
 FORMAT = "openai-chat"
 HERMES_FORMAT = "hermes-session"
@@ -89,7 +90,7 @@ def copy_keys(m: dict) -> set:
     out = set()
     if m.get("role") == "tool" and m.get("tool_call_id"):
         out.add(("result", _hashable(m["tool_call_id"])))
-    calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+    calls = list_at(m, "tool_calls")
     ids = tuple(_hashable(tc.get("id")) for tc in calls if isinstance(tc, dict) and tc.get("id"))
     if ids:
         out.add(("calls", ids))

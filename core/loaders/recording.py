@@ -125,7 +125,7 @@ def _build(path: str, calls: list[CallRecord], events: list[dict], title: str) -
         edited: list[int] = []
         if prev_keys is not None and len(keys) >= len(prev_keys) and keys[:len(prev_keys)] == prev_keys:
             start = len(prev_keys)
-        elif prev_keys and len(keys) >= len(prev_keys) and keys[0] == prev_keys[0] and \
+        elif prev_keys and prev is not None and len(keys) >= len(prev_keys) and keys[0] == prev_keys[0] and \
                 _same_roles(ctx, prev.messages):
             # edited in place (s08 micro_compact, cleared tool results): the history keeps one copy of each
             # message, as it was last sent, and the edit is an event; no new segment
@@ -222,6 +222,6 @@ def load(probe: Probe) -> LoadResult:
         convs.append(sc)
     convs[0].problems = list(problems)
     fmt = FORMAT if rr.source_format == FORMAT_NAME else "proxy-log"
-    for c in convs:
-        c.format = fmt
+    for conv in convs:
+        conv.format = fmt
     return LoadResult(path, fmt, convs, problems)

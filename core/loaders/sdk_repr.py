@@ -52,6 +52,7 @@ def _tokens(text: str):
     match = _TOKEN.match
     while i < n:
         m = match(text, i)
+        assert m is not None                 # (the last alternative, bad, takes any character)
         kind = m.lastgroup
         if kind == "str":
             quote = text[m.end() - 1]
@@ -82,7 +83,7 @@ MAX_DEPTH = 200
 class _Parser:
     def __init__(self, text: str):
         self._it = _tokens(text)
-        self._next = None
+        self._next: tuple[str, str] | None = None
 
     def peek(self) -> tuple[str, str]:
         if self._next is None:

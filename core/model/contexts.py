@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compactscope.core.model.conversation import Conversation
+from compactscope.core.model.conversation import CompactionEvent, Conversation
 
 
 class ContextError(ValueError):
@@ -37,7 +37,7 @@ class Segment:
     end: int                      # one past the last
     first_call: int | None        # the first call in it (history numbering), None when it holds none
     calls: int
-    event: object = None          # the CompactionEvent that opened it (None for segment 0)
+    event: CompactionEvent | None = None     # the compaction that opened it (None for segment 0)
 
     def label(self) -> str:
         if self.event is None:
@@ -169,7 +169,7 @@ def real_context(conv, segment: int | str | None = None, call: int | None = None
         return call_context(conv, call)
     if segment == WHOLE or (segment is None and len(conv.segments or [0]) <= 1):
         return conv
-    return segment_context(conv, -1 if segment is None else segment)
+    return segment_context(conv, -1 if segment is None else int(segment))
 
 
 def whole_history_note(conv) -> str:
@@ -232,12 +232,12 @@ def segment_choices(conv) -> list[tuple[int | None, str, str]]:
     """(segment or None, label, tooltip): each real API context between compactions, then the whole
     history, labelled as never sent as one request."""
     segs = segments(conv)
-    out = []
+    out: list[tuple[int | None, str, str]] = []
     for s in segs:
         last = " (last: what the agent would send next)" if s.index == len(segs) - 1 and len(segs) > 1 else ""
         out.append((s.index, s.label() + last,
                     f"messages {s.start}..{max(s.start, s.end - 1)}, {s.calls} model call(s)"
-                    + (f" ({s.first_call}..{s.first_call + s.calls - 1})" if s.calls else "")
+                    + (f" ({s.first_call}..{(s.first_call or 0) + s.calls - 1})" if s.calls else "")
                     + ": one real API context" + (f"\nopened by: {boundary_text(s.event)}" if s.event else "")))
     if len(segs) > 1:
         out.append((None, WHOLE_HISTORY, "Every message of every segment in a row. No request ever held this list: "
@@ -363,7 +363,8 @@ def compaction_marks(conv) -> tuple[dict, dict]:
     event's place up to its summary or the first message the compaction did not re-send (a list that
     leaves out the copies draws it before the first one it holds: ``marks_in``); a summary by its own
     message."""
-    bounds, summs = {}, {}
+    bounds: dict = {}
+    summs: dict = {}
     if conv is None or not getattr(conv, "events", None):
         return bounds, summs
     msgs = conv.messages

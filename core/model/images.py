@@ -15,6 +15,8 @@ import math
 import struct
 from dataclasses import dataclass
 
+from compactscope.core.files.jsonio import dict_at
+
 MAX_EDGE = 1568
 MAX_TOKENS = 1600
 PIXELS_PER_TOKEN = 750
@@ -114,9 +116,10 @@ def info(block) -> ImageInfo:
     hit = _CACHE.get(id(block))
     if hit is not None and hit[0] is block:
         return hit[1]
-    src = block.get("source") if isinstance(block, dict) and isinstance(block.get("source"), dict) else {}
+    src = dict_at(block, "source") if isinstance(block, dict) else {}
     media = src.get("media_type") if isinstance(src.get("media_type"), str) else None
-    data = src.get("data") if src.get("type") == "base64" and isinstance(src.get("data"), str) else ""
+    raw = src.get("data")
+    data = raw if src.get("type") == "base64" and isinstance(raw, str) else ""
     dims = dimensions(_head_bytes(data)) if data else None
     if dims is not None and dims[1] > 0 and dims[2] > 0:
         _, w, h = dims
@@ -135,7 +138,7 @@ def info(block) -> ImageInfo:
 
 def images_in(message) -> list:
     """The image blocks of a message, those inside tool results too."""
-    out = []
+    out: list = []
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return out

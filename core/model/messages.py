@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from compactscope.core.model.text import readable_message_text, readable_text
+from compactscope.core.files.jsonio import dict_at
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -151,7 +152,7 @@ class ToolPairIndex:
                     self._add_result(b["tool_use_id"], mi, bi)
             for ci, call in enumerate(m.get("tool_calls") or []):
                 if isinstance(call, dict) and isinstance(call.get("id"), str):
-                    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+                    fn = dict_at(call, "function")
                     self._add_use(call["id"], fn.get("name"), mi, ci)
 
     def _number(self, tid: str) -> int:
@@ -293,7 +294,7 @@ def _block_to_openai_part(block: Any) -> dict:
         text = block.get("text", "")
         return {"type": "text", "text": text if isinstance(text, str) else json.dumps(text, default=str)}
     if t == "image":
-        src = block.get("source") if isinstance(block.get("source"), dict) else {}
+        src = dict_at(block, "source")
         if src.get("type") == "base64":
             url = f"data:{src.get('media_type', 'image/png')};base64,{src.get('data', '')}"
         else:
@@ -418,7 +419,7 @@ def to_anthropic(messages: list) -> Converted:
             for call in m.get("tool_calls") or []:
                 if not isinstance(call, dict):
                     continue
-                fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+                fn = dict_at(call, "function")
                 bl.append({"type": "tool_use", "id": call.get("id"), "name": fn.get("name"),
                            "input": _json_args(fn.get("arguments"))})
             out.append({"role": "assistant", "content": bl})

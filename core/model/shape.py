@@ -36,7 +36,7 @@ from compactscope.core.files.safeio import dumps, json_safe
 
 _STR, _BOOL, _DICT = (str,), (bool,), (dict,)
 _MESSAGE_FIELDS = {"role": _STR, "name": _STR, "tool_call_id": _STR}
-_BLOCK_FIELDS = {
+_BLOCK_FIELDS: dict[str, dict] = {
     "text": {"text": _STR},
     "thinking": {"thinking": _STR, "signature": _STR},
     "redacted_thinking": {"data": _STR},
@@ -99,7 +99,7 @@ def _block(b: Any, where: str, notes: list, depth: int = 0) -> Any:
         b = dict(b)
         notes.append(f"{where}type is {_kind(t)}, not a string: made its JSON text")
         b["type"] = t = _text(t)
-    spec = _BLOCK_FIELDS.get(t)
+    spec = _BLOCK_FIELDS.get(t) if isinstance(t, str) else None
     if spec:
         b = _fields(b, spec, where, notes)
     if t == "tool_result" and "content" in b:

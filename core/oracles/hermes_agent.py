@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from compactscope.core.layers.hermes import HERMES_VERSION as VERSION
 from compactscope.core.strategies import base as verdicts
+from compactscope.core.pipeline.trace import Trace
 
 MODEL = "compactscope-oracle"
 MATCH = f"matches hermes-agent {VERSION}"
@@ -106,6 +107,7 @@ class OurCompressor:
     """The hermes strategy with ``trigger=always`` and a fixed summarizer, state kept across calls."""
 
     def __init__(self, params: dict | None = None, summary_text: str = "Summary.", fail: str | None = None):
+        from compactscope.core import strategies
         from compactscope.core.pipeline.engine import Engine
         from compactscope.core.summarizers import SummaryError, SummaryResult
 
@@ -122,12 +124,12 @@ class OurCompressor:
 
         p = {k: v for k, v in dict(params or {}).items()}
         p["trigger"] = "always"
-        self.engine = Engine("hermes", p, summarizer=_Reply())
-        self.trace = None
+        self.engine = Engine(strategies.get("hermes"), p, summarizer=_Reply())
+        self.trace: Trace | None = None
 
     def compress(self, messages: list) -> list:
-        self.trace = self.engine.run(messages, dialect="openai")
-        return self.trace.output
+        trace = self.trace = self.engine.run(messages, dialect="openai")
+        return trace.output
 
 
 def first_difference(ours: list, theirs: list) -> str | None:

@@ -21,6 +21,7 @@ import os
 import re
 import threading
 from typing import Any
+from compactscope.core.files.jsonio import dict_at
 
 VERSION = "0.3.285"
 MATCH = f"matches inspect-ai {VERSION}"
@@ -73,7 +74,7 @@ def _args(arguments: Any) -> dict:
 
 def _parts(content: list) -> list:
     from inspect_ai._util.content import ContentImage, ContentReasoning, ContentText
-    out = []
+    out: list = []
     for p in content:
         t = p.get("type") if isinstance(p, dict) else None
         if t in ("text", "input_text", "output_text"):
@@ -177,7 +178,7 @@ def _norm_parts(content: Any, reasoning: Any = None) -> list:
 
 
 def ours_form(m: dict, summary: bool = False) -> dict:
-    md = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+    md = dict_at(m, "metadata")
     return {"role": "system" if m.get("role") == "developer" else m.get("role"),
             "parts": _norm_parts(m.get("content"), m.get("reasoning") or m.get("reasoning_content")
                                  if m.get("role") == "assistant" else None),
@@ -290,6 +291,7 @@ def run_ours(kind: str, messages: list, params: dict | None = None, *, replies: 
     """The inspect_<kind> strategy once over ``messages`` (OpenAI dialect), the summary model
     answering ``replies`` in turn. Returns the Trace."""
     from compactscope.core.model.conversation import Conversation
+    from compactscope.core import strategies
     from compactscope.core.pipeline.engine import Engine
     from compactscope.core.summarizers import SummaryResult
     texts = list(replies or ["Summary."])
@@ -306,7 +308,7 @@ def run_ours(kind: str, messages: list, params: dict | None = None, *, replies: 
             return SummaryResult(text, self.name)
 
     conv = Conversation(list(messages), "openai", None, tools)
-    eng = Engine(f"inspect_{kind}", dict(params or {}), summarizer=_Replies(), state=dict(state or {}))
+    eng = Engine(strategies.get(f"inspect_{kind}"), dict(params or {}), summarizer=_Replies(), state=dict(state or {}))
     return eng.run(conv.messages, conversation=conv, dialect="openai")
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping, Sequence
 from itertools import repeat
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 KEPT = "kept"
 CHANGED = "changed"
@@ -121,9 +121,9 @@ def _align_runs(n_in: int, origin, inp, outp, maps: bool = True, packed: bool = 
     ``maps=False`` skips the two index maps (only the edits need them). ``packed``: the rows are made
     as ``PackedRows`` (columns; no Row object per row) and the index maps as arrays."""
     from itertools import groupby
-    rows = PackedRows() if packed else []
-    left_rows: dict[int, int] = _ArrayMap(n_in) if packed else {}
-    right_rows: dict[int, int] = _ArrayMap(len(origin)) if packed else {}
+    rows: Any = PackedRows() if packed else []                   # (a PackedRows reads and grows like the list)
+    left_rows: Any = _ArrayMap(n_in) if packed else {}           # (and an _ArrayMap like the dict)
+    right_rows: Any = _ArrayMap(len(origin)) if packed else {}
     pending: list[int] = []
     nxt = 0
     if not maps:
@@ -232,7 +232,7 @@ class _ArrayMap:
         return v
 
 
-def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list[Row]:
+def _edit_rows(step, rows: Sequence[Row], left_rows: Any, right_rows: Any) -> Sequence[Row]:
     """Attach edit indexes and block changes to the rows they concern (cost ~ rows touched by edits)."""
     if not step.edits:
         return rows
@@ -263,14 +263,14 @@ def _edit_rows(step, rows: list[Row], left_rows: dict, right_rows: dict) -> list
     # a span's rows are made in one go; the rows other edits touch too get the span's edit in their list
     # (and are made again below), and spans that overlap go row by row
     packed = isinstance(rows, PackedRows)
-    out = rows if packed else list(rows)          # packed rows take their edits in place
+    out: Any = rows if packed else list(rows)     # packed rows take their edits in place
     spans.sort()
     for n, (a, b, k) in enumerate(spans):
         if (n and spans[n - 1][1] > a) or (n + 1 < len(spans) and spans[n + 1][0] < b):
             for ri in range(a, b):
                 touched.setdefault(ri, []).append(k)
             continue
-        ks = (k,)
+        ks: tuple | None = (k,)
         if packed:
             out.set_edits(a, b, ks)
         else:
@@ -445,7 +445,7 @@ class PackedRows(Sequence):
 PACK_ROWS = 2000        # a step with at least this many rows keeps them packed
 
 
-def pack_rows(rows: list) -> list | PackedRows:
+def pack_rows(rows: Sequence[Row]) -> Sequence[Row]:
     """``rows`` as ``PackedRows`` when there are many (a list otherwise: small steps are cheap as they are)."""
     return PackedRows(rows) if isinstance(rows, list) and len(rows) >= PACK_ROWS else rows
 
@@ -501,7 +501,7 @@ class RowKinds(Mapping):
         return self._len
 
 
-def align(step) -> list[Row]:
+def align(step) -> Sequence[Row]:
     """The aligned rows of a Step (see the module docstring)."""
     inp, outp = step.input, step.messages
     if outp is inp and not step.edits:
@@ -511,7 +511,7 @@ def align(step) -> list[Row]:
     return pack_rows(_edit_rows(step, rows, left_rows, right_rows))
 
 
-def summarize_rows(rows: list[Row]) -> dict:
+def summarize_rows(rows: Sequence[Row]) -> dict:
     """Counts per kind, for a one-line account."""
     counts = {k: 0 for k in KINDS}
     if isinstance(rows, PackedRows):

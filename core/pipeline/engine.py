@@ -18,14 +18,14 @@ import traceback
 from itertools import compress
 from operator import is_not
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from compactscope.core import strategies
 from compactscope.core.analysis.checker import check, known_before_file, load_fix_findings, load_fixes_by_identity
 from compactscope.core.model.conversation import Conversation
 from compactscope.core.layers.base import CONVERT as CONVERT_ROLE
 from compactscope.core.layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
-from compactscope.core.model.messages import ANTHROPIC, OPENAI, detect_dialect, to_anthropic, to_openai
+from compactscope.core.model.messages import OPENAI, detect_dialect, to_anthropic, to_openai
 from compactscope.core.pipeline.size import CharsPerToken, SizeMeter
 from compactscope.core.strategies.base import Strategy, Variant
 from compactscope.core.strategies.plugin import ANY
@@ -39,10 +39,10 @@ _SAME = object()
 def _convert_output(messages: list, src: str, dst: str, system: Any) -> LayerOutput:
     if dst == OPENAI:
         conv = to_openai(messages, system)
-        origin = [None if o < 0 else o for o in conv.origin]
+        origin: list[int | None] = [None if o < 0 else o for o in conv.origin]
     else:
         conv = to_anthropic(messages)
-        origin = conv.origin
+        origin = list(conv.origin)
     edit = Edit(CONVERT, f"converted {len(messages)} {src} message(s) to {len(conv.messages)} {dst} message(s)")
     return LayerOutput(conv.messages, origin, [edit], {"from": src, "to": dst}, edit.text, dialect=dst)
 
@@ -60,7 +60,7 @@ class Engine:
     strategy: Strategy
     params: dict = field(default_factory=dict)
     workspace: Workspace | None = None
-    summarizer: CachedSummarizer | None = None
+    summarizer: Any = None      # a Summarizer (kept as a CachedSummarizer); None: the offline one
     meter: SizeMeter = field(default_factory=SizeMeter)
     tokens: Any = None
     state: dict = field(default_factory=dict)
@@ -91,7 +91,9 @@ class Engine:
 
     def context(self, *, meta: dict | None = None, now: float | None = None, system: Any = None,
                 tools: Any = None, cancel: threading.Event | None = None, state: dict | None = None) -> LayerContext:
-        return LayerContext(self.params, self.workspace, self.summarizer, self.meter, self.tokens,
+        workspace, summarizer = self.workspace, self.summarizer
+        assert workspace is not None and summarizer is not None          # (made in __post_init__)
+        return LayerContext(self.params, workspace, summarizer, self.meter, self.tokens,
                             dict(self.state if state is None else state), meta or {}, now, system, tools, cancel)
 
     def fork(self, *, state: dict | None = None, params: dict | None = None, strategy: str | Strategy | None = None,
@@ -107,9 +109,11 @@ class Engine:
         if tokens is _SAME:
             tokens = self.tokens if same else None
         if order is _SAME:
-            order = list(self.order) if (same and self.order is not None) else None
+            new_order = list(self.order) if (same and self.order is not None) else None
+        else:
+            new_order = cast("list[str] | None", order)
         return Engine(st, dict(params), workspace=self.workspace, summarizer=self.summarizer, meter=self.meter,
-                      tokens=tokens, state=dict(self.state if state is None else state), order=order,
+                      tokens=tokens, state=dict(self.state if state is None else state), order=new_order,
                       check=self.check if check is None else check)
 
     def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
@@ -154,7 +158,7 @@ class Engine:
             ctx.state.update(out.state)
         return step, new_dialect
 
-    def run(self, messages: list, *, conversation: Conversation | None = None, now: float | None = None,
+    def run(self, messages: list, *, conversation: Any = None, now: float | None = None,
             cancel: threading.Event | None = None, layers: Iterable[str] | None = None,
             keep_state: bool = True, dialect: str | None = None, system: Any = None,
             progress: Callable[[LayerProgress], Any] | None = None, reuse: Trace | None = None) -> Trace:
@@ -183,17 +187,18 @@ class Engine:
         before = known_before_file(conversation)       # calls made before an excerpt's first line
         fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
         converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
-        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [l.name for l in todo],
+        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [item.name for item in todo],
                               state_before, dialect)
-        if kept or (reuse is not None and reuse.input is messages and reuse.dialect_in == dialect):
+        if reuse is not None and (kept or (reuse.input is messages and reuse.dialect_in == dialect)):
             input_findings = reuse.input_findings if self.check else []
         else:
             input_findings = (load_fix_findings(messages, fixes) + check(messages, dialect, before_file=before)
                               if self.check else [])
-        if kept:
+        if kept and reuse is not None:
             steps = list(reuse.steps[:kept])
             current, dialect = steps[-1].messages, steps[-1].dialect
-            ctx.state = dict(reuse.steps[kept].state_before if kept < len(reuse.steps) else reuse.state_after)
+            state = reuse.steps[kept].state_before if kept < len(reuse.steps) else reuse.state_after
+            ctx.state = dict(state or {})
             if converting:
                 converting, kept = False, kept - 1
         if converting:
@@ -247,7 +252,8 @@ class Engine:
 def run_pipeline(messages: list, strategy: str | Strategy = "s08", params: dict | None = None, **kw) -> Trace:
     """Convenience: a fresh Engine, one run."""
     run_kw = {k: kw.pop(k) for k in ("conversation", "now", "cancel", "layers", "dialect", "system") if k in kw}
-    return Engine(strategy, params or {}, **kw).run(messages, **run_kw)
+    st = strategies.get(strategy) if isinstance(strategy, str) else strategy
+    return Engine(st, params or {}, **kw).run(messages, **run_kw)
 
 
 # ------------------------------------------------------------------ the viewer's job

@@ -77,19 +77,19 @@ class Facts:
                     grow = max(_CHUNK, g.cap // 4)
                     for col in g.ints.values():
                         col.extend(array("q", [MISSING]) * grow)
-                    for col in g.objs.values():
-                        col.extend([None] * grow)
-                    for name, col in g.bins.items():
-                        col.extend(bytes(grow * self._strides[name]))
+                    for ocol in g.objs.values():
+                        ocol.extend([None] * grow)
+                    for name, bcol in g.bins.items():
+                        bcol.extend(bytes(grow * self._strides[name]))
                     g.cap += grow
             else:                     # the id's object died and the id was given to a new object
                 g.refs[s] = obj
                 for col in g.ints.values():
                     col[s] = MISSING
-                for col in g.objs.values():
-                    col[s] = None
-                for name, col in g.bins.items():
-                    col[s * self._strides[name]] = 0
+                for ocol in g.objs.values():
+                    ocol[s] = None
+                for name, bcol in g.bins.items():
+                    bcol[s * self._strides[name]] = 0
             g.index[k] = s
             return g, s
 
@@ -98,7 +98,7 @@ class Facts:
         g = self.gen
         s = self.find(obj, g)
         col = g.ints.get(name) if s is not None else None
-        if col is None:
+        if col is None or s is None:
             return None
         v = col[s]
         return None if v == MISSING else v
@@ -108,7 +108,7 @@ class Facts:
         g = self.gen
         s = self.find(obj, g)
         col = g.objs.get(name) if s is not None else None
-        return None if col is None else col[s]
+        return None if col is None or s is None else col[s]
 
     def _column(self, cols: dict, name: str, make: Callable[[], Any]):
         """Column ``name`` of one kind of a generation (``cols``: its ints, objs or bins), made by ``make()``
@@ -164,10 +164,10 @@ class Facts:
         new.cap = len(live)
         for name, col in old.ints.items():
             new.ints[name] = array("q", map(col.__getitem__, live))
-        for name, col in old.objs.items():
-            new.objs[name] = list(map(col.__getitem__, live))
-        for name, col in old.bins.items():
-            st, mv = self._strides[name], memoryview(col)
+        for name, ocol in old.objs.items():
+            new.objs[name] = list(map(ocol.__getitem__, live))
+        for name, bcol in old.bins.items():
+            st, mv = self._strides[name], memoryview(bcol)
             new.bins[name] = bytearray(b"".join([mv[s * st:s * st + st] for s in live]))
         with self._lock:
             if self.gen is not old:          # cleared meanwhile

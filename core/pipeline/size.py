@@ -310,7 +310,7 @@ class AnthropicTokenCounter:
         self.fallback = fallback or CharsPerToken()
         self.name = f"anthropic count_tokens ({model})"
         self._cache: dict[str, int] = {}
-        self._by_identity: dict[tuple, tuple[list, int]] = {}
+        self._by_identity: dict[tuple, tuple[tuple, int]] = {}
         self.last_error: str | None = None
 
     def tokens(self, messages, meter, *, system=None, tools=None) -> int:

@@ -95,7 +95,7 @@ class SameOrigin(Sequence):
             return len(other) == self.n and all(o.__class__ is int and o == i for i, o in enumerate(other))
         return NotImplemented
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, so unhashable like one
 
     def __add__(self, other):
         return list(range(self.n)) + list(other)
@@ -130,7 +130,7 @@ class Delta:
 class LayerOutput:
     """What a layer function returns. The pipeline wraps it into a Step."""
     messages: list
-    origin: list                       # per output message: input index or None
+    origin: list | SameOrigin          # per output message: input index or None
     edits: list[Edit] = field(default_factory=list)
     vars: dict = field(default_factory=dict)
     note: str = ""                     # why nothing changed, or a one-line account
@@ -152,7 +152,7 @@ class Step:
     layer: str
     input: list
     messages: list
-    origin: list
+    origin: list | SameOrigin
     edits: list[Edit]
     vars: dict
     note: str

@@ -29,7 +29,8 @@ from compactscope.core.replay.walk import REAL_SUMMARY_PREFIX, ReplayOptions, co
 
 def threshold_for(strategy: Strategy, params: dict) -> tuple[float | None, str]:
     """The value a strategy compacts at, and its unit ("size" chars or "tokens"): its ``Threshold``."""
-    return strategy.threshold.value(params), strategy.threshold.unit
+    th = strategy.threshold
+    return (th.value(params), th.unit) if th is not None else (None, "")
 
 
 __all__ = ["replay", "compare", "ReplayOptions", "ReplayResult", "CallRecord", "LayerRecord", "threshold_for",

@@ -73,7 +73,8 @@ def measure(conv, msgs, metas, inv, call_at, meter, tok) -> Overheads | None:
     dialect, ``inv`` = conversation index -> prepared index, ``call_at`` = prepared index of each
     call); None when no call has usage."""
     starts = sorted({inv.get(s, s) for s in (conv.segments or [0])} | {0})
-    seg_of, per_call = [], []
+    seg_of: list = []
+    per_call: list = []
     si = 0
     # an additive estimator counts a segment's start up to a call from running sums of its per-message
     # figure (a slice and a sum per call was quadratic in the segment's length: hermes at 10k messages)

@@ -51,14 +51,14 @@ def rows(result: Any) -> list[dict]:
              "raw_size": c.raw_size, "raw_tokens": c.raw_tokens, "messages_before": c.messages_before,
              "messages_after": c.messages_after, "size_before": c.size_before, "size_after": c.size_after,
              "tokens_before": c.tokens_before, "tokens_after": c.tokens_after}
-        by = {l.layer: l for l in c.layers}
+        by = {lr.layer: lr for lr in c.layers}
         for n in result.layer_names:
-            l = by.get(n)
-            r[f"{n}.changed"] = l.changed if l else ""
-            r[f"{n}.size_before"] = l.size_before if l else ""
-            r[f"{n}.size_after"] = l.size_after if l else ""
-            r[f"{n}.tokens_before"] = l.tokens_before if l else ""
-            r[f"{n}.tokens_after"] = l.tokens_after if l else ""
+            rec = by.get(n)
+            r[f"{n}.changed"] = rec.changed if rec else ""
+            r[f"{n}.size_before"] = rec.size_before if rec else ""
+            r[f"{n}.size_after"] = rec.size_after if rec else ""
+            r[f"{n}.tokens_before"] = rec.tokens_before if rec else ""
+            r[f"{n}.tokens_after"] = rec.tokens_after if rec else ""
         r.update(fired=";".join(c.fired), events=" | ".join(c.events), dropped_messages=len(c.dropped),
                  results_cleared=c.results_cleared, results_dropped=c.results_dropped, summaries=c.summaries,
                  real_tokens="" if c.real_tokens is None else c.real_tokens,

@@ -83,7 +83,7 @@ class CallRecord:
         messages), a summary was made, or a layer the strategy's threshold triggered changed the context
         without dropping a message (Inspect's CompactionEdit clears old tool results in place). A layer that
         runs on every call (microcompact, a budget) and was not triggered is routine, not a compaction."""
-        return bool(self.dropped) or self.summaries > 0 or any(l.triggered and l.changed for l in self.layers)
+        return bool(self.dropped) or self.summaries > 0 or any(layer.triggered and layer.changed for layer in self.layers)
 
     def to_json(self) -> dict:
         d = {"index": self.index, "message_index": self.message_index, "new_messages": self.new_messages,
@@ -93,7 +93,7 @@ class CallRecord:
              "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
              "fired": self.fired, "events": self.events, "dropped_messages": len(self.dropped),
              "results_cleared": self.results_cleared, "results_dropped": self.results_dropped,
-             "summaries": self.summaries, "layers": [l.to_json() for l in self.layers]}
+             "summaries": self.summaries, "layers": [layer.to_json() for layer in self.layers]}
         if self.errors:
             d["errors"] = self.errors
         if self.timestamp is not None:

@@ -73,7 +73,8 @@ def replay(conversation, strategy: str | Strategy = "s08", params: dict | None =
     ``progress(done, total)`` is called now and then; ``cancel`` (an Event) stops the walk early."""
     opts = {k: kw.pop(k) for k in list(kw) if k in OPTION_NAMES}
     options = ReplayOptions(**{**(vars(options) if options is not None else {}), **opts})
-    base = engine if engine is not None else Engine(strategy, dict(params or {}), **kw)
+    st = strategies.get(strategy) if isinstance(strategy, str) else strategy
+    base = engine if engine is not None else Engine(st, dict(params or {}), **kw)
     return _Walk(_as_conversation(conversation), base.fork(check=options.check), options, label).run(progress, cancel)
 
 
@@ -181,7 +182,8 @@ def _convert(msgs: list, system, dialect: str, cuts: list) -> tuple[list, list]:
     """``msgs`` in ``dialect``, converted run by run between the ``cuts`` (each cut index is a run of one
     message), so no message is merged across a cut; origin indices are into ``msgs``."""
     bounds = sorted({0, len(msgs), *cuts, *(c + 1 for c in cuts)} & set(range(len(msgs) + 1)))
-    out, origin = [], []
+    out: list = []
+    origin: list = []
     for a, b in zip(bounds, bounds[1:]):
         run = msgs[a:b]
         converted = to_openai(run, system if a == 0 else None) if dialect == OPENAI else to_anthropic(run)
@@ -270,7 +272,7 @@ def _tool_results(m) -> int:
     return sum(1 for b in blocks(m) if block_type(b) == "tool_result")
 
 
-def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list[int | None], dict]:
+def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list[int | None] | None, dict]:
     """Per step a LayerRecord, the context position each output message came from (None: made by
     a layer; the whole list None: each output is the context message at its place, no list of them),
     and the counts: fired layers, events in words, errors, summaries, results cleared."""
@@ -318,7 +320,7 @@ class _Walk:
             if ev["call"] is not None:
                 self.real_by_call.setdefault(ev["call"], ev)
         self.manual_layer = "manual_compact" if options.manual_compacts and any(
-            l.name == "manual_compact" for l in strat.extra_layers) else None
+            item.name == "manual_compact" for item in strat.extra_layers) else None
         self.base_tokens = engine.tokens
         self.raw = _RawGrowth(engine.meter, self.base_tokens, self.view)
         self.calibration_off = ""
@@ -326,7 +328,7 @@ class _Walk:
         if self.calibrator is not None:
             engine.tokens = self.calibrator.tokens        # the walk's own fork: restored at the end
         r = self.result = ReplayResult(strat.name, dict(engine.params), label or strat.name,
-                                       [l.name for l in engine.layers], [], *_threshold(strat, engine.params),
+                                       [layer.name for layer in engine.layers], [], *_threshold(strat, engine.params),
                                        self.real_events, engine.meter.name, engine.tokens.name, conv.source)
         r.engine, r.conversation, r.pending = engine, self.view, pending
         # a strategy without an iteration budget has none in the replay, unless the caller gives a cap
@@ -395,7 +397,7 @@ class _Walk:
     def _layers_for(self, k: int) -> list[str] | None:
         """A call where the recording holds a real manual compaction ends with the user's command."""
         if self.manual_layer and self.real_by_call.get(k, {}).get("trigger") == "manual":
-            return [l.name for l in self.engine.layers] + [self.manual_layer]
+            return [layer.name for layer in self.engine.layers] + [self.manual_layer]
         return None
 
     def _record(self, k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn):
@@ -446,7 +448,7 @@ class _Walk:
             r.states.append(state_before)
             if self.calibrator is not None:
                 r.offsets.append(self.calibrator.tokens.offset)
-        if self.opts.keep_traces:
+        if self.opts.keep_traces and r.traces is not None:
             r.traces.append(trace)
 
     def _finish(self, t0: float) -> ReplayResult:
@@ -462,4 +464,5 @@ class _Walk:
 
 
 def _threshold(strategy: Strategy, params: dict) -> tuple[float | None, str]:
-    return strategy.threshold.value(params), strategy.threshold.unit
+    th = strategy.threshold
+    return (th.value(params), th.unit) if th is not None else (None, "")

@@ -35,6 +35,7 @@ from compactscope.core.model.describe import (
     usage_parts,
     when,
 )
+from compactscope.core.files.jsonio import dict_at
 
 LONG_CHARS = 1500           # texts longer than this (or with more lines) collapse
 LONG_LINES = 24
@@ -208,7 +209,7 @@ class _Writer:
             url = iu.get("url") if isinstance(iu, dict) else iu
             return f'<div class="blk"><span class="lbl">image</span> {self.image_url(url)}</div>'
         if t == "document":
-            src = b.get("source") if isinstance(b.get("source"), dict) else {}
+            src = dict_at(b, "source")
             data = src.get("data")
             if src.get("type") == "text" and isinstance(data, str):
                 return f'<div class="blk"><span class="lbl">document</span>{text_html(data, "document")}</div>'
@@ -242,7 +243,7 @@ class _Writer:
     def openai_call(self, call: Any, mi: int | None, ci: int) -> str:
         if not isinstance(call, dict):
             return f'<div class="blk">{text_html(to_json(call), "tool call")}</div>'
-        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+        fn = dict_at(call, "function")
         args = fn.get("arguments")
         text = args if isinstance(args, str) else to_json(args)
         res = self._partner(mi, ci)
@@ -261,8 +262,8 @@ def table(head: list[str], rows: list[list], numeric=frozenset(), cls: str = "")
         return esc(num(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else str(c))
     body = ["<tr>" + "".join(f'<td{" class=n" if i in numeric else ""}>{cell(c)}</td>' for i, c in enumerate(r))
             + "</tr>" for r in rows]
-    head = f"<tr>{h}</tr>" if any(head) else ""
-    return f'<div class="tw"><table{f" class={cls}" if cls else ""}>{head}{"".join(body)}</table></div>'
+    top = f"<tr>{h}</tr>" if any(head) else ""
+    return f'<div class="tw"><table{f" class={cls}" if cls else ""}>{top}{"".join(body)}</table></div>'
 
 
 class Raw(str):

@@ -24,6 +24,7 @@ from compactscope.core.model.describe import (
     usage_text,
     when,
 )
+from compactscope.core.files.jsonio import dict_at
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
 _TICKS = re.compile(r"`{3,}")
@@ -248,7 +249,7 @@ def message_markdown(m, meta=None, label: str = "", level: int = 3) -> str:
     elif c is not None:
         parts.append(fence(to_json(c), "json"))
     for call in m.get("tool_calls") or []:
-        fn = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
+        fn = dict_at(call, "function") if isinstance(call, dict) else {}
         args = fn.get("arguments")
         parts.append(f"tool call **{md(fn.get('name'))}** ({md(call.get('id') if isinstance(call, dict) else '')})\n\n"
                      + fence(args if isinstance(args, str) else to_json(args), "json"))
@@ -274,7 +275,7 @@ def _block_md(b) -> str:
     if t == "redacted_thinking":
         return f"redacted thinking ({len(str(b.get('data', ''))):,} chars, encrypted)\n\n"
     if t in ("image", "document"):
-        src = b.get("source") if isinstance(b.get("source"), dict) else {}
+        src = dict_at(b, "source")
         if src.get("type") == "text" and isinstance(src.get("data"), str):
             return f"{t}:\n\n" + fence(src["data"], "text")
         where = f" at {md(src.get('url'))}" if src.get("type") == "url" else ""

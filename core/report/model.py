@@ -22,7 +22,7 @@ from compactscope.core.analysis.info import describe
 from compactscope.core.model.messages import message_text
 from compactscope.core.pipeline.engine import Engine
 from compactscope.core.replay import ReplayResult, replay as run_replay, threshold_for
-from compactscope.core.pipeline.trace import SUMMARY, Step, Trace
+from compactscope.core.pipeline.trace import SUMMARY, Edit, Step, Trace
 
 
 @dataclass
@@ -41,7 +41,7 @@ class StageFacts:
     number: int                 # 1-based position in the trace
     step: Step
     label: str
-    rows: list
+    rows: Sequence
     counts: dict
 
 
@@ -121,10 +121,11 @@ def summary_texts_of_trace(trace: Trace, origin: str, where: str, anchors: dict 
     for s in trace.steps:
         if not s.summary or s.error:
             continue
-        made = [e for e in s.edits if e.kind == SUMMARY and e.out is not None and 0 <= e.out < len(s.messages)]
+        made: list[Edit | None] = [e for e in s.edits
+                                   if e.kind == SUMMARY and e.out is not None and 0 <= e.out < len(s.messages)]
         info = {k: v for k, v in s.summary.items() if k != "text"}
         for e in made[:1] or [None]:
-            if e is not None:
+            if e is not None and e.out is not None:
                 msg = s.messages[e.out]
                 text = message_text(msg)
                 anchor = anchors.get(id(msg)) if anchors else None
@@ -163,7 +164,7 @@ def _meta_map(conv: Conversation) -> dict:
     return {id(m): conv.meta[i] for i, m in enumerate(conv.messages) if i < len(conv.meta)}
 
 
-def _selection(conv: Conversation, index: int, segment, call) -> tuple:
+def _selection(conv: Conversation, index: int, segment, call) -> tuple[int | None, int | None, str, bool]:
     """The messages a report runs over, as the window selects them (``Conversation.select``): ``segment`` k
     (negative counts from the end), None = the last segment (what the agent would send next, as run and check
     take it), ``contexts.WHOLE`` = the whole history; ``call`` = the context before that model call of the

@@ -81,7 +81,7 @@ def stage_chart(labels: list[str], values: list[float], unit: str, threshold: fl
         cx = L + slot * (i + 0.5)
         v = v or 0
         changed = prev is not None and v != prev
-        color = BLUE if i == 0 or not changed else (GREEN if v < prev else ORANGE)
+        color = BLUE if i == 0 or not changed else (GREEN if prev is not None and v < prev else ORANGE)
         out.append(f'<rect x="{cx - bw / 2:.1f}" y="{y(v):.1f}" width="{bw:.1f}" height="{max(T + ph - y(v), 0):.1f}" '
                    f'fill="{color}" fill-opacity="0.8"><title>{escape(lab)}: {fmt(v)} {escape(unit)}</title></rect>')
         out.append(f'<text x="{cx:.1f}" y="{y(v) - 4:.1f}" text-anchor="middle" fill="currentColor">{short(v)}</text>')
@@ -195,7 +195,7 @@ def timeline_chart(runs: list, unit: str = "tokens") -> str:
     if tok and any(c.real_tokens is not None for c in calls):
         legend.append((ORANGE, "real context / real compaction"))
     legend += [(c, r.label) for r, c in zip(runs[1:], RUN_COLORS[1:] * 10)]
-    lx = L
+    lx: float = L
     for color, text in legend:
         out.append(f'<rect x="{lx}" y="12" width="14" height="4" fill="{color}"/><text x="{lx + 18}" y="18" '
                    f'fill="currentColor">{escape(text)}</text>')

@@ -40,7 +40,7 @@ STATE_KEYS = {
     "zoom": "window: points added to the font size",
     "layout": "window: \"presenter\" (large type, inspector and parameters hidden, narration shown) or \"normal\"",
 }
-DEFAULT_STATE = {"file": None, "conversation": 0, "segment": None, "call": None, "strategy": "s08", "params": {},
+DEFAULT_STATE: dict[str, Any] = {"file": None, "conversation": 0, "segment": None, "call": None, "strategy": "s08", "params": {},
                  "variant": None, "order": None, "summarizer": "offline", "stage": 0, "mode": "after",
                  "tab": "diff", "select": None, "block": None, "compare": "", "cursor": None, "focus": "",
                  "zoom": 4, "layout": "presenter"}
@@ -112,7 +112,7 @@ def available() -> list[Lesson]:
             out.append(load(p))
         except LessonError:
             continue
-    return sorted(out, key=lambda l: (l.position, l.name))
+    return sorted(out, key=lambda item: (item.position, item.name))
 
 
 def find(name: str) -> Path:

@@ -93,7 +93,7 @@ class Session:
         except (ValueError, ImportError) as e:
             self.set_error(f"Summarizer: {e}", "Choose offline, anthropic[:MODEL] or fixed:TEXT in the strategy panel.")
             return
-        slow = any(l.llm for l in self.setup.strategy.layers) and "anthropic" in self.setup.summarizer
+        slow = any(layer.llm for layer in self.setup.strategy.layers) and "anthropic" in self.setup.summarizer
         self.progress_text = f"running {self.setup.strategy.name}" + (" (an LLM may summarise)" if slow else "")
         self.replay.replay_stale = True
         engine = Engine(self.setup.strategy, dict(self.setup.params), workspace=self.workspace, summarizer=summ,

@@ -8,6 +8,7 @@ from compactscope.core.session.loading import (
     INFER_LOCK,
 )
 from compactscope.core.strategies.base import Strategy
+from compactscope.core.strategies.infer import Inferred
 from compactscope.core.summarizers import make_summarizer
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ class SetupPart:
         self.strategy_pinned = False
         self.strategy_chosen = False
         self.keep_strategy = False                 # restore(): the next file opened keeps the strategy
-        self.inferred = None                        # strategies.Inferred of the shown conversation
+        self.inferred: Inferred | None = None       # strategies.Inferred of the shown conversation
         self.infer = True                           # read defaults from the session (gui --no-infer: False)
         self._inferred_set: dict = {}               # the parameters the last inference set, as it set them
         self._inferences: dict = {}                 # _infer's cache: key -> (strategy, conversation, Inferred)
@@ -209,7 +210,7 @@ class SetupPart:
 
     def drag_threshold(self, value: float) -> bool:
         """The chart's threshold line was dragged to ``value`` (``Strategy.drag_threshold``)."""
-        if not self.strategy.threshold.movable:
+        if self.strategy.threshold is None or not self.strategy.threshold.movable:
             return False
         return self.set_params(self.strategy.drag_threshold(value, self.params))
 

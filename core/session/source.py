@@ -121,7 +121,7 @@ class SourcePart:
             contexts.call_indices(conv)
             contexts.segments(conv)
             st = self.s.setup.opening_strategy(conv)
-            if st is not None and self.s.setup.infer_for:
+            if st is not None and self.s.setup.infer:
                 self.s.setup.infer_for(st, conv)
         except Exception:  # noqa: BLE001 - made ahead as a courtesy: the window's thread asks again and says
             pass

@@ -3,6 +3,7 @@ stages, a stage's view, the chart's series and the cross-check's state."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compactscope.core.runtime.events import Emitter, EventGroup
@@ -73,8 +74,8 @@ class StageView:
     """What the message list and the panels show for the current stage in the current view mode."""
     messages: list
     step: Any = None                                   # the layer's Step (None on Original)
-    rows: list | None = None                           # core.align rows of the step
-    status: dict = field(default_factory=dict)         # message index -> changed/inserted/removed/duplicated
+    rows: Sequence | None = None                       # core.align rows of the step
+    status: Mapping = field(default_factory=dict)      # message index -> changed/inserted/removed/duplicated
     findings: list = field(default_factory=list)
     cuts: dict = field(default_factory=dict)           # message index -> [(text, "cut" | "initial")]
     badges: dict = field(default_factory=dict)         # message index -> short note (who wrote a summary)

@@ -1,6 +1,7 @@
 """What the stepper and the message list show: the stage, the view mode, the selection, the tab and filters, and what is drawn on the shown list."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from compactscope.core import strategies
@@ -82,7 +83,7 @@ class ViewPart:
             return []
         return self.s.trace.input_findings if k <= 0 else self.s.trace.steps[k - 1].findings
 
-    def rows_of(self, step) -> list:
+    def rows_of(self, step) -> Sequence:
         """core.align rows of a step, computed once per step."""
         return self.align.get(step)
 
@@ -172,6 +173,8 @@ class ViewPart:
         sizes = [tr.steps[0].size_before if tr.steps else self.s.meter.size(tr.input)] + [s.size_after for s in tr.steps]
         tokens = [tr.steps[0].tokens_before if tr.steps else 0] + [s.tokens_after for s in tr.steps]
         th = self.s.setup.strategy.threshold
+        if th is None:
+            return ChartSeries(labels, sizes, tokens, None, "", "", False)
         try:
             value = th.value(self.s.setup.params)
         except Exception:   # noqa: BLE001 - the chart line is optional

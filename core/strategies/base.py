@@ -187,15 +187,15 @@ class Strategy:
 
     @property
     def layer_names(self) -> list[str]:
-        return [l.name for l in self.layers]
+        return [layer.name for layer in self.layers]
 
     def layers_until(self, role: str | None) -> list[str] | None:
         """The layer names up to and including the first of ``role`` (all when role is None;
         None when no layer has it)."""
         if role is None:
             return self.layer_names
-        for k, l in enumerate(self.layers):
-            if l.role == role:
+        for k, layer in enumerate(self.layers):
+            if layer.role == role:
                 return self.layer_names[:k + 1]
         return None
 
@@ -209,17 +209,17 @@ class Strategy:
         """A colour per layer (pipeline layers, then on-demand ones): by role, else the next palette
         colour no other layer of the strategy has."""
         layers = self.layers + self.extra_layers
-        out = {l.name: ROLE_COLORS[l.role] for l in layers if l.role in ROLE_COLORS}
+        out = {item.name: ROLE_COLORS[item.role] for item in layers if item.role in ROLE_COLORS}
         free = [c for c in PALETTE if c not in out.values()] or list(PALETTE)
         k = 0
-        for l in layers:
-            if l.name not in out:
-                out[l.name] = free[k % len(free)]
+        for item in layers:
+            if item.name not in out:
+                out[item.name] = free[k % len(free)]
                 k += 1
-        return {l.name: out[l.name] for l in layers}
+        return {item.name: out[item.name] for item in layers}
 
     def threshold_value(self, params: dict) -> float | None:
-        return self.threshold.value(params)
+        return self.threshold.value(params) if self.threshold is not None else None
 
     def drag_threshold(self, value: float, params: dict) -> dict:
         """The parameters after the chart's threshold line was dragged to ``value``: the threshold
@@ -228,10 +228,12 @@ class Strategy:
         caller resolves them, once (``SetupPart.set_params``)."""
         th = self.threshold
         params = dict(params)
-        if not th.movable:
+        if th is None or not th.movable:
             return params
         if th.to_params is not None:
             return {**params, **th.to_params(float(value), params)}
+        if th.param is None:
+            return params
         return {**params, th.param: self.param(th.param).clamp(value)}
 
     def companion_variants(self, params: dict) -> list[Variant]:
@@ -239,10 +241,10 @@ class Strategy:
         return [v for v in self.variants if not v.active(params)]
 
     def layer(self, name: str) -> Layer:
-        for l in self.layers + self.extra_layers:
-            if l.name == name:
-                return l
-        known = ", ".join(l.name for l in self.layers + self.extra_layers)
+        for layer in self.layers + self.extra_layers:
+            if layer.name == name:
+                return layer
+        known = ", ".join(layer.name for layer in self.layers + self.extra_layers)
         raise KeyError(f"strategy {self.name} has no layer {name!r} (it has: {known})")
 
     def param(self, name: str) -> Param:

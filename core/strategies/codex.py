@@ -25,7 +25,7 @@ EFFECTIVE_PERCENT = 95          # Codex reports (and fills) 95% of the configure
 
 def _config_toml(path: Path) -> dict:
     try:
-        import tomllib
+        import tomllib  # type: ignore[import-not-found, unused-ignore]  # Python 3.11 on; 3.10: no config read
     except ImportError:  # pragma: no cover - Python < 3.11
         return {}
     try:

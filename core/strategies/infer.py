@@ -35,7 +35,7 @@ class Inferred:
         return [k for k in self.params if k in (overrides or {})]
 
     def to_json(self, overrides: dict | None = None) -> dict:
-        d = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts)}
+        d: dict[str, Any] = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts)}
         if self.notes:
             d["notes"] = list(self.notes)
         over = self.overridden(overrides)
@@ -118,23 +118,23 @@ def context_evidence(conversation, estimator, meter=None) -> Evidence:
     additive = is_additive(estimator)
     ev = Evidence()
     call = 0
+    def figure(a: int, k: int, total: int) -> int:
+        """The estimate of the segment from a up to k (total: the running sum of its per-message figures)."""
+        if additive:
+            return estimator.tokens_from(total, k - a, msgs[a] if a < n else None, system=system, tools=tools)
+        return estimator.tokens(msgs[a:k], meter, system=system, tools=tools)
     for a, b in zip(starts, starts[1:] + [n]):
-        total, lead, quiet = 0, (msgs[a] if a < n else None), []
-
-        def figure(k):
-            if additive:
-                return estimator.tokens_from(total, k - a, lead, system=system, tools=tools)
-            return estimator.tokens(msgs[a:k], meter, system=system, tools=tools)
+        total, quiet = 0, []
         for k in range(a, b):
             m = msgs[k]
             copy = k < len(metas) and "copy_of" in metas[k].extra
             if isinstance(m, dict) and m.get("role") == "assistant" and not copy:
                 if k > a:
-                    quiet.append((call, figure(k)))
+                    quiet.append((call, figure(a, k, total)))
                 call += 1
             if additive:
                 total += meter.figure(m, estimator.figure, estimator.figure_fn)
-        fired = (call, figure(b)) if b in event_at and b < n and b > a else None
+        fired = (call, figure(a, b, total)) if b in event_at and b < n and b > a else None
         ev.quiet += quiet
         if fired is not None:
             ev.fired.append(fired)

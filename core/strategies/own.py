@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from compactscope.core.i18n import english as words
+from compactscope.core.files.jsonio import dict_at
 
 FALLBACK = "s08"
 # the agent whose pipeline a built-in strategy is (the rule below, read the other way); any other strategy (s08,
@@ -109,7 +110,7 @@ def _inspect_kind(convs: list) -> str | None:
     """The built-in strategy the compaction events of an Inspect log name (the asked-for conversation's
     first; else the most common over the file's samples: one log, one solver)."""
     for group in (convs[:1], convs):
-        names = Counter()
+        names: Counter[str] = Counter()
         for c in group:
             for e in getattr(c, "events", None) or ():
                 extra = e.extra if isinstance(getattr(e, "extra", None), dict) else {}
@@ -125,7 +126,7 @@ def _recorded_strategy(conv) -> str | None:
     """The strategy Compactscope's own agent ran in a recording: its header says it (``record``, the window's
     live agent), else the pipeline traces its calls carry."""
     extra = getattr(conv, "extra", None) or {}
-    header = extra.get("recording") if isinstance(extra.get("recording"), dict) else {}
+    header = dict_at(extra, "recording")
     ran = header.get("strategy")
     if header.get("source") == "agent" and isinstance(ran, str) and ran:
         return ran

@@ -333,10 +333,10 @@ def _doc_params(fn) -> dict[str, str]:
             if not s:
                 cur = None
                 continue
-            m = re.match(r"^(\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", s)
-            if m and line.startswith((" ", "\t")):
-                cur = m.group(1)
-                out.setdefault(cur, m.group(3).strip())
+            arg = re.match(r"^(\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", s)
+            if arg and line.startswith((" ", "\t")):
+                cur = arg.group(1)
+                out.setdefault(cur, arg.group(3).strip())
             elif cur and line.startswith((" ", "\t")):
                 out[cur] = (out[cur] + " " + s).strip()
             elif s.endswith(":"):
@@ -514,8 +514,9 @@ def _turned_dialect(before: list, after: list) -> str | None:
 def _summarize_fn(ctx: LayerContext, who: str, made: list):
     """The ``summarize`` a plugin may take: the engine's summarizer, traced."""
     def summarize(what, instructions: str = "", max_tokens: int = 2000) -> str:
+        msgs: tuple = ()
         if isinstance(what, str):
-            body, msgs = what, ()
+            body = what
         else:
             msgs = tuple(what)
             body = "\n\n".join(f"{m.get('role', '?')}: {message_text(m)}" if isinstance(m, dict) else str(m)
@@ -535,7 +536,7 @@ def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = Non
     """One traced layer running the plain function ``fn`` (see the module docstring)."""
     who = who or _where(fn)
     params, names, wants_summarize = function_params(fn, who)
-    layer_name = name or getattr(fn, "__name__", "plugin")
+    layer_name: str = name or getattr(fn, "__name__", None) or "plugin"
     out_dialect = dialect if dialect in (ANTHROPIC, OPENAI) else None
 
     def run(messages: list, ctx: LayerContext) -> LayerOutput:
@@ -633,7 +634,9 @@ def from_object(obj: Any, name: str, *, title_hint: str = "", module=None, origi
     holder = None if isinstance(obj, (list, tuple)) else obj
     dialect = _declared_dialect(holder, module, who) if holder is not None else \
         _declared_dialect(layers_src[0], module, who)
-    layers, groups, seen = [], [], {}
+    layers: list[Layer] = []
+    groups: list = []
+    seen: dict[str, int] = {}
     for k, item in enumerate(layers_src):
         if isinstance(item, Layer):
             layers.append(item)
@@ -643,15 +646,15 @@ def from_object(obj: Any, name: str, *, title_hint: str = "", module=None, origi
         base = getattr(item, "__name__", f"layer{k + 1}")
         seen[base] = seen.get(base, 0) + 1
         lname = base if seen[base] == 1 else f"{base}_{seen[base]}"
-        layer, params = plugin_layer(item, name=lname, dialect=dialect, label=f"P{k + 1} {lname}")
+        layer, layer_params = plugin_layer(item, name=lname, dialect=dialect, label=f"P{k + 1} {lname}")
         layers.append(layer)
-        groups.append(params)
-    params = _merge_params(groups)
+        groups.append(layer_params)
+    merged = _merge_params(groups)
     doc = _own_doc(holder, module)
     title = getattr(holder, "title", None) or f"{who} (plugin, {len(layers)} layers)"
     description = getattr(holder, "description", None) or (doc.split("\n\n")[0].replace("\n", " ") if doc else "") \
-        or " -> ".join(l.name for l in layers)
-    return Strategy(name=name, title=title, description=description, layers=tuple(layers), params=params,
+        or " -> ".join(item.name for item in layers)
+    return Strategy(name=name, title=title, description=description, layers=tuple(layers), params=merged,
                     dialect=dialect, threshold_param=_threshold_param(holder, params, who),
                     threshold_unit=getattr(holder, "threshold_unit", "size") if holder is not None else "size",
                     notes={"plugin": name, "origin": origin, "kind": "layers"})
@@ -683,8 +686,8 @@ def entry_points() -> dict[str, Any]:
     try:
         found = eps(group=ENTRY_POINT_GROUP)
     except TypeError:                                       # Python 3.10's selectable API
-        found = eps().get(ENTRY_POINT_GROUP, [])            # type: ignore[union-attr]
-    out = {}
+        found = eps().get(ENTRY_POINT_GROUP, ())            # type: ignore[union-attr,arg-type,unused-ignore]
+    out: dict[str, Any] = {}
     for ep in found:
         out.setdefault(ep.name, ep)
     return out

@@ -21,7 +21,7 @@ def is_prompt_too_long(e: BaseException) -> bool:
     return "prompt is too long" in msg or "prompt_too_long" in msg or "too many tokens" in msg
 
 
-def classify_api_error(e: Exception) -> SummaryError:
+def classify_api_error(e: BaseException) -> SummaryError:
     """Turn an SDK exception into a SummaryError with a reason and what to do."""
     try:
         import anthropic

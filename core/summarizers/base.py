@@ -5,7 +5,7 @@ import hashlib
 import itertools
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol, cast
 
 
 class SummaryError(Exception):
@@ -57,6 +57,11 @@ class SummaryRequest:
             v = v.text()
             object.__setattr__(self, "prompt", v)
         return v
+
+    @classmethod
+    def lazy(cls, prompt: LazyPrompt, **kw: Any) -> SummaryRequest:
+        """A request whose prompt is built when it is first read (``prompt`` reads as the text)."""
+        return cls(prompt=cast(str, prompt), **kw)
 
     def prompt_pieces(self) -> Iterable[str]:
         """The prompt in pieces, without building it when it is lazy."""

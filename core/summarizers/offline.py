@@ -12,6 +12,7 @@ from collections import Counter
 
 from compactscope.core.model.messages import block_type, blocks, content_text
 from compactscope.core.summarizers.base import SummaryRequest, SummaryResult
+from compactscope.core.files.jsonio import dict_at
 
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file")
 _PATH_RE = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|md|txt|json|ts|js|toml|yaml|yml|rs|go|c|h|cpp|java|sh)\b")
@@ -26,10 +27,10 @@ def _calls(m: dict):
     """(name, input dict) for each tool call in either dialect."""
     for b in blocks(m):
         if block_type(b) == "tool_use":
-            yield str(b.get("name")), b.get("input") if isinstance(b.get("input"), dict) else {}
+            yield str(b.get("name")), dict_at(b, "input")
     for c in m.get("tool_calls") or []:
         if isinstance(c, dict):
-            fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+            fn = dict_at(c, "function")
             args = fn.get("arguments")
             try:
                 args = json.loads(args) if isinstance(args, str) else args
