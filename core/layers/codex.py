@@ -50,6 +50,10 @@ def system_tokens(system: Any) -> int:
     return 0
 
 
+def _figure(m: Any, meter: Any = None) -> int:
+    return R.message_tokens(m)
+
+
 class CodexTokens:
     """The strategy's token estimator: Codex's own figure for a history (``get_total_token_usage``). Bound to a
     recorded session (``bind``, as the engine does), it is the ``total_tokens`` the last response in the list
@@ -67,19 +71,16 @@ class CodexTokens:
         fn = getattr(conversation, "meta_by_identity", None)
         self._meta = fn() if callable(fn) else {}
 
-    def _figure(self, m: Any, meter: Any = None) -> int:
-        return R.message_tokens(m)
-
     def tokens(self, messages: list, meter: Any = None, *, system: Any = None, tools: Any = None) -> int:
         at, reported = last_reported(messages, self._meta)
         if at is not None and reported is not None:
             return reported + sum(self._size(m, meter) for m in messages[at + 1:])
-        total = meter.total(messages, self.figure_name, self._figure) if meter is not None else \
+        total = meter.total(messages, self.figure_name, _figure) if meter is not None else \
             sum(map(R.message_tokens, messages))
         return total + system_tokens(system)
 
     def _size(self, m: Any, meter: Any) -> int:
-        return meter.figure(m, self.figure_name, self._figure) if meter is not None else R.message_tokens(m)
+        return meter.figure(m, self.figure_name, _figure) if meter is not None else R.message_tokens(m)
 
 
 # ------------------------------------------------------------------ 1. the token check
@@ -89,8 +90,9 @@ def _phase(messages: list) -> tuple[str | None, int | None]:
     or a compaction just replaced the history and the turn goes on with the next request), with the index of
     the last response."""
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
-    summary = next((i for i in range(len(messages) - 1, -1, -1) if R.is_summary(messages[i])), None)
-    if summary is not None and (last is None or last < summary):
+    start = last + 1 if last is not None else 0           # (a summary matters only after the last response)
+    summary = next((i for i in range(len(messages) - 1, start - 1, -1) if R.is_summary(messages[i])), None)
+    if summary is not None:
         after_summary = messages[summary + 1:]
         return (PRE_TURN if any(R.is_user_prompt(m) for m in after_summary) else None), last
     after = messages[last + 1:] if last is not None else messages
@@ -129,7 +131,7 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
         how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
                f"{_fmt(added)} for the {len(messages) - at - 1} item(s) since")
     else:
-        added = total = system_tokens(ctx.system) + sum(map(R.message_tokens, messages))
+        added = total = system_tokens(ctx.system) + ctx.meter.total(messages, CodexTokens.figure_name, _figure)
         how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
     v = {"phase": phase, "last_reported_total": reported, "reported_at": at, "estimated_since": added,
          "total_usage_tokens": total, "auto_compact_limit": lim, "last_response": last}

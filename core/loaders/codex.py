@@ -120,6 +120,7 @@ class _Items:
         self.msgs: list = []
         self.meta: list[MessageMeta] = []
         self.open: int | None = None           # index of the assistant message still taking items
+        self.responses = 0                     # assistant messages made (model responses and re-sent ones)
         self.skipped: Counter = Counter()
 
     def close(self) -> None:
@@ -130,6 +131,7 @@ class _Items:
             self.msgs.append({"role": "assistant", "content": None})
             self.meta.append(MessageMeta(prov, ts, uuid=uid if isinstance(uid, str) else None))
             self.open = len(self.msgs) - 1
+            self.responses += 1
         mm = self.meta[self.open]
         if mm.provenance is not None and prov.line > mm.provenance.line:
             mm.provenance = Provenance(prov.path, mm.provenance.line, prov.line, mm.provenance.note)
@@ -214,6 +216,10 @@ class _Reader:
         self.usage_records = False
         self.pending_reply: dict | None = None      # the answer to a compaction request, until its compacted line
         self.after_output = False                   # the last item was a tool output (a compaction now is mid turn)
+        self.by_id: dict = {}                       # item id -> first message (what a compaction may re-send)
+        self.by_content: dict = {}                  # a message's JSON -> first message with it
+        self.indexed = 0                            # messages indexed so far
+        self.calls_at_event = 0                     # model responses when the last compaction was read
 
     # one record
     def record(self, n: int, rec: Any) -> None:
@@ -309,8 +315,7 @@ class _Reader:
         if not self.events or self.events[-1].post_tokens is not None:
             return False
         ev = self.events[-1]
-        if last[0].context_tokens == 0 and last[1] > 0 and not any(
-                m.get("role") == "assistant" for m in self.items.msgs[ev.message_index:]):
+        if last[0].context_tokens == 0 and last[1] > 0 and self.items.responses == self.calls_at_event:
             ev.post_tokens = last[1]
             return True
         return False
@@ -354,6 +359,7 @@ class _Reader:
         if start < len(it.msgs):
             self.segments.append(start)
         self.after_output = False
+        self.calls_at_event = it.responses
 
     def _figure_before(self, seg_start: int) -> tuple[int | None, int]:
         """What Codex checked before compacting: the last response's reported ``total_tokens`` and its estimate of
@@ -416,14 +422,14 @@ class _Reader:
         """Each message of the new segment that repeats an earlier one: ``copy_of`` (by item id, else by role and
         content); the summary: ``compaction_summary``. Returns the summary's index."""
         it = self.items
-        by_id: dict = {}
-        by_content: dict = {}
-        for i in range(start):
-            if "copy_of" in it.meta[i].extra:
+        by_id, by_content = self.by_id, self.by_content
+        for i in range(self.indexed, start):          # the messages before, indexed once for every compaction
+            if "copy_of" in it.meta[i].extra or it.meta[i].extra.get("compaction_summary"):
                 continue
             if it.meta[i].uuid:
                 by_id.setdefault(it.meta[i].uuid, i)
             by_content.setdefault(_key(it.msgs[i]), i)
+        self.indexed = len(it.msgs)
         summary = None
         for i in range(start, len(it.msgs)):
             mm, m = it.meta[i], it.msgs[i]
