@@ -502,3 +502,14 @@ def test_right_after_a_compaction_the_turn_goes_on_without_a_check():
     nxt = compacted + [{"role": "user", "content": "a new request"}]
     check = _engine_run(nxt, {"model_auto_compact_token_limit": 1}).steps[0]
     assert check.vars["phase"] == "pre_turn" and check.triggered
+
+
+def test_before_a_turn_the_new_input_is_not_in_the_figure_yet():
+    """codex-cli 0.171.0 checks before it records the new prompt (a resumed session at 7,000 tokens: the CLI did not
+    compact at 6,975 + the prompt's 27)."""
+    msgs, usage = _turns(1)
+    msgs = msgs + [{"role": "assistant", "content": "done"}, {"role": "user", "content": "and now this"}]
+    usage[id(msgs[-2])] = 9000
+    check = _engine_run(msgs, {"model_auto_compact_token_limit": 9001}, usage).steps[0]
+    assert check.vars["phase"] == "pre_turn" and check.vars["total_usage_tokens"] == 9000 and not check.triggered
+    assert _engine_run(msgs, {"model_auto_compact_token_limit": 9000}, usage).steps[0].triggered

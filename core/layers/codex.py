@@ -126,10 +126,13 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
     lim = R.limit(int(ctx.p("model_auto_compact_token_limit", 0) or 0), int(ctx.p("model_context_window", 0) or 0))
     at, reported = last_reported(messages, ctx.meta)
     if reported is not None and at is not None:
-        added = sum(R.message_tokens(m) for m in messages[at + 1:])
+        since = messages[at + 1:]
+        if phase == PRE_TURN:       # the CLI checks before it records the new turn's input (codex-cli 0.171.0)
+            since = [m for m in since if m.get("role") != "user"]
+        added = sum(R.message_tokens(m) for m in since)
         total = reported + added
         how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
-               f"{_fmt(added)} for the {len(messages) - at - 1} item(s) since")
+               f"{_fmt(added)} for the {len(since)} item(s) since")
     else:
         added = total = system_tokens(ctx.system) + ctx.meter.total(messages, CodexTokens.figure_name, _figure)
         how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
