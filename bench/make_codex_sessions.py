@@ -68,8 +68,9 @@ def make_project(root: Path, seed: int) -> None:
 class Fake:
     """The scripted model of one session, and its request log."""
 
-    def __init__(self, log: Path, script: list[str], max_requests: int):
+    def __init__(self, log: Path, script: list[str], max_requests: int, final_input: int = 0):
         self.log, self.script, self.max_requests = log, script, max_requests
+        self.final_input = final_input          # a turn's last answer reports at least this input (0: as measured)
         self.index = self.step = 0
         self.lock = threading.Lock()
 
@@ -92,6 +93,8 @@ class Fake:
                 kind, output = "step", [self._message(f"msg_{self.index:03d}", "Done: the repository is a small "
                                                                                "inventory tool.")]
             inp = 1000 + len(json.dumps(items)) // 4
+            if kind == "step" and output[0]["type"] == "message":
+                inp = max(inp, self.final_input)
             usage = {"input_tokens": inp, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 60,
                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": inp + 60}
             rec = {"t": time.time(), "request_index": self.index, "path": path, "kind": kind,
@@ -174,7 +177,8 @@ def run_session(codex: Path, out: Path, k: int, limit: int, args) -> Path:
         home, work = Path(tmp) / "codex-home", Path(tmp) / "work"
         home.mkdir()
         make_project(work, k)
-        fake = Fake(folder / "requests.jsonl", SCRIPT[:7 + 5 * (k % 2)], args.max_requests)
+        fake = Fake(folder / "requests.jsonl", SCRIPT[:7 + 5 * (k % 2)], args.max_requests,
+                    limit + 500 if args.full_turn_end else 0)
         server = serve(fake)
         try:
             (home / "config.toml").write_text(config(server.server_address[1], limit))
@@ -260,6 +264,8 @@ def main() -> int:
     ap.add_argument("--codex", type=Path, help="the codex binary (default: npm install @openai/codex@0.171.0)")
     ap.add_argument("--timeout", type=float, default=180)
     ap.add_argument("--max-requests", type=int, default=40)
+    ap.add_argument("--full-turn-end", action="store_true", help="each turn's last answer reports 500 tokens over "
+                                                                  "the limit (the next turn then compacts first)")
     ap.add_argument("--turns", type=int, default=1, help="user turns a session (each after the first: codex exec "
                                                           "resume --last with a new prompt)")
     ap.add_argument("--isolate", action="store_true", help="run inside unshare -rn (loopback only)")

@@ -154,7 +154,8 @@ def test_the_replay_with_the_real_settings_compacts_where_the_cli_did(corpus, d)
         trace = r.traces[k]
         by = {s.layer: s for s in trace.steps}
         # the compaction request is the CLI's: the same items, then the prompt (ours after its first sentence)
-        request = _context_items(by["codex_compact_request"].messages)
+        step = by["codex_compact_request"]
+        request = _context_items(step.messages[:step.vars["request_items"]])
         sent = _request_items(summaries[n]["body"]["input"])[1:]
         assert _no_summary_text(request[:-1]) == _no_summary_text(sent[:-1])
         assert request[-1][:2] == ("message", "user") and request[-1][2].startswith(R.PROMPT_OPENING)
@@ -470,8 +471,10 @@ def test_before_a_turn_the_new_prompt_follows_the_compaction():
     assert by["codex_token_check"].vars["phase"] == "pre_turn"
     assert by["codex_compact_request"].vars["request_items"] == len(msgs)      # the history + the prompt
     out = tr.output
-    assert R.text_of(out[-1]) == "and now this" and R.is_summary(out[2])
-    assert [R.text_of(m)[:8] for m in out[:2]] == ["prompt 0", "prompt 1"]
+    # as codex-cli 0.171.0 compacts before a turn: the initial context before the last kept prompt, then the summary,
+    # then the new prompt
+    assert [R.text_of(m)[:8] for m in out] == ["prompt 0", "<permiss", "<environ", "prompt 1", R.SUMMARY_PREFIX[:8],
+                                               "and now "]
 
 
 def test_a_rollout_being_written_is_followed_through_its_compaction(tmp_path):

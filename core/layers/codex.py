@@ -256,14 +256,10 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
     origin.append(None)
     ctx_at = R.initial_context(request)
     context = [request[i] for i in ctx_at]
-    if p["phase"] == MID_TURN:
-        new, at = R.insert_before_last_prompt(new, context)
-        origin = origin[:at] + ctx_at + origin[at:]
-        where = "before the last user message (mid turn)"
-    else:
-        at = len(new)
-        new, origin = new + context, origin + ctx_at
-        where = "after the summary, re-sent for the turn that follows"
+    # mid turn (InitialContextInjection::BeforeLastUserMessage), and as codex-cli 0.171.0 does before a turn too
+    new, at = R.insert_before_last_prompt(new, context)
+    origin = origin[:at] + ctx_at + origin[at:]
+    where = "before the last user message"
     if trailing:
         tail = [at_prompt + 1 + k for k, m in enumerate(trailing) if not R.is_initial_context(m)]
         new, origin = new + [messages[i] for i in tail], origin + tail
