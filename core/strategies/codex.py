@@ -78,8 +78,10 @@ def _evidence(conversation) -> tuple[list, list]:
         compacted = b < len(msgs)
         for k, m in enumerate(seg):
             mm = meta[a + k] if a + k < len(meta) else None
-            total = mm.extra.get("total_tokens") if mm is not None and m.get("role") == "assistant" else None
-            if not isinstance(total, int) or "copy_of" in mm.extra:
+            if mm is None or m.get("role") != "assistant" or "copy_of" in mm.extra:
+                continue
+            total = mm.extra.get("total_tokens")
+            if not isinstance(total, int):
                 continue
             if m.get("tool_calls"):
                 nxt = next((j for j in range(k + 1, len(seg)) if seg[j].get("role") != "tool"), len(seg))
