@@ -15,6 +15,7 @@ import pytest
 from compactscope.core.contexts import call_context, call_indices
 from compactscope.core.layers import codex_rules as R
 from compactscope.core.loaders import LoadError, detect, load, not_transcript
+from compactscope.core.loaders.side_files import REQUEST_LOG, TEXT_DOCUMENT
 from compactscope.core.replay import replay
 from compactscope.core.strategies import get, infer_params
 
@@ -30,7 +31,7 @@ def _sessions() -> list[Path]:
         return []
     out = []
     for d in sorted(p for p in root.iterdir() if p.is_dir()):
-        logs = [p for p in d.iterdir() if p.is_file() and not_transcript(p).startswith("an HTTP request log")]
+        logs = [p for p in d.iterdir() if p.is_file() and not_transcript(p) == REQUEST_LOG]
         rollouts = [p for p in d.iterdir() if p.is_file() and not not_transcript(p) and detect(p) == "codex-rollout"]
         if len(logs) == 1 and len(rollouts) == 1:
             out.append(d)
@@ -206,7 +207,7 @@ def test_inferred_settings_reproduce_the_session(corpus, d, tmp_path, monkeypatc
 def test_request_logs_and_readmes_are_not_transcripts(corpus):
     root = CORPUS / "codex-cli"
     readme = next(p for p in root.iterdir() if p.is_file())
-    assert not_transcript(readme).startswith("a text document")
+    assert not_transcript(readme) == TEXT_DOCUMENT
     for d in SESSIONS:
         rollout, _ = _files(d)
         log = next(p for p in d.iterdir() if p.is_file() and p != rollout)
