@@ -517,3 +517,27 @@ def test_before_a_turn_the_new_input_is_not_in_the_figure_yet():
     check = _engine_run(msgs, {"model_auto_compact_token_limit": 9001}, usage).steps[0]
     assert check.vars["phase"] == "pre_turn" and check.vars["total_usage_tokens"] == 9000 and not check.triggered
     assert _engine_run(msgs, {"model_auto_compact_token_limit": 9000}, usage).steps[0].triggered
+
+
+def test_state_markers_are_read_past_and_the_bare_era_loads(tmp_path):
+    lines = _session(*_tool_round(0, 500))
+    lines.insert(3, json.dumps({"record_type": "state"}))
+    res = load(_write(tmp_path, lines))
+    assert not res.problems and len(call_indices(res.main)) == 1
+    # codex-cli before about September 2025: a bare header line, then the items without envelope
+    bare = [json.dumps({"id": "old-1", "timestamp": "2025-08-01T10:00:00Z", "instructions": "Old instructions",
+                        "git": {"branch": "main"}}),
+            json.dumps({"record_type": "state"}),
+            json.dumps(_msg("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")),
+            json.dumps(_msg("user", "list the files")),
+            json.dumps({"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{\"command\": [\"ls\"]}"}),
+            json.dumps({"type": "function_call_output", "call_id": "c1", "output": "a.py"}),
+            json.dumps({"record_type": "state"}),
+            json.dumps(_msg("assistant", "one file"))]
+    p = _write(tmp_path, bare, "old.jsonl")
+    res = load(p)
+    conv = res.main
+    assert detect(p) == "codex-rollout" and not res.problems
+    assert conv.system == "Old instructions" and conv.title == "old-1"
+    assert [m["role"] for m in conv.messages] == ["user", "user", "assistant", "tool", "assistant"]
+    assert conv.messages[2]["tool_calls"][0]["function"]["name"] == "shell" and conv.messages[4]["content"] == "one file"

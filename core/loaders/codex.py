@@ -19,7 +19,9 @@
   Codex rebuilds from it, marked ``reconstructed``. The ``item_completed`` event of a ``ContextCompaction`` item
   (and the older ``context_compacted`` event) is noted on the event.
 
-Other records (``world_state``, other events) are read past. A broken line, a record that is not an object or
+Other records (``world_state``, other events, ``{"record_type": "state"}`` markers) are read past. A rollout of the
+bare era (codex-cli before about September 2025: a first line ``{id, timestamp, instructions}``, then the items
+without envelope) loads the same way. A broken line, a record that is not an object or
 has no type, an item of an unknown type: a problem with its line, the rest loads.
 """
 from __future__ import annotations
@@ -44,6 +46,7 @@ OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 OPAQUE_ITEMS = frozenset({"web_search_call", "image_generation_call", "tool_search_call", "tool_search_output",
                           "ghost_snapshot", "other"})
 SUMMARY_ITEMS = frozenset({"compaction", "context_compaction", "compaction_summary"})
+ITEM_TYPES = CALL_ITEMS | OUTPUT_ITEMS | OPAQUE_ITEMS | {"message", "reasoning"}
 
 
 def sniff(probe: Probe) -> bool:
@@ -53,7 +56,21 @@ def sniff(probe: Probe) -> bool:
     if not recs:
         v = probe.first_line_value()
         recs = [v] if isinstance(v, dict) else []
-    return any(r.get("type") in _KEY_TYPES and isinstance(r.get("payload"), dict) for r in recs)
+    if any(r.get("type") in _KEY_TYPES and isinstance(r.get("payload"), dict) for r in recs):
+        return True
+    return bool(recs) and _legacy_header(recs[0]) and any(_bare(r) for r in recs[1:])
+
+
+def _legacy_header(r: dict) -> bool:
+    """The first line of a rollout of the bare era (codex-cli before about September 2025): ``{id, timestamp,
+    instructions, git?}``, no envelope."""
+    return "type" not in r and "payload" not in r and isinstance(r.get("id"), str) and "timestamp" in r \
+        and "instructions" in r
+
+
+def _bare(r: dict) -> bool:
+    """A line of the bare era: a Responses item without envelope, or a ``{"record_type": "state"}`` marker."""
+    return r.get("record_type") == "state" or (r.get("type") in ITEM_TYPES and "payload" not in r)
 
 
 # ------------------------------------------------------------------ items -> messages
@@ -220,6 +237,7 @@ class _Reader:
         self.by_content: dict = {}                  # a message's JSON -> first message with it
         self.indexed = 0                            # messages indexed so far
         self.calls_at_event = 0                     # model responses when the last compaction was read
+        self.first_line = 0                         # the line number of the first record
 
     # one record
     def record(self, n: int, rec: Any) -> None:
@@ -227,6 +245,14 @@ class _Reader:
             self.problems.append(Problem(self.path, n, "this line is not a JSON object: skipped", "error"))
             return
         t, payload = rec.get("type"), rec.get("payload")
+        if rec.get("record_type") == "state" and t is None:
+            return                                   # Codex's bookkeeping marker: nothing the model saw
+        if n == self.first_line and _legacy_header(rec):
+            self._session_meta(n, rec, None, rec)
+            return
+        if payload is None and t in ITEM_TYPES:      # the bare era: items without an envelope
+            self._response_item(n, rec, parse_timestamp(rec.get("timestamp")), {})
+            return
         if not isinstance(t, str) or not isinstance(payload, dict):
             self.problems.append(Problem(self.path, n, "a record without a \"type\" and a \"payload\" object: skipped",
                                          "error"))
@@ -242,7 +268,7 @@ class _Reader:
         if not self.session:
             self.session = {k: p[k] for k in ("id", "session_id", "cwd", "originator", "cli_version", "source",
                                               "model_provider", "timestamp") if isinstance(p.get(k), (str, int))}
-            bi = p.get("base_instructions")
+            bi = p.get("base_instructions", p.get("instructions"))       # ("instructions" before 2026)
             text = bi.get("text") if isinstance(bi, dict) else bi if isinstance(bi, str) else None
             if isinstance(text, str):
                 self.session["base_instructions"] = text
@@ -486,6 +512,7 @@ def load(probe: Probe) -> LoadResult:
         except (RecursionError, *JSONDecodeError):
             reader.problems.append(Problem(reader.path, n, "broken JSON on this line: skipped", "error"))
             continue
+        reader.first_line = reader.first_line or n
         reader.record(n, rec)
     conv = reader.conversation()
     return LoadResult(reader.path, FORMAT, [conv], conv.problems)
