@@ -530,7 +530,8 @@ def test_state_markers_are_read_past_and_the_bare_era_loads(tmp_path):
             json.dumps({"record_type": "state"}),
             json.dumps(_msg("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")),
             json.dumps(_msg("user", "list the files")),
-            json.dumps({"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{\"command\": [\"ls\"]}"}),
+            json.dumps({"type": "function_call", "name": "shell", "call_id": "c1",
+                        "arguments": json.dumps({"command": ["ls"]})}),
             json.dumps({"type": "function_call_output", "call_id": "c1", "output": "a.py"}),
             json.dumps({"record_type": "state"}),
             json.dumps(_msg("assistant", "one file"))]
@@ -540,4 +541,5 @@ def test_state_markers_are_read_past_and_the_bare_era_loads(tmp_path):
     assert detect(p) == "codex-rollout" and not res.problems
     assert conv.system == "Old instructions" and conv.title == "old-1"
     assert [m["role"] for m in conv.messages] == ["user", "user", "assistant", "tool", "assistant"]
-    assert conv.messages[2]["tool_calls"][0]["function"]["name"] == "shell" and conv.messages[4]["content"] == "one file"
+    assert conv.messages[2]["tool_calls"][0]["function"]["name"] == "shell"
+    assert conv.messages[4]["content"] == "one file"
