@@ -56,9 +56,15 @@ def sniff(probe: Probe) -> bool:
     if not recs:
         v = probe.first_line_value()
         recs = [v] if isinstance(v, dict) else []
-    if any(r.get("type") in _KEY_TYPES and isinstance(r.get("payload"), dict) for r in recs):
+    if any(_kind(r) in _KEY_TYPES and isinstance(r.get("payload"), dict) for r in recs):
         return True
     return bool(recs) and _legacy_header(recs[0]) and any(_bare(r) for r in recs[1:])
+
+
+def _kind(item: Any) -> str | None:
+    """An item's or record's ``type`` when it is a string (a file may hold anything there)."""
+    t = item.get("type") if isinstance(item, dict) else None
+    return t if isinstance(t, str) else None
 
 
 def _legacy_header(r: dict) -> bool:
@@ -70,7 +76,7 @@ def _legacy_header(r: dict) -> bool:
 
 def _bare(r: dict) -> bool:
     """A line of the bare era: a Responses item without envelope, or a ``{"record_type": "state"}`` marker."""
-    return r.get("record_type") == "state" or (r.get("type") in ITEM_TYPES and "payload" not in r)
+    return r.get("record_type") == "state" or (_kind(r) in ITEM_TYPES and "payload" not in r)
 
 
 # ------------------------------------------------------------------ items -> messages
@@ -104,7 +110,7 @@ def output_text(output: Any) -> str:
             return output_text(inner)
         return json.dumps(output, ensure_ascii=False)
     if isinstance(output, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in output)
+        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in output)
     return "" if output is None else json.dumps(output, ensure_ascii=False)
 
 
@@ -156,7 +162,7 @@ class _Items:
 
     def add(self, item: dict, prov: Provenance, ts: float | None) -> str | None:
         """Map one item; the problem in words when it is not one Compactscope knows."""
-        t = item.get("type")
+        t = _kind(item)
         if t == "message":
             return self._message(item, prov, ts)
         if t in OUTPUT_ITEMS:
@@ -250,7 +256,7 @@ class _Reader:
         if n == self.first_line and _legacy_header(rec):
             self._session_meta(n, rec, None, rec)
             return
-        if payload is None and t in ITEM_TYPES:      # the bare era: items without an envelope
+        if payload is None and _kind(rec) in ITEM_TYPES:      # the bare era: items without an envelope
             self._response_item(n, rec, parse_timestamp(rec.get("timestamp")), {})
             return
         if not isinstance(t, str) or not isinstance(payload, dict):
@@ -295,8 +301,8 @@ class _Reader:
         problem = self.items.add(p, prov, ts)
         if problem:
             self.problems.append(Problem(self.path, n, problem))
-        elif p.get("type") in OUTPUT_ITEMS or p.get("type") == "message" and p.get("role") == "user":
-            self.after_output = p.get("type") in OUTPUT_ITEMS
+        elif _kind(p) in OUTPUT_ITEMS or _kind(p) == "message" and p.get("role") == "user":
+            self.after_output = _kind(p) in OUTPUT_ITEMS
 
     def _token_usage_record(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         self.usage_records = True
@@ -416,7 +422,7 @@ class _Reader:
             if not isinstance(item, dict):
                 self.problems.append(Problem(self.path, n, f"replacement_history[{k}] is not an object: skipped"))
                 continue
-            if item.get("type") in SUMMARY_ITEMS:
+            if _kind(item) in SUMMARY_ITEMS:
                 enc = item.get("encrypted_content")
                 it.close()
                 it.msgs.append({"role": "user", "content": f"[{item.get('type')}: an encrypted summary of "
