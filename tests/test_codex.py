@@ -543,3 +543,19 @@ def test_state_markers_are_read_past_and_the_bare_era_loads(tmp_path):
     assert [m["role"] for m in conv.messages] == ["user", "user", "assistant", "tool", "assistant"]
     assert conv.messages[2]["tool_calls"][0]["function"]["name"] == "shell"
     assert conv.messages[4]["content"] == "one file"
+
+
+@needs_corpus
+def test_the_window_model_opens_a_rollout_at_its_last_context_and_compacts_segment_0(corpus, tmp_path, monkeypatch):
+    from compactscope.core.session import Session
+    from compactscope.core.workspace import Workspace
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-home"))
+    rollout, reqs = _files(SESSIONS[-1])
+    s = Session(Workspace(tmp_path / "ws"))
+    assert s.open(str(rollout)) and s.error is None
+    assert s.strategy.name == "codex" and s.segment == len(_compacted_before(reqs))       # the last context
+    assert s.params["model_context_window"] == 200_000 and "inferred" in s.status_text()
+    assert [x.label for x in s.stages()] == ["Original", "L1 token check", "L2 compact request", "L3 new history"]
+    s.set_segment(0)                      # the context the CLI compacted: the pipeline compacts it too
+    assert [x.status for x in s.stages()[1:]] == ["unchanged", "changed", "changed"]
+    assert s.chart().threshold == s.params["model_auto_compact_token_limit"] and s.chart().unit == "tokens"
