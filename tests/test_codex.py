@@ -230,8 +230,9 @@ def test_info_check_run_and_report_open_a_rollout(corpus, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "strategy codex" in out
     report = tmp_path / "r.html"
-    assert main(["report", str(rollout), "-o", str(report)]) == 0
-    assert report.stat().st_size > 1000
+    assert main(["report", str(rollout), "--segment", "0", "--replay", "-o", str(report)]) == 0
+    html = report.read_text(encoding="utf-8")
+    assert "codex_build_history" in html and "compaction request: 10 items" in html and R.SUMMARY_PREFIX[:40] in html
 
 
 # ---------------------------------------------------------------- loader units on rollouts made here
