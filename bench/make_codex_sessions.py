@@ -5,7 +5,8 @@
 
 Each session: a scratch Python project, ``$CODEX_HOME/config.toml`` naming a provider ``fake`` on 127.0.0.1 (so
 Codex compacts locally), ``model_context_window = 200000`` and the session's ``model_auto_compact_token_limit``;
-then ``codex exec --json`` with one prompt. The fake streams a scripted list of ``exec_command`` calls (the CLI
+then ``codex exec --json`` with one prompt (and with ``--turns N`` each further turn a ``codex exec resume --last``
+with a new prompt, in the same rollout). The fake streams a scripted list of ``exec_command`` calls (the CLI
 really runs them in the scratch project), answers a compaction request (its last user message opens with the
 compaction prompt) with a handoff summary, and reports ``input_tokens = 1000 + len(JSON(input)) / 4``. Every
 request is logged to ``requests.jsonl`` (index, kind, the usage reported, the output, headers, body), as in
@@ -36,6 +37,7 @@ from pathlib import Path
 COMPACTION_OPENING = "You are performing a CONTEXT CHECKPOINT COMPACTION"
 PROMPTS = ["Explore this repository and describe its layout.",
            "Audit every file in this project and list anything suspicious."]
+FOLLOW_UPS = ["Now look at the notes too.", "Check the data file once more."]
 SCRIPT = ["ls -la", "cat README.md", "cat src/inventory.py", "wc -l data.csv", "cat docs/notes_0.txt",
           "cat src/report.py", "head -30 data.csv", "cat docs/notes_1.txt", "cat docs/notes_2.txt", "ls -R",
           "grep -n add_item src/inventory.py", "tail -20 data.csv"]
@@ -66,8 +68,9 @@ def make_project(root: Path, seed: int) -> None:
 class Fake:
     """The scripted model of one session, and its request log."""
 
-    def __init__(self, log: Path, script: list[str], max_requests: int):
+    def __init__(self, log: Path, script: list[str], max_requests: int, final_input: int = 0):
         self.log, self.script, self.max_requests = log, script, max_requests
+        self.final_input = final_input          # a turn's last answer reports at least this input (0: as measured)
         self.index = self.step = 0
         self.lock = threading.Lock()
 
@@ -90,6 +93,8 @@ class Fake:
                 kind, output = "step", [self._message(f"msg_{self.index:03d}", "Done: the repository is a small "
                                                                                "inventory tool.")]
             inp = 1000 + len(json.dumps(items)) // 4
+            if kind == "step" and output[0]["type"] == "message":
+                inp = max(inp, self.final_input)
             usage = {"input_tokens": inp, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 60,
                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": inp + 60}
             rec = {"t": time.time(), "request_index": self.index, "path": path, "kind": kind,
@@ -172,13 +177,20 @@ def run_session(codex: Path, out: Path, k: int, limit: int, args) -> Path:
         home, work = Path(tmp) / "codex-home", Path(tmp) / "work"
         home.mkdir()
         make_project(work, k)
-        fake = Fake(folder / "requests.jsonl", SCRIPT[:7 + 5 * (k % 2)], args.max_requests)
+        fake = Fake(folder / "requests.jsonl", SCRIPT[:7 + 5 * (k % 2)], args.max_requests,
+                    limit + 500 if args.full_turn_end else 0)
         server = serve(fake)
         try:
             (home / "config.toml").write_text(config(server.server_address[1], limit))
             env = {**os.environ, "CODEX_HOME": str(home), "HOME": tmp, "NO_COLOR": "1"}
             cmd = [str(codex), "exec", "--json", "--skip-git-repo-check", "-C", str(work), PROMPTS[k % len(PROMPTS)]]
             subprocess.run(cmd, env=env, capture_output=True, timeout=args.timeout, check=False)
+            for turn in range(1, args.turns):        # more user turns: the same session resumed with a new prompt
+                with fake.lock:
+                    fake.step, fake.script = 0, SCRIPT[turn * 3 % len(SCRIPT):][:4]
+                cmd = [str(codex), "exec", "--json", "--skip-git-repo-check", "-C", str(work), "resume", "--last",
+                       FOLLOW_UPS[(turn - 1) % len(FOLLOW_UPS)]]
+                subprocess.run(cmd, env=env, capture_output=True, timeout=args.timeout, check=False)
         except subprocess.TimeoutExpired:
             print(f"codex-{k + 1:02d}: the CLI did not end within {args.timeout} s")
         finally:
@@ -252,6 +264,10 @@ def main() -> int:
     ap.add_argument("--codex", type=Path, help="the codex binary (default: npm install @openai/codex@0.171.0)")
     ap.add_argument("--timeout", type=float, default=180)
     ap.add_argument("--max-requests", type=int, default=40)
+    ap.add_argument("--full-turn-end", action="store_true", help="each turn's last answer reports 500 tokens over "
+                                                                  "the limit (the next turn then compacts first)")
+    ap.add_argument("--turns", type=int, default=1, help="user turns a session (each after the first: codex exec "
+                                                          "resume --last with a new prompt)")
     ap.add_argument("--isolate", action="store_true", help="run inside unshare -rn (loopback only)")
     ap.add_argument("--server-only", action="store_true", help="exercise the fake server alone, no CLI")
     ap.add_argument("--requests", type=int, default=3)

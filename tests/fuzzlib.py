@@ -258,7 +258,8 @@ def builtin_seeds() -> list[Seed]:
 CORPUS_PREFIXES = [("entireio-cli/a6-e4c2a0fbd1-0-full.jsonl", 40), ("entireio-cli/10-a740e118e0-0-full.jsonl", 30),
                    ("entireio-cli/37-995ebed6e4-2-full.jsonl", 30),
                    ("claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", 29),
-                   ("claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", 25)]
+                   ("claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", 25),
+                   ("codex-cli/codex-01/rollout-2026-12-01T20-16-50-01a23340-beea-7b81-8b80-1fad83e190ae.jsonl", 36)]
 CORPUS_DOCS = ["swe-agent/function_calling_simple.traj.json", "learn-claude-code/s01.json",
                "entireio-cli/ab-2b9748b105-0-full.jsonl", "inspect_ai/2025-05-12T20-27-36-04-00_browser.json"]
 

@@ -15,6 +15,7 @@ import pytest
 from compactscope.core.model.contexts import call_context, call_indices
 from compactscope.core.layers import codex_rules as R
 from compactscope.core.loaders import LoadError, detect, load, not_transcript
+from compactscope.core.loaders.side_files import REQUEST_LOG, TEXT_DOCUMENT
 from compactscope.core.replay import replay
 from compactscope.core.strategies import get, infer_params
 
@@ -30,7 +31,7 @@ def _sessions() -> list[Path]:
         return []
     out = []
     for d in sorted(p for p in root.iterdir() if p.is_dir()):
-        logs = [p for p in d.iterdir() if p.is_file() and not_transcript(p).startswith("an HTTP request log")]
+        logs = [p for p in d.iterdir() if p.is_file() and not_transcript(p) == REQUEST_LOG]
         rollouts = [p for p in d.iterdir() if p.is_file() and not not_transcript(p) and detect(p) == "codex-rollout"]
         if len(logs) == 1 and len(rollouts) == 1:
             out.append(d)
@@ -154,7 +155,8 @@ def test_the_replay_with_the_real_settings_compacts_where_the_cli_did(corpus, d)
         trace = r.traces[k]
         by = {s.layer: s for s in trace.steps}
         # the compaction request is the CLI's: the same items, then the prompt (ours after its first sentence)
-        request = _context_items(by["codex_compact_request"].messages)
+        step = by["codex_compact_request"]
+        request = _context_items(step.messages[:step.vars["request_items"]])
         sent = _request_items(summaries[n]["body"]["input"])[1:]
         assert _no_summary_text(request[:-1]) == _no_summary_text(sent[:-1])
         assert request[-1][:2] == ("message", "user") and request[-1][2].startswith(R.PROMPT_OPENING)
@@ -205,7 +207,7 @@ def test_inferred_settings_reproduce_the_session(corpus, d, tmp_path, monkeypatc
 def test_request_logs_and_readmes_are_not_transcripts(corpus):
     root = CORPUS / "codex-cli"
     readme = next(p for p in root.iterdir() if p.is_file())
-    assert not_transcript(readme).startswith("a text document")
+    assert not_transcript(readme) == TEXT_DOCUMENT
     for d in SESSIONS:
         rollout, _ = _files(d)
         log = next(p for p in d.iterdir() if p.is_file() and p != rollout)
@@ -228,8 +230,9 @@ def test_info_check_run_and_report_open_a_rollout(corpus, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "strategy codex" in out
     report = tmp_path / "r.html"
-    assert main(["report", str(rollout), "-o", str(report)]) == 0
-    assert report.stat().st_size > 1000
+    assert main(["report", str(rollout), "--segment", "0", "--replay", "-o", str(report)]) == 0
+    html = report.read_text(encoding="utf-8")
+    assert "codex_build_history" in html and "compaction request: 10 items" in html and R.SUMMARY_PREFIX[:40] in html
 
 
 # ---------------------------------------------------------------- loader units on rollouts made here
@@ -470,8 +473,10 @@ def test_before_a_turn_the_new_prompt_follows_the_compaction():
     assert by["codex_token_check"].vars["phase"] == "pre_turn"
     assert by["codex_compact_request"].vars["request_items"] == len(msgs)      # the history + the prompt
     out = tr.output
-    assert R.text_of(out[-1]) == "and now this" and R.is_summary(out[2])
-    assert [R.text_of(m)[:8] for m in out[:2]] == ["prompt 0", "prompt 1"]
+    # as codex-cli 0.171.0 compacts before a turn: the initial context before the last kept prompt, then the summary,
+    # then the new prompt
+    assert [R.text_of(m)[:8] for m in out] == ["prompt 0", "<permiss", "<environ", "prompt 1", R.SUMMARY_PREFIX[:8],
+                                               "and now "]
 
 
 def test_a_rollout_being_written_is_followed_through_its_compaction(tmp_path):
@@ -502,3 +507,56 @@ def test_right_after_a_compaction_the_turn_goes_on_without_a_check():
     nxt = compacted + [{"role": "user", "content": "a new request"}]
     check = _engine_run(nxt, {"model_auto_compact_token_limit": 1}).steps[0]
     assert check.vars["phase"] == "pre_turn" and check.triggered
+
+
+def test_before_a_turn_the_new_input_is_not_in_the_figure_yet():
+    """codex-cli 0.171.0 checks before it records the new prompt (a resumed session at 7,000 tokens: the CLI did not
+    compact at 6,975 + the prompt's 27)."""
+    msgs, usage = _turns(1)
+    msgs = msgs + [{"role": "assistant", "content": "done"}, {"role": "user", "content": "and now this"}]
+    usage[id(msgs[-2])] = 9000
+    check = _engine_run(msgs, {"model_auto_compact_token_limit": 9001}, usage).steps[0]
+    assert check.vars["phase"] == "pre_turn" and check.vars["total_usage_tokens"] == 9000 and not check.triggered
+    assert _engine_run(msgs, {"model_auto_compact_token_limit": 9000}, usage).steps[0].triggered
+
+
+def test_state_markers_are_read_past_and_the_bare_era_loads(tmp_path):
+    lines = _session(*_tool_round(0, 500))
+    lines.insert(3, json.dumps({"record_type": "state"}))
+    res = load(_write(tmp_path, lines))
+    assert not res.problems and len(call_indices(res.main)) == 1
+    # codex-cli before about September 2025: a bare header line, then the items without envelope
+    bare = [json.dumps({"id": "old-1", "timestamp": "2025-08-01T10:00:00Z", "instructions": "Old instructions",
+                        "git": {"branch": "main"}}),
+            json.dumps({"record_type": "state"}),
+            json.dumps(_msg("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")),
+            json.dumps(_msg("user", "list the files")),
+            json.dumps({"type": "function_call", "name": "shell", "call_id": "c1",
+                        "arguments": json.dumps({"command": ["ls"]})}),
+            json.dumps({"type": "function_call_output", "call_id": "c1", "output": "a.py"}),
+            json.dumps({"record_type": "state"}),
+            json.dumps(_msg("assistant", "one file"))]
+    p = _write(tmp_path, bare, "old.jsonl")
+    res = load(p)
+    conv = res.main
+    assert detect(p) == "codex-rollout" and not res.problems
+    assert conv.system == "Old instructions" and conv.title == "old-1"
+    assert [m["role"] for m in conv.messages] == ["user", "user", "assistant", "tool", "assistant"]
+    assert conv.messages[2]["tool_calls"][0]["function"]["name"] == "shell"
+    assert conv.messages[4]["content"] == "one file"
+
+
+@needs_corpus
+def test_the_window_model_opens_a_rollout_at_its_last_context_and_compacts_segment_0(corpus, tmp_path, monkeypatch):
+    from compactscope.core.session.model import Session
+    from compactscope.core.files.workspace import Workspace
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-home"))
+    rollout, reqs = _files(SESSIONS[-1])
+    s = Session(Workspace(tmp_path / "ws"))
+    assert s.source.open(str(rollout)) and s.error is None
+    assert s.setup.strategy.name == "codex" and s.source.segment == len(_compacted_before(reqs))       # the last context
+    assert s.setup.params["model_context_window"] == 200_000 and "inferred" in s.view.status_text()
+    assert [x.label for x in s.view.stages()] == ["Original", "L1 token check", "L2 compact request", "L3 new history"]
+    s.source.set_segment(0)                      # the context the CLI compacted: the pipeline compacts it too
+    assert [x.status for x in s.view.stages()[1:]] == ["unchanged", "changed", "changed"]
+    assert s.view.chart().threshold == s.setup.params["model_auto_compact_token_limit"] and s.view.chart().unit == "tokens"

@@ -79,6 +79,10 @@ def system_tokens(system: Any) -> int:
     return 0
 
 
+def _figure(m: Any, meter: Any = None) -> int:
+    return R.message_tokens(m)
+
+
 class CodexTokens:
     """The strategy's token estimator: Codex's own figure for a history (``get_total_token_usage``). Bound to a
     recorded session (``bind``, as the engine does), it is the ``total_tokens`` the last response in the list
@@ -96,19 +100,16 @@ class CodexTokens:
         fn = getattr(conversation, "meta_by_identity", None)
         self._meta = fn() if callable(fn) else {}
 
-    def _figure(self, m: Any, meter: Any = None) -> int:
-        return R.message_tokens(m)
-
     def tokens(self, messages: list, meter: Any = None, *, system: Any = None, tools: Any = None) -> int:
         at, reported = last_reported(messages, self._meta)
         if at is not None and reported is not None:
             return reported + sum(self._size(m, meter) for m in messages[at + 1:])
-        total = meter.total(messages, self.figure_name, self._figure) if meter is not None else \
+        total = meter.total(messages, self.figure_name, _figure) if meter is not None else \
             sum(map(R.message_tokens, messages))
         return total + system_tokens(system)
 
     def _size(self, m: Any, meter: Any) -> int:
-        return meter.figure(m, self.figure_name, self._figure) if meter is not None else R.message_tokens(m)
+        return meter.figure(m, self.figure_name, _figure) if meter is not None else R.message_tokens(m)
 
 
 # ------------------------------------------------------------------ 1. the token check
@@ -118,8 +119,9 @@ def _phase(messages: list) -> tuple[str | None, int | None]:
     or a compaction just replaced the history and the turn goes on with the next request), with the index of
     the last response."""
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
-    summary = next((i for i in range(len(messages) - 1, -1, -1) if R.is_summary(messages[i])), None)
-    if summary is not None and (last is None or last < summary):
+    start = last + 1 if last is not None else 0           # (a summary matters only after the last response)
+    summary = next((i for i in range(len(messages) - 1, start - 1, -1) if R.is_summary(messages[i])), None)
+    if summary is not None:
         after_summary = messages[summary + 1:]
         return (PRE_TURN if any(R.is_user_prompt(m) for m in after_summary) else None), last
     after = messages[last + 1:] if last is not None else messages
@@ -154,12 +156,15 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
     lim = R.limit(int(cfg.model_auto_compact_token_limit or 0), int(cfg.model_context_window or 0))
     at, reported = last_reported(messages, ctx.meta)
     if reported is not None and at is not None:
-        added = sum(R.message_tokens(m) for m in messages[at + 1:])
+        since = messages[at + 1:]
+        if phase == PRE_TURN:       # the CLI checks before it records the new turn's input (codex-cli 0.171.0)
+            since = [m for m in since if m.get("role") != "user"]
+        added = sum(R.message_tokens(m) for m in since)
         total = reported + added
         how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
-               f"{_fmt(added)} for the {len(messages) - at - 1} item(s) since")
+               f"{_fmt(added)} for the {len(since)} item(s) since")
     else:
-        added = total = system_tokens(ctx.system) + sum(map(R.message_tokens, messages))
+        added = total = system_tokens(ctx.system) + ctx.meter.total(messages, CodexTokens.figure_name, _figure)
         how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
     v = {"phase": phase, "last_reported_total": reported, "reported_at": at, "estimated_since": added,
          "total_usage_tokens": total, "auto_compact_limit": lim, "last_response": last}
@@ -283,14 +288,10 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
     origin.append(None)
     ctx_at = R.initial_context(request)
     context = [request[i] for i in ctx_at]
-    if p["phase"] == MID_TURN:
-        new, at = R.insert_before_last_prompt(new, context)
-        origin = origin[:at] + ctx_at + origin[at:]
-        where = "before the last user message (mid turn)"
-    else:
-        at = len(new)
-        new, origin = new + context, origin + ctx_at
-        where = "after the summary, re-sent for the turn that follows"
+    # mid turn (InitialContextInjection::BeforeLastUserMessage), and as codex-cli 0.171.0 does before a turn too
+    new, at = R.insert_before_last_prompt(new, context)
+    origin = origin[:at] + ctx_at + origin[at:]
+    where = "before the last user message"
     if trailing:
         tail = [at_prompt + 1 + k for k, m in enumerate(trailing) if not R.is_initial_context(m)]
         new, origin = new + [messages[i] for i in tail], origin + tail

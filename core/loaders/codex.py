@@ -19,7 +19,9 @@
   Codex rebuilds from it, marked ``reconstructed``. The ``item_completed`` event of a ``ContextCompaction`` item
   (and the older ``context_compacted`` event) is noted on the event.
 
-Other records (``world_state``, other events) are read past. A broken line, a record that is not an object or
+Other records (``world_state``, other events, ``{"record_type": "state"}`` markers) are read past. A rollout of the
+bare era (codex-cli before about September 2025: a first line ``{id, timestamp, instructions}``, then the items
+without envelope) loads the same way. A broken line, a record that is not an object or
 has no type, an item of an unknown type: a problem with its line, the rest loads.
 """
 from __future__ import annotations
@@ -60,6 +62,7 @@ OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 OPAQUE_ITEMS = frozenset({"web_search_call", "image_generation_call", "tool_search_call", "tool_search_output",
                           "ghost_snapshot", "other"})
 SUMMARY_ITEMS = frozenset({"compaction", "context_compaction", "compaction_summary"})
+ITEM_TYPES = CALL_ITEMS | OUTPUT_ITEMS | OPAQUE_ITEMS | {"message", "reasoning"}
 
 
 def sniff(probe: Probe) -> bool:
@@ -69,7 +72,27 @@ def sniff(probe: Probe) -> bool:
     if not recs:
         v = probe.first_line_value()
         recs = [v] if isinstance(v, dict) else []
-    return any(r.get("type") in _KEY_TYPES and isinstance(r.get("payload"), dict) for r in recs)
+    if any(_kind(r) in _KEY_TYPES and isinstance(r.get("payload"), dict) for r in recs):
+        return True
+    return bool(recs) and _legacy_header(recs[0]) and any(_bare(r) for r in recs[1:])
+
+
+def _kind(item: Any) -> str | None:
+    """An item's or record's ``type`` when it is a string (a file may hold anything there)."""
+    t = item.get("type") if isinstance(item, dict) else None
+    return t if isinstance(t, str) else None
+
+
+def _legacy_header(r: dict) -> bool:
+    """The first line of a rollout of the bare era (codex-cli before about September 2025): ``{id, timestamp,
+    instructions, git?}``, no envelope."""
+    return "type" not in r and "payload" not in r and isinstance(r.get("id"), str) and "timestamp" in r \
+        and "instructions" in r
+
+
+def _bare(r: dict) -> bool:
+    """A line of the bare era: a Responses item without envelope, or a ``{"record_type": "state"}`` marker."""
+    return r.get("record_type") == "state" or (_kind(r) in ITEM_TYPES and "payload" not in r)
 
 
 # ------------------------------------------------------------------ items -> messages
@@ -103,7 +126,7 @@ def output_text(output: Any) -> str:
             return output_text(inner)
         return json.dumps(output, ensure_ascii=False)
     if isinstance(output, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in output)
+        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in output)
     return "" if output is None else json.dumps(output, ensure_ascii=False)
 
 
@@ -136,6 +159,7 @@ class _Items:
         self.msgs: list = []
         self.meta: list[MessageMeta] = []
         self.open: int | None = None           # index of the assistant message still taking items
+        self.responses = 0                     # assistant messages made (model responses and re-sent ones)
         self.skipped: Counter = Counter()
 
     def close(self) -> None:
@@ -146,6 +170,7 @@ class _Items:
             self.msgs.append({"role": "assistant", "content": None})
             self.meta.append(MessageMeta(prov, ts, uuid=uid if isinstance(uid, str) else None))
             self.open = len(self.msgs) - 1
+            self.responses += 1
         mm = self.meta[self.open]
         if mm.provenance is not None and prov.line > mm.provenance.line:
             mm.provenance = Provenance(prov.path, mm.provenance.line, prov.line, mm.provenance.note)
@@ -153,7 +178,7 @@ class _Items:
 
     def add(self, item: dict, prov: Provenance, ts: float | None) -> str | None:
         """Map one item; the problem in words when it is not one Compactscope knows."""
-        t = item.get("type")
+        t = _kind(item)
         if t == "message":
             return self._message(item, prov, ts)
         if t in OUTPUT_ITEMS:
@@ -230,6 +255,11 @@ class _Reader:
         self.usage_records = False
         self.pending_reply: dict | None = None      # the answer to a compaction request, until its compacted line
         self.after_output = False                   # the last item was a tool output (a compaction now is mid turn)
+        self.by_id: dict = {}                       # item id -> first message (what a compaction may re-send)
+        self.by_content: dict = {}                  # a message's JSON -> first message with it
+        self.indexed = 0                            # messages indexed so far
+        self.calls_at_event = 0                     # model responses when the last compaction was read
+        self.first_line = 0                         # the line number of the first record
 
     # one record
     def record(self, n: int, rec: Any) -> None:
@@ -237,6 +267,14 @@ class _Reader:
             self.problems.append(Problem(self.path, n, "this line is not a JSON object: skipped", "error"))
             return
         t, payload = rec.get("type"), rec.get("payload")
+        if rec.get("record_type") == "state" and t is None:
+            return                                   # Codex's bookkeeping marker: nothing the model saw
+        if n == self.first_line and _legacy_header(rec):
+            self._session_meta(n, rec, None, rec)
+            return
+        if payload is None and _kind(rec) in ITEM_TYPES:      # the bare era: items without an envelope
+            self._response_item(n, rec, parse_timestamp(rec.get("timestamp")), {})
+            return
         if not isinstance(t, str) or not isinstance(payload, dict):
             self.problems.append(Problem(self.path, n, "a record without a \"type\" and a \"payload\" object: skipped",
                                          "error"))
@@ -252,7 +290,7 @@ class _Reader:
         if not self.session:
             self.session = {k: p[k] for k in ("id", "session_id", "cwd", "originator", "cli_version", "source",
                                               "model_provider", "timestamp") if isinstance(p.get(k), (str, int))}
-            bi = p.get("base_instructions")
+            bi = p.get("base_instructions", p.get("instructions"))       # ("instructions" before 2026)
             text = bi.get("text") if isinstance(bi, dict) else bi if isinstance(bi, str) else None
             if isinstance(text, str):
                 self.session["base_instructions"] = text
@@ -279,8 +317,8 @@ class _Reader:
         problem = self.items.add(p, prov, ts)
         if problem:
             self.problems.append(Problem(self.path, n, problem))
-        elif p.get("type") in OUTPUT_ITEMS or p.get("type") == "message" and p.get("role") == "user":
-            self.after_output = p.get("type") in OUTPUT_ITEMS
+        elif _kind(p) in OUTPUT_ITEMS or _kind(p) == "message" and p.get("role") == "user":
+            self.after_output = _kind(p) in OUTPUT_ITEMS
 
     def _token_usage_record(self, n: int, p: dict, ts: float | None, rec: dict) -> None:
         self.usage_records = True
@@ -325,8 +363,7 @@ class _Reader:
         if not self.events or self.events[-1].post_tokens is not None:
             return False
         ev = self.events[-1]
-        if last[0].context_tokens == 0 and last[1] > 0 and not any(
-                m.get("role") == "assistant" for m in self.items.msgs[ev.message_index:]):
+        if last[0].context_tokens == 0 and last[1] > 0 and self.items.responses == self.calls_at_event:
             ev.post_tokens = last[1]
             return True
         return False
@@ -370,6 +407,7 @@ class _Reader:
         if start < len(it.msgs):
             self.segments.append(start)
         self.after_output = False
+        self.calls_at_event = it.responses
 
     def _figure_before(self, seg_start: int) -> tuple[int | None, int]:
         """What Codex checked before compacting: the last response's reported ``total_tokens`` and its estimate of
@@ -400,7 +438,7 @@ class _Reader:
             if not isinstance(item, dict):
                 self.problems.append(Problem(self.path, n, f"replacement_history[{k}] is not an object: skipped"))
                 continue
-            if item.get("type") in SUMMARY_ITEMS:
+            if _kind(item) in SUMMARY_ITEMS:
                 enc = item.get("encrypted_content")
                 it.close()
                 it.msgs.append({"role": "user", "content": f"[{item.get('type')}: an encrypted summary of "
@@ -432,14 +470,14 @@ class _Reader:
         """Each message of the new segment that repeats an earlier one: ``copy_of`` (by item id, else by role and
         content); the summary: ``compaction_summary``. Returns the summary's index."""
         it = self.items
-        by_id: dict = {}
-        by_content: dict = {}
-        for i in range(start):
-            if "copy_of" in it.meta[i].extra:
+        by_id, by_content = self.by_id, self.by_content
+        for i in range(self.indexed, start):          # the messages before, indexed once for every compaction
+            if "copy_of" in it.meta[i].extra or it.meta[i].extra.get("compaction_summary"):
                 continue
             if it.meta[i].uuid:
                 by_id.setdefault(it.meta[i].uuid, i)
             by_content.setdefault(_key(it.msgs[i]), i)
+        self.indexed = len(it.msgs)
         summary = None
         for i in range(start, len(it.msgs)):
             mm, m = it.meta[i], it.msgs[i]
@@ -496,6 +534,7 @@ def load(probe: Probe) -> LoadResult:
         except (RecursionError, *JSONDecodeError):
             reader.problems.append(Problem(reader.path, n, "broken JSON on this line: skipped", "error"))
             continue
+        reader.first_line = reader.first_line or n
         reader.record(n, rec)
     conv = reader.conversation()
     return LoadResult(reader.path, FORMAT, [conv], conv.problems)

@@ -67,23 +67,30 @@ def _reported_window(conversation) -> int | None:
 
 def _evidence(conversation) -> tuple[list, list]:
     """Codex's figure at each check the session records: (figures where it compacted, figures where it did not).
-    Each check is the last reported total plus Codex's estimate of the items after that response, measured on the
-    real context before each mid-turn request (the compactions: the context they replaced)."""
+    A check follows each response that called tools (its reported total plus Codex's estimate of the outputs) and
+    each response that ended a turn, before the next one (its reported total); a check that closes a segment fired."""
     msgs, meta = conversation.messages, conversation.meta
     starts = sorted(set(conversation.segments or [0]) | {0, len(msgs)})
     fired, quiet = [], []
     for a, b in pairwise(starts):
         seg = msgs[a:b]
+        compacted = b < len(msgs)
         for k, m in enumerate(seg):
-            if m.get("role") != "assistant" or not m.get("tool_calls"):
-                continue
             mm = meta[a + k] if a + k < len(meta) else None
-            total = mm.extra.get("total_tokens") if mm is not None else None
+            if mm is None or m.get("role") != "assistant" or "copy_of" in mm.extra:
+                continue
+            total = mm.extra.get("total_tokens")
             if not isinstance(total, int):
                 continue
-            nxt = next((j for j in range(k + 1, len(seg)) if seg[j].get("role") != "tool"), len(seg))
-            figure = total + sum(R.message_tokens(x) for x in seg[k + 1:nxt])
-            if nxt == len(seg) and b < len(msgs):
+            if m.get("tool_calls"):
+                nxt = next((j for j in range(k + 1, len(seg)) if seg[j].get("role") != "tool"), len(seg))
+                figure = total + sum(R.message_tokens(x) for x in seg[k + 1:nxt])
+            else:                         # the turn ended: the next turn's check, before its prompt is recorded
+                nxt = next((j for j in range(k + 1, len(seg)) if seg[j].get("role") == "user"), len(seg))
+                figure = total
+                if nxt == len(seg) and k + 1 < len(seg):
+                    continue
+            if nxt == len(seg) and compacted:
                 fired.append(figure)
             elif nxt < len(seg):
                 quiet.append(figure)
