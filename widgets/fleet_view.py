@@ -21,22 +21,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
 from compactscope.core.fleet import figures
 from compactscope.core.fleet.model import FleetData, fmt_num
 from compactscope.core.fleet.table import COLUMNS, FILTERS, KEYS, SessionTable
+from .axes import IndexAxis, ShortAxis, axis_title
 from .i18n import ct, tr
 
 SORT_ROLE = Qt.UserRole + 1
 
 
-class NumberAxis(pg.AxisItem):
-    """Tick labels as 150k / 1.2M instead of a x1e+09 scale."""
-
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.enableAutoSIPrefix(False)
-
-    def tickStrings(self, values, scale, spacing):
-        if max((abs(v) for v in values), default=0) < 10_000:
-            return [f"{v:g}" for v in values]
-        return [fmt_num(v) for v in values]
+NumberAxis = ShortAxis        # tick labels as 150k / 1.2M, never a x1e+09 scale (widgets.axes)
 
 
 class FleetTableModel(QAbstractTableModel):
@@ -172,7 +163,7 @@ class FleetView(QWidget):
         self.plots = {}
         self.glw.setMinimumHeight(300)
         for key, r, c in (("pre", 0, 0), ("distance", 0, 1), ("compactions", 1, 0), ("tokens", 1, 1)):
-            p = self.glw.addPlot(row=r, col=c, axisItems={"bottom": NumberAxis("bottom")})
+            p = self.glw.addPlot(row=r, col=c, axisItems={"bottom": ShortAxis("bottom"), "left": IndexAxis("left")})
             p.setMenuEnabled(False)
             p.setMouseEnabled(x=False, y=False)
             p.showGrid(x=False, y=True, alpha=0.25)
@@ -363,8 +354,8 @@ class FleetView(QWidget):
                 if key in ("compactions", "distance"):      # whole numbers only
                     span = float(fig.edges[-1] - fig.edges[0])
                     p.getAxis("bottom").setTickSpacing(max(1.0, figures.nice_step(span, 8)), 1.0)
-                p.setLabel("bottom", fig.xlabel)
-                p.setLabel("left", "sessions" if key != "pre" else "compactions")
+                axis_title(p, "bottom", ct(fig.xlabel))
+                axis_title(p, "left", tr("sessions") if key != "pre" else tr("compactions"))
                 p.getAxis("left").setTicks(None)
                 p.enableAutoRange()
             else:
@@ -377,7 +368,7 @@ class FleetView(QWidget):
                     t.setPos(v + top * 0.01, y)
                     p.addItem(t)
                 p.getAxis("left").setTicks([[(float(y), label) for y, label in zip(ys, fig.labels)]])
-                p.setLabel("bottom", tr("{unit} sent over every call of every session").format(unit=fig.unit))
+                axis_title(p, "bottom", tr("{unit} sent over every call of every session").format(unit=ct(fig.unit)))
                 p.setXRange(0, top * 1.25, padding=0)
                 p.setYRange(-0.6, n - 0.4, padding=0)
             p.setToolTip(fig.note)
