@@ -15,6 +15,7 @@ from compactscope.core.report.words import usage_short, when
 from .common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
 from .i18n import ct, ct_parts, ct_summary, tr
 from .message_model import INSERTED_LINES, MAX_BLOCKS_SHOWN
+from .search_marks import RowMarks, draw_line
 
 
 class MessageDelegate(QStyledItemDelegate):
@@ -27,6 +28,11 @@ class MessageDelegate(QStyledItemDelegate):
         self._heights: dict = {}
         self._font: QFont | None = None
         self._lh = 0
+        self.row_marks = RowMarks()        # the search term's matches each row drew last, by message index
+
+    @property
+    def marks(self) -> dict:
+        return self.row_marks.marks
 
     def _line_height(self, font: QFont) -> int:
         """The line height for ``font``; a new font (zoom) forgets the cached row heights.
@@ -139,6 +145,7 @@ class MessageDelegate(QStyledItemDelegate):
         expanded = model.is_expanded(mi)
         sb = model.selected_block
         sel_block = sb[1] if sb and sb[0] == mi else None
+        term, marks = self.row_marks.row(model.search_text, mi, mi in model.matches)
         text_col = pal.text().color()
         dim = QColor(text_col)
         dim.setAlpha(150)
@@ -235,15 +242,15 @@ class MessageDelegate(QStyledItemDelegate):
                     x = pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
                 p.setFont(option.font)
                 p.setPen(text_col)
-                p.drawText(QRect(x, top, right - x, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                           fm.elidedText(ct_summary(c.summary), Qt.ElideRight, max(10, right - x)))
+                shown = fm.elidedText(ct_summary(c.summary), Qt.ElideRight, max(10, right - x))
+                draw_line(p, QRect(x, top, right - x, lh), shown, term, fm, marks)
                 if n > 1:
                     p.setPen(dim)
                     lines = c.lines[1:n] if not expanded else c.lines[:EXPANDED_LINES]
                     yy = top + lh
                     for ln in lines:
-                        p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignVCenter | Qt.AlignLeft,
-                                   fm.elidedText(ln, Qt.ElideRight, max(10, right - left - 22)))
+                        shown = fm.elidedText(ln, Qt.ElideRight, max(10, right - left - 22))
+                        draw_line(p, QRect(left + 22, yy, right - left - 22, lh), shown, term, fm, marks)
                         yy += lh
             elif what == "more":
                 p.setPen(dim)
@@ -268,6 +275,7 @@ class MessageDelegate(QStyledItemDelegate):
         p.setPen(QPen(color(text_col.name(), 40), 1))
         p.drawLine(r.left(), r.bottom(), r.right(), r.bottom())
         p.restore()
+
 
 BOUNDARY_COLORS = ("#ea580c", "#fff7ed", "#9a3412")      # edge, band, text (a real compaction's row)
 
