@@ -196,6 +196,8 @@ def test_the_timeline_skips_the_synthetic_record_and_says_its_unit(qtbot, corpus
     qtbot.wait(20)
     _, real = w.curve_data("real")
     assert np.isnan(real[at]).all() and np.nanmin(real) > 40_000       # no dip to 0 tokens
+    (y0, y1) = w.plot.getPlotItem().vb.viewRange()[1]
+    assert y0 <= 0 < 155_000 < y1                       # the axis starts at 0: a drop to 50k is not a drop to nothing
     left = w.plot.getPlotItem().getAxis("left")
     assert "tokens" in left.labelText and left.autoSIPrefix is False
     assert "color" in left.labelStyle               # not pyqtgraph's default black on the black plot
