@@ -117,8 +117,9 @@ class TokenChart(QWidget):
         self.stage_plot.setMouseEnabled(x=False, y=False)
         self.size_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#2563eb", width=3), symbol="o", symbolSize=9,
                                                symbolBrush="#2563eb", name=tr("size after the stage"))
-        self.tokens_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#16a34a", width=2, style=Qt.DashLine),
-                                                 symbol="s", symbolSize=7, symbolBrush="#16a34a",
+        # one curve at a time on the axis (the unit box): each drawn as the main one
+        self.tokens_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#16a34a", width=3),
+                                                 symbol="s", symbolSize=9, symbolBrush="#16a34a",
                                                  name=tr("tokens (est.) after the stage"))
         self.threshold = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#dc2626", width=2),
                                          hoverPen=pg.mkPen("#f97316", width=4))
