@@ -118,6 +118,10 @@ def test_a_size_threshold_is_drawn_on_the_characters_axis(qtbot, chart):
     chart.set_series(["Original", "compact"], [60_000, 20_000], [15_000, 5_000], 50_000, "size", "context_limit")
     assert chart.shown_unit == "size" and chart.threshold.isVisible() and chart.threshold.value() == 50_000
     assert chart.unit_box.currentData() == "size"
+    # a strategy without a threshold (a plugin function): tokens
+    chart.set_series(["Original", "keep_tail"], [60_000, 20_000], [15_000, 5_000], None, "size", "")
+    assert chart.shown_unit == "tokens" and not chart.threshold.isVisible()
+    assert "threshold" not in chart.bar_legend.text()
 
 
 def test_a_value_label_never_sits_on_the_threshold_line(qtbot, chart):

@@ -336,7 +336,8 @@ class TokenChart(QWidget):
             self.threshold.blockSignals(False)
         self.stage_plot.setXRange(-0.6, max(len(labels) - 0.4, 0.6), padding=0)
         self.threshold.setBounds((0, None))
-        self.show_unit(self._user_unit or unit)               # value labels, threshold, titles, range
+        own = unit if threshold is not None and unit in ("tokens", "size") else "tokens"   # no line: tokens
+        self.show_unit(self._user_unit or own)                # value labels, threshold, titles, range
 
     def _threshold_moving(self, *_):
         self._bar_title(getattr(self, "_fg", "#334155"))      # the legend line says the threshold, live
