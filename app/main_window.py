@@ -157,7 +157,7 @@ class MainWindow(QMainWindow):
         self.stepper.sigStageChanged.connect(s.set_stage)
         self.messages.sigModeChanged.connect(s.set_view_mode)
         self.messages.sigFiltersChanged.connect(lambda f: s.set_filters(**f))
-        self.search.textChanged.connect(self._search_marks)          # the term marked in the diff and inspector
+        self.messages.search.textChanged.connect(self._search_marks)     # the term marked in the diff and inspector
         self.view.sigMessageSelected.connect(self._message_selected)
         self.view.sigBlockSelected.connect(self._block_selected)
         self.diff.sigMessageSelected.connect(self._diff_selected)
@@ -478,7 +478,7 @@ class MainWindow(QMainWindow):
         self.messages.focus_search()
 
     def _search_marks(self, text: str) -> None:
-        self.diff_model.set_search(text)
+        self.diff_panel.model.set_search(text)
         self.inspector.set_search(text)
 
     def next_match(self, d: int = 1) -> bool:

@@ -4,12 +4,12 @@ per-message bars, the timeline's y axis with its unit and its real context witho
 usage (a `<synthetic>` record with zero usage is no context of 0 tokens)."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
-from compactscope.core.conversation import Conversation, MessageMeta, Usage
 from compactscope.core.loaders import load
 from compactscope.core.replay import replay
 from compactscope.widgets.axes import IndexAxis, ShortAxis, short_number
@@ -149,11 +149,12 @@ def test_the_message_bars_tick_at_message_indices(qtbot, chart):
 def test_the_window_chart_of_a_whole_history(qtbot, make_window, corpus):
     """b0's whole history (869k characters, 300k tokens, 3 contexts): tokens on the axis in "k", the characters
     up to "1M"."""
+    from compactscope.widgets.context_picker import NO_CALL
     win = make_window()
-    win.session.set_strategy("claude_code")
     assert win.open_path(str(B0), remember=False)
     assert win.wait_idle(60000)
-    win.session.set_segment(None)
+    box = win.picker.segment_box                         # the whole history
+    box.setCurrentIndex(next(i for i in range(box.count()) if box.itemData(i) == NO_CALL))
     assert win.wait_idle(60000)
     ch = win.chart
     assert max(ch.sizes) > 800_000 and ch.shown_unit == "tokens"
@@ -169,16 +170,34 @@ def test_the_window_chart_of_a_whole_history(qtbot, make_window, corpus):
 
 
 # ------------------------------------------------------------------ the timeline
+def _cc_session(path, usages) -> None:
+    """A Claude Code session: a user turn, then per usage an answer (``None``: an API error's `<synthetic>`
+    record with zero usage, as Claude Code writes one) and the next user turn."""
+    lines, parent = [], None
+
+    def add(kind, message):
+        nonlocal parent
+        uid = f"00000000-0000-4000-8000-{len(lines):012d}"
+        lines.append({"parentUuid": parent, "isSidechain": False, "type": kind, "sessionId": "s", "version": "2.1.14",
+                      "message": message, "uuid": uid, "timestamp": f"2026-01-01T10:{len(lines):02d}:00.000Z"})
+        parent = uid
+    add("user", {"role": "user", "content": "start"})
+    for k, n in enumerate(usages):
+        zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        add("assistant", {"id": f"msg_{k}", "type": "message", "role": "assistant",
+                          "model": "<synthetic>" if n is None else "claude-sonnet-4-5-20250929",
+                          "content": [{"type": "text", "text": "API Error: 529 overloaded" if n is None else f"answer {k}"}],
+                          "usage": zero if n is None else {**zero, "input_tokens": n, "output_tokens": 10}})
+        add("user", {"role": "user", "content": f"question {k}"})
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+
+
 def test_zero_usage_is_no_real_context(tmp_path):
     """A call answered by a record with zero usage (an API error's `<synthetic>` message) has no real context:
     replay records none there, not a context of 0 tokens (core.replay.walk)."""
-    msgs, meta = [{"role": "user", "content": "start"}], [MessageMeta()]
-    for k in range(4):
-        msgs.append({"role": "assistant", "content": f"answer {k}"})
-        meta.append(MessageMeta(usage=Usage() if k == 1 else Usage(input_tokens=1_000 * (k + 1))))
-        msgs.append({"role": "user", "content": f"question {k}"})
-        meta.append(MessageMeta())
-    res = replay(Conversation(msgs, meta=meta), "s08")
+    p = tmp_path / "s.jsonl"
+    _cc_session(p, [1_000, None, 3_000, 4_000])
+    res = replay(load(str(p)).main, "claude_code")
     assert [c.real_tokens for c in res.calls[:4]] == [1_000, None, 3_000, 4_000]
 
 

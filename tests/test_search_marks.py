@@ -32,48 +32,57 @@ def win(qtbot, make_window):
 
 def _search(qtbot, win, term):
     win.focus_search()
-    qtbot.keyClicks(win.search, term)
+    qtbot.keyClicks(win.messages.search, term)
     qtbot.wait(20)
+
+
+def _stage(qtbot, win, k):
+    with qtbot.waitSignal(win.sigStageShown, timeout=10000):
+        win.stepper.set_current(k)
 
 
 def test_the_list_marks_every_match_it_draws(qtbot, win):
     _search(qtbot, win, TERM.upper())                  # the search ignores case: so do the marks
-    matches = sorted(win.model.matches)
+    model, view = win.messages.model, win.messages.view
+    matches = sorted(model.matches)
     assert matches
-    win.view.select_message(matches[0])
-    win.view.grab()                                     # paint the rows in sight
-    delegate = win.view.delegate
+    view.select_message(matches[0])
+    view.grab()                                         # paint the rows in sight
+    delegate = view.delegate
     drawn = {mi: marks for mi, marks in delegate.marks.items() if marks}
     assert drawn and set(drawn) <= set(matches)
     for marks in drawn.values():
         for line, s, e in marks:
             assert line[s:e].lower() == TERM
     # a new term forgets the old marks
-    win.search.clear()
-    qtbot.keyClicks(win.search, "zzzz-not-there")
-    win.view.grab()
+    win.messages.search.clear()
+    qtbot.keyClicks(win.messages.search, "zzzz-not-there")
+    view.grab()
     assert not any(delegate.marks.values())
 
 
 def test_the_diff_marks_the_term_on_both_sides(qtbot, win):
     _search(qtbot, win, TERM)
-    step = next(k for k, st in enumerate(win.trace.steps, start=1) if st.changed)
-    with qtbot.waitSignal(win.sigStageShown, timeout=10000):
-        win.session.set_stage(step)
-    dm = win.diff_model
+    dm = win.diff_panel.model
+    for k in range(1, len(win.stepper.stages)):          # the first layer that changed something
+        _stage(qtbot, win, k)
+        if dm.step is not None and dm.step.changed:
+            break
+    assert dm.step is not None and dm.step.changed
     assert dm.search_text == TERM
     rows = [r for r, row in enumerate(dm.rows) for col in (0, 1) if dm.matches(dm.message(r, col))]
     assert rows
     qtbot.wait(50)                                      # (the table scrolls to the first change first)
-    win.diff.scrollTo(dm.index(rows[0], 0))
-    win.diff.grab()
-    marks = [m for ms in win.diff.itemDelegate().marks.values() for m in ms]
+    table = win.diff_panel.view
+    table.scrollTo(dm.index(rows[0], 0))
+    table.grab()
+    marks = [m for ms in table.itemDelegate().marks.values() for m in ms]
     assert marks and all(line[s:e].lower() == TERM for line, s, e in marks)
 
 
 def test_the_inspector_marks_every_match_in_its_tabs(qtbot, win):
     _search(qtbot, win, TERM)
-    mi = sorted(win.model.matches)[0]
+    mi = sorted(win.messages.model.matches)[0]
     win.select_message(mi)
     qtbot.wait(20)
     text = win.inspector.text.toPlainText()
@@ -83,23 +92,23 @@ def test_the_inspector_marks_every_match_in_its_tabs(qtbot, win):
     win.inspector.tabs.setCurrentWidget(win.inspector.json)       # the JSON tab is filled when shown: marked too
     assert editor_marks(win.inspector.json) and all(m.lower() == TERM for m in editor_marks(win.inspector.json))
     # the search cleared: no marks left
-    win.search.clear()
+    win.messages.search.clear()
     assert editor_marks(win.inspector.text) == [] and editor_marks(win.inspector.json) == []
 
 
 def test_escape_gives_the_focus_back_to_the_list(qtbot, win):
     win.activateWindow()
-    with qtbot.waitSignal(win.sigStageShown, timeout=10000):
-        win.session.set_stage(2)
+    _stage(qtbot, win, 2)
+    search, view = win.messages.search, win.messages.view
     _search(qtbot, win, TERM)
-    assert QApplication.focusWidget() is win.search
-    first = sorted(win.model.matches)[0]
-    qtbot.keyClick(win.search, Qt.Key_Return)           # Enter: the next match
-    assert win.view.currentIndex().data(Qt.UserRole + 2) == first
-    qtbot.keyClick(win.search, Qt.Key_Escape)
-    assert QApplication.focusWidget() is win.view
-    assert win.search.text() == TERM                    # the term (and its marks) stay
-    win.search.setCursorPosition(2)
+    assert QApplication.focusWidget() is search
+    first = sorted(win.messages.model.matches)[0]
+    qtbot.keyClick(search, Qt.Key_Return)               # Enter: the next match
+    assert view.currentIndex().data(Qt.UserRole + 2) == first
+    qtbot.keyClick(search, Qt.Key_Escape)
+    assert QApplication.focusWidget() is view
+    assert search.text() == TERM                        # the term (and its marks) stay
+    search.setCursorPosition(2)
     with qtbot.waitSignal(win.sigStageShown, timeout=10000):
-        qtbot.keyClick(win.view, Qt.Key_Home)           # Home: the window's key (the first stage) again
-    assert win.session.stage == 0 and win.search.cursorPosition() == 2
+        qtbot.keyClick(view, Qt.Key_Home)               # Home: the window's key (the first stage) again
+    assert win.stepper.current == 0 and search.cursorPosition() == 2

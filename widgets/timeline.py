@@ -155,8 +155,7 @@ class TimelineWidget(QWidget):
         self.threshold_text = ""
         pi.addItem(self.threshold_line)
         # the y axis starts at 0: a context that drops from 155k to 50k must not look as if it dropped to nothing
-        self.floor = pg.ScatterPlotItem([0.0], [0.0], size=1, pen=None, brush=None)
-        pi.addItem(self.floor)
+        pi.addItem(pg.ScatterPlotItem([0.0], [0.0], size=1, pen=None, brush=None))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#facc15", width=2))
         pi.addItem(self.cursor_line)
         self.real_markers = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),

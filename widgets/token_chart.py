@@ -9,6 +9,7 @@ updated with setData, never recreated.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -73,6 +74,17 @@ class StageAxis(pg.AxisItem):
         return axis_spec, tick_specs, specs
 
 
+@dataclass
+class StageUnit:
+    """What the stage plot's axis shows: ``shown`` ("tokens" or "size"), the user's pick (``user``, kept over
+    runs), the threshold drawn in its own unit (``threshold``, None: none) and a value label's height over its
+    point in data units (``span``: which labels the threshold line would cross)."""
+    shown: str = "tokens"
+    user: str | None = None
+    threshold: float | None = None
+    span: float = 0.0
+
+
 class TokenChart(QWidget):
     sigThresholdChanged = Signal(float)
     sigMessageClicked = Signal(int)
@@ -92,8 +104,7 @@ class TokenChart(QWidget):
         self.unit_box.addItem(tr("size (chars)"), "size")
         self.unit_box.setToolTip(tr("y axis: estimated tokens, or len(str(messages)) characters"))
         self.unit_box.currentIndexChanged.connect(lambda _i: self.show_unit(self.unit_box.currentData(), user=True))
-        self._user_unit: str | None = None
-        self.shown_unit = "tokens"
+        self.view_unit = StageUnit()
         row = QHBoxLayout()
         row.setContentsMargins(4, 0, 0, 0)
         row.setSpacing(2)
@@ -159,7 +170,6 @@ class TokenChart(QWidget):
         self.glw.scene().sigMouseClicked.connect(self._clicked)
         self.stage_plot.vb.sigResized.connect(lambda *_: self._place_labels())   # the labels' room follows
         self.n_messages = 0
-        self._threshold_value: float | None = None
         self.stage_labels: list[str] = []
         self.sizes: list[int] = []
         self.tokens: list[int] = []
@@ -179,7 +189,7 @@ class TokenChart(QWidget):
         """The curves' legend above the plot (the threshold is said in the legend line under the charts: a label
         on the line would sit on the curves)."""
         after = tr("after each stage")
-        if getattr(self, "shown_unit", "tokens") == "size":
+        if self.shown_unit == "size":
             name, mark = tr("size (chars)"), "<span style='color:#2563eb'>\u25cf"
         else:
             name, mark = tr("tokens (estimate)"), "<span style='color:#16a34a'>\u25a0"
@@ -215,8 +225,8 @@ class TokenChart(QWidget):
             self._top = top
             self.stage_plot.setYRange(0, top, padding=0)
         if h > 0:
-            self._span = need * top / h           # a label's height over its point, in data units
-            self._dodge_threshold(self._span)
+            self.view_unit.span = need * top / h       # a label's height over its point, in data units
+            self._dodge_threshold(self.view_unit.span)
 
     def _dodge_threshold(self, span: float) -> None:
         """A value label that would sit on the threshold line (a point just under it) goes under its point."""
@@ -238,7 +248,7 @@ class TokenChart(QWidget):
         keys = "&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{BLOCK_COLORS[t]}'>"
                                     f"\u25a0</span>&nbsp;{t}</span>" for t in BLOCK_TYPES)
         line = ""
-        if getattr(self, "_threshold_value", None) is not None:
+        if self.view_unit.threshold is not None:
             line = (f"<span style='white-space:nowrap; color:#dc2626'>\u2501 "
                     f"{html.escape(self._threshold_text())}</span>&nbsp;&nbsp;&nbsp; ")
         html_ = (f"<span style='color:{fg}; font-size:{max(6.0, self._pt - 1):.1f}pt'>{line}"
@@ -277,6 +287,11 @@ class TokenChart(QWidget):
         axis_title(self.stage_plot, "left", tr("chars") if self.shown_unit == "size" else tr("tokens"), self._pt)
 
     # ------------------------------------------------------------ units
+    @property
+    def shown_unit(self) -> str:
+        """The unit on the stage plot's axis: "tokens" or "size"."""
+        return self.view_unit.shown
+
     def shown_values(self) -> list[int]:
         """The series the stage plot shows: tokens, or sizes in characters."""
         return self.sizes if self.shown_unit == "size" else self.tokens
@@ -287,8 +302,8 @@ class TokenChart(QWidget):
         if unit not in ("tokens", "size"):
             raise ValueError(f"unit is 'tokens' or 'size', not {unit!r}")
         if user:
-            self._user_unit = unit
-        self.shown_unit = unit
+            self.view_unit.user = unit
+        self.view_unit.shown = unit
         i = self.unit_box.findData(unit)
         if i != self.unit_box.currentIndex():
             self.unit_box.blockSignals(True)
@@ -309,7 +324,7 @@ class TokenChart(QWidget):
             self.stage_plot.addItem(t)
             self.value_labels.append(t)
         # the threshold is a line in its own unit: on the other unit's axis it would say a wrong number
-        self.threshold.setVisible(self._threshold_value is not None and unit == self.unit)
+        self.threshold.setVisible(self.view_unit.threshold is not None and unit == self.unit)
         self._stage_title()
         self._axis_title()
         self._bar_title(getattr(self, "_fg", "#334155"))
@@ -329,7 +344,7 @@ class TokenChart(QWidget):
         self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
         ax = self.stage_plot.getAxis("bottom")
         ax.setTicks([[(i, ct(l)) for i, l in enumerate(labels)]])
-        self._threshold_value = threshold
+        self.view_unit.threshold = threshold
         if threshold is not None:
             self.threshold.blockSignals(True)
             self.threshold.setValue(float(threshold))
@@ -337,12 +352,12 @@ class TokenChart(QWidget):
         self.stage_plot.setXRange(-0.6, max(len(labels) - 0.4, 0.6), padding=0)
         self.threshold.setBounds((0, None))
         own = unit if threshold is not None and unit in ("tokens", "size") else "tokens"   # no line: tokens
-        self.show_unit(self._user_unit or own)                # value labels, threshold, titles, range
+        self.show_unit(self.view_unit.user or own)                # value labels, threshold, titles, range
 
     def _threshold_moving(self, *_):
         self._bar_title(getattr(self, "_fg", "#334155"))      # the legend line says the threshold, live
-        if getattr(self, "_span", None):
-            self._dodge_threshold(self._span)
+        if self.view_unit.span:
+            self._dodge_threshold(self.view_unit.span)
 
     def _threshold_released(self, *_):
         self.sigThresholdChanged.emit(float(self.threshold.value()))
