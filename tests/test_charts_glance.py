@@ -186,7 +186,7 @@ def _cc_session(path, usages) -> None:
         zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         add("assistant", {"id": f"msg_{k}", "type": "message", "role": "assistant",
                           "model": "<synthetic>" if n is None else "claude-sonnet-4-5-20250929",
-                          "content": [{"type": "text", "text": "API Error: 529 overloaded" if n is None else f"answer {k}"}],
+                          "content": [{"type": "text", "text": f"answer {k}" if n else "API Error: 529 overloaded"}],
                           "usage": zero if n is None else {**zero, "input_tokens": n, "output_tokens": 10}})
         add("user", {"role": "user", "content": f"question {k}"})
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")

@@ -343,7 +343,7 @@ class TokenChart(QWidget):
         self.size_curve.setData(x, np.asarray(sizes, dtype=float))
         self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
         ax = self.stage_plot.getAxis("bottom")
-        ax.setTicks([[(i, ct(l)) for i, l in enumerate(labels)]])
+        ax.setTicks([[(i, ct(label)) for i, label in enumerate(labels)]])
         self.view_unit.threshold = threshold
         if threshold is not None:
             self.threshold.blockSignals(True)
