@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
 from compactscope.core import divergence
@@ -163,6 +163,8 @@ class TimelineWidget(QWidget):
         pi.addItem(self.real_markers)      # a named item: the legend picks it up
         lay.addWidget(self.legend_label)
         self.real_lines: list[pg.InfiniteLine] = []
+        pi.getViewBox().sigResized.connect(lambda *_: self._fit_real_labels())
+        pi.getViewBox().sigRangeChanged.connect(lambda *_: self._fit_real_labels())
         self.layer_markers: dict[str, pg.ScatterPlotItem] = {}
         self.overlay_curves: list[pg.PlotDataItem] = []
         self.plot.scene().sigMouseClicked.connect(self._clicked)
@@ -370,6 +372,24 @@ class TimelineWidget(QWidget):
                 line.show()
             else:
                 line.hide()
+        self._fit_real_labels()
+
+    def _fit_real_labels(self) -> None:
+        """Each real compaction's label in the room up to the next line (or the plot's right edge): in full,
+        else its preTokens alone ("156k"), else none; labels never run into each other (1024 px)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        shown = sorted((ln for ln in self.real_lines if ln.isVisible()), key=lambda ln: ln.value())
+        right = vb.sceneBoundingRect().right()
+        xs = [vb.mapViewToScene(QPointF(ln.value(), 0)).x() for ln in shown] + [right]
+        for k, line in enumerate(shown):
+            room = min(xs[k + 1], right) - xs[k] - 6
+            for lab in (c for c in line.childItems() if isinstance(c, pg.InfLineLabel)):
+                fm = QFontMetricsF(lab.textItem.font())
+                full = lab.format
+                short = full[full.rfind("(") + 1:-1] if full.endswith(")") else ""
+                text = next((t for t in (full, short) if t and fm.horizontalAdvance(t) + 4 <= room), "")
+                if lab.toPlainText() != text:
+                    lab.setText(text)
 
     def _visibility(self, *_):
         self.raw_curve.setVisible(self.show_raw.isChecked())
