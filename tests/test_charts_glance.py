@@ -233,7 +233,8 @@ def test_the_timeline_skips_the_synthetic_record_and_says_its_unit(qtbot, corpus
     for line in w.real_lines[:2]:
         lab = next(c for c in line.childItems() if c.__class__.__name__ == "InfLineLabel")
         r = lab.sceneBoundingRect()
-        assert lab.rotation() == 0 and lab.toPlainText() in ("real auto compaction (156k)", "real auto compaction (155k)")
+        assert lab.rotation() == 0 and lab.toPlainText() in ("real auto compaction (156k)",
+                                                             "real auto compaction (155k)")
         assert box.top() - 1 <= r.top() and r.bottom() <= box.bottom() + 1, r
     # narrow (a projector at 1024 px): the labels say the preTokens alone and never run into each other
     w.resize(340, 420)
