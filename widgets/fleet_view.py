@@ -174,6 +174,8 @@ class FleetView(QWidget):
         self.whatif_label = pg.InfLineLabel(self.whatif_line, text="", position=0.6, anchors=[(1, 0), (1, 0)],
                                             color=figures.WHATIF)
         self.whatif_line.sigPositionChangeFinished.connect(lambda l: self.set_threshold(l.value()))
+        self.whatif_line.sigPositionChanged.connect(lambda _l: self._place_whatif_label())
+        self.plots["pre"].getViewBox().sigRangeChanged.connect(lambda *_: self._place_whatif_label())
         table_box = QWidget(self.splitter)
         tl = QVBoxLayout(table_box)
         tl.setContentsMargins(0, 0, 0, 0)
@@ -351,6 +353,7 @@ class FleetView(QWidget):
                     self.whatif_line.setValue(self.threshold)
                     self.whatif_label.setText(tr("what-if {fmt_num}").format(fmt_num=fmt_num(self.threshold)))
                     p.addItem(self.whatif_line)
+                    self._place_whatif_label()
                 if key in ("compactions", "distance"):      # whole numbers only
                     span = float(fig.edges[-1] - fig.edges[0])
                     p.getAxis("bottom").setTickSpacing(max(1.0, figures.nice_step(span, 8)), 1.0)
@@ -372,6 +375,16 @@ class FleetView(QWidget):
                 p.setXRange(0, top * 1.25, padding=0)
                 p.setYRange(-0.6, n - 0.4, padding=0)
             p.setToolTip(fig.note)
+
+    def _place_whatif_label(self) -> None:
+        """The what-if line's label on the side of the line with the room: left of it, or right of it when the
+        line is in the left third of the plot (the label ran under the axis: "at-if 150k")."""
+        (x0, x1), _ = self.plots["pre"].getViewBox().viewRange()
+        left_third = x1 > x0 and (self.whatif_line.value() - x0) / (x1 - x0) < 1 / 3
+        anchors = [(0, 0), (0, 0)] if left_third else [(1, 0), (1, 0)]
+        if self.whatif_label.anchors != anchors:
+            self.whatif_label.anchors = anchors
+            self.whatif_label.updatePosition()
 
     # ------------------------------------------------------------------ table
     def _count(self) -> None:
