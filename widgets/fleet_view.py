@@ -371,7 +371,8 @@ class FleetView(QWidget):
                     t.setPos(v + top * 0.01, y)
                     p.addItem(t)
                 p.getAxis("left").setTicks([[(float(y), label) for y, label in zip(ys, fig.labels)]])
-                axis_title(p, "bottom", tr("{unit} sent over every call of every session").format(unit=ct(fig.unit)))
+                axis_title(p, "bottom",
+                           tr("{unit} sent over every call of every session").format(unit=ct(fig.unit)))
                 p.setXRange(0, top * 1.25, padding=0)
                 p.setYRange(-0.6, n - 0.4, padding=0)
             p.setToolTip(fig.note)
