@@ -252,7 +252,7 @@ class TokenChart(QWidget):
             line = (f"<span style='white-space:nowrap; color:#dc2626'>\u2501 "
                     f"{html.escape(self._threshold_text())}</span>&nbsp;&nbsp;&nbsp; ")
         html_ = (f"<span style='color:{fg}; font-size:{max(6.0, self._pt - 1):.1f}pt'>{line}"
-                 + tr("bars, per message:") + f" {keys}</span>")
+                 + tr("bars, characters per message:") + f" {keys}</span>")
         if html_ != getattr(self, "_bar_title_html", None):
             self._bar_title_html = html_
             self.bar_legend.setText(html_)

@@ -1540,6 +1540,10 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
         <translation>token（估算）</translation>
     </message>
     <message>
+        <source>bars, characters per message:</source>
+        <translation>柱子（每条消息的字符数）：</translation>
+    </message>
+    <message>
         <source>after each stage</source>
         <translation>每个阶段之后</translation>
     </message>
@@ -1554,10 +1558,6 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
     <message>
         <source> (drag the red line)</source>
         <translation>（可拖动红线）</translation>
-    </message>
-    <message>
-        <source>bars, per message:</source>
-        <translation>柱子（每条消息）：</translation>
     </message>
     <message>
         <source>chars (click a bar)</source>
