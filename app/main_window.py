@@ -127,6 +127,7 @@ class MainWindow(QMainWindow):
         self.stepper.sigStageChanged.connect(s.view.set_stage)
         self.messages.sigModeChanged.connect(s.view.set_view_mode)
         self.messages.sigFiltersChanged.connect(lambda f: s.view.set_filters(**f))
+        self.messages.search.textChanged.connect(self._search_marks)     # the term marked in the diff and inspector
         self.messages.view.sigMessageSelected.connect(self._message_selected)
         self.messages.view.sigBlockSelected.connect(self._block_selected)
         self.diff_panel.view.sigMessageSelected.connect(self._diff_selected)
@@ -445,6 +446,10 @@ class MainWindow(QMainWindow):
 
     def focus_search(self) -> None:
         self.messages.focus_search()
+
+    def _search_marks(self, text: str) -> None:
+        self.diff_panel.model.set_search(text)
+        self.inspector.set_search(text)
 
     def next_match(self, d: int = 1) -> bool:
         return self.messages.next_match(d)

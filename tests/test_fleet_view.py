@@ -160,3 +160,33 @@ def test_one_strategy_at_a_time(qtbot, corpus_dir, tmp_path):
     qtbot.waitUntil(lambda: v.reeval is not None and v.reeval.threshold == 150_000)
     assert v.data.strategy == "claude_code" and v.table.text(cc, "at") != ""
     assert v.figure_data("pre").edges[0] > 100_000
+
+
+def test_the_fleets_axes_read_at_a_glance(qtbot, results):
+    """Issue 23: "155k" on the context axes, whole numbers of sessions and compactions, the what-if line's label
+    inside the plot on the side with the room (it ran under the axis at 150k: "at-if 150k")."""
+    from compactscope.widgets.fleet_view import FleetView
+    v = FleetView(FleetData.load(results), threshold=150_000)
+    qtbot.addWidget(v)
+    v.resize(1600, 1000)
+    v.show()
+    qtbot.wait(100)
+    for key, p in v.plots.items():
+        for side in ("left", "bottom"):
+            ax = p.getAxis(side)
+            lo, hi = sorted(ax.range)
+            size = ax.geometry().height() if side == "left" else ax.geometry().width()
+            strings = [s for spacing, values in ax.tickValues(lo, hi, max(size, 100.0))
+                       for s in ax.tickStrings(values, 1.0, spacing)]
+            assert all("e+" not in s and sum(c.isdigit() for c in s) <= 4 for s in strings), (key, side, strings)
+            if side == "left" and key != "tokens":
+                assert strings and all(s.isdigit() for s in strings), (key, strings)     # counts are whole
+    pre = v.plots["pre"]
+    bottom = pre.getAxis("bottom")
+    lo, hi = sorted(bottom.range)
+    labels = [s for sp, vals in bottom.tickValues(lo, hi, bottom.geometry().width())
+              for s in bottom.tickStrings(vals, 1.0, sp)]
+    assert any(s.endswith("k") for s in labels), labels
+    box = pre.getViewBox().sceneBoundingRect()
+    r = v.whatif_label.sceneBoundingRect()
+    assert box.left() - 1 <= r.left() and r.right() <= box.right() + 1, (r, box)

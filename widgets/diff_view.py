@@ -22,6 +22,7 @@ from compactscope.core.pipeline.memo import IdentityCache
 from compactscope.widgets.common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
 from compactscope.widgets.i18n import ct, ct_parts, ct_summary, tr
 from compactscope.widgets.message_delegate import BOUNDARY_COLORS, paint_boundary, pill
+from compactscope.widgets.search_marks import RowMarks, draw_line
 
 KindRole = Qt.ItemDataRole.UserRole + 1
 MessageRole = Qt.ItemDataRole.UserRole + 2
@@ -75,6 +76,7 @@ class DiffModel(QAbstractTableModel):
         self.rows: list = []
         self.all_rows: list = []
         self.changes_only = False
+        self.search_text = ""                     # the message list's search: marked in both columns
         self.summaries: tuple = ({}, {})          # per side: message index -> the real compaction it summarises
         self._counts = IdentityCache(lambda rows: {"kept": len(rows)} if isinstance(rows, KeptRows)
                                      else rows.kind_counts() if isinstance(rows, PackedRows)
@@ -106,6 +108,18 @@ class DiffModel(QAbstractTableModel):
                 else [r for r in rows if r.kind != KEPT]
         else:
             self.rows = self.all_rows
+
+    def set_search(self, text: str) -> None:
+        """Mark ``text`` wherever a row shows it (a repaint: the rows and their heights stay)."""
+        if text != self.search_text:
+            self.search_text = text
+            if self.rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(self.rows) - 1, 1), [Qt.DisplayRole])
+
+    def matches(self, m) -> bool:
+        """Does message ``m`` hold the search term (the list's rule: its readable text, case-insensitive)?"""
+        q = self.search_text.lower()
+        return bool(q) and m is not None and q in present.search_text.get(m)
 
     def set_changes_only(self, on: bool) -> None:
         self.beginResetModel()
@@ -184,6 +198,14 @@ class DiffModel(QAbstractTableModel):
 
 
 class DiffDelegate(QStyledItemDelegate):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.row_marks = RowMarks()        # the search term's matches each cell drew last, by (row, column)
+
+    @property
+    def marks(self) -> dict:
+        return self.row_marks.marks
+
     def paint(self, p: QPainter, option, index) -> None:
         pal = option.palette
         dark = is_dark(pal)
@@ -222,6 +244,9 @@ class DiffDelegate(QStyledItemDelegate):
         tint = {"removed": "removed", "inserted": "inserted", "changed": "changed", "duplicated": "duplicated"}.get(kind)
         if tint:
             p.fillRect(r, color(STATUS_COLORS[tint], 52 if dark else 40))
+        term, marks = self.row_marks.row(model.search_text, (index.row(), col), model.matches(m))
+        if term:
+            p.fillRect(r, color("#facc15", 50))               # a matching message, as in the list
         if option.state & QStyle.StateFlag.State_Selected:
             p.fillRect(r, color(pal.highlight().color().name(), 80))
         chips = model.chips(m)
@@ -282,8 +307,8 @@ class DiffDelegate(QStyledItemDelegate):
                 p.drawText(QRect(end, top, right - end, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, more)
             p.setFont(option.font)
             p.setPen(pal.text().color())
-            p.drawText(QRect(x, top, max(end - x, 1), lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                       fm.elidedText(ct_summary(c.summary), Qt.TextElideMode.ElideRight, max(10, end - x)))
+            shown_text = fm.elidedText(ct_summary(c.summary), Qt.TextElideMode.ElideRight, max(10, end - x))
+            draw_line(p, QRect(x, top, max(end - x, 1), lh), shown_text, term, fm, marks)
             top += lh
             shown += 1
         p.setPen(QPen(color(pal.text().color().name(), 40), 1))

@@ -21,22 +21,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
 from compactscope.core.fleet import figures
 from compactscope.core.fleet.model import FleetData, fmt_num
 from compactscope.core.fleet.table import COLUMNS, FILTERS, KEYS, SessionTable
+from compactscope.widgets.axes import IndexAxis, ShortAxis, axis_title
 from compactscope.widgets.i18n import ct, tr
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-class NumberAxis(pg.AxisItem):
-    """Tick labels as 150k / 1.2M instead of a x1e+09 scale."""
-
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.enableAutoSIPrefix(False)
-
-    def tickStrings(self, values, scale, spacing):
-        if max((abs(v) for v in values), default=0) < 10_000:
-            return [f"{v:g}" for v in values]
-        return [fmt_num(v) for v in values]
+NumberAxis = ShortAxis        # tick labels as 150k / 1.2M, never a x1e+09 scale (widgets.axes)
 
 
 class FleetTableModel(QAbstractTableModel):
@@ -172,7 +163,7 @@ class FleetView(QWidget):
         self.plots = {}
         self.glw.setMinimumHeight(300)
         for key, r, c in (("pre", 0, 0), ("distance", 0, 1), ("compactions", 1, 0), ("tokens", 1, 1)):
-            p = self.glw.addPlot(row=r, col=c, axisItems={"bottom": NumberAxis("bottom")})
+            p = self.glw.addPlot(row=r, col=c, axisItems={"bottom": ShortAxis("bottom"), "left": IndexAxis("left")})
             p.setMenuEnabled(False)
             p.setMouseEnabled(x=False, y=False)
             p.showGrid(x=False, y=True, alpha=0.25)
@@ -183,6 +174,8 @@ class FleetView(QWidget):
         self.whatif_label = pg.InfLineLabel(self.whatif_line, text="", position=0.6, anchors=[(1, 0), (1, 0)],
                                             color=figures.WHATIF)
         self.whatif_line.sigPositionChangeFinished.connect(lambda item: self.set_threshold(item.value()))
+        self.whatif_line.sigPositionChanged.connect(lambda _item: self._place_whatif_label())
+        self.plots["pre"].getViewBox().sigRangeChanged.connect(lambda *_: self._place_whatif_label())
         table_box = QWidget(self.splitter)
         tl = QVBoxLayout(table_box)
         tl.setContentsMargins(0, 0, 0, 0)
@@ -360,11 +353,12 @@ class FleetView(QWidget):
                     self.whatif_line.setValue(self.threshold)
                     self.whatif_label.setText(tr("what-if {fmt_num}").format(fmt_num=fmt_num(self.threshold)))
                     p.addItem(self.whatif_line)
+                    self._place_whatif_label()
                 if key in ("compactions", "distance"):      # whole numbers only
                     span = float(fig.edges[-1] - fig.edges[0])
                     p.getAxis("bottom").setTickSpacing(max(1.0, figures.nice_step(span, 8)), 1.0)
-                p.setLabel("bottom", fig.xlabel)
-                p.setLabel("left", "sessions" if key != "pre" else "compactions")
+                axis_title(p, "bottom", ct(fig.xlabel))
+                axis_title(p, "left", tr("sessions") if key != "pre" else tr("compactions"))
                 p.getAxis("left").setTicks(None)
                 p.enableAutoRange()
             else:
@@ -377,10 +371,21 @@ class FleetView(QWidget):
                     t.setPos(v + top * 0.01, y)
                     p.addItem(t)
                 p.getAxis("left").setTicks([[(float(y), label) for y, label in zip(ys, fig.labels)]])
-                p.setLabel("bottom", tr("{unit} sent over every call of every session").format(unit=fig.unit))
+                axis_title(p, "bottom",
+                           tr("{unit} sent over every call of every session").format(unit=ct(fig.unit)))
                 p.setXRange(0, top * 1.25, padding=0)
                 p.setYRange(-0.6, n - 0.4, padding=0)
             p.setToolTip(fig.note)
+
+    def _place_whatif_label(self) -> None:
+        """The what-if line's label on the side of the line with the room: left of it, or right of it when the
+        line is in the left third of the plot (the label ran under the axis: "at-if 150k")."""
+        (x0, x1), _ = self.plots["pre"].getViewBox().viewRange()
+        left_third = x1 > x0 and (self.whatif_line.value() - x0) / (x1 - x0) < 1 / 3
+        anchors = [(0, 0), (0, 0)] if left_third else [(1, 0), (1, 0)]
+        if self.whatif_label.anchors != anchors:
+            self.whatif_label.anchors = anchors
+            self.whatif_label.updatePosition()
 
     # ------------------------------------------------------------------ table
     def _count(self) -> None:

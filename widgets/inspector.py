@@ -18,6 +18,7 @@ from compactscope.core.model.messages import block_type
 from compactscope.core.model.describe import meta_lines
 from compactscope.core.model.text import readable_message_text, readable_text
 from compactscope.widgets.i18n import ct, ct_parts, tr
+from compactscope.widgets.search_marks import mark_editor
 
 MAX_SHOWN = 2_000_000
 
@@ -72,6 +73,7 @@ class Inspector(QWidget):
         self.current = None
         self.meta_text = ""            # what the file recorded about the shown message (time, usage, where)
         self._json_obj = None          # the JSON tab is filled when it is shown (a big dump per click is waste)
+        self.search_text = ""          # the message list's search: marked in every tab
         self.tabs.currentChanged.connect(lambda _i: self._fill_json())
 
     def _edit(self, font) -> QPlainTextEdit:
@@ -80,6 +82,19 @@ class Inspector(QWidget):
         e.setFont(font)
         e.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         return e
+
+    def set_search(self, text: str) -> None:
+        """Mark every match of ``text`` in the three tabs (the first one of the shown tab scrolled into sight)."""
+        if text == self.search_text:
+            return
+        self.search_text = text
+        self._mark()
+
+    def _mark(self) -> None:
+        for e in (self.text, self.json, self.persisted):
+            if e.document().isEmpty() and not e.extraSelections():
+                continue
+            mark_editor(e, self.search_text, scroll=True)
 
     def clear(self) -> None:
         self.title.setText(tr("Select a message or a block"))
@@ -145,6 +160,8 @@ class Inspector(QWidget):
         else:
             self.persisted.setPlainText(tr("This block was not persisted to a file."))
             self.tabs.setTabText(2, tr("Persisted file"))
+        if self.search_text:
+            self._mark()
 
     def _show_compaction(self, found) -> None:
         """``found``: ``(Mark, "summary" | "first")`` or None."""
@@ -201,6 +218,8 @@ class Inspector(QWidget):
             (obj,) = self._json_obj
             self._json_obj = None
             self.json.setPlainText(_clip(json.dumps(obj, indent=2, ensure_ascii=False, default=str)))
+            if self.search_text:
+                mark_editor(self.json, self.search_text)
 
     def visible_text(self) -> str:
         return self.tabs.currentWidget().toPlainText()

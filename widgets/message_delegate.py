@@ -15,6 +15,7 @@ from compactscope.core.model.describe import usage_short, when
 from compactscope.widgets.common import BLOCK_COLORS, ROLE_COLORS, STATUS_COLORS, color, fmt, is_dark, pair_color
 from compactscope.widgets.i18n import ct, ct_parts, ct_summary, tr
 from compactscope.widgets.message_model import INSERTED_LINES, MAX_BLOCKS_SHOWN
+from compactscope.widgets.search_marks import RowMarks, draw_line
 
 
 class MessageDelegate(QStyledItemDelegate):
@@ -27,6 +28,11 @@ class MessageDelegate(QStyledItemDelegate):
         self._heights: dict = {}
         self._font: QFont | None = None
         self._lh = 0
+        self.row_marks = RowMarks()        # the search term's matches each row drew last, by message index
+
+    @property
+    def marks(self) -> dict:
+        return self.row_marks.marks
 
     def _line_height(self, font: QFont) -> int:
         """The line height for ``font``; a new font (zoom) forgets the cached row heights.
@@ -156,6 +162,8 @@ class _RowPaint:
         self.expanded = model.is_expanded(mi)
         sb = model.selected_block
         self.sel_block = sb[1] if sb and sb[0] == mi else None
+        # the search term and where it falls in each line (widgets.search_marks), kept by the delegate
+        self.term, self.marks = delegate.row_marks.row(model.search_text, mi, mi in model.matches)
         self.text_col = self.pal.text().color()
         self.dim = QColor(self.text_col)
         self.dim.setAlpha(150)
@@ -282,15 +290,15 @@ class _RowPaint:
             x = pill(p, x, top, lh, "is_error", QColor("#dc2626"), small, sfm)
         p.setFont(self.option.font)
         p.setPen(self.text_col)
-        p.drawText(QRect(x, top, right - x, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                   self.fm.elidedText(ct_summary(c.summary), Qt.TextElideMode.ElideRight, max(10, right - x)))
+        shown = self.fm.elidedText(ct_summary(c.summary), Qt.TextElideMode.ElideRight, max(10, right - x))
+        draw_line(p, QRect(x, top, right - x, lh), shown, self.term, self.fm, self.marks)
         if n > 1:
             p.setPen(self.dim)
             lines = c.lines[1:n] if not self.expanded else c.lines[:EXPANDED_LINES]
             yy = top + lh
             for ln in lines:
-                p.drawText(QRect(left + 22, yy, right - left - 22, lh), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                           self.fm.elidedText(ln, Qt.TextElideMode.ElideRight, max(10, right - left - 22)))
+                shown = self.fm.elidedText(ln, Qt.TextElideMode.ElideRight, max(10, right - left - 22))
+                draw_line(p, QRect(left + 22, yy, right - left - 22, lh), shown, self.term, self.fm, self.marks)
                 yy += lh
 
     def more(self, top: int) -> None:

@@ -157,6 +157,9 @@ class MessagePanel(QWidget):
         if obj is self.search and ev.type() == QEvent.Type.KeyPress and ev.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.next_match(-1 if ev.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1)
             return True
+        if obj is self.search and ev.type() == QEvent.KeyPress and ev.key() == Qt.Key_Escape:
+            self.view.setFocus(Qt.ShortcutFocusReason)     # back to the list: Home, arrows step again
+            return True
         return super().eventFilter(obj, ev)
 
     def update_match_label(self) -> None:

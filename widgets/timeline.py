@@ -19,13 +19,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
 from compactscope.core.analysis import divergence
 from compactscope.core.replay.calibration import calibration_words
 from compactscope.core.strategies.base import PALETTE
 
+from compactscope.widgets.axes import IndexAxis, ShortAxis, axis_title, short_number
 from compactscope.widgets.common import fmt
 from compactscope.widgets.flow import FlowLayout, flow_widget_policy
 from compactscope.widgets.i18n import ct, tr
@@ -115,7 +116,7 @@ class TimelineWidget(QWidget):
         self.cursor_label.setContentsMargins(4, 0, 4, 0)
         lay.addWidget(self.cursor_label)
         # ---- plot
-        self.plot = pg.PlotWidget(self)
+        self.plot = pg.PlotWidget(self, axisItems={"left": ShortAxis("left"), "bottom": IndexAxis("bottom")})
         self.plot.setMinimumHeight(160)
         self.plot.setMinimumWidth(50)
         self.plot.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Expanding)
@@ -123,8 +124,8 @@ class TimelineWidget(QWidget):
         pi = self.plot.getPlotItem()
         pi.setMenuEnabled(False)
         pi.showGrid(x=True, y=True, alpha=0.2)
-        pi.setLabel("bottom", tr("model call"))
-        pi.setLabel("left", tr("context"), units="tokens")
+        axis_title(pi, "bottom", tr("model call"))
+        self._axis_title()
         # the legend's entries are kept by a pyqtgraph LegendItem that is never drawn over the plot: they are
         # shown by a wrapping label under it (legend_label), so the legend never covers the data
         self.legend = pg.LegendItem()
@@ -149,10 +150,12 @@ class TimelineWidget(QWidget):
         self.real_curve = curve(tr("real context (usage)"), pg.mkPen("#f97316", width=2), connect="finite")
         self.threshold_line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#dc2626", width=1,
                                                                                    style=Qt.DotLine))
-        self.threshold_label = pg.InfLineLabel(self.threshold_line, text="", position=0.02,
-                                               anchors=[(0, 1), (0, 1)], color="#dc2626")
+        # the threshold is said in the legend under the plot: a label on the line sat over the curves and the
+        # real compactions' labels
+        self.threshold_text = ""
         pi.addItem(self.threshold_line)
-        pi.getViewBox().sigRangeChanged.connect(lambda *_: self._place_threshold_label())
+        # the y axis starts at 0: a context that drops from 155k to 50k must not look as if it dropped to nothing
+        pi.addItem(pg.ScatterPlotItem([0.0], [0.0], size=1, pen=None, brush=None))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#facc15", width=2))
         pi.addItem(self.cursor_line)
         self.real_markers = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),
@@ -160,6 +163,8 @@ class TimelineWidget(QWidget):
         pi.addItem(self.real_markers)      # a named item: the legend picks it up
         lay.addWidget(self.legend_label)
         self.real_lines: list[pg.InfiniteLine] = []
+        pi.getViewBox().sigResized.connect(lambda *_: self._fit_real_labels())
+        pi.getViewBox().sigRangeChanged.connect(lambda *_: self._fit_real_labels())
         self.layer_markers: dict[str, pg.ScatterPlotItem] = {}
         self.overlay_curves: list[pg.PlotDataItem] = []
         self.plot.scene().sigMouseClicked.connect(self._clicked)
@@ -181,6 +186,7 @@ class TimelineWidget(QWidget):
         self.result = results[0] if results else None
         self.overlays = results[1:]
         self._n = len(self.result.calls) if self.result else 0
+        self.plot.getPlotItem().getAxis("bottom").set_count(self._n or None)     # ticks at calls only
         it = getattr(self.result, "iterations", None)
         self._iters = it() if callable(it) else []
         self._refresh()
@@ -213,8 +219,7 @@ class TimelineWidget(QWidget):
     def _refresh(self) -> None:
         r = self.result
         pi = self.plot.getPlotItem()
-        pi.setLabel("left", tr("context"), units="tokens" if self.unit == "tokens" else "chars",
-                    **{"font-size": f"{getattr(self, '_pt', 9.0):.1f}pt"})
+        self._axis_title()
         if r is None:
             for c in (self.raw_curve, self.before_curve, self.after_curve, self.real_curve):
                 c.setData([], [])
@@ -256,12 +261,12 @@ class TimelineWidget(QWidget):
         approx = "" if exact else "≈ "
         if thr is None:
             self.threshold_line.hide()
+            self.threshold_text = ""
         else:
             self.threshold_line.setPos(thr)
             self.threshold_line.show()
-            self.threshold_label.setFormat((tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
-                                            tr("threshold {approx}{n} chars")).format(approx=approx, n=fmt(thr)))
-            self._place_threshold_label()
+            self.threshold_text = (tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
+                                   tr("threshold {approx}{n} chars")).format(approx=approx, n=fmt(thr))
         # layer markers: one scatter per layer, created once per layer name
         names = list(r.layer_names)
         names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
@@ -318,16 +323,10 @@ class TimelineWidget(QWidget):
                           + "; " + ct(calibration_words(r)))
         self._update_cursor_info()
 
-    def _place_threshold_label(self) -> None:
-        """The threshold's label above its line, or under it when the line is near the plot's top (never cut
-        by the plot's edge)."""
-        (_, _), (y0, y1) = self.plot.getPlotItem().getViewBox().viewRange()
-        near_top = y1 > y0 and (self.threshold_line.value() - y0) / (y1 - y0) > 0.75
-        # at the left end: a context grows towards the threshold, so the start of the line is the clear part
-        anchors = [(0, 0), (0, 0)] if near_top else [(0, 1), (0, 1)]
-        if self.threshold_label.anchors != anchors:
-            self.threshold_label.anchors = anchors
-            self.threshold_label.updatePosition()
+    def _axis_title(self) -> None:
+        """The y axis says its unit: "context (tokens)" or "context (chars)", in the window's language."""
+        unit = tr("tokens") if self.unit == "tokens" else tr("chars")
+        axis_title(self.plot.getPlotItem(), "left", tr("context ({unit})").format(unit=unit), getattr(self, "_pt", 9.0))
 
     def _show_divergence(self, r) -> None:
         """A warning line for each real compaction the replay misses by more than 2 calls or 10% of the tokens,
@@ -352,7 +351,9 @@ class TimelineWidget(QWidget):
         pi = self.plot.getPlotItem()
         while len(self.real_lines) < len(evs):
             line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#f97316", width=2, style=Qt.PenStyle.DashLine))
-            lab = pg.InfLineLabel(line, text="", position=0.75, rotateAxis=(1, 0), anchor=(1, 1), color="#c2410c")
+            # level, at the top of the plot, right of the line: after a compaction the context is low there (a
+            # label along the line sat on the curve and ran out of the plot)
+            lab = pg.InfLineLabel(line, text="", position=0.98, anchors=[(0, 0), (0, 0)], color="#fb923c")
             if getattr(self, "_pt", None):
                 f = QFont()
                 f.setPointSizeF(self._pt)
@@ -364,13 +365,31 @@ class TimelineWidget(QWidget):
                 e = evs[k]
                 line.setPos(e["call"] - 0.5)
                 text = tr("real {trigger} compaction").format(trigger=e.get("trigger") or "") + (
-                    f" ({fmt(e['pre_tokens'])})" if e.get("pre_tokens") else "")
+                    f" ({short_number(e['pre_tokens'])})" if e.get("pre_tokens") else "")
                 for child in line.childItems():
                     if isinstance(child, pg.InfLineLabel):
                         child.setFormat(text)
                 line.show()
             else:
                 line.hide()
+        self._fit_real_labels()
+
+    def _fit_real_labels(self) -> None:
+        """Each real compaction's label in the room up to the next line (or the plot's right edge): in full,
+        else its preTokens alone ("156k"), else none; labels never run into each other (1024 px)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        shown = sorted((ln for ln in self.real_lines if ln.isVisible()), key=lambda ln: ln.value())
+        right = vb.sceneBoundingRect().right()
+        xs = [vb.mapViewToScene(QPointF(ln.value(), 0)).x() for ln in shown] + [right]
+        for k, line in enumerate(shown):
+            room = min(xs[k + 1], right) - xs[k] - 6
+            for lab in (c for c in line.childItems() if isinstance(c, pg.InfLineLabel)):
+                fm = QFontMetricsF(lab.textItem.font())
+                full = lab.format
+                short = full[full.rfind("(") + 1:-1] if full.endswith(")") else ""
+                text = next((t for t in (full, short) if t and fm.horizontalAdvance(t) + 4 <= room), "")
+                if lab.toPlainText() != text:
+                    lab.setText(text)
 
     def _visibility(self, *_):
         self.raw_curve.setVisible(self.show_raw.isChecked())
@@ -428,6 +447,8 @@ class TimelineWidget(QWidget):
 
     def _update_legend(self) -> None:
         entries = self.legend_entries()
+        if self.threshold_text and self.threshold_line.isVisible():
+            entries.append(("<span style='color:#dc2626'>\u2508\u2508</span>", self.threshold_text))
         self.legend_label.setText("&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'>{m}&nbsp;{t}</span>"
                                                        for m, t in entries))
         self.legend_label.setVisible(bool(entries) and self.show_legend.isChecked())
@@ -444,10 +465,8 @@ class TimelineWidget(QWidget):
             ax.label.setFont(f)
             ax.picture = None
         pi.getAxis("left").setWidth(None)
-        pi.setLabel("bottom", tr("model call"), **{"font-size": f"{self._pt:.1f}pt"})
-        pi.setLabel("left", tr("context"), units="tokens" if self.unit == "tokens" else "chars",
-                    **{"font-size": f"{self._pt:.1f}pt"})
-        self.threshold_label.setFont(f)
+        axis_title(pi, "bottom", tr("model call"), self._pt)
+        self._axis_title()
         for line in self.real_lines:
             for child in line.childItems():
                 if isinstance(child, pg.InfLineLabel):

@@ -1,40 +1,31 @@
 """The token chart (pyqtgraph).
 
-Left: size and tokens after each stage, with the strategy's threshold as a
-draggable horizontal line (``sigThresholdChanged`` on release). Right: for the
-current stage a bar per message stacked by block type; clicking a bar emits
-``sigMessageClicked``. Curves are updated with setData, never recreated.
+Left: the context's tokens (or, by the unit box under the charts, its size in characters) after each stage:
+one unit on the axis at a time, the strategy's threshold as a draggable horizontal line in its own unit
+(``sigThresholdChanged`` on release). Right: for the current stage a bar per message stacked by block type;
+clicking a bar emits ``sigMessageClicked``. Every axis reads "155k" / "1.3M" (``widgets.axes``). Curves are
+updated with setData, never recreated.
 """
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout,
+                               QWidget)
 
 from compactscope.core.analysis import present
 from compactscope.core.analysis.present import BLOCK_TYPES
 
+from compactscope.widgets.axes import IndexAxis, ShortAxis, axis_title, short_number
 from compactscope.widgets.common import BLOCK_COLORS, fmt
 from compactscope.widgets.i18n import ct, tr
 
-
-class IndexAxis(pg.AxisItem):
-    """A bottom axis of message indices whose labels never run together ("1011"): one level of ticks, spaced
-    1, 2, 5 x 10^k so that every label has room for its widest number, in the axis's own font."""
-
-    def tickSpacing(self, minVal, maxVal, size):
-        if size <= 0 or maxVal <= minVal:
-            return super().tickSpacing(minVal, maxVal, size)
-        fm = QFontMetricsF(self.style.get("tickFont") or QFont())
-        widest = max(fm.horizontalAdvance(str(int(v))) for v in (minVal, maxVal, -1 if minVal < 0 else 0))
-        room = size / max(widest * 1.8 + 6, 1.0)              # how many labels fit side by side
-        need = (maxVal - minVal) / max(room, 1.0)
-        spacing = next(m * 10 ** k for k in range(0, 12) for m in (1, 2, 5) if m * 10 ** k >= need)
-        return [(float(spacing), 0.0)]
+__all__ = ["IndexAxis", "ShortAxis", "StageAxis", "TokenChart"]
 
 
 class StageAxis(pg.AxisItem):
@@ -83,6 +74,17 @@ class StageAxis(pg.AxisItem):
         return axis_spec, tick_specs, specs
 
 
+@dataclass
+class StageUnit:
+    """What the stage plot's axis shows: ``shown`` ("tokens" or "size"), the user's pick (``user``, kept over
+    runs), the threshold drawn in its own unit (``threshold``, None: none) and a value label's height over its
+    point in data units (``span``: which labels the threshold line would cross)."""
+    shown: str = "tokens"
+    user: str | None = None
+    threshold: float | None = None
+    span: float = 0.0
+
+
 class TokenChart(QWidget):
     sigThresholdChanged = Signal(float)
     sigMessageClicked = Signal(int)
@@ -94,16 +96,31 @@ class TokenChart(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.glw = pg.GraphicsLayoutWidget(self)
         lay.addWidget(self.glw, 1)
+        # which unit the stage plot shows: tokens and characters differ by 3-4x, and on one axis a 1.3M-char
+        # curve flattens a 155k-token threshold onto the floor; the threshold's own unit until the user picks
+        self.unit_box = QComboBox(self)
+        self.unit_box.setObjectName("chartUnit")
+        self.unit_box.addItem(tr("tokens"), "tokens")
+        self.unit_box.addItem(tr("size (chars)"), "size")
+        self.unit_box.setToolTip(tr("y axis: estimated tokens, or len(str(messages)) characters"))
+        self.unit_box.currentIndexChanged.connect(lambda _i: self.show_unit(self.unit_box.currentData(), user=True))
+        self.view_unit = StageUnit()
+        row = QHBoxLayout()
+        row.setContentsMargins(4, 0, 0, 0)
+        row.setSpacing(2)
+        row.addWidget(self.unit_box, 0, Qt.AlignTop)
+        lay.addLayout(row)
         self.bar_legend = QLabel(self)
         self.bar_legend.setObjectName("blockLegend")
         self.bar_legend.setWordWrap(True)
         self.bar_legend.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.bar_legend.setContentsMargins(6, 0, 6, 2)
-        lay.addWidget(self.bar_legend)
+        row.addWidget(self.bar_legend, 1)
         self.unit = "size"
         self.param_name = ""
         # ---- stage plot
-        self.stage_plot = self.glw.addPlot(row=0, col=0, axisItems={"bottom": StageAxis("bottom")})
+        self.stage_plot = self.glw.addPlot(row=0, col=0, axisItems={"bottom": StageAxis("bottom"),
+                                                                    "left": ShortAxis("left")})
         self.stage_plot.setMenuEnabled(False)
         self.stage_plot.showGrid(x=False, y=True, alpha=0.25)
         self._pt = 9.0
@@ -111,8 +128,9 @@ class TokenChart(QWidget):
         self.stage_plot.setMouseEnabled(x=False, y=False)
         self.size_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#2563eb", width=3), symbol="o", symbolSize=9,
                                                symbolBrush="#2563eb", name=tr("size after the stage"))
-        self.tokens_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#16a34a", width=2, style=Qt.DashLine),
-                                                 symbol="s", symbolSize=7, symbolBrush="#16a34a",
+        # one curve at a time on the axis (the unit box): each drawn as the main one
+        self.tokens_curve = self.stage_plot.plot([], [], pen=pg.mkPen("#16a34a", width=3),
+                                                 symbol="s", symbolSize=9, symbolBrush="#16a34a",
                                                  name=tr("tokens (est.) after the stage"))
         self.threshold = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#dc2626", width=2),
                                          hoverPen=pg.mkPen("#f97316", width=4))
@@ -123,9 +141,10 @@ class TokenChart(QWidget):
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#64748b", width=1, style=Qt.DotLine))
         self.stage_plot.addItem(self.cursor)
         # ---- message bars
-        self.bar_plot = self.glw.addPlot(row=0, col=1, axisItems={"bottom": IndexAxis("bottom")})
+        self.bar_plot = self.glw.addPlot(row=0, col=1, axisItems={"bottom": IndexAxis("bottom"),
+                                                                  "left": ShortAxis("left")})
         self.bar_plot.setMenuEnabled(False)
-        self.bar_plot.setLabel("bottom", tr("message"))
+        axis_title(self.bar_plot, "bottom", tr("message"))
         self.bar_plot.setMouseEnabled(x=True, y=False)
         self.bar_plot.showGrid(x=False, y=True, alpha=0.2)
         # the axes drawn once into a pixmap and blitted while they do not change: a step repaints the
@@ -149,6 +168,7 @@ class TokenChart(QWidget):
         self.bar_plot.addItem(self.sel_line)
         self.sel_line.hide()
         self.glw.scene().sigMouseClicked.connect(self._clicked)
+        self.stage_plot.vb.sigResized.connect(lambda *_: self._place_labels())   # the labels' room follows
         self.n_messages = 0
         self.stage_labels: list[str] = []
         self.sizes: list[int] = []
@@ -163,13 +183,17 @@ class TokenChart(QWidget):
                 ax.setPen(foreground)
                 ax.setTextPen(foreground)
         self._bar_title(foreground.name())
+        self._axis_title()
 
     def _stage_title(self) -> None:
         """The curves' legend above the plot (the threshold is said in the legend line under the charts: a label
         on the line would sit on the curves)."""
-        size, tokens, after = tr("size (chars)"), tr("tokens (estimate)"), tr("after each stage")
-        title = (f"<span style='color:#2563eb'>\u25cf {size}</span> &nbsp; "
-                 f"<span style='color:#16a34a'>\u25a0 {tokens}</span> &nbsp; {after}")
+        after = tr("after each stage")
+        if self.shown_unit == "size":
+            name, mark = tr("size (chars)"), "<span style='color:#2563eb'>\u25cf"
+        else:
+            name, mark = tr("tokens (estimate)"), "<span style='color:#16a34a'>\u25a0"
+        title = f"{mark} {name}</span> &nbsp; {after}"
         if title != getattr(self, "_stage_title_html", None) or getattr(self, "_stage_title_pt", None) != self._pt:
             self._stage_title_html, self._stage_title_pt = title, self._pt
             self.stage_plot.setTitle(title, size=f"{self._pt:.1f}pt")
@@ -192,7 +216,7 @@ class TokenChart(QWidget):
             t.setVisible(not small)
         for plot in (self.stage_plot, self.bar_plot):          # a rotated axis title needs height: gone when low
             plot.getAxis("left").showLabel(not small)
-        peak = max([*self.sizes, *self.tokens, 1])
+        peak = max([*self.shown_values(), 1])
         limit = self.threshold.value() if self.threshold.isVisible() else 0
         top = max(peak, limit) * 1.25
         if h > 0 and not small:
@@ -200,6 +224,18 @@ class TokenChart(QWidget):
         if getattr(self, "_top", None) is None or abs(top - self._top) > 1e-6:
             self._top = top
             self.stage_plot.setYRange(0, top, padding=0)
+        if h > 0:
+            self.view_unit.span = need * top / h       # a label's height over its point, in data units
+            self._dodge_threshold(self.view_unit.span)
+
+    def _dodge_threshold(self, span: float) -> None:
+        """A value label that would sit on the threshold line (a point just under it) goes under its point."""
+        limit = self.threshold.value() if self.threshold.isVisible() else None
+        for t, v in zip(self.value_labels, self.shown_values(), strict=False):
+            under = limit is not None and v <= limit <= v + span and v - span >= 0
+            anchor = (0.5, -0.3) if under else (0.5, 1.3)
+            if tuple(t.anchor) != anchor:
+                t.setAnchor(anchor)
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
@@ -212,16 +248,16 @@ class TokenChart(QWidget):
         keys = "&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{BLOCK_COLORS[t]}'>"
                                     f"\u25a0</span>&nbsp;{t}</span>" for t in BLOCK_TYPES)
         line = ""
-        if self.threshold.isVisible():
+        if self.view_unit.threshold is not None:
             line = (f"<span style='white-space:nowrap; color:#dc2626'>\u2501 "
                     f"{html.escape(self._threshold_text())}</span>&nbsp;&nbsp;&nbsp; ")
         html_ = (f"<span style='color:{fg}; font-size:{max(6.0, self._pt - 1):.1f}pt'>{line}"
-                 + tr("bars, per message:") + f" {keys}</span>")
+                 + tr("bars, characters per message:") + f" {keys}</span>")
         if html_ != getattr(self, "_bar_title_html", None):
             self._bar_title_html = html_
             self.bar_legend.setText(html_)
-        self.bar_plot.setLabel("left", tr("chars (click a bar)"), **{"font-size": f"{self._pt:.1f}pt"})
-        self.bar_plot.setLabel("bottom", tr("message"), **{"font-size": f"{self._pt:.1f}pt"})
+        axis_title(self.bar_plot, "left", tr("chars (click a bar)"), self._pt)
+        axis_title(self.bar_plot, "bottom", tr("message"), self._pt)
 
     def set_font_size(self, pt: float) -> None:
         """Zoom: every text of the chart follows the window font (for a projector): tick labels, axis titles,
@@ -245,7 +281,55 @@ class TokenChart(QWidget):
         self._stage_title()
         self._bar_title_html = None
         self._bar_title(getattr(self, "_fg", "#334155"))
-        self.stage_plot.setLabel("left", tr("chars / tokens"), **{"font-size": f"{self._pt:.1f}pt"})
+        self._axis_title()
+
+    def _axis_title(self) -> None:
+        axis_title(self.stage_plot, "left", tr("chars") if self.shown_unit == "size" else tr("tokens"), self._pt)
+
+    # ------------------------------------------------------------ units
+    @property
+    def shown_unit(self) -> str:
+        """The unit on the stage plot's axis: "tokens" or "size"."""
+        return self.view_unit.shown
+
+    def shown_values(self) -> list[int]:
+        """The series the stage plot shows: tokens, or sizes in characters."""
+        return self.sizes if self.shown_unit == "size" else self.tokens
+
+    def show_unit(self, unit: str, user: bool = False) -> None:
+        """Show ``unit`` ("tokens" or "size") on the stage plot's axis; ``user``: the user's pick, kept for the
+        next runs (else the threshold's unit is shown)."""
+        if unit not in ("tokens", "size"):
+            raise ValueError(f"unit is 'tokens' or 'size', not {unit!r}")
+        if user:
+            self.view_unit.user = unit
+        self.view_unit.shown = unit
+        i = self.unit_box.findData(unit)
+        if i != self.unit_box.currentIndex():
+            self.unit_box.blockSignals(True)
+            self.unit_box.setCurrentIndex(i)
+            self.unit_box.blockSignals(False)
+        self.size_curve.setVisible(unit == "size")
+        self.tokens_curve.setVisible(unit == "tokens")
+        values = self.shown_values()
+        color = "#2563eb" if unit == "size" else "#16a34a"
+        for t in self.value_labels:
+            self.stage_plot.removeItem(t)
+        self.value_labels = []
+        for i, v in enumerate(values):
+            t = pg.TextItem(short_number(v), color=color, anchor=(0.5, 1.3))
+            if getattr(self, "_font", None) is not None:
+                t.setFont(self._font)
+            t.setPos(i, float(v))
+            self.stage_plot.addItem(t)
+            self.value_labels.append(t)
+        # the threshold is a line in its own unit: on the other unit's axis it would say a wrong number
+        self.threshold.setVisible(self.view_unit.threshold is not None and unit == self.unit)
+        self._stage_title()
+        self._axis_title()
+        self._bar_title(getattr(self, "_fg", "#334155"))
+        self._top = None
+        self._place_labels()
 
     # ------------------------------------------------------------ stages
     def set_series(self, labels: list[str], sizes: list[int], tokens: list[int], threshold: float | None,
@@ -257,36 +341,23 @@ class TokenChart(QWidget):
         self.movable = movable
         x = np.arange(len(labels))
         self.size_curve.setData(x, np.asarray(sizes, dtype=float))
-        for t in self.value_labels:
-            self.stage_plot.removeItem(t)
-        self.value_labels = []
-        for i, v in enumerate(sizes):
-            t = pg.TextItem(_short(v), color="#2563eb", anchor=(0.5, 1.3))
-            if getattr(self, "_font", None) is not None:
-                t.setFont(self._font)
-            t.setPos(i, float(v))
-            self.stage_plot.addItem(t)
-            self.value_labels.append(t)
         self.tokens_curve.setData(x, np.asarray(tokens, dtype=float))
         ax = self.stage_plot.getAxis("bottom")
         ax.setTicks([[(i, ct(label)) for i, label in enumerate(labels)]])
-        self.stage_plot.setLabel("left", tr("chars / tokens"), **{"font-size": f"{self._pt:.1f}pt"})
-        if threshold is None:
-            self.threshold.hide()
-            self._threshold_moving()
-        else:
-            self.threshold.show()
+        self.view_unit.threshold = threshold
+        if threshold is not None:
             self.threshold.blockSignals(True)
             self.threshold.setValue(float(threshold))
             self.threshold.blockSignals(False)
-            self._threshold_moving()
-        self._top = None                                      # _place_labels sets the range
         self.stage_plot.setXRange(-0.6, max(len(labels) - 0.4, 0.6), padding=0)
         self.threshold.setBounds((0, None))
-        self._place_labels()
+        own = unit if threshold is not None and unit in ("tokens", "size") else "tokens"   # no line: tokens
+        self.show_unit(self.view_unit.user or own)                # value labels, threshold, titles, range
 
     def _threshold_moving(self, *_):
         self._bar_title(getattr(self, "_fg", "#334155"))      # the legend line says the threshold, live
+        if self.view_unit.span:
+            self._dodge_threshold(self.view_unit.span)
 
     def _threshold_released(self, *_):
         self.sigThresholdChanged.emit(float(self.threshold.value()))
@@ -305,7 +376,8 @@ class TokenChart(QWidget):
         for t in BLOCK_TYPES:
             self.bars[t].setData(bars.edges, bars.stacked[t])
         self.group = bars.group
-        self.bar_plot.setXRange(-0.5, max(n, 10) - 0.5, padding=0.01)
+        self.bar_plot.getAxis("bottom").set_count(n)          # ticks at message indices only
+        self.bar_plot.setXRange(-0.5, max(n, 1) - 0.5, padding=0.01)
         self.bar_plot.setYRange(0, max(bars.top, 1.0) * 1.05, padding=0)
 
     def set_selected(self, i: int | None) -> None:
@@ -325,13 +397,3 @@ class TokenChart(QWidget):
         if 0 <= i < self.n_messages:
             self.sigMessageClicked.emit(i)
 
-
-def _short(v) -> str:
-    v = float(v)
-    if v >= 1e6:
-        return f"{v / 1e6:.1f}M"
-    if v >= 1e4:
-        return f"{v / 1e3:.0f}k"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f}k"
-    return f"{v:.0f}"

@@ -812,6 +812,14 @@
         <translation>假设 {fmt_num}</translation>
     </message>
     <message>
+        <source>sessions</source>
+        <translation>会话数</translation>
+    </message>
+    <message>
+        <source>compactions</source>
+        <translation>压缩次数</translation>
+    </message>
+    <message>
         <source>{unit} sent over every call of every session</source>
         <translation>所有会话所有调用发送的{unit}</translation>
     </message>
@@ -1342,10 +1350,6 @@ ANTHROPIC_BASE_URL={url2} claude</translation>
         <translation>模型调用</translation>
     </message>
     <message>
-        <source>context</source>
-        <translation>上下文</translation>
-    </message>
-    <message>
         <source>raw growth (no compaction)</source>
         <translation>原始增长（不压缩）</translation>
     </message>
@@ -1412,6 +1416,10 @@ ANTHROPIC_BASE_URL={url2} claude</translation>
     <message>
         <source>; {n} real compaction(s)</source>
         <translation>；{n} 次真实压缩</translation>
+    </message>
+    <message>
+        <source>context ({unit})</source>
+        <translation>上下文（{unit}）</translation>
     </message>
     <message>
         <source>real {trigger} compaction</source>
@@ -1532,6 +1540,10 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
         <translation>token（估算）</translation>
     </message>
     <message>
+        <source>bars, characters per message:</source>
+        <translation>柱子（每条消息的字符数）：</translation>
+    </message>
+    <message>
         <source>after each stage</source>
         <translation>每个阶段之后</translation>
     </message>
@@ -1548,16 +1560,8 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
         <translation>（可拖动红线）</translation>
     </message>
     <message>
-        <source>bars, per message:</source>
-        <translation>柱子（每条消息）：</translation>
-    </message>
-    <message>
         <source>chars (click a bar)</source>
         <translation>字符（点击柱子）</translation>
-    </message>
-    <message>
-        <source>chars / tokens</source>
-        <translation>字符 / token</translation>
     </message>
     <message>
         <source>◀ Previous</source>

@@ -426,8 +426,8 @@ class _Walk:
                          sum(_tool_results(context[q]) for q in dropped_pos), n["summaries"], n["errors"], ts)
         rec.turn = turn
         u = None if at_end else self.p.metas[j].usage
-        if u is not None:
-            rec.real_tokens = u.context_tokens
+        if u is not None and u.context_tokens > 0:      # a zero usage (a failed call, a `<synthetic>` record)
+            rec.real_tokens = u.context_tokens          # is no context the API saw: not recorded
         if k in self.real_by_call:
             rec.real_boundary = self.real_by_call[k]
         if self.opts.check:
