@@ -11,7 +11,7 @@ PACKAGES = {"core": "compactscope.core", "app": "compactscope.app", "widgets": "
 MAX_CORE_LINES = 800
 MAX_CLASS_ATTRIBUTES = 30
 # Still over a bound, each to be split (issue 22); a file or class here may only shrink, and none may join.
-OVER_LINES = {"core/loaders/claude_code.py": 838, "core/layers/inspect_rules.py": 802}
+OVER_LINES: dict[str, int] = {}
 OVER_ATTRIBUTES = {"widgets/timeline.py:TimelineWidget": 32}
 
 

@@ -27,6 +27,7 @@ from compactscope.core.model.messages import message_text
 from compactscope.core.summarizers import SummaryError, SummaryRequest
 from compactscope.core.pipeline.trace import DROP, INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
 from compactscope.core.layers import inspect_rules as R
+from compactscope.core.layers import inspect_summary as RS
 from compactscope.core.layers.base import (
     ASSEMBLE,
     MICRO,
@@ -220,7 +221,7 @@ def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
     addendums = []
     if cfg.instructions:
         addendums.append(cfg.instructions)
-    if cfg.memory and R.has_memory_calls([messages[i] for i in conv]):
+    if cfg.memory and RS.has_memory_calls([messages[i] for i in conv]):
         addendums.append(MEMORY_ADDENDUM)
     template = cfg.prompt or DEFAULT_PROMPT
     try:
@@ -229,14 +230,14 @@ def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
         raise ValueError(f"the summary prompt has a placeholder other than {{addendums}}: {e}") from None
     src = [messages[i] for i in part.system + part.input + conv[start:]]
     window = cfg.context_window
-    fitted, shrunk = R.fit_summary_input(src + [{"role": "user", "content": prompt}], window,
+    fitted, shrunk = RS.fit_summary_input(src + [{"role": "user", "content": prompt}], window,
                                          int(cfg.max_tokens or 0), count.count)
     body = "\n\n".join(f"{m.get('role')}: {message_text(m)}" for m in fitted[:-1])
     req = SummaryRequest(body + "\n\n" + prompt, tuple(fitted), None,
                          int(cfg.max_tokens or 0) or R.DEFAULT_OUTPUT_RESERVE, "inspect_summary")
     res = ctx.summarizer.summarize(req, ctx.cancel)
-    text = R.strip_analysis(res.text) if R.ANALYSIS_OPEN in template else res.text
-    summary = R.summary_message(text)
+    text = RS.strip_analysis(res.text) if RS.ANALYSIS_OPEN in template else res.text
+    summary = RS.summary_message(text)
     head = part.system + part.input
     covered = conv[start:]
     changes: list[tuple] = [("summary", None, len(head), f"{len(covered)} conversation message(s) summarised"

@@ -26,10 +26,9 @@ without either the count falls back to characters / 4 and says so.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 from compactscope.core.files.jsonio import dict_at
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"
@@ -167,7 +166,7 @@ def content_is_list(m: dict) -> bool:
     return isinstance(m.get("content"), list) or bool(reasoning_of(m))
 
 
-def _image_tokens(part: dict) -> int:
+def image_tokens(part: dict) -> int:
     url = part.get("image_url")
     detail = url.get("detail") if isinstance(url, dict) else part.get("detail")
     return IMAGE_TOKENS_LOW if detail == "low" else IMAGE_TOKENS
@@ -191,7 +190,7 @@ def pieces(m: Any, texts: list, media: list) -> None:
                 if p.get("summary"):
                     texts.append(str(p["summary"]))
             elif t in ("image_url", "image", "input_image"):
-                media.append(_image_tokens(p))
+                media.append(image_tokens(p))
             elif t == "tool_use":                # Anthropic blocks (before the convert step): as their
                 texts.append(str(p.get("name") or ""))                     # chat-dialect equivalents
                 texts.append(_args_text(p.get("input")))
@@ -485,7 +484,7 @@ def _clear_memory(msgs: list, origin: list, changes: list) -> tuple[list, list]:
     return out, origin
 
 
-def _text_part(text: str) -> dict:
+def text_part(text: str) -> dict:
     return {"type": "text", "text": text}
 
 
@@ -494,7 +493,7 @@ def _as_parts(m: dict) -> list:
     c = m.get("content")
     if isinstance(c, list):
         return list(c)
-    return [_text_part(c)] if c else []
+    return [text_part(c)] if c else []
 
 
 def _without_reasoning(m: dict) -> dict:
@@ -505,7 +504,7 @@ def _without_reasoning(m: dict) -> dict:
                                      and not _is_replay_anchor(p))]
         out["content"] = kept if kept else ""
     elif c:
-        out["content"] = [_text_part(str(c))]        # Inspect keeps the list: [text]
+        out["content"] = [text_part(str(c))]        # Inspect keeps the list: [text]
     else:
         out["content"] = ""
     return out
@@ -569,7 +568,7 @@ def edit_pass(messages: list, keep_thinking_turns: int | str, keep_tool_uses: in
             a = msgs[k]
             rest = [x for x in calls_of(a) if x.get("id") != c.get("id")]
             new = {key: v for key, v in a.items() if key != "tool_calls"}
-            new["content"] = _as_parts(a) + [_text_part(TOOL_CALL_REMOVED.format(name=call_name(c)))]
+            new["content"] = _as_parts(a) + [text_part(TOOL_CALL_REMOVED.format(name=call_name(c)))]
             if rest:
                 new["tool_calls"] = rest
             msgs[k] = new
@@ -642,118 +641,6 @@ def trim_pass(messages: list, preserve: float, memory: bool, meta: dict | None =
     return Pass(msgs, origin, changes, info={"conversation": len(conv), "trimmed": start})
 
 
-# ------------------------------------------------------------------ summary
-ANALYSIS_OPEN, ANALYSIS_CLOSE, SUMMARY_OPEN = "<analysis>", "</analysis>", "<summary>"
-
-
-_SEAM = re.compile(r"</analysis>\s*(?=<summary>)")
-
-
-def strip_analysis(completion: str) -> str:
-    """The summary without the model's ``<analysis>`` scratchpad: cut from the first ``<analysis>``
-    to the first ``</analysis>`` that only whitespace separates from a ``<summary>``; unchanged
-    when a ``<summary>`` opens before the analysis or inside the cut span (quoted, not written),
-    when there is no such seam, and when nothing would be left."""
-    start = completion.find(ANALYSIS_OPEN)
-    if start < 0:
-        return completion
-    opened = completion.find(SUMMARY_OPEN)
-    if 0 <= opened < start:
-        return completion
-    seam = _SEAM.search(completion, start)
-    if seam is None or SUMMARY_OPEN in completion[start:seam.start()]:
-        return completion
-    left = (completion[:start] + completion[seam.end():]).strip()
-    return left or completion
-
-
-def summary_message(completion: str) -> dict:
-    return {"role": "user", "content": SUMMARY_HEAD + completion + SUMMARY_TAIL, "metadata": {"summary": True}}
-
-
-def cut_middle(text: str, size: int) -> str:
-    """``text`` cut to about ``size`` UTF-8 bytes: its head and tail around the truncation marker
-    (unchanged when it fits, or when ``size`` leaves no room beside the marker)."""
-    room = size - len(TRUNCATION_MARKER)
-    if room <= 0:
-        return text
-    raw = text.encode("utf-8", errors="replace")
-    if len(raw) <= room:
-        return text
-    head_len = room // 2
-    tail_len = room - head_len
-    head = raw[:head_len].decode("utf-8", errors="replace")
-    tail = raw[len(raw) - tail_len:].decode("utf-8", errors="replace")
-    return head + TRUNCATION_MARKER + tail
-
-
-def _shrink_candidates(msgs: list) -> list[tuple[int, int, int]]:
-    """(weight, message, part) for every piece of tool output that shrinking would reduce."""
-    out = []
-    for k, m in enumerate(msgs):
-        if role(m) != "tool":
-            continue
-        c = m.get("content")
-        parts = c if isinstance(c, list) else [_text_part("" if c is None else str(c))]
-        for j, p in enumerate(parts):
-            if not isinstance(p, dict):
-                continue
-            t = p.get("type")
-            if t in ("text", "input_text", "output_text"):
-                text = str(p.get("text", ""))
-                if len(text) // 2 > len(TRUNCATION_MARKER):
-                    out.append((len(text), k, j))
-            elif t in ("image_url", "image", "input_image"):
-                out.append((_image_tokens(p) * 4, k, j))
-    return out
-
-
-def fit_summary_input(msgs: list, window: int, max_tokens: int, count: Callable[[list], int]) -> tuple[list, int]:
-    """Shrink the largest pieces of tool output until the summary input fits the window less the
-    output reserve (their max_tokens, else 4,096, at most half the window): text cut in its
-    middle to half, images replaced by a note. (new list, pieces shrunk)."""
-    target = window - min(max_tokens or DEFAULT_OUTPUT_RESERVE, window // 2)
-    tokens = count(msgs)
-    if tokens <= target:
-        return msgs, 0
-    msgs = list(msgs)
-    shrunk = 0
-    for _ in range(MAX_FIT_STEPS):
-        cands = _shrink_candidates(msgs)
-        if not cands:
-            break
-        best = cands[0]
-        for c in cands[1:]:
-            if c[0] > best[0]:
-                best = c
-        _, k, j = best
-        m = msgs[k]
-        c = m.get("content")
-        if isinstance(c, list):
-            parts = list(c)
-            p = parts[j]
-            if p.get("type") in ("text", "input_text", "output_text"):
-                parts[j] = _text_part(cut_middle(str(p.get("text", "")), len(str(p.get("text", ""))) // 2))
-            else:
-                parts[j] = _text_part("[image elided for summarization]")
-            msgs[k] = {**m, "content": parts}
-        else:
-            text = "" if c is None else str(c)
-            msgs[k] = {**m, "content": cut_middle(text, len(text) // 2)}
-        shrunk += 1
-        now = count(msgs)
-        if now >= tokens:
-            break
-        tokens = now
-        if tokens <= target:
-            break
-    return msgs, shrunk
-
-
-def has_memory_calls(messages: list) -> bool:
-    return any(call_name(c) == MEMORY_TOOL for m in messages for c in calls_of(m))
-
-
 # ------------------------------------------------------------------ provider merging
 MERGES = {"none": (), "user": ("user",), "user+assistant": ("user", "assistant"), "system": ("system",)}
 
@@ -767,7 +654,7 @@ def _merged(a: dict, b: dict) -> dict:
         def parts(m):
             r = reasoning_of(m)
             out = [{"type": "reasoning", "reasoning": str(r)}] if r else []
-            return out + _as_parts(m) if content_is_list(m) else [_text_part("" if m.get("content") is None
+            return out + _as_parts(m) if content_is_list(m) else [text_part("" if m.get("content") is None
                                                                              else str(m["content"]))]
         content = parts(a) + parts(b)
     out: dict = {"role": a.get("role"), "content": content}

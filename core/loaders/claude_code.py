@@ -61,10 +61,13 @@ from compactscope.core.loaders.base import (
     recover_records,
 )
 from compactscope.core.files.jsonio import dict_at
+from compactscope.core.loaders.claude_code_chain import (  # noqa: F401 - CONVERSATION_TYPES: read here too
+    CONVERSATION_TYPES,
+    Record, agent_groups, first_text, first_text_of, group_sidechains, main_records, records_before_file, task_prompts,
+)
 
 FORMAT = "claude-code"
 
-CONVERSATION_TYPES = ("user", "assistant")
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "progress", "queue-operation",
                "attachment", "custom-title", "last-prompt", "pr-link", "tag", "agent-name"}
 # Record fields every line carries (left out of copied metadata; see _Builder._new).
@@ -77,7 +80,7 @@ _STANDARD = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "versi
 # - toolUseResult: Claude Code's own copy of a tool's output for its terminal UI (a Read's whole file, an
 #   Edit's original file and patch). The API never sees it (the tool_result block in the message is what
 #   was sent), and in real sessions it is as large as all the messages together.
-# - the links (parentUuid, logicalParentUuid, isSidechain): read into the _Record first.
+# - the links (parentUuid, logicalParentUuid, isSidechain): read into the Record first.
 _DROPPED_AT_READ = frozenset({"userType", "cwd", "sessionId", "version", "gitBranch", "slug", "toolUseResult",
                               "parentUuid", "logicalParentUuid", "isSidechain"})
 # one string object for each block type, shared by every block of a loaded session
@@ -185,21 +188,9 @@ BIG_FILE = 16 * 1024 * 1024
 
 # --------------------------------------------------------------------------- reading
 
-class _Record:
-    """One conversation record (user/assistant line), kept light."""
-    __slots__ = ("line", "rec", "uuid", "parent", "sidechain")
-
-    def __init__(self, line: int, rec: dict):
-        self.line = line
-        self.rec = rec
-        self.uuid = rec.get("uuid")
-        self.parent = rec.get("parentUuid")
-        self.sidechain = rec.get("isSidechain") is True
-
-
 def _read(path_str: str, path) -> tuple:
     """Stream the file: conversation records, other records, the uuid->parent map, problems."""
-    conv: list[_Record] = []
+    conv: list[Record] = []
     others: list[tuple[int, dict]] = []
     parents: dict = {}
     problems: list[Problem] = []
@@ -228,7 +219,7 @@ def _read(path_str: str, path) -> tuple:
                 p = rec.get("logicalParentUuid")
             parents[u] = p if isinstance(p, str) else None
         if t in CONVERSATION_TYPES and isinstance(rec.get("message"), dict):
-            r = _Record(n, rec)
+            r = Record(n, rec)
             r.rec = envelope.strip(rec)
             conv.append(r)
         else:
@@ -306,7 +297,7 @@ def _read_lines(lines, path_str, problems, take, parents, types, conv_append, ot
                 parents[u] = p
                 last_u = u
                 if (t == "user" or t == "assistant") and rec.get("message").__class__ is dict:
-                    r = object.__new__(_Record)
+                    r = object.__new__(Record)
                     r.line, r.rec, r.uuid, r.parent = n, strip(rec), u, p
                     r.sidechain = rec.get("isSidechain") is True
                     conv_append(r)
@@ -452,7 +443,7 @@ class _Builder:
             if u is not None:
                 self.raw_usage[i] = u          # the last streamed line has the final output count
 
-    def add(self, r: _Record) -> None:
+    def add(self, r: Record) -> None:
         rec, line = r.rec, r.line
         m = rec["message"]
         role = rec.get("type")
@@ -508,165 +499,6 @@ class _Builder:
                             self.events, problems, {}, self.segments)
 
 
-def _main_records(conv: list[_Record], others: list, parents: dict) -> tuple[list, list, int]:
-    """The main-chain records in file order without abandoned branches, the compact boundaries on the
-    chain (line, record), and how many records were left out."""
-    main = [r for r in conv if not r.sidechain] if any(r.sidechain for r in conv) else conv
-    leaf = next((r.uuid for r in reversed(main) if isinstance(r.uuid, str)), None)
-    path: set = set()
-    u = leaf
-    get = parents.get
-    add = path.add
-    while u is not None and u not in path and u in parents:
-        add(u)
-        u = get(u)
-    # which records descend from the path (fork) rather than being on it or disconnected from it
-    reach: dict = {}
-
-    def reaches(x) -> bool:
-        chain: list[str] = []
-        while isinstance(x, str) and x not in reach and x not in path and x in parents and len(chain) < 100000:
-            chain.append(x)
-            x = parents[x]
-        res = (x in path) if isinstance(x, str) and x not in reach else reach.get(x, False)
-        for c in chain:
-            reach[c] = res
-        return res
-
-    # tool results answered on the chain itself: a forked record never answers one of these again
-    path_answered: set = set()
-    if leaf is not None and len(path) < len(main):
-        for r in main:
-            if r.uuid in path and r.rec.get("type") == "user":
-                c = r.rec["message"].get("content")
-                if isinstance(c, list):
-                    path_answered.update(b.get("tool_use_id") for b in c
-                                         if isinstance(b, dict) and b.get("type") == "tool_result"
-                                         and isinstance(b.get("tool_use_id"), str))
-    kept: list = []
-    kept_msg_ids: set = set()
-    kept_tool_ids: set = set()
-    scanned = 0                 # kept[:scanned] is in the two id sets (filled only when a fork needs them)
-    dropped = 0
-    for r in main:
-        u = r.uuid
-        if leaf is None or u in path or u.__class__ is not str \
-                or not reaches(r.parent if isinstance(r.parent, str) else None):
-            kept.append(r)
-            continue
-        # a record that forks off the chain: a sibling of the same turn (another block of the same
-        # assistant message, another tool result) or an abandoned branch
-        for ki in range(scanned, len(kept)):     # (no slice copy: one pass of the file)
-            krec = kept[ki].rec
-            if krec.get("type") == "assistant":
-                km = krec["message"]
-                mid = km.get("id")
-                if mid:
-                    kept_msg_ids.add(mid)
-                kc = km.get("content")
-                if isinstance(kc, list):
-                    for b in kc:
-                        if isinstance(b, dict) and b.get("type") == "tool_use":
-                            if isinstance(b.get("id"), str):
-                                kept_tool_ids.add(b["id"])
-        scanned = len(kept)
-        m = r.rec["message"]
-        c = m.get("content")
-        if r.rec.get("type") == "assistant":
-            ok = m.get("id") in kept_msg_ids
-        else:
-            # a sibling tool result of a parallel call; it may carry what the user typed while the
-            # tools ran (text, images): the API received those with the results
-            results = [b for b in c if isinstance(b, dict) and b.get("type") == "tool_result"] \
-                if isinstance(c, list) else []
-            ok = bool(results) and all(isinstance(b.get("tool_use_id"), str) and b["tool_use_id"] in kept_tool_ids
-                                       and b["tool_use_id"] not in path_answered for b in results)
-        if ok:
-            kept.append(r)
-        else:
-            dropped += 1
-    # compact boundaries: those on the chain (or all, when there is no chain)
-    bounds = [(n, rec) for n, rec in others
-              if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary"
-              and rec.get("isSidechain") is not True
-              and (leaf is None or not isinstance(rec.get("uuid"), str) or rec.get("uuid") in path
-                   or not reaches(rec.get("uuid")))]
-    return kept, bounds, dropped
-
-
-def _before_file(kept: list, parents: dict) -> tuple[set, str | None]:
-    """(tool-call ids answered in the file but called before its first line, the first record's parent
-    uuid when it lies outside the file)."""
-    if not kept:
-        return set(), None
-    # up the chain from the first message (through system/progress records in the file) to a root, or
-    # to a parent the file does not hold
-    p, seen = kept[0].parent, set[str]()
-    while isinstance(p, str) and p in parents and p not in seen and len(seen) < 100_000:
-        seen.add(p)
-        p = parents[p]
-    first_parent = p if isinstance(p, str) and p not in parents else None
-    if first_parent is None:
-        return set(), None
-    called: set = set()
-    answered: list = []
-    for r in kept:
-        c = r.rec.get("message", {}).get("content") if isinstance(r.rec.get("message"), dict) else None
-        if not isinstance(c, list):
-            continue
-        for b in c:
-            if not isinstance(b, dict):
-                continue
-            if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
-                called.add(b["id"])
-            elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                if b["tool_use_id"] not in called:
-                    answered.append(b["tool_use_id"])
-    return {t for t in answered if t not in called}, first_parent
-
-
-def _group_sidechains(conv: list[_Record], parents: dict) -> list[list[_Record]]:
-    root: dict = {}
-    groups: dict = {}
-    for r in conv:
-        if not r.sidechain:
-            continue
-        p = r.parent
-        key = root.get(p) if isinstance(p, str) else None
-        if key is None:
-            key = r.uuid if isinstance(r.uuid, str) else f"line{r.line}"
-        if isinstance(r.uuid, str):
-            root[r.uuid] = key
-        groups.setdefault(key, []).append(r)
-    return list(groups.values())
-
-
-def _agent_groups(others: list) -> dict:
-    """progress/agent_progress records carry subagent messages: group them by agent."""
-    groups: dict = {}
-    seen: set = set()
-    for n, rec in others:
-        if rec.get("type") != "progress":
-            continue
-        d = rec.get("data")
-        if not isinstance(d, dict) or d.get("type") != "agent_progress":
-            continue
-        inner = d.get("message")
-        if not isinstance(inner, dict) or inner.get("type") not in CONVERSATION_TYPES \
-                or not isinstance(inner.get("message"), dict):
-            continue
-        u = inner.get("uuid")
-        if isinstance(u, str):
-            if u in seen:
-                continue
-            seen.add(u)
-        key = d.get("agentId") or rec.get("parentToolUseID") or "agent"
-        g = groups.setdefault(key, {"records": [], "parent_tool_use_id": rec.get("parentToolUseID"),
-                                    "prompt": d.get("prompt")})
-        g["records"].append(_Record(n, inner))
-    return groups
-
-
 MAX_SUBAGENT_FILES = 200
 
 
@@ -681,7 +513,7 @@ def _subagent_files(path, prompts: dict | None, main_msgs: list) -> list:
     if not files:
         return []
     if prompts is None:
-        prompts = _task_prompts(main_msgs)
+        prompts = task_prompts(main_msgs)
     out = []
     for f in files:
         try:
@@ -696,47 +528,11 @@ def _subagent_files(path, prompts: dict | None, main_msgs: list) -> list:
             sb.add(r)
         if not sb.msgs:
             continue
-        c = sb.conversation(f"subagent {f.stem}: " + _first_text(sb.msgs), str(f), problems)
+        c = sb.conversation(f"subagent {f.stem}: " + first_text(sb.msgs), str(f), problems)
         first_user = sb.msgs[0].get("content")
-        key = " ".join(first_user.split()) if isinstance(first_user, str) else _first_text_of(sb.msgs[0], 10 ** 9)
+        key = " ".join(first_user.split()) if isinstance(first_user, str) else first_text_of(sb.msgs[0], 10 ** 9)
         c.extra = {"kind": "subagent_file", "file": str(f), "parent_tool_use_id": prompts.get(key)}
         out.append(c)
-    return out
-
-
-def _first_text(msgs: list, limit: int = 70) -> str:
-    """The first prose the user or model wrote (command wrappers like <command-name> are skipped)."""
-    for m in msgs[:50]:
-        t = _first_text_of(m, limit)
-        if t and not t.startswith("<"):
-            return t
-    return next((t for t in (_first_text_of(m, limit) for m in msgs[:50]) if t), "")
-
-
-def _first_text_of(m: dict, limit: int) -> str:
-    c = m.get("content")
-    t = ""
-    if isinstance(c, str):
-        t = c.strip()
-    elif isinstance(c, list):
-        t = next((b["text"].strip() for b in c if isinstance(b, dict) and b.get("type") == "text"
-                  and isinstance(b.get("text"), str) and b["text"].strip()), "")
-    if not t:
-        return ""
-    t = " ".join(t.split())
-    return t if len(t) <= limit else t[:limit - 1] + "…"
-
-
-def _task_prompts(msgs: list) -> dict:
-    out: dict = {}
-    for m in msgs:
-        if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
-            continue
-        for b in m["content"]:
-            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
-                p = b["input"].get("prompt")
-                if isinstance(p, str):
-                    out.setdefault(" ".join(p.split()), b.get("id"))
     return out
 
 
@@ -764,8 +560,8 @@ def _load(probe: Probe) -> LoadResult:
     if not conv and not any(r.get("type") == "progress" for _, r in others):
         raise LoadError(path, 0, "a Claude Code session with no user or assistant message"
                         + (f" ({problems[0]})" if problems else ""))
-    kept, bounds, dropped = _main_records(conv, others, parents)
-    before_file, first_parent = _before_file(kept, parents)    # (before the builder takes the messages)
+    kept, bounds, dropped = main_records(conv, others, parents)
+    before_file, first_parent = records_before_file(kept, parents)    # (before the builder takes the messages)
     b = _Builder(path)
     add = b.add
     bi, nb = 0, len(bounds)
@@ -783,7 +579,7 @@ def _load(probe: Probe) -> LoadResult:
                  and isinstance(rec.get("summary"), str)]
     titles = [rec.get("customTitle") or rec.get("title") for _, rec in others if rec.get("type") == "custom-title"]
     main_title = next((t for t in titles if isinstance(t, str)), None) or (summaries[-1] if summaries else "") \
-        or _first_text(b.msgs) or probe.path.name
+        or first_text(b.msgs) or probe.path.name
     if dropped:
         problems.append(Problem(path, 0, f"{dropped} record(s) on an abandoned branch (rewound) left out", "info"))
     if first_parent is not None:
@@ -807,27 +603,27 @@ def _load(probe: Probe) -> LoadResult:
         "records": others,
     }
     convs = [main]
-    groups = _group_sidechains(conv, parents)
-    prompts = _task_prompts(b.msgs) if groups else {}
+    groups = group_sidechains(conv, parents)
+    prompts = task_prompts(b.msgs) if groups else {}
     for group in groups:
         sb = _Builder(path)
         for r in group:
             sb.add(r)
         if not sb.msgs:
             continue
-        c = sb.conversation("sidechain: " + (_first_text(sb.msgs) or f"line {group[0].line}"), path, [])
+        c = sb.conversation("sidechain: " + (first_text(sb.msgs) or f"line {group[0].line}"), path, [])
         first_user = sb.msgs[0].get("content")
-        key = " ".join(first_user.split()) if isinstance(first_user, str) else _first_text_of(sb.msgs[0], 10 ** 9)
+        key = " ".join(first_user.split()) if isinstance(first_user, str) else first_text_of(sb.msgs[0], 10 ** 9)
         c.extra = {"kind": "sidechain", "root_uuid": group[0].uuid, "first_line": group[0].line,
                    "parent_tool_use_id": prompts.get(key)}
         convs.append(c)
-    for agent, g in _agent_groups(others).items():
+    for agent, g in agent_groups(others).items():
         ab = _Builder(path, copy=True)
         for r in g["records"]:
             ab.add(r)
         if not ab.msgs:
             continue
-        c = ab.conversation(f"subagent {agent}: " + (_first_text(ab.msgs) or ""), path, [])
+        c = ab.conversation(f"subagent {agent}: " + (first_text(ab.msgs) or ""), path, [])
         c.extra = {"kind": "agent_progress", "agent_id": agent, "parent_tool_use_id": g["parent_tool_use_id"]}
         convs.append(c)
     convs.extend(_subagent_files(probe.path, prompts if groups else None, b.msgs))
