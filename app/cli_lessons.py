@@ -14,7 +14,7 @@ import sys
 
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
     p = sub.add_parser("lessons", help="list the bundled lessons: name, then title")
-    p.add_argument("--lang", default="en", help="the titles' language: en (default) or zh_CN")
+    p.add_argument("--lang", default=None, help="the titles' language: en or zh_CN (default: the system's locale)")
     p.add_argument("--json", action="store_true", help="one JSON list")
 
     def cmd_lessons(args) -> int:

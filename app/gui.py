@@ -23,7 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG and exit")
     ap.add_argument("--screenshots", metavar="DIR", help="render offscreen, save one PNG per layer step (and per "
                                                         "registered frame, e.g. a lesson's slides) in DIR and exit")
-    ap.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
+    ap.add_argument("--size", default=None, help="window size WxH (default: the screen's room, at most 1400x900; "
+                                                  "offscreen 1400x900); never larger than the screen")
+    ap.add_argument("--presenter", action="store_true", help="start in presenter mode (F11): the whole screen, "
+                                                            "large type, the side panels folded into tabs")
+    ap.add_argument("--probe", metavar="JSON", help=argparse.SUPPRESS)   # tests: geometry and texts, then exit
     ap.add_argument("--strategy", help="strategy name (s08, claude_code, hermes, inspect_trim, ...) or a plugin "
                                        "PATH.py:FUNCTION (docs/plugins.md)")
     ap.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
@@ -96,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
               "libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxkbcommon-x11-0 libxcb-render-util0 libxcb-image0. "
               "Meanwhile --screenshot out.png and the headless commands work.", file=sys.stderr)
         return 2
-    w, h = _size(args.size)
+    w, h = _size(args.size) if args.size else (1400, 900)
+    sized = bool(args.size) or offscreen        # else the window takes the room the screen has (app/screen_fit.py)
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "compactscope"])
     app.setOrganizationName("Compactscope")
@@ -154,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         win.set_dark(True, save=False)
     if args.zoom is not None:
         win.set_zoom(args.zoom, save=False)
-    win.resize(w, h)
+    if sized:
+        from .screen_fit import fit
+        fit(win, w, h)
     if args.follow:
         if not os.path.isfile(args.follow):
             print(f"compactscope: {args.follow}: no such file to follow", file=sys.stderr)
@@ -163,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fleet:
         return _fleet(app, win, args, w, h)
     if args.lesson:
-        return _lesson(app, win, args, w, h, offscreen)
+        return _lesson(app, win, args, w, h, offscreen, sized)
     ok = win.open_path(args.file, conversation=args.conversation) if args.file else win.open_default()
     if ok and args.set and not args.strategy and getattr(win.session, "_loading", None) is None:
         try:                                      # --set against the pipeline the file opened with
@@ -203,10 +210,17 @@ def main(argv: list[str] | None = None) -> int:
             return _screenshots(app, win, args, w, h)
         return _screenshot(app, win, args, w, h)
     win.show()
-    if args.step is not None or args.mode or args.tab or args.select is not None or args.compare:
+    if args.step is not None or args.mode or args.tab or args.select is not None or args.compare or args.probe:
         win.wait_idle(60000)
         _apply_view_args(win, args)
-    return app.exec()
+    if args.presenter:
+        win.set_presenter(True)
+    if args.probe:
+        from .probe import write_probe
+        return write_probe(app, win, args.probe)
+    rc = app.exec()
+    _dispose(app, win)
+    return rc
 
 
 def _apply_view_args(win, args) -> None:
@@ -256,7 +270,17 @@ def _write_frames(app, win, folder, only=None) -> int:
         print(p)
     win.session.close()
     win.close()
+    _dispose(app, win)
     return 0
+
+
+def _dispose(app, win) -> None:
+    """Delete the closed window while Qt still runs: left to the interpreter's exit, the panels presenter mode
+    moved between docks and tabs could be destroyed after their new parent (a crash at exit, exit code -11)."""
+    win.deleteLater()
+    from PySide6.QtCore import QCoreApplication, QEvent
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    app.processEvents()
 
 
 def _fleet(app, win, args, w, h) -> int:
@@ -287,7 +311,9 @@ def _fleet(app, win, args, w, h) -> int:
         win.session.close()
         win.close()
         return 0
-    return app.exec()
+    rc = app.exec()
+    _dispose(app, win)
+    return rc
 
 
 def _screenshot(app, win, args, w, h) -> int:
@@ -309,10 +335,11 @@ def _screenshot(app, win, args, w, h) -> int:
           f"({win.stepper.stages[win.stage][1] if win.stepper.stages else '?'})")
     win.session.close()
     win.close()
+    _dispose(app, win)
     return 0
 
 
-def _lesson(app, win, args, w, h, offscreen: bool) -> int:
+def _lesson(app, win, args, w, h, offscreen: bool, sized: bool = True) -> int:
     """``--lesson NAME [--slide K]``: the window on the lesson; ``--export-lesson DIR``: a PNG per slide, then exit
     (``--screenshot`` renders the one slide)."""
     from compactscope.core import lessons
@@ -322,7 +349,9 @@ def _lesson(app, win, args, w, h, offscreen: bool) -> int:
     except lessons.LessonError as e:
         print(f"compactscope: {e}", file=sys.stderr)
         return 2
-    win.resize(w, h)
+    if sized:
+        from .screen_fit import fit
+        fit(win, w, h)
     if offscreen:
         win.show()
         win.resize(w, h)
@@ -337,4 +366,10 @@ def _lesson(app, win, args, w, h, offscreen: bool) -> int:
     if offscreen:
         return _screenshots(app, win, args, w, h) if args.screenshots else _screenshot(app, win, args, w, h)
     win.show()
-    return app.exec()
+    if args.probe:
+        from .probe import write_probe
+        win.wait_idle(60000)
+        return write_probe(app, win, args.probe)
+    rc = app.exec()
+    _dispose(app, win)
+    return rc

@@ -102,17 +102,25 @@ class FitLabel(QLabel):
         super().resizeEvent(e)
         self._fit()
 
+    max_lines = 1              # 2: what does not fit goes on a second line (the status bar at projector size)
+
     def _fit(self) -> None:
         parts = self._full.split(self.SEP)
         fm = self.fontMetrics()
         room = max(self.width() - 6, 10)
-        shown = parts[0]
+        shown, k = self._fit_line(parts, fm, room)
+        if k < len(parts) and self.max_lines > 1:
+            rest, _ = self._fit_line(parts[k:], fm, room)
+            shown = shown[:-2] + "\n" + rest if shown.endswith(" \u2026") else shown + "\n" + rest
+        super().setText(shown)
+
+    def _fit_line(self, parts: list, fm, room: int) -> tuple[str, int]:
+        """The most leading parts that fit on a line (" \u2026" when some are left), and how many."""
         for k in range(len(parts), 0, -1):
             cand = self.SEP.join(parts[:k]) + (" \u2026" if k < len(parts) else "")
             if fm.horizontalAdvance(cand) <= room:
-                shown = cand
-                break
-        super().setText(shown)
+                return cand, k
+        return parts[0], 1
 
     def text(self) -> str:          # what the label says: the whole text, whatever fits on screen
         return self._full
