@@ -2,7 +2,7 @@
 1024x768 with no window manager shows all of it), its geometry remembered per screen in the settings.
 
 ``restore(win, saved)`` sizes a new window: the geometry saved for this screen (``window/geometry@NAME:WxH``), else
-the one saved before screens were told apart (``window/geometry``), else the default 1400x900; in every case cut
+(settings from before screens were told apart) ``window/geometry``, else the default 1400x900; in every case cut
 to the available geometry and moved inside it. ``save(win)`` keeps the geometry under the screen's key. ``fill(win)``
 gives a presenter the whole screen (and ``unfill`` the size it had). The offscreen platform (screenshots, tests)
 has no real screen: a window there keeps the size asked for.
@@ -62,12 +62,16 @@ def clamp(win, avail: QRect | None = None) -> None:
         win.move(max(x, avail.x()), max(y, avail.y()))
 
 
+def _per_screen(settings) -> bool:
+    return str(settings.value("window/per_screen", "false")).lower() in ("true", "1")
+
+
 def restore(win, settings) -> None:
     """Size a new window for its screen (see the module's text)."""
     avail = available(win)
     geo = settings.value(screen_key(screen_of(win))) if avail is not None else None
-    if not isinstance(geo, QByteArray) or geo.isEmpty():
-        geo = settings.value("window/geometry")
+    if (not isinstance(geo, QByteArray) or geo.isEmpty()) and not _per_screen(settings):
+        geo = settings.value("window/geometry")      # saved before screens were told apart
     if isinstance(geo, QByteArray) and not geo.isEmpty():
         win.restoreGeometry(geo)
     else:
@@ -88,6 +92,7 @@ def save(win, settings) -> None:
     settings.set("window/geometry", geo)
     if real_screen():
         settings.set(screen_key(screen_of(win)), geo)
+        settings.set("window/per_screen", True)
 
 
 def fill(win) -> QByteArray | None:

@@ -21,7 +21,7 @@ class StatusBar(QStatusBar):
         super().__init__(parent)
         self.status_label = FitLabel("", self)          # a narrow window shows fewer parts; never wider
         self.status_label.setObjectName("statusCounts")
-        self.status_label.max_lines = 2                 # a projector's narrow window: two lines, nothing left out
+        self.status_label.max_lines = 3                 # a projector's narrow window: more lines, nothing left out
         self.addWidget(self.status_label, 1)
         self.oracle_label = QLabel("", self)
         self.oracle_label.setObjectName("oracleVerdict")
