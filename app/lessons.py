@@ -80,6 +80,8 @@ class LessonController(QObject):
         st = slide.state
         self.win.set_presenter(st.get("layout", "presenter") == "presenter", zoom=st.get("zoom"))
         ok = lessons.play(self.win.session, self.lesson, slide)
+        if st.get("show"):
+            self.win.presenter_mode.show_panel(st["show"])       # the chart the narration points at, large
         self.sigSlideChanged.emit(k)
         self._apply_focus()
         return ok

@@ -53,6 +53,8 @@ class PresenterMode:
             if w.lesson_controller.active:
                 w.dock_narration.show()
             w.messages.set_presenter(True)
+            w.timeline_panel.set_presenter(True)
+            w.narration.set_compact(True)
             self.docks()
         elif self.saved is not None:
             self._leave(zoom)
@@ -94,6 +96,8 @@ class PresenterMode:
         w.dock_narration.setVisible(narr and w.lesson_controller.active)
         w.splitter.restoreState(saved["splitter"])
         w.messages.set_presenter(False)
+        w.timeline_panel.set_presenter(False)
+        w.narration.set_compact(False)
         w.set_zoom(saved["zoom"] if zoom is None else zoom, save=False)
         screen_fit.unfill(w, saved["geometry"])
 
