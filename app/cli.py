@@ -424,7 +424,8 @@ def cmd_strategies(args) -> int:
         _print_json(out)
         return 0
     for s in out:
-        print(f"{s['name']}: {s['title']}\n  {s['description']}\n  from: {s['source']}; dialect: {s['dialect']}\n"
+        from compactscope.core.i18n import translate
+        print(f"{s['name']}: {translate(s['title'])}\n  {s['description']}\n  from: {s['source']}; dialect: {s['dialect']}\n"
               f"  layers: {' -> '.join(s['layers'])}")
         for p in s["params"]:
             print(f"    {p['name']} = {words.value(p['default'])}: {p['help']}")

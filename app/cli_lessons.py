@@ -71,7 +71,8 @@ def _check(lesson, args, print_json) -> int:
         unsaid = {lang: lessons.unnarrated(slide, lang) for lang in lessons.LANGS}
         failed = [c for c in checks if not c.ok]
         bad += bool(err or failed or any(unsaid.values()))
-        out.append({"slide": slide.index + 1, "title": slide.title_in("en"), "error": err,
+        out.append({"slide": slide.index + 1, "title": slide.title_in("en" if args.json else args.lang or "en"),
+                    "error": err,
                     "checks": [{"probe": c.probe, "expected": c.expected, "actual": c.actual, "ok": c.ok,
                                 **({"error": c.error} if c.error else {})} for c in checks],
                     "unnarrated": unsaid})
