@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 
 from compactscope.core import lessons
+from compactscope.core.session import TABS
 
 from .screenshots import Frame, register_frames, slug
 from compactscope.widgets.i18n import tr
@@ -82,6 +83,8 @@ class LessonController(QObject):
         ok = lessons.play(self.win.session, self.lesson, slide)
         if st.get("show"):
             self.win.presenter_mode.show_panel(st["show"])       # the chart the narration points at, large
+        elif self.win.tabs.currentIndex() >= len(TABS):            # a panel the previous slide showed: the tab again
+            self.win.tabs.setCurrentIndex(TABS.index(self.win.session.tab))
         self.sigSlideChanged.emit(k)
         self._apply_focus()
         return ok
