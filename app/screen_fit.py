@@ -79,6 +79,17 @@ def restore(win, settings) -> None:
         if avail is not None:
             win.move(avail.topLeft())
     clamp(win, avail)
+    state = settings.value("window/state")
+    if not isinstance(state, QByteArray) or state.isEmpty():
+        small_screen_docks(win)
+
+
+def small_screen_docks(win) -> None:
+    """A first start on a small screen (a projector): the inspector takes a quarter of the width, not a third,
+    (the chart keeps its height: shorter, its plots are squashed)."""
+    from PySide6.QtCore import Qt
+    if win.width() < 1280 and hasattr(win, "dock_inspector"):
+        win.resizeDocks([win.dock_inspector], [max(220, int(win.width() * 0.25))], Qt.Horizontal)
 
 
 def fit(win, w: int | None = None, h: int | None = None) -> None:
