@@ -73,7 +73,8 @@ def translate_line(line: str, lang: str) -> str:
     if not body:
         return line
     if lead.strip().startswith("compactscope:"):
-        lead = lead.replace("warning: ", i18n.translate("warning: ", lang)).replace("note: ", i18n.translate("note: ", lang))
+        for word in ("warning: ", "note: "):
+            lead = lead.replace(word, i18n.translate(word, lang))
     return lead + i18n.translate(body, lang) + tail
 
 
@@ -153,8 +154,8 @@ def run_row(step, strategy=None) -> str:
     t = i18n.translate
     what = step.explain()
     if i18n.language() != "en":
-        label = next((l.label for l in getattr(strategy, "layers", ()) if l.name == step.layer and l.label), "")
+        label = next((la.label for la in getattr(strategy, "layers", ()) if la.name == step.layer and la.label), "")
         what = (t(label) + "\uff1a" if label else "") + t(what)
     cells = (step.layer, t("yes" if step.changed else "no"), f"{step.size_before:,}", f"{step.size_after:,}",
              f"{step.tokens_after:,}")
-    return "".join(pad(c, n, right) for c, (_, n, right) in zip(cells, RUN_COLUMNS)) + "  " + what
+    return "".join(pad(c, n, right) for c, (_, n, right) in zip(cells, RUN_COLUMNS, strict=True)) + "  " + what

@@ -46,18 +46,8 @@ def in_sight(win, w: QWidget) -> bool:
 
 def clipped(win) -> list[str]:
     """Texts shown cut: a tab's label wider than its tab or outside the tab bar, a layer button or label wider
-    than its widget, the status line shortened."""
-    out = []
-    for bar in win.findChildren(QTabBar):
-        if not bar.isVisible() or bar.visibleRegion().isEmpty() or bar.width() < 2:
-            continue
-        fm = bar.fontMetrics()
-        for k in range(bar.count()):
-            r = bar.tabRect(k)
-            if r.right() > bar.width() + 1 or r.left() < -1:
-                out.append(f"tab {bar.tabText(k)!r}: outside its bar ({bar.width()} px)")
-            elif fm.horizontalAdvance(bar.tabText(k).replace("&", "")) > r.width():
-                out.append(f"tab {bar.tabText(k)!r}: wider than its tab")
+    than its widget, the status line shortened, a dock's title wider than its dock."""
+    out = _clipped_tabs(win)
     for b in win.stepper.group.buttons():
         if b.isVisible() and b.sizeHint().width() > b.width() + 1:
             out.append(f"layer button {b.text()!r}: {b.sizeHint().width()} px in {b.width()}")
@@ -69,6 +59,21 @@ def clipped(win) -> list[str]:
     for d in win.findChildren(QDockWidget):
         if d.isVisible() and d.fontMetrics().horizontalAdvance(d.windowTitle()) > d.width():
             out.append(f"dock title {d.windowTitle()!r}: wider than its dock")
+    return out
+
+
+def _clipped_tabs(win) -> list[str]:
+    out = []
+    for bar in win.findChildren(QTabBar):
+        if not bar.isVisible() or bar.visibleRegion().isEmpty() or bar.width() < 2:
+            continue
+        fm = bar.fontMetrics()
+        for k in range(bar.count()):
+            r = bar.tabRect(k)
+            if r.right() > bar.width() + 1 or r.left() < -1:
+                out.append(f"tab {bar.tabText(k)!r}: outside its bar ({bar.width()} px)")
+            elif fm.horizontalAdvance(bar.tabText(k).replace("&", "")) > r.width():
+                out.append(f"tab {bar.tabText(k)!r}: wider than its tab")
     return out
 
 
@@ -87,13 +92,17 @@ def _widget_texts(w: QWidget, out: dict, where: str) -> None:
         _add(out, w.title(), where)
     if isinstance(w, QDockWidget):
         _add(out, w.windowTitle(), where)
-    if isinstance(w, QLineEdit):
+    if isinstance(w, (QLineEdit, QTextEdit)):
         _add(out, w.placeholderText(), where + " placeholder")
-    if isinstance(w, QTextEdit):
-        _add(out, w.placeholderText(), where + " placeholder")
-        if not w.property("transcript"):            # the inspector's editors show the transcript, as it is
-            for line in w.toPlainText().splitlines()[:400]:
-                _add(out, line, where + " text")
+    if isinstance(w, QTextEdit) and not w.property("transcript"):     # the inspector's editors: the transcript
+        for line in w.toPlainText().splitlines()[:400]:
+            _add(out, line, where + " text")
+    _list_texts(w, out, where)
+
+
+def _list_texts(w: QWidget, out: dict, where: str) -> None:
+    """The entries of a combo box, the tabs of a tab widget, a header's sections, a menu's actions."""
+    from PySide6.QtCore import Qt
     if isinstance(w, QComboBox):
         for k in range(w.count()):
             _add(out, w.itemText(k), where + " item")
@@ -102,7 +111,6 @@ def _widget_texts(w: QWidget, out: dict, where: str) -> None:
             _add(out, w.tabText(k), where + " tab")
             _add(out, w.tabToolTip(k), where + " tab tooltip")
     if isinstance(w, QHeaderView) and w.model() is not None:
-        from PySide6.QtCore import Qt
         for k in range(w.count()):
             _add(out, w.model().headerData(k, w.orientation(), Qt.DisplayRole), where + " header")
     if isinstance(w, QMenu):
@@ -159,7 +167,6 @@ def texts(win) -> dict:
         if m is None or v is win.view or v is win.diff or isinstance(v, QHeaderView):   # contents: the transcript
             continue
         from PySide6.QtCore import Qt
-        from PySide6.QtCore import QModelIndex
         rows, cols = _shape(m)
         for r in range(min(rows, 200)):
             for c in range(cols):

@@ -43,7 +43,8 @@ STATE_KEYS = {
             "token chart), \"findings\" or \"inspector\" (this slide only; null = the slide's tab)",
 }
 SHOW = ("chart", "findings", "inspector")
-DEFAULT_STATE = {"file": None, "conversation": 0, "segment": None, "call": None, "strategy": "s08", "params": {},
+DEFAULT_STATE: dict[str, Any] = {
+                 "file": None, "conversation": 0, "segment": None, "call": None, "strategy": "s08", "params": {},
                  "variant": None, "order": None, "summarizer": "offline", "stage": 0, "mode": "after",
                  "tab": "diff", "select": None, "block": None, "compare": "", "cursor": None, "focus": "",
                  "zoom": 4, "layout": "presenter", "show": None}

@@ -33,7 +33,8 @@ def test_the_panels_fold_into_tabs_and_come_back(qtbot, make_window):
     assert all(b.font().pointSizeF() == pt for b in win.stepper.group.buttons())
     assert f"{pt:.1f}pt" in win.tabs.tabBar().styleSheet()
     win.set_presenter(False)
-    assert win.tabs.count() == 3 and win.dock_chart.widget() is win.chart and win.dock_inspector.widget() is win.inspector
+    assert win.tabs.count() == 3 and win.dock_chart.widget() is win.chart
+    assert win.dock_inspector.widget() is win.inspector
     assert win.dock_chart.isVisible() and win.dock_inspector.isVisible() and win.tabs.tabBar().styleSheet() == ""
 
 

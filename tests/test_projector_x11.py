@@ -150,9 +150,9 @@ def identifiers() -> set[str]:
         st = strategies.get(name)
         out |= {name, st.name}
         out |= {p.name for p in st.params}
-        out |= {l.name for l in st.layers} | {v.name for v in st.variants}
+        out |= {la.name for la in st.layers} | {v.name for v in st.variants}
         out |= {str(c) for p in st.params for c in (getattr(p, "choices", None) or ())}
-    out |= {l.name for l in lessons.available()}
+    out |= {le.name for le in lessons.available()}
     return out
 
 

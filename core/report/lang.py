@@ -78,7 +78,7 @@ class _MarkdownLines:
         if line.lstrip().startswith("|"):
             return "|".join(self._cell(c) for c in line.split("|"))
         m = re.match(r"^(\s*(?:#+ |- |\* |\d+\. )?)(.*?)(\s*)$", line, re.S)
-        return m.group(1) + self._cell(m.group(2)) + m.group(3)
+        return m.group(1) + self._cell(m.group(2)) + m.group(3) if m is not None else line
 
     def _cell(self, text: str) -> str:
         core = text.strip()
