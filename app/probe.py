@@ -153,6 +153,7 @@ def texts(win) -> dict:
     for e in (win.inspector.text, win.inspector.json, win.inspector.persisted):
         e.setProperty("transcript", True)
     _add(out, win.windowTitle(), "window title")
+    _add(out, win.statusBar().currentMessage(), "status message")      # a temporary message over the counts
     for w in [win] + win.findChildren(QWidget):
         _widget_texts(w, out, type(w).__name__)
     for a in win.menuBar().actions():
