@@ -103,7 +103,9 @@ class TranslatingStream:
 
 
 def wants_json(args) -> bool:
-    return bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json"
+    """The command writes a document for a program on stdout (JSON, or a report to '-'): stdout stays as it is."""
+    return bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json" \
+        or getattr(args, "output", None) == "-"
 
 
 def install(lang: str, json_out: bool = False) -> None:

@@ -147,3 +147,10 @@ def test_translated_lines_keep_their_lead():
     assert cli_lang.translate_line("compactscope: warning: something unknown", "zh_CN") == \
         "compactscope: 警告：something unknown"
     assert cli_lang.width("大小") == 4 and cli_lang.pad("层", 4) == "层  "
+
+
+def test_a_report_on_stdout_is_the_document_itself(capsys, examples):
+    rc, out, err = run_cli(capsys, "report", str(examples / "short_session.json"), "-o", "-", "--lang", "zh_CN")
+    assert rc == 0, err
+    assert out.startswith("<!DOCTYPE html>") and '<html lang="zh-CN">' in out and "逐层查看" in out
+    assert not isinstance(__import__("sys").stdout, cli_lang.TranslatingStream)
