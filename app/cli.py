@@ -172,10 +172,10 @@ def cmd_run(args) -> int:
         print(f"joined with {joined['source']} ({joined['reason']}): {lent} from it")
     print_inferred(engine)
     print(f"sizes: {trace.size_estimator}; tokens: {trace.token_estimator}")
-    print(f"{'layer':<22}{'changed':<9}{'size before':>12}{'size after':>12}{'tok after':>11}  what happened")
+    from compactscope.app.cli_lang import run_header, run_row
+    print(run_header())
     for s in trace.steps:
-        print(f"{s.layer:<22}{'yes' if s.changed else 'no':<9}{s.size_before:>12,}{s.size_after:>12,}"
-              f"{s.tokens_after:>11,}  {s.explain()}")
+        print(run_row(s, engine.strategy))
         lost = {x.edit: x for x in lost_results(trace) if trace.steps[x.step] is s}
         for k, e in enumerate(s.edits):
             print(f"{'':<22}- {e.text}")
@@ -324,7 +324,8 @@ def cmd_strategies(args) -> int:
         print(parameters_markdown([strategies.get(s["name"]) for s in out]), end="")
         return 0
     for s in out:
-        print(f"{s['name']}: {s['title']}\n  {s['description']}\n  from: {s['source']}; dialect: {s['dialect']}\n"
+        from compactscope.core.i18n.catalog import translate
+        print(f"{s['name']}: {translate(s['title'])}\n  {s['description']}\n  from: {s['source']}; dialect: {s['dialect']}\n"
               f"  layers: {' -> '.join(s['layers'])}")
         for p in s["params"]:
             print(f"    {p['name']} = {words.value(p['default'])}: {p['help']}")
@@ -408,6 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     from compactscope.app import cli_cache, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
     for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons):
         mod.register(sub, _add_common, _add_engine, _engine, load_file, _print_json, CliError)
+    from compactscope.app.cli_lang import add_lang
+    add_lang(sub)                    # --lang on every text command (app/cli_lang.py)
     return ap
 
 
@@ -428,6 +431,12 @@ def headless(argv: list[str]) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     _tolerant_streams()
+    from compactscope.app import cli_lang
+    try:
+        args.lang = cli_lang.resolve(args)
+    except argparse.ArgumentTypeError as e:
+        ap.error(str(e))
+    cli_lang.install(args.lang, cli_lang.wants_json(args))
     try:
         return args.fn(args)
     except CliError as e:
@@ -439,6 +448,8 @@ def headless(argv: list[str]) -> int:
         return 130
     except Exception as e:  # a bug: one line and where the traceback is, never the traceback itself
         return report_internal(f"{type(e).__name__}: {e}", traceback.format_exc())
+    finally:
+        cli_lang.uninstall()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import sys
 
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
     p = sub.add_parser("lessons", help="list the bundled lessons: name, then title")
-    p.add_argument("--lang", default="en", help="the titles' language: en (default) or zh_CN")
+    p.add_argument("--lang", default=None, help="the titles' language: en or zh_CN (default: the system's locale)")
     p.add_argument("--json", action="store_true", help="one JSON list")
 
     def cmd_lessons(args) -> int:
@@ -71,7 +71,8 @@ def _check(lesson, args, print_json) -> int:
         unsaid = {lang: lessons.unnarrated(slide, lang) for lang in lessons.LANGS}
         failed = [c for c in checks if not c.ok]
         bad += bool(err or failed or any(unsaid.values()))
-        out.append({"slide": slide.index + 1, "title": slide.title_in("en"), "error": err,
+        out.append({"slide": slide.index + 1, "title": slide.title_in("en" if args.json else args.lang or "en"),
+                    "error": err,
                     "checks": [{"probe": c.probe, "expected": c.expected, "actual": c.actual, "ok": c.ok,
                                 **({"error": c.error} if c.error else {})} for c in checks],
                     "unnarrated": unsaid})

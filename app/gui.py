@@ -10,6 +10,8 @@ import argparse
 import os
 import sys
 
+from compactscope.app.window_exit import dispose
+
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="compactscope", description="The Compactscope debugger window.")
@@ -23,7 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG and exit")
     ap.add_argument("--screenshots", metavar="DIR", help="render offscreen, save one PNG per layer step (and per "
                                                         "registered frame, e.g. a lesson's slides) in DIR and exit")
-    ap.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
+    ap.add_argument("--size", default=None, help="window size WxH (default: the screen's room, at most 1400x900; "
+                                                  "offscreen 1400x900); never larger than the screen")
+    ap.add_argument("--presenter", action="store_true", help="start in presenter mode (F11): the whole screen, "
+                                                            "large type, the side panels folded into tabs")
+    ap.add_argument("--probe", metavar="JSON", help=argparse.SUPPRESS)   # tests: geometry and texts, then exit
     ap.add_argument("--strategy", help="strategy name (s08, claude_code, hermes, inspect_trim, ...) or a plugin "
                                        "PATH.py:FUNCTION (docs/plugins.md)")
     ap.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a strategy parameter")
@@ -138,7 +144,7 @@ def _set_variant_and_order(win, args) -> None:
             raise _UsageError(win.session.error.what)
 
 
-def _configure(win, args, w: int, h: int) -> dict:
+def _configure(win, args, w: int, h: int, sized: bool = True) -> dict:
     """The window's strategy, parameters and look from the arguments; returns the pinned --set values."""
     pinned: dict = {}
     if args.strategy:
@@ -156,7 +162,9 @@ def _configure(win, args, w: int, h: int) -> dict:
         win.set_dark(True, save=False)
     if args.zoom is not None:
         win.set_zoom(args.zoom, save=False)
-    win.resize(w, h)
+    if sized:
+        from compactscope.app.screen_fit import fit
+        fit(win, w, h)
     if args.follow:
         if not os.path.isfile(args.follow):
             raise _UsageError(f"{args.follow}: no such file to follow")
@@ -224,7 +232,8 @@ def _main(args) -> int:
     problem = _environment_error(offscreen)
     if problem:
         raise _UsageError(problem)
-    w, h = _size(args.size)
+    w, h = _size(args.size) if args.size else (1400, 900)
+    sized = bool(args.size) or offscreen        # else the window takes the room the screen has (app/screen_fit.py)
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "compactscope"])
     app.setOrganizationName("Compactscope")
@@ -238,11 +247,11 @@ def _main(args) -> int:
         raise _UsageError(f"--lang is one of {', '.join(language.LANGUAGES)}, not {args.lang!r}")
     language.install(lang)
     win = MainWindow(settings)
-    pinned = _configure(win, args, w, h)
+    pinned = _configure(win, args, w, h, sized)
     if args.fleet:
         return _fleet(app, win, args, w, h)
     if args.lesson:
-        return _lesson(app, win, args, w, h, offscreen)
+        return _lesson(app, win, args, w, h, offscreen, sized)
     ok = win.open_path(args.file, conversation=args.conversation) if args.file else win.open_default()
     if ok:
         _after_open(win, args, pinned)
@@ -253,10 +262,17 @@ def _main(args) -> int:
             return _screenshots(app, win, args, w, h)
         return _screenshot(app, win, args, w, h)
     win.show()
-    if args.step is not None or args.mode or args.tab or args.select is not None or args.compare:
+    if args.step is not None or args.mode or args.tab or args.select is not None or args.compare or args.probe:
         win.wait_idle(60000)
         _apply_view_args(win, args)
-    return app.exec()
+    if args.presenter:
+        win.set_presenter(True)
+    if args.probe:
+        from compactscope.app.probe import write_probe
+        return write_probe(app, win, args.probe)
+    rc = app.exec()
+    dispose(app, win)
+    return rc
 
 
 def _apply_view_args(win, args) -> None:
@@ -306,6 +322,7 @@ def _write_frames(app, win, folder, only=None) -> int:
         print(p)
     win.session.close()
     win.close()
+    dispose(app, win)
     return 0
 
 
@@ -337,7 +354,9 @@ def _fleet(app, win, args, w, h) -> int:
         win.session.close()
         win.close()
         return 0
-    return app.exec()
+    rc = app.exec()
+    dispose(app, win)
+    return rc
 
 
 def _screenshot(app, win, args, w, h) -> int:
@@ -359,10 +378,11 @@ def _screenshot(app, win, args, w, h) -> int:
           f"({win.stepper.stages[win.session.view.stage][1] if win.stepper.stages else '?'})")
     win.session.close()
     win.close()
+    dispose(app, win)
     return 0
 
 
-def _lesson(app, win, args, w, h, offscreen: bool) -> int:
+def _lesson(app, win, args, w, h, offscreen: bool, sized: bool = True) -> int:
     """``--lesson NAME [--slide K]``: the window on the lesson; ``--export-lesson DIR``: a PNG per slide, then exit
     (``--screenshot`` renders the one slide)."""
     from compactscope.core.session import lesson as lessons
@@ -372,7 +392,9 @@ def _lesson(app, win, args, w, h, offscreen: bool) -> int:
     except lessons.LessonError as e:
         print(f"compactscope: {e}", file=sys.stderr)
         return 2
-    win.resize(w, h)
+    if sized:
+        from compactscope.app.screen_fit import fit
+        fit(win, w, h)
     if offscreen:
         win.show()
         win.resize(w, h)
@@ -387,4 +409,10 @@ def _lesson(app, win, args, w, h, offscreen: bool) -> int:
     if offscreen:
         return _screenshots(app, win, args, w, h) if args.screenshots else _screenshot(app, win, args, w, h)
     win.show()
-    return app.exec()
+    if args.probe:
+        from compactscope.app.probe import write_probe
+        win.wait_idle(60000)
+        return write_probe(app, win, args.probe)
+    rc = app.exec()
+    dispose(app, win)
+    return rc

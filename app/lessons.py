@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 
 from compactscope.core.session import lesson as lessons
+from compactscope.core.session.model import TABS
 
 from compactscope.app.screenshots import Frame, register_frames, slug
 from compactscope.widgets.i18n import tr
@@ -80,6 +81,10 @@ class LessonController(QObject):
         st = slide.state
         self.win.set_presenter(st.get("layout", "presenter") == "presenter", zoom=st.get("zoom"))
         ok = lessons.play(self.win.session, self.lesson, slide)
+        if st.get("show"):
+            self.win.presenter_mode.show_panel(st["show"])       # the chart the narration points at, large
+        elif self.win.tabs.currentIndex() >= len(TABS):            # a panel the previous slide showed: the tab again
+            self.win.tabs.setCurrentIndex(TABS.index(self.win.session.view.tab))
         self.sigSlideChanged.emit(k)
         self._apply_focus()
         return ok

@@ -207,11 +207,9 @@ class MainWindow(QMainWindow):
         return out
 
     def _restore(self) -> None:
-        geo, state, split = self.settings.layout()
-        if isinstance(geo, QByteArray) and not geo.isEmpty():
-            self.restoreGeometry(geo)
-        else:
-            self.resize(1400, 900)
+        from compactscope.app import screen_fit
+        _geo, state, split = self.settings.layout()
+        screen_fit.restore(self, self.settings)        # never larger than the screen, remembered per screen
         if isinstance(state, QByteArray) and not state.isEmpty():
             self.restoreState(state)
         if isinstance(split, QByteArray) and not split.isEmpty():
@@ -222,7 +220,10 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, e) -> None:
         self.session.close()
+        self.presenter_mode.set(False)          # the layout saved is the normal one (presenter folds the docks)
         self.settings.save_layout(self.saveGeometry(), self.saveState(), self.splitter.saveState())
+        from compactscope.app import screen_fit
+        screen_fit.save(self, self.settings)
         self.settings.sync()
         super().closeEvent(e)
 
@@ -267,7 +268,7 @@ class MainWindow(QMainWindow):
         problems = src.get("problems") or []
         self._load_problems = problems          # listed under the API findings while the file is open
         if problems:
-            self.statusBar().showMessage(tr("{n_problems} problem(s) while loading: {problems}").format(n_problems=len(problems), problems=problems[0]), 10000)
+            self.statusBar().showMessage(tr("{n_problems} problem(s) while loading: {problems}").format(n_problems=len(problems), problems=ct(str(problems[0]))), 10000)
 
     def _refresh_picker(self) -> None:
         """The picker shows the session's conversation, segment and call (core.contexts' choices)."""

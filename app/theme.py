@@ -35,6 +35,10 @@ def apply_zoom(win, z: float) -> float:
     for w in (win.messages.view, win.diff_panel.view, win.diff_panel.edits, win.findings, win.explainer, win.stepper):
         w.setFont(f)
     win.chart.set_font_size(pt)
+    win.stepper.set_font_size(pt)
+    presenter = getattr(win, "presenter_mode", None)
+    if presenter is not None:
+        presenter.zoomed()            # its tab bar's style says the size too
     win.timeline_panel.timeline.set_font_size(pt)
     mono = QFont(win.inspector.text.font())
     mono.setPointSizeF(pt)

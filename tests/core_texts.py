@@ -108,7 +108,44 @@ def session_texts(session) -> set[str]:
     if session.error is not None:
         add(session.error.what)
         add(session.error.todo)
+    inf = getattr(session, "inferred", None)
+    for line in (inf.lines(session.setup.pinned) if inf else ()):       # the status line's tooltip, run's header
+        add(line)
     return {t for t in out if t}
+
+
+BROKEN = {  # name -> content: files whose load leaves lines out or fails (their problems are shown in words)
+    "msgs.json": '[{"role":"user","content":"a"}, 5, {"content":"x"}, {"role":"assistant","content":"b"}]',
+    "msgs.jsonl": '{"role":"user","content":"hi"}\n{"role":"assistant","content":"ok"}\n{"role":"user","content":'
+                  '"more"}\n{broken\n{"x":1}\n{"role":"assistant","content":"ok"}\n',
+    "cc.jsonl": '{"type":"user","sessionId":"s","uuid":"1","message":{"role":"user","content":"hi"},"timestamp":'
+                '"2026-01-01T00:00:00Z"}\n{"type":"assistant",broken\n[3]\n',
+    "unknown.json": '{"hello": 1}',
+    "empty.json": "",
+}
+
+
+def other_texts(tmp) -> dict[str, str]:
+    """Texts the window shows besides a run's: the loaders' problems and errors, the cross-checks' notes when
+    nothing was compared, the summarizers' names."""
+    from compactscope.core.oracles import hermes_agent as hermes_oracle, inspect_ai as inspect_oracle
+    from compactscope.core.loaders import LoadError, load
+    from compactscope.core.summarizers.fixed import FixedSummarizer
+    from compactscope.core.summarizers.offline import OfflineSummarizer
+    seen: dict[str, str] = {}
+    for name, content in BROKEN.items():
+        p = Path(tmp) / name
+        p.write_text(content, encoding="utf-8")
+        try:
+            for prob in load(str(p)).problems:
+                seen.setdefault(str(prob), f"loading {name}")
+        except LoadError as e:
+            seen.setdefault(f"Could not open {p}: {e}", f"loading {name}")
+    for t in hermes_oracle.NOT_COMPARED + inspect_oracle.NOT_COMPARED:
+        seen.setdefault(t, "cross-check")
+    for t in (OfflineSummarizer.name, FixedSummarizer("x").name):
+        seen.setdefault(t, "summarizer")
+    return seen
 
 
 def gather(tmp) -> dict[str, str]:
@@ -117,7 +154,7 @@ def gather(tmp) -> dict[str, str]:
     from compactscope.core.replay import COMPARISON_COLUMNS
     from compactscope.core.session.model import Session
     from compactscope.core.files.workspace import Workspace
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = other_texts(tmp)
     for _, title in COMPARISON_COLUMNS:
         seen.setdefault(title, "COMPARISON_COLUMNS")
     for k, (name, strategy, params, order) in enumerate(RUNS):

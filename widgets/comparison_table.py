@@ -35,7 +35,7 @@ class ComparisonTable(QTableWidget):
         for i, row in enumerate(rows):
             for j, (key, _) in enumerate(COMPARISON_COLUMNS):
                 v = row.get(key, "")
-                item = QTableWidgetItem(fmt(v) if isinstance(v, int) else str(v))
+                item = QTableWidgetItem(fmt(v) if isinstance(v, int) else ct(str(v)))
                 item.setData(Qt.ItemDataRole.UserRole, v)
                 if j:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

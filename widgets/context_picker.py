@@ -51,7 +51,8 @@ class ChoiceModel(QAbstractListModel):
         if role == Qt.UserRole:
             return self.entry(index.row())[0]
         if role == Qt.ToolTipRole:
-            return self.entry(index.row())[2] or None
+            tip = self.entry(index.row())[2]
+            return "\n".join(self.translate(line) for line in tip.splitlines()) if tip else None
         return None
 
     def row_of(self, value) -> int:

@@ -166,8 +166,8 @@ class FindingsPanel(QListWidget):
             name = os.path.basename(str(getattr(p, "path", "")) or "")
             line = getattr(p, "line", 0)
             where = f"{name}:{line}" if line else name
-            it = QListWidgetItem(f"  {where}: {getattr(p, 'text', p)}")
-            it.setToolTip(str(p))
+            it = QListWidgetItem(f"  {where}: {ct(str(getattr(p, 'text', p)))}")
+            it.setToolTip(ct(str(p)))
             it.setForeground(QColor("#dc2626" if getattr(p, "severity", "") == "error" else "#64748b"))
             self.addItem(it)
         if len(problems) > MAX_PROBLEMS_SHOWN:

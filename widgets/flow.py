@@ -102,17 +102,28 @@ class FitLabel(QLabel):
         super().resizeEvent(e)
         self._fit()
 
+    max_lines = 1              # more: what does not fit goes on the next line (the status bar at projector size)
+
     def _fit(self) -> None:
         parts = self._full.split(self.SEP)
         fm = self.fontMetrics()
         room = max(self.width() - 6, 10)
-        shown = parts[0]
+        lines, k = [], 0
+        while k < len(parts) and len(lines) < self.max_lines:
+            line, n = self._fit_line(parts[k:], fm, room)
+            k += n
+            if k < len(parts) and len(lines) + 1 < self.max_lines and line.endswith(" \u2026"):
+                line = line[:-2]                     # the rest follows on the next line: no "…" here
+            lines.append(line)
+        super().setText("\n".join(lines))
+
+    def _fit_line(self, parts: list, fm, room: int) -> tuple[str, int]:
+        """The most leading parts that fit on a line (" \u2026" when some are left), and how many."""
         for k in range(len(parts), 0, -1):
             cand = self.SEP.join(parts[:k]) + (" \u2026" if k < len(parts) else "")
             if fm.horizontalAdvance(cand) <= room:
-                shown = cand
-                break
-        super().setText(shown)
+                return cand, k
+        return parts[0], 1
 
     def text(self) -> str:          # what the label says: the whole text, whatever fits on screen
         return self._full

@@ -42,13 +42,18 @@ class NarrationPanel(QWidget):
         self.counter.setAlignment(Qt.AlignCenter)
         for w in (self.prev_btn, self.next_btn):
             w.setFocusPolicy(Qt.NoFocus)
+        # one line: previous, the slide's title, "k / n", next; the text below gets the rest of the height
         row.addWidget(self.prev_btn)
-        row.addWidget(self.counter, 1)
+        row.addWidget(self.slide_title, 1)
+        row.addWidget(self.counter)
         row.addWidget(self.next_btn)
         lay.addWidget(self.lesson_title)
-        lay.addWidget(self.slide_title)
-        lay.addWidget(self.text, 1)
         lay.addLayout(row)
+        lay.addWidget(self.text, 1)
+
+    def set_compact(self, on: bool) -> None:
+        """Under the lists in presenter mode: the lesson's title goes (the window shows the slide's)."""
+        self.lesson_title.setVisible(not on)
 
     def show_slide(self, lesson_title: str, k: int, n: int, title: str, narration: str) -> None:
         """Slide ``k`` (1-based) of ``n``."""

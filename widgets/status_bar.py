@@ -21,7 +21,10 @@ class StatusBar(QStatusBar):
         super().__init__(parent)
         self.status_label = FitLabel("", self)          # a narrow window shows fewer parts; never wider
         self.status_label.setObjectName("statusCounts")
+        self.status_label.max_lines = 3                 # a projector's narrow window: more lines, nothing left out
         self.addWidget(self.status_label, 1)
+        # a temporary message takes the counts' place (over a label of several lines it drew across them)
+        self.messageChanged.connect(lambda msg: self.status_label.setVisible(not msg))
         self.oracle_label = QLabel("", self)
         self.oracle_label.setObjectName("oracleVerdict")
         self.oracle_label.hide()

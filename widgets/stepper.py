@@ -49,6 +49,7 @@ class LayerStepper(QWidget):
         self.setFocusPolicy(Qt.StrongFocus)
         self.stages: list[tuple[str, str, str]] = []   # (name, label, status)
         self._note = ""
+        self._pt: float | None = None          # the stage buttons' font size (None: the style's)
         self.current = 0
         self._timer = QTimer(self)
         self._timer.setInterval(1200)
@@ -105,9 +106,8 @@ class LayerStepper(QWidget):
             b.setText(f"{mark}{ct(label)}")
             tip = f"{name}: {ct(explanations[k]) if k < len(explanations) else ''}"
             b.setToolTip(tip + (f"\n\n{self._note}." if k and self._note else ""))
-            b.setStyleSheet(f"QToolButton {{ color: {colr}; font-weight: bold; padding: 3px 8px; }}"
-                            f"QToolButton:checked {{ background: {QColor(colr).name()}; color: white; "
-                            f"border-radius: 4px; }}")
+            b.setProperty("stageColour", colr)
+            b.setStyleSheet(self._button_style(colr))
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             self.group.addButton(b, k)
             self._stage_row.addWidget(b)
@@ -118,6 +118,18 @@ class LayerStepper(QWidget):
         cur = min(self.current, len(self.stages) - 1) if keep else 0
         self.current = -1
         self.set_current(max(cur, 0))
+
+    def _button_style(self, colr: str) -> str:
+        # a style sheet that sets the weight fixes the font too: the size is said here, or a zoom misses it
+        size = f"font-size: {self._pt:.1f}pt; " if self._pt else ""
+        return (f"QToolButton {{ color: {colr}; font-weight: bold; {size}padding: 3px 8px; }}"
+                f"QToolButton:checked {{ background: {QColor(colr).name()}; color: white; border-radius: 4px; }}")
+
+    def set_font_size(self, pt: float) -> None:
+        """The stage buttons' text size (the window's zoom; presenter mode): the other texts follow the font."""
+        self._pt = float(pt)
+        for b in self.group.buttons():
+            b.setStyleSheet(self._button_style(b.property("stageColour") or STATUS_STYLE["unchanged"][0]))
 
     def clear_arrows(self) -> None:
         while self._stage_row.count() > self._fixed:

@@ -59,6 +59,7 @@ class TimelinePanel(QScrollArea):
         self.follow_box.toggled.connect(self.sigFollowChanged)
         crow.addWidget(self.follow_box)
         pl.addWidget(cbox)
+        self._compare_row = cbox
         erow = QHBoxLayout()
         erow.setContentsMargins(4, 0, 4, 0)
         erow.addWidget(self.compare_extra, 1)
@@ -75,12 +76,22 @@ class TimelinePanel(QScrollArea):
         split.setStretchFactor(1, 1)
         pl.addWidget(split, 1)
         self._applying = False
+        self._presenter = False
         # a narrow centre pane scrolls instead of widening the window
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         page.setMinimumWidth(0)
         self.setWidget(page)
         self.setMinimumWidth(50)
+
+    def set_presenter(self, on: bool) -> None:
+        """Presenter mode: the timeline takes the room; the compare controls and the table show only when runs are
+        compared (a lesson's slide that compares)."""
+        self._presenter = on
+        comparing = bool(self.names() or self.compare_extra.text().strip())
+        for w in (self._compare_row, self.compare_extra):
+            w.setVisible(not on)
+        self.comparison.setVisible(not on or comparing)
 
     def names(self) -> list[str]:
         return [n for n, cb in self.compare_boxes.items() if cb.isChecked()]
@@ -103,6 +114,8 @@ class TimelinePanel(QScrollArea):
                 self.compare_extra.setText(extra)
         finally:
             self._applying = False
+        if self._presenter:
+            self.set_presenter(True)             # the table shows when runs are compared
 
     def set_follow(self, on: bool) -> None:
         if self.follow_box.isChecked() != on:

@@ -1607,5 +1607,13 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
         <source>call: none, the whole conversation</source>
         <translation>调用：无，整个对话</translation>
     </message>
+    <message>
+        <source>Chart</source>
+        <translation>图表</translation>
+    </message>
+    <message>
+        <source>Findings</source>
+        <translation>检查结果</translation>
+    </message>
 </context>
 </TS>

@@ -5,7 +5,7 @@ The core writes English (the CLI, the reports, the JSON). A view that shows a co
 passes it through ``translate(text)``: an exact entry of the language's catalogue (``core/i18n/i18n_<lang>.json``,
 ``{"English template": "translation"}``), else the first template that matches the whole text. A template's
 ``{name}`` fields match any text (``{name:id}`` an identifier, ``{name:num}`` a number, ``{name:data}``
-any text that is a value, never words to translate: a variable's dump); the translation
+any text that is a value, never words to translate: a variable's dump; ``{name:path}`` a file's path or name); the translation
 puts them back (as ``{name}``), each field itself translated when the catalogue knows it (a reason inside an edit, a layer's note inside "failed: ..."). Numbers, ids, paths and the
 s08 placeholders ("[snipped 2 messages]") pass through unchanged. Unknown text stays English.
 """
@@ -18,8 +18,9 @@ from pathlib import Path
 
 LANGS = ("en", "zh_CN")
 _state = {"lang": "en"}
-_FIELD = re.compile(r"\{(\w+)(?::(id|num|data))?\}")
-_KINDS = {None: ".+?", "id": r"[A-Za-z_][\w.\-/:]*", "num": r"-?[\d][\d,.]*", "data": ".+?"}
+_FIELD = re.compile(r"\{(\w+)(?::(id|num|data|path))?\}")
+_KINDS = {None: ".+?", "id": r"[A-Za-z_][\w.\-/:]*", "num": r"-?[\d][\d,.]*", "data": ".+?",
+          "path": r"(?:[A-Za-z]:)?[^\s:]*[/\\][^\s:]*|[^\s/\\:]+\.\w+"}
 
 
 def set_language(lang: str) -> None:

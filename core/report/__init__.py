@@ -36,7 +36,13 @@ def format_for(path: str, fmt: str | None = None) -> str:
 
 
 def render(report: Report, out, fmt: str = "html") -> None:
-    (render_markdown if fmt == "md" else render_html)(report, out)
+    """Write the report to ``out`` in the run's language (``core.report.lang``: English as the renderers write it,
+    else translated by the core catalogue)."""
+    from compactscope.core.report.lang import localized
+    stream = localized(out, fmt)
+    (render_markdown if fmt == "md" else render_html)(report, stream)
+    if stream is not out and hasattr(stream, "buf"):
+        stream.flush()
 
 
 def write_text(path, render_to) -> None:

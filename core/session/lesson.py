@@ -39,11 +39,15 @@ STATE_KEYS = {
     "focus": "a text the window highlights in the explanations (e.g. \"after the head guard\")",
     "zoom": "window: points added to the font size",
     "layout": "window: \"presenter\" (large type, inspector and parameters hidden, narration shown) or \"normal\"",
+    "show": "window, presenter layout: the panel the narration points at, shown large: \"chart\" (the size and "
+            "token chart), \"findings\" or \"inspector\" (this slide only; null = the slide's tab)",
 }
-DEFAULT_STATE: dict[str, Any] = {"file": None, "conversation": 0, "segment": None, "call": None, "strategy": "s08", "params": {},
+SHOW = ("chart", "findings", "inspector")
+DEFAULT_STATE: dict[str, Any] = {
+                 "file": None, "conversation": 0, "segment": None, "call": None, "strategy": "s08", "params": {},
                  "variant": None, "order": None, "summarizer": "offline", "stage": 0, "mode": "after",
                  "tab": "diff", "select": None, "block": None, "compare": "", "cursor": None, "focus": "",
-                 "zoom": 4, "layout": "presenter"}
+                 "zoom": 4, "layout": "presenter", "show": None}
 
 
 class LessonError(Exception):
@@ -155,7 +159,7 @@ def load(name_or_path: str | Path) -> Lesson:
                               "narration, state, expect, notes)")
         if not sr.get("narration"):
             raise LessonError(f"{path}: {where} has no narration")
-        state = {**state, **_state(sr.get("state") or {}, path, where)}
+        state = {**state, "show": None, **_state(sr.get("state") or {}, path, where)}    # show: this slide only
         if not state.get("file"):
             raise LessonError(f"{path}: {where}: no 'file' to show (set it in the lesson's 'state')")
         expect = sr.get("expect") or {}
@@ -185,6 +189,8 @@ def _state(d: Any, path: Path, where: str) -> dict:
         out["tab"] = TAB_ALIASES.get(out["tab"], out["tab"])
         if out["tab"] not in ("diff", "boundary", "timeline"):
             raise LessonError(f"{path}: {where}: tab is diff, boundary or timeline, not {d['tab']!r}")
+    if out.get("show") is not None and out["show"] not in SHOW:
+        raise LessonError(f"{path}: {where}: show is {', '.join(SHOW)} or null, not {out['show']!r}")
     if "mode" in out and out["mode"] not in ("after", "before"):
         raise LessonError(f"{path}: {where}: mode is after or before, not {out['mode']!r}")
     if "params" in out and not isinstance(out["params"], dict):

@@ -10,6 +10,7 @@ import json
 import re
 from collections import Counter
 
+from compactscope.core.i18n.catalog import language, translate
 from compactscope.core.model.messages import block_type, blocks, content_text
 from compactscope.core.summarizers.base import SummaryRequest, SummaryResult
 from compactscope.core.files.jsonio import dict_at
@@ -53,6 +54,23 @@ def _is_real_user_text(m: dict) -> str | None:
     return t
 
 
+class _Headings:
+    """The summary's own words in the language of the run (``core.i18n``: the window's, or ``--lang``): a Chinese
+    class reads a Chinese summary, as its LLM would write one. The transcript's text in it stays as it is."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+        self.colon, self.space = ("\uff1a", "") if lang.startswith("zh") else (":", " ")
+
+    def __call__(self, text: str) -> str:
+        return translate(text, self.lang)
+
+    def field(self, name: str, value: str) -> str:
+        """"Current goal: value" ("当前目标：value"); "Files touched:" without a value."""
+        head = self(name) + self.colon
+        return head + self.space + value if value else head
+
+
 class OfflineSummarizer:
     name = "offline summary (deterministic, no LLM)"
 
@@ -91,21 +109,23 @@ class OfflineSummarizer:
                 if t and t.strip():
                     last_text = t.strip()
                     break
-        lines = ["(Offline summary: made by Compactscope from the message structure, no LLM was called.)", ""]
-        lines.append("Current goal: " + (_clip(first_request, 400) if first_request else "(no user request found)"))
+        h = _Headings(language())
+        lines = [h("(Offline summary: made by Compactscope from the message structure, no LLM was called.)"), ""]
+        lines.append(h.field("Current goal", _clip(first_request, 400) if first_request
+                             else h("(no user request found)")))
         if last_user and last_user != first_request:
-            lines.append("Latest user message: " + _clip(last_user, 300))
-        lines.append(f"Messages summarised: {len(msgs)}")
+            lines.append(h.field("Latest user message", _clip(last_user, 300)))
+        lines.append(h.field("Messages summarised", str(len(msgs))))
         if files:
-            lines.append("Files touched:")
-            lines += [f"- {p} ({v})" for p, v in list(files.items())[:30]]
+            lines.append(h.field("Files touched", ""))
+            lines += [f"- {p} ({h(v)})" for p, v in list(files.items())[:30]]
             if len(files) > 30:
-                lines.append(f"- ... and {len(files) - 30} more")
+                lines.append("- " + h(f"... and {len(files) - 30} more"))
         if tools:
-            lines.append("Tools called: " + ", ".join(f"{n} x{c}" for n, c in tools.most_common()))
+            lines.append(h.field("Tools called", ", ".join(f"{n} x{c}" for n, c in tools.most_common())))
         if errors:
-            lines.append(f"Errors ({len(errors)}):")
+            lines.append(h.field(f"Errors ({len(errors)})", ""))
             lines += [f"- {e}" for e in errors[-5:]]
         if last_text:
-            lines.append("Last assistant message: " + _clip(last_text, 500))
+            lines.append(h.field("Last assistant message", _clip(last_text, 500)))
         return SummaryResult("\n".join(lines), self.name)
