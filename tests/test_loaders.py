@@ -14,13 +14,19 @@ import pytest
 
 from compactscope.core.checker import check, pair_errors
 from compactscope.core.loaders import LoadError, detect, load
+from compactscope.core.loaders.request_log import not_a_transcript
 from compactscope.core.messages import ToolPairIndex
 
 from conftest import CORPUS
 
-ALL_FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "MANIFEST.md") \
+# every transcript of the corpus: what lies beside them and is known by its content not to be one (READMEs, the
+# manifest, the request logs the CLIs' fake servers wrote) is left out, and refused with a sentence (below)
+ALL_FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file() and not_a_transcript(p) is None) \
     if CORPUS.is_dir() else []
-CC_FILES = [p for p in ALL_FILES if p.suffix == ".jsonl" and p.name != "ab-2b9748b105-0-full.jsonl"]
+NOT_TRANSCRIPTS = sorted(p for p in CORPUS.rglob("*") if p.is_file() and not_a_transcript(p)) \
+    if CORPUS.is_dir() else []
+CC_FILES = [p for p in ALL_FILES if p.suffix == ".jsonl" and p.parent.name in ("entireio-cli", "claude-code-viewer")
+            and p.name != "ab-2b9748b105-0-full.jsonl"]
 
 # MANIFEST.md: compact boundaries (trigger, preTokens) per file
 BOUNDARIES = {
@@ -72,6 +78,15 @@ def _by_name(name: str) -> Path:
     if not hits:
         pytest.skip(f"{name} is not in the corpus")
     return hits[0]
+
+
+@pytest.mark.parametrize("path", NOT_TRANSCRIPTS, ids=lambda p: str(p.relative_to(CORPUS))[:40])
+def test_what_is_not_a_transcript_is_refused_with_a_sentence(corpus, path):
+    with pytest.raises(LoadError) as e:
+        load(path)
+    assert str(path) in str(e.value)
+    assert ("request log" in str(e.value) and "open the session file" in str(e.value)) \
+        if not_a_transcript(path) == "request log" else "not a conversation file" in str(e.value)
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name[:40])

@@ -21,7 +21,9 @@ _MODULES = [
     "recording",
     "inspect",
     "hermes_db",
+    "gemini_jsonl",
     "gemini",
+    "request_log",        # refused with a sentence: not a session
     "openai_chat",
     "anthropic_messages",
 ]

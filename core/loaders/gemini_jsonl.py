@@ -1,0 +1,406 @@
+"""Gemini CLI session JSONL (``~/.gemini/tmp/<project>/chats/session-*.jsonl``, Gemini CLI 0.5x on; the older
+releases wrote one JSON document, ``core/loaders/gemini.py``).
+
+One JSON object a line:
+
+* a header ``{sessionId, projectHash, startTime, lastUpdated, kind}`` (written again by every resume);
+* a message record ``{id, timestamp, type: user|gemini|info|error|warning, content, toolCalls?, thoughts?,
+  tokens?, model?}``; a record whose id was seen replaces that message in place (the CLI writes a model
+  answer first without and then with its ``toolCalls``);
+* ``{"$set": {...}}``: metadata (``lastUpdated``, ``sessionId``, ...); ``{"$set": {"messages": [...]}}``
+  replaces the whole history, in the API's own shape (``content`` holds ``functionCall`` and
+  ``functionResponse`` parts);
+* ``{"$rewindTo": id}``: the history from that message on is dropped.
+
+A ``$set messages`` is one of two things, told apart by where it stands: **a resume** (right after a header
+and a one-message ``$set`` of the session context, maybe a ``$set sessionId`` between: the CLI re-opened the
+file and wrote the history it rebuilt) or **a compression** (anywhere else: the chat compression service's new
+history: the session context, the ``<state_snapshot>`` summary, the model's acknowledgement, the kept tail).
+A compression starts a new segment holding the new history (the re-sent messages marked ``copy_of``, the
+summary ``compaction_summary``); a resume changes no context and is noted in ``Conversation.extra["resumes"]``
+(with the tool responses it duplicated: the CLI sends them twice, merged into one content). A rewind starts
+a segment of the messages it kept.
+
+Mapped onto OpenAI chat messages, as the older format: a model answer is an assistant message with
+``tool_calls``; each ``functionResponse`` part a ``tool`` message (the function's name in its metadata).
+``tokens.input`` is the request's ``promptTokenCount``: the context size; ``tokens.cached`` counts as cache
+reads.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..messages import OPENAI
+from .gemini import _result_text
+from .base import LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, iter_lines, loads_lenient, parse_timestamp
+
+FORMAT = "gemini-cli-jsonl"
+AGENT = "Gemini CLI"
+ACK = "Got it. Thanks for the additional context!"      # the model turn the CLI puts after the summary
+SNAPSHOT = "<state_snapshot>"
+MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
+_HEADER_KEYS = ("sessionId", "projectHash")
+
+
+def _is_header(rec: Any) -> bool:
+    return isinstance(rec, dict) and all(k in rec for k in _HEADER_KEYS) and "type" not in rec \
+        and not isinstance(rec.get("messages"), list)
+
+
+def sniff(probe: Probe) -> bool:
+    if not probe.starts_with(b"{"):
+        return False
+    first = probe.first_line_value()
+    if not _is_header(first):
+        return False
+    rest = [r for r in probe.first_json_lines(4)[1:] if r is not None]
+    return not rest or any(isinstance(r, dict) and ("$set" in r or "$rewindTo" in r or r.get("type") in MESSAGE_TYPES)
+                           for r in rest)
+
+
+# ------------------------------------------------------------------ parts -> messages
+def _num(d: dict, k: str) -> int:
+    v = d.get(k)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else 0
+
+
+def usage_of(rec: dict) -> Usage | None:
+    tok = rec.get("tokens")
+    if not isinstance(tok, dict):
+        return None
+    cached = _num(tok, "cached")
+    return Usage(max(_num(tok, "input") - cached, 0), _num(tok, "output") + _num(tok, "thoughts"), 0, cached)
+
+
+def response_text(resp: Any) -> str:
+    """A function response's text as the CLI reads it: ``output`` (or ``error``) when it is all there is,
+    else the JSON."""
+    if isinstance(resp, str):
+        return resp
+    if isinstance(resp, dict) and set(resp) <= {"output", "error"} and resp:
+        v = resp.get("output", resp.get("error", ""))
+        return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    return json.dumps(resp, ensure_ascii=False, default=str)
+
+
+def _parts(content: Any) -> list:
+    if isinstance(content, str):
+        return [{"text": content}] if content else []
+    if isinstance(content, list):
+        return [p if isinstance(p, dict) else {"text": str(p)} for p in content]
+    if isinstance(content, dict):
+        return [content]
+    return []
+
+
+def _part_text(p: dict) -> str | None:
+    t = p.get("text")
+    if isinstance(t, str) and not p.get("thought"):
+        return t
+    return None
+
+
+def _call(fc: dict, fallback: str) -> dict:
+    return {"id": str(fc.get("id") or fallback), "type": "function",
+            "function": {"name": str(fc.get("name") or "?"),
+                         "arguments": json.dumps(fc.get("args") if fc.get("args") is not None else {},
+                                                 ensure_ascii=False)}}
+
+
+@dataclass
+class _Out:
+    """The messages being built, with their metadata."""
+    path: str
+    msgs: list = field(default_factory=list)
+    meta: list = field(default_factory=list)
+
+    def add(self, msg: dict, meta: MessageMeta) -> int:
+        self.msgs.append(msg)
+        self.meta.append(meta)
+        return len(self.msgs) - 1
+
+
+def record_messages(rec: dict, where: Provenance, answered: set) -> list[tuple[dict, MessageMeta]]:
+    """The OpenAI messages of one message record (live or inside a ``$set``). ``answered``: the call ids a user
+    record answers in the file: a model answer's ``toolCalls[].result`` becomes a tool message only for a call no
+    user record answers (the older files)."""
+    t = rec.get("type")
+    ts = parse_timestamp(rec.get("timestamp"))
+    rid = rec.get("id") if isinstance(rec.get("id"), str) else None
+    extra = {k: v for k, v in rec.items() if k not in ("content", "toolCalls", "type", "timestamp", "id", "tokens",
+                                                       "thoughts")}
+    parts = _parts(rec.get("content"))
+    out: list[tuple[dict, MessageMeta]] = []
+    if t == "user":
+        texts = []
+        for p in parts:
+            fr = p.get("functionResponse")
+            if isinstance(fr, dict):
+                out.append(({"role": "tool", "tool_call_id": str(fr.get("id") or ""),
+                             "content": response_text(fr.get("response"))},
+                            MessageMeta(where, ts, uuid=rid, extra={"name": fr.get("name"), **extra})))
+            elif _part_text(p) is not None:
+                texts.append(_part_text(p))
+            elif p:
+                texts.append(json.dumps(p, ensure_ascii=False))
+        if texts:
+            content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": x} for x in texts]
+            out.append(({"role": "user", "content": content}, MessageMeta(where, ts, uuid=rid, extra=extra)))
+        return out
+    if t != "gemini":
+        return out
+    text = "".join(x for x in (_part_text(p) for p in parts) if x is not None)
+    calls = [_call(p["functionCall"], f"{rid}_{k}") for k, p in enumerate(parts)
+             if isinstance(p.get("functionCall"), dict)]
+    raw_calls = rec.get("toolCalls") if isinstance(rec.get("toolCalls"), list) else []
+    seen = {c["id"] for c in calls}
+    for k, c in enumerate(x for x in raw_calls if isinstance(x, dict)):
+        call = _call(c, f"{rid}_tc{k}")
+        if call["id"] not in seen:
+            calls.append(call)
+            seen.add(call["id"])
+    msg: dict = {"role": "assistant", "content": text or (None if calls else "")}
+    if calls:
+        msg["tool_calls"] = calls
+    model = rec.get("model") if isinstance(rec.get("model"), str) else None
+    out.append((msg, MessageMeta(where, ts, usage_of(rec), model, rid, extra)))
+    for k, c in enumerate(x for x in raw_calls if isinstance(x, dict)):
+        cid = str(c.get("id") or f"{rid}_tc{k}")
+        if cid in answered:
+            continue
+        out.append(({"role": "tool", "tool_call_id": cid, "content": _result_text(c)},
+                    MessageMeta(Provenance(where.path, where.line, note=f"toolCalls[{k}]"),
+                                parse_timestamp(c.get("timestamp")) or ts, extra={"name": c.get("name")})))
+    return out
+
+
+def _key(m: dict) -> str:
+    return json.dumps([m.get("role"), m.get("content"), [(c["function"]["name"], c["function"]["arguments"])
+                                                          for c in m.get("tool_calls") or ()],
+                       m.get("tool_call_id")], ensure_ascii=False, sort_keys=True, default=str)
+
+
+# ------------------------------------------------------------------ the file
+@dataclass
+class _Reader:
+    path: str
+    answered: set
+    out: _Out
+    problems: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+    segments: list = field(default_factory=lambda: [0])
+    resumes: list = field(default_factory=list)
+    rewinds: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    header: dict = field(default_factory=dict)
+    live: dict = field(default_factory=dict)        # id -> (line, record) of the records since the segment began
+    since_header: list = field(default_factory=list)  # what followed the last header: "context", "sessionId", ...
+    last_usage: int | None = None
+    model: str | None = None
+
+    # -- live records: kept in order, a repeated id replaces its record; emitted when the segment ends
+    def flush(self) -> None:
+        for n, rec in self.live.values():
+            where = Provenance(self.path, n)
+            for msg, meta in record_messages(rec, where, self.answered):
+                self.out.add(msg, meta)
+        self.live = {}
+
+    def message(self, n: int, rec: dict) -> None:
+        t = rec.get("type")
+        if t in ("info", "error", "warning"):
+            self.notes.append({"line": n, "type": t, "content": rec.get("content"), "timestamp": rec.get("timestamp")})
+            return
+        if t not in ("user", "gemini"):
+            self.problems.append(Problem(self.path, n, f"a message record of unknown type {t!r}: skipped"))
+            return
+        rid = rec.get("id") if isinstance(rec.get("id"), str) else f"line{n}"
+        self.live[rid] = (n, rec)                   # a known id: the same message, updated in place
+        self.since_header.append("message")
+        if t == "gemini":
+            u = usage_of(rec)
+            if u is not None:
+                self.last_usage = u.context_tokens
+            if isinstance(rec.get("model"), str):
+                self.model = rec["model"]
+
+    def rewind(self, n: int, target: Any) -> None:
+        if target in self.live:
+            ids = list(self.live)
+            for k in ids[ids.index(target):]:
+                del self.live[k]
+            self.flush()
+            self.rewinds.append({"line": n, "to": target})
+            return
+        self.flush()
+        ids = [m.uuid for m in self.out.meta]
+        if target not in ids:
+            self.problems.append(Problem(self.path, n, f"$rewindTo {str(target)[:60]!r}: no such message; ignored"))
+            return
+        cut = ids.index(target)
+        start = len(self.out.msgs)
+        seg_start = self.segments[-1]
+        for i in range(seg_start, cut):
+            if "copy_of" in self.out.meta[i].extra and self.out.meta[i].extra["copy_of"] is None:
+                continue
+            m = self.out.meta[i]
+            self.out.add(self.out.msgs[i], MessageMeta(m.provenance, m.timestamp, m.usage, m.model, m.uuid,
+                                                       {**m.extra, "copy_of": m.extra.get("copy_of", i)}))
+        self.segments.append(start)
+        self.rewinds.append({"line": n, "to": target, "segment": len(self.segments) - 1})
+
+    def set_messages(self, n: int, history: list) -> None:
+        kinds = self.since_header
+        if kinds == [] and len(history) == 1:
+            self.since_header = ["context"]          # the session context a (re)start writes first: new in the
+            if not self.out.msgs and not self.live and isinstance(history[0], dict):    # file's first history only
+                self.live[str(history[0].get("id") or f"line{n}")] = (n, history[0])
+            return
+        if kinds and kinds[0] == "context" and all(k == "sessionId" for k in kinds[1:]):
+            self._resume(n, history)
+            return
+        self._compression(n, history)
+
+    def _mapped(self, n: int, history: list) -> list[tuple[dict, MessageMeta]]:
+        out = []
+        for k, rec in enumerate(history):
+            if not isinstance(rec, dict):
+                self.problems.append(Problem(self.path, n, f"$set messages[{k}] is not an object: skipped"))
+                continue
+            out += record_messages(rec, Provenance(self.path, n, note=f"$set messages[{k}]"), set())
+        return out
+
+    def _resume(self, n: int, history: list) -> None:
+        self.flush()
+        mapped = self._mapped(n, history)
+        current = {_key(m) for m in self.out.msgs[self.segments[-1]:]}
+        seen: set = set()
+        dup = 0
+        for m, _ in mapped:
+            k = _key(m)
+            if m.get("role") == "tool" and k in seen:
+                dup += 1
+            seen.add(k)
+        self.resumes.append({"line": n, "messages": len(history), "duplicated_tool_responses": dup,
+                             "unknown_to_the_file": sum(1 for m, _ in mapped if _key(m) not in current)})
+        self.since_header = ["resumed"]
+
+    def _compression(self, n: int, history: list) -> None:
+        self.flush()
+        mapped = self._mapped(n, history)
+        prev = self.segments[-1]
+        by_key: dict = {}
+        for i in range(prev, len(self.out.msgs)):
+            by_key[_key(self.out.msgs[i])] = self.out.meta[i].extra.get("copy_of", i) \
+                if self.out.meta[i].extra.get("copy_of") is not None else i
+        start = len(self.out.msgs)
+        summary_at = None
+        for k, (msg, meta) in enumerate(mapped):
+            text = msg.get("content") if isinstance(msg.get("content"), str) else ""
+            # the summary (the first user text holding a snapshot) and the acknowledgement after it are new,
+            # even when a scripted model wrote the same text twice
+            made = (msg["role"] == "user" and summary_at is None and SNAPSHOT in (text or "")) or \
+                (msg["role"] == "assistant" and text == ACK and summary_at == start + k - 1)
+            orig = None if made else by_key.get(_key(msg))
+            marks: dict = {"copy_of": orig}
+            if orig is None:
+                marks["made_by_compaction"] = True
+                if msg["role"] == "user" and summary_at is None and SNAPSHOT in (text or ""):
+                    marks["compaction_summary"] = True
+                    summary_at = start + k
+                elif msg["role"] == "assistant" and text == ACK:
+                    marks["acknowledgement"] = True
+            self.out.add(msg, MessageMeta(meta.provenance, meta.timestamp, meta.usage, meta.model, meta.uuid,
+                                          {**meta.extra, **marks}))
+        self.segments.append(start)
+        self.events.append(CompactionEvent(
+            "gemini_cli", start, "auto" if summary_at is not None else None, self.last_usage, None, summary_at,
+            Provenance(self.path, n, note="$set messages"),
+            {"type": "compression" if summary_at is not None else "history replaced", "messages_after": len(history),
+             "messages_before": start - prev}))
+        self.since_header = ["compressed"]
+
+    def take(self, n: int, rec: Any) -> None:
+        if not isinstance(rec, dict):
+            self.problems.append(Problem(self.path, n, f"a {type(rec).__name__} where a record was expected: skipped"))
+            return
+        if _is_header(rec):
+            self.flush()
+            if not self.header:
+                self.header = dict(rec)
+            self.since_header = []
+            return
+        if "$set" in rec:
+            self._set(n, rec["$set"])
+            return
+        if "$rewindTo" in rec:
+            self.rewind(n, rec["$rewindTo"])
+            return
+        if "type" in rec and ("id" in rec or "content" in rec):
+            self.message(n, rec)
+            return
+        keys = ", ".join(sorted(map(str, rec))[:6])
+        self.problems.append(Problem(self.path, n, f"not a Gemini CLI session record (keys: {keys}): skipped"))
+
+    def _set(self, n: int, value: Any) -> None:
+        if not isinstance(value, dict):
+            self.problems.append(Problem(self.path, n, "$set holds no object: skipped"))
+            return
+        if "messages" in value:
+            if isinstance(value["messages"], list):
+                self.set_messages(n, value["messages"])
+            else:
+                self.problems.append(Problem(self.path, n, "$set messages is not a list: skipped"))
+        for k, v in value.items():
+            if k == "sessionId":
+                self.since_header.append("sessionId")
+            if k != "messages" and k != "lastUpdated":
+                self.header[k] = v
+
+
+def _answered_ids(path, problems: list) -> tuple[set, list]:
+    """Pass 1: parse every line (problems named by line) and collect the call ids live user records answer."""
+    records, answered = [], set()
+    for n, raw in iter_lines(path):
+        if raw is None:
+            problems.append(Problem(str(path), n, LINE_TOO_LONG, "error"))
+            continue
+        notes: list = []
+        try:
+            rec = loads_lenient(raw, notes)
+        except (RecursionError, *JSONDecodeError) as e:
+            why = str(e).split(":")[0] if str(e) else type(e).__name__
+            problems.append(Problem(str(path), n, f"broken JSON ({why}): line skipped", "error"))
+            continue
+        if notes:
+            problems.append(Problem(str(path), n, "; ".join(dict.fromkeys(notes)), "warning"))
+        records.append((n, rec))
+        if isinstance(rec, dict) and rec.get("type") == "user" and isinstance(rec.get("content"), list):
+            for p in rec["content"]:
+                fr = p.get("functionResponse") if isinstance(p, dict) else None
+                if isinstance(fr, dict) and fr.get("id"):
+                    answered.add(str(fr["id"]))
+    return answered, records
+
+
+def load(probe: Probe) -> LoadResult:
+    path = str(probe.path)
+    problems: list[Problem] = []
+    answered, records = _answered_ids(probe.path, problems)
+    r = _Reader(path, answered, _Out(path), problems)
+    for n, rec in records:
+        r.take(n, rec)
+    r.flush()
+    if not r.out.msgs:
+        raise LoadError(path, 1, "a Gemini CLI session with no user or model message")
+    extra: dict = {**r.header, "agent": {"name": AGENT, "version": None,
+                                         "version_note": "the session file records no CLI version"},
+                   "notes": r.notes, "resumes": r.resumes}
+    if r.rewinds:
+        extra["rewinds"] = r.rewinds
+    conv = Conversation(r.out.msgs, OPENAI, None, None, r.model, str(r.header.get("sessionId") or probe.path.name),
+                        path, FORMAT, r.out.meta, r.events, problems, extra, r.segments)
+    return LoadResult(path, FORMAT, [conv], problems)
