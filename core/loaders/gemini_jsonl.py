@@ -18,8 +18,9 @@ file and wrote the history it rebuilt) or **a compression** (anywhere else: the 
 history: the session context, the ``<state_snapshot>`` summary, the model's acknowledgement, the kept tail).
 A compression starts a new segment holding the new history (the re-sent messages marked ``copy_of``, the
 summary ``compaction_summary``); a resume changes no context and is noted in ``Conversation.extra["resumes"]``
-(with the tool responses it duplicated: the CLI sends them twice, merged into one content). A rewind starts
-a segment of the messages it kept.
+(with the tool responses it duplicated: the CLI sends them twice, merged into one content), and the first
+message after it is marked ``after_resume`` (a resumed chat starts its token count from an estimate). A
+rewind starts a segment of the messages it kept.
 
 Mapped onto OpenAI chat messages, as the older format: a model answer is an assistant message with
 ``tool_calls``; each ``functionResponse`` part a ``tool`` message (the function's name in its metadata).
@@ -123,6 +124,26 @@ class _Out:
         return len(self.msgs) - 1
 
 
+def _user_messages(parts: list, where: Provenance, ts, rid, extra: dict) -> list[tuple[dict, MessageMeta]]:
+    """A user record: a tool message per function response, then its texts as one user message."""
+    out: list[tuple[dict, MessageMeta]] = []
+    texts = []
+    for p in parts:
+        fr = p.get("functionResponse")
+        if isinstance(fr, dict):
+            out.append(({"role": "tool", "tool_call_id": str(fr.get("id") or ""),
+                         "content": response_text(fr.get("response"))},
+                        MessageMeta(where, ts, uuid=rid, extra={"name": fr.get("name"), **extra})))
+        elif _part_text(p) is not None:
+            texts.append(_part_text(p))
+        elif p:
+            texts.append(json.dumps(p, ensure_ascii=False))
+    if texts:
+        content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": x} for x in texts]
+        out.append(({"role": "user", "content": content}, MessageMeta(where, ts, uuid=rid, extra=extra)))
+    return out
+
+
 def record_messages(rec: dict, where: Provenance, answered: set) -> list[tuple[dict, MessageMeta]]:
     """The OpenAI messages of one message record (live or inside a ``$set``). ``answered``: the call ids a user
     record answers in the file: a model answer's ``toolCalls[].result`` becomes a tool message only for a call no
@@ -135,27 +156,14 @@ def record_messages(rec: dict, where: Provenance, answered: set) -> list[tuple[d
     parts = _parts(rec.get("content"))
     out: list[tuple[dict, MessageMeta]] = []
     if t == "user":
-        texts = []
-        for p in parts:
-            fr = p.get("functionResponse")
-            if isinstance(fr, dict):
-                out.append(({"role": "tool", "tool_call_id": str(fr.get("id") or ""),
-                             "content": response_text(fr.get("response"))},
-                            MessageMeta(where, ts, uuid=rid, extra={"name": fr.get("name"), **extra})))
-            elif _part_text(p) is not None:
-                texts.append(_part_text(p))
-            elif p:
-                texts.append(json.dumps(p, ensure_ascii=False))
-        if texts:
-            content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": x} for x in texts]
-            out.append(({"role": "user", "content": content}, MessageMeta(where, ts, uuid=rid, extra=extra)))
-        return out
+        return _user_messages(parts, where, ts, rid, extra)
     if t != "gemini":
         return out
     text = "".join(x for x in (_part_text(p) for p in parts) if x is not None)
     calls = [_call(p["functionCall"], f"{rid}_{k}") for k, p in enumerate(parts)
              if isinstance(p.get("functionCall"), dict)]
-    raw_calls = rec.get("toolCalls") if isinstance(rec.get("toolCalls"), list) else []
+    tc = rec.get("toolCalls")
+    raw_calls: list = tc if isinstance(tc, list) else []
     seen = {c["id"] for c in calls}
     for k, c in enumerate(x for x in raw_calls if isinstance(x, dict)):
         call = _call(c, f"{rid}_tc{k}")
@@ -200,12 +208,16 @@ class _Reader:
     since_header: list = field(default_factory=list)  # what followed the last header: "context", "sessionId", ...
     last_usage: int | None = None
     model: str | None = None
+    after_resume: set = field(default_factory=set)   # ids of the first message record after each resume
+    resumed: bool = False
 
     # -- live records: kept in order, a repeated id replaces its record; emitted when the segment ends
     def flush(self) -> None:
-        for n, rec in self.live.values():
+        for rid, (n, rec) in self.live.items():
             where = Provenance(self.path, n)
             for msg, meta in record_messages(rec, where, self.answered):
+                if rid in self.after_resume:
+                    meta.extra["after_resume"] = True     # the first request of a resumed chat
                 self.out.add(msg, meta)
         self.live = {}
 
@@ -218,6 +230,9 @@ class _Reader:
             self.problems.append(Problem(self.path, n, f"a message record of unknown type {t!r}: skipped"))
             return
         rid = rec.get("id") if isinstance(rec.get("id"), str) else f"line{n}"
+        if self.resumed:
+            self.after_resume.add(rid)
+            self.resumed = False
         self.live[rid] = (n, rec)                   # a known id: the same message, updated in place
         self.since_header.append("message")
         if t == "gemini":
@@ -287,6 +302,7 @@ class _Reader:
         self.resumes.append({"line": n, "messages": len(history), "duplicated_tool_responses": dup,
                              "unknown_to_the_file": sum(1 for m, _ in mapped if _key(m) not in current)})
         self.since_header = ["resumed"]
+        self.resumed = True
 
     def _compression(self, n: int, history: list) -> None:
         self.flush()

@@ -21,7 +21,7 @@ from .plugin import ANY, PluginError, looks_like_plugin, short_label
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
             "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
-            "inspect_summary": ("inspect", "INSPECT_SUMMARY")}
+            "inspect_summary": ("inspect", "INSPECT_SUMMARY"), "gemini_cli": ("gemini_cli", "GEMINI_CLI")}
 _cache: dict[str, Strategy] = {}
 
 

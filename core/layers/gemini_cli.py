@@ -1,0 +1,451 @@
+"""Gemini CLI's chat compression (``packages/core``: the chat compression service, its split point, the tool
+output truncation of old function responses, the summary and its verification; ``tokenLimits``), as four
+traced layers over OpenAI chat messages (the dialect the Gemini CLI loaders map onto):
+
+    gemini_truncate -> gemini_split -> gemini_summarize -> gemini_assemble
+
+The CLI checks before every request it sends (a tool response's continuation too) and compresses when the
+prompt token count the last response reported reaches ``compression_threshold x`` the model's token limit.
+The history it compresses is the chat's: the request being sent (the trailing messages after the last model
+answer: a prompt or tool responses) is not in it, and follows the new history. The rules are written here
+from the CLI's source (Gemini CLI 0.61.0); the strings the CLI itself puts into the context (the
+acknowledgement, the truncation header) are kept as the CLI writes them, since the context must match.
+
+State between runs (the fields of the CLI's client): ``gemini_failed_compression`` (an inflated result blocks
+further summaries: truncation only, as the CLI's ``hasFailedCompressionAttempt``), ``gemini_last_compression``
+(what the previous compression freed, for the loop check) and ``gemini_runs_since`` (requests since it).
+``gemini_pass`` hands data from layer to layer within one run and is cleared by the last.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..summarizers import SummaryError, SummaryRequest
+from ..trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
+from . import base as roles
+from .base import Layer, LayerContext
+
+GEMINI_CLI_VERSION = "0.61.0"
+DEFAULT_COMPRESSION_THRESHOLD = 0.5
+PRESERVE_FRACTION = 0.3                 # the newest 30% of the history's characters is kept
+FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
+TRUNCATE_TOOL_OUTPUT_THRESHOLD = 40_000  # chars, the CLI's default truncateToolOutputThreshold
+DEFAULT_TOKEN_LIMIT = 1_048_576
+TOKEN_LIMITS = {"gemma-4-31b-it": 256_000, "gemma-4-26b-a4b-it": 256_000}   # every other model: the default
+ACK = "Got it. Thanks for the additional context!"
+SNAPSHOT = "<state_snapshot>"
+SESSION_CONTEXT = "<session_context>"
+LOOP_FREED_SHARE = 0.10                 # a compression right after another that frees less is a loop
+
+PASS = "gemini_pass"
+FAILED = "gemini_failed_compression"
+LAST = "gemini_last_compression"
+SINCE = "gemini_runs_since"
+
+# statuses, as the CLI names them
+NOOP, COMPRESSED, CONTENT_TRUNCATED = "NOOP", "COMPRESSED", "CONTENT_TRUNCATED"
+INFLATED, EMPTY = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT", "COMPRESSION_FAILED_EMPTY_SUMMARY"
+
+
+def token_limit(model: Any) -> int:
+    """The model's token limit as the CLI's ``tokenLimit`` answers it (1,048,576 for every Gemini model)."""
+    return TOKEN_LIMITS.get(str(model or ""), DEFAULT_TOKEN_LIMIT)
+
+
+def threshold(params: dict) -> int:
+    """The prompt token count at which the CLI compresses: compression_threshold x token_limit."""
+    return math.ceil(float(params.get("compression_threshold", DEFAULT_COMPRESSION_THRESHOLD)) *
+                     int(params.get("token_limit", DEFAULT_TOKEN_LIMIT)))
+
+
+def _fmt(n: float) -> str:
+    return f"{int(n):,}"
+
+
+# ------------------------------------------------------------------ the CLI's view of a history
+def _js_len(value: Any) -> int:
+    """JSON.stringify(value).length: compact JSON, in UTF-16 code units."""
+    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+
+
+def _text_of(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    if isinstance(content, list):
+        return [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type", "text") == "text"]
+    return [] if content is None else [str(content)]
+
+
+def _args(call: dict) -> Any:
+    raw = (call.get("function") or {}).get("arguments")
+    try:
+        return json.loads(raw) if isinstance(raw, str) else (raw or {})
+    except ValueError:
+        return raw
+
+
+def message_parts(m: dict, names: dict) -> tuple[str, list]:
+    """(role, parts) of one OpenAI message in the Gemini API's shape; ``names``: call id -> function name."""
+    role = m.get("role")
+    if role == "tool":
+        cid = str(m.get("tool_call_id") or "")
+        text = m.get("content") if isinstance(m.get("content"), str) else "\n".join(_text_of(m.get("content")))
+        return "user", [{"functionResponse": {"id": cid, "name": names.get(cid, ""), "response": {"output": text}}}]
+    if role == "assistant":
+        parts: list = [{"text": t} for t in _text_of(m.get("content"))]
+        for c in m.get("tool_calls") or ():
+            if isinstance(c, dict):
+                fn = c.get("function") or {}
+                names[str(c.get("id"))] = str(fn.get("name") or "")
+                parts.append({"functionCall": {"id": str(c.get("id")), "name": fn.get("name"), "args": _args(c)}})
+        return "model", parts
+    return ("user" if role != "system" else "system"), [{"text": t} for t in _text_of(m.get("content"))]
+
+
+def to_contents(messages: list) -> tuple[list, list]:
+    """The history as the CLI holds it: contents of role user/model, consecutive messages of one role in one
+    content (the request merges them so); with, per content, the message indices it holds."""
+    contents: list = []
+    owners: list = []
+    names: dict = {}
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        role, parts = message_parts(m, names)
+        if role == "system":
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+            owners[-1].append(i)
+        else:
+            contents.append({"role": role, "parts": list(parts)})
+            owners.append([i])
+    return contents, owners
+
+
+def text_tokens(text: str) -> float:
+    """The CLI's estimate of a text: a quarter token per ASCII character, 1.5 per other (chars/4 past 100k)."""
+    if len(text) > 100_000:
+        return len(text) / 4
+    ascii_n = sum(1 for ch in text if ord(ch) <= 127)
+    return ascii_n / 4 + (len(text) - ascii_n) * 1.5
+
+
+def parts_tokens(parts: list) -> int:
+    """``estimateTokenCountSync`` over parts: texts as above, a function response's name and JSON by
+    chars/4, anything else its JSON by chars/4."""
+    total = 0.0
+    for p in parts:
+        if isinstance(p.get("text"), str):
+            total += text_tokens(p["text"])
+        elif isinstance(p.get("functionResponse"), dict):
+            fr = p["functionResponse"]
+            resp = fr.get("response")
+            total += len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
+        else:
+            total += _js_len(p) / 4
+    return math.floor(total)
+
+
+def estimate(messages: list) -> int:
+    contents, _ = to_contents(messages)
+    return parts_tokens([p for c in contents for p in c["parts"]])
+
+
+def split_point(contents: list, fraction: float) -> tuple[int, dict]:
+    """``findCompressSplitPoint``: the first user content that is not a function response at or after
+    ``fraction`` of the characters (each content sized by its JSON); else everything when the history ends
+    with a model answer that calls no function; else the last such user content (0: nothing)."""
+    sizes = [_js_len(c) for c in contents]
+    total = sum(sizes)
+    target = total * fraction
+    last, cum = 0, 0
+    v: dict = {"total_chars": total, "target_chars": round(target)}
+    for i, c in enumerate(contents):
+        if c["role"] == "user" and not any("functionResponse" in p for p in c["parts"]):
+            if cum >= target:
+                v["rule"] = f"content {i}, the first user text at or after {round(target):,} chars (at {cum:,})"
+                return i, v
+            last = i
+        cum += sizes[i]
+    tail = contents[-1] if contents else None
+    if tail is not None and tail["role"] == "model" and not any("functionCall" in p for p in tail["parts"]):
+        v["rule"] = "no user text after the target and the history ends with a plain model answer: all of it"
+        return len(contents), v
+    v["rule"] = (f"no user text after the target: the last one before it, content {last}" if last else
+                 "no user text after the first content: nothing can be compressed")
+    return last, v
+
+
+def _history_end(messages: list) -> int:
+    """Where the chat's history ends: after the last model answer (what follows is the request being sent)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            return i + 1
+    return 0
+
+
+def last_prompt_tokens(history: list, request: list, ctx: LayerContext) -> tuple[int, str]:
+    """The prompt token count the last response reported (the CLI's ``getLastPromptTokenCount``); a chat that
+    has had no response since it started (a resumed session, a new history after a compression) counts the
+    CLI's estimate of its history instead."""
+    if any(getattr(ctx.meta.get(id(m)), "extra", {}).get("after_resume") for m in request if isinstance(m, dict)):
+        return estimate(history), "the session was resumed: the CLI's estimate of the history it rebuilt"
+    for m in reversed(history):
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            meta = ctx.meta.get(id(m))
+            usage = getattr(meta, "usage", None)
+            if usage is not None and usage.context_tokens > 0:
+                return usage.context_tokens, "the promptTokenCount the last response reported"
+            break
+    return estimate(history), "no response since the chat started: the CLI's estimate of the history (chars/4)"
+
+
+def _idle(messages: list, why: str, **kw) -> LayerOutput:
+    return LayerOutput.unchanged(messages, why, **kw)
+
+
+# ------------------------------------------------------------------ 1. trigger and truncation
+def _response_text(m: dict) -> str:
+    c = m.get("content")
+    return c if isinstance(c, str) else "\n".join(_text_of(c))
+
+
+def truncated_output(text: str, path: str, max_chars: int) -> str:
+    """The CLI's placeholder for a tool output cut to ``max_chars``: a fifth from the head, the rest from the
+    tail, the full output in a file (unchanged when it fits)."""
+    if len(text) <= max_chars:
+        return text
+    head_n = max_chars // 5
+    tail_n = max_chars - head_n
+    omitted = len(text) - head_n - tail_n
+    tail = text[-tail_n:] if tail_n > 0 else ""
+    return (f"Output too large. Showing first {head_n:,} and last {tail_n:,} characters. For full output see: "
+            f"{path}\n{text[:head_n]}\n\n... [{omitted:,} characters omitted] ...\n\n{tail}")
+
+
+def truncate_to_budget(history: list, ctx: LayerContext, max_chars: int,
+                       budget: int = FUNCTION_RESPONSE_TOKEN_BUDGET) -> tuple[list, list, dict]:
+    """``truncateHistoryToBudget``: newest first, function responses are kept in full while their tokens fit
+    the budget; each older one is cut to a placeholder (its full text persisted), which counts instead."""
+    out = list(history)
+    edits, originals = [], {}
+    used = 0.0
+    for i in range(len(history) - 1, -1, -1):
+        m = history[i]
+        if not (isinstance(m, dict) and m.get("role") == "tool"):
+            continue
+        text = _response_text(m)
+        tokens = math.floor(text_tokens(text))
+        if used + tokens <= budget:
+            used += tokens
+            continue
+        rel, _ = ctx.workspace.persist_tool_result(m.get("tool_call_id") or f"gemini_{i}", text)
+        short = truncated_output(text, rel, max_chars)
+        used += math.floor(text_tokens(short))
+        out[i] = {**m, "content": short}
+        originals[i] = m
+        edits.append(Edit(PERSIST, f"old function response {i} ({_fmt(tokens)} tokens) is past the "
+                                   f"{_fmt(budget)}-token budget for function responses: cut to "
+                                   f"{len(short):,} chars, the full output in {rel}",
+                          message=i, tool_id=m.get("tool_call_id"), old_len=len(text), new_len=len(short), path=rel))
+    return out, edits, originals
+
+
+def _check(messages: list, ctx: LayerContext) -> tuple[dict, LayerOutput | None]:
+    """The threshold check; (vars, an idle output when nothing is to be done)."""
+    h = _history_end(messages)
+    history = messages[:h]
+    count, why = last_prompt_tokens(history, messages[h:], ctx)
+    limit = int(ctx.p("token_limit", DEFAULT_TOKEN_LIMIT))
+    thr = threshold(ctx.params)
+    force = bool(ctx.p("force", False))
+    since = int(ctx.state.get(SINCE, 0) or 0) + 1
+    v = {"last_prompt_tokens": count, "count_from": why, "token_limit": limit,
+         "compression_threshold": float(ctx.p("compression_threshold", DEFAULT_COMPRESSION_THRESHOLD)),
+         "threshold_tokens": thr, "history_messages": h, "request_messages": len(messages) - h, "force": force}
+    clear = {PASS: None, SINCE: since}
+    if not history:
+        return v, _idle(messages, "the history is empty: NOOP", vars=v, triggered=False, state=clear)
+    if not force and count < thr:
+        return v, _idle(messages, f"last prompt {_fmt(count)} tokens < {_fmt(thr)} (compression_threshold "
+                                  f"{v['compression_threshold']:g} x token limit {_fmt(limit)}): NOOP", vars=v,
+                        triggered=False, state=clear)
+    return v, None
+
+
+def gemini_truncate(messages: list, ctx: LayerContext) -> LayerOutput:
+    v, idle = _check(messages, ctx)
+    if idle is not None:
+        return idle
+    h, count, limit = v["history_messages"], v["last_prompt_tokens"], v["token_limit"]
+    max_chars = min(4 * (limit - count), TRUNCATE_TOOL_OUTPUT_THRESHOLD)
+    v["truncate_to_chars"] = max_chars
+    history, edits, originals = truncate_to_budget(messages[:h], ctx, max(max_chars, 0))
+    out = history + messages[h:] if originals else messages
+    why = "forced (/compress)" if v["force"] and count < v["threshold_tokens"] else \
+        f"last prompt {_fmt(count)} tokens >= {_fmt(v['threshold_tokens'])}"
+    p = {"count": count, "h": h, "input": messages, "originals": originals}
+    if ctx.state.get(FAILED) and not v["force"]:
+        # a summary inflated the history before: truncation only
+        after = estimate(history)
+        if originals and after < count:
+            note = f"{why}; an earlier summary inflated the history, so truncation only: {CONTENT_TRUNCATED}"
+            return LayerOutput(out, list(range(len(out))), edits, {**v, "status": CONTENT_TRUNCATED}, note,
+                               triggered=True, state={PASS: None, SINCE: 0})
+        return _idle(messages, f"{why}; an earlier summary inflated the history and truncation frees nothing: "
+                               f"{NOOP}", vars={**v, "status": NOOP}, triggered=False, state={PASS: None})
+    note = why + (f"; {len(originals)} old function response(s) cut" if originals else
+                  "; every function response fits the budget")
+    state = {PASS: p, SINCE: int(ctx.state.get(SINCE, 0) or 0) + 1}
+    if out is messages:
+        return _idle(messages, note, vars=v, triggered=True, state=state)
+    return LayerOutput(out, list(range(len(out))), edits, v, note, triggered=True, state=state)
+
+
+# ------------------------------------------------------------------ 2. split
+def gemini_split(messages: list, ctx: LayerContext) -> LayerOutput:
+    p = ctx.state.get(PASS)
+    if not p:
+        return _idle(messages, "no compression in this run")
+    h = p["h"]
+    contents, owners = to_contents(messages[:h])
+    k, v = split_point(contents, 1 - PRESERVE_FRACTION)
+    at = owners[k][0] if k < len(owners) else h
+    v.update(contents=len(contents), split_content=k, split_message=at)
+    if at == 0:
+        return _idle(messages, f"split point 0 ({v['rule']}): nothing to compress, {NOOP}", vars=v, triggered=False,
+                     state={PASS: None})
+    edit = Edit(BOUNDARY, f"split {h} -> {at}: {v['rule']}", var="split", old=h, new=at)
+    note = f"messages [0, {at}) are compressed ({k} contents), [{at}, {h}) are kept"
+    return LayerOutput.unchanged(messages, note, edits=[edit], vars=v, triggered=True,
+                                 state={PASS: {**p, "split": at}})
+
+
+# ------------------------------------------------------------------ 3. summary and its verification
+SYSTEM = ("(Compactscope's stand-in for the Gemini CLI's compression system prompt: the model is asked for a "
+          "<state_snapshot> of the conversation, an XML block of the goal, key knowledge, file system state, "
+          "recent actions and the plan.)")
+
+
+def _transcript(messages: list) -> list[str]:
+    contents, _ = to_contents(messages)
+    return [json.dumps(c, ensure_ascii=False) + "\n" for c in contents]
+
+
+def _ask(ctx: LayerContext, turns: list, instruction: str, purpose: str) -> dict:
+    prompt = "".join([*_transcript(turns), "\n", instruction])
+    req = SummaryRequest(prompt, tuple(turns), SYSTEM, 4096, purpose, {"instruction": instruction})
+    res = ctx.summarizer.summarize(req, ctx.cancel)
+    text = res.text if isinstance(res.text, str) else str(res.text or "")
+    return {**res.to_json(), "text": text}
+
+
+def _summaries(ctx: LayerContext, turns: list) -> tuple[str, dict, dict]:
+    previous = any(SNAPSHOT in t for m in turns if isinstance(m, dict) and m.get("role") == "user"
+                   for t in _text_of(m.get("content")))
+    ask = ("integrate the still-relevant content of the previous <state_snapshot> into a new one" if previous else
+           "generate a new <state_snapshot> of the history")
+    first = _ask(ctx, turns, f"Instruction (as the CLI asks): {ask}, after reasoning in a scratchpad.",
+                 "gemini_compress")
+    model_turn = {"role": "assistant", "content": first["text"]}
+    second = _ask(ctx, [*turns, model_turn], "Verification (as the CLI asks): critically evaluate that "
+                  "<state_snapshot> for omitted details; answer an improved one or the same again.", "gemini_verify")
+    final = (second["text"].strip() or first["text"]).strip()
+    return final, first, second
+
+
+def gemini_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
+    p = ctx.state.get(PASS)
+    if not p or "split" not in p:
+        return _idle(messages, "no compression in this run")
+    at, h = p["split"], p["h"]
+    limit = int(ctx.p("token_limit", DEFAULT_TOKEN_LIMIT))
+    original = [p["originals"].get(i, m) for i, m in enumerate(messages[:at])]
+    high_fidelity = estimate(original) < limit
+    turns = original if high_fidelity else messages[:at]
+    v = {"compressed_messages": at, "summary_input": "the original history" if high_fidelity else
+         "the truncated history (the original is over the token limit)"}
+    try:
+        final, first, second = _summaries(ctx, turns)
+    except SummaryError as e:
+        return LayerOutput.unchanged(messages, "the summary request failed: nothing changed", vars=v,
+                                     error=f"summary failed: {e}", state={PASS: None}, triggered=False)
+    v.update(summary_chars=len(first["text"]), verified_chars=len(second["text"]),
+             verification_changed=second["text"].strip() != first["text"].strip())
+    if not final:
+        return _idle(messages, f"the summary is empty: {EMPTY}, nothing changed", vars={**v, "status": EMPTY},
+                     triggered=False, state={PASS: None})
+    head: list = []
+    first_m = messages[0] if messages else None
+    ctx_text = _text_of(first_m.get("content")) if isinstance(first_m, dict) and first_m.get("role") == "user" else []
+    if ctx_text and ctx_text[0].startswith(SESSION_CONTEXT):
+        head = [first_m]                      # the CLI starts every history with its session context
+    summary = {"role": "user", "content": final}
+    out = head + [summary, {"role": "assistant", "content": ACK}] + messages[at:]
+    origin = ([0] if head else []) + [None, None] + list(range(at, len(messages)))
+    edits = [Edit(SUMMARY, f"messages [0, {at}) replaced by a <state_snapshot> summary of {len(final):,} chars "
+                           f"(after its verification request), then the model's acknowledgement",
+                  start=0, end=at, out=len(head), new_len=len(final))]
+    if head:
+        edits.append(Edit(NOTE, "the session context is put back first, as the CLI starts every history"))
+    info = {**second, "text": final, "first_reply": first["text"], "verification": second}
+    state = {PASS: {**p, "kept": len(out) - (len(messages) - h), "summary_at": len(head)}}
+    return LayerOutput(out, origin, edits, v, edits[0].text, triggered=True, state=state, summary=info)
+
+
+# ------------------------------------------------------------------ 4. the inflation check, the loop check
+def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
+    p = ctx.state.get(PASS)
+    if not p or "kept" not in p:
+        return _idle(messages, "no compression in this run", state={PASS: None})
+    before = p["count"]
+    new = estimate(messages[:p["kept"]])
+    thr = threshold(ctx.params)
+    v = {"tokens_before": before, "tokens_after": new, "freed_tokens": before - new}
+    if new > before:
+        state = {PASS: None, FAILED: ctx.state.get(FAILED) or not bool(ctx.p("force", False))}
+        orig = p["input"]
+        return LayerOutput(orig, [None] * len(orig), [Edit(NOTE, f"the new history ({_fmt(new)} tokens) is larger "
+                                                                  f"than the old ({_fmt(before)}): {INFLATED}")],
+                           {**v, "status": INFLATED}, f"{INFLATED}: the history is kept; later compressions only "
+                                                      "truncate", state=state, triggered=False)
+    edits = []
+    last = ctx.state.get(LAST)
+    since = int(ctx.state.get(SINCE, 0) or 0)
+    freed_share = (before - new) / before if before else 0.0
+    loop = bool(last) and since <= 1 and freed_share < LOOP_FREED_SHARE
+    if loop:
+        edits.append(Edit(NOTE, f"compression loop: this compression follows the previous one at the next request "
+                                f"and frees {freed_share:.0%} of the tokens ({_fmt(before)} -> {_fmt(new)})",
+                          data={"finding": "compression_loop"}))
+    if new >= thr:
+        edits.append(Edit(NOTE, f"the new history is still over the threshold ({_fmt(new)} >= {_fmt(thr)}): the "
+                                f"next request compresses again"))
+    v.update(status=COMPRESSED, compression_loop=loop, freed_share=round(freed_share, 3))
+    note = f"{COMPRESSED}: ~{_fmt(before)} -> ~{_fmt(new)} tokens" + "".join(f"; {e.text}" for e in edits)
+    state = {PASS: None, LAST: {"before": before, "after": new}, SINCE: 0}
+    return LayerOutput.unchanged(messages, note, vars=v, state=state, edits=edits, triggered=True)
+
+
+LAYERS = {
+    "gemini_truncate": Layer("gemini_truncate", gemini_truncate,
+                             "the check before every request (last prompt tokens >= compression_threshold x the "
+                             "token limit), then old function responses past a 50,000-token budget are cut",
+                             label="truncate", role=roles.PRUNE),
+    "gemini_split": Layer("gemini_split", gemini_split,
+                          "the split point: the first user text at or after 70% of the history's characters",
+                          label="split", role=roles.BOUNDARIES),
+    "gemini_summarize": Layer("gemini_summarize", gemini_summarize,
+                              "the older part becomes a <state_snapshot> (a summary request, then its verification "
+                              "request), followed by the model's acknowledgement", llm=True, label="summarize",
+                              role=roles.SUMMARY),
+    "gemini_assemble": Layer("gemini_assemble", gemini_assemble,
+                             "the new history is kept unless it is larger than the old; a compression right after "
+                             "another that frees almost nothing is flagged as a loop", label="assemble",
+                             role=roles.ASSEMBLE),
+}

@@ -1,0 +1,370 @@
+"""Gemini CLI: its session JSONL loads, and the gemini_cli strategy compresses where the real CLI did.
+
+The oracle is the request log the CLI's fake server wrote beside each corpus session (``requests.jsonl``):
+the request after a compression is what the CLI kept, and the summary requests say where it compressed.
+The loader tests use small sessions written inline.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compactscope.core.contexts import call_context
+from compactscope.core.loaders import LoadError, load
+from compactscope.core.replay import replay
+from compactscope.core.strategies import infer_params
+
+from conftest import CORPUS
+
+GEMINI = CORPUS / "gemini-cli"
+FACTS = CORPUS.parent / "corpus-facts" / "gemini-cli.json"
+SESSIONS = sorted(GEMINI.glob("*/session-*.jsonl")) if GEMINI.is_dir() else []
+
+
+def _requests(session: Path) -> list[dict]:
+    return [json.loads(line) for line in (session.parent / "requests.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _real_settings(session: Path) -> dict:
+    facts = json.loads(FACTS.read_text())
+    row = next(s for s in facts["sessions"] if s["session"] == session.parent.name)
+    return row["config"]
+
+
+def _compressed_calls(reqs: list[dict]) -> list[tuple[int, dict]]:
+    """(the model call, the step request) of each step request that a compression's summary requests
+    preceded: calls are the step requests in order (one recorded model answer each)."""
+    out, call, pending = [], 0, False
+    for r in reqs:
+        if r["kind"] == "summary":
+            pending = True
+        elif r["kind"] == "step":
+            if pending:
+                out.append((call, r))
+            pending = False
+            call += 1
+    return out
+
+
+# the items of a context: (role, kind, text), one per part, whatever content the CLI merged them into
+def _request_items(contents: list) -> list[tuple]:
+    items = []
+    for c in contents:
+        for p in c["parts"]:
+            if "text" in p:
+                items.append((c["role"], "text", p["text"]))
+            elif "functionCall" in p:
+                fc = p["functionCall"]
+                items.append((c["role"], "call", fc["name"], json.dumps(fc.get("args") or {}, sort_keys=True)))
+            elif "functionResponse" in p:
+                fr = p["functionResponse"]
+                items.append((c["role"], "response", fr["name"], fr["response"].get("output")))
+    return items
+
+
+def _context_items(messages: list) -> list[tuple]:
+    items, names = [], {}
+    for m in messages:
+        if m["role"] == "user":
+            c = m["content"]
+            for t in ([c] if isinstance(c, str) else [b["text"] for b in c]):
+                items.append(("user", "text", t))
+        elif m["role"] == "assistant":
+            if m.get("content"):
+                items.append(("model", "text", m["content"]))
+            for tc in m.get("tool_calls") or ():
+                names[tc["id"]] = tc["function"]["name"]
+                items.append(("model", "call", tc["function"]["name"],
+                              json.dumps(json.loads(tc["function"]["arguments"]), sort_keys=True)))
+        elif m["role"] == "tool":
+            items.append(("user", "response", names.get(m["tool_call_id"]), m["content"]))
+    return items
+
+
+@pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
+@pytest.mark.parametrize("session", SESSIONS, ids=lambda p: p.parent.name)
+def test_the_context_after_each_compression_is_what_the_cli_sent(session):
+    conv = load(session).main
+    reqs = _requests(session)
+    compressed = _compressed_calls(reqs)
+    facts = json.loads(FACTS.read_text())
+    row = next(s for s in facts["sessions"] if s["session"] == session.parent.name)
+    assert len(compressed) == row["n_compactions"] == len(conv.events)
+    assert len(conv.calls()) == sum(1 for r in reqs if r["kind"] == "step")
+    for (call, req), event in zip(compressed, conv.events, strict=True):
+        shown = call_context(conv, call)
+        want = _request_items(req["body"]["contents"])
+        assert _context_items(shown.messages) == want, f"call {call}"
+        assert len(want) > 3
+        # the summary is marked, and is the snapshot the CLI sent
+        summary = conv.messages[event.summary_index]
+        assert conv.meta[event.summary_index].extra.get("compaction_summary") is True
+        assert summary["content"] == req["body"]["contents"][0]["parts"][1]["text"]
+        assert summary["content"].startswith("<state_snapshot>")
+        # the summary requests held exactly the compressed part: what the new segment no longer holds
+        ask = next(r for r in reqs if r["kind"] == "summary" and r["request_index"] < req["request_index"]
+                   and not any(x["kind"] == "step" and r["request_index"] < x["request_index"] < req["request_index"]
+                               for x in reqs))
+        assert len(ask["body"]["contents"]) - 1 == next(
+            c["items_compressed"] for c in row["compactions"] if c["next_request_index"] == req["request_index"])
+
+
+def _replay_with_home(session, tmp_path, monkeypatch, threshold):
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"model": {"compressionThreshold": threshold}}))
+    monkeypatch.setenv("HOME", str(home))
+    conv = load(session).main
+    inferred = infer_params("gemini_cli", conv)
+    assert inferred.params["compression_threshold"] == threshold
+    assert "settings.json" in inferred.reasons["compression_threshold"]
+    return conv, inferred, replay(conv, "gemini_cli", inferred.params)
+
+
+@pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
+@pytest.mark.parametrize("session", SESSIONS, ids=lambda p: p.parent.name)
+def test_the_replay_compresses_where_the_cli_did_and_nowhere_else(session, tmp_path, monkeypatch):
+    cfg = _real_settings(session)
+    conv, inferred, res = _replay_with_home(session, tmp_path, monkeypatch, cfg["compression_threshold"])
+    assert inferred.params["token_limit"] == cfg["token_limit"]
+    # the first whole token count that is not under threshold x limit (the facts write it rounded down)
+    assert res.threshold - 1 < cfg["compression_threshold"] * cfg["token_limit"] <= res.threshold
+    assert abs(res.threshold - cfg["trigger_tokens"]) <= 1
+    real = [c for c, _ in _compressed_calls(_requests(session))]
+    simulated = [c.index for c in res.calls if c.compacted]
+    assert simulated == real
+    assert [e["call"] for e in res.real_events] == real
+    # each simulated compression kept what the CLI kept: as many messages, the acknowledgement second to the
+    # summary; the summary came from the summary request and its verification
+    for call in real:
+        rec = res.calls[call]
+        assert rec.summaries == 1
+        assert rec.messages_after == len(call_context(conv, call).messages)
+
+
+@pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
+def test_without_settings_the_threshold_is_inferred_from_where_the_session_compressed(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for session in SESSIONS:
+        conv = load(session).main
+        inferred = infer_params("gemini_cli", conv)
+        thr = inferred.params["compression_threshold"]
+        assert "compressed at" in inferred.reasons["compression_threshold"]
+        real = [c for c, _ in _compressed_calls(_requests(session))]
+        res = replay(conv, "gemini_cli", inferred.params)
+        assert [c.index for c in res.calls if c.compacted] == real, thr
+
+
+# ------------------------------------------------------------------ the loader on small inline sessions
+HEADER = {"sessionId": "s1", "projectHash": "h", "startTime": "2026-12-01T10:00:00Z",
+          "lastUpdated": "2026-12-01T10:00:00Z", "kind": "main"}
+CONTEXT = {"id": "ctx", "timestamp": "2026-12-01T10:00:00Z", "type": "user",
+           "content": [{"text": "<session_context>\nThis is the Gemini CLI."}]}
+
+
+def _user(i, text):
+    return {"id": f"u{i}", "timestamp": "2026-12-01T10:00:01Z", "type": "user", "content": [{"text": text}]}
+
+
+def _model(i, text="", calls=(), tokens=100):
+    rec = {"id": f"m{i}", "timestamp": "2026-12-01T10:00:02Z", "type": "gemini", "content": text, "thoughts": [],
+           "tokens": {"input": tokens, "output": 5, "cached": 0, "thoughts": 0, "tool": 0, "total": tokens + 5},
+           "model": "gemini-2.5-pro"}
+    if calls:
+        rec["toolCalls"] = [{"id": c, "name": "read_file", "args": {"file_path": "a.txt"},
+                             "result": [{"functionResponse": {"id": c, "name": "read_file",
+                                                              "response": {"output": "A"}}}], "status": "success"}
+                            for c in calls]
+    return rec
+
+
+def _response(i, call, output="A"):
+    return {"id": f"r{i}", "timestamp": "2026-12-01T10:00:03Z", "type": "user",
+            "content": [{"functionResponse": {"id": call, "name": "read_file", "response": {"output": output}}}]}
+
+
+def _set_history(*recs):
+    return {"$set": {"messages": list(recs)}}
+
+
+def _in_api_shape(i, role, part):
+    return {"id": f"h{i}", "timestamp": "2026-12-01T10:00:04Z", "type": role, "content": [part]}
+
+
+def _write(tmp_path, lines, name="s.jsonl") -> Path:
+    p = tmp_path / name
+    p.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return p
+
+
+def _first_turn():
+    return [HEADER, _set_history(CONTEXT), _user(1, "read a.txt"), {"$set": {"lastUpdated": "x"}},
+            _model(1, tokens=100), _model(1, calls=["c1"], tokens=100), _response(1, "c1"),
+            _model(2, "a.txt holds A", tokens=120)]
+
+
+def test_a_session_loads_with_its_calls_usage_and_the_model_record_written_twice(tmp_path):
+    conv = load(_write(tmp_path, _first_turn())).main
+    assert conv.format == "gemini-cli-jsonl" and conv.model == "gemini-2.5-pro"
+    assert [m["role"] for m in conv.messages] == ["user", "user", "assistant", "tool", "assistant"]
+    assert conv.messages[2]["tool_calls"][0]["id"] == "c1" and conv.messages[3]["tool_call_id"] == "c1"
+    assert conv.messages[3]["content"] == "A"                     # once: the user record, not toolCalls.result too
+    assert [m.usage.context_tokens for m in conv.meta if m.usage] == [100, 120]
+    assert conv.meta[2].provenance.line == 6                       # the record's last version
+    assert conv.segments == [0] and not conv.events
+    assert conv.extra["agent"]["name"] == "Gemini CLI"
+
+
+def test_a_resume_is_no_compression_and_a_compression_is_a_segment_with_its_summary(tmp_path):
+    resume = [HEADER, _set_history(CONTEXT), {"$set": {"sessionId": "s1"}},
+              _set_history(CONTEXT, _in_api_shape(1, "user", {"text": "read a.txt"}),
+                           _in_api_shape(2, "gemini", {"functionCall": {"id": "c1", "name": "read_file",
+                                                                        "args": {"file_path": "a.txt"}}}),
+                           _in_api_shape(3, "user", {"functionResponse": {"id": "c1", "name": "read_file",
+                                                                          "response": {"output": "A"}}}),
+                           _in_api_shape(4, "user", {"functionResponse": {"id": "c1", "name": "read_file",
+                                                                          "response": {"output": "A"}}}),
+                           _in_api_shape(5, "gemini", {"text": "a.txt holds A"})),
+              _user(2, "and b.txt?"), _model(3, calls=["c2"], tokens=300)]
+    compression = [{"$set": {"sessionId": "s1"}},
+                   _set_history(CONTEXT, _in_api_shape(6, "user", {"text": "<state_snapshot>\nread a.txt: A"}),
+                                _in_api_shape(7, "gemini", {"text": "Got it. Thanks for the additional context!"}),
+                                _in_api_shape(8, "user", {"text": "and b.txt?"}),
+                                _in_api_shape(9, "gemini", {"functionCall": {"id": "c2", "name": "read_file",
+                                                                             "args": {"file_path": "a.txt"}}})),
+                   _response(2, "c2", "B"), _model(4, "b.txt holds B", tokens=150)]
+    conv = load(_write(tmp_path, _first_turn() + resume)).main
+    assert not conv.events and conv.segments == [0]                # a resume alone: no compression
+    assert conv.extra["resumes"][0]["duplicated_tool_responses"] == 1
+    assert conv.meta[5].extra.get("after_resume") is True          # the prompt after it
+    conv = load(_write(tmp_path, _first_turn() + resume + compression, "c.jsonl")).main
+    assert len(conv.events) == 1 and conv.segments == [0, 7]
+    e = conv.events[0]
+    assert e.pre_tokens == 300 and e.summary_index == 8
+    assert conv.messages[8]["content"].startswith("<state_snapshot>")
+    assert conv.meta[8].extra["compaction_summary"] is True
+    extras = [conv.meta[i].extra for i in range(7, 12)]
+    assert [x.get("copy_of") for x in extras] == [0, None, None, 5, 6]   # context, summary, ack, kept prompt, call
+    assert conv.messages[12] == {"role": "tool", "tool_call_id": "c2", "content": "B"}
+    assert [m["role"] for m in conv.segment(1)] == ["user", "user", "assistant", "user", "assistant", "tool",
+                                                    "assistant"]
+
+
+def test_broken_and_unknown_lines_are_named_by_line_and_skipped(tmp_path):
+    lines = _first_turn()
+    lines[3:3] = ['{"id": "x", "type": "user", "content": [{"text": "cut', {"weird": 1},
+                  {"id": "m9", "type": "thought", "content": "?"}, [1, 2]]
+    lines.append({"id": "m2", "type": "gemini", "content": "later", "newKey": {"a": 1}, "tokens": "many"})
+    p = _write(tmp_path, lines)
+    res = load(p)
+    conv = res.main
+    where = {pr.line: pr.text for pr in res.problems}
+    assert set(where) == {4, 5, 6, 7} and all(pr.path == str(p) for pr in res.problems)
+    assert "broken JSON" in where[4] and "not a Gemini CLI session record" in where[5]
+    assert "unknown type 'thought'" in where[6] and "list" in where[7]
+    assert conv.messages[-1] == {"role": "assistant", "content": "later"}   # replaced in place, unknown key kept
+    assert conv.meta[-1].extra["newKey"] == {"a": 1} and conv.meta[-1].usage is None
+
+
+def test_a_file_with_a_header_and_nothing_else_says_so(tmp_path):
+    with pytest.raises(LoadError) as e:
+        load(_write(tmp_path, [HEADER, {"$set": {"lastUpdated": "x"}}]))
+    assert "no user or model message" in str(e.value) and "s.jsonl" in str(e.value)
+
+
+def test_a_rewind_drops_the_messages_after_it(tmp_path):
+    lines = _first_turn() + [_user(3, "again"), _model(5, "ok", tokens=130), {"$rewindTo": "u3"},
+                             _user(4, "instead"), _model(6, "fine", tokens=131)]
+    conv = load(_write(tmp_path, lines)).main
+    texts = [m["content"] for m in conv.messages if m["role"] == "user"]
+    assert "again" not in texts and texts[-1] == "instead"
+
+
+# ------------------------------------------------------------------ the layers on small inputs
+def test_split_point_is_the_first_user_text_after_seventy_percent():
+    from compactscope.core.layers.gemini_cli import split_point
+    big = {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"output": "x" * 1000}}}]}
+    contents = [{"role": "user", "parts": [{"text": "a"}]}, {"role": "model", "parts": [{"functionCall": {}}]}, big,
+                {"role": "user", "parts": [{"text": "b"}]}, {"role": "model", "parts": [{"functionCall": {}}]}]
+    assert split_point(contents, 0.7)[0] == 3
+    # no user text after the target, the history ends with a plain answer: all of it
+    ends = contents[:3] + [{"role": "model", "parts": [{"text": "done"}]}]
+    assert split_point(ends, 0.7)[0] == 4
+    # a single prompt: nothing
+    assert split_point(contents[:3], 0.7)[0] == 0
+
+
+def _ctx(params, meta=None):
+    from compactscope.core.layers.base import LayerContext
+    from compactscope.core.summarizers import CachedSummarizer
+    from compactscope.core.summarizers.fixed import FixedSummarizer
+    return LayerContext.default(params, meta=meta or {},
+                                summarizer=CachedSummarizer(FixedSummarizer("<state_snapshot>S</state_snapshot>")))
+
+
+def _chat(n_turns, output="x" * 4000):
+    msgs = [{"role": "user", "content": "<session_context>\nctx"}]
+    for t in range(n_turns):
+        msgs += [{"role": "user", "content": f"prompt {t}"},
+                 {"role": "assistant", "content": None, "tool_calls": [
+                     {"id": f"c{t}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": f"c{t}", "content": output},
+                 {"role": "assistant", "content": f"answer {t}"}]
+    return msgs
+
+
+def test_the_pipeline_compresses_over_the_threshold_only(tmp_path):
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.summarizers.fixed import FixedSummarizer
+    from compactscope.core.conversation import MessageMeta, Usage
+    msgs = _chat(4)
+    eng = Engine("gemini_cli", {"compression_threshold": 0.001, "token_limit": 1_000_000},
+                 summarizer=FixedSummarizer("<state_snapshot>S</state_snapshot>"))
+    over = eng.run(msgs)                                   # no usage: the CLI's estimate, ~4,000 tokens >= 1,000
+    assert over.steps[0].triggered is True and over.steps[0].vars["last_prompt_tokens"] >= 4000
+    out = over.steps[-1].messages
+    assert out[0] is msgs[0] and out[1]["content"].startswith("<state_snapshot>")
+    assert out[2] == {"role": "assistant", "content": "Got it. Thanks for the additional context!"}
+    kept = out[3:]
+    assert kept == msgs[-4:]                               # the last prompt and its turn
+    # the last reported count under the threshold: nothing
+    from compactscope.core.conversation import Conversation
+    meta = [MessageMeta(usage=Usage(500)) if m["role"] == "assistant" else MessageMeta() for m in msgs]
+    conv = Conversation(msgs, "openai", meta=meta)
+    calm = Engine("gemini_cli", {"compression_threshold": 0.001, "token_limit": 1_000_000}).run(msgs, conversation=conv)
+    assert calm.steps[0].triggered is False and calm.steps[-1].messages is msgs
+
+
+def test_old_function_responses_past_the_budget_are_cut(tmp_path):
+    from compactscope.core.layers.gemini_cli import gemini_truncate
+    msgs = _chat(3, output="y" * 120_000)                  # 30,000 tokens each: the oldest one is past 50,000
+    out = gemini_truncate(msgs, _ctx({"compression_threshold": 0.001, "token_limit": 1_000_000}))
+    cut = [i for i, (a, b) in enumerate(zip(msgs, out.messages, strict=True)) if a is not b]
+    assert cut == [3, 7]                                  # the newest (11) fits the budget, the older two do not
+    assert out.messages[3]["content"].startswith("Output too large. Showing first 8,000 and last 32,000")
+    assert len(out.messages[3]["content"]) < 41_000 and msgs[3]["content"] == "y" * 120_000
+
+
+def test_a_compression_right_after_another_that_frees_little_is_a_loop():
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.summarizers.fixed import FixedSummarizer
+    eng = Engine("gemini_cli", {"compression_threshold": 0.0001, "token_limit": 1_000_000},
+                 summarizer=FixedSummarizer("<state_snapshot>S</state_snapshot>"))
+    first = eng.run(_chat(2, output="z" * 400))
+    assert first.steps[-1].vars["status"] == "COMPRESSED" and first.steps[-1].vars["compression_loop"] is False
+
+    def call(k, args):
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": k, "type": "function", "function": {"name": "write_file", "arguments": json.dumps(args)}}]}
+    # the current turn alone is most of the history: the split can only fall at its prompt
+    turn = [{"role": "user", "content": "p"}, call("a", {"text": "w" * 20_000}),
+            {"role": "tool", "tool_call_id": "a", "content": "ok"}, call("b", {"text": "v" * 20_000}),
+            {"role": "tool", "tool_call_id": "b", "content": "ok"}]
+    again = eng.run(first.steps[-1].messages + turn)
+    last = again.steps[-1]
+    assert last.vars["status"] == "COMPRESSED" and last.vars["freed_share"] < 0.10
+    assert last.vars["compression_loop"] is True
+    assert any("compression loop" in e.text for e in last.edits)
+    assert again.steps[-1].messages[-5:] == turn        # the turn kept, the request (its last response) after it
