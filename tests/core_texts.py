@@ -30,6 +30,9 @@ RUNS = [  # (example, strategy, params, order)
     ("long_session.json", "inspect_edit", {}, None),
     ("long_session.json", "inspect_trim", {}, None),
     ("long_session.json", "inspect_summary", {}, None),
+    ("long_session.json", "gemini_cli", {}, None),
+    ("long_session.json", "gemini_cli", {"compression_threshold": 0.005}, None),
+    ("short_session.json", "gemini_cli", {"force": True}, None),
 ]
 
 

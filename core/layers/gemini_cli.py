@@ -427,7 +427,8 @@ def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
         edits.append(Edit(NOTE, f"the new history is still over the threshold ({_fmt(new)} >= {_fmt(thr)}): the "
                                 f"next request compresses again"))
     v.update(status=COMPRESSED, compression_loop=loop, freed_share=round(freed_share, 3))
-    note = f"{COMPRESSED}: ~{_fmt(before)} -> ~{_fmt(new)} tokens" + "".join(f"; {e.text}" for e in edits)
+    note = f"{COMPRESSED}: ~{_fmt(before)} -> ~{_fmt(new)} tokens" + ("; a compression loop" if loop else "") + \
+        ("; still over the threshold" if new >= thr else "")
     state = {PASS: None, LAST: {"before": before, "after": new}, SINCE: 0}
     return LayerOutput.unchanged(messages, note, vars=v, state=state, edits=edits, triggered=True)
 
