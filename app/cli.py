@@ -365,6 +365,10 @@ def cmd_info(args) -> int:
         print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {count(c['messages'], 'message')}{copies}{contexts} "
               f"({c['dialect']}), {count(c['tool_pairs'], 'tool pair')} ({c['complete_pairs']} complete)"
               + (f", model {c['model']}" if c.get("model") else ""))
+        if c.get("agent"):
+            a = c["agent"]
+            print(f"      written by {a['name']} {a.get('version') or a.get('versions') or ''}".rstrip()
+                  + (f" ({a['version_note']})" if a.get("version_note") else ""))
         for e in c["events"]:
             what = " ".join(str(e[k]) for k in ("kind", "type", "mode", "strategy") if e.get(k))
             held = [f"{k}={e[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))

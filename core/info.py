@@ -91,6 +91,9 @@ def describe(result: LoadResult) -> dict:
             "finding_counts": dict(Counter(f.code for f in findings)),
             "problems": [str(p) for p in c.problems],
         }
+        agent = c.extra.get("agent") if isinstance(c.extra, dict) else None
+        if isinstance(agent, dict) and agent.get("name"):
+            entry["agent"] = dict(agent)              # who wrote the file, and which version (when it says)
         if usage:
             entry["usage"] = {
                 "calls": len(usage),

@@ -151,8 +151,49 @@ def parts_tokens(parts: list) -> int:
 
 
 def estimate(messages: list) -> int:
+    """The CLI's estimate of a history (``estimateTokenCountSync`` over all its parts)."""
     contents, _ = to_contents(messages)
     return parts_tokens([p for c in contents for p in c["parts"]])
+
+
+def _quarter_tokens(m: Any, meter: Any = None) -> int:
+    """Four times the CLI's estimate of one message's parts (a whole number; a function response's name,
+    which its call holds, is left out)."""
+    if not isinstance(m, dict):
+        return 0
+    _, parts = message_parts(m, {})
+    return math.floor(4 * sum(parts_tokens([p]) + _fraction(p) for p in parts))
+
+
+def _fraction(p: dict) -> float:
+    """What ``parts_tokens`` of one part floors away, so that a sum of parts is the estimate of the whole."""
+    if isinstance(p.get("text"), str):
+        t = text_tokens(p["text"])
+    elif isinstance(p.get("functionResponse"), dict):
+        fr = p["functionResponse"]
+        resp = fr.get("response")
+        t = len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
+    else:
+        t = _js_len(p) / 4
+    return t - math.floor(t)
+
+
+class GeminiTokens:
+    """The strategy's token figure: the CLI's own estimate of a list (a quarter token per ASCII character of
+    its texts, 1.5 per other, chars/4 of calls and responses): what it counts for a history nobody has answered
+    yet (after a compression, on a resume). The trigger reads the reported prompt count; replay adds the
+    recorded overhead (system prompt, tools) to this figure."""
+    name = "the Gemini CLI's estimate (chars/4 of the parts)"
+    figure = "gemini_quarter_tokens"
+    figure_fn = staticmethod(_quarter_tokens)
+
+    def tokens_from(self, total: int, n: int, lead: Any = None, *, system: Any = None, tools: Any = None) -> int:
+        return total // 4
+
+    def tokens(self, messages: list, meter: Any, *, system: Any = None, tools: Any = None) -> int:
+        if meter is not None:
+            return meter.total(messages, self.figure, _quarter_tokens) // 4
+        return sum(_quarter_tokens(m) for m in messages) // 4
 
 
 def split_point(contents: list, fraction: float) -> tuple[int, dict]:
@@ -337,8 +378,11 @@ def _transcript(messages: list) -> list[str]:
     return [json.dumps(c, ensure_ascii=False) + "\n" for c in contents]
 
 
-def _ask(ctx: LayerContext, turns: list, instruction: str, purpose: str) -> dict:
-    prompt = "".join([*_transcript(turns), "\n", instruction])
+def _ask(ctx: LayerContext, turns: list, instruction: str, purpose: str, reply: str | None = None) -> dict:
+    """One of the two requests; the verification shows the model its first ``reply`` after the history."""
+    said = [] if reply is None else [json.dumps({"role": "model", "parts": [{"text": reply}]}, ensure_ascii=False),
+                                     "\n"]
+    prompt = "".join([*_transcript(turns), *said, "\n", instruction])
     req = SummaryRequest(prompt, tuple(turns), SYSTEM, 4096, purpose, {"instruction": instruction})
     res = ctx.summarizer.summarize(req, ctx.cancel)
     text = res.text if isinstance(res.text, str) else str(res.text or "")
@@ -352,9 +396,8 @@ def _summaries(ctx: LayerContext, turns: list) -> tuple[str, dict, dict]:
            "generate a new <state_snapshot> of the history")
     first = _ask(ctx, turns, f"Instruction (as the CLI asks): {ask}, after reasoning in a scratchpad.",
                  "gemini_compress")
-    model_turn = {"role": "assistant", "content": first["text"]}
-    second = _ask(ctx, [*turns, model_turn], "Verification (as the CLI asks): critically evaluate that "
-                  "<state_snapshot> for omitted details; answer an improved one or the same again.", "gemini_verify")
+    second = _ask(ctx, turns, "Verification (as the CLI asks): critically evaluate that <state_snapshot> for "
+                  "omitted details; answer an improved one or the same again.", "gemini_verify", first["text"])
     final = (second["text"].strip() or first["text"]).strip()
     return final, first, second
 

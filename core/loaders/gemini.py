@@ -116,6 +116,8 @@ def load(probe: Probe) -> LoadResult:
         raise LoadError(path, 1, "a Gemini CLI session with no user or model message")
     extra = {k: v for k, v in doc.items() if k != "messages"}
     extra["notes"] = notes
+    extra["agent"] = {"name": "Gemini CLI", "version": None, "versions": "before 0.39.0",
+                      "version_note": "the file records no exact version"}
     conv = Conversation(msgs, OPENAI, None, None, model, str(doc.get("sessionId") or probe.path.name), path, FORMAT,
                         meta, problems=problems, extra=extra)
     return LoadResult(path, FORMAT, [conv], problems)

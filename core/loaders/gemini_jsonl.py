@@ -412,8 +412,8 @@ def load(probe: Probe) -> LoadResult:
     r.flush()
     if not r.out.msgs:
         raise LoadError(path, 1, "a Gemini CLI session with no user or model message")
-    extra: dict = {**r.header, "agent": {"name": AGENT, "version": None,
-                                         "version_note": "the session file records no CLI version"},
+    extra: dict = {**r.header, "agent": {"name": AGENT, "version": None, "versions": "0.39.0 or later",
+                                         "version_note": "the file records no exact version"},
                    "notes": r.notes, "resumes": r.resumes}
     if r.rewinds:
         extra["rewinds"] = r.rewinds

@@ -12,7 +12,8 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from ..layers.gemini_cli import DEFAULT_COMPRESSION_THRESHOLD, GEMINI_CLI_VERSION, LAYERS, threshold, token_limit
+from ..layers.gemini_cli import (DEFAULT_COMPRESSION_THRESHOLD, GEMINI_CLI_VERSION, LAYERS, GeminiTokens, threshold,
+                                 token_limit)
 from ..messages import OPENAI
 from .base import TOKENS, Param, Strategy, Threshold
 from .infer import Inferred
@@ -115,6 +116,7 @@ GEMINI_CLI = Strategy(
         Param("force", False, "compress whatever the count, as the /compress command does"),
     ),
     threshold=Threshold(TOKENS, fn=threshold, to_params=_drag, formula="compression_threshold x token_limit"),
+    token_estimator=GeminiTokens,
     infer=infer,
     notes={"source": f"gemini-cli {GEMINI_CLI_VERSION} packages/core/src/context/chatCompressionService.ts, "
                      "core/tokenLimits.ts",
