@@ -368,3 +368,29 @@ def test_a_compression_right_after_another_that_frees_little_is_a_loop():
     assert last.vars["compression_loop"] is True
     assert any("compression loop" in e.text for e in last.edits)
     assert again.steps[-1].messages[-5:] == turn        # the turn kept, the request (its last response) after it
+
+
+# ------------------------------------------------------------------ the window
+@pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
+def test_the_window_opens_a_session_at_its_compression(qtbot, make_window, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    session = SESSIONS[-1]
+    conv = load(session).main
+    w = make_window()
+    assert w.open_path(str(session), remember=False)
+    assert w.wait_idle(60000)
+    s = w.session
+    assert s.strategy.name == "gemini_cli" and s.segment == len(conv.segments) - 1
+    # the pipeline ran over the last real context: the CLI's new history, its summary marked
+    seg = conv.segment(s.segment)
+    assert w.trace.input == seg
+    summary = conv.events[-1].summary_index - conv.segments[-1]
+    assert seg[summary]["content"].startswith("<state_snapshot>")
+    # the call after the compression: exactly what the CLI sent
+    call, req = _compressed_calls(_requests(session))[-1]
+    k = w.picker.call_box.findData(call)
+    w.picker.call_box.setCurrentIndex(k)
+    assert w.wait_idle(60000)
+    assert _context_items(w.trace.input) == _request_items(req["body"]["contents"])
+    assert [st.layer for st in w.trace.steps] == ["gemini_truncate", "gemini_split", "gemini_summarize",
+                                                  "gemini_assemble"]
