@@ -30,6 +30,7 @@ SMALL = {
     "bench_report.py": ["--runs", "1"],
     "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],
     "bench_fuzz.py": ["--inputs", "20", "--workers", "1"],
+    "make_gemini_sessions.py": ["--fake-only"],          # the real CLI needs npm: only the fake server here
 }
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py"}
 

@@ -330,7 +330,7 @@ def gemini_truncate(messages: list, ctx: LayerContext) -> LayerOutput:
     out = history + messages[h:] if originals else messages
     why = "forced (/compress)" if v["force"] and count < v["threshold_tokens"] else \
         f"last prompt {_fmt(count)} tokens >= {_fmt(v['threshold_tokens'])}"
-    p = {"count": count, "h": h, "input": messages, "originals": originals}
+    p = {"count": count, "h": h, "input": messages, "originals": originals, "estimate": estimate(messages[:h])}
     if ctx.state.get(FAILED) and not v["force"]:
         # a summary inflated the history before: truncation only
         after = estimate(history)
@@ -460,18 +460,24 @@ def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
     edits = []
     last = ctx.state.get(LAST)
     since = int(ctx.state.get(SINCE, 0) or 0)
-    freed_share = (before - new) / before if before else 0.0
+    # like with like: the CLI's estimate of the history before and after (the reported count also holds the
+    # system prompt and tools, which no compression frees: against it every compression looks worth it)
+    est = int(p.get("estimate") or 0)
+    freed_share = (est - new) / est if est > 0 else 0.0
+    expected = before - (est - new)       # the count the next request will report, before what it adds
     loop = bool(last) and since <= 1 and freed_share < LOOP_FREED_SHARE
     if loop:
         edits.append(Edit(NOTE, f"compression loop: this compression follows the previous one at the next request "
-                                f"and frees {freed_share:.0%} of the tokens ({_fmt(before)} -> {_fmt(new)})",
-                          data={"finding": "compression_loop"}))
-    if new >= thr:
-        edits.append(Edit(NOTE, f"the new history is still over the threshold ({_fmt(new)} >= {_fmt(thr)}): the "
-                                f"next request compresses again"))
-    v.update(status=COMPRESSED, compression_loop=loop, freed_share=round(freed_share, 3))
+                                f"and frees {freed_share:.0%} of the history ({_fmt(est)} -> {_fmt(new)} tokens "
+                                f"by the CLI's estimate)", data={"finding": "compression_loop"}))
+    again = expected >= thr
+    if again:
+        edits.append(Edit(NOTE, f"the next request will still count about {_fmt(expected)} tokens >= "
+                                f"{_fmt(thr)}: it compresses again"))
+    v.update(status=COMPRESSED, compression_loop=loop, freed_share=round(freed_share, 3), history_estimate=est,
+             expected_next_count=expected)
     note = f"{COMPRESSED}: ~{_fmt(before)} -> ~{_fmt(new)} tokens" + ("; a compression loop" if loop else "") + \
-        ("; still over the threshold" if new >= thr else "")
+        ("; still over the threshold" if again else "")
     state = {PASS: None, LAST: {"before": before, "after": new}, SINCE: 0}
     return LayerOutput.unchanged(messages, note, vars=v, state=state, edits=edits, triggered=True)
 
