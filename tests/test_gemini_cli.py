@@ -394,3 +394,10 @@ def test_the_window_opens_a_session_at_its_compression(qtbot, make_window, tmp_p
     assert _context_items(w.trace.input) == _request_items(req["body"]["contents"])
     assert [st.layer for st in w.trace.steps] == ["gemini_truncate", "gemini_split", "gemini_summarize",
                                                   "gemini_assemble"]
+
+
+@pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
+def test_the_fleet_finds_the_sessions_and_not_the_request_logs_beside_them():
+    from compactscope.core.fleet.discover import discover
+    found = [Path(s.path) for s in discover([GEMINI]).sessions]
+    assert found == [p.resolve() for p in SESSIONS]

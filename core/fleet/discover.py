@@ -73,6 +73,20 @@ def _session_id_of(path: Path) -> str | None:
     return None
 
 
+def _is_request_log(p: Path) -> bool:
+    """A request log (``core.loaders.request_log``), told by content; only a file whose first 4 KB name a
+    ``request_index`` is read further."""
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    if b'"request_index"' not in head:
+        return False
+    from ..loaders.request_log import REQUEST_LOG, not_a_transcript
+    return not_a_transcript(p) == REQUEST_LOG
+
+
 def _is_candidate(name: str) -> bool:
     return name.lower().endswith(SESSION_SUFFIXES) and not name.startswith(".")
 
@@ -115,6 +129,8 @@ def discover(paths: list[str | os.PathLike] | None = None) -> Discovery:
                 if name.startswith(AGENT_PREFIX) and name.endswith(".jsonl"):
                     agents.append(p)
                     continue
+                if _is_request_log(p):
+                    continue           # the requests an agent sent, logged beside its session: not a session
                 try:
                     st = p.stat()
                 except OSError:
