@@ -210,7 +210,7 @@ def check(folder: Path, threshold: float) -> dict:
             if pending:
                 real.append(call)
             pending, call = False, call + 1
-    files = sorted(folder.glob("session-*.jsonl"))
+    files = sorted(folder.glob("session-*.jsonl"), key=lambda f: -f.stat().st_size)    # a resume may start a stub
     if not files:
         return {"requests": len(rows), "real": real, "file": None, "replayed": None}
     conv = load(files[0]).main

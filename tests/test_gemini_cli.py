@@ -67,20 +67,23 @@ def _request_items(contents: list) -> list[tuple]:
 def _context_items(messages: list) -> list[tuple]:
     items, names = [], {}
     for m in messages:
-        if m["role"] == "user":
-            c = m["content"]
-            for t in ([c] if isinstance(c, str) else [b["text"] for b in c]):
-                items.append(("user", "text", t))
-        elif m["role"] == "assistant":
-            if m.get("content"):
-                items.append(("model", "text", m["content"]))
-            for tc in m.get("tool_calls") or ():
-                names[tc["id"]] = tc["function"]["name"]
-                items.append(("model", "call", tc["function"]["name"],
-                              json.dumps(json.loads(tc["function"]["arguments"]), sort_keys=True)))
-        elif m["role"] == "tool":
-            items.append(("user", "response", names.get(m["tool_call_id"]), m["content"]))
+        role = "model" if m["role"] == "assistant" else "user"
+        blocks = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        for b in blocks:
+            if b["type"] == "text":
+                items.append((role, "text", b["text"]))
+            elif b["type"] == "tool_use":
+                names[b["id"]] = b["name"]
+                items.append((role, "call", b["name"], json.dumps(b["input"], sort_keys=True)))
+            elif b["type"] == "tool_result":
+                items.append((role, "response", names.get(b["tool_use_id"]), b["content"]))
     return items
+
+
+def _shape(messages: list) -> list[tuple]:
+    return [("model" if m["role"] == "assistant" else "user",
+             [{"text": "text", "tool_use": "functionCall", "tool_result": "functionResponse"}[b["type"]]
+              for b in m["content"]]) for m in messages]
 
 
 @pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
@@ -98,11 +101,16 @@ def test_the_context_after_each_compression_is_what_the_cli_sent(session):
         want = _request_items(req["body"]["contents"])
         assert _context_items(shown.messages) == want, f"call {call}"
         assert len(want) > 3
-        # the summary is marked, and is the snapshot the CLI sent
+        # as many messages as the CLI sent contents, of the same roles and parts
+        assert _shape(shown.messages) == [(c["role"], [next(iter(p)) for p in c["parts"]])
+                                          for c in req["body"]["contents"]]
+        assert len(shown.messages) == next(c["items_after_compaction"] for c in row["compactions"]
+                                           if c["next_request_index"] == req["request_index"])
+        # the summary is marked, and is the snapshot the CLI sent, in one content with the session context
         summary = conv.messages[event.summary_index]
         assert conv.meta[event.summary_index].extra.get("compaction_summary") is True
-        assert summary["content"] == req["body"]["contents"][0]["parts"][1]["text"]
-        assert summary["content"].startswith("<state_snapshot>")
+        assert summary["content"][1]["text"] == req["body"]["contents"][0]["parts"][1]["text"]
+        assert summary["content"][1]["text"].startswith("<state_snapshot>")
         # the summary requests held exactly the compressed part: what the new segment no longer holds
         ask = next(r for r in reqs if r["kind"] == "summary" and r["request_index"] < req["request_index"]
                    and not any(x["kind"] == "step" and r["request_index"] < x["request_index"] < req["request_index"]
@@ -208,11 +216,17 @@ def _first_turn():
 def test_a_session_loads_with_its_calls_usage_and_the_model_record_written_twice(tmp_path):
     conv = load(_write(tmp_path, _first_turn())).main
     assert conv.format == "gemini-cli-jsonl" and conv.model == "gemini-2.5-pro"
-    assert [m["role"] for m in conv.messages] == ["user", "user", "assistant", "tool", "assistant"]
-    assert conv.messages[2]["tool_calls"][0]["id"] == "c1" and conv.messages[3]["tool_call_id"] == "c1"
-    assert conv.messages[3]["content"] == "A"                     # once: the user record, not toolCalls.result too
+    # the session context and the prompt are one content, as the CLI sends them
+    assert [m["role"] for m in conv.messages] == ["user", "assistant", "user", "assistant"]
+    assert [b["text"] for b in conv.messages[0]["content"]] == ["<session_context>\nThis is the Gemini CLI.",
+                                                                 "read a.txt"]
+    assert conv.meta[0].extra["lines"] == [2, 3]
+    assert conv.messages[1]["content"] == [{"type": "tool_use", "id": "c1", "name": "read_file",
+                                            "input": {"file_path": "a.txt"}}]
+    # once: the user record, not toolCalls.result too
+    assert conv.messages[2]["content"] == [{"type": "tool_result", "tool_use_id": "c1", "content": "A"}]
     assert [m.usage.context_tokens for m in conv.meta if m.usage] == [100, 120]
-    assert conv.meta[2].provenance.line == 6                       # the record's last version
+    assert conv.meta[1].provenance.line == 6                       # the record's last version
     assert conv.segments == [0] and not conv.events
     assert conv.extra["agent"]["name"] == "Gemini CLI"
 
@@ -238,18 +252,19 @@ def test_a_resume_is_no_compression_and_a_compression_is_a_segment_with_its_summ
     conv = load(_write(tmp_path, _first_turn() + resume)).main
     assert not conv.events and conv.segments == [0]                # a resume alone: no compression
     assert conv.extra["resumes"][0]["duplicated_tool_responses"] == 1
-    assert conv.meta[5].extra.get("after_resume") is True          # the prompt after it
+    assert conv.meta[4].extra.get("after_resume") is True          # the prompt after it
     conv = load(_write(tmp_path, _first_turn() + resume + compression, "c.jsonl")).main
-    assert len(conv.events) == 1 and conv.segments == [0, 7]
+    assert len(conv.events) == 1 and conv.segments == [0, 6]
     e = conv.events[0]
-    assert e.pre_tokens == 300 and e.summary_index == 8
-    assert conv.messages[8]["content"].startswith("<state_snapshot>")
-    assert conv.meta[8].extra["compaction_summary"] is True
-    extras = [conv.meta[i].extra for i in range(7, 12)]
-    assert [x.get("copy_of") for x in extras] == [0, None, None, 5, 6]   # context, summary, ack, kept prompt, call
-    assert conv.messages[12] == {"role": "tool", "tool_call_id": "c2", "content": "B"}
-    assert [m["role"] for m in conv.segment(1)] == ["user", "user", "assistant", "user", "assistant", "tool",
-                                                    "assistant"]
+    assert e.pre_tokens == 300 and e.summary_index == 6
+    assert [b["text"] for b in conv.messages[6]["content"]] == ["<session_context>\nThis is the Gemini CLI.",
+                                                                 "<state_snapshot>\nread a.txt: A"]
+    assert conv.meta[6].extra["compaction_summary"] is True
+    extras = [conv.meta[i].extra for i in range(6, 10)]
+    assert [x.get("copy_of") for x in extras] == [None, None, 4, 5]   # context + summary, ack, kept prompt, call
+    assert conv.messages[10] == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c2",
+                                                              "content": "B"}]}
+    assert [m["role"] for m in conv.segment(1)] == ["user", "assistant", "user", "assistant", "user", "assistant"]
 
 
 def test_broken_and_unknown_lines_are_named_by_line_and_skipped(tmp_path):
@@ -264,7 +279,8 @@ def test_broken_and_unknown_lines_are_named_by_line_and_skipped(tmp_path):
     assert set(where) == {4, 5, 6, 7} and all(pr.path == str(p) for pr in res.problems)
     assert "broken JSON" in where[4] and "not a Gemini CLI session record" in where[5]
     assert "unknown type 'thought'" in where[6] and "list" in where[7]
-    assert conv.messages[-1] == {"role": "assistant", "content": "later"}   # replaced in place, unknown key kept
+    # replaced in place, the unknown key kept
+    assert conv.messages[-1] == {"role": "assistant", "content": [{"type": "text", "text": "later"}]}
     assert conv.meta[-1].extra["newKey"] == {"a": 1} and conv.meta[-1].usage is None
 
 
@@ -278,7 +294,7 @@ def test_a_rewind_drops_the_messages_after_it(tmp_path):
     lines = _first_turn() + [_user(3, "again"), _model(5, "ok", tokens=130), {"$rewindTo": "u3"},
                              _user(4, "instead"), _model(6, "fine", tokens=131)]
     conv = load(_write(tmp_path, lines)).main
-    texts = [m["content"] for m in conv.messages if m["role"] == "user"]
+    texts = [b.get("text") for m in conv.messages if m["role"] == "user" for b in m["content"]]
     assert "again" not in texts and texts[-1] == "instead"
 
 
@@ -305,13 +321,16 @@ def _ctx(params, meta=None):
 
 
 def _chat(n_turns, output="x" * 4000):
-    msgs = [{"role": "user", "content": "<session_context>\nctx"}]
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "<session_context>\nctx"}]}]
     for t in range(n_turns):
-        msgs += [{"role": "user", "content": f"prompt {t}"},
-                 {"role": "assistant", "content": None, "tool_calls": [
-                     {"id": f"c{t}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
-                 {"role": "tool", "tool_call_id": f"c{t}", "content": output},
-                 {"role": "assistant", "content": f"answer {t}"}]
+        if t:
+            msgs.append({"role": "user", "content": [{"type": "text", "text": f"prompt {t}"}]})
+        else:
+            msgs[0]["content"].append({"type": "text", "text": "prompt 0"})
+        msgs += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"c{t}", "name": "read_file",
+                                                    "input": {}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{t}", "content": output}]},
+                 {"role": "assistant", "content": [{"type": "text", "text": f"answer {t}"}]}]
     return msgs
 
 
@@ -325,14 +344,14 @@ def test_the_pipeline_compresses_over_the_threshold_only(tmp_path):
     over = eng.run(msgs)                                   # no usage: the CLI's estimate, ~4,000 tokens >= 1,000
     assert over.steps[0].triggered is True and over.steps[0].vars["last_prompt_tokens"] >= 4000
     out = over.steps[-1].messages
-    assert out[0] is msgs[0] and out[1]["content"].startswith("<state_snapshot>")
-    assert out[2] == {"role": "assistant", "content": "Got it. Thanks for the additional context!"}
-    kept = out[3:]
-    assert kept == msgs[-4:]                               # the last prompt and its turn
+    assert [b["text"] for b in out[0]["content"]] == ["<session_context>\nctx", "<state_snapshot>S</state_snapshot>"]
+    assert out[1] == {"role": "assistant", "content": [{"type": "text", "text": "Got it. Thanks for the additional "
+                                                                                   "context!"}]}
+    assert out[2:] == msgs[-4:]          # the last prompt, the first user text past 70% of the characters
     # the last reported count under the threshold: nothing
     from compactscope.core.conversation import Conversation
     meta = [MessageMeta(usage=Usage(500)) if m["role"] == "assistant" else MessageMeta() for m in msgs]
-    conv = Conversation(msgs, "openai", meta=meta)
+    conv = Conversation(msgs, "anthropic", meta=meta)
     calm = Engine("gemini_cli", {"compression_threshold": 0.001, "token_limit": 1_000_000}).run(msgs, conversation=conv)
     assert calm.steps[0].triggered is False and calm.steps[-1].messages is msgs
 
@@ -342,9 +361,10 @@ def test_old_function_responses_past_the_budget_are_cut(tmp_path):
     msgs = _chat(3, output="y" * 120_000)                  # 30,000 tokens each: the oldest one is past 50,000
     out = gemini_truncate(msgs, _ctx({"compression_threshold": 0.001, "token_limit": 1_000_000}))
     cut = [i for i, (a, b) in enumerate(zip(msgs, out.messages, strict=True)) if a is not b]
-    assert cut == [3, 7]                                  # the newest (11) fits the budget, the older two do not
-    assert out.messages[3]["content"].startswith("Output too large. Showing first 8,000 and last 32,000")
-    assert len(out.messages[3]["content"]) < 41_000 and msgs[3]["content"] == "y" * 120_000
+    assert cut == [2, 6]                                  # the newest (10) fits the budget, the older two do not
+    text = out.messages[2]["content"][0]["content"]
+    assert text.startswith("Output too large. Showing first 8,000 and last 32,000")
+    assert len(text) < 41_000 and msgs[2]["content"][0]["content"] == "y" * 120_000
 
 
 def test_a_compression_right_after_another_that_frees_little_is_a_loop():
@@ -356,12 +376,13 @@ def test_a_compression_right_after_another_that_frees_little_is_a_loop():
     assert first.steps[-1].vars["status"] == "COMPRESSED" and first.steps[-1].vars["compression_loop"] is False
 
     def call(k, args):
-        return {"role": "assistant", "content": None, "tool_calls": [
-            {"id": k, "type": "function", "function": {"name": "write_file", "arguments": json.dumps(args)}}]}
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": k, "name": "write_file", "input": args}]}
+
+    def result(k):
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": k, "content": "ok"}]}
     # the current turn alone is most of the history: the split can only fall at its prompt
-    turn = [{"role": "user", "content": "p"}, call("a", {"text": "w" * 20_000}),
-            {"role": "tool", "tool_call_id": "a", "content": "ok"}, call("b", {"text": "v" * 20_000}),
-            {"role": "tool", "tool_call_id": "b", "content": "ok"}]
+    turn = [{"role": "user", "content": [{"type": "text", "text": "p"}]}, call("a", {"text": "w" * 20_000}),
+            result("a"), call("b", {"text": "v" * 20_000}), result("b")]
     again = eng.run(first.steps[-1].messages + turn)
     last = again.steps[-1]
     assert last.vars["status"] == "COMPRESSED" and last.vars["freed_share"] < 0.10
@@ -385,7 +406,7 @@ def test_the_window_opens_a_session_at_its_compression(qtbot, make_window, tmp_p
     seg = conv.segment(s.segment)
     assert w.trace.input == seg
     summary = conv.events[-1].summary_index - conv.segments[-1]
-    assert seg[summary]["content"].startswith("<state_snapshot>")
+    assert seg[summary]["content"][1]["text"].startswith("<state_snapshot>")
     # the call after the compression: exactly what the CLI sent
     call, req = _compressed_calls(_requests(session))[-1]
     k = w.picker.call_box.findData(call)
@@ -401,3 +422,29 @@ def test_the_fleet_finds_the_sessions_and_not_the_request_logs_beside_them():
     from compactscope.core.fleet.discover import discover
     found = [Path(s.path) for s in discover([GEMINI]).sessions]
     assert found == [p.resolve() for p in SESSIONS]
+
+
+def test_a_resume_written_without_a_header_is_still_no_compression(tmp_path):
+    """Seen with the real CLI when a resumed run starts a new file for its header: the old file gets only a
+    ``$set sessionId`` and the rebuilt history, between two turns."""
+    rebuilt = _set_history(CONTEXT, _in_api_shape(1, "user", {"text": "read a.txt"}),
+                           _in_api_shape(2, "gemini", {"functionCall": {"id": "c1", "name": "read_file",
+                                                                        "args": {"file_path": "a.txt"}}}),
+                           _in_api_shape(3, "user", {"functionResponse": {"id": "c1", "name": "read_file",
+                                                                          "response": {"output": "A"}}}),
+                           _in_api_shape(4, "user", {"functionResponse": {"id": "c1", "name": "read_file",
+                                                                          "response": {"output": "A"}}}),
+                           _in_api_shape(5, "gemini", {"text": "a.txt holds A"}))
+    lines = _first_turn() + [{"$set": {"sessionId": "s1"}}, rebuilt, _user(2, "and b.txt?"),
+                             _model(3, "b holds B", tokens=300)]
+    conv = load(_write(tmp_path, lines)).main
+    assert not conv.events and len(conv.extra["resumes"]) == 1
+    assert conv.meta[4].extra.get("after_resume") is True
+    # the same history mid-turn (after a function call) with a snapshot in it is a compression
+    mid = _first_turn()[:6] + [{"$set": {"sessionId": "s1"}}, _set_history(
+        CONTEXT, _in_api_shape(6, "user", {"text": "<state_snapshot>x"}),
+        _in_api_shape(7, "gemini", {"text": "Got it. Thanks for the additional context!"}),
+        _in_api_shape(8, "user", {"text": "read a.txt"}),
+        _in_api_shape(9, "gemini", {"functionCall": {"id": "c1", "name": "read_file",
+                                                     "args": {"file_path": "a.txt"}}})), _response(1, "c1")]
+    assert len(load(_write(tmp_path, mid, "m.jsonl")).main.events) == 1

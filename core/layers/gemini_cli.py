@@ -87,22 +87,45 @@ def _args(call: dict) -> Any:
         return raw
 
 
+def result_text(content: Any) -> str:
+    """A tool result's text (a string, or its text blocks joined)."""
+    return content if isinstance(content, str) else "\n".join(_text_of(content))
+
+
+def _block_part(b: Any, names: dict) -> dict:
+    if not isinstance(b, dict):
+        return {"text": str(b)}
+    t = b.get("type", "text")
+    if t == "text":
+        return {"text": str(b.get("text", ""))}
+    if t == "tool_use":
+        names[str(b.get("id"))] = str(b.get("name") or "")
+        return {"functionCall": {"id": str(b.get("id")), "name": b.get("name"), "args": b.get("input") or {}}}
+    if t == "tool_result":
+        cid = str(b.get("tool_use_id") or "")
+        return {"functionResponse": {"id": cid, "name": names.get(cid, ""),
+                                     "response": {"output": result_text(b.get("content"))}}}
+    return {k: v for k, v in b.items() if k != "type"} or {"text": ""}
+
+
 def message_parts(m: dict, names: dict) -> tuple[str, list]:
-    """(role, parts) of one OpenAI message in the Gemini API's shape; ``names``: call id -> function name."""
+    """(role, parts) of one message (either dialect) in the Gemini API's shape; ``names``: call id -> name."""
     role = m.get("role")
     if role == "tool":
         cid = str(m.get("tool_call_id") or "")
-        text = m.get("content") if isinstance(m.get("content"), str) else "\n".join(_text_of(m.get("content")))
-        return "user", [{"functionResponse": {"id": cid, "name": names.get(cid, ""), "response": {"output": text}}}]
+        return "user", [{"functionResponse": {"id": cid, "name": names.get(cid, ""),
+                                              "response": {"output": result_text(m.get("content"))}}}]
+    c = m.get("content")
+    parts = [_block_part(b, names) for b in c] if isinstance(c, list) else ([{"text": c}] if c else [])
     if role == "assistant":
-        parts: list = [{"text": t} for t in _text_of(m.get("content"))]
-        for c in m.get("tool_calls") or ():
-            if isinstance(c, dict):
-                fn = c.get("function") or {}
-                names[str(c.get("id"))] = str(fn.get("name") or "")
-                parts.append({"functionCall": {"id": str(c.get("id")), "name": fn.get("name"), "args": _args(c)}})
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict):
+                fn = call.get("function") or {}
+                names[str(call.get("id"))] = str(fn.get("name") or "")
+                parts.append({"functionCall": {"id": str(call.get("id")), "name": fn.get("name"),
+                                               "args": _args(call)}})
         return "model", parts
-    return ("user" if role != "system" else "system"), [{"text": t} for t in _text_of(m.get("content"))]
+    return ("user" if role != "system" else "system"), parts
 
 
 def to_contents(messages: list) -> tuple[list, list]:
@@ -251,9 +274,26 @@ def _idle(messages: list, why: str, **kw) -> LayerOutput:
 
 
 # ------------------------------------------------------------------ 1. trigger and truncation
-def _response_text(m: dict) -> str:
+def _responses(m: Any) -> list[tuple[int | None, str]]:
+    """The function responses one message holds, newest first: (block index, or None for an OpenAI tool
+    message; its text)."""
+    if not isinstance(m, dict):
+        return []
+    if m.get("role") == "tool":
+        return [(None, result_text(m.get("content")))]
     c = m.get("content")
-    return c if isinstance(c, str) else "\n".join(_text_of(c))
+    if m.get("role") != "user" or not isinstance(c, list):
+        return []
+    return [(j, result_text(b.get("content"))) for j, b in reversed(list(enumerate(c)))
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def _with_response(m: dict, j: int | None, text: str) -> dict:
+    if j is None:
+        return {**m, "content": text}
+    content = list(m["content"])
+    content[j] = {**content[j], "content": text}
+    return {**m, "content": content}
 
 
 def truncated_output(text: str, path: str, max_chars: int) -> str:
@@ -278,22 +318,21 @@ def truncate_to_budget(history: list, ctx: LayerContext, max_chars: int,
     used = 0.0
     for i in range(len(history) - 1, -1, -1):
         m = history[i]
-        if not (isinstance(m, dict) and m.get("role") == "tool"):
-            continue
-        text = _response_text(m)
-        tokens = math.floor(text_tokens(text))
-        if used + tokens <= budget:
-            used += tokens
-            continue
-        rel, _ = ctx.workspace.persist_tool_result(m.get("tool_call_id") or f"gemini_{i}", text)
-        short = truncated_output(text, rel, max_chars)
-        used += math.floor(text_tokens(short))
-        out[i] = {**m, "content": short}
-        originals[i] = m
-        edits.append(Edit(PERSIST, f"old function response {i} ({_fmt(tokens)} tokens) is past the "
-                                   f"{_fmt(budget)}-token budget for function responses: cut to "
-                                   f"{len(short):,} chars, the full output in {rel}",
-                          message=i, tool_id=m.get("tool_call_id"), old_len=len(text), new_len=len(short), path=rel))
+        for j, text in _responses(m):
+            tokens = math.floor(text_tokens(text))
+            if used + tokens <= budget:
+                used += tokens
+                continue
+            tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
+            rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_{i}", text)
+            short = truncated_output(text, rel, max_chars)
+            used += math.floor(text_tokens(short))
+            out[i] = _with_response(out[i], j, short)
+            originals[i] = m
+            edits.append(Edit(PERSIST, f"old function response {i} ({_fmt(tokens)} tokens) is past the "
+                                       f"{_fmt(budget)}-token budget for function responses: cut to "
+                                       f"{len(short):,} chars, the full output in {rel}",
+                              message=i, block=j, tool_id=tid, old_len=len(text), new_len=len(short), path=rel))
     return out, edits, originals
 
 
@@ -423,21 +462,20 @@ def gemini_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     if not final:
         return _idle(messages, f"the summary is empty: {EMPTY}, nothing changed", vars={**v, "status": EMPTY},
                      triggered=False, state={PASS: None})
-    head: list = []
     first_m = messages[0] if messages else None
     ctx_text = _text_of(first_m.get("content")) if isinstance(first_m, dict) and first_m.get("role") == "user" else []
-    if ctx_text and ctx_text[0].startswith(SESSION_CONTEXT):
-        head = [first_m]                      # the CLI starts every history with its session context
-    summary = {"role": "user", "content": final}
-    out = head + [summary, {"role": "assistant", "content": ACK}] + messages[at:]
-    origin = ([0] if head else []) + [None, None] + list(range(at, len(messages)))
+    texts = [ctx_text[0], final] if ctx_text and ctx_text[0].startswith(SESSION_CONTEXT) else [final]
+    # the CLI starts every history with its session context; the summary follows in the same content
+    summary = {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+    out = [summary, {"role": "assistant", "content": [{"type": "text", "text": ACK}]}] + messages[at:]
+    origin = [None, None] + list(range(at, len(messages)))
     edits = [Edit(SUMMARY, f"messages [0, {at}) replaced by a <state_snapshot> summary of {len(final):,} chars "
                            f"(after its verification request), then the model's acknowledgement",
-                  start=0, end=at, out=len(head), new_len=len(final))]
-    if head:
+                  start=0, end=at, out=0, new_len=len(final))]
+    if len(texts) > 1:
         edits.append(Edit(NOTE, "the session context is put back first, as the CLI starts every history"))
     info = {**second, "text": final, "first_reply": first["text"], "verification": second}
-    state = {PASS: {**p, "kept": len(out) - (len(messages) - h), "summary_at": len(head)}}
+    state = {PASS: {**p, "kept": len(out) - (len(messages) - h), "summary_at": 0}}
     return LayerOutput(out, origin, edits, v, edits[0].text, triggered=True, state=state, summary=info)
 
 

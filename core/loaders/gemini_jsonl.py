@@ -14,7 +14,8 @@ One JSON object a line:
 
 A ``$set messages`` is one of two things, told apart by where it stands: **a resume** (right after a header
 and a one-message ``$set`` of the session context, maybe a ``$set sessionId`` between: the CLI re-opened the
-file and wrote the history it rebuilt) or **a compression** (anywhere else: the chat compression service's new
+file and wrote the history it rebuilt; sometimes it writes no header: then between turns, a history holding
+nothing the current one lacks) or **a compression** (anywhere else: the chat compression service's new
 history: the session context, the ``<state_snapshot>`` summary, the model's acknowledgement, the kept tail).
 A compression starts a new segment holding the new history (the re-sent messages marked ``copy_of``, the
 summary ``compaction_summary``); a resume changes no context and is noted in ``Conversation.extra["resumes"]``
@@ -22,10 +23,10 @@ summary ``compaction_summary``); a resume changes no context and is noted in ``C
 message after it is marked ``after_resume`` (a resumed chat starts its token count from an estimate). A
 rewind starts a segment of the messages it kept.
 
-Mapped onto OpenAI chat messages, as the older format: a model answer is an assistant message with
-``tool_calls``; each ``functionResponse`` part a ``tool`` message (the function's name in its metadata).
-``tokens.input`` is the request's ``promptTokenCount``: the context size; ``tokens.cached`` counts as cache
-reads.
+One message per API content, as the CLI sends them (Anthropic dialect: consecutive user records are one
+message, as the CLI merges them into one content): a model answer is an assistant message of text and
+``tool_use`` blocks; a ``functionResponse`` part a ``tool_result`` block. ``tokens.input`` is the request's
+``promptTokenCount``: the context size; ``tokens.cached`` counts as cache reads.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from ..messages import OPENAI
+from ..messages import ANTHROPIC
 from .gemini import _result_text
 from .base import LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, iter_lines, loads_lenient, parse_timestamp
 
@@ -104,11 +105,64 @@ def _part_text(p: dict) -> str | None:
     return None
 
 
-def _call(fc: dict, fallback: str) -> dict:
-    return {"id": str(fc.get("id") or fallback), "type": "function",
-            "function": {"name": str(fc.get("name") or "?"),
-                         "arguments": json.dumps(fc.get("args") if fc.get("args") is not None else {},
-                                                 ensure_ascii=False)}}
+def _tool_use(fc: dict, fallback: str) -> dict:
+    args = fc.get("args")
+    return {"type": "tool_use", "id": str(fc.get("id") or fallback), "name": str(fc.get("name") or "?"),
+            "input": args if isinstance(args, dict) else ({} if args is None else {"args": args})}
+
+
+def _user_blocks(parts: list) -> list:
+    """A user content's parts as blocks: a tool result per function response, a text block per text."""
+    blocks: list = []
+    for p in parts:
+        fr = p.get("functionResponse")
+        if isinstance(fr, dict):
+            blocks.append({"type": "tool_result", "tool_use_id": str(fr.get("id") or ""),
+                           "content": response_text(fr.get("response"))})
+        elif _part_text(p) is not None:
+            blocks.append({"type": "text", "text": _part_text(p)})
+        elif p:
+            blocks.append({"type": "text", "text": json.dumps(p, ensure_ascii=False)})
+    return blocks
+
+
+def record_messages(rec: dict, where: Provenance, answered: set) -> list[tuple[dict, MessageMeta]]:
+    """The messages of one message record (live or inside a ``$set``), one per API content. ``answered``: the
+    call ids a user record answers in the file: a model answer's ``toolCalls[].result`` becomes a tool result only
+    for a call no user record answers (the older files)."""
+    t = rec.get("type")
+    ts = parse_timestamp(rec.get("timestamp"))
+    rid = rec.get("id") if isinstance(rec.get("id"), str) else None
+    extra = {k: v for k, v in rec.items() if k not in ("content", "toolCalls", "type", "timestamp", "id", "tokens",
+                                                       "thoughts")}
+    parts = _parts(rec.get("content"))
+    if t == "user":
+        blocks = _user_blocks(parts)
+        return [({"role": "user", "content": blocks}, MessageMeta(where, ts, uuid=rid, extra=extra))] if blocks \
+            else []
+    if t != "gemini":
+        return []
+    text = "".join(x for x in (_part_text(p) for p in parts) if x is not None)
+    content: list = [{"type": "text", "text": text}] if text else []
+    content += [_tool_use(p["functionCall"], f"{rid}_{k}") for k, p in enumerate(parts)
+                if isinstance(p.get("functionCall"), dict)]
+    tc = rec.get("toolCalls")
+    raw_calls: list = [c for c in tc if isinstance(c, dict)] if isinstance(tc, list) else []
+    seen = {b["id"] for b in content if b["type"] == "tool_use"}
+    for k, c in enumerate(raw_calls):
+        use = _tool_use(c, f"{rid}_tc{k}")
+        if use["id"] not in seen:
+            content.append(use)
+            seen.add(use["id"])
+    model = rec.get("model") if isinstance(rec.get("model"), str) else None
+    out = [({"role": "assistant", "content": content or ""}, MessageMeta(where, ts, usage_of(rec), model, rid,
+                                                                         extra))]
+    results = [{"type": "tool_result", "tool_use_id": str(c.get("id") or f"{rid}_tc{k}"), "content": _result_text(c)}
+               for k, c in enumerate(raw_calls) if str(c.get("id") or f"{rid}_tc{k}") not in answered]
+    if results:
+        out.append(({"role": "user", "content": results},
+                    MessageMeta(Provenance(where.path, where.line, note="toolCalls[].result"), ts)))
+    return out
 
 
 @dataclass
@@ -124,71 +178,31 @@ class _Out:
         return len(self.msgs) - 1
 
 
-def _user_messages(parts: list, where: Provenance, ts, rid, extra: dict) -> list[tuple[dict, MessageMeta]]:
-    """A user record: a tool message per function response, then its texts as one user message."""
+def merge_users(items: list) -> list[tuple[dict, MessageMeta]]:
+    """Consecutive user messages as one, as the CLI sends them (one content; its parts in order)."""
     out: list[tuple[dict, MessageMeta]] = []
-    texts = []
-    for p in parts:
-        fr = p.get("functionResponse")
-        if isinstance(fr, dict):
-            out.append(({"role": "tool", "tool_call_id": str(fr.get("id") or ""),
-                         "content": response_text(fr.get("response"))},
-                        MessageMeta(where, ts, uuid=rid, extra={"name": fr.get("name"), **extra})))
-        elif _part_text(p) is not None:
-            texts.append(_part_text(p))
-        elif p:
-            texts.append(json.dumps(p, ensure_ascii=False))
-    if texts:
-        content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": x} for x in texts]
-        out.append(({"role": "user", "content": content}, MessageMeta(where, ts, uuid=rid, extra=extra)))
+    for msg, meta in items:
+        if out and msg["role"] == "user" and out[-1][0]["role"] == "user":
+            prev, pmeta = out[-1]
+            lines = list(pmeta.extra.get("lines") or [pmeta.provenance.line if pmeta.provenance else 0])
+            line = meta.provenance.line if meta.provenance else 0
+            where = Provenance(pmeta.provenance.path, pmeta.provenance.line, line, pmeta.provenance.note) \
+                if pmeta.provenance else meta.provenance
+            merged = MessageMeta(where, pmeta.timestamp, None, None, pmeta.uuid,
+                                 {**meta.extra, **pmeta.extra, "lines": lines + [line]})
+            out[-1] = ({"role": "user", "content": list(prev["content"]) + list(msg["content"])}, merged)
+        else:
+            out.append((msg, meta))
     return out
 
 
-def record_messages(rec: dict, where: Provenance, answered: set) -> list[tuple[dict, MessageMeta]]:
-    """The OpenAI messages of one message record (live or inside a ``$set``). ``answered``: the call ids a user
-    record answers in the file: a model answer's ``toolCalls[].result`` becomes a tool message only for a call no
-    user record answers (the older files)."""
-    t = rec.get("type")
-    ts = parse_timestamp(rec.get("timestamp"))
-    rid = rec.get("id") if isinstance(rec.get("id"), str) else None
-    extra = {k: v for k, v in rec.items() if k not in ("content", "toolCalls", "type", "timestamp", "id", "tokens",
-                                                       "thoughts")}
-    parts = _parts(rec.get("content"))
-    out: list[tuple[dict, MessageMeta]] = []
-    if t == "user":
-        return _user_messages(parts, where, ts, rid, extra)
-    if t != "gemini":
-        return out
-    text = "".join(x for x in (_part_text(p) for p in parts) if x is not None)
-    calls = [_call(p["functionCall"], f"{rid}_{k}") for k, p in enumerate(parts)
-             if isinstance(p.get("functionCall"), dict)]
-    tc = rec.get("toolCalls")
-    raw_calls: list = tc if isinstance(tc, list) else []
-    seen = {c["id"] for c in calls}
-    for k, c in enumerate(x for x in raw_calls if isinstance(x, dict)):
-        call = _call(c, f"{rid}_tc{k}")
-        if call["id"] not in seen:
-            calls.append(call)
-            seen.add(call["id"])
-    msg: dict = {"role": "assistant", "content": text or (None if calls else "")}
-    if calls:
-        msg["tool_calls"] = calls
-    model = rec.get("model") if isinstance(rec.get("model"), str) else None
-    out.append((msg, MessageMeta(where, ts, usage_of(rec), model, rid, extra)))
-    for k, c in enumerate(x for x in raw_calls if isinstance(x, dict)):
-        cid = str(c.get("id") or f"{rid}_tc{k}")
-        if cid in answered:
-            continue
-        out.append(({"role": "tool", "tool_call_id": cid, "content": _result_text(c)},
-                    MessageMeta(Provenance(where.path, where.line, note=f"toolCalls[{k}]"),
-                                parse_timestamp(c.get("timestamp")) or ts, extra={"name": c.get("name")})))
-    return out
+def _blocks(m: dict) -> list:
+    c = m.get("content")
+    return c if isinstance(c, list) else [{"type": "text", "text": c}] if c else []
 
 
 def _key(m: dict) -> str:
-    return json.dumps([m.get("role"), m.get("content"), [(c["function"]["name"], c["function"]["arguments"])
-                                                          for c in m.get("tool_calls") or ()],
-                       m.get("tool_call_id")], ensure_ascii=False, sort_keys=True, default=str)
+    return json.dumps([m.get("role"), m.get("content")], ensure_ascii=False, sort_keys=True, default=str)
 
 
 # ------------------------------------------------------------------ the file
@@ -210,16 +224,24 @@ class _Reader:
     model: str | None = None
     after_resume: set = field(default_factory=set)   # ids of the first message record after each resume
     resumed: bool = False
+    turn_ended: bool = False                         # the last message record: a model answer calling nothing
 
     # -- live records: kept in order, a repeated id replaces its record; emitted when the segment ends
     def flush(self) -> None:
+        items = []
         for rid, (n, rec) in self.live.items():
             where = Provenance(self.path, n)
             for msg, meta in record_messages(rec, where, self.answered):
                 if rid in self.after_resume:
                     meta.extra["after_resume"] = True     # the first request of a resumed chat
-                self.out.add(msg, meta)
+                items.append((msg, meta))
         self.live = {}
+        out = self.out
+        if items and out.msgs and len(out.msgs) > self.segments[-1] and out.msgs[-1]["role"] == "user" \
+                and "copy_of" not in out.meta[-1].extra:
+            items.insert(0, (out.msgs.pop(), out.meta.pop()))      # a user message goes on in the next content
+        for msg, meta in merge_users(items):
+            out.add(msg, meta)
 
     def message(self, n: int, rec: dict) -> None:
         t = rec.get("type")
@@ -235,6 +257,8 @@ class _Reader:
             self.resumed = False
         self.live[rid] = (n, rec)                   # a known id: the same message, updated in place
         self.since_header.append("message")
+        self.turn_ended = t == "gemini" and not rec.get("toolCalls") and not any(
+            isinstance(p, dict) and "functionCall" in p for p in _parts(rec.get("content")))
         if t == "gemini":
             u = usage_of(rec)
             if u is not None:
@@ -274,10 +298,21 @@ class _Reader:
             if not self.out.msgs and not self.live and isinstance(history[0], dict):    # file's first history only
                 self.live[str(history[0].get("id") or f"line{n}")] = (n, history[0])
             return
-        if kinds and kinds[0] == "context" and all(k == "sessionId" for k in kinds[1:]):
+        if kinds and kinds[0] == "context" and all(k == "sessionId" for k in kinds[1:]) or self._rebuilt(n, history):
             self._resume(n, history)
             return
         self._compression(n, history)
+
+    def _rebuilt(self, n: int, history: list) -> bool:
+        """A resume the CLI wrote without a header: between turns (the last record a model answer that calls
+        no function), a history holding nothing the current one lacks (a compression brings its summary)."""
+        if not self.turn_ended:
+            return False
+        self.flush()
+        known = {json.dumps(b, sort_keys=True, ensure_ascii=False, default=str)
+                 for m in self.out.msgs[self.segments[-1]:] for b in _blocks(m)}
+        return all(json.dumps(b, sort_keys=True, ensure_ascii=False, default=str) in known
+                   for m, _ in self._mapped(n, history) for b in _blocks(m))
 
     def _mapped(self, n: int, history: list) -> list[tuple[dict, MessageMeta]]:
         out = []
@@ -286,7 +321,7 @@ class _Reader:
                 self.problems.append(Problem(self.path, n, f"$set messages[{k}] is not an object: skipped"))
                 continue
             out += record_messages(rec, Provenance(self.path, n, note=f"$set messages[{k}]"), set())
-        return out
+        return merge_users(out)
 
     def _resume(self, n: int, history: list) -> None:
         self.flush()
@@ -295,10 +330,11 @@ class _Reader:
         seen: set = set()
         dup = 0
         for m, _ in mapped:
-            k = _key(m)
-            if m.get("role") == "tool" and k in seen:
-                dup += 1
-            seen.add(k)
+            for b in m["content"] if isinstance(m["content"], list) else ():
+                if b.get("type") == "tool_result":
+                    k = json.dumps(b, sort_keys=True, ensure_ascii=False)
+                    dup += k in seen
+                    seen.add(k)
         self.resumes.append({"line": n, "messages": len(history), "duplicated_tool_responses": dup,
                              "unknown_to_the_file": sum(1 for m, _ in mapped if _key(m) not in current)})
         self.since_header = ["resumed"]
@@ -315,19 +351,20 @@ class _Reader:
         start = len(self.out.msgs)
         summary_at = None
         for k, (msg, meta) in enumerate(mapped):
-            text = msg.get("content") if isinstance(msg.get("content"), str) else ""
-            # the summary (the first user text holding a snapshot) and the acknowledgement after it are new,
-            # even when a scripted model wrote the same text twice
-            made = (msg["role"] == "user" and summary_at is None and SNAPSHOT in (text or "")) or \
-                (msg["role"] == "assistant" and text == ACK and summary_at == start + k - 1)
-            orig = None if made else by_key.get(_key(msg))
+            texts = [b.get("text", "") for b in msg["content"] if b.get("type") == "text"] \
+                if isinstance(msg["content"], list) else [msg["content"]]
+            # the summary (the first user text holding a snapshot; the CLI sends it in one content with the
+            # session context) and the acknowledgement after it are new, even when a model wrote them twice
+            summary = msg["role"] == "user" and summary_at is None and any(SNAPSHOT in t for t in texts)
+            ack = msg["role"] == "assistant" and texts == [ACK] and summary_at == start + k - 1
+            orig = None if summary or ack else by_key.get(_key(msg))
             marks: dict = {"copy_of": orig}
             if orig is None:
                 marks["made_by_compaction"] = True
-                if msg["role"] == "user" and summary_at is None and SNAPSHOT in (text or ""):
+                if summary:
                     marks["compaction_summary"] = True
                     summary_at = start + k
-                elif msg["role"] == "assistant" and text == ACK:
+                elif ack:
                     marks["acknowledgement"] = True
             self.out.add(msg, MessageMeta(meta.provenance, meta.timestamp, meta.usage, meta.model, meta.uuid,
                                           {**meta.extra, **marks}))
@@ -417,6 +454,6 @@ def load(probe: Probe) -> LoadResult:
                    "notes": r.notes, "resumes": r.resumes}
     if r.rewinds:
         extra["rewinds"] = r.rewinds
-    conv = Conversation(r.out.msgs, OPENAI, None, None, r.model, str(r.header.get("sessionId") or probe.path.name),
+    conv = Conversation(r.out.msgs, ANTHROPIC, None, None, r.model, str(r.header.get("sessionId") or probe.path.name),
                         path, FORMAT, r.out.meta, r.events, problems, extra, r.segments)
     return LoadResult(path, FORMAT, [conv], problems)

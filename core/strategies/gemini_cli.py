@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..layers.gemini_cli import (DEFAULT_COMPRESSION_THRESHOLD, GEMINI_CLI_VERSION, LAYERS, GeminiTokens, threshold,
                                  token_limit)
-from ..messages import OPENAI
+from ..messages import ANTHROPIC
 from .base import TOKENS, Param, Strategy, Threshold
 from .infer import Inferred
 
@@ -106,7 +106,7 @@ GEMINI_CLI = Strategy(
                 "function responses past 50,000 tokens -> split at the first user text after 70% of the "
                 "characters -> <state_snapshot> summary and its verification -> keep unless inflated",
     layers=tuple(LAYERS[n] for n in ("gemini_truncate", "gemini_split", "gemini_summarize", "gemini_assemble")),
-    dialect=OPENAI,
+    dialect=ANTHROPIC,
     params=(
         Param("compression_threshold", DEFAULT_COMPRESSION_THRESHOLD,
               "model.compressionThreshold (~/.gemini/settings.json): compress when the last prompt token count "
