@@ -448,3 +448,17 @@ def test_a_resume_written_without_a_header_is_still_no_compression(tmp_path):
         _in_api_shape(9, "gemini", {"functionCall": {"id": "c1", "name": "read_file",
                                                      "args": {"file_path": "a.txt"}}})), _response(1, "c1")]
     assert len(load(_write(tmp_path, mid, "m.jsonl")).main.events) == 1
+
+
+def test_a_masking_of_old_tool_outputs_is_no_compression(tmp_path):
+    masked = _set_history(
+        CONTEXT, _in_api_shape(1, "user", {"text": "read a.txt"}),
+        _in_api_shape(2, "gemini", {"functionCall": {"id": "c1", "name": "read_file", "args": {"file_path": "a.txt"}}}),
+        _in_api_shape(3, "user", {"functionResponse": {"id": "c1", "name": "read_file", "response": {
+            "output": "<tool_output_masked>\nA\n\nOutput too large. Full output available at: /t/a.txt\n"
+                      "</tool_output_masked>"}}}),
+        _in_api_shape(4, "gemini", {"text": "a.txt holds A"}), _in_api_shape(5, "user", {"text": "more"}),
+        _in_api_shape(6, "gemini", {"functionCall": {"id": "c2", "name": "read_file", "args": {"file_path": "a.txt"}}}))
+    lines = _first_turn() + [_user(2, "more"), _model(3, calls=["c2"], tokens=200), masked, _response(2, "c2")]
+    conv = load(_write(tmp_path, lines)).main
+    assert not conv.events and conv.extra["maskings"] == [{"line": 11, "masked_outputs": 1}]

@@ -12,11 +12,13 @@ One JSON object a line:
   ``functionResponse`` parts);
 * ``{"$rewindTo": id}``: the history from that message on is dropped.
 
-A ``$set messages`` is one of two things, told apart by where it stands: **a resume** (right after a header
-and a one-message ``$set`` of the session context, maybe a ``$set sessionId`` between: the CLI re-opened the
-file and wrote the history it rebuilt; sometimes it writes no header: then between turns, a history holding
-nothing the current one lacks) or **a compression** (anywhere else: the chat compression service's new
-history: the session context, the ``<state_snapshot>`` summary, the model's acknowledgement, the kept tail).
+A ``$set messages`` is one of three things, told apart by where it stands and what it holds: **a resume**
+(right after a header and a one-message ``$set`` of the session context, maybe a ``$set sessionId`` between:
+the CLI re-opened the file and wrote the history it rebuilt; sometimes it writes no header: then between
+turns, a history holding nothing the current one lacks), **a masking** (the same history with old tool outputs
+masked by the CLI's tool output masking service: noted in ``Conversation.extra["maskings"]``, no compression)
+or **a compression** (anything else: the chat compression service's new history: the session context, the
+``<state_snapshot>`` summary, the model's acknowledgement, the kept tail).
 A compression starts a new segment holding the new history (the re-sent messages marked ``copy_of``, the
 summary ``compaction_summary``); a resume changes no context and is noted in ``Conversation.extra["resumes"]``
 (with the tool responses it duplicated: the CLI sends them twice, merged into one content), and the first
@@ -43,6 +45,7 @@ FORMAT = "gemini-cli-jsonl"
 AGENT = "Gemini CLI"
 ACK = "Got it. Thanks for the additional context!"      # the model turn the CLI puts after the summary
 SNAPSHOT = "<state_snapshot>"
+MASKED = "<tool_output_masked>"                          # the CLI's tag around a masked tool output
 MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
 _HEADER_KEYS = ("sessionId", "projectHash")
 
@@ -225,6 +228,7 @@ class _Reader:
     after_resume: set = field(default_factory=set)   # ids of the first message record after each resume
     resumed: bool = False
     turn_ended: bool = False                         # the last message record: a model answer calling nothing
+    maskings: list = field(default_factory=list)
 
     # -- live records: kept in order, a repeated id replaces its record; emitted when the segment ends
     def flush(self) -> None:
@@ -301,7 +305,36 @@ class _Reader:
         if kinds and kinds[0] == "context" and all(k == "sessionId" for k in kinds[1:]) or self._rebuilt(n, history):
             self._resume(n, history)
             return
+        masked = self._masked(n, history)
+        if masked:
+            # the tool output masking service (before a request, past 50,000 protected tokens of tool output):
+            # no compression; the masked outputs are noted, the messages kept as they were sent before
+            self.maskings.append({"line": n, "masked_outputs": masked})
+            return
         self._compression(n, history)
+
+    def _masked(self, n: int, history: list) -> int:
+        """How many function responses a ``$set messages`` newly masks when it is a masking: no snapshot, as many
+        contents as the history, every difference a ``<tool_output_masked>`` output."""
+        self.flush()
+        mapped = self._mapped(n, history)
+        current = self.out.msgs[self.segments[-1]:]
+        if len(mapped) != len(current):
+            return 0
+        masked = 0
+        for (m, _), c in zip(mapped, current, strict=True):
+            if _key(m) == _key(c):
+                continue
+            new, old = _blocks(m), _blocks(c)
+            if m["role"] != c["role"] or len(new) != len(old):
+                return 0
+            for a, b in zip(new, old, strict=True):
+                if a == b:
+                    continue
+                if not (a.get("type") == "tool_result" and MASKED in str(a.get("content"))):
+                    return 0
+                masked += 1
+        return masked
 
     def _rebuilt(self, n: int, history: list) -> bool:
         """A resume the CLI wrote without a header: between turns (the last record a model answer that calls
@@ -454,6 +487,8 @@ def load(probe: Probe) -> LoadResult:
                    "notes": r.notes, "resumes": r.resumes}
     if r.rewinds:
         extra["rewinds"] = r.rewinds
+    if r.maskings:
+        extra["maskings"] = r.maskings
     conv = Conversation(r.out.msgs, ANTHROPIC, None, None, r.model, str(r.header.get("sessionId") or probe.path.name),
                         path, FORMAT, r.out.meta, r.events, problems, extra, r.segments)
     return LoadResult(path, FORMAT, [conv], problems)
