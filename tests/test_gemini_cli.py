@@ -373,7 +373,8 @@ def test_a_compression_right_after_another_that_frees_little_is_a_loop():
     eng = Engine("gemini_cli", {"compression_threshold": 0.0001, "token_limit": 1_000_000},
                  summarizer=FixedSummarizer("<state_snapshot>S</state_snapshot>"))
     first = eng.run(_chat(2, output="z" * 400))
-    assert first.steps[-1].vars["status"] == "COMPRESSED" and first.steps[-1].vars["compression_loop"] is False
+    done = first.step("gemini_assemble")
+    assert done.vars["status"] == "COMPRESSED" and done.vars["compression_loop"] is False
 
     def call(k, args):
         return {"role": "assistant", "content": [{"type": "tool_use", "id": k, "name": "write_file", "input": args}]}
@@ -384,7 +385,7 @@ def test_a_compression_right_after_another_that_frees_little_is_a_loop():
     turn = [{"role": "user", "content": [{"type": "text", "text": "p"}]}, call("a", {"text": "w" * 20_000}),
             result("a"), call("b", {"text": "v" * 20_000}), result("b")]
     again = eng.run(first.steps[-1].messages + turn)
-    last = again.steps[-1]
+    last = again.step("gemini_assemble")
     assert last.vars["status"] == "COMPRESSED" and last.vars["freed_share"] < 0.10
     assert last.vars["compression_loop"] is True
     assert any("compression loop" in e.text for e in last.edits)
@@ -414,7 +415,7 @@ def test_the_window_opens_a_session_at_its_compression(qtbot, make_window, tmp_p
     assert w.wait_idle(60000)
     assert _context_items(w.trace.input) == _request_items(req["body"]["contents"])
     assert [st.layer for st in w.trace.steps] == ["gemini_truncate", "gemini_split", "gemini_summarize",
-                                                  "gemini_assemble"]
+                                                  "gemini_assemble", "gemini_mask"]
 
 
 @pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
@@ -462,3 +463,40 @@ def test_a_masking_of_old_tool_outputs_is_no_compression(tmp_path):
     lines = _first_turn() + [_user(2, "more"), _model(3, calls=["c2"], tokens=200), masked, _response(2, "c2")]
     conv = load(_write(tmp_path, lines)).main
     assert not conv.events and conv.extra["maskings"] == [{"line": 11, "masked_outputs": 1}]
+
+
+def test_old_tool_outputs_are_masked_past_the_protected_newest_ones():
+    from compactscope.core.layers.gemini_cli import gemini_mask
+    # five turns of 99,000-char outputs (24,755 tokens each, the JSON and the name counted), then a pending
+    # call: the newest content is protected; 2 outputs fill 49,510 of the 50,000 protected tokens, the third
+    # passes them and is masked with the two before it
+    msgs = _chat(5, output="q" * 99_000) + [{"role": "user", "content": [{"type": "text", "text": "go"}]},
+                                             {"role": "assistant", "content": [{"type": "tool_use", "id": "z",
+                                                                                "name": "read_file", "input": {}}]}]
+    out = gemini_mask(msgs, _ctx({}))
+    masked = [i for i, (a, b) in enumerate(zip(msgs, out.messages, strict=True)) if a is not b]
+    assert masked == [2, 6, 10] and out.vars["prunable_tokens"] >= 30_000
+    text = out.messages[2]["content"][0]["content"]
+    assert text.startswith("<tool_output_masked>\n{\n  \"output\": \"qqq") and "[TRUNCATED]" in text
+    assert text.endswith("</tool_output_masked>") and len(text) < 700
+    # nothing past the protected tokens: nothing masked
+    small = _chat(2, output="q" * 100_000)
+    assert gemini_mask(small, _ctx({})).messages is small
+
+
+@pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
+def test_following_a_session_as_the_cli_writes_it_shows_the_compression_when_it_lands(tmp_path):
+    from compactscope.core.follow import Follower
+    session = SESSIONS[0]
+    lines = session.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, raw in enumerate(lines) if b'"<state_snapshot>' in raw)     # the compression's line
+    live = tmp_path / session.name
+    live.write_bytes(b"".join(lines[:cut]))
+    f = Follower(live)
+    first = f.poll(force=True)
+    assert first.result is not None and not first.result.main.events
+    with live.open("ab") as out:
+        out.write(b"".join(lines[cut:]))
+    grown = f.poll(force=True)
+    assert grown.result is not None and len(grown.result.main.events) == 1
+    assert len(grown.result.main.messages) == len(load(session).main.messages)

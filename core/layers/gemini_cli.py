@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from ..summarizers import SummaryError, SummaryRequest
@@ -520,6 +521,96 @@ def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
     return LayerOutput.unchanged(messages, note, vars=v, state=state, edits=edits, triggered=True)
 
 
+# ------------------------------------------------------------------ 5. the tool output masking, before sending
+MASK_PROTECT_TOKENS = 50_000            # the newest tool outputs kept whole, in tokens
+MASK_MIN_PRUNABLE_TOKENS = 30_000       # masking only when at least this much can go
+MASKED_TAG = "tool_output_masked"
+SHELL_TOOL = "run_shell_command"
+EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
+
+
+def _simple_preview(text: str) -> str:
+    lines = text.split("\n")
+    if len(lines) <= 20:
+        return text
+    return "\n".join(lines[:10]) + f"\n\n... [{len(lines) - 20} lines omitted] ...\n\n" + "\n".join(lines[-10:])
+
+
+def _preview(name: str, output: str, dumped: str) -> str:
+    """What a masked output keeps: a shell command's sections with their output shortened, else the head and
+    tail of the response's JSON."""
+    if name != SHELL_TOOL:
+        return f"{dumped[:250]}\n... [TRUNCATED] ...\n{dumped[-250:]}" if len(dumped) > 500 else dumped
+    pieces = re.split(r"^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", output, flags=re.M)
+    if len(pieces) < 3:
+        return _simple_preview(output)
+    out = [_simple_preview(pieces[0].strip())] if pieces[0].strip() else []
+    for k in range(1, len(pieces), 2):
+        body = pieces[k + 1].strip() if k + 1 < len(pieces) else ""
+        out.append(f"Output: {_simple_preview(body)}" if pieces[k] == "Output" else f"{pieces[k]}: {body}")
+    return "\n".join(out)
+
+
+def _masked_text(name: str, output: str, path: str) -> str:
+    dumped = json.dumps({"output": output}, indent=2, ensure_ascii=False)
+    return (f"<{MASKED_TAG}>\n{_preview(name, output, dumped)}\n\nOutput too large. Full output available at: "
+            f"{path}\n</{MASKED_TAG}>")
+
+
+def _mask_candidates(messages: list, h: int) -> tuple[list, int]:
+    """(message, block, name, text, tokens) of the outputs past the protected newest ones, and their tokens."""
+    contents, owners = to_contents(messages[:h])
+    names: dict = {}
+    for m in messages[:h]:
+        if isinstance(m, dict):
+            message_parts(m, names)
+    last = len(contents) - 2                       # the latest turn is protected
+    stop = owners[last][-1] if 0 <= last < len(owners) else -1
+    seen, past, prunable, found = 0, False, 0, []
+    for i in range(stop, -1, -1):
+        for j, text in _responses(messages[i]):
+            tid = messages[i].get("tool_call_id") if j is None else messages[i]["content"][j].get("tool_use_id")
+            name = names.get(str(tid), "")
+            if name in EXEMPT_TOOLS or f"<{MASKED_TAG}" in text:
+                continue
+            tokens = parts_tokens([{"functionResponse": {"name": name, "response": {"output": text}}}])
+            if not past:
+                seen += tokens
+                past = seen > MASK_PROTECT_TOKENS
+                if not past:
+                    continue
+            prunable += tokens
+            found.append((i, j, name, text, tokens, tid))
+    return found, prunable
+
+
+def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
+    """``ToolOutputMaskingService.mask``, before the request is sent: once the newest tool outputs pass 50,000
+    tokens, every older one is masked (a preview, the full output in a file) when that frees 30,000 or more."""
+    h = _history_end(messages)
+    found, prunable = _mask_candidates(messages, h)
+    v = {"prunable_tokens": prunable, "candidates": len(found), "protect_tokens": MASK_PROTECT_TOKENS,
+         "min_prunable_tokens": MASK_MIN_PRUNABLE_TOKENS}
+    if prunable < MASK_MIN_PRUNABLE_TOKENS:
+        return _idle(messages, f"{_fmt(prunable)} tokens of old tool output could be masked, under "
+                               f"{_fmt(MASK_MIN_PRUNABLE_TOKENS)}: nothing masked", vars=v)
+    out, edits = list(messages), []
+    for i, j, name, text, tokens, tid in found:
+        rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_mask_{i}", text)
+        short = _masked_text(name, text, rel)
+        if parts_tokens([{"functionResponse": {"name": name, "response": {"output": short}}}]) >= tokens:
+            continue
+        out[i] = _with_response(out[i], j, short)
+        edits.append(Edit(PERSIST, f"tool output {i} ({_fmt(tokens)} tokens) masked to a preview, the full output "
+                                   f"in {rel}", message=i, block=j, tool_id=tid, old_len=len(text), new_len=len(short),
+                          path=rel))
+    v["masked"] = len(edits)
+    if not edits:
+        return _idle(messages, "masking would free nothing: nothing masked", vars=v)
+    return LayerOutput(out, list(range(len(out))), edits, v, f"masked {len(edits)} old tool output(s): "
+                                                              f"{_fmt(prunable)} tokens could go")
+
+
 LAYERS = {
     "gemini_truncate": Layer("gemini_truncate", gemini_truncate,
                              "the check before every request (last prompt tokens >= compression_threshold x the "
@@ -532,6 +623,9 @@ LAYERS = {
                               "the older part becomes a <state_snapshot> (a summary request, then its verification "
                               "request), followed by the model's acknowledgement", llm=True, label="summarize",
                               role=roles.SUMMARY),
+    "gemini_mask": Layer("gemini_mask", gemini_mask,
+                         "before the request is sent: tool outputs older than the newest 50,000 tokens of them are "
+                         "masked to a preview when 30,000 tokens or more can go", label="mask", role=roles.MICRO),
     "gemini_assemble": Layer("gemini_assemble", gemini_assemble,
                              "the new history is kept unless it is larger than the old; a compression right after "
                              "another that frees almost nothing is flagged as a loop", label="assemble",

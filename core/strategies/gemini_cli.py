@@ -104,8 +104,10 @@ GEMINI_CLI = Strategy(
     title=f"Gemini CLI chat compression (Gemini CLI {GEMINI_CLI_VERSION})",
     description="before every request: last prompt tokens >= compression_threshold x token limit -> cut old "
                 "function responses past 50,000 tokens -> split at the first user text after 70% of the "
-                "characters -> <state_snapshot> summary and its verification -> keep unless inflated",
-    layers=tuple(LAYERS[n] for n in ("gemini_truncate", "gemini_split", "gemini_summarize", "gemini_assemble")),
+                "characters -> <state_snapshot> summary and its verification -> keep unless inflated -> mask "
+                "old tool outputs past 50,000 tokens",
+    layers=tuple(LAYERS[n] for n in ("gemini_truncate", "gemini_split", "gemini_summarize", "gemini_assemble",
+                                     "gemini_mask")),
     dialect=ANTHROPIC,
     params=(
         Param("compression_threshold", DEFAULT_COMPRESSION_THRESHOLD,
@@ -122,8 +124,6 @@ GEMINI_CLI = Strategy(
                      "core/tokenLimits.ts",
            "threshold": "compression_threshold x token_limit, against the prompt token count the last response "
                         "reported",
-           "not reproduced": "the tool output masking service (long tool outputs masked before each request past "
-                             "50,000 protected tokens; off the compression path); the context management "
-                             "pipeline (contextManagement.enabled, off by default); the real compression prompt "
-                             "(the summary comes from Compactscope's summarizer)"},
+           "not reproduced": "the context management pipeline (contextManagement.enabled, off by default); the "
+                             "real compression prompt (the summary comes from Compactscope's summarizer)"},
 )
