@@ -389,6 +389,9 @@ def test_a_compression_right_after_another_that_frees_little_is_a_loop():
     assert last.vars["status"] == "COMPRESSED" and last.vars["freed_share"] < 0.10
     assert last.vars["compression_loop"] is True
     assert any("compression loop" in e.text for e in last.edits)
+    # and in the sentence replay prints for the call
+    assert "a compression loop" in again.step("gemini_summarize").explain()
+    assert "compression loop" not in first.step("gemini_summarize").explain()
     assert again.steps[-1].messages[-5:] == turn        # the turn kept, the request (its last response) after it
 
 

@@ -476,11 +476,27 @@ def gemini_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     if len(texts) > 1:
         edits.append(Edit(NOTE, "the session context is put back first, as the CLI starts every history"))
     info = {**second, "text": final, "first_reply": first["text"], "verification": second}
-    state = {PASS: {**p, "kept": len(out) - (len(messages) - h), "summary_at": 0}}
-    return LayerOutput(out, origin, edits, v, edits[0].text, triggered=True, state=state, summary=info)
+    kept = len(out) - (len(messages) - h)
+    loop, freed_share, _, _ = _loop_check(ctx, p, estimate(out[:kept]))
+    note = edits[0].text + (f"; a compression loop: it follows the previous compression at the next request and "
+                            f"frees {freed_share:.0%} of the history" if loop else "")
+    state = {PASS: {**p, "kept": kept, "summary_at": 0}}
+    return LayerOutput(out, origin, edits, v, note, triggered=True, state=state, summary=info)
 
 
 # ------------------------------------------------------------------ 4. the inflation check, the loop check
+def _loop_check(ctx: LayerContext, p: dict, new: int) -> tuple[bool, float, int, int]:
+    """(a loop, the share of the history freed, the count the next request will report before what it adds,
+    the history's estimate before). Like with like: the CLI's estimate of the history before and after (the
+    reported count also holds the system prompt and tools, which no compression frees: against it every
+    compression looks worth it). A loop: right after the previous compression, under 10% freed."""
+    est = int(p.get("estimate") or 0)
+    freed_share = (est - new) / est if est > 0 else 0.0
+    expected = p["count"] - (est - new)
+    loop = bool(ctx.state.get(LAST)) and int(ctx.state.get(SINCE, 0) or 0) <= 1 and freed_share < LOOP_FREED_SHARE
+    return loop, freed_share, expected, est
+
+
 def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
     p = ctx.state.get(PASS)
     if not p or "kept" not in p:
@@ -497,14 +513,7 @@ def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
                            {**v, "status": INFLATED}, f"{INFLATED}: the history is kept; later compressions only "
                                                       "truncate", state=state, triggered=False)
     edits = []
-    last = ctx.state.get(LAST)
-    since = int(ctx.state.get(SINCE, 0) or 0)
-    # like with like: the CLI's estimate of the history before and after (the reported count also holds the
-    # system prompt and tools, which no compression frees: against it every compression looks worth it)
-    est = int(p.get("estimate") or 0)
-    freed_share = (est - new) / est if est > 0 else 0.0
-    expected = before - (est - new)       # the count the next request will report, before what it adds
-    loop = bool(last) and since <= 1 and freed_share < LOOP_FREED_SHARE
+    loop, freed_share, expected, est = _loop_check(ctx, p, new)
     if loop:
         edits.append(Edit(NOTE, f"compression loop: this compression follows the previous one at the next request "
                                 f"and frees {freed_share:.0%} of the history ({_fmt(est)} -> {_fmt(new)} tokens "
