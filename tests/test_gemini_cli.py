@@ -503,3 +503,10 @@ def test_following_a_session_as_the_cli_writes_it_shows_the_compression_when_it_
     grown = f.poll(force=True)
     assert grown.result is not None and len(grown.result.main.events) == 1
     assert len(grown.result.main.messages) == len(load(session).main.messages)
+
+
+def test_a_session_cut_from_a_longer_one_still_loads_and_says_so(tmp_path):
+    lines = _first_turn()[2:] + [{"$set": {"lastUpdated": "y"}}]          # no header, no session context
+    res = load(_write(tmp_path, lines))
+    assert res.format == "gemini-cli-jsonl" and len(res.main.messages) == 4
+    assert res.problems[0].line == 1 and "without its header" in res.problems[0].text

@@ -55,15 +55,20 @@ def _is_header(rec: Any) -> bool:
         and not isinstance(rec.get("messages"), list)
 
 
+def _is_record(r: Any) -> bool:
+    return isinstance(r, dict) and ("$set" in r or "$rewindTo" in r or (
+        r.get("type") in MESSAGE_TYPES and isinstance(r.get("id"), str) and "content" in r and "message" not in r))
+
+
 def sniff(probe: Probe) -> bool:
     if not probe.starts_with(b"{"):
         return False
     first = probe.first_line_value()
-    if not _is_header(first):
-        return False
     rest = [r for r in probe.first_json_lines(4)[1:] if r is not None]
-    return not rest or any(isinstance(r, dict) and ("$set" in r or "$rewindTo" in r or r.get("type") in MESSAGE_TYPES)
-                           for r in rest)
+    if _is_header(first):
+        return not rest or any(_is_record(r) for r in rest)
+    # a file that lost its first lines (cut from a longer one): its records, a $set among them
+    return _is_record(first) and any(isinstance(r, dict) and "$set" in r for r in [first, *rest])
 
 
 # ------------------------------------------------------------------ parts -> messages
@@ -482,6 +487,9 @@ def load(probe: Probe) -> LoadResult:
     r.flush()
     if not r.out.msgs:
         raise LoadError(path, 1, "a Gemini CLI session with no user or model message")
+    if not r.header:
+        problems.insert(0, Problem(path, 1, "the file starts without its header (sessionId, projectHash): it was cut "
+                                            "from a longer session"))
     extra: dict = {**r.header, "agent": {"name": AGENT, "version": None, "versions": "0.39.0 or later",
                                          "version_note": "the file records no exact version"},
                    "notes": r.notes, "resumes": r.resumes}
