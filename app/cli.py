@@ -258,8 +258,11 @@ def cmd_info(args) -> int:
         contexts = f" in {len(c['segments'])} contexts" if len(c.get("segments") or []) > 1 else ""
         print(f"  [{c['index']}] {c['title'] or '(untitled)'}: {count(c['messages'], 'message')}{copies}{contexts} "
               f"({c['dialect']}), {count(c['tool_pairs'], 'tool pair')} ({c['complete_pairs']} complete)"
-              + (f", model {c['model']}" if c.get("model") else "")
-              + (f", written by {c['agent']}" if c.get("agent") else ""))
+              + (f", model {c['model']}" if c.get("model") else ""))
+        if c.get("agent"):
+            a = c["agent"]
+            print(f"      written by {a['name']} {a.get('version') or a.get('versions') or ''}".rstrip()
+                  + (f" ({a['version_note']})" if a.get("version_note") else ""))
         for ev in c["events"]:
             what = " ".join(str(ev[k]) for k in ("kind", "type", "mode", "strategy") if ev.get(k))
             held = [f"{k}={ev[f]}" for k, f in (("trigger", "trigger"), ("preTokens", "pre_tokens"))

@@ -33,6 +33,9 @@ RUNS = [  # (example, strategy, params, order)
     ("long_session.json", "codex", {}, None),
     ("long_session.json", "codex", {"model_auto_compact_token_limit": 2000}, None),
     ("short_session.json", "codex", {"trigger": "always"}, None),
+    ("long_session.json", "gemini_cli", {}, None),
+    ("long_session.json", "gemini_cli", {"compression_threshold": 0.005}, None),
+    ("short_session.json", "gemini_cli", {"force": True}, None),
 ]
 
 

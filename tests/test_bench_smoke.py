@@ -34,6 +34,7 @@ SMALL = {
     "bench_fuzz.py": ["--inputs", "20", "--workers", "1"],
     "make_codex_sessions.py": ["--out", "{tmp}/codex", "--server-only", "--requests", "3"],
     "bench_hostile.py": ["--scale", "0.05", "--repeat", "1"],
+    "make_gemini_sessions.py": ["--fake-only"],          # the real CLI needs npm: only the fake server here
 }
 # the scripts that read ../shared/corpus (they skip, saying so, where it is absent)
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py", "fleet_sessions.py",

@@ -122,7 +122,7 @@ def test_the_context_at_every_call_is_the_request_the_cli_sent(corpus, d):
     result = load(rollout)
     conv = result.main
     steps = _steps(reqs)
-    assert result.format == "codex-rollout" and conv.extra["agent"] == "Codex CLI 0.171.0"
+    assert result.format == "codex-rollout" and conv.extra["agent"] == {"name": "Codex CLI", "version": "0.171.0"}
     assert len(call_indices(conv)) == len(steps)
     after = _compacted_before(reqs)
     assert len(conv.events) == len(after) >= 1 and len(conv.segments) == len(after) + 1
@@ -293,7 +293,7 @@ def test_a_rollout_maps_items_onto_chat_messages(tmp_path):
     res = load(_write(tmp_path, lines, "any-name.txt"))      # the content tells the format, not the name
     conv = res.main
     assert res.format == "codex-rollout" and conv.dialect == "openai" and conv.model == "m-1"
-    assert conv.system == "You are Codex.\nBe brief." and conv.extra["agent"] == "Codex CLI 9.9.9"
+    assert conv.system == "You are Codex.\nBe brief." and conv.extra["agent"] == {"name": "Codex CLI", "version": "9.9.9"}
     assert conv.extra["model_context_window"] == 95_000 and conv.extra["cwd"] == "/w"
     roles = [m["role"] for m in conv.messages]
     assert roles == ["developer", "user", "user", "assistant", "tool", "assistant", "tool", "assistant", "tool",

@@ -30,7 +30,8 @@ OWN = {
     "inspect_ai/2025-05-12T20-27-36-04-00_browser.json": "s08",                        # no compaction event
     "swe-agent/marshmallow-1867.function_calling_replace.traj.json": "s08",
     "learn-claude-code/s01.json": "s08",
-    "entireio-cli/ab-2b9748b105-0-full.jsonl": "s08",                                   # Gemini CLI
+    "entireio-cli/ab-2b9748b105-0-full.jsonl": "gemini_cli",                            # Gemini CLI, JSON
+    "gemini-cli/gemini-01/session-2026-12-01T20-17-96eb980c.jsonl": "gemini_cli",       # Gemini CLI, JSONL
 }
 
 

@@ -18,10 +18,12 @@ from compactscope.core.model.messages import ToolPairIndex
 
 from conftest import CORPUS
 from compactscope.core.loaders import not_transcript
+from compactscope.core.loaders.side_files import REQUEST_LOG
 
 # every transcript of the corpus: its documents (MANIFEST.md, READMEs) and the request logs some sessions keep beside
 # them are told apart by their content (core.loaders.not_transcript), as load() refuses them
 ALL_FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file() and not not_transcript(p)) if CORPUS.is_dir() else []
+NOT_TRANSCRIPTS = sorted(p for p in CORPUS.rglob("*") if p.is_file() and not_transcript(p)) if CORPUS.is_dir() else []
 
 
 def _claude_code_lines(path: Path) -> bool:
@@ -91,6 +93,15 @@ def _by_name(name: str) -> Path:
     if not hits:
         pytest.skip(f"{name} is not in the corpus")
     return hits[0]
+
+
+@pytest.mark.parametrize("path", NOT_TRANSCRIPTS, ids=lambda p: str(p.relative_to(CORPUS))[:40])
+def test_what_is_not_a_transcript_is_refused_with_a_sentence(corpus, path):
+    with pytest.raises(LoadError) as e:
+        load(path)
+    assert str(path) in str(e.value)
+    assert not_transcript(path) in str(e.value) if not_transcript(path) == REQUEST_LOG \
+        else "not a conversation file" in str(e.value)     # the sentence says what the file is instead
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name[:40])

@@ -12,6 +12,7 @@ from compactscope.core import strategies
 from compactscope.core.layers.base import ReadParams
 from compactscope.core.layers.claude_code_params import ClaudeCodeParams
 from compactscope.core.layers.codex import CodexParams
+from compactscope.core.layers.gemini_cli import GeminiCliParams
 from compactscope.core.layers.hermes import HermesParams
 from compactscope.core.layers.inspect import InspectEditParams, InspectSummaryParams, InspectTrimParams
 from compactscope.core.layers.params import Settings, param
@@ -19,7 +20,7 @@ from compactscope.core.layers.s08 import S08Params
 from compactscope.core.strategies.reference import parameters_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
-DECLARED = {"s08": S08Params, "claude_code": ClaudeCodeParams, "hermes": HermesParams, "codex": CodexParams,
+DECLARED = {"s08": S08Params, "claude_code": ClaudeCodeParams, "hermes": HermesParams, "codex": CodexParams, "gemini_cli": GeminiCliParams,
             "inspect_edit": InspectEditParams, "inspect_trim": InspectTrimParams,
             "inspect_summary": InspectSummaryParams}
 

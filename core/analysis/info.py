@@ -88,12 +88,13 @@ def describe(result: LoadResult) -> dict:
             "copies": sum(1 for m in c.meta if "copy_of" in m.extra),
             "role_counts": dict(Counter(m.get("role") if isinstance(m, dict) else "?" for m in c.messages)),
             "kind": c.extra.get("kind") if isinstance(c.extra, dict) else None,
-            # the program that wrote the file and its version, when the loader knows it ("Codex CLI 0.171.0")
-            "agent": c.extra.get("agent") if isinstance(c.extra, dict) else None,
             "findings": [dict(f.to_json(), where=str(c.meta_at(f.message).provenance or "")) for f in findings],
             "finding_counts": dict(Counter(f.code for f in findings)),
             "problems": [str(p) for p in c.problems],
         }
+        agent = c.extra.get("agent") if isinstance(c.extra, dict) else None
+        if isinstance(agent, dict) and agent.get("name"):
+            entry["agent"] = dict(agent)              # who wrote the file, and which version (when it says)
         if usage:
             entry["usage"] = {
                 "calls": len(usage),

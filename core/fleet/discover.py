@@ -73,6 +73,24 @@ def _session_id_of(path: Path) -> str | None:
     return None
 
 
+def _is_request_log(p: Path) -> bool:
+    """A request log (``core.loaders.side_files``), told by content; only a file whose first 4 KB name a
+    ``request_index`` is read further."""
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    if b'"request_index"' not in head:
+        return False
+    from compactscope.core.loaders import LoadError, not_transcript
+    from compactscope.core.loaders.side_files import REQUEST_LOG
+    try:
+        return not_transcript(p) == REQUEST_LOG
+    except LoadError:
+        return False
+
+
 def _is_candidate(name: str) -> bool:
     return name.lower().endswith(SESSION_SUFFIXES) and not name.startswith(".")
 
@@ -115,6 +133,8 @@ def discover(paths: list[str | os.PathLike] | None = None) -> Discovery:
                 if name.startswith(AGENT_PREFIX) and name.endswith(".jsonl"):
                     agents.append(p)
                     continue
+                if _is_request_log(p):
+                    continue           # the requests an agent sent, logged beside its session: not a session
                 try:
                     st = p.stat()
                 except OSError:

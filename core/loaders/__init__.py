@@ -31,6 +31,7 @@ _MODULES = [
     "recording",
     "inspect",
     "hermes_db",
+    "gemini_jsonl",
     "gemini",
     "openai_chat",
     "anthropic_messages",

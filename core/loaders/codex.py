@@ -500,7 +500,7 @@ class _Reader:
             raise LoadError(self.path, 1, "a Codex rollout with no message (no response_item line)")
         s = self.session
         version = s.get("cli_version")
-        extra: dict = {"agent": f"{AGENT} {version}" if version else AGENT, "cli": "codex"}
+        extra: dict = {"agent": {"name": AGENT, "version": version or None}, "cli": "codex"}
         for k in ("cli_version", "cwd", "model_provider", "originator", "source"):
             if k in s:
                 extra[k] = s[k]

@@ -54,7 +54,7 @@ def _count(tokens: dict, key: str) -> int:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
 
-def _result_text(call: dict) -> str:
+def result_text(call: dict) -> str:
     res = call.get("result")
     parts = []
     if isinstance(res, list):
@@ -118,7 +118,7 @@ def load(probe: Probe) -> LoadResult:
             msgs.append(msg)
             meta.append(MessageMeta(prov, ts, usage, rec.get("model"), rec.get("id"), extra))
             for k, c in enumerate(calls):
-                msgs.append({"role": "tool", "tool_call_id": msg["tool_calls"][k]["id"], "content": _result_text(c)})
+                msgs.append({"role": "tool", "tool_call_id": msg["tool_calls"][k]["id"], "content": result_text(c)})
                 meta.append(MessageMeta(Provenance(path, prov.line, note=f"messages[{i}].toolCalls[{k}]"),
                                         parse_timestamp(c.get("timestamp")) or ts,
                                         extra={kk: v for kk, v in c.items() if kk not in ("result", "args")}))
@@ -128,6 +128,8 @@ def load(probe: Probe) -> LoadResult:
         raise LoadError(path, 1, "a Gemini CLI session with no user or model message")
     extra = {k: v for k, v in doc.items() if k != "messages"}
     extra["notes"] = notes
+    extra["agent"] = {"name": "Gemini CLI", "version": None, "versions": "before 0.39.0",
+                      "version_note": "the file records no exact version"}
     conv = Conversation(msgs, OPENAI, None, None, model, str(doc.get("sessionId") or probe.path.name), path, FORMAT,
                         meta, problems=problems, extra=extra)
     return LoadResult(path, FORMAT, [conv], problems)

@@ -7,13 +7,12 @@ from __future__ import annotations
 from compactscope.core.loaders.base import Probe
 
 TEXT_DOCUMENT = "a text document (no JSON, JSONL, SQLite or zip content), not a transcript"
-REQUEST_LOG = ("an HTTP request log (one request body a line, with its index and path), not a session transcript: "
-               "open the session file the agent wrote beside it")
+REQUEST_LOG = ("an HTTP request log (one request body a line, with its index), not a session transcript: "
+               "open the session file the agent wrote beside it (Gemini CLI: session-*.jsonl; Codex: rollout-*.jsonl)")
 
 
 def _request_record(x) -> bool:
-    return (isinstance(x, dict) and isinstance(x.get("request_index"), int) and isinstance(x.get("body"), dict)
-            and ("path" in x or "headers" in x))
+    return isinstance(x, dict) and isinstance(x.get("request_index"), int) and isinstance(x.get("body"), dict)
 
 
 def kind(probe: Probe) -> str:

@@ -29,7 +29,8 @@ from compactscope.core.strategies.plugin import ANY, PluginError, looks_like_plu
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
             "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
-            "inspect_summary": ("inspect", "INSPECT_SUMMARY"), "codex": ("codex", "CODEX")}
+            "inspect_summary": ("inspect", "INSPECT_SUMMARY"), "codex": ("codex", "CODEX"),
+            "gemini_cli": ("gemini_cli", "GEMINI_CLI")}
 _cache: dict[str, Strategy] = {}
 
 

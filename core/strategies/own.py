@@ -3,6 +3,7 @@ command (run, check --strategy, replay, report, the window; the fleet) uses.
 
 * a Claude Code session (or a recording of Claude Code's requests) -> ``claude_code``;
 * a Hermes agent session JSON or state database -> ``hermes``;
+* a Gemini CLI session (JSONL, or the older JSON document) -> ``gemini_cli``;
 * an Inspect log whose compaction events name CompactionEdit / CompactionTrim / CompactionSummary
   -> ``inspect_edit`` / ``inspect_trim`` / ``inspect_summary``;
 * a recording of Compactscope's own agent -> the strategy it ran (``s08`` by default);
@@ -26,7 +27,7 @@ FALLBACK = "s08"
 # the agent whose pipeline a built-in strategy is (the rule below, read the other way); any other strategy (s08,
 # the course pipeline; a plugin) is no agent's and fits every file; Compactscope's agent runs any of them
 AGENTS = {"claude_code": "Claude Code", "hermes": "Hermes agent", "inspect_edit": "Inspect AI",
-          "inspect_trim": "Inspect AI", "inspect_summary": "Inspect AI", "codex": "Codex CLI"}
+          "inspect_trim": "Inspect AI", "inspect_summary": "Inspect AI", "codex": "Codex CLI", "gemini_cli": "Gemini CLI"}
 RUNS_ANY = "Compactscope's agent"
 OWN = "the file's own pipeline"
 BY_OPTION = "with --strategy"                  # how a command's user chose (the window: WINDOW)
@@ -163,6 +164,8 @@ def own_strategy(source) -> Own:
     if fmt == "codex-rollout":
         version = (getattr(conv, "extra", None) or {}).get("cli_version")
         return Own("codex", "Codex CLI", "a Codex CLI session" + (f" (codex-cli {version})" if version else ""))
+    if fmt in ("gemini-cli", "gemini-cli-jsonl"):
+        return Own("gemini_cli", "Gemini CLI", "a Gemini CLI session")
     if fmt == "inspect-log":
         kind = _inspect_kind(convs)
         if kind:

@@ -1,0 +1,662 @@
+"""Gemini CLI's chat compression (``packages/core``: the chat compression service, its split point, the tool
+output truncation of old function responses, the summary and its verification; ``tokenLimits``), as four
+traced layers over OpenAI chat messages (the dialect the Gemini CLI loaders map onto):
+
+    gemini_truncate -> gemini_split -> gemini_summarize -> gemini_assemble
+
+The CLI checks before every request it sends (a tool response's continuation too) and compresses when the
+prompt token count the last response reported reaches ``compression_threshold x`` the model's token limit.
+The history it compresses is the chat's: the request being sent (the trailing messages after the last model
+answer: a prompt or tool responses) is not in it, and follows the new history. The rules are written here
+from the CLI's source (Gemini CLI 0.61.0); the strings the CLI itself puts into the context (the
+acknowledgement, the truncation header) are kept as the CLI writes them, since the context must match.
+
+State between runs (the fields of the CLI's client): ``gemini_failed_compression`` (an inflated result blocks
+further summaries: truncation only, as the CLI's ``hasFailedCompressionAttempt``), ``gemini_last_compression``
+(what the previous compression freed, for the loop check) and ``gemini_runs_since`` (requests since it).
+``gemini_pass`` hands data from layer to layer within one run and is cleared by the last.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from compactscope.core.summarizers import SummaryError, SummaryRequest
+from compactscope.core.pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
+from compactscope.core.layers import base as roles
+from compactscope.core.layers.base import Layer, LayerContext
+from compactscope.core.layers.params import Settings, param
+
+GEMINI_CLI_VERSION = "0.61.0"
+DEFAULT_COMPRESSION_THRESHOLD = 0.5
+PRESERVE_FRACTION = 0.3                 # the newest 30% of the history's characters is kept
+FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
+TRUNCATE_TOOL_OUTPUT_THRESHOLD = 40_000  # chars, the CLI's default truncateToolOutputThreshold
+DEFAULT_TOKEN_LIMIT = 1_048_576
+
+
+@dataclass(frozen=True)
+class GeminiCliParams(Settings):
+    """Gemini CLI's compression settings (its model.compressionThreshold, the model's token limit)."""
+
+    compression_threshold: float = param(
+        DEFAULT_COMPRESSION_THRESHOLD, "model.compressionThreshold (~/.gemini/settings.json): compress when the last "
+        "prompt token count reaches this share of the model's token limit",
+        minimum=0.0001, maximum=1.0)
+    token_limit: int = param(
+        DEFAULT_TOKEN_LIMIT, "the model's token limit (the CLI's tokenLimits: 1,048,576 for Gemini models, 256,000 "
+        "for Gemma 4)",
+        minimum=1, unit="tokens")
+    force: bool = param(False, "compress whatever the count, as the /compress command does")
+TOKEN_LIMITS = {"gemma-4-31b-it": 256_000, "gemma-4-26b-a4b-it": 256_000}   # every other model: the default
+ACK = "Got it. Thanks for the additional context!"
+SNAPSHOT = "<state_snapshot>"
+SESSION_CONTEXT = "<session_context>"
+LOOP_FREED_SHARE = 0.10                 # a compression right after another that frees less is a loop
+
+PASS = "gemini_pass"
+FAILED = "gemini_failed_compression"
+LAST = "gemini_last_compression"
+SINCE = "gemini_runs_since"
+
+# statuses, as the CLI names them
+NOOP, COMPRESSED, CONTENT_TRUNCATED = "NOOP", "COMPRESSED", "CONTENT_TRUNCATED"
+INFLATED, EMPTY = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT", "COMPRESSION_FAILED_EMPTY_SUMMARY"
+
+
+def token_limit(model: Any) -> int:
+    """The model's token limit as the CLI's ``tokenLimit`` answers it (1,048,576 for every Gemini model)."""
+    return TOKEN_LIMITS.get(str(model or ""), DEFAULT_TOKEN_LIMIT)
+
+
+def threshold(params: dict) -> int:
+    """The prompt token count at which the CLI compresses: compression_threshold x token_limit."""
+    return math.ceil(float(params.get("compression_threshold", DEFAULT_COMPRESSION_THRESHOLD)) *
+                     int(params.get("token_limit", DEFAULT_TOKEN_LIMIT)))
+
+
+def _fmt(n: float) -> str:
+    return f"{int(n):,}"
+
+
+# ------------------------------------------------------------------ the CLI's view of a history
+def _js_len(value: Any) -> int:
+    """JSON.stringify(value).length: compact JSON, in UTF-16 code units."""
+    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+
+
+def _text_of(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    if isinstance(content, list):
+        return [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type", "text") == "text"]
+    return [] if content is None else [str(content)]
+
+
+def _args(call: dict) -> Any:
+    raw = (call.get("function") or {}).get("arguments")
+    try:
+        return json.loads(raw) if isinstance(raw, str) else (raw or {})
+    except ValueError:
+        return raw
+
+
+def result_text(content: Any) -> str:
+    """A tool result's text (a string, or its text blocks joined)."""
+    return content if isinstance(content, str) else "\n".join(_text_of(content))
+
+
+def _block_part(b: Any, names: dict) -> dict:
+    if not isinstance(b, dict):
+        return {"text": str(b)}
+    t = b.get("type", "text")
+    if t == "text":
+        return {"text": str(b.get("text", ""))}
+    if t == "tool_use":
+        names[str(b.get("id"))] = str(b.get("name") or "")
+        return {"functionCall": {"id": str(b.get("id")), "name": b.get("name"), "args": b.get("input") or {}}}
+    if t == "tool_result":
+        cid = str(b.get("tool_use_id") or "")
+        return {"functionResponse": {"id": cid, "name": names.get(cid, ""),
+                                     "response": {"output": result_text(b.get("content"))}}}
+    return {k: v for k, v in b.items() if k != "type"} or {"text": ""}
+
+
+def message_parts(m: dict, names: dict) -> tuple[str, list]:
+    """(role, parts) of one message (either dialect) in the Gemini API's shape; ``names``: call id -> name."""
+    role = m.get("role")
+    if role == "tool":
+        cid = str(m.get("tool_call_id") or "")
+        return "user", [{"functionResponse": {"id": cid, "name": names.get(cid, ""),
+                                              "response": {"output": result_text(m.get("content"))}}}]
+    c = m.get("content")
+    parts = [_block_part(b, names) for b in c] if isinstance(c, list) else ([{"text": c}] if c else [])
+    if role == "assistant":
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict):
+                fn = call.get("function") or {}
+                names[str(call.get("id"))] = str(fn.get("name") or "")
+                parts.append({"functionCall": {"id": str(call.get("id")), "name": fn.get("name"),
+                                               "args": _args(call)}})
+        return "model", parts
+    return ("user" if role != "system" else "system"), parts
+
+
+def to_contents(messages: list) -> tuple[list, list]:
+    """The history as the CLI holds it: contents of role user/model, consecutive messages of one role in one
+    content (the request merges them so); with, per content, the message indices it holds."""
+    contents: list = []
+    owners: list = []
+    names: dict = {}
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        role, parts = message_parts(m, names)
+        if role == "system":
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+            owners[-1].append(i)
+        else:
+            contents.append({"role": role, "parts": list(parts)})
+            owners.append([i])
+    return contents, owners
+
+
+def text_tokens(text: str) -> float:
+    """The CLI's estimate of a text: a quarter token per ASCII character, 1.5 per other (chars/4 past 100k)."""
+    if len(text) > 100_000:
+        return len(text) / 4
+    ascii_n = sum(1 for ch in text if ord(ch) <= 127)
+    return ascii_n / 4 + (len(text) - ascii_n) * 1.5
+
+
+def parts_tokens(parts: list) -> int:
+    """``estimateTokenCountSync`` over parts: texts as above, a function response's name and JSON by
+    chars/4, anything else its JSON by chars/4."""
+    total = 0.0
+    for p in parts:
+        if isinstance(p.get("text"), str):
+            total += text_tokens(p["text"])
+        elif isinstance(p.get("functionResponse"), dict):
+            fr = p["functionResponse"]
+            resp = fr.get("response")
+            total += len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
+        else:
+            total += _js_len(p) / 4
+    return math.floor(total)
+
+
+def estimate(messages: list) -> int:
+    """The CLI's estimate of a history (``estimateTokenCountSync`` over all its parts)."""
+    contents, _ = to_contents(messages)
+    return parts_tokens([p for c in contents for p in c["parts"]])
+
+
+def _quarter_tokens(m: Any, meter: Any = None) -> int:
+    """Four times the CLI's estimate of one message's parts (a whole number; a function response's name,
+    which its call holds, is left out)."""
+    if not isinstance(m, dict):
+        return 0
+    _, parts = message_parts(m, {})
+    return math.floor(4 * sum(parts_tokens([p]) + _fraction(p) for p in parts))
+
+
+def _fraction(p: dict) -> float:
+    """What ``parts_tokens`` of one part floors away, so that a sum of parts is the estimate of the whole."""
+    if isinstance(p.get("text"), str):
+        t = text_tokens(p["text"])
+    elif isinstance(p.get("functionResponse"), dict):
+        fr = p["functionResponse"]
+        resp = fr.get("response")
+        t = len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
+    else:
+        t = _js_len(p) / 4
+    return t - math.floor(t)
+
+
+class GeminiTokens:
+    """The strategy's token figure: the CLI's own estimate of a list (a quarter token per ASCII character of
+    its texts, 1.5 per other, chars/4 of calls and responses): what it counts for a history nobody has answered
+    yet (after a compression, on a resume). The trigger reads the reported prompt count; replay adds the
+    recorded overhead (system prompt, tools) to this figure."""
+    name = "the Gemini CLI's estimate (chars/4 of the parts)"
+    figure = "gemini_quarter_tokens"
+    figure_fn = staticmethod(_quarter_tokens)
+
+    def tokens_from(self, total: int, n: int, lead: Any = None, *, system: Any = None, tools: Any = None) -> int:
+        return total // 4
+
+    def tokens(self, messages: list, meter: Any, *, system: Any = None, tools: Any = None) -> int:
+        if meter is not None:
+            return meter.total(messages, self.figure, _quarter_tokens) // 4
+        return sum(_quarter_tokens(m) for m in messages) // 4
+
+
+def split_point(contents: list, fraction: float) -> tuple[int, dict]:
+    """``findCompressSplitPoint``: the first user content that is not a function response at or after
+    ``fraction`` of the characters (each content sized by its JSON); else everything when the history ends
+    with a model answer that calls no function; else the last such user content (0: nothing)."""
+    sizes = [_js_len(c) for c in contents]
+    total = sum(sizes)
+    target = total * fraction
+    last, cum = 0, 0
+    v: dict = {"total_chars": total, "target_chars": round(target)}
+    for i, c in enumerate(contents):
+        if c["role"] == "user" and not any("functionResponse" in p for p in c["parts"]):
+            if cum >= target:
+                v["rule"] = f"content {i}, the first user text at or after {round(target):,} chars (at {cum:,})"
+                return i, v
+            last = i
+        cum += sizes[i]
+    tail = contents[-1] if contents else None
+    if tail is not None and tail["role"] == "model" and not any("functionCall" in p for p in tail["parts"]):
+        v["rule"] = "no user text after the target and the history ends with a plain model answer: all of it"
+        return len(contents), v
+    v["rule"] = (f"no user text after the target: the last one before it, content {last}" if last else
+                 "no user text after the first content: nothing can be compressed")
+    return last, v
+
+
+def _history_end(messages: list) -> int:
+    """Where the chat's history ends: after the last model answer (what follows is the request being sent)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            return i + 1
+    return 0
+
+
+def last_prompt_tokens(history: list, request: list, ctx: LayerContext) -> tuple[int, str]:
+    """The prompt token count the last response reported (the CLI's ``getLastPromptTokenCount``); a chat that
+    has had no response since it started (a resumed session, a new history after a compression) counts the
+    CLI's estimate of its history instead."""
+    if any(getattr(ctx.meta.get(id(m)), "extra", {}).get("after_resume") for m in request if isinstance(m, dict)):
+        return estimate(history), "the session was resumed: the CLI's estimate of the history it rebuilt"
+    for m in reversed(history):
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            meta = ctx.meta.get(id(m))
+            usage = getattr(meta, "usage", None)
+            if usage is not None and usage.context_tokens > 0:
+                return usage.context_tokens, "the promptTokenCount the last response reported"
+            break
+    return estimate(history), "no response since the chat started: the CLI's estimate of the history (chars/4)"
+
+
+def _idle(messages: list, why: str, **kw) -> LayerOutput:
+    return LayerOutput.unchanged(messages, why, **kw)
+
+
+# ------------------------------------------------------------------ 1. trigger and truncation
+def _responses(m: Any) -> list[tuple[int | None, str]]:
+    """The function responses one message holds, newest first: (block index, or None for an OpenAI tool
+    message; its text)."""
+    if not isinstance(m, dict):
+        return []
+    if m.get("role") == "tool":
+        return [(None, result_text(m.get("content")))]
+    c = m.get("content")
+    if m.get("role") != "user" or not isinstance(c, list):
+        return []
+    return [(j, result_text(b.get("content"))) for j, b in reversed(list(enumerate(c)))
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def _with_response(m: dict, j: int | None, text: str) -> dict:
+    if j is None:
+        return {**m, "content": text}
+    content = list(m["content"])
+    content[j] = {**content[j], "content": text}
+    return {**m, "content": content}
+
+
+def truncated_output(text: str, path: str, max_chars: int) -> str:
+    """The CLI's placeholder for a tool output cut to ``max_chars``: a fifth from the head, the rest from the
+    tail, the full output in a file (unchanged when it fits)."""
+    if len(text) <= max_chars:
+        return text
+    head_n = max_chars // 5
+    tail_n = max_chars - head_n
+    omitted = len(text) - head_n - tail_n
+    tail = text[-tail_n:] if tail_n > 0 else ""
+    return (f"Output too large. Showing first {head_n:,} and last {tail_n:,} characters. For full output see: "
+            f"{path}\n{text[:head_n]}\n\n... [{omitted:,} characters omitted] ...\n\n{tail}")
+
+
+def truncate_to_budget(history: list, ctx: LayerContext, max_chars: int,
+                       budget: int = FUNCTION_RESPONSE_TOKEN_BUDGET) -> tuple[list, list, dict]:
+    """``truncateHistoryToBudget``: newest first, function responses are kept in full while their tokens fit
+    the budget; each older one is cut to a placeholder (its full text persisted), which counts instead."""
+    out = list(history)
+    edits, originals = [], {}
+    used = 0.0
+    for i in range(len(history) - 1, -1, -1):
+        m = history[i]
+        for j, text in _responses(m):
+            tokens = math.floor(text_tokens(text))
+            if used + tokens <= budget:
+                used += tokens
+                continue
+            tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
+            rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_{i}", text)
+            short = truncated_output(text, rel, max_chars)
+            used += math.floor(text_tokens(short))
+            out[i] = _with_response(out[i], j, short)
+            originals[i] = m
+            edits.append(Edit(PERSIST, f"old function response {i} ({_fmt(tokens)} tokens) is past the "
+                                       f"{_fmt(budget)}-token budget for function responses: cut to "
+                                       f"{len(short):,} chars, the full output in {rel}",
+                              message=i, block=j, tool_id=tid, old_len=len(text), new_len=len(short), path=rel))
+    return out, edits, originals
+
+
+def _check(messages: list, ctx: LayerContext) -> tuple[dict, LayerOutput | None]:
+    """The threshold check; (vars, an idle output when nothing is to be done)."""
+    cfg = GeminiCliParams.of(ctx)
+    h = _history_end(messages)
+    history = messages[:h]
+    count, why = last_prompt_tokens(history, messages[h:], ctx)
+    limit = cfg.token_limit
+    thr = threshold(ctx.params)
+    force = cfg.force
+    since = int(ctx.state.get(SINCE, 0) or 0) + 1
+    v = {"last_prompt_tokens": count, "count_from": why, "token_limit": limit,
+         "compression_threshold": cfg.compression_threshold,
+         "threshold_tokens": thr, "history_messages": h, "request_messages": len(messages) - h, "force": force}
+    clear = {PASS: None, SINCE: since}
+    if not history:
+        return v, _idle(messages, "the history is empty: NOOP", vars=v, triggered=False, state=clear)
+    if not force and count < thr:
+        return v, _idle(messages, f"last prompt {_fmt(count)} tokens < {_fmt(thr)} (compression_threshold "
+                                  f"{v['compression_threshold']:g} x token limit {_fmt(limit)}): NOOP", vars=v,
+                        triggered=False, state=clear)
+    return v, None
+
+
+def gemini_truncate(messages: list, ctx: LayerContext) -> LayerOutput:
+    v, idle = _check(messages, ctx)
+    if idle is not None:
+        return idle
+    h, count, limit = v["history_messages"], v["last_prompt_tokens"], v["token_limit"]
+    max_chars = min(4 * (limit - count), TRUNCATE_TOOL_OUTPUT_THRESHOLD)
+    v["truncate_to_chars"] = max_chars
+    history, edits, originals = truncate_to_budget(messages[:h], ctx, max(max_chars, 0))
+    out = history + messages[h:] if originals else messages
+    why = "forced (/compress)" if v["force"] and count < v["threshold_tokens"] else \
+        f"last prompt {_fmt(count)} tokens >= {_fmt(v['threshold_tokens'])}"
+    p = {"count": count, "h": h, "input": messages, "originals": originals, "estimate": estimate(messages[:h])}
+    if ctx.state.get(FAILED) and not v["force"]:
+        # a summary inflated the history before: truncation only
+        after = estimate(history)
+        if originals and after < count:
+            note = f"{why}; an earlier summary inflated the history, so truncation only: {CONTENT_TRUNCATED}"
+            return LayerOutput(out, list(range(len(out))), edits, {**v, "status": CONTENT_TRUNCATED}, note,
+                               triggered=True, state={PASS: None, SINCE: 0})
+        return _idle(messages, f"{why}; an earlier summary inflated the history and truncation frees nothing: "
+                               f"{NOOP}", vars={**v, "status": NOOP}, triggered=False, state={PASS: None})
+    note = why + (f"; {len(originals)} old function response(s) cut" if originals else
+                  "; every function response fits the budget")
+    state = {PASS: p, SINCE: int(ctx.state.get(SINCE, 0) or 0) + 1}
+    if out is messages:
+        return _idle(messages, note, vars=v, triggered=True, state=state)
+    return LayerOutput(out, list(range(len(out))), edits, v, note, triggered=True, state=state)
+
+
+# ------------------------------------------------------------------ 2. split
+def gemini_split(messages: list, ctx: LayerContext) -> LayerOutput:
+    p = ctx.state.get(PASS)
+    if not p:
+        return _idle(messages, "no compression in this run")
+    h = p["h"]
+    contents, owners = to_contents(messages[:h])
+    k, v = split_point(contents, 1 - PRESERVE_FRACTION)
+    at = owners[k][0] if k < len(owners) else h
+    v.update(contents=len(contents), split_content=k, split_message=at)
+    if at == 0:
+        return _idle(messages, f"split point 0 ({v['rule']}): nothing to compress, {NOOP}", vars=v, triggered=False,
+                     state={PASS: None})
+    edit = Edit(BOUNDARY, f"split {h} -> {at}: {v['rule']}", var="split", old=h, new=at)
+    note = f"messages [0, {at}) are compressed ({k} contents), [{at}, {h}) are kept"
+    return LayerOutput.unchanged(messages, note, edits=[edit], vars=v, triggered=True,
+                                 state={PASS: {**p, "split": at}})
+
+
+# ------------------------------------------------------------------ 3. summary and its verification
+SYSTEM = ("(Compactscope's stand-in for the Gemini CLI's compression system prompt: the model is asked for a "
+          "<state_snapshot> of the conversation, an XML block of the goal, key knowledge, file system state, "
+          "recent actions and the plan.)")
+
+
+def _transcript(messages: list) -> list[str]:
+    contents, _ = to_contents(messages)
+    return [json.dumps(c, ensure_ascii=False) + "\n" for c in contents]
+
+
+def _ask(ctx: LayerContext, turns: list, instruction: str, purpose: str, reply: str | None = None) -> dict:
+    """One of the two requests; the verification shows the model its first ``reply`` after the history."""
+    said = [] if reply is None else [json.dumps({"role": "model", "parts": [{"text": reply}]}, ensure_ascii=False),
+                                     "\n"]
+    prompt = "".join([*_transcript(turns), *said, "\n", instruction])
+    req = SummaryRequest(prompt, tuple(turns), SYSTEM, 4096, purpose, {"instruction": instruction})
+    res = ctx.summarizer.summarize(req, ctx.cancel)
+    text = res.text if isinstance(res.text, str) else str(res.text or "")
+    return {**res.to_json(), "text": text}
+
+
+def _summaries(ctx: LayerContext, turns: list) -> tuple[str, dict, dict]:
+    previous = any(SNAPSHOT in t for m in turns if isinstance(m, dict) and m.get("role") == "user"
+                   for t in _text_of(m.get("content")))
+    ask = ("integrate the still-relevant content of the previous <state_snapshot> into a new one" if previous else
+           "generate a new <state_snapshot> of the history")
+    first = _ask(ctx, turns, f"Instruction (as the CLI asks): {ask}, after reasoning in a scratchpad.",
+                 "gemini_compress")
+    second = _ask(ctx, turns, "Verification (as the CLI asks): critically evaluate that <state_snapshot> for "
+                  "omitted details; answer an improved one or the same again.", "gemini_verify", first["text"])
+    final = (second["text"].strip() or first["text"]).strip()
+    return final, first, second
+
+
+def gemini_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = GeminiCliParams.of(ctx)
+    p = ctx.state.get(PASS)
+    if not p or "split" not in p:
+        return _idle(messages, "no compression in this run")
+    at, h = p["split"], p["h"]
+    limit = cfg.token_limit
+    original = [p["originals"].get(i, m) for i, m in enumerate(messages[:at])]
+    high_fidelity = estimate(original) < limit
+    turns = original if high_fidelity else messages[:at]
+    v = {"compressed_messages": at, "summary_input": "the original history" if high_fidelity else
+         "the truncated history (the original is over the token limit)"}
+    try:
+        final, first, second = _summaries(ctx, turns)
+    except SummaryError as e:
+        return LayerOutput.unchanged(messages, "the summary request failed: nothing changed", vars=v,
+                                     error=f"summary failed: {e}", state={PASS: None}, triggered=False)
+    v.update(summary_chars=len(first["text"]), verified_chars=len(second["text"]),
+             verification_changed=second["text"].strip() != first["text"].strip())
+    if not final:
+        return _idle(messages, f"the summary is empty: {EMPTY}, nothing changed", vars={**v, "status": EMPTY},
+                     triggered=False, state={PASS: None})
+    first_m = messages[0] if messages else None
+    ctx_text = _text_of(first_m.get("content")) if isinstance(first_m, dict) and first_m.get("role") == "user" else []
+    texts = [ctx_text[0], final] if ctx_text and ctx_text[0].startswith(SESSION_CONTEXT) else [final]
+    # the CLI starts every history with its session context; the summary follows in the same content
+    summary = {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+    out = [summary, {"role": "assistant", "content": [{"type": "text", "text": ACK}]}] + messages[at:]
+    origin = [None, None] + list(range(at, len(messages)))
+    edits = [Edit(SUMMARY, f"messages [0, {at}) replaced by a <state_snapshot> summary of {len(final):,} chars "
+                           f"(after its verification request), then the model's acknowledgement",
+                  start=0, end=at, out=0, new_len=len(final))]
+    if len(texts) > 1:
+        edits.append(Edit(NOTE, "the session context is put back first, as the CLI starts every history"))
+    info = {**second, "text": final, "first_reply": first["text"], "verification": second}
+    kept = len(out) - (len(messages) - h)
+    loop, freed_share, _, _ = _loop_check(ctx, p, estimate(out[:kept]))
+    note = edits[0].text + (f"; a compression loop: it follows the previous compression at the next request and "
+                            f"frees {freed_share:.0%} of the history" if loop else "")
+    state = {PASS: {**p, "kept": kept, "summary_at": 0}}
+    return LayerOutput(out, origin, edits, v, note, triggered=True, state=state, summary=info)
+
+
+# ------------------------------------------------------------------ 4. the inflation check, the loop check
+def _loop_check(ctx: LayerContext, p: dict, new: int) -> tuple[bool, float, int, int]:
+    """(a loop, the share of the history freed, the count the next request will report before what it adds,
+    the history's estimate before). Like with like: the CLI's estimate of the history before and after (the
+    reported count also holds the system prompt and tools, which no compression frees: against it every
+    compression looks worth it). A loop: right after the previous compression, under 10% freed."""
+    est = int(p.get("estimate") or 0)
+    freed_share = (est - new) / est if est > 0 else 0.0
+    expected = p["count"] - (est - new)
+    loop = bool(ctx.state.get(LAST)) and int(ctx.state.get(SINCE, 0) or 0) <= 1 and freed_share < LOOP_FREED_SHARE
+    return loop, freed_share, expected, est
+
+
+def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
+    cfg = GeminiCliParams.of(ctx)
+    p = ctx.state.get(PASS)
+    if not p or "kept" not in p:
+        return _idle(messages, "no compression in this run", state={PASS: None})
+    before = p["count"]
+    new = estimate(messages[:p["kept"]])
+    thr = threshold(ctx.params)
+    v = {"tokens_before": before, "tokens_after": new, "freed_tokens": before - new}
+    if new > before:
+        state = {PASS: None, FAILED: ctx.state.get(FAILED) or not cfg.force}
+        orig = p["input"]
+        return LayerOutput(orig, [None] * len(orig), [Edit(NOTE, f"the new history ({_fmt(new)} tokens) is larger "
+                                                                  f"than the old ({_fmt(before)}): {INFLATED}")],
+                           {**v, "status": INFLATED}, f"{INFLATED}: the history is kept; later compressions only "
+                                                      "truncate", state=state, triggered=False)
+    edits = []
+    loop, freed_share, expected, est = _loop_check(ctx, p, new)
+    if loop:
+        edits.append(Edit(NOTE, f"compression loop: this compression follows the previous one at the next request "
+                                f"and frees {freed_share:.0%} of the history ({_fmt(est)} -> {_fmt(new)} tokens "
+                                f"by the CLI's estimate)", data={"finding": "compression_loop"}))
+    again = expected >= thr
+    if again:
+        edits.append(Edit(NOTE, f"the next request will still count about {_fmt(expected)} tokens >= "
+                                f"{_fmt(thr)}: it compresses again"))
+    v.update(status=COMPRESSED, compression_loop=loop, freed_share=round(freed_share, 3), history_estimate=est,
+             expected_next_count=expected)
+    note = f"{COMPRESSED}: ~{_fmt(before)} -> ~{_fmt(new)} tokens" + ("; a compression loop" if loop else "") + \
+        ("; still over the threshold" if again else "")
+    state = {PASS: None, LAST: {"before": before, "after": new}, SINCE: 0}
+    return LayerOutput.unchanged(messages, note, vars=v, state=state, edits=edits, triggered=True)
+
+
+# ------------------------------------------------------------------ 5. the tool output masking, before sending
+MASK_PROTECT_TOKENS = 50_000            # the newest tool outputs kept whole, in tokens
+MASK_MIN_PRUNABLE_TOKENS = 30_000       # masking only when at least this much can go
+MASKED_TAG = "tool_output_masked"
+SHELL_TOOL = "run_shell_command"
+EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
+
+
+def _simple_preview(text: str) -> str:
+    lines = text.split("\n")
+    if len(lines) <= 20:
+        return text
+    return "\n".join(lines[:10]) + f"\n\n... [{len(lines) - 20} lines omitted] ...\n\n" + "\n".join(lines[-10:])
+
+
+def _preview(name: str, output: str, dumped: str) -> str:
+    """What a masked output keeps: a shell command's sections with their output shortened, else the head and
+    tail of the response's JSON."""
+    if name != SHELL_TOOL:
+        return f"{dumped[:250]}\n... [TRUNCATED] ...\n{dumped[-250:]}" if len(dumped) > 500 else dumped
+    pieces = re.split(r"^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", output, flags=re.M)
+    if len(pieces) < 3:
+        return _simple_preview(output)
+    out = [_simple_preview(pieces[0].strip())] if pieces[0].strip() else []
+    for k in range(1, len(pieces), 2):
+        body = pieces[k + 1].strip() if k + 1 < len(pieces) else ""
+        out.append(f"Output: {_simple_preview(body)}" if pieces[k] == "Output" else f"{pieces[k]}: {body}")
+    return "\n".join(out)
+
+
+def _masked_text(name: str, output: str, path: str) -> str:
+    dumped = json.dumps({"output": output}, indent=2, ensure_ascii=False)
+    return (f"<{MASKED_TAG}>\n{_preview(name, output, dumped)}\n\nOutput too large. Full output available at: "
+            f"{path}\n</{MASKED_TAG}>")
+
+
+def _mask_candidates(messages: list, h: int) -> tuple[list, int]:
+    """(message, block, name, text, tokens) of the outputs past the protected newest ones, and their tokens."""
+    contents, owners = to_contents(messages[:h])
+    names: dict = {}
+    for m in messages[:h]:
+        if isinstance(m, dict):
+            message_parts(m, names)
+    last = len(contents) - 2                       # the latest turn is protected
+    stop = owners[last][-1] if 0 <= last < len(owners) else -1
+    seen, past, prunable, found = 0, False, 0, []
+    for i in range(stop, -1, -1):
+        for j, text in _responses(messages[i]):
+            tid = messages[i].get("tool_call_id") if j is None else messages[i]["content"][j].get("tool_use_id")
+            name = names.get(str(tid), "")
+            if name in EXEMPT_TOOLS or f"<{MASKED_TAG}" in text:
+                continue
+            tokens = parts_tokens([{"functionResponse": {"name": name, "response": {"output": text}}}])
+            if not past:
+                seen += tokens
+                past = seen > MASK_PROTECT_TOKENS
+                if not past:
+                    continue
+            prunable += tokens
+            found.append((i, j, name, text, tokens, tid))
+    return found, prunable
+
+
+def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
+    """``ToolOutputMaskingService.mask``, before the request is sent: once the newest tool outputs pass 50,000
+    tokens, every older one is masked (a preview, the full output in a file) when that frees 30,000 or more."""
+    h = _history_end(messages)
+    found, prunable = _mask_candidates(messages, h)
+    v = {"prunable_tokens": prunable, "candidates": len(found), "protect_tokens": MASK_PROTECT_TOKENS,
+         "min_prunable_tokens": MASK_MIN_PRUNABLE_TOKENS}
+    if prunable < MASK_MIN_PRUNABLE_TOKENS:
+        return _idle(messages, f"{_fmt(prunable)} tokens of old tool output could be masked, under "
+                               f"{_fmt(MASK_MIN_PRUNABLE_TOKENS)}: nothing masked", vars=v)
+    out, edits = list(messages), []
+    for i, j, name, text, tokens, tid in found:
+        rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_mask_{i}", text)
+        short = _masked_text(name, text, rel)
+        if parts_tokens([{"functionResponse": {"name": name, "response": {"output": short}}}]) >= tokens:
+            continue
+        out[i] = _with_response(out[i], j, short)
+        edits.append(Edit(PERSIST, f"tool output {i} ({_fmt(tokens)} tokens) masked to a preview, the full output "
+                                   f"in {rel}", message=i, block=j, tool_id=tid, old_len=len(text), new_len=len(short),
+                          path=rel))
+    v["masked"] = len(edits)
+    if not edits:
+        return _idle(messages, "masking would free nothing: nothing masked", vars=v)
+    return LayerOutput(out, list(range(len(out))), edits, v, f"masked {len(edits)} old tool output(s): "
+                                                              f"{_fmt(prunable)} tokens could go")
+
+
+LAYERS = {
+    "gemini_truncate": Layer("gemini_truncate", gemini_truncate,
+                             "the check before every request (last prompt tokens >= compression_threshold x the "
+                             "token limit), then old function responses past a 50,000-token budget are cut",
+                             label="truncate", role=roles.PRUNE),
+    "gemini_split": Layer("gemini_split", gemini_split,
+                          "the split point: the first user text at or after 70% of the history's characters",
+                          label="split", role=roles.BOUNDARIES),
+    "gemini_summarize": Layer("gemini_summarize", gemini_summarize,
+                              "the older part becomes a <state_snapshot> (a summary request, then its verification "
+                              "request), followed by the model's acknowledgement", llm=True, label="summarize",
+                              role=roles.SUMMARY),
+    "gemini_mask": Layer("gemini_mask", gemini_mask,
+                         "before the request is sent: tool outputs older than the newest 50,000 tokens of them are "
+                         "masked to a preview when 30,000 tokens or more can go", label="mask", role=roles.MICRO),
+    "gemini_assemble": Layer("gemini_assemble", gemini_assemble,
+                             "the new history is kept unless it is larger than the old; a compression right after "
+                             "another that frees almost nothing is flagged as a loop", label="assemble",
+                             role=roles.ASSEMBLE),
+}
