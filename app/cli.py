@@ -11,6 +11,9 @@ Headless subcommands (never import Qt, start fast):
   strategies    list the strategies and their parameters
   cache         what the workspace cache holds; --prune to the cap, --clear to empty it
   lessons       the bundled lessons (name, then title); lesson NAME --check | --export DIR | [--slide K]
+  events FILE   what happened, in call order: real and simulated compactions, layer changes, findings, loops
+  retention FILE  what each compaction kept and lost (paths, requests, tools, errors, recurring names)
+  watch FILE TERM  the real contexts and calls that hold TERM, and what removed it
 
 Anything else opens the window: ``compactscope [FILE] [options]`` (``compactscope --help`` lists both).
 Exit codes, the same for every subcommand: 0 fine; 1 the API would reject the list (check); 2 bad input or
@@ -27,7 +30,7 @@ import traceback
 from pathlib import Path
 
 HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet", "fleet-report",
-            "cache", "lessons", "lesson")
+            "cache", "lessons", "lesson", "events", "retention", "watch")
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 HELP_INTRO = ("Compactscope: the context compaction of LLM agents, layer by layer. A subcommand runs headless "
               "('compactscope SUBCOMMAND --help' for its options); without one, 'compactscope [FILE] [options]' "
@@ -536,8 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "instead of every installed strategy")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_strategies)
-    from compactscope.app import cli_cache, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
-    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons):
+    from compactscope.app import cli_cache, cli_events, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
+    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons, cli_events):
         mod.register(sub, _add_common, _add_engine, _engine, _load, _print_json, CliError)
     return ap
 
