@@ -247,7 +247,8 @@ def _finding_events(conv: Conversation) -> Iterator[Event]:
 
 
 # ------------------------------------------------------------------ the replay the events read
-def replay_for(conv: Conversation, engine: Any = None, strategy: str | None = None, **kw: Any) -> Any:
+def replay_for(conv: Conversation, engine: Any = None, strategy: str | None = None, workspace: Any = None,
+               **kw: Any) -> Any:
     """The replay of ``conv`` the events, retention and watch read: with ``engine`` (a configured Engine), else
     the file's own strategy (or ``strategy``) with its session-inferred defaults. It keeps every call's input
     (retention and watch look at what each call's pipeline received)."""
@@ -258,7 +259,7 @@ def replay_for(conv: Conversation, engine: Any = None, strategy: str | None = No
         name = strategies.choose_strategy(conv, strategy).name
         strat = strategies.get(name)
         params = strategies.infer_params(strat, conv).apply({})
-        engine = Engine(strat, strat.resolve(params))
+        engine = Engine(strat, strat.resolve(params), workspace=workspace)
     return replay(conv, engine=engine, keep_inputs=True, **kw)
 
 

@@ -3,7 +3,8 @@
 For each real compaction (the file's) and each simulated one (the replay's), the items of the context it replaced:
 
 * ``request``: what the user asked (the first line of each user message with text; the last one is ``last``);
-* ``path``: file paths (tool inputs, and paths written in the user's and the model's text);
+* ``path``: file paths (tool inputs, paths written in the user's and the model's text, then those tool results
+  name, while there is room);
 * ``tool``: the tools called;
 * ``error``: the first line of each tool result that failed;
 * ``identifier`` and ``number``: names (snake_case, camelCase, dotted) and numbers of 3+ digits that recur in
@@ -181,7 +182,16 @@ def _add(found: dict, kind: str, text: str | None) -> None:
         found[key] = True
 
 
-def _scan(m: Any, found: dict, words: Counter, numbers: Counter) -> None:
+def _result_texts(m: Any) -> list[str]:
+    """The tool results of a message (a tool message's content, tool_result blocks)."""
+    if not isinstance(m, dict):
+        return []
+    if m.get("role") == "tool":
+        return [message_text(m.get("content"))]
+    return [message_text(b.get("content")) for b in blocks(m) if block_type(b) == "tool_result"]
+
+
+def _scan(m: Any, found: dict, words: Counter, numbers: Counter, seen: dict) -> None:
     for t in _user_texts(m):
         _add(found, REQUEST, request_line(t))
     for name, inp in _tool_inputs(m):
@@ -190,6 +200,9 @@ def _scan(m: Any, found: dict, words: Counter, numbers: Counter) -> None:
             _add(found, PATH, p)
     for e in _errors(m):
         _add(found, ERROR, _first_line(e))
+    for t in _result_texts(m):
+        for p in PATH_RX.findall(t):
+            _add(seen, PATH, p)
     for s in _said(m):
         for p in PATH_RX.findall(s):
             _add(found, PATH, p)
@@ -203,13 +216,18 @@ def _scan(m: Any, found: dict, words: Counter, numbers: Counter) -> None:
 def context_items(messages: Iterable) -> list[Item]:
     """The items of ``messages`` (see the module doc), each once, the most recent last within its kind."""
     found: dict = {}
+    seen: dict = {}            # paths only tool results mention: after the others, while there is room
     words: Counter = Counter()
     numbers: Counter = Counter()
     for m in messages:
-        _scan(m, found, words, numbers)
+        _scan(m, found, words, numbers, seen)
     by_kind: dict[str, list[str]] = {k: [] for k in ITEM_KINDS}
     for kind, text in found:
         by_kind[kind].append(text)
+    named = set(by_kind[PATH])
+    extra = [t for _, t in seen if t not in named]
+    by_kind[PATH] = extra[-max(0, CAPS[PATH] - len(named)):] + by_kind[PATH] if len(named) < CAPS[PATH] \
+        else by_kind[PATH]
     taken = set(by_kind[TOOL])
     paths = by_kind[PATH]
     by_kind[IDENTIFIER] = [w for w, n in words.most_common() if n >= 2 and w not in taken
