@@ -346,3 +346,24 @@ def test_cli_watch_and_retention_text(tmp_path):
 
 def test_corpus_constant_is_where_the_fixture_looks():
     assert CORPUS.name == "corpus"
+
+
+def test_report_has_an_events_and_a_retention_section(tmp_path):
+    from html import escape
+    out_html, out_md = tmp_path / "r.html", tmp_path / "r.md"
+    path = EXAMPLES / "cc_real_compaction.jsonl"
+    code, _ = _cli(["report", str(path), "-o", str(out_html), "--workdir", str(tmp_path / "w")])
+    assert code == 0
+    page = out_html.read_text(encoding="utf-8")
+    assert 'id="events"' in page and 'id="retention"' in page and 'href="#events"' in page
+    conv = load(path).main
+    res = replay_for(conv, workspace=Workspace(tmp_path / "w2"))
+    real = [e for e in history_events(conv, res) if e.kind == REAL]
+    assert escape(real[0].text) in page
+    found = retention(conv, res)
+    some = (found[0].lost or found[0].kept)[0]
+    assert escape(" ".join(some.text.split())[:60]) in page
+    code, _ = _cli(["report", str(path), "-o", str(out_md), "--workdir", str(tmp_path / "w")])
+    text = out_md.read_text(encoding="utf-8")
+    assert code == 0 and "## Events (" in text and "## What each compaction kept and lost (" in text
+    assert "real compaction before call" in text

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from ..messages import block_type, content_text
 from .html import _basename as basename
-from . import tables
+from . import history, tables
 from .model import group_rows
 from .words import (block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist,
                     usage_text, when)
@@ -76,6 +76,7 @@ def render_markdown(rep, out) -> None:
             w("\n")
     if rep.replay:
         _replay(rep, w)
+    history.markdown(rep, w, md, table)
     _summaries(rep, w)
     w(f"## The messages the pipeline ran over ({len(rep.messages):,})\n\n")
     for i, m in enumerate(rep.messages):
