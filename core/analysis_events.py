@@ -263,6 +263,13 @@ def replay_for(conv: Conversation, engine: Any = None, strategy: str | None = No
     return replay(conv, engine=engine, keep_inputs=True, **kw)
 
 
+def compaction_stage(steps: Any) -> int:
+    """The stage (1-based step, 0 = Original) that shows a run's compaction: the layer that was triggered and
+    changed the list, else the first that changed it, else 0."""
+    fired = [k + 1 for k, st in enumerate(steps) if st.changed and st.triggered]
+    return fired[0] if fired else next((k + 1 for k, st in enumerate(steps) if st.changed), 0)
+
+
 def call_output(result: Any, k: int) -> list:
     """The context the replay's pipeline left at call ``k`` (what that call sent)."""
     calls, inputs = result.calls, result.inputs

@@ -29,6 +29,7 @@ from typing import Any
 
 from . import present, strategies
 from .align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
+from .analysis_events import compaction_stage
 from .facts import FACTS
 from .identity import IdentityCache
 from .events import EventGroup
@@ -282,6 +283,7 @@ class Session:
         self._status_after = IdentityCache(lambda st: {} if not st.changed else RowKinds(
             self._align.get(st), 1, (INSERTED, CHANGED, DUPLICATED), len(st.messages)))
         self._pending_view: dict | None = None      # restore(): applied when the next result arrives
+        self.open_at_first_compaction = False       # the window: a compacted file opens before its first compaction
         self._defer_runs = False
         self._cursor_after_replay: int | None = None
         # cross-check
@@ -546,6 +548,10 @@ class Session:
         segs = getattr(conv, "segments", None) or [0]
         self.segment = len(segs) - 1 if len(segs) > 1 else None
         self.call = None
+        if self.open_at_first_compaction and len(segs) > 1 and self._pending_view is None:
+            # the window opens where something happens (issue 23): the context the first real compaction
+            # replaced, at the first layer that changed it (a snapshot being restored says its own view)
+            self.segment, self._pending_view = 0, {"stage": "changed"}
         self._apply_inferred()
         self.result = None
         # the sizes measured for the conversation shown before (each open or reload of a followed file makes new
@@ -1390,6 +1396,7 @@ class Session:
         if isinstance(stage, str):          # a layer's name (lessons), or "last"
             steps = self.trace.steps if self.trace else []
             stage = len(steps) if stage == "last" else \
+                compaction_stage(steps) if stage == "changed" else \
                 next((k + 1 for k, st in enumerate(steps) if st.layer == stage), 0)
         stage = int(stage)
         self.selection = None
