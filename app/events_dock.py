@@ -62,6 +62,7 @@ class EventsController(QObject):
         self._pairs_by_call: dict = {}           # real or simulated call -> index in the retention view
         self._opened = False                     # a file was just opened: show its first real compaction's event
         self._lost: list = []                    # the last watch's removals
+        self._conv: Any = None                   # the conversation the events are of
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(250)
@@ -106,8 +107,9 @@ class EventsController(QObject):
     # ------------------------------------------------------------------ computing
     def _source_changed(self, _src: dict) -> None:
         conv = self.win.session.conversation
-        if conv is None:
+        if conv is None or conv is self._conv:        # another segment or call of the same conversation
             return
+        self._conv = conv
         self._opened = True
         self.refresh()
 
@@ -178,8 +180,12 @@ class EventsController(QObject):
             first = next((k for k, e in enumerate(self.events) if e.kind == ae.REAL), None)
             if first is not None and s.segment == 0 and s.call is None:
                 self.panel.set_current(first)          # the window opened there (Session.open_at_first_compaction)
+                e = self.events[first]
+                self.panel.set_shown(tr("Opened at the first real compaction: ") + self._shown_real(e))
                 self.dock.show()
                 self.dock.raise_()
+                self.win.statusBar().showMessage(tr("Opened at the first real compaction (before call {call}); "
+                                                    "F8 goes to the next event.").format(call=e.call), 10000)
 
     def _pairs(self) -> list[Pair]:
         """Each real compaction beside the simulated one the divergence report pairs with it; then the simulated
@@ -230,13 +236,27 @@ class EventsController(QObject):
         if e.kind in (ae.REAL, ae.SIMULATED) and k is not None:
             self.retention_view.show_pair(k)
         if e.kind == ae.REAL:
+            self.panel.set_shown(self._shown_real(e))
             self.show_real(e.segment)
         elif e.kind == ae.FINDING:
             conv = self.win.session.conversation
             start = conv.segments[e.segment] if conv is not None and e.segment < len(conv.segments) else 0
+            self.panel.set_shown(tr("Shown: segment {segment}, the message the finding is about selected.").format(
+                segment=e.segment))
             self._show_segment(e.segment, 0, select=int(e.data.get("message", 0)) - start)
         elif e.call is not None:
-            self.show_call(e.call, e.data.get("layer") or "changed")
+            layer = e.data.get("layer")
+            self.panel.set_shown(tr("Shown: the replay's pipeline before call {call} (the timeline's cursor is "
+                                    "there), at the layer {layer}.").format(call=e.call, layer=layer) if layer else
+                                 tr("Shown: the replay's pipeline before call {call} (the timeline's cursor is "
+                                    "there), at the layer that compacts.").format(call=e.call))
+            self.show_call(e.call, layer or "changed")
+
+    @staticmethod
+    def _shown_real(e) -> str:
+        return tr("segment {before} is the context the real compaction before call {call} replaced, shown at the "
+                  "layer that compacts it; its summary opens segment {segment}.").format(
+            before=max(0, e.segment - 1), call=e.call, segment=e.segment)
 
     def show_real(self, segment: int) -> None:
         """The context a real compaction replaced (the segment before the one it opened), at its compaction."""

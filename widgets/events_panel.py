@@ -55,6 +55,12 @@ class EventsPanel(QWidget):
         top.addWidget(self.prev_button)
         top.addWidget(self.next_button)
         lay.addLayout(top)
+        self.shown = QLabel(self)
+        self.shown.setObjectName("eventsShown")
+        self.shown.setWordWrap(True)
+        self.shown.setStyleSheet("QLabel { color: #9a3412; }")
+        self.shown.hide()
+        lay.addWidget(self.shown)
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("eventsList")
         self.tree.setRootIsDecorated(False)
@@ -88,6 +94,7 @@ class EventsPanel(QWidget):
             items.append(it)
         self.tree.addTopLevelItems(items)
         self.current = -1
+        self.set_shown("")
         counts: dict[str, int] = {}
         for r in self.rows:
             counts[r.kind] = counts.get(r.kind, 0) + 1
@@ -102,6 +109,11 @@ class EventsPanel(QWidget):
         self.summary.setText(text)
         self.prev_button.setEnabled(bool(self.rows))
         self.next_button.setEnabled(bool(self.rows))
+
+    def set_shown(self, text: str) -> None:
+        """What the window shows for the current event, in words ("" hides the line)."""
+        self.shown.setText(text)
+        self.shown.setVisible(bool(text))
 
     def set_current(self, i: int) -> None:
         """Mark event ``i`` as the one shown (no signal)."""
