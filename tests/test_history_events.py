@@ -367,3 +367,26 @@ def test_report_has_an_events_and_a_retention_section(tmp_path):
     text = out_md.read_text(encoding="utf-8")
     assert code == 0 and "## Events (" in text and "## What each compaction kept and lost (" in text
     assert "real compaction before call" in text
+
+
+def _zh_left(texts) -> dict:
+    from compactscope.core import i18n
+    return {t: left for t in texts if (left := i18n.untranslated(t))}
+
+
+def test_every_event_text_has_a_chinese_template(corpus, tmp_path):
+    texts = set()
+    for path in [corpus / "entireio-cli" / n for n in sorted(CC_COMPACTED)] + [corpus / r for r in OTHERS] + \
+            [EXAMPLES / "long_session.json", EXAMPLES / "cc_real_compaction.jsonl"]:
+        conv = load(path).main
+        res = _replay(conv, tmp_path)
+        texts |= {e.text for e in history_events(conv, res)}
+        w = watch(conv, conv.messages[0]["content"][:20] if isinstance(conv.messages[0].get("content"), str)
+                  else "the", res)
+        texts |= {x.by for x in w.lost_at if x.kind == "real"}
+    for strategy in ("s08", "hermes", "inspect_edit", "inspect_trim", "inspect_summary"):
+        conv = load(EXAMPLES / "long_session.json").main
+        texts |= {e.text for e in history_events(conv, replay_for(conv, strategy=strategy,
+                                                                  workspace=Workspace(tmp_path)))}
+    assert len(texts) > 20
+    assert _zh_left(texts) == {}
