@@ -184,6 +184,7 @@ class EventsController(QObject):
                 self.panel.set_shown(tr("Opened at the first real compaction: ") + self._shown_real(e))
                 self.dock.show()
                 self.dock.raise_()
+                self.win.resizeDocks([self.dock], [max(200, self.win.height() * 3 // 10)], Qt.Vertical)
                 self.win.statusBar().showMessage(tr("Opened at the first real compaction (before call {call}); "
                                                     "F8 goes to the next event.").format(call=e.call), 10000)
 
@@ -254,8 +255,8 @@ class EventsController(QObject):
 
     @staticmethod
     def _shown_real(e) -> str:
-        return tr("segment {before} is the context the real compaction before call {call} replaced, shown at the "
-                  "layer that compacts it; its summary opens segment {segment}.").format(
+        return tr("segment {before}, what the real compaction before call {call} replaced, at the layer that "
+                  "compacts it (its summary opens segment {segment}).").format(
             before=max(0, e.segment - 1), call=e.call, segment=e.segment)
 
     def show_real(self, segment: int) -> None:

@@ -3,8 +3,8 @@
 For each real compaction (the file's) and each simulated one (the replay's), the items of the context it replaced:
 
 * ``request``: what the user asked (the first line of each user message with text; the last one is ``last``);
-* ``path``: file paths (tool inputs, paths written in the user's and the model's text, then those tool results
-  name, while there is room);
+* ``path``: file paths (tool inputs, paths written in the user's and the model's text, then up to
+  ``RESULT_PATHS`` that only tool results name);
 * ``tool``: the tools called;
 * ``error``: the first line of each tool result that failed;
 * ``identifier`` and ``number``: names (snake_case, camelCase, dotted) and numbers of 3+ digits that recur in
@@ -34,6 +34,7 @@ PATH, REQUEST, TOOL, ERROR, IDENTIFIER, NUMBER = "path", "request", "tool", "err
 ITEM_KINDS = (REQUEST, PATH, TOOL, ERROR, IDENTIFIER, NUMBER)
 CAPS = {REQUEST: 12, PATH: 40, TOOL: 30, ERROR: 12, IDENTIFIER: 20, NUMBER: 10}
 REQUEST_CHARS = 160
+RESULT_PATHS = 10          # paths only tool results name (a listing, a grep) are the last ones kept
 SUMMARY_MARKS = ("This session is being continued from a previous conversation", "[CONTEXT COMPACTION",
                  "<state_snapshot>", "Caveat:", "[Request interrupted")
 PATH_RX = re.compile(r"(?<![\w/.~-])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z0-9]{1,8}(?![\w/])")
@@ -225,9 +226,8 @@ def context_items(messages: Iterable) -> list[Item]:
     for kind, text in found:
         by_kind[kind].append(text)
     named = set(by_kind[PATH])
-    extra = [t for _, t in seen if t not in named]
-    by_kind[PATH] = extra[-max(0, CAPS[PATH] - len(named)):] + by_kind[PATH] if len(named) < CAPS[PATH] \
-        else by_kind[PATH]
+    extra = [t for _, t in seen if t not in named][-RESULT_PATHS:]
+    by_kind[PATH] = by_kind[PATH][-(CAPS[PATH] - len(extra)):] + extra
     taken = set(by_kind[TOOL])
     paths = by_kind[PATH]
     by_kind[IDENTIFIER] = [w for w, n in words.most_common() if n >= 2 and w not in taken

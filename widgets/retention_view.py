@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QTextBr
 from .i18n import tr
 
 KEPT_COLOR, LOST_COLOR = "#15803d", "#b91c1c"
+PER_KIND = 8            # items listed per kind and mark (the rest counted)
 
 
 @dataclass
@@ -46,12 +47,25 @@ def side_html(side: Side | None, none_text: str) -> str:
         out.append(f"<p><b>{html.escape(label)}:</b> <span style='color:{color}'><b>{html.escape(word)}</b></span>"
                    f" \u2014 {html.escape(_clip(text, 240))}</p>")
     counts = tr("{k} item(s) kept, {n} lost").format(k=len(side.kept), n=len(side.lost))
-    out.append(f"<p>{html.escape(counts)}</p><ul style='margin-left:-20px'>")
-    for marks, items, color in (("\u2718", side.lost, LOST_COLOR), ("\u2714", side.kept, KEPT_COLOR)):
-        for kind, text in items:
-            out.append(f"<li><span style='color:{color}'><b>{marks}</b></span> <i>{html.escape(kind)}</i> "
-                       f"<code>{html.escape(_clip(text, 160))}</code></li>")
-    out.append("</ul>")
+    out.append(f"<p>{html.escape(counts)}</p>")
+    kinds: list = []
+    for kind, _ in side.lost + side.kept:
+        if kind not in kinds:
+            kinds.append(kind)
+    for kind in kinds:
+        lost = [t for k, t in side.lost if k == kind]
+        kept = [t for k, t in side.kept if k == kind]
+        out.append(f"<p style='margin-bottom:0'><b>{html.escape(kind)}</b> \u2014 "
+                   f"<span style='color:{LOST_COLOR}'>\u2718 {len(lost)}</span> \u00b7 "
+                   f"<span style='color:{KEPT_COLOR}'>\u2714 {len(kept)}</span></p><ul style='margin-top:0'>")
+        for mark, texts, color in (("\u2718", lost, LOST_COLOR), ("\u2714", kept, KEPT_COLOR)):
+            for text in texts[:PER_KIND]:
+                out.append(f"<li><span style='color:{color}'><b>{mark}</b></span> "
+                           f"<code>{html.escape(_clip(text, 160))}</code></li>")
+            if len(texts) > PER_KIND:
+                more = tr("\u2026 and {n} more").format(n=len(texts) - PER_KIND)
+                out.append(f"<li><span style='color:{color}'>{html.escape(more)}</span></li>")
+        out.append("</ul>")
     if side.summary:
         head = tr("The summary")
         out.append(f"<h4>{html.escape(head)}</h4><pre style='white-space:pre-wrap'>"

@@ -1012,8 +1012,8 @@
         <translation>显示：重放中第 {call} 次调用之前的流水线（时间线的光标在那里），停在执行压缩的那一层。</translation>
     </message>
     <message>
-        <source>segment {before} is the context the real compaction before call {call} replaced, shown at the layer that compacts it; its summary opens segment {segment}.</source>
-        <translation>第 {before} 段是第 {call} 次调用之前的真实压缩所替换的上下文，显示在压缩它的那一层；它的摘要是第 {segment} 段的开头。</translation>
+        <source>segment {before}, what the real compaction before call {call} replaced, at the layer that compacts it (its summary opens segment {segment}).</source>
+        <translation>第 {before} 段，即第 {call} 次调用之前的真实压缩所替换的内容，停在压缩它的那一层（它的摘要是第 {segment} 段的开头）。</translation>
     </message>
     <message>
         <source>segment {k}: absent</source>
@@ -1818,6 +1818,10 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
     <message>
         <source>{k} item(s) kept, {n} lost</source>
         <translation>保留 {k} 项，丢失 {n} 项</translation>
+    </message>
+    <message>
+        <source>… and {n} more</source>
+        <translation>……还有 {n} 项</translation>
     </message>
     <message>
         <source>The summary</source>
