@@ -12,80 +12,44 @@ Headless: never imports Qt. The simulated compactions are the replay's of the fi
 from __future__ import annotations
 
 
-def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
-    def prepare(args):
+class _Ctx:
+    """What the commands need from app/cli (passed to ``register``)."""
+
+    def __init__(self, load, make_engine, print_json, CliError):
+        self.load, self.make_engine, self.print_json, self.CliError = load, make_engine, print_json, CliError
+
+    def prepare(self, args):
         from compactscope.app.cli import _joined
         from compactscope.core.analysis_events import replay_for
-        result, conv = load(args.file, args.conversation)
+        result, conv = self.load(args.file, args.conversation)
         conv = _joined(args, conv)
-        engine = make_engine(args, args.strategy, conversation=conv)
+        engine = self.make_engine(args, args.strategy, conversation=conv)
         return result, conv, replay_for(conv, engine)
 
-    def header(args, result, conv, res) -> None:
-        from compactscope.app.cli import print_inferred
-        print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls, "
-              f"{len(conv.events)} real compaction(s)")
-        print_inferred(res.engine)
 
+def _header(args, result, conv, res) -> None:
+    from compactscope.app.cli import print_inferred
+    print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls, "
+          f"{len(conv.events)} real compaction(s)")
+    print_inferred(res.engine)
+
+
+def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
+    ctx = _Ctx(load, make_engine, print_json, CliError)
     p = sub.add_parser("events", help="what happened, in call order: real and simulated compactions, layer changes, "
                                       "API findings, divergences, compaction loops")
     add_common(p)
     add_engine(p)
     p.add_argument("--json", action="store_true", help='one JSON object: {"events": [{"kind", "call", "segment", '
                                                        '"text", ...}]}')
-
-    def cmd_events(args) -> int:
-        from compactscope.app.cli import warn_choice
-        from compactscope.core.analysis_events import events_json, history_events
-        result, conv, res = prepare(args)
-        events = history_events(conv, res)
-        if args.json:
-            warn_choice(res.engine)
-            print_json(events_json(events))
-            return 0
-        header(args, result, conv, res)
-        for e in events:
-            where = "end" if e.call is None else f"call {e.call}"
-            print(f"{where:>10}  segment {e.segment}  {e.kind:<21} {e.text}")
-        counts: dict = {}
-        for e in events:
-            counts[e.kind] = counts.get(e.kind, 0) + 1
-        print(f"{len(events)} event(s): " + (", ".join(f"{n} {k}" for k, n in counts.items()) or "none"))
-        return 0
-    p.set_defaults(fn=cmd_events)
-
+    p.set_defaults(fn=lambda args: cmd_events(args, ctx))
     p = sub.add_parser("retention", help="what each real and simulated compaction kept and lost: paths, requests, "
                                          "tools, errors, recurring names")
     add_common(p)
     add_engine(p)
     p.add_argument("--json", action="store_true", help='one JSON object: {"compactions": [{"kind", "call", '
                                                        '"segment", "kept": [...], "lost": [...]}]}')
-
-    def cmd_retention(args) -> int:
-        from compactscope.app.cli import warn_choice
-        from compactscope.core.retention import retention, retention_json
-        result, conv, res = prepare(args)
-        found = retention(conv, res)
-        if args.json:
-            warn_choice(res.engine)
-            print_json(retention_json(found))
-            return 0
-        header(args, result, conv, res)
-        for r in found:
-            where = "at the end of the file" if r.call is None else f"before call {r.call}"
-            print(f"{r.kind} compaction {where} (segment {r.segment}): {r.replaced_messages} message(s) replaced, "
-                  f"{len(r.kept)} item(s) kept, {len(r.lost)} lost")
-            last = r.last_request()
-            if last is not None:
-                print(f"  the last request {'KEPT' if last[1] else 'LOST'}: {_one_line(last[0].text)}")
-            for word, items in (("kept", r.kept), ("LOST", r.lost)):
-                for it in items:
-                    print(f"  {word:<5} {it.kind:<10} {_one_line(it.text)}")
-        if not found:
-            print("no compaction, real or simulated")
-        return 0
-    p.set_defaults(fn=cmd_retention)
-
+    p.set_defaults(fn=lambda args: cmd_retention(args, ctx))
     p = sub.add_parser("watch", help="follow a term (a path, a tool id, a phrase) through the history: where it is, "
                                      "what removed it")
     add_common(p)
@@ -93,36 +57,81 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     add_engine(p)
     p.add_argument("--json", action="store_true", help='one JSON object: {"term", "contexts": [{"segment", '
                                                        '"present"}], "lost_at": [{"call", "by"}]}')
+    p.set_defaults(fn=lambda args: cmd_watch(args, ctx))
 
-    def cmd_watch(args) -> int:
-        from compactscope.app.cli import warn_choice
-        from compactscope.core.watch import watch
-        if not args.term:
-            raise CliError("watch: the term is empty")
-        result, conv, res = prepare(args)
-        w = watch(conv, args.term, res)
-        if args.json:
-            warn_choice(res.engine)
-            print_json(w.to_json())
-            return 0
-        header(args, result, conv, res)
-        print(f"term: {args.term!r}")
-        for c in w.contexts:
-            if not c.present:
-                print(f"  segment {c.segment}: absent")
-            elif c.first_call is None:
-                print(f"  segment {c.segment}: present from message {c.first_message}, sent to no call")
-            else:
-                print(f"  segment {c.segment}: present from message {c.first_message}, in the contexts of calls "
-                      f"{c.first_call}-{c.last_call}")
-        sim = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in w.simulated) or "none"
-        print(f"  in the {w.strategy} replay's context at calls: {sim}")
-        for x in w.lost_at:
-            print(f"  removed before call {x.call} by {x.by}")
-        if not w.lost_at:
-            print("  never removed")
+
+def cmd_events(args, ctx: _Ctx) -> int:
+    from compactscope.app.cli import warn_choice
+    from compactscope.core.analysis_events import events_json, history_events
+    result, conv, res = ctx.prepare(args)
+    events = history_events(conv, res)
+    if args.json:
+        warn_choice(res.engine)
+        ctx.print_json(events_json(events))
         return 0
-    p.set_defaults(fn=cmd_watch)
+    _header(args, result, conv, res)
+    counts: dict = {}
+    for e in events:
+        where = "end" if e.call is None else f"call {e.call}"
+        print(f"{where:>10}  segment {e.segment}  {e.kind:<21} {e.text}")
+        counts[e.kind] = counts.get(e.kind, 0) + 1
+    print(f"{len(events)} event(s): " + (", ".join(f"{n} {k}" for k, n in counts.items()) or "none"))
+    return 0
+
+
+def cmd_retention(args, ctx: _Ctx) -> int:
+    from compactscope.app.cli import warn_choice
+    from compactscope.core.retention import retention, retention_json
+    result, conv, res = ctx.prepare(args)
+    found = retention(conv, res)
+    if args.json:
+        warn_choice(res.engine)
+        ctx.print_json(retention_json(found))
+        return 0
+    _header(args, result, conv, res)
+    for r in found:
+        where = "at the end of the file" if r.call is None else f"before call {r.call}"
+        print(f"{r.kind} compaction {where} (segment {r.segment}): {r.replaced_messages} message(s) replaced, "
+              f"{len(r.kept)} item(s) kept, {len(r.lost)} lost")
+        last = r.last_request()
+        if last is not None:
+            print(f"  the last request {'KEPT' if last[1] else 'LOST'}: {_one_line(last[0].text)}")
+        for word, items in (("kept", r.kept), ("LOST", r.lost)):
+            for it in items:
+                print(f"  {word:<5} {it.kind:<10} {_one_line(it.text)}")
+    if not found:
+        print("no compaction, real or simulated")
+    return 0
+
+
+def cmd_watch(args, ctx: _Ctx) -> int:
+    from compactscope.app.cli import warn_choice
+    from compactscope.core.watch import watch
+    if not args.term:
+        raise ctx.CliError("watch: the term is empty")
+    result, conv, res = ctx.prepare(args)
+    w = watch(conv, args.term, res)
+    if args.json:
+        warn_choice(res.engine)
+        ctx.print_json(w.to_json())
+        return 0
+    _header(args, result, conv, res)
+    print(f"term: {args.term!r}")
+    for c in w.contexts:
+        if not c.present:
+            print(f"  segment {c.segment}: absent")
+        elif c.first_call is None:
+            print(f"  segment {c.segment}: present from message {c.first_message}, sent to no call")
+        else:
+            print(f"  segment {c.segment}: present from message {c.first_message}, in the contexts of calls "
+                  f"{c.first_call}-{c.last_call}")
+    sim = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in w.simulated) or "none"
+    print(f"  in the {w.strategy} replay's context at calls: {sim}")
+    for x in w.lost_at:
+        print(f"  removed before call {x.call} by {x.by}")
+    if not w.lost_at:
+        print("  never removed")
+    return 0
 
 
 def _one_line(text: str, n: int = 150) -> str:

@@ -198,8 +198,8 @@ def _divergence_events(conv: Conversation, result: Any) -> Iterator[Event]:
         if row.get("diverges"):
             call = row.get("real_call")
             yield Event(DIVERGENCE, call, call_segment(conv, call), divergence.warning(row),
-                        {k: row.get(k) for k in ("real_call", "first_simulated_call", "calls_apart", "token_error_share",
-                                                 "explanation")})
+                        {k: row.get(k) for k in ("real_call", "first_simulated_call", "calls_apart",
+                                                 "token_error_share", "explanation")})
 
 
 def loops(compactions: list[tuple[int, int | None, int | None]]) -> list[tuple[int, int, float]]:

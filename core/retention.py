@@ -50,7 +50,7 @@ class Item:
     last: bool = False          # the last request before the compaction
 
     def to_json(self) -> dict:
-        d = {"kind": self.kind, "text": self.text}
+        d: dict[str, Any] = {"kind": self.kind, "text": self.text}
         if self.last:
             d["last"] = True
         return d
@@ -115,8 +115,9 @@ def _tool_inputs(m: Any) -> Iterator[tuple[str, Any]]:
             yield str(b.get("name") or ""), b.get("input")
     for call in m.get("tool_calls") or []:
         if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-            yield str(fn.get("name") or ""), fn.get("arguments")
+            fn = call.get("function")
+            if isinstance(fn, dict):
+                yield str(fn.get("name") or ""), fn.get("arguments")
 
 
 def _errors(m: Any) -> Iterator[str]:

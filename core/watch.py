@@ -116,7 +116,7 @@ def _simulated(conv: Any, term: str, text: TextCache, result: Any) -> tuple[list
         if c.index >= len(result.inputs):
             break
         before = holds(result.inputs[c.index])
-        changed = any(l.changed for l in c.layers)
+        changed = any(lr.changed for lr in c.layers)
         after = holds(call_output(result, c.index)) if before and changed else before
         present.append(after)
         if before and not after:

@@ -146,3 +146,29 @@ def test_the_bundled_compacted_example_opens_before_its_compaction(qtbot, win):
     assert other.session.restore(snap)
     assert other.events_controller.wait(120000)
     assert other.session.segment == 1
+
+
+@pytest.mark.parametrize("lang,size", [("en", (1024, 768)), ("zh_CN", (1920, 1080))])
+def test_screenshots_of_the_events_views(qtbot, tmp_path, isolated_settings, lang, size):
+    """The four views (app/events_shots.py) at a size, in a language: every text of the dock is in that language."""
+    from compactscope.app import language
+    from compactscope.app.events_shots import VIEWS, shoot
+    from compactscope.app.main_window import MainWindow
+    from compactscope.app.settings import Settings
+    from compactscope.core.workspace import Workspace
+    language.install(lang)
+    try:
+        w = MainWindow(Settings(), workspace=Workspace(tmp_path / "ws"))
+        qtbot.addWidget(w)
+        w.resize(*size)
+        w.show()
+        _open(w, EXAMPLE)
+        paths = shoot(w, "compactscope", tmp_path, f"{lang}")
+        assert [p.name for p in paths] == [f"{lang}-{v}.png" for v in VIEWS]
+        assert all(p.stat().st_size > 10_000 for p in paths)
+        ec = w.events_controller
+        han = any("\u4e00" <= ch <= "\u9fff" for ch in ec.tabs.tabText(0) + ec.panel.summary.text()
+                  + ec.panel.tree.topLevelItem(0).text(3) + ec.watch_box.status.text())
+        assert han == (lang == "zh_CN")
+    finally:
+        language.install("en")

@@ -152,7 +152,7 @@ def test_retention_claims_hold_against_the_raw_jsonl(corpus, tmp_path, name):
     raw = _cc_contexts(path)
     assert len(found) == len(raw) == len(CC_COMPACTED[name])
     tally: list = []
-    for r, (before, after) in zip(found, raw):
+    for r, (before, after) in zip(found, raw, strict=True):
         assert r.kept or r.lost
         _check_claims(r, before, after, tally)
         requests = [i for i in r.kept + r.lost if i.kind == "request"]
@@ -221,7 +221,7 @@ def test_watch_of_a_lost_item_says_where_it_went(corpus, tmp_path, name):
     found = [r for r in retention(conv, res) if r.kind == "real"]
     raw = _cc_contexts(corpus / "entireio-cli" / name)
     checked = 0
-    for r, (before, after) in zip(found, raw):
+    for r, (before, after) in zip(found, raw, strict=True):
         for it in r.lost[:6]:
             w = watch(conv, it.text, res)
             assert w.contexts[r.segment - 1].present
