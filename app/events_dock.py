@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QTabWidget
 
@@ -77,6 +78,14 @@ class EventsController(QObject):
         self.watch_box.sigWatch.connect(self.watch)
         self.watch_box.sigJump.connect(self._watch_jump)
         self._install_actions()
+        win.installEventFilter(self)             # the window closes: stop the events' work too
+
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self.win and event.type() == QEvent.Close:
+            self.worker.cancel()
+            self.watcher.cancel()
+            self._timer.stop()
+        return False
 
     # ------------------------------------------------------------------ menus and keys
     def _install_actions(self) -> None:
@@ -141,7 +150,13 @@ class EventsController(QObject):
             self._failed(e)
             return None
 
+    def _alive(self) -> bool:
+        """The dock's views still exist (a window closed while a task ran: nothing to show)."""
+        return all(shiboken6.isValid(w) for w in (self.win, self.panel, self.retention_view, self.watch_box))
+
     def _computed(self, out: tuple) -> None:
+        if not self._alive():
+            return
         conv, self.replay, self.events, self.retention = out
         if conv is not self.win.session.conversation:
             return
@@ -151,6 +166,8 @@ class EventsController(QObject):
             self.watch(self.watch_box.term())
 
     def _failed(self, exc: BaseException) -> None:
+        if not self._alive():
+            return
         self.error = tr("The replay failed ({e}): only the real compactions are listed.").format(
             e=f"{type(exc).__name__}: {exc}")
         self._show(busy=False)
@@ -336,6 +353,8 @@ class EventsController(QObject):
         self.watcher.start(_watch, conv, term, self.replay)
 
     def _watched(self, out: tuple) -> None:
+        if not self._alive():
+            return
         conv, w = out
         if conv is not self.win.session.conversation:
             return
@@ -371,6 +390,8 @@ class EventsController(QObject):
         self.watch_box.set_result(head, rows)
 
     def _watch_failed(self, exc: BaseException) -> None:
+        if not self._alive():
+            return
         self.watch_box.set_result(tr("The watch failed: {e}").format(e=f"{type(exc).__name__}: {exc}"), [])
 
     def _watch_jump(self, call: int, kind: str) -> None:
