@@ -23,7 +23,8 @@ from compactscope.widgets.i18n import ct, tr
 from compactscope.widgets.retention_view import Pair, RetentionView, Side
 from compactscope.widgets.watch_box import ABSENT, PRESENT, REMOVED, WatchBox, WatchRow
 
-AUTOMATIC_SUMMARIZERS = ("offline", "fixed")     # the events' own replay never calls a model on its own
+AUTOMATIC_SUMMARIZERS = ("offline", "fixed")
+CHART_DOCK = 230          # app/docks.py's height of the chart's dock     # the events' own replay never calls a model on its own
 
 
 def item_kind(kind: str) -> str:
@@ -49,10 +50,14 @@ class EventsController(QObject):
         self.dock.setObjectName("dock_events")
         self.dock.setWidget(self.tabs)
         win.addDockWidget(Qt.BottomDockWidgetArea, self.dock)
+        # as small as the chart's dock (a projector's 1024x768 keeps its size; the views scroll), beside it
+        self.tabs.setMinimumHeight(min(self.tabs.minimumSizeHint().height(), win.dock_chart.minimumSizeHint().height()))
         win.tabifyDockWidget(win.dock_chart, self.dock)
         win.dock_chart.raise_()
+        self.dock.hide()          # shown by a file with real compactions, F8, or View > Events (then a tab by the chart)
+        QTimer.singleShot(0, self._chart_room)
         ex = s.pipeline.executor
-        self.worker = Worker(ex, self._computed, self._failed, name="events")
+        self.worker = Worker(ex, self._computed, self._failed, on_partial=self._partial, name="events")
         self.watcher = Worker(ex, self._watched, self._watch_failed, name="watch")
         self.events: list = []
         self.retention: list = []
@@ -64,6 +69,7 @@ class EventsController(QObject):
         self._opened = False                     # a file was just opened: show its first real compaction's event
         self._lost: list = []                    # the last watch's removals
         self._conv: Any = None                   # the conversation the events are of
+        self._refresh_wanted = False             # a new conversation: compute its events once its first run is shown
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(250)
@@ -73,12 +79,33 @@ class EventsController(QObject):
         q.sigStrategyChanged.connect(lambda _st: self._timer.start())
         q.sigParamsChanged.connect(lambda _p: self._timer.start())
         q.sigReplayChanged.connect(self._replay_changed)
+        q.sigRunningChanged.connect(self._running)
         win.sigTraceReady.connect(self._ready)
         self.panel.sigActivated.connect(self.go)
         self.watch_box.sigWatch.connect(self.watch)
         self.watch_box.sigJump.connect(self._watch_jump)
         self._install_actions()
         win.installEventFilter(self)             # the window closes: stop the events' work too
+        self._shown_before_presenter: bool | None = None
+        win.presenter_action.toggled.connect(self._presenter)
+
+    def _presenter(self, on: bool) -> None:
+        """Presenter mode (a lesson, a projector) gives the screen to the lesson: the Events dock steps aside."""
+        if on and self._shown_before_presenter is None:
+            self._shown_before_presenter = self.dock.isVisible()
+            self.dock.hide()
+        elif not on and self._shown_before_presenter is not None:
+            self.dock.setVisible(self._shown_before_presenter)
+            self._shown_before_presenter = None
+
+    def _chart_room(self) -> None:
+        """The chart keeps the height it had without the Events tab beside it: its dock grows by the tab bar."""
+        from PySide6.QtWidgets import QTabBar
+        titles = {self.dock.windowTitle(), self.win.dock_chart.windowTitle()}
+        bars = [b for b in self.win.findChildren(QTabBar)
+                if {b.tabText(i) for i in range(b.count())} >= titles and b.isVisible()]
+        extra = bars[0].height() if bars else 0
+        self.win.resizeDocks([self.win.dock_chart], [CHART_DOCK + extra], Qt.Vertical)
 
     def eventFilter(self, obj, event) -> bool:
         if obj is self.win and event.type() == QEvent.Close:
@@ -115,12 +142,18 @@ class EventsController(QObject):
 
     # ------------------------------------------------------------------ computing
     def _source_changed(self, _src: dict) -> None:
-        conv = self.win.session.conversation
+        s = self.win.session
+        conv = s.conversation
         if conv is None or conv is self._conv:        # another segment or call of the same conversation
             return
         self._conv = conv
         self._opened = True
-        self.refresh()
+        self.worker.cancel()
+        self.events, self.retention, self.replay = [], [], None
+        self._show(busy=True)
+        self._refresh_wanted = True           # after the first run is shown: the events never delay it
+        if not s.pipeline.busy and s.result is not None:
+            self.refresh()
 
     def refresh(self) -> None:
         """The events of the conversation shown, under the session's strategy, in the background."""
@@ -129,9 +162,8 @@ class EventsController(QObject):
         if conv is None:
             return
         self._timer.stop()
+        self._refresh_wanted = False
         self.replay = None
-        self.events = ae.history_events(conv, None)       # the real ones at once; the replay adds the rest
-        self.retention = []
         self._show(busy=True)
         engine = self._engine()
         if engine is None:
@@ -153,6 +185,13 @@ class EventsController(QObject):
     def _alive(self) -> bool:
         """The dock's views still exist (a window closed while a task ran: nothing to show)."""
         return all(shiboken6.isValid(w) for w in (self.win, self.panel, self.retention_view, self.watch_box))
+
+    def _partial(self, out: tuple) -> None:
+        """The real compactions and the findings, before the replay adds the simulated ones."""
+        if not self._alive() or out[0] is not self.win.session.conversation:
+            return
+        self.events = out[2]
+        self._show(busy=True)
 
     def _computed(self, out: tuple) -> None:
         if not self._alive():
@@ -177,7 +216,8 @@ class EventsController(QObject):
         import time
         t0 = time.perf_counter()
         app = QApplication.instance()
-        while self.worker.busy or self.watcher.busy or self._timer.isActive() or self.win.session.busy:
+        while self.worker.busy or self.watcher.busy or self._timer.isActive() or self.win.session.busy or \
+                self._refresh_wanted:
             app.processEvents()
             if (time.perf_counter() - t0) * 1000 > ms:
                 return False
@@ -315,6 +355,14 @@ class EventsController(QObject):
         if pending is not None and results:
             self.show_call(*pending)
 
+    def _running(self, kind) -> None:
+        if kind is None and self._refresh_wanted:
+            QTimer.singleShot(0, self._refresh_if_wanted)       # once the run is painted
+
+    def _refresh_if_wanted(self) -> None:
+        if self._refresh_wanted and not self.win.session.pipeline.busy:
+            self.refresh()
+
     def _ready(self, result) -> None:
         w = self._want
         if w is None or result is None:
@@ -405,6 +453,7 @@ class EventsController(QObject):
 
 def _compute(conv, engine, state) -> tuple:
     from compactscope.core.retention import retention
+    state.set_partial_result((conv, None, ae.history_events(conv, None), []))
     res = ae.replay_for(conv, engine, cancel=state.cancel)
     return conv, res, ae.history_events(conv, res), retention(conv, res)
 

@@ -390,3 +390,43 @@ def test_every_event_text_has_a_chinese_template(corpus, tmp_path):
                                                                   workspace=Workspace(tmp_path)))}
     assert len(texts) > 20
     assert _zh_left(texts) == {}
+
+
+def test_events_retention_and_watch_on_a_recording(tmp_path):
+    """A Compactscope recording of its own agent (s08's compact_history fired during the run): the recorded
+    compaction is an event at its call, its retention's claims hold, and watch says what removed a lost item."""
+    from compactscope.core.agent import Agent
+    from compactscope.core.recording import RecordingWriter
+    from tests.fakeapi import FakeAnthropic, message, reply, text_block, tool_use_block
+    key = "-".join(("sk", "ant", "fake-eventstest-0123456789"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.txt").write_text("line of text\n" * 40)
+    script = [reply(message([tool_use_block("read_file", {"path": "big.txt"}, "t1")])),
+              reply(message([tool_use_block("read_file", {"path": "big.txt"}, "t2")])),
+              reply(message([text_block("read it twice")]))]
+    rec = tmp_path / "agent.jsonl"
+    with FakeAnthropic(script) as fake, RecordingWriter(rec, source="agent") as w:
+        Agent(ws, api_key=key, base_url=fake.url, timeout=10, recorder=w, summarizer="offline",
+              params={"context_limit": 1200}).send("read big.txt")
+    conv = load(rec).main
+    assert conv.events
+    res = replay_for(conv, workspace=Workspace(tmp_path / "w"))
+    events = history_events(conv, res)
+    real = [e for e in events if e.kind == REAL]
+    assert len(real) == len(conv.events) and real[0].call == res.real_events[0]["call"]
+    found = [r for r in retention(conv, res) if r.kind == "real"]
+    assert found
+    starts = list(conv.segments) + [len(conv.messages)]
+    tally: list = []
+    for r in found:
+        k = r.segment
+        before = "\n".join(_flat(m) for m in conv.messages[starts[k - 1]:starts[k]])
+        after = "\n".join(_flat(m) for m in conv.messages[starts[k]:_first_reply(conv, starts[k], starts[k + 1])])
+        _check_claims(r, before, after, tally)
+        for it in r.lost:
+            w = watch(conv, it.text, res)
+            assert w.contexts[k - 1].present and any(x.call == r.call and x.kind == "real" for x in w.lost_at)
+    assert tally and all(tally)
+    raw = rec.read_text(encoding="utf-8")
+    assert all(json.dumps(i.text)[1:-1] in raw for r in found for i in r.kept + r.lost)
