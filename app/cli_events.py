@@ -24,14 +24,20 @@ class _Ctx:
         result, conv = self.load(args.file, args.conversation)
         conv = _joined(args, conv)
         engine = self.make_engine(args, args.strategy, conversation=conv)
-        return result, conv, replay_for(conv, engine)
+        return result, conv, replay_for(conv, engine), engine     # the engine says which strategy and why
 
 
-def _header(args, result, conv, res) -> None:
+def _exit(res, what: str) -> int:
+    """3 (with the one-line report) when a layer raised in the replay, 2 when a plugin failed, else 0."""
+    from compactscope.app.cli import internal_steps_report
+    return internal_steps_report([lr for c in res.calls for lr in c.layers], f"{what}: ")
+
+
+def _header(args, result, conv, res, engine) -> None:
     from compactscope.app.cli import print_inferred
     print(f"{args.file}: {result.format}, {len(conv.messages)} messages, {len(res.calls)} model calls, "
           f"{len(conv.events)} real compaction(s)")
-    print_inferred(res.engine)
+    print_inferred(engine)
 
 
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
@@ -63,32 +69,32 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
 def cmd_events(args, ctx: _Ctx) -> int:
     from compactscope.app.cli import warn_choice
     from compactscope.core.analysis_events import events_json, history_events
-    result, conv, res = ctx.prepare(args)
+    result, conv, res, engine = ctx.prepare(args)
     events = history_events(conv, res)
     if args.json:
-        warn_choice(res.engine)
+        warn_choice(engine)
         ctx.print_json(events_json(events))
-        return 0
-    _header(args, result, conv, res)
+        return _exit(res, "events")
+    _header(args, result, conv, res, engine)
     counts: dict = {}
     for e in events:
         where = "end" if e.call is None else f"call {e.call}"
         print(f"{where:>10}  segment {e.segment}  {e.kind:<21} {e.text}")
         counts[e.kind] = counts.get(e.kind, 0) + 1
     print(f"{len(events)} event(s): " + (", ".join(f"{n} {k}" for k, n in counts.items()) or "none"))
-    return 0
+    return _exit(res, "events")
 
 
 def cmd_retention(args, ctx: _Ctx) -> int:
     from compactscope.app.cli import warn_choice
     from compactscope.core.retention import retention, retention_json
-    result, conv, res = ctx.prepare(args)
+    result, conv, res, engine = ctx.prepare(args)
     found = retention(conv, res)
     if args.json:
-        warn_choice(res.engine)
+        warn_choice(engine)
         ctx.print_json(retention_json(found))
-        return 0
-    _header(args, result, conv, res)
+        return _exit(res, "retention")
+    _header(args, result, conv, res, engine)
     for r in found:
         where = "at the end of the file" if r.call is None else f"before call {r.call}"
         print(f"{r.kind} compaction {where} (segment {r.segment}): {r.replaced_messages} message(s) replaced, "
@@ -101,7 +107,7 @@ def cmd_retention(args, ctx: _Ctx) -> int:
                 print(f"  {word:<5} {it.kind:<10} {_one_line(it.text)}")
     if not found:
         print("no compaction, real or simulated")
-    return 0
+    return _exit(res, "retention")
 
 
 def cmd_watch(args, ctx: _Ctx) -> int:
@@ -109,13 +115,13 @@ def cmd_watch(args, ctx: _Ctx) -> int:
     from compactscope.core.watch import watch
     if not args.term:
         raise ctx.CliError("watch: the term is empty")
-    result, conv, res = ctx.prepare(args)
+    result, conv, res, engine = ctx.prepare(args)
     w = watch(conv, args.term, res)
     if args.json:
-        warn_choice(res.engine)
+        warn_choice(engine)
         ctx.print_json(w.to_json())
-        return 0
-    _header(args, result, conv, res)
+        return _exit(res, "watch")
+    _header(args, result, conv, res, engine)
     print(f"term: {args.term!r}")
     for c in w.contexts:
         if not c.present:
@@ -131,7 +137,7 @@ def cmd_watch(args, ctx: _Ctx) -> int:
         print(f"  removed before call {x.call} by {x.by}")
     if not w.lost_at:
         print("  never removed")
-    return 0
+    return _exit(res, "watch")
 
 
 def _one_line(text: str, n: int = 150) -> str:

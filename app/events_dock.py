@@ -24,7 +24,7 @@ from compactscope.widgets.retention_view import Pair, RetentionView, Side
 from compactscope.widgets.watch_box import ABSENT, PRESENT, REMOVED, WatchBox, WatchRow
 
 AUTOMATIC_SUMMARIZERS = ("offline", "fixed")
-CHART_DOCK = 230          # app/docks.py's height of the chart's dock     # the events' own replay never calls a model on its own
+CHART_DOCK = 230          # app/docks.py's height of the chart's dock
 
 
 def item_kind(kind: str) -> str:
@@ -54,7 +54,7 @@ class EventsController(QObject):
         self.tabs.setMinimumHeight(min(self.tabs.minimumSizeHint().height(), win.dock_chart.minimumSizeHint().height()))
         win.tabifyDockWidget(win.dock_chart, self.dock)
         win.dock_chart.raise_()
-        self.dock.hide()          # shown by a file with real compactions, F8, or View > Events (then a tab by the chart)
+        self.dock.hide()          # shown by a compacted file, F8 or View > Events (a tab by the chart)
         QTimer.singleShot(0, self._chart_room)
         ex = s.pipeline.executor
         self.worker = Worker(ex, self._computed, self._failed, on_partial=self._partial, name="events")
