@@ -23,7 +23,7 @@ from compactscope.widgets.i18n import ct, tr
 from compactscope.widgets.retention_view import Pair, RetentionView, Side
 from compactscope.widgets.watch_box import ABSENT, PRESENT, REMOVED, WatchBox, WatchRow
 
-AUTOMATIC_SUMMARIZERS = ("offline", "fixed")
+AUTOMATIC_SUMMARIZERS = ("offline", "fixed")     # the events' own replay never calls a model on its own
 CHART_DOCK = 230          # app/docks.py's height of the chart's dock
 
 

@@ -30,8 +30,9 @@ SMALL = {
     "bench_report.py": ["--runs", "1"],
     "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],
     "bench_fuzz.py": ["--inputs", "20", "--workers", "1"],
+    "bench_events.py": ["--mb", "0.3"],
 }
-NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py"}
+NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py", "bench_events.py"}
 
 
 def test_every_bench_script_has_a_small_size():
