@@ -11,6 +11,9 @@ Headless subcommands (never import Qt, start fast):
   strategies    list the strategies and their parameters
   cache         what the workspace cache holds; --prune to the cap, --clear to empty it
   lessons       the bundled lessons (name, then title); lesson NAME --check | --export DIR | [--slide K]
+  events FILE   what happened, in call order: real and simulated compactions, layer changes, findings, loops
+  retention FILE  what each compaction kept and lost (paths, requests, tools, errors, recurring names)
+  watch FILE TERM  the real contexts and calls that hold TERM, and what removed it
 
 Anything else opens the window: ``compactscope [FILE] [options]`` (``compactscope --help`` lists both).
 Exit codes, the same for every subcommand: 0 fine; 1 the API would reject the list (check); 2 bad input or
@@ -31,7 +34,7 @@ from compactscope.app.cli_common import (
 )
 
 HEADLESS = ("run", "check", "info", "replay", "report", "strategies", "proxy", "record", "fleet", "fleet-report",
-            "cache", "lessons", "lesson")
+            "cache", "lessons", "lesson", "events", "retention", "watch")
 HELP_INTRO = ("Compactscope: the context compaction of LLM agents, layer by layer. A subcommand runs headless "
               "('compactscope SUBCOMMAND --help' for its options); without one, 'compactscope [FILE] [options]' "
               "opens the window (its options follow the subcommands).")
@@ -409,8 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="the parameter reference as Markdown (docs/parameters.md)")
     p.set_defaults(fn=cmd_strategies)
-    from compactscope.app import cli_cache, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
-    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons):
+    from compactscope.app import cli_cache, cli_events, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
+    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons, cli_events):
         mod.register(sub, _add_common, _add_engine, _engine, load_file, _print_json, CliError)
     from compactscope.app.cli_lang import add_lang
     add_lang(sub)                    # --lang on every text command (app/cli_lang.py)

@@ -78,6 +78,8 @@ class MainWindow(QMainWindow):
         from compactscope.app.lessons import LessonController
         self.lesson_controller = LessonController(self)
         install_actions(self, EXAMPLES)
+        from compactscope.app.events_dock import install_events
+        install_events(self)           # the Events dock, F8 / Shift+F8 (issue 23)
         self._connect()
         self._restore()
 

@@ -35,10 +35,11 @@ SMALL = {
     "make_codex_sessions.py": ["--out", "{tmp}/codex", "--server-only", "--requests", "3"],
     "bench_hostile.py": ["--scale", "0.05", "--repeat", "1"],
     "make_gemini_sessions.py": ["--fake-only"],          # the real CLI needs npm: only the fake server here
+    "bench_events.py": ["--mb", "0.3"],
 }
 # the scripts that read ../shared/corpus (they skip, saying so, where it is absent)
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py", "fleet_sessions.py",
-                "bench_fleet.py"}
+                "bench_fleet.py", "bench_events.py"}
 
 
 def test_every_bench_script_has_a_small_size():

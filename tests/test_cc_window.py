@@ -38,10 +38,14 @@ def test_the_picker_chooses_the_real_context_the_pipeline_runs_on(qtbot, win, co
     s, p = win.session, win.picker
     conv = s.source.conversation
     segs = contexts.segments(conv)
-    # a compacted session opens on its last segment; the picker offers every segment, then the whole history
-    assert s.source.segment == 2 and p.segment_box.count() == 4 and p.segment_box.isEnabled()
-    assert "segment 2" in p.segment_box.currentText() and "what the agent would send next" in \
-        p.segment_box.currentText()
+    # a compacted session opens on the context its first real compaction replaced (issue 23); the picker offers
+    # every segment, then the whole history
+    assert s.source.segment == 0 and p.segment_box.count() == 4 and p.segment_box.isEnabled()
+    assert "segment 0" in p.segment_box.currentText()
+    assert win.session.trace.input == conv.messages[segs[0].start:segs[0].end]
+    p.segment_box.setCurrentIndex(2)
+    assert win.wait_idle(60000)
+    assert s.source.segment == 2 and "what the agent would send next" in p.segment_box.currentText()
     assert "never sent as one request" in p.segment_box.itemText(3)
     assert win.session.trace.input == conv.messages[segs[2].start:segs[2].end]
     # the user picks segment 0: the pipeline runs over that real context
@@ -110,7 +114,10 @@ def test_a_real_compaction_is_a_row_of_its_own(qtbot, win):
     s = win.session
     conv = s.source.conversation
     ev = conv.events[0]
-    # the last segment opens with the boundary row before its summary, badged as such
+    # the last segment starts with the boundary row before its summary, badged as such
+    s.source.set_segment(len(conv.segments) - 1)
+    assert win.wait_idle(60000)
+    s.view.set_stage(0)
     view = s.view.stage_view()
     assert any(style == "boundary" and "REAL COMPACTION" in text and "preTokens 157,570" in text
                for text, style in view.cuts.get(0, ()))
@@ -147,6 +154,7 @@ def test_the_windows_findings_are_checks_on_every_context(qtbot, win, corpus, pa
     for seg in contexts.segments(conv):
         win.session.source.set_segment(seg.index if len(conv.segments) > 1 else None)
         assert win.wait_idle(60000)
+        win.session.view.set_stage(0)           # the file opened at its first compaction's layer (issue 23)
         shown = [str(f) for f in win.session.view.stage_findings(0)]
         assert win.session.view.stage_view().where == ("in this real API context, as recorded" if len(conv.segments) > 1
                                                   else "in the conversation as loaded")

@@ -124,6 +124,7 @@ def test_copy_message_edits_and_summary_as_markdown(qtbot, win):
 
 def test_time_and_usage_in_the_message_list_and_the_inspector(qtbot, win, corpus, tmp_path):
     open_wait(qtbot, win, corpus / CC_ONE)
+    win.session.view.set_stage(0)        # it opens at its first compaction's layer (issue 23): the recorded messages
     model = win.messages.model
     conv = win.session.source.conversation
     i = next(i for i, m in enumerate(model.messages) if win.session.source.meta_of(m) is not None

@@ -940,6 +940,130 @@
         <translation>工具</translation>
     </message>
     <message>
+        <source>request</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <source>path</source>
+        <translation>路径</translation>
+    </message>
+    <message>
+        <source>identifier</source>
+        <translation>标识符</translation>
+    </message>
+    <message>
+        <source>number</source>
+        <translation>数字</translation>
+    </message>
+    <message>
+        <source>Events</source>
+        <translation>事件</translation>
+    </message>
+    <message>
+        <source>Kept and lost</source>
+        <translation>保留与丢失</translation>
+    </message>
+    <message>
+        <source>Watch</source>
+        <translation>追踪</translation>
+    </message>
+    <message>
+        <source>Next &amp;event</source>
+        <translation>下一个事件(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Previous e&amp;vent</source>
+        <translation>上一个事件(&amp;V)</translation>
+    </message>
+    <message>
+        <source>The replay failed ({e}): only the real compactions are listed.</source>
+        <translation>重放失败（{e}）：只列出真实压缩。</translation>
+    </message>
+    <message>
+        <source>Opened at the first real compaction: </source>
+        <translation>打开在第一次真实压缩处：</translation>
+    </message>
+    <message>
+        <source>Opened at the first real compaction (before call {call}); F8 goes to the next event.</source>
+        <translation>打开在第一次真实压缩处（第 {call} 次调用之前）；按 F8 转到下一个事件。</translation>
+    </message>
+    <message>
+        <source>Real compaction before call {call} (segment {segment})</source>
+        <translation>第 {call} 次调用之前的真实压缩（第 {segment} 段）</translation>
+    </message>
+    <message>
+        <source>The replay made no compaction near this one.</source>
+        <translation>重放在这附近没有压缩。</translation>
+    </message>
+    <message>
+        <source>Simulated compaction before call {call}</source>
+        <translation>第 {call} 次调用之前的模拟压缩</translation>
+    </message>
+    <message>
+        <source>Real summary (the file&apos;s), before call {call}</source>
+        <translation>真实摘要（文件中的），第 {call} 次调用之前</translation>
+    </message>
+    <message>
+        <source>Simulated by {strategy}, before call {call}</source>
+        <translation>由 {strategy} 模拟，第 {call} 次调用之前</translation>
+    </message>
+    <message>
+        <source>Shown: segment {segment}, the message the finding is about selected.</source>
+        <translation>显示：第 {segment} 段，已选中这条发现所指的消息。</translation>
+    </message>
+    <message>
+        <source>Shown: the replay&apos;s pipeline before call {call} (the timeline&apos;s cursor is there), at the layer {layer}.</source>
+        <translation>显示：重放中第 {call} 次调用之前的流水线（时间线的光标在那里），停在 {layer} 层。</translation>
+    </message>
+    <message>
+        <source>Shown: the replay&apos;s pipeline before call {call} (the timeline&apos;s cursor is there), at the layer that compacts.</source>
+        <translation>显示：重放中第 {call} 次调用之前的流水线（时间线的光标在那里），停在执行压缩的那一层。</translation>
+    </message>
+    <message>
+        <source>segment {before}, what the real compaction before call {call} replaced, at the layer that compacts it (its summary opens segment {segment}).</source>
+        <translation>第 {before} 段，即第 {call} 次调用之前的真实压缩所替换的内容，停在压缩它的那一层（它的摘要是第 {segment} 段的开头）。</translation>
+    </message>
+    <message>
+        <source>segment {k}: absent</source>
+        <translation>第 {k} 段：没有</translation>
+    </message>
+    <message>
+        <source>segment {k}: present from message {m}, sent to no call</source>
+        <translation>第 {k} 段：从消息 {m} 起就有，但没有发给任何调用</translation>
+    </message>
+    <message>
+        <source>segment {k}: present from message {m}, in the contexts of calls {a}-{b}</source>
+        <translation>第 {k} 段：从消息 {m} 起就有，在第 {a}-{b} 次调用的上下文中</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>in the {strategy} replay&apos;s context at calls: {calls}</source>
+        <translation>在 {strategy} 重放的上下文中的调用：{calls}</translation>
+    </message>
+    <message>
+        <source>removed before call {call} by the {by}</source>
+        <translation>在第 {call} 次调用之前被{by}移除</translation>
+    </message>
+    <message>
+        <source>removed before call {call} by {strategy}&apos;s {layer} layer (simulated)</source>
+        <translation>在第 {call} 次调用之前被 {strategy} 的 {layer} 层移除（模拟）</translation>
+    </message>
+    <message>
+        <source>“{term}” is in {n} of {m} real context(s); removed {k} time(s).</source>
+        <translation>“{term}”出现在 {m} 个真实上下文中的 {n} 个里；被移除 {k} 次。</translation>
+    </message>
+    <message>
+        <source>(the simulated pipeline is still being replayed)</source>
+        <translation>（模拟流水线还在重放中）</translation>
+    </message>
+    <message>
+        <source>The watch failed: {e}</source>
+        <translation>追踪失败：{e}</translation>
+    </message>
+    <message>
         <source>compacting</source>
         <translation>压缩中</translation>
     </message>
@@ -1614,6 +1738,142 @@ Runs separated by &apos;;&apos;, each a strategy with optional parameters</sourc
     <message>
         <source>Findings</source>
         <translation>检查结果</translation>
+    </message>
+    <message>
+        <source>real compaction</source>
+        <translation>真实压缩</translation>
+    </message>
+    <message>
+        <source>simulated compaction</source>
+        <translation>模拟压缩</translation>
+    </message>
+    <message>
+        <source>layer changed</source>
+        <translation>层有改动</translation>
+    </message>
+    <message>
+        <source>API finding</source>
+        <translation>API 发现</translation>
+    </message>
+    <message>
+        <source>divergence</source>
+        <translation>分歧</translation>
+    </message>
+    <message>
+        <source>compaction loop</source>
+        <translation>压缩循环</translation>
+    </message>
+    <message>
+        <source>◀ Previous (Shift+F8)</source>
+        <translation>◀ 上一个（Shift+F8）</translation>
+    </message>
+    <message>
+        <source>Next (F8) ▶</source>
+        <translation>下一个（F8）▶</translation>
+    </message>
+    <message>
+        <source>Go to the previous event: the stepper, the list and the timeline follow</source>
+        <translation>转到上一个事件：步进器、列表和时间线都会跟着走</translation>
+    </message>
+    <message>
+        <source>Go to the next event: the stepper, the list and the timeline follow</source>
+        <translation>转到下一个事件：步进器、列表和时间线都会跟着走</translation>
+    </message>
+    <message>
+        <source>Call</source>
+        <translation>调用</translation>
+    </message>
+    <message>
+        <source>Segment</source>
+        <translation>段</translation>
+    </message>
+    <message>
+        <source>Event</source>
+        <translation>事件</translation>
+    </message>
+    <message>
+        <source>What happened</source>
+        <translation>发生了什么</translation>
+    </message>
+    <message>
+        <source>end</source>
+        <translation>结尾</translation>
+    </message>
+    <message>
+        <source>{n} event(s): {parts}</source>
+        <translation>{n} 个事件：{parts}</translation>
+    </message>
+    <message>
+        <source>No event yet.</source>
+        <translation>还没有事件。</translation>
+    </message>
+    <message>
+        <source>Nothing happened: no compaction, no layer changed the context, no API finding.</source>
+        <translation>什么也没发生：没有压缩，没有层改变上下文，也没有 API 发现。</translation>
+    </message>
+    <message>
+        <source>(replaying the simulated compactions…)</source>
+        <translation>（正在重放模拟压缩……）</translation>
+    </message>
+    <message>
+        <source>✔ kept</source>
+        <translation>✔ 保留</translation>
+    </message>
+    <message>
+        <source>✘ LOST</source>
+        <translation>✘ 丢失</translation>
+    </message>
+    <message>
+        <source>The user&apos;s last request</source>
+        <translation>用户的最后一个请求</translation>
+    </message>
+    <message>
+        <source>{k} item(s) kept, {n} lost</source>
+        <translation>保留 {k} 项，丢失 {n} 项</translation>
+    </message>
+    <message>
+        <source>… and {n} more</source>
+        <translation>……还有 {n} 项</translation>
+    </message>
+    <message>
+        <source>The summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>What each compaction kept (✔, in the summary or restored after it) and lost (✘): the real one beside the simulated one.</source>
+        <translation>每次压缩保留了什么（✔，在摘要里或在它之后恢复的内容里），丢失了什么（✘）：真实的和模拟的并排显示。</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算……</translation>
+    </message>
+    <message>
+        <source>No compaction, real or simulated: nothing was replaced.</source>
+        <translation>没有压缩，无论真实的还是模拟的：什么都没有被替换。</translation>
+    </message>
+    <message>
+        <source>The file records no real compaction here.</source>
+        <translation>文件在这里没有记录真实压缩。</translation>
+    </message>
+    <message>
+        <source>A path, a tool id, a phrase (as the file writes it)…</source>
+        <translation>一个路径、一个工具 id 或一句话（按文件中的写法）……</translation>
+    </message>
+    <message>
+        <source>Follow:</source>
+        <translation>追踪：</translation>
+    </message>
+    <message>
+        <source>Type a term: the watch says in which real contexts and calls it is, and which compaction or layer removed it.</source>
+        <translation>输入一个词：追踪会告诉你它在哪些真实上下文和调用中，以及是哪次压缩或哪一层把它移除了。</translation>
+    </message>
+    <message>
+        <source>Following “{term}”…</source>
+        <translation>正在追踪“{term}”……</translation>
+    </message>
+    <message>
+        <source>Click to go there</source>
+        <translation>点击转到那里</translation>
     </message>
 </context>
 </TS>

@@ -20,7 +20,7 @@ from typing import Any
 
 from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED
 from compactscope.core.model.messages import ToolPairIndex, block_type, blocks, content_text
-from compactscope.core.report import svg, tables
+from compactscope.core.report import history, svg, tables
 from compactscope.core.report.model import group_rows
 from compactscope.core.model.describe import (
     block_changes,
@@ -304,6 +304,8 @@ def render_html(rep, out) -> None:
            ("boundary", "Boundary"), ("findings", "API findings")]
     if rep.replay:
         toc.append(("replay", "Replay"))
+    if rep.history is not None:
+        toc += [("events", "Events"), ("retention", "Kept and lost")]
     toc += [("summaries", "Summaries"), ("messages", "Messages")]
     w('<nav class="toc">' + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in toc) + "</nav>")
     _file(rep, w)
@@ -314,6 +316,7 @@ def render_html(rep, out) -> None:
     _findings(rep, W, w)
     if rep.replay:
         _replay(rep, w)
+    history.html(rep, w, esc, table)
     _summaries(rep, W, w)
     w(f'<h2 id="messages">The messages the pipeline ran over ({len(rep.messages):,})</h2>')
     w('<p class="sub">Every message of the run\'s input, in full (long contents collapse). Tool calls link to '

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from compactscope.core.model.messages import block_type, content_text
 from compactscope.core.report.html import basename
-from compactscope.core.report import tables
+from compactscope.core.report import history, tables
 from compactscope.core.report.model import group_rows
 from compactscope.core.model.describe import (
     block_changes,
@@ -88,6 +88,7 @@ def render_markdown(rep, out) -> None:
             w("\n")
     if rep.replay:
         _replay(rep, w)
+    history.markdown(rep, w, md, table)
     _summaries(rep, w)
     w(f"## The messages the pipeline ran over ({len(rep.messages):,})\n\n")
     for i, m in enumerate(rep.messages):

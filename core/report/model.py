@@ -97,6 +97,7 @@ class Report:
     generated: float
     version: str
     seconds: float = 0.0
+    history: Any = None                 # report.history.HistoryFacts: the events and what each compaction kept
 
     def meta_of(self, message: Any) -> MessageMeta | None:
         return self.meta.get(id(message))
@@ -213,7 +214,8 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
                  choice=None, inferred=None, user_params: dict | None = None,
                  trace: Trace | None = None, replayed_call: int | None = None, stage: int | None = None,
                  replays: Sequence | None = None, main_label: str | None = None,
-                 progress: Callable[[str], Any] | None = None, now: float | None = None) -> Report:
+                 progress: Callable[[str], Any] | None = None, now: float | None = None,
+                 events: bool = True) -> Report:
     """Gather a report's facts.
 
     ``engine`` runs the pipeline (its strategy, parameters, summarizer, workspace and token estimator) over
@@ -226,7 +228,8 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
     ``replays``: replay results already made (the window's timeline) to show when no replay is asked for.
     ``inferred``: what the strategy read from the session (``strategies.Inferred``; its reasons explain the
     parameters), with the ``user_params`` that override it. ``choice``: why the strategy runs
-    (``strategies.StrategyChoice``; default: described against the file's own pipeline). Raises ValueError
+    (``strategies.StrategyChoice``; default: described against the file's own pipeline). ``events``: gather the
+    conversation's events and what each compaction kept and lost (``report.history``). Raises ValueError
     with what is wrong in the selection."""
     t0 = time.perf_counter()
     say = progress or (lambda _t: None)
@@ -262,6 +265,11 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         replay_facts = _replay(conv, engine, compare, max_calls, say, main_label)
     elif replays:
         replay_facts = ReplayFacts(list(replays), [r.totals() for r in replays], replays[0].boundary_report(), [])
+    history = None
+    if events:
+        from compactscope.core.report.history import gather
+        say("listing the events")
+        history = gather(conv, engine, replay_facts.runs[0] if replay_facts and replay_facts.runs else None)
     params = dict(trace.params) if trace.params else dict(engine.params)
     thr, unit = threshold_for(strategy, params)
     defaults = strategy.defaults()
@@ -288,7 +296,7 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         threshold=thr, threshold_unit=unit, messages=messages, trace=trace, stages=stages, boundary=boundary,
         boundary_layer=bstep.layer if bstep is not None else None, summaries=summaries, replay=replay_facts,
         meta=_meta_map(conv), anchors=anchors, meter=engine.meter, generated=time.time(), version=__version__,
-        seconds=time.perf_counter() - t0)
+        seconds=time.perf_counter() - t0, history=history)
 
 
 def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: int | None, say,
@@ -299,9 +307,10 @@ def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: in
     has_usage = any(m.usage is not None for m in conv.meta)
     calibrate = has_usage and any(e.strategy.threshold_unit == "tokens" for _, e in configs)
     summaries: list[SummaryText] = []
-    for label, eng in configs:
+    for k, (label, eng) in enumerate(configs):
         say(f"replaying {label or eng.strategy.name}")
-        res = run_replay(conv, engine=eng, label=label, keep_inputs=False, keep_traces=True,
+        # the main run keeps its inputs: the events and the retention read them (report.history)
+        res = run_replay(conv, engine=eng, label=label, keep_inputs=k == 0, keep_traces=True,
                          max_calls=max_calls, calibrate=calibrate)
         for c, tr in zip(res.calls, res.traces or []):
             if c.summaries:

@@ -64,7 +64,8 @@ class Session:
         self.runs = 0
         self.error: Notice | None = None
         self.progress_text = ""
-        self._pending_view: dict | None = None      # restore(): applied when the next result arrives
+        self.pending_view: dict | None = None      # restore(): applied when the next result arrives
+        self.open_at_first_compaction = False       # the window: a compacted file opens before its first compaction
         self._defer_runs = False
         self.source = SourcePart(self, ex)
         self.setup = SetupPart(self, strategy, params, summarizer)
@@ -203,8 +204,8 @@ class Session:
         self.view.shown = 0
         self.view.selection = sel0
         self.view.show_stage(self.view.stage, remap_from=0 if sel0 is not None else None)
-        if self._pending_view is not None:
-            pending, self._pending_view = self._pending_view, None
+        if self.pending_view is not None:
+            pending, self.pending_view = self.pending_view, None
             self.view.apply_view(pending)
         self.crosscheck.start_check()
         if ci is not None:
@@ -272,7 +273,7 @@ class Session:
         src = snap.get("source") or {}
         view = snap.get("view") or {}
         rep = snap.get("replay") or {}
-        self._pending_view = view
+        self.pending_view = view
         self.replay.compare_names, self.replay.compare_extra = list(rep.get("compare") or []), str(rep.get("extra") or "")
         self.replay.follow = bool(rep.get("follow", True))
         self.events.compare({"names": list(self.replay.compare_names), "extra": self.replay.compare_extra})

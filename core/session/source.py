@@ -25,6 +25,7 @@ class SourcePart:
         self.s = s
         self.loader = Worker(ex, self._load_done, self._load_failed, on_partial=self._load_preview, name="load")
         self.loading: tuple | None = None           # (path, conversation) of the file loading in the background
+        self.open_at_first_compaction = False       # the window: a compacted file opens before its first compaction
         # source
         self.path: str | None = None
         self.load_result = None
@@ -190,6 +191,10 @@ class SourcePart:
         segs = getattr(conv, "segments", None) or [0]
         self.segment = len(segs) - 1 if len(segs) > 1 else None
         self.call = None
+        if self.open_at_first_compaction and len(segs) > 1 and self.s.pending_view is None:
+            # the window opens where something happens (issue 23): the context the first real compaction
+            # replaced, at the first layer that changed it (a snapshot being restored says its own view)
+            self.segment, self.s.pending_view = 0, {"stage": "changed"}
         self.s.setup.apply_inferred()
         self.s.result = None
         # the sizes measured for the conversation shown before (each open or reload of a followed file makes new

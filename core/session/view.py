@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from compactscope.core import strategies
+from compactscope.core.analysis.session_events import compaction_stage
 from compactscope.core.analysis.explain import cut_lines, find_boundary_step, is_snip_step, lost_results
 from compactscope.core.model.contexts import is_context
 from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
@@ -231,6 +232,7 @@ class ViewPart:
         if isinstance(stage, str):          # a layer's name (lessons), or "last"
             steps = self.s.trace.steps if self.s.trace else []
             stage = len(steps) if stage == "last" else \
+                compaction_stage(steps) if stage == "changed" else \
                 next((k + 1 for k, st in enumerate(steps) if st.layer == stage), 0)
         stage = int(stage)
         self.selection = None
