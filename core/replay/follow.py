@@ -1,0 +1,89 @@
+"""Following reality: the replay's default on a recording with real compactions.
+
+After a real compaction the agent went on from its real post-compaction context (the real summary, the
+files it restored, what followed), not from the replay's own summary. So the walk, at the first call after a
+real compaction:
+
+1. runs the pipeline once more on its own context up to the real boundary (the messages before the
+   compaction): does the simulation compact there? That call's record is this check;
+2. then starts the next call from the real context: the segment's messages from its first one (the real
+   summary, which a free replay leaves out, and the copies a hermes or Inspect compaction re-sent).
+
+When the check did not compact, a *shadow* (the free continuation of the replay's own context, never shown as
+the replay's context) runs for up to ``LATE_CALLS`` more calls to say how late the simulation would have
+compacted: ``ReplayResult.late``. Pure Python, no Qt.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LATE_CALLS = 3          # how many calls past a real compaction the shadow looks for a late simulated one
+
+FOLLOW = "follow"       # ReplayResult.mode: each real compaction predicted from the real start
+FREE = "free"           # the free-running what-if: its own summaries all the way
+
+
+@dataclass
+class ResetPoint:
+    """Where a real segment starts, in the walk's prepared list: ``at`` (prepared index of its first kept
+    message), ``lead`` (the messages a real compaction re-sent, in the strategy's dialect, before ``at``),
+    ``segment`` (its number in ``Conversation.segments``)."""
+    at: int
+    lead: list = field(default_factory=list)
+    segment: int = 0
+
+
+def reset_points(conv, prepared, dialect: str, convert) -> list[ResetPoint]:
+    """The real segments' starts after a real compaction (``Conversation.segments`` past 0, and 0 when the
+    file opens right after a compaction), in the order of the walk. ``convert(msgs)`` turns recorded
+    messages into the strategy's dialect (the copies a compaction re-sent are not in the prepared list)."""
+    msgs, meta = conv.messages, conv.meta
+    starts = sorted({s for s in (conv.segments or [0]) if 0 < s < len(msgs)}
+                    | ({0} if any(e.message_index == 0 for e in conv.events) and msgs else set()))
+    out = []
+    seg_of = {s: k for k, s in enumerate(sorted(set(conv.segments or [0]) | {0}))}
+    for s in starts:
+        copies = []
+        i = s
+        while i < len(msgs) and i < len(meta) and "copy_of" in meta[i].extra:
+            copies.append(msgs[i])
+            i += 1
+        at = prepared.inv.get(i, len(prepared.msgs)) if i < len(msgs) else len(prepared.msgs)
+        lead = (copies if conv.dialect == dialect else convert(copies)) if copies else []
+        out.append(ResetPoint(at, lead, seg_of.get(s, 0)))
+    return out
+
+
+def trace_compacted(trace, layer_records, n_context: int) -> bool:
+    """Whether a pipeline run compacted (as ``CallRecord.compacted`` says it: a summary, messages dropped, or a
+    triggered layer changed the context)."""
+    records, cur, n = layer_records(trace, n_context)
+    if n["summaries"] > 0 or any(l.triggered and l.changed for l in records):
+        return True
+    return cur is not None and len({x for x in cur if x is not None}) < n_context
+
+
+class Shadow:
+    """The replay's own context carried on past a real compaction the check did not reproduce, for up to
+    ``LATE_CALLS`` calls: where the free continuation would have compacted (``found``), never the context the
+    replay shows."""
+
+    def __init__(self, real_call: int, context: list):
+        self.real_call = real_call
+        self.context = context
+        self.left = LATE_CALLS
+        self.found: dict | None = None
+
+    def step(self, call: int, new: list, run, meter, layer_records) -> bool:
+        """Add the call's new messages, run the pipeline (``run(context)`` -> Trace, the engine's state kept
+        as it was); True while the shadow goes on."""
+        self.context = meter.concat(self.context, new)
+        trace = run(self.context)
+        first = trace.steps[0] if trace.steps else None
+        if trace_compacted(trace, layer_records, len(self.context)):
+            self.found = {"call": call, "tokens_before": first.tokens_before if first else None,
+                          "calls_late": call - self.real_call}
+            return False
+        self.context = trace.output
+        self.left -= 1
+        return self.left > 0
