@@ -10,14 +10,12 @@ real compaction:
    summary, which a free replay leaves out, and the copies a hermes or Inspect compaction re-sent).
 
 When the check did not compact, a *shadow* (the free continuation of the replay's own context, never shown as
-the replay's context) runs for up to ``LATE_CALLS`` more calls to say how late the simulation would have
+the replay's context) runs on, up to the next real compaction, to say how late the simulation would have
 compacted: ``ReplayResult.late``. Pure Python, no Qt.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-LATE_CALLS = 3          # how many calls past a real compaction the shadow looks for a late simulated one
 
 FOLLOW = "follow"       # ReplayResult.mode: each real compaction predicted from the real start
 FREE = "free"           # the free-running what-if: its own summaries all the way
@@ -46,12 +44,23 @@ def reset_points(conv, prepared, dialect: str, convert) -> list[ResetPoint]:
         copies = []
         i = s
         while i < len(msgs) and i < len(meta) and "copy_of" in meta[i].extra:
-            copies.append(msgs[i])
+            copies.append(_original(msgs, meta, i) if conv.dialect == dialect else msgs[i])
             i += 1
         at = prepared.inv.get(i, len(prepared.msgs)) if i < len(msgs) else len(prepared.msgs)
         lead = (copies if conv.dialect == dialect else convert(copies)) if copies else []
         out.append(ResetPoint(at, lead, seg_of.get(s, 0)))
     return out
+
+
+def _original(msgs: list, meta: list, i: int):
+    """The message a re-sent copy stands for: the one it copies (the same object the history holds, which the
+    estimators that anchor on usage know), itself when the compaction changed or made it."""
+    extra = meta[i].extra
+    o = extra.get("copy_of")
+    if isinstance(o, int) and not isinstance(o, bool) and 0 <= o < len(msgs) and not extra.get("edited") \
+            and not extra.get("made_by_compaction"):
+        return msgs[o]
+    return msgs[i]
 
 
 def trace_compacted(trace, layer_records, n_context: int) -> bool:
@@ -64,14 +73,13 @@ def trace_compacted(trace, layer_records, n_context: int) -> bool:
 
 
 class Shadow:
-    """The replay's own context carried on past a real compaction the check did not reproduce, for up to
-    ``LATE_CALLS`` calls: where the free continuation would have compacted (``found``), never the context the
+    """The replay's own context carried on past a real compaction the check did not reproduce, up to the next
+    real compaction: where the free continuation would have compacted (``found``), never the context the
     replay shows."""
 
     def __init__(self, real_call: int, context: list):
         self.real_call = real_call
         self.context = context
-        self.left = LATE_CALLS
         self.found: dict | None = None
 
     def step(self, call: int, new: list, run, meter, layer_records) -> bool:
@@ -85,5 +93,24 @@ class Shadow:
                           "calls_late": call - self.real_call}
             return False
         self.context = trace.output
-        self.left -= 1
-        return self.left > 0
+        return True
+
+
+def mode_words(result) -> str:
+    """Which replay a result is, in words (the CLI's header, the report, the timeline's caption)."""
+    if getattr(result, "mode", FREE) == FOLLOW:
+        return ("following reality: after each real compaction the replay goes on from the real context (the real "
+                "summary and what followed); --free for its own summaries all the way")
+    if getattr(result, "real_events", None):
+        return "free-running: after a real compaction the replay goes on from its own context (--free)"
+    return "the recording has no real compaction: the replay runs on its own context"
+
+
+def boundary_words(b: dict) -> str:
+    """A real compaction's pair (``views.boundary_report`` row) in words."""
+    if "simulated_call" not in b:
+        return "no simulated compaction in its segment"
+    tokens = b.get("simulated_tokens_before")
+    est = f", {tokens:,} estimated tokens" if isinstance(tokens, int) else ""
+    late = "; the replay's own context carried past the real one" if b.get("late") else ""
+    return f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls{est}{late})"

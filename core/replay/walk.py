@@ -399,7 +399,7 @@ class _Walk:
             ts_from = j
             if self.shadow is not None:
                 self._shadow_step(k, [msgs[i] for i in new if reset is None or i < reset.at], ts)
-            if reset is not None and (context or any(i < reset.at for i in new)):
+            if reset is not None and (context or any(i < reset.at or reset.lead for i in new)):
                 rec, context, src = self._reset_call(k, j, reset, context, src, new, raw_size, raw_tokens, ts, turn)
             else:
                 if reset is not None:       # the file opens with a compacted context: the real one
@@ -431,8 +431,11 @@ class _Walk:
     def _reset_call(self, k, j, reset, context, src, new, raw_size, raw_tokens, ts, turn):
         """Following reality at the first call after a real compaction: the pipeline checks its own context up to
         the real boundary (this call's record); the next call starts from the real post-compaction context."""
-        before = [i for i in new if i < reset.at]
-        after = [i for i in new if i >= reset.at]
+        # a compaction that re-sent the context (hermes, Inspect: the segment opens with copies) compacted the
+        # call's whole input, the messages new to it included; a summary-style one (Claude Code) the messages
+        # before its boundary, the ones after it are new since
+        before = [i for i in new if i < reset.at or reset.lead]
+        after = [i for i in new if i >= reset.at and not reset.lead]
         rec, own, _ = self._call(k, j, context, src, before, raw_size, raw_tokens, ts, turn, hold=True)
         rec.new_messages = len(new)
         msgs = self.p.msgs
@@ -458,10 +461,8 @@ class _Walk:
 
     def _shadow_step(self, k: int, new: list, ts) -> None:
         """The free continuation past a real compaction the check missed: does it compact within a few calls?"""
-        from .follow import LATE_CALLS
         sh = self.shadow
-        if sh is None or k - sh.real_call > LATE_CALLS:
-            self.shadow = None
+        if sh is None:
             return
         if k == sh.real_call and not new:
             return

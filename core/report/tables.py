@@ -116,9 +116,8 @@ def boundary_lines(rp) -> list[str]:
     """Each real compaction next to the nearest simulated one, in words."""
     out = []
     for b in rp.boundaries:
-        sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
-               f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
-               else "no simulated compaction")
+        from ..replay.follow import boundary_words
+        sim = boundary_words(b)
         out.append(f"real {b.get('trigger') or ''} compaction before call {b.get('real_call')} "
                    f"({pre_tokens_text(b.get('real_pre_tokens'))}): {sim}")
     return out
