@@ -150,6 +150,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         for r in div["compactions"]:
             if r["diverges"]:
                 print("! " + divergence.warning(r))
+        from compactscope.core.replay.evidence import untrusted_words
+        for u in div["untrusted"]:
+            print("! " + untrusted_words(u))
         if others:
             print()
             print(format_table([res] + others))

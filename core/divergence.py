@@ -65,7 +65,9 @@ def report(result: Any, conversation: Any = None) -> dict:
         if row["diverges"]:
             row["explanation"] = explain(result, row)
         out["compactions"].append(row)
-    out["diverged"] = any(r["diverges"] for r in out["compactions"])
+    from .replay.evidence import untrusted
+    out["untrusted"] = untrusted(result)
+    out["diverged"] = any(r["diverges"] for r in out["compactions"]) or bool(out["untrusted"])
     return out
 
 

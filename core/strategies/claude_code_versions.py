@@ -62,6 +62,23 @@ CAVEATS = (
 )
 
 
+# From this version on Claude Code's count takes the last response's whole output (its in-memory usage is updated
+# at the stream's end), while the session file keeps the placeholder written at the stream's start (1-2 output
+# tokens: anthropics/claude-code#22686 on 2.1.29, #25941, #22671, #21971). Checked on the corpus: 2.0.76-2.1.14
+# reproduce preTokens to 0-2 tokens with the placeholder; 2.1.29 (fc) counted more. The version between is not
+# known (no session of 2.1.15-2.1.28 compacted): the threshold rule's 2.1.21 is taken.
+FINAL_OUTPUT_SINCE = (2, 1, 21)
+
+
+def counts_final_output(conversation) -> bool:
+    """Whether Claude Code's count of this session takes a response's whole output (2.1.21 and later, or no
+    version recorded: the newest behaviour)."""
+    if getattr(conversation, "format", "claude-code") != "claude-code":
+        return False
+    versions = _versions(conversation)
+    return not versions or versions[-1] >= FINAL_OUTPUT_SINCE
+
+
 def rule_for(version: tuple | None) -> Rule:
     if version is None:
         return RULES[-1]
