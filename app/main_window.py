@@ -172,6 +172,7 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(lambda k: s.set_tab(TABS[k]) if 0 <= k < len(TABS) else None)
         self.tabs.currentChanged.connect(lambda _k: self.presenter_mode.docks())
         self.timeline.sigCallSelected.connect(s.set_cursor)
+        self.timeline.sigFreeChanged.connect(s.set_replay_free)
         self.timeline_panel.sigCompareChanged.connect(self._compare_changed)
         self.timeline_panel.sigCompareRequested.connect(self.run_replay)
         self.timeline_panel.sigFollowChanged.connect(s.set_follow)

@@ -294,6 +294,7 @@ class Session:
         self.replay_stale = True
         self.cursor: int | None = None
         self.follow = True
+        self.replay_free = False                    # the timeline's replay: free-running (--free), not following reality
         self.shown_call: int | None = None
         self._call_wanted: int | None = None
         self._call_job: int | None = None
@@ -673,7 +674,8 @@ class Session:
         inf = getattr(self, "inferred", None)
         if not inf or not inf.params:
             return ""
-        parts = [f"{k}={v}" for k, v in inf.params.items() if k not in self.pinned]
+        parts = [f"{k}={v}" + (f" ({inf.evidence_words(k)})" if inf.evidence_words(k) else "")
+                 for k, v in inf.params.items() if k not in self.pinned]
         vs = inf.facts.get("versions") or []
         return ("inferred from the session" + (f" ({self.strategy.name} {vs[-1]})" if vs else "") + ": "
                 + ", ".join(parts)) if parts else ""
@@ -1235,7 +1237,9 @@ class Session:
         self.replay_stale = False
         conv, ws = self.conversation, self.workspace
         self.events.replay_running(len(configs))
-        self.replayer.start(lambda state: compare(conv, configs, workspace=ws, summarizer=summ, cancel=state.cancel))
+        free = self.replay_free
+        self.replayer.start(lambda state: compare(conv, configs, workspace=ws, summarizer=summ, cancel=state.cancel,
+                                                  free=free))
 
     def _replay_failed(self, exc: BaseException) -> None:
         self.events.replay_running(0)
@@ -1251,6 +1255,12 @@ class Session:
             self.cursor = min(self.cursor, len(rr.calls) - 1) if rr.calls else None
         self.events.replay_running(0)
         self.events.replay(self.replay_results)
+
+    def set_replay_free(self, on: bool) -> None:
+        """The timeline's replay free-running (its own summaries all the way) or following reality; replays again."""
+        if bool(on) != self.replay_free:
+            self.replay_free = bool(on)
+            self.run_replay()
 
     def set_follow(self, on: bool) -> None:
         if bool(on) != self.follow:

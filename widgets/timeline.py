@@ -24,6 +24,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSizePo
 
 from compactscope.core import divergence
 from compactscope.core.replay.calibration import calibration_words
+from compactscope.core.replay.evidence import untrusted_words
+from compactscope.core.replay.follow import mode_words, pair_words
 from compactscope.core.strategies.base import PALETTE
 
 from .common import fmt
@@ -38,6 +40,7 @@ SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
 
 class TimelineWidget(QWidget):
     sigCallSelected = Signal(int)
+    sigFreeChanged = Signal(bool)      # the "free-running" box: replay on its own summaries (True) or follow reality
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -79,6 +82,15 @@ class TimelineWidget(QWidget):
         self.show_before.setToolTip(tr("The running context before the pipeline ran at each call"))
         for cb in (self.show_raw, self.show_before):
             cb.toggled.connect(self._visibility)
+        # which replay the chart shows: following reality (the default) or free-running (replay --free)
+        self.free_box = QCheckBox(tr("free-running"))
+        self.free_box.setObjectName("timelineFree")
+        self.free_box.setToolTip(tr("Off: after each real compaction the replay goes on from the real context (the "
+                                    "real summary and what followed), so each real compaction is predicted from the "
+                                    "start the agent really had. On: from its own summaries all the way (replay "
+                                    "--free)."))
+        self.free_box.setEnabled(False)
+        self.free_box.toggled.connect(self.sigFreeChanged.emit)
         self.show_legend = QCheckBox(tr("legend"))
         self.show_legend.setChecked(True)
         self.show_legend.toggled.connect(lambda on: self.legend_label.setVisible(on))
@@ -88,7 +100,8 @@ class TimelineWidget(QWidget):
         self.info.setMinimumWidth(0)
         self.info.setWordWrap(True)
         self.info.setContentsMargins(4, 0, 4, 0)
-        for w in (self.play_button, self.speed, self.unit_box, self.show_raw, self.show_before, self.show_legend):
+        for w in (self.play_button, self.speed, self.unit_box, self.show_raw, self.show_before, self.free_box,
+                  self.show_legend):
             bar.addWidget(w)
         lay.addWidget(barw)
         lay.addWidget(self.info)
@@ -104,6 +117,16 @@ class TimelineWidget(QWidget):
                                       "padding: 2px 4px; }")
         self.divergence.hide()
         lay.addWidget(self.divergence)
+        # each real compaction and the simulated one paired with it: calls apart, the estimate's error just before
+        self.pairs_label = QLabel("")
+        self.pairs_label.setObjectName("timelinePairs")
+        self.pairs_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.pairs_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.pairs_label.setMinimumWidth(0)
+        self.pairs_label.setWordWrap(True)
+        self.pairs_label.setContentsMargins(4, 0, 4, 0)
+        self.pairs_label.hide()
+        lay.addWidget(self.pairs_label)
         # the call under the cursor: a wrapping line above the plot (a plot title would force the plot wider than
         # its pane and be cut, on a projector)
         self.cursor_label = QLabel("")
@@ -332,15 +355,32 @@ class TimelineWidget(QWidget):
     def _show_divergence(self, r) -> None:
         """A warning line for each real compaction the replay misses by more than 2 calls or 10% of the tokens,
         with the setting that would explain it (the same words as ``compactscope replay``)."""
-        rows = [x for x in divergence.report(r)["compactions"] if x["diverges"]] \
-            if r is not None and r.real_events else []
+        rep = divergence.report(r) if r is not None and r.real_events else None
+        rows = [x for x in rep["compactions"] if x["diverges"]] if rep else []
         self.divergence_rows = rows
-        if not rows:
+        self._show_mode(r, rep)
+        lines = [divergence.warning(x) for x in rows] + [untrusted_words(u) for u in (rep or {}).get("untrusted", [])]
+        if not lines:
             self.divergence.hide()
             self.divergence.clear()
             return
-        self.divergence.setText("\n".join("\u26a0 " + ct(divergence.warning(x)) for x in rows))
+        self.divergence.setText("\n".join("\u26a0 " + ct(line) for line in lines))
         self.divergence.show()
+
+    def _show_mode(self, r, rep) -> None:
+        """The free-running box as the shown replay is, and a line per real compaction with its pair."""
+        real = bool(r is not None and r.real_events)
+        self.free_box.blockSignals(True)
+        self.free_box.setChecked(bool(r is not None and getattr(r, "mode", "free") == "free" and real))
+        self.free_box.setEnabled(real)
+        self.free_box.blockSignals(False)
+        if not rep:
+            self.pairs_label.hide()
+            self.pairs_label.clear()
+            return
+        lines = [ct(mode_words(r))] + [ct(pair_words(x)) for x in rep["compactions"]]
+        self.pairs_label.setText("\n".join(lines))
+        self.pairs_label.show()
 
     def _legend_text(self, item, text: str) -> None:
         for sample, label in getattr(self.legend, "items", []):

@@ -114,3 +114,17 @@ def boundary_words(b: dict) -> str:
     est = f", {tokens:,} estimated tokens" if isinstance(tokens, int) else ""
     late = "; the replay's own context carried past the real one" if b.get("late") else ""
     return f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls{est}{late})"
+
+
+def pair_words(row: dict) -> str:
+    """A real compaction and its pair (a ``divergence.report`` row) in words: calls apart, the estimate's error just
+    before (the timeline's line per compaction)."""
+    sim = row.get("simulated_call")
+    head = f"real compaction before call {row['real_call']}: "
+    if sim is None:
+        body = "no simulated compaction in its segment"
+    else:
+        body = f"simulated at call {sim} ({row['calls_apart']:+d} calls" + (", late" if row.get("late") else "") + ")"
+    if "token_error" in row:
+        body += f", estimate {row['token_error']:+,} tokens ({row['token_error_share']:+.1%}) just before"
+    return head + body
