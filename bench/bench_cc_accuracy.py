@@ -136,6 +136,36 @@ def measure(conv, workdir: Path, infer: bool, sets: dict, free: bool = False) ->
     return out
 
 
+def count_errors(conv) -> dict:
+    """Claude Code's count (``SessionTokens``) before each call against that call's recorded usage (share; calls with
+    a response before them in their segment), and against each compaction's ``preTokens`` (tokens), with the
+    response's output counted as the file's placeholder and as the whole output (what 2.1.21+ counts)."""
+    from compactscope.core.layers.claude_code import SessionTokens
+    from compactscope.core.size import SizeMeter
+    msgs, meta = conv.messages, conv.meta
+    starts = sorted(set(conv.segments or [0]) | {0})
+    out = {}
+    for final in (False, True):
+        st, meter = SessionTokens(final_output=final), SizeMeter()
+        st.bind(conv, meter)
+        errs, pre = [], []
+        for j, m in enumerate(msgs):
+            u = meta[j].usage if j < len(meta) else None
+            if not (isinstance(m, dict) and m.get("role") == "assistant") or u is None or u.context_tokens <= 0:
+                continue
+            s0 = max(x for x in starts if x <= j)
+            if j > s0:
+                est = st.tokens(msgs[s0:j], meter)
+                if st.anchored:
+                    errs.append((est - u.context_tokens) / u.context_tokens)
+        for e in conv.events:
+            s0 = max((x for x in starts if x < e.message_index), default=0)
+            if isinstance(e.pre_tokens, int) and e.message_index > s0:
+                pre.append(st.tokens(msgs[s0:e.message_index], meter) - e.pre_tokens)
+        out[final] = (errs, pre)
+    return out
+
+
 def _hit(apart) -> bool:
     return apart is not None and abs(apart) <= 1
 
@@ -163,8 +193,15 @@ def main(argv=None) -> int:
     per = {m: defaultdict(lambda: dict.fromkeys(keys, 0)) for m in modes}
     errors: dict = {m: [] for m in modes}
     skipped = 0
+    counts: dict = defaultdict(lambda: {False: ([], []), True: ([], [])})
     with tempfile.TemporaryDirectory() as tmp:
         found = list(sessions(folders))
+        for f, conv in found:
+            vs = sorted(v for v in (parse_version(x) for x in conv.extra.get("versions") or ()) if v)
+            got = count_errors(conv)
+            for final in (False, True):
+                counts[fmt_version(vs[-1]) if vs else "?"][final][0].extend(got[final][0])
+                counts[fmt_version(vs[-1]) if vs else "?"][final][1].extend(got[final][1])
         cut = Path(tmp) / "excerpts"
         cut.mkdir()
         files = found + list(excerpts(found, cut, args.excerpts)) + list(heads(found, cut, args.excerpts))
@@ -193,9 +230,27 @@ def main(argv=None) -> int:
                           f"simulated auto-compactions: {r['simulated']}")
     for mode in modes:
         _table(mode, per[mode], errors[mode])
+    _count_table(counts)
     if skipped:
         print(f"{skipped} real auto compaction(s) not counted: they come before their file's first model call")
     return 0
+
+
+def _count_table(counts: dict) -> None:
+    def key(v):
+        return parse_version(v) or (999,)
+
+    def med(xs):
+        return sorted(xs)[len(xs) // 2] if xs else None
+    print("\nClaude Code's count after the last usage (sessions only): the response's output as the file's placeholder "
+          "/ as its whole output (2.1.21+ counts the whole output)")
+    print(f"{'version':>8}  {'calls':>5}  {'vs next usage (median)':>28}  {'vs preTokens (tokens)':>40}")
+    for v in sorted(counts, key=key):
+        (e0, p0), (e1, p1) = counts[v][False], counts[v][True]
+        if not e0:
+            continue
+        a, b = med(e0), med(e1)
+        print(f"{v:>8}  {len(e0):>5}  {a:>+13.2%} / {b:>+12.2%}  {str(p0):>19} / {str(p1):>18}")
 
 
 def _table(mode: str, per: dict, errors: list) -> None:

@@ -329,3 +329,27 @@ def test_fc_counts_closer_to_pre_tokens(corpus, name):
     before = conv.messages[:e.message_index]
     # the placeholder count was 625 under preTokens; the whole output and the missing result's stand-in close some
     assert -625 < st.tokens(before, meter) - e.pre_tokens < 0
+
+
+# ----------------------------------------------------------------- the window's timeline
+def test_the_timeline_says_which_replay_it_shows_and_toggles_it(qtbot, make_window, tmp_path):
+    _compacting(tmp_path)
+    w = make_window()
+    w.session.set_strategy("claude_code")
+    assert w.open_path(str(tmp_path / "multi.jsonl"), remember=False)
+    assert w.wait_idle(60000)
+    with qtbot.waitSignal(w.sigReplayReady, timeout=60000):
+        w.tabs.setCurrentIndex(2)
+    tl = w.timeline
+    assert w.session.replay_result.mode == "follow"
+    assert tl.free_box.isEnabled() and not tl.free_box.isChecked()
+    text = tl.pairs_label.text()
+    assert tl.pairs_label.isVisibleTo(tl) and text.startswith("following reality")
+    assert "real compaction before call" in text and "(+0 calls)" in text and "just before" in text
+    # the box replays free-running, and says so
+    with qtbot.waitSignal(w.sigReplayReady, timeout=60000):
+        tl.free_box.setChecked(True)
+    assert w.session.replay_free and w.session.replay_result.mode == "free"
+    assert tl.free_box.isChecked() and tl.pairs_label.text().startswith("free-running")
+    # the status bar states what the inference rests on
+    assert "(version 2.1.14)" in w.session.inferred_text()

@@ -189,7 +189,10 @@ class SessionTokens:
     cpt = 4
     anchors_on_usage = True
 
-    def __init__(self):
+    def __init__(self, final_output: bool | None = None):
+        """``final_output``: count a response's whole output (True) or its recorded placeholder (False); None: as
+        the session's Claude Code version did (``claude_code_versions.counts_final_output``)."""
+        self._final_override = final_output
         self._conv = None
         # id(assistant msg with usage) -> its index; per index its segment's start and the tokens Claude Code
         # counts from there (context + output): arrays, not a tuple and three ints per response
@@ -235,7 +238,7 @@ class SessionTokens:
             return
         self._conv = conv
         from ..strategies.claude_code_versions import counts_final_output
-        self.final_output = counts_final_output(conv)
+        self.final_output = counts_final_output(conv) if self._final_override is None else self._final_override
         mc = self.message_chars
         starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
         self._starts = {id(msgs[s]): s for s in starts}
