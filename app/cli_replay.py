@@ -48,9 +48,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                         "(strategies with a manual_compact layer; default on)")
 
     p.add_argument("--free", action="store_true",
-                   help="the free-running what-if: after a real compaction go on from the replay's own summary (its own "
-                        "context all the way); default: follow reality, each real compaction predicted from the real "
-                        "context the agent had after the one before")
+                   help="the free-running what-if: after a real compaction go on from the replay's own summary (its "
+                        "own context all the way); default: follow reality, each real compaction predicted from the "
+                        "real context the agent had after the one before")
 
     def cmd_replay(args) -> int:
         from compactscope.core.layers.base import MICRO, SNIP

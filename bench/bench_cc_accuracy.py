@@ -196,7 +196,7 @@ def main(argv=None) -> int:
     counts: dict = defaultdict(lambda: {False: ([], []), True: ([], [])})
     with tempfile.TemporaryDirectory() as tmp:
         found = list(sessions(folders))
-        for f, conv in found:
+        for _f, conv in found:
             vs = sorted(v for v in (parse_version(x) for x in conv.extra.get("versions") or ()) if v)
             got = count_errors(conv)
             for final in (False, True):
@@ -272,7 +272,8 @@ def _table(mode: str, per: dict, errors: list) -> None:
           f"{tot['later_hit']:>4}  {tot['never']:>15}  {tot['false']:>12}  {tot['double']:>12}")
     pct = lambda a, b: f"{100 * a / b:.0f}%" if b else "-"   # noqa: E731
     med = sorted(abs(e) for e in errors)[len(errors) // 2] if errors else None
-    print(f"first auto compaction within +-1 call: {tot['first_hit']}/{tot['first']} ({pct(tot['first_hit'], tot['first'])}, "
+    print(f"first auto compaction within +-1 call: {tot['first_hit']}/{tot['first']} "
+          f"({pct(tot['first_hit'], tot['first'])}, "
           f"target >= 95%); later ones: {tot['later_hit']}/{tot['later']} ({pct(tot['later_hit'], tot['later'])}, "
           f"target >= 85%); simulated compactions paired twice: {tot['double']}; fired on files that never "
           f"compacted: {tot['false']}/{tot['never']} (target <= 1 in 80); median estimate error against preTokens "

@@ -33,10 +33,10 @@ def report(result: Any, conversation: Any = None) -> dict:
     conv = conversation if conversation is not None else getattr(result, "conversation", None)
     conv = getattr(conv, "conversation", None) or conv           # a replay view: the recording
     mode = getattr(result, "mode", "free")
-    out = {"version": _version(conv), "mode": mode, "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR},
+    out: dict[str, Any] = {"version": _version(conv), "mode": mode, "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR},
            "compactions": []}
     calls = result.calls
-    for ev, pair in zip(result.real_events, pairs(result)):
+    for ev, pair in zip(result.real_events, pairs(result), strict=True):
         call = ev.get("call")
         if call is None:
             continue

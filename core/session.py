@@ -294,7 +294,7 @@ class Session:
         self.replay_stale = True
         self.cursor: int | None = None
         self.follow = True
-        self.replay_free = False                    # the timeline's replay: free-running (--free), not following reality
+        self.replay_free = False                    # timeline replay: free-running (--free), else following reality
         self.shown_call: int | None = None
         self._call_wanted: int | None = None
         self._call_job: int | None = None

@@ -64,7 +64,7 @@ def test_after_a_real_compaction_the_replay_goes_on_from_the_real_context(tmp_pa
     fol, free = _run(conv, tmp_path), _run(conv, tmp_path, free=True)
     assert fol.mode == "follow" and free.mode == "free"
     summaries = [conv.messages[e.summary_index] for e in conv.events]
-    for ev, summary in zip(fol.real_events, summaries):
+    for ev, summary in zip(fol.real_events, summaries, strict=True):
         k = ev["call"]
         rec = fol.calls[k]
         # the call after the real compaction checks the replay's own context up to the boundary ...
@@ -74,7 +74,7 @@ def test_after_a_real_compaction_the_replay_goes_on_from_the_real_context(tmp_pa
         nxt = fol.inputs[k + 1]
         assert nxt[0] is summary
         start = next(i for i, m in enumerate(conv.messages) if m is summary)
-        assert all(a is b for a, b in zip(nxt, conv.messages[start:]))
+        assert all(a is b for a, b in zip(nxt, conv.messages[start:start + len(nxt)], strict=True))
         # each real compaction predicted from the real start: fired at the real call, the count = preTokens
         assert "auto_compact" in rec.fired and rec.tokens_before == ev["pre_tokens"]
     # the free-running what-if never sees a real summary

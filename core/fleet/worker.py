@@ -320,7 +320,8 @@ def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
         if events:          # both modes where they differ: following reality too (the default replay)
             e_fol, _, _ = _engine(main, conv, cfg, os.path.join(tmp, "follow"), choice.name)
             r_fol = replay(conv, engine=e_fol, keep_inputs=False, calibrate=calibrate)
-            row.update(pairs=_pairs_json(r_fol, conv), follow_sim_compactions=sum(1 for c in r_fol.calls if c.compacted),
+            row.update(pairs=_pairs_json(r_fol, conv),
+                       follow_sim_compactions=sum(1 for c in r_fol.calls if c.compacted),
                        follow_distance_calls=_first_distance(r_fol, first_real, None))
             del r_fol
         comps += _real_compactions(conv, res)
@@ -350,7 +351,7 @@ def _first_distance(res, first_real, first_sim):
     if first_real is None:
         return None
     from ..replay.pairing import pairs
-    for ev, p in zip(res.real_events, pairs(res)):
+    for ev, p in zip(res.real_events, pairs(res), strict=True):
         if ev.get("call") == first_real:
             return None if p is None else p["call"] - first_real
     return (first_sim - first_real) if first_sim is not None else None

@@ -67,7 +67,7 @@ def trace_compacted(trace, layer_records, n_context: int) -> bool:
     """Whether a pipeline run compacted (as ``CallRecord.compacted`` says it: a summary, messages dropped, or a
     triggered layer changed the context)."""
     records, cur, n = layer_records(trace, n_context)
-    if n["summaries"] > 0 or any(l.triggered and l.changed for l in records):
+    if n["summaries"] > 0 or any(r.triggered and r.changed for r in records):
         return True
     return cur is not None and len({x for x in cur if x is not None}) < n_context
 

@@ -145,7 +145,8 @@ class ReplayResult:
     mode: str = "free"               # "follow": after each real compaction the replay went on from the real context;
     #                                  "free": from its own (core.replay.follow); "free" too without real compactions
     late: dict = field(default_factory=dict)     # following reality: real compaction's call -> where the replay's
-    #                                  own context would have compacted after it ({"call", "tokens_before", "calls_late"})
+    #                                  own context would have compacted after it
+    #                                  ({"call", "tokens_before", "calls_late"})
 
     # ------------------------------------------------ derived (views.py)
     @property

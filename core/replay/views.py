@@ -97,7 +97,7 @@ def boundary_report(result: Any) -> list[dict]:
     cleared messages, such as Inspect's edit and trim), with call indices and tokens."""
     from .pairing import pairs
     out = []
-    for ev, pair in zip(result.real_events, pairs(result)):
+    for ev, pair in zip(result.real_events, pairs(result), strict=True):
         call = ev.get("call")
         row = {"real_call": call, "real_message_index": ev.get("message_index"), "kind": ev.get("kind"),
                "trigger": ev.get("trigger"),

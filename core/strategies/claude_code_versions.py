@@ -184,10 +184,11 @@ def _infer_time_micro(conversation, out: Inferred, calls: list) -> None:
         why = (f"the real context dropped by {d['dropped']:,} tokens at call {d['call']} with no compaction boundary, "
                f"after {d['idle_minutes']:g} idle minutes (at least the rule's {TIME_MICRO_GAP:g})" if d
                else f"{records} microcompact_boundary record(s)")
-        ev = {"call": d["call"], "gap_minutes": d["idle_minutes"], "drop": d["dropped"]} if d else {"records": records}
-        out.set("idle_gap_minutes", TIME_MICRO_GAP, f"{why}: time-based microcompact ran in this session (server-"
-                                                    f"gated; the {TIME_MICRO_GAP:g}-minute gap of timeBasedMCConfig.ts)",
-                ev)
+        found = {"call": d["call"], "gap_minutes": d["idle_minutes"], "drop": d["dropped"]} if d \
+            else {"records": records}
+        out.set("idle_gap_minutes", TIME_MICRO_GAP,
+                f"{why}: time-based microcompact ran in this session (server-gated; the {TIME_MICRO_GAP:g}-minute "
+                f"gap of timeBasedMCConfig.ts)", found)
     elif calls:
         why = "the real context never dropped without a compaction boundary and no microcompact_boundary was recorded"
         ev: dict = {}
@@ -218,5 +219,6 @@ def _infer_budget(conversation, out: Inferred) -> None:
     out.set("budget_chars", big["chars"],
             f"the tool results before call {first['call']} total {first['chars']:,} chars, past the {budget:,}-char "
             f"budget, and the real context grew by {first['growth']:,} tokens there: the session kept them, so the "
-            f"budget that would persist them is not trusted" + (f" ({len(kept)} such messages)" if len(kept) > 1 else ""),
+            f"budget that would persist them is not trusted"
+            + (f" ({len(kept)} such messages)" if len(kept) > 1 else ""),
             {"call": first["call"], "growth": first["growth"], "chars": first["chars"]})

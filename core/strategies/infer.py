@@ -58,7 +58,7 @@ class Inferred:
         return [k for k in self.params if k in (overrides or {})]
 
     def to_json(self, overrides: dict | None = None) -> dict:
-        d = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts),
+        d: dict[str, Any] = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts),
              "evidence": {k: dict(v) for k, v in self.evidence.items()}}
         if self.notes:
             d["notes"] = list(self.notes)
@@ -74,7 +74,8 @@ class Inferred:
         for k, v in self.params.items():
             tail = " (your --set wins)" if k in over else ""
             ev = self.evidence_words(k)
-            out.append(f"{k} = {words.value(v)}{tail}: {self.reasons.get(k, '')}" + (f" [evidence: {ev}]" if ev else ""))
+            out.append(f"{k} = {words.value(v)}{tail}: {self.reasons.get(k, '')}"
+                       + (f" [evidence: {ev}]" if ev else ""))
         out += [f"note: {n}" for n in self.notes]
         return out
 
