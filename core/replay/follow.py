@@ -24,11 +24,33 @@ FREE = "free"           # the free-running what-if: its own summaries all the wa
 @dataclass
 class ResetPoint:
     """Where a real segment starts, in the walk's prepared list: ``at`` (prepared index of its first kept
-    message), ``lead`` (the messages a real compaction re-sent, in the strategy's dialect, before ``at``),
-    ``segment`` (its number in ``Conversation.segments``)."""
+    message), ``lead`` (the messages a real compaction re-sent, in the strategy's dialect: a hermes segment holds
+    some before its summary and some after it), ``segment`` (its number in ``Conversation.segments``), ``start``
+    (its first message in the conversation), ``same`` (the strategy reads the conversation's own dialect: the real
+    context is then the segment's messages in order, each copy standing for the message it copies)."""
     at: int
     lead: list = field(default_factory=list)
     segment: int = 0
+    start: int = 0
+    same: bool = True
+
+    def context(self, conv, prepared, j: int) -> tuple[list, list]:
+        """The real context before the call at prepared index ``j``, and each message's prepared index (None: a
+        copy or a converted one)."""
+        if not self.same:
+            return list(self.lead) + [prepared.msgs[i] for i in range(self.at, j)], \
+                [None] * len(self.lead) + list(range(self.at, j))
+        end = len(conv.messages) if j >= len(prepared.msgs) else prepared.origin[j]
+        msgs, meta, inv = conv.messages, conv.meta, prepared.inv
+        out, src = [], []
+        for i in range(self.start, end if isinstance(end, int) else len(msgs)):
+            if i < len(meta) and "copy_of" in meta[i].extra:
+                out.append(_original(msgs, meta, i))
+                src.append(None)
+            else:
+                out.append(prepared.msgs[inv[i]] if i in inv else msgs[i])
+                src.append(inv.get(i))
+        return out, src
 
 
 def reset_points(conv, prepared, dialect: str, convert) -> list[ResetPoint]:
@@ -40,15 +62,16 @@ def reset_points(conv, prepared, dialect: str, convert) -> list[ResetPoint]:
                     | ({0} if any(e.message_index == 0 for e in conv.events) and msgs else set()))
     out = []
     seg_of = {s: k for k, s in enumerate(sorted(set(conv.segments or [0]) | {0}))}
+    bounds = sorted(set(conv.segments or [0]) | {0, len(msgs)})
+    same = conv.dialect == dialect
     for s in starts:
-        copies = []
-        i = s
-        while i < len(msgs) and i < len(meta) and "copy_of" in meta[i].extra:
-            copies.append(_original(msgs, meta, i) if conv.dialect == dialect else msgs[i])
-            i += 1
-        at = prepared.inv.get(i, len(prepared.msgs)) if i < len(msgs) else len(prepared.msgs)
-        lead = (copies if conv.dialect == dialect else convert(copies)) if copies else []
-        out.append(ResetPoint(at, lead, seg_of.get(s, 0)))
+        end = next((b for b in bounds if b > s), len(msgs))
+        copies = [i for i in range(s, end) if i < len(meta) and "copy_of" in meta[i].extra]
+        first = next((i for i in range(s, end) if not (i < len(meta) and "copy_of" in meta[i].extra)), end)
+        at = prepared.inv.get(first, len(prepared.msgs)) if first < len(msgs) else len(prepared.msgs)
+        lead = [_original(msgs, meta, i) for i in copies] if same else (convert([msgs[i] for i in copies])
+                                                                           if copies else [])
+        out.append(ResetPoint(at, lead, seg_of.get(s, 0), s, same))
     return out
 
 

@@ -403,8 +403,8 @@ class _Walk:
                 rec, context, src = self._reset_call(k, j, reset, context, src, new, raw_size, raw_tokens, ts, turn)
             else:
                 if reset is not None:       # the file opens with a compacted context: the real one
-                    context, src = list(reset.lead), [None] * len(reset.lead)
-                    new = [i for i in range(reset.at, j)]
+                    context, src = reset.context(self.conv, self.p, j)
+                    new = []
                     self._follow_segment(reset)
                 rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn)
             last = j
@@ -439,7 +439,7 @@ class _Walk:
         rec, own, _ = self._call(k, j, context, src, before, raw_size, raw_tokens, ts, turn, hold=True)
         rec.new_messages = len(new)
         msgs = self.p.msgs
-        real = list(reset.lead) + [msgs[i] for i in range(reset.at, j)]
+        real, real_src = reset.context(self.conv, self.p, j)
         rec.reset = {"segment": reset.segment, "messages": len(real)}
         if not rec.compacted and k in self.real_by_call:
             from .follow import Shadow
@@ -452,7 +452,7 @@ class _Walk:
                 self.result.late[self.shadow.real_call] = self.shadow.found
             self.shadow = None
         self._follow_segment(reset)
-        return rec, real, [None] * len(reset.lead) + list(range(reset.at, j))
+        return rec, real, real_src
 
     def _follow_segment(self, reset) -> None:
         if self.calibrator is not None:
