@@ -460,7 +460,7 @@ class _Walk:
             self.calibrator.follow_segment(reset.segment, -lead)
 
     def _shadow_step(self, k: int, new: list, ts) -> None:
-        """The free continuation past a real compaction the check missed: does it compact within a few calls?"""
+        """The free continuation past a real compaction the check missed: does it compact before the next one?"""
         sh = self.shadow
         if sh is None:
             return
