@@ -191,7 +191,7 @@ def _infer_time_micro(conversation, out: Inferred, calls: list) -> None:
                 f"gap of timeBasedMCConfig.ts)", found)
     elif calls:
         why = "the real context never dropped without a compaction boundary and no microcompact_boundary was recorded"
-        ev: dict = {}
+        ev: dict = {"responses": len(calls)}
         if other:
             d = other[0]
             gap = "no timestamps" if d["idle_minutes"] is None else f"after only {d['idle_minutes']:g} idle minutes"

@@ -46,6 +46,8 @@ class Inferred:
             parts.append(f"{e['tokens']:,} tokens")
         if e.get("version"):
             parts.append(f"version {e['version']}")
+        if e.get("responses") and len(parts) == 0:
+            parts.append(f"no drop over {e['responses']:,} recorded responses")
         if e.get("records"):
             parts.append(f"{e['records']} microcompact_boundary record(s)")
         return ", ".join(parts)
