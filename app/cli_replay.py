@@ -47,6 +47,11 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                    help="where the recording holds a real manual /compact, replay the user's command at that call "
                         "(strategies with a manual_compact layer; default on)")
 
+    p.add_argument("--free", action="store_true",
+                   help="the free-running what-if: after a real compaction go on from the replay's own summary (its "
+                        "own context all the way); default: follow reality, each real compaction predicted from the "
+                        "real context the agent had after the one before")
+
     def cmd_replay(args) -> int:
         from compactscope.core.layers.base import MICRO, SNIP
         from compactscope.core.replay import compare, format_table, replay
@@ -70,16 +75,18 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         calibrate = args.calibrate if args.calibrate is not None else \
             default_calibration(conv, [engine.strategy] + [e.strategy for _, e in runs])
         res = replay(conv, engine=engine, check=args.check, max_calls=args.max_calls, keep_inputs=False,
-                     calibrate=calibrate, iteration_cap=args.iteration_cap, manual_compacts=args.manual_compacts)
+                     calibrate=calibrate, iteration_cap=args.iteration_cap, manual_compacts=args.manual_compacts,
+                     free=args.free)
         if not res.calls:
             raise CliError(f"{args.file}: the conversation has no model call (no assistant message) to replay")
         others = []
         for label, eng2 in runs:
             others += compare(conv, [(label, eng2.strategy, eng2.params)], engine=eng2, check=args.check,
                               max_calls=args.max_calls, keep_inputs=False, iteration_cap=args.iteration_cap,
-                              manual_compacts=args.manual_compacts, calibrate=calibrate)
+                              manual_compacts=args.manual_compacts, calibrate=calibrate, free=args.free)
         if args.json:
             d = res.to_json(lazy=True)
+            d["mode"] = res.mode
             d["inferred"] = inferred_json(engine)
             d["strategy_choice"] = choice_json(engine)
             warn_choice(engine)
@@ -102,6 +109,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         print_inferred(engine)
         print(f"sizes: {res.size_estimator}; tokens: {res.token_estimator}; {res.seconds:.2f} s")
         print(calibration_words(res))
+        if res.real_events:
+            from compactscope.core.replay.follow import mode_words
+            print(mode_words(res))
         real = any(c.real_tokens is not None for c in res.calls)
         print(f"{'call':>5}{'msg':>6}{'ctx msgs':>9}{'size before':>13}{'size after':>12}{'tok before':>12}"
               f"{'tok after':>11}" + (f"{'real tok':>10}" if real else "") + "  fired")
@@ -110,6 +120,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                     f"{c.tokens_before:>12,}{c.tokens_after:>11,}"
                     + (f"{c.real_tokens:>10,}" if real and c.real_tokens is not None else (" " * 10 if real else "")))
             line += "  " + ", ".join(c.fired)
+            if c.reset is not None:
+                line += f"  [then the real context: {c.reset['messages']} messages]"
             if c.real_boundary:
                 line += f"  [REAL {_real_label(c.real_boundary)} compaction, " \
                         f"{pre_tokens_text(c.real_boundary.get('pre_tokens'))}]"
@@ -130,15 +142,17 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
                   f"{tot['iterations_refunded']} refunded by compaction restarts"
                   + (f"; the cap stops a turn's loop at call {reached}" if reached is not None else ""))
         for b in res.boundary_report():
-            sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
-                   f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
-                   else "no simulated compaction")
+            from compactscope.core.replay.follow import boundary_words
+            sim = boundary_words(b)
             print(f"real {_real_label(b)} compaction before call {b['real_call']} "
                   f"({pre_tokens_text(b['real_pre_tokens'])}): {sim}")
         div = divergence.report(res, conv)
         for r in div["compactions"]:
             if r["diverges"]:
                 print("! " + divergence.warning(r))
+        from compactscope.core.replay.evidence import untrusted_words
+        for u in div["untrusted"]:
+            print("! " + untrusted_words(u))
         if others:
             print()
             print(format_table([res] + others))

@@ -32,6 +32,9 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--compare", action="append", metavar="[LABEL=]NAME[:K=V,...]",
                    help="replay this strategy too and compare (repeatable, or ';'-separated; implies --replay)")
     p.add_argument("--max-calls", type=int, metavar="N", help="replay: stop after N model calls")
+    p.add_argument("--free", action="store_true",
+                   help="replay: free-running, its own summaries all the way (default: follow reality, going on from "
+                        "the real context after each real compaction)")
     p.add_argument("--title", help="the report's title")
 
     def cmd_report(args) -> int:
@@ -60,7 +63,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
             rep = build_report(result, engine, conversation=args.conversation, segment=segment, call=call,
                                replay=args.replay, compare=compare, max_calls=args.max_calls, title=args.title,
                                progress=progress, choice=engine.choice, inferred=getattr(engine, "inferred", None),
-                               user_params=getattr(engine, "user_params", None))
+                               user_params=getattr(engine, "user_params", None), free=args.free)
         except ValueError as e:
             raise CliError(f"{args.file}: {e}") from None
         fmt = format_for(out, args.format)

@@ -145,6 +145,7 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(lambda k: s.view.set_tab(TABS[k]) if 0 <= k < len(TABS) else None)
         self.tabs.currentChanged.connect(lambda _k: self.presenter_mode.docks())
         self.timeline_panel.timeline.sigCallSelected.connect(s.replay.set_cursor)
+        self.timeline_panel.timeline.sigFreeChanged.connect(s.replay.set_replay_free)
         self.timeline_panel.sigCompareChanged.connect(self._compare_changed)
         self.timeline_panel.sigCompareRequested.connect(self.run_replay)
         self.timeline_panel.sigFollowChanged.connect(s.replay.set_follow)

@@ -12,7 +12,7 @@ MAX_CORE_LINES = 800
 MAX_CLASS_ATTRIBUTES = 30
 # Still over a bound, each to be split (issue 22); a file or class here may only shrink, and none may join.
 OVER_LINES: dict[str, int] = {}
-OVER_ATTRIBUTES = {"widgets/timeline.py:TimelineWidget": 32}
+OVER_ATTRIBUTES: dict[str, int] = {}
 
 
 def _modules() -> dict[str, Path]:

@@ -202,10 +202,16 @@ def test_first_simulated_auto_compaction_within_one_call_with_defaults(corpus, t
     from compactscope.core.files.workspace import Workspace
     conv = load(CC / name).main
     inf = infer_params("claude_code", conv)
-    res = replay(conv, engine=Engine("claude_code", inf.apply(), workspace=Workspace(tmp_path)), keep_inputs=False)
-    real = next(e for e in res.real_events if e["trigger"] == "auto")
-    sim = next(c for c in res.calls if "auto_compact" in c.fired)
-    assert abs(sim.index - real["call"]) <= 1, (sim.index, real)
+    for free in (False, True):
+        res = replay(conv, engine=Engine("claude_code", inf.apply(), workspace=Workspace(tmp_path)), keep_inputs=False,
+                     free=free)
+        real = next(e for e in res.real_events if e["trigger"] == "auto")
+        if free:
+            sim = next(c.index for c in res.calls if "auto_compact" in c.fired)
+        else:       # following reality a late one is found by the replay's own context carried past the real one
+            sim = next(c.index for c in res.calls if "auto_compact" in c.fired and c.index <= real["call"]) \
+                if real["call"] not in res.late else res.late[real["call"]]["call"]
+        assert abs(sim - real["call"]) <= 1, (free, sim, real)
 
 
 @pytest.mark.parametrize("name", ["10-a740e118e0-0-full.jsonl", "37-995ebed6e4-2-full.jsonl"])
@@ -605,16 +611,22 @@ def test_the_inspector_shows_an_image_as_a_picture(qtbot):
 
 def test_the_accuracy_bench_measures_excerpts_cut_before_the_compaction(corpus):
     """bench_cc_accuracy --excerpts: files cut from a compacted session (starting mid-session, as excerpts do) are
-    measured like sessions; one whose compaction precedes its first call is left out, and said to be."""
+    measured like sessions, in both modes; one whose compaction precedes its first call is left out, and said to
+    be; files cut before the first compaction count as sessions that never compacted."""
     import re
     bench = Path(__file__).resolve().parent.parent / "bench" / "bench_cc_accuracy.py"
     r = subprocess.run([sys.executable, str(bench), str(CC / "a6-e4c2a0fbd1-0-full.jsonl"), "--excerpts", "4", "-v"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    cut = [line for line in r.stdout.splitlines() if "-from-line" in line]
-    assert len(cut) >= 2
-    m = re.search(r"within \+-1 call: (\d+)/(\d+)", r.stdout)
-    counted = sum("real auto at call" in line for line in cut) + 1          # and the session itself
-    assert m and int(m.group(2)) == counted and int(m.group(1)) >= counted - 1
-    skipped = sum("not counted" in line for line in cut)
-    assert (f"{skipped} file(s) not counted" in r.stdout) == (skipped > 0)
+    for mode in ("follow", "free"):
+        lines = [line for line in r.stdout.splitlines() if line.split()[:1] == [mode]]
+        cut = [line for line in lines if "-from-line" in line and "-to-line" not in line]
+        heads = [line for line in lines if "-to-line" in line]
+        assert len(cut) >= 2 and heads and all("never compacted" in line for line in heads)
+        m = re.search(rf"{mode}: .*?first auto compaction within \+-1 call: (\d+)/(\d+).*?fired on files that never "
+                      rf"compacted: (\d+)/(\d+)", r.stdout, re.S)
+        counted = sum("real auto at call" in line for line in cut) + 1          # and the session itself
+        assert m and int(m.group(2)) == counted and int(m.group(1)) >= counted - 1
+        assert int(m.group(4)) == len(heads) and int(m.group(3)) == 0
+    skipped = sum("none counted" in line for line in r.stdout.splitlines() if line.startswith("follow"))
+    assert (f"{skipped} real auto compaction(s) not counted" in r.stdout) == (skipped > 0)

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from compactscope.core.replay.pairing import pairs
+
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
@@ -116,8 +118,18 @@ def test_a_sessions_row_matches_its_replay(corpus, tmp_path):
     params = inferred.apply({"idle_gap_minutes": "0"})
     # the summary names its transcript's path: a workspace path as long as the worker's keeps tokens equal
     ws = Workspace(Path(tempfile.mkdtemp(prefix="compactscope-fleet-")) / "main")
-    res = replay(conv, "claude_code", params, workspace=ws, keep_inputs=False)
+    # the row's main columns are the free-running replay's (what the threshold slider re-evaluates)
+    res = replay(conv, "claude_code", params, workspace=ws, keep_inputs=False, free=True)
     autos = [e for e in res.real_events if e["trigger"] == "auto"]
+    assert row["replay_mode"] == "free"
+    # the real compactions paired in both modes: following reality (the default replay) and free-running
+    ws2 = Workspace(Path(tempfile.mkdtemp(prefix="compactscope-fleet-")) / "follow")
+    fol = replay(conv, "claude_code", params, workspace=ws2, keep_inputs=False)
+    for col, run in (("pairs", fol), ("free_pairs", res)):
+        got = json.loads(row[col])
+        assert [p["simulated_call"] for p in got] == [p["call"] if p else None for p in pairs(run)]
+        assert all(abs(p["calls_apart"]) <= 1 for p in got)
+    assert row["follow_sim_compactions"] == sum(1 for c in fol.calls if c.compacted)
     assert row["format"] == "claude-code" and row["version"] == "2.1.14"
     assert row["calls"] == len(res.calls) and row["messages"] == len(conv.messages)
     assert row["real_compactions"] == len(res.real_events) == row["real_auto_compactions"] == 2

@@ -288,11 +288,21 @@ def test_replay_leaves_the_real_summaries_out_of_the_history(logs):
     be merged into them, and the replay would carry the real summary as if the user had typed it."""
     conv = logs["react-compaction-summary.json"].conversations[1]
     for strategy in ("s08", "hermes"):
-        res = replay(conv, strategy)
+        res = replay(conv, strategy, free=True)
         assert res.iteration_totals()["user_turns"] == 1
         for ctx in res.inputs:
             assert "[CONTEXT COMPACTION SUMMARY]" not in json.dumps(ctx)
         assert [e["call"] for e in res.real_events] == [4, 6, 10]
+        # following reality (the default) the real context after a compaction holds the real summary: a message of
+        # its own, never merged into the tool results before it, and not a turn the user typed
+        res = replay(conv, strategy)
+        assert res.mode == "follow" and res.iteration_totals()["user_turns"] == 1
+        held = [m for ctx in res.inputs for m in ctx if "[CONTEXT COMPACTION SUMMARY]" in json.dumps(m)]
+        assert held
+        for m in held:
+            parts = m["content"] if isinstance(m.get("content"), list) else [m.get("content")]
+            assert not any(isinstance(b, dict) and b.get("type") in ("tool_result",) for b in parts)
+            assert m.get("role") != "tool"
 
 
 def test_the_session_runs_over_the_history_or_one_real_context(corpus, tmp_path):

@@ -16,6 +16,8 @@ clip-to-view and peak downsampling so 10k calls stay smooth.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
@@ -24,6 +26,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSizePo
 
 from compactscope.core.analysis import divergence
 from compactscope.core.replay.calibration import calibration_words
+from compactscope.core.replay.evidence import untrusted_words
+from compactscope.core.replay.follow import mode_words, pair_words
 from compactscope.core.strategies.base import PALETTE
 
 from compactscope.widgets.axes import IndexAxis, ShortAxis, axis_title, short_number
@@ -37,11 +41,35 @@ _SYMBOL_MARKS = {"t": "\u25bc", "o": "\u25cf", "d": "\u25c6", "s": "\u25a0", "st
 SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
 
 
+class _Markers:
+    """The timeline's marks over its curves: the real compactions' stars, each layer's markers, the legend and the
+    threshold's words."""
+    __slots__ = ("real", "layers", "legend", "threshold_text")
+
+    def __init__(self) -> None:
+        self.real: Any = None
+        self.layers: dict = {}
+        self.legend: Any = None
+        self.threshold_text = ""
+
+
+class _Shows:
+    """The timeline's show boxes: the before-pipeline curve, the legend, the raw estimate."""
+    __slots__ = ("before", "legend", "raw")
+
+    def __init__(self) -> None:
+        self.before: Any = None
+        self.legend: Any = None
+        self.raw: Any = None
+
+
 class TimelineWidget(QWidget):
     sigCallSelected = Signal(int)
+    sigFreeChanged = Signal(bool)      # the "free-running" box: replay on its own summaries (True) or follow reality
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.markers, self.shows = _Markers(), _Shows()
         self.setObjectName("replayTimeline")
         self.setFocusPolicy(Qt.StrongFocus)
         self.result = None
@@ -72,24 +100,34 @@ class TimelineWidget(QWidget):
         self.unit_box.addItem(tr("size (chars)"), "size")
         self.unit_box.setToolTip(tr("y axis: estimated tokens, or len(str(messages)) characters"))
         self.unit_box.currentIndexChanged.connect(lambda _i: self.set_unit(self.unit_box.currentData()))
-        self.show_raw = QCheckBox(tr("raw"))
-        self.show_raw.setChecked(True)
-        self.show_raw.setToolTip(tr("The whole recorded history up to each call, never compacted"))
-        self.show_before = QCheckBox(tr("before"))
-        self.show_before.setChecked(True)
-        self.show_before.setToolTip(tr("The running context before the pipeline ran at each call"))
-        for cb in (self.show_raw, self.show_before):
+        self.shows.raw = QCheckBox(tr("raw"))
+        self.shows.raw.setChecked(True)
+        self.shows.raw.setToolTip(tr("The whole recorded history up to each call, never compacted"))
+        self.shows.before = QCheckBox(tr("before"))
+        self.shows.before.setChecked(True)
+        self.shows.before.setToolTip(tr("The running context before the pipeline ran at each call"))
+        for cb in (self.shows.raw, self.shows.before):
             cb.toggled.connect(self._visibility)
-        self.show_legend = QCheckBox(tr("legend"))
-        self.show_legend.setChecked(True)
-        self.show_legend.toggled.connect(lambda on: self.legend_label.setVisible(on))
+        # which replay the chart shows: following reality (the default) or free-running (replay --free)
+        self.free_box = QCheckBox(tr("free-running"))
+        self.free_box.setObjectName("timelineFree")
+        self.free_box.setToolTip(tr("Off: after each real compaction the replay goes on from the real context (the "
+                                    "real summary and what followed), so each real compaction is predicted from the "
+                                    "start the agent really had. On: from its own summaries all the way (replay "
+                                    "--free)."))
+        self.free_box.setEnabled(False)
+        self.free_box.toggled.connect(self.sigFreeChanged.emit)
+        self.shows.legend = QCheckBox(tr("legend"))
+        self.shows.legend.setChecked(True)
+        self.shows.legend.toggled.connect(lambda on: self.legend_label.setVisible(on))
         self.info = QLabel("")
         self.info.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)   # long text must not widen the view
         self.info.setMinimumWidth(0)
         self.info.setWordWrap(True)
         self.info.setContentsMargins(4, 0, 4, 0)
-        for w in (self.play_button, self.speed, self.unit_box, self.show_raw, self.show_before, self.show_legend):
+        for w in (self.play_button, self.speed, self.unit_box, self.shows.raw, self.shows.before, self.free_box,
+                  self.shows.legend):
             bar.addWidget(w)
         lay.addWidget(barw)
         lay.addWidget(self.info)
@@ -105,6 +143,16 @@ class TimelineWidget(QWidget):
                                       "padding: 2px 4px; }")
         self.divergence.hide()
         lay.addWidget(self.divergence)
+        # each real compaction and the simulated one paired with it: calls apart, the estimate's error just before
+        self.pairs_label = QLabel("")
+        self.pairs_label.setObjectName("timelinePairs")
+        self.pairs_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.pairs_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.pairs_label.setMinimumWidth(0)
+        self.pairs_label.setWordWrap(True)
+        self.pairs_label.setContentsMargins(4, 0, 4, 0)
+        self.pairs_label.hide()
+        lay.addWidget(self.pairs_label)
         # the call under the cursor: a wrapping line above the plot (a plot title would force the plot wider than
         # its pane and be cut, on a projector)
         self.cursor_label = QLabel("")
@@ -128,8 +176,8 @@ class TimelineWidget(QWidget):
         self._axis_title()
         # the legend's entries are kept by a pyqtgraph LegendItem that is never drawn over the plot: they are
         # shown by a wrapping label under it (legend_label), so the legend never covers the data
-        self.legend = pg.LegendItem()
-        pi.legend = self.legend
+        self.markers.legend = pg.LegendItem()
+        pi.legend = self.markers.legend
         self.legend_label = QLabel(self)
         self.legend_label.setObjectName("timelineLegend")
         self.legend_label.setWordWrap(True)
@@ -152,20 +200,20 @@ class TimelineWidget(QWidget):
                                                                                    style=Qt.DotLine))
         # the threshold is said in the legend under the plot: a label on the line sat over the curves and the
         # real compactions' labels
-        self.threshold_text = ""
+        self.markers.threshold_text = ""
         pi.addItem(self.threshold_line)
         # the y axis starts at 0: a context that drops from 155k to 50k must not look as if it dropped to nothing
         pi.addItem(pg.ScatterPlotItem([0.0], [0.0], size=1, pen=None, brush=None))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#facc15", width=2))
         pi.addItem(self.cursor_line)
-        self.real_markers = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),
+        self.markers.real = pg.ScatterPlotItem(symbol="star", size=16, brush=pg.mkBrush("#f97316"),
                                                pen=pg.mkPen("#7c2d12"), name=tr("real compaction (preTokens)"))
-        pi.addItem(self.real_markers)      # a named item: the legend picks it up
+        pi.addItem(self.markers.real)      # a named item: the legend picks it up
         lay.addWidget(self.legend_label)
         self.real_lines: list[pg.InfiniteLine] = []
         pi.getViewBox().sigResized.connect(lambda *_: self._fit_real_labels())
         pi.getViewBox().sigRangeChanged.connect(lambda *_: self._fit_real_labels())
-        self.layer_markers: dict[str, pg.ScatterPlotItem] = {}
+        self.markers.layers = {}
         self.overlay_curves: list[pg.PlotDataItem] = []
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.scene().sigMouseMoved.connect(self._hovered)
@@ -223,8 +271,8 @@ class TimelineWidget(QWidget):
         if r is None:
             for c in (self.raw_curve, self.before_curve, self.after_curve, self.real_curve):
                 c.setData([], [])
-            self.real_markers.setData([], [])
-            for m in self.layer_markers.values():
+            self.markers.real.setData([], [])
+            for m in self.markers.layers.values():
                 m.setData([], [])
             for c in self.overlay_curves:
                 c.setData([], [])
@@ -250,41 +298,41 @@ class TimelineWidget(QWidget):
         self._set_real_lines(evs)
         pts = [(e["call"], e["pre_tokens"]) for e in evs if e.get("pre_tokens")]
         if self.unit == "tokens" and pts:
-            self.real_markers.setData([p[0] for p in pts], [p[1] for p in pts],
+            self.markers.real.setData([p[0] for p in pts], [p[1] for p in pts],
                                       data=[tr("real {trigger} compaction, preTokens {n}").format(
                                           trigger=e.get("trigger") or "", n=fmt(e["pre_tokens"]))
                                           for e in evs if e.get("pre_tokens")])
         else:
-            self.real_markers.setData([], [])
+            self.markers.real.setData([], [])
         # threshold
         thr, exact = r.threshold_in(self.unit)       # in the other unit: converted, an approximate line
         approx = "" if exact else "≈ "
         if thr is None:
             self.threshold_line.hide()
-            self.threshold_text = ""
+            self.markers.threshold_text = ""
         else:
             self.threshold_line.setPos(thr)
             self.threshold_line.show()
-            self.threshold_text = (tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
+            self.markers.threshold_text = (tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
                                    tr("threshold {approx}{n} chars")).format(approx=approx, n=fmt(thr))
         # layer markers: one scatter per layer, created once per layer name
         names = list(r.layer_names)
         names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
         for k, name in enumerate(names):
-            m = self.layer_markers.get(name)
+            m = self.markers.layers.get(name)
             if m is None:
                 col = self.layer_color(name, k)
                 m = pg.ScatterPlotItem(symbol=SYMBOLS[k % len(SYMBOLS)], size=9, brush=pg.mkBrush(col),
                                        pen=pg.mkPen(col), name=tr("{name} fired").format(name=name))
                 pi.addItem(m)
-                self.layer_markers[name] = m
+                self.markers.layers[name] = m
             idx = [c.index for c in r.calls if name in c.fired]
             m.setSize(9 if len(r.calls) <= 1500 else 5)
             m.setData(np.array(idx, dtype=float), after[idx] if idx else np.array([]),
                       data=[f"call {i}: {name}" for i in idx])
             m.show()
             self._legend_text(m, tr("{name} fired ({n})").format(name=name, n=f"{len(idx):,}"))
-        for name, m in self.layer_markers.items():
+        for name, m in self.markers.layers.items():
             if name not in names:
                 m.setData([], [])
                 m.hide()
@@ -303,8 +351,8 @@ class TimelineWidget(QWidget):
                 c.setData(np.arange(len(o.calls), dtype=float), self._series(o, "tokens_after", "size_after"))
                 c.opts["name"] = o.label
                 try:
-                    self.legend.removeItem(c)
-                    self.legend.addItem(c, tr("{label} (sent)").format(label=o.label))
+                    self.markers.legend.removeItem(c)
+                    self.markers.legend.addItem(c, tr("{label} (sent)").format(label=o.label))
                 except Exception:  # legend bookkeeping differs between pyqtgraph versions
                     pass
             else:
@@ -331,18 +379,35 @@ class TimelineWidget(QWidget):
     def _show_divergence(self, r) -> None:
         """A warning line for each real compaction the replay misses by more than 2 calls or 10% of the tokens,
         with the setting that would explain it (the same words as ``compactscope replay``)."""
-        rows = [x for x in divergence.report(r)["compactions"] if x["diverges"]] \
-            if r is not None and r.real_events else []
+        rep = divergence.report(r) if r is not None and r.real_events else None
+        rows = [x for x in rep["compactions"] if x["diverges"]] if rep else []
         self.divergence_rows = rows
-        if not rows:
+        self._show_mode(r, rep)
+        lines = [divergence.warning(x) for x in rows] + [untrusted_words(u) for u in (rep or {}).get("untrusted", [])]
+        if not lines:
             self.divergence.hide()
             self.divergence.clear()
             return
-        self.divergence.setText("\n".join("\u26a0 " + ct(divergence.warning(x)) for x in rows))
+        self.divergence.setText("\n".join("\u26a0 " + ct(line) for line in lines))
         self.divergence.show()
 
+    def _show_mode(self, r, rep) -> None:
+        """The free-running box as the shown replay is, and a line per real compaction with its pair."""
+        real = bool(r is not None and r.real_events)
+        self.free_box.blockSignals(True)
+        self.free_box.setChecked(bool(r is not None and getattr(r, "mode", "free") == "free" and real))
+        self.free_box.setEnabled(real)
+        self.free_box.blockSignals(False)
+        if not rep:
+            self.pairs_label.hide()
+            self.pairs_label.clear()
+            return
+        lines = [ct(mode_words(r))] + [ct(pair_words(x)) for x in rep["compactions"]]
+        self.pairs_label.setText("\n".join(lines))
+        self.pairs_label.show()
+
     def _legend_text(self, item, text: str) -> None:
-        for sample, label in getattr(self.legend, "items", []):
+        for sample, label in getattr(self.markers.legend, "items", []):
             if sample.item is item:
                 label.setText(text)
                 return
@@ -392,8 +457,8 @@ class TimelineWidget(QWidget):
                     lab.setText(text)
 
     def _visibility(self, *_):
-        self.raw_curve.setVisible(self.show_raw.isChecked())
-        self.before_curve.setVisible(self.show_before.isChecked())
+        self.raw_curve.setVisible(self.shows.raw.isChecked())
+        self.before_curve.setVisible(self.shows.before.isChecked())
         self._update_legend()
 
     def resizeEvent(self, ev) -> None:
@@ -423,7 +488,7 @@ class TimelineWidget(QWidget):
     def legend_entries(self) -> list[tuple[str, str]]:
         """(mark, text) of every shown curve and marker, as the legend under the plot says them."""
         out = []
-        for sample, label in getattr(self.legend, "items", []):
+        for sample, label in getattr(self.markers.legend, "items", []):
             item = sample.item
             if not item.isVisible():
                 continue
@@ -447,11 +512,11 @@ class TimelineWidget(QWidget):
 
     def _update_legend(self) -> None:
         entries = self.legend_entries()
-        if self.threshold_text and self.threshold_line.isVisible():
-            entries.append(("<span style='color:#dc2626'>\u2508\u2508</span>", self.threshold_text))
+        if self.markers.threshold_text and self.threshold_line.isVisible():
+            entries.append(("<span style='color:#dc2626'>\u2508\u2508</span>", self.markers.threshold_text))
         self.legend_label.setText("&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'>{m}&nbsp;{t}</span>"
                                                        for m, t in entries))
-        self.legend_label.setVisible(bool(entries) and self.show_legend.isChecked())
+        self.legend_label.setVisible(bool(entries) and self.shows.legend.isChecked())
 
     def set_font_size(self, pt: float) -> None:
         """Zoom: the axes (ticks and titles), the legend, the cursor caption and the line labels grow."""
@@ -624,12 +689,12 @@ class TimelineWidget(QWidget):
     def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of a curve: "raw", "before", "after", "real", "marker:<layer>", "real_markers", "overlay:<k>"."""
         if name.startswith("marker:"):
-            item = self.layer_markers[name.split(":", 1)[1]]
+            item = self.markers.layers[name.split(":", 1)[1]]
             return item.getData()
         if name.startswith("overlay:"):
             return self.overlay_curves[int(name.split(":", 1)[1])].getOriginalDataset()
         if name == "real_markers":
-            return self.real_markers.getData()
+            return self.markers.real.getData()
         item = {"raw": self.raw_curve, "before": self.before_curve, "after": self.after_curve,
                 "real": self.real_curve}[name]
         x, y = item.getOriginalDataset()

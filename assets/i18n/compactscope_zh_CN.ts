@@ -1466,6 +1466,14 @@ ANTHROPIC_BASE_URL={url2} claude</translation>
         <translation>每次调用时流水线运行之前的上下文</translation>
     </message>
     <message>
+        <source>free-running</source>
+        <translation>自由运行</translation>
+    </message>
+    <message>
+        <source>Off: after each real compaction the replay goes on from the real context (the real summary and what followed), so each real compaction is predicted from the start the agent really had. On: from its own summaries all the way (replay --free).</source>
+        <translation>关：每次真实压缩之后，回放从真实的上下文（真实的摘要及其后的内容）继续，所以每次真实压缩都从代理真正的起点预测。开：全程基于它自己的摘要（replay --free）。</translation>
+    </message>
+    <message>
         <source>legend</source>
         <translation>图例</translation>
     </message>

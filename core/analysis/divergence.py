@@ -1,5 +1,6 @@
-"""Where a replay and reality part ways: for each real compaction of a recording, the first
-simulated compaction of the same stretch, how many calls apart, and how far the estimate just
+"""Where a replay and reality part ways: for each real compaction of a recording, the simulated
+compaction paired with it (``core.replay.pairing``: the nearest in its own segment, never one paired twice),
+how many calls apart, and how far the estimate just
 before the real one was from what the agent counted (Claude Code's ``preTokens``); when they
 diverge (more than ``MAX_CALLS`` calls, or more than ``MAX_TOKEN_ERROR`` of the tokens), which
 setting would explain it. Pure Python, no Qt.
@@ -20,42 +21,43 @@ def _version(conversation) -> str | None:
 
 
 def report(result: Any, conversation: Any = None) -> dict:
-    """``{"version", "diverged", "compactions": [...]}``; per real compaction: ``real_call``, ``trigger``,
-    ``real_pre_tokens``, ``first_simulated_call`` (the first simulated compaction after the one matched to
-    the previous real compaction, None when the replay made no more), ``calls_apart``, ``estimate_before`` (the replay's estimate before
-    its pipeline ran at ``estimate_call``: the first simulated compaction when it came before the real one,
-    else the real call), ``token_error`` and ``token_error_share`` (against ``preTokens``), ``diverges``, and ``explanation`` (which setting would explain it)."""
+    """``{"version", "mode", "diverged", "compactions": [...]}``; per real compaction: ``real_call``, ``trigger``,
+    ``real_pre_tokens``, ``simulated_call`` (the simulated compaction paired with it, ``core.replay.pairing``;
+    None when its segment has none; ``first_simulated_call`` is the same, its older name), ``late`` (following
+    reality: found by the replay's own context carried past the real boundary), ``calls_apart``,
+    ``estimate_before`` (the replay's estimate before its pipeline ran at ``estimate_call``: the simulated
+    compaction when it came before the real one, else the real call, where following reality the replay's own
+    context up to the real boundary is checked), ``token_error`` and ``token_error_share`` (against
+    ``preTokens``), ``diverges``, and ``explanation`` (which setting would explain it)."""
+    from compactscope.core.replay.pairing import pairs
     conv = conversation if conversation is not None else getattr(result, "conversation", None)
     conv = getattr(conv, "conversation", None) or conv           # a replay view: the recording
     rows: list[dict] = []
-    out: dict[str, Any] = {"version": _version(conv),
+    mode = getattr(result, "mode", "free")
+    out: dict[str, Any] = {"version": _version(conv), "mode": mode,
                            "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR}, "compactions": rows}
     calls = result.calls
-    sims = [c.index for c in calls if c.compacted]
-    prev = -1      # the simulated compaction matched to the previous real one: each real one takes the next
-    for ev in result.real_events:
+    for ev, pair in zip(result.real_events, pairs(result), strict=True):
         call = ev.get("call")
         if call is None:
             continue
-        first = next((k for k in sims if k > prev), None)
-        if first is not None:
-            prev = first
+        sim = pair["call"] if pair is not None else None
         row: dict = {"real_call": call, "trigger": ev.get("trigger"), "kind": ev.get("kind"),
-                     "real_pre_tokens": ev.get("pre_tokens"), "first_simulated_call": first,
-                     "calls_apart": None if first is None else first - call}
-        # the estimate just before the replay compacted: at the first simulated compaction when it came first
-        # (after it the replay's context is its own, not the one the agent counted), else at the real call
-        at = first if first is not None and first < call else call
+                     "real_pre_tokens": ev.get("pre_tokens"), "simulated_call": sim, "first_simulated_call": sim,
+                     "late": bool(pair and pair["late"]), "calls_apart": None if sim is None else sim - call}
+        # the estimate just before the replay compacted: at the simulated compaction when it came first (after it
+        # the replay's context is its own, not the one the agent counted), else at the real call
+        at = sim if sim is not None and sim < call else call
         est = calls[at].tokens_before if 0 <= at < len(calls) else None
         row["estimate_before"], row["estimate_call"] = est, at
         pre = ev.get("pre_tokens")
         if est is not None and isinstance(pre, int) and pre > 0:
             row["token_error"] = est - pre
             row["token_error_share"] = round((est - pre) / pre, 4)
-        far = first is None or abs(first - call) > MAX_CALLS
+        far = sim is None or abs(sim - call) > MAX_CALLS
         off = abs(row.get("token_error_share") or 0) > MAX_TOKEN_ERROR
         row["diverges"] = bool(far or off)
-        if call == 0 and first is None:
+        if call == 0 and sim is None:
             # the file opens with a compacted context (a hermes snapshot written after a compaction): nothing it
             # holds was ever compacted, so no replay of it can compact there
             row["diverges"] = False
@@ -64,14 +66,18 @@ def report(result: Any, conversation: Any = None) -> dict:
         if row["diverges"]:
             row["explanation"] = explain(result, row)
         rows.append(row)
-    out["diverged"] = any(r["diverges"] for r in rows)
+    from compactscope.core.replay.evidence import untrusted
+    out["untrusted"] = untrusted(result)
+    out["diverged"] = any(r["diverges"] for r in rows) or bool(out["untrusted"])
     return out
 
 
 def warning(row: dict) -> str:
     """The sentence that says where a replay and reality part ways (the CLI's ``!`` line, the timeline)."""
-    apart = "no simulated compaction" if row.get("first_simulated_call") is None else \
-        f"the first simulated one at call {row['first_simulated_call']} ({row['calls_apart']:+d} calls)"
+    sim = row.get("simulated_call", row.get("first_simulated_call"))
+    apart = "no simulated compaction in its segment" if sim is None else \
+        f"the simulated one paired with it at call {sim} ({row['calls_apart']:+d} calls" \
+        + (", the replay's own context carried past the real one" if row.get("late") else "") + ")"
     err = f", estimate {row['token_error_share']:+.0%} off preTokens" if "token_error_share" in row else ""
     return (f"simulation and reality diverge at the real compaction before call {row['real_call']}: {apart}{err}. "
             f"{row.get('explanation') or ''}").strip()
@@ -81,7 +87,7 @@ def explain(result: Any, row: dict) -> str:
     """Which setting would explain a divergence, in words."""
     params = dict(getattr(result, "params", None) or {})
     thr = getattr(result, "threshold", None)
-    pre, call, first = row.get("real_pre_tokens"), row["real_call"], row.get("first_simulated_call")
+    pre, call, first = row.get("real_pre_tokens"), row["real_call"], row.get("simulated_call")
     trigger = row.get("trigger")
     calls = result.calls
     before = calls[:call + 1]
@@ -98,6 +104,9 @@ def explain(result: Any, row: dict) -> str:
     est_err = row.get("token_error_share")
     if est_err is not None and abs(est_err) > MAX_TOKEN_ERROR:
         prior = [c.index for c in calls[:call] if c.compacted]
+        if getattr(result, "mode", "free") == "follow":
+            resets = [c.index for c in calls[:call] if c.reset is not None]
+            prior = [k for k in prior if not resets or k > resets[-1]]     # only the segment's own
         if prior:
             return (f"the replay's context is its own since its compaction at call {prior[-1]} (a different "
                     f"summary and restored files than the real ones), so its estimate is "

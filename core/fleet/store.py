@@ -79,8 +79,20 @@ SESSION_COLUMNS = [
     ("params", pa.string(), "JSON: the main run's parameters that differ from the strategy's defaults"),
     ("inferred", pa.string(), "JSON: the session-inferred defaults ({params, reasons}), null when none"),
     ("first_simulated_call", pa.int32(), "the first call at which the main run compacted"),
-    ("distance_calls", pa.int32(), "first_simulated_call - first_real_auto_call (positive: the simulation "
-                                   "fires later than the real session did)"),
+    ("distance_calls", pa.int32(), "the first real auto compaction's pair (core.replay.pairing) - first_real_auto_call "
+                                   "(positive: the simulation fires later than the real session did)"),
+    ("replay_mode", pa.string(), "how the main run's columns were replayed: free (its own summaries all the way, "
+                                 "what the threshold slider re-evaluates); the real compactions are paired in both "
+                                 "modes (pairs, free_pairs)"),
+    ("pairs", pa.string(), "JSON, following reality (the default replay: after each real compaction it goes on from "
+                           "the real context): per real compaction the simulated one paired with it "
+                           "(core.replay.pairing): [{real_call, trigger, simulated_call, calls_apart, late, "
+                           "token_error_share}]; null without real compactions"),
+    ("free_pairs", pa.string(), "JSON: the same pairs in the free-running main run"),
+    ("follow_sim_compactions", pa.int32(), "compactions of the replay following reality (sessions with real "
+                                           "compactions)"),
+    ("follow_distance_calls", pa.int32(), "following reality: the first real auto compaction's pair - "
+                                          "first_real_auto_call (a late one found by the own context carried past)"),
     ("sim_compactions", pa.int32(), "compactions the main run made (summaries, passes that drop or clear)"),
     ("sim_peak_tokens", pa.int64(), "the main run's largest context sent"),
     ("sim_tokens_sent", pa.int64(), "the main run's context tokens summed over the calls"),

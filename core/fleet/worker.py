@@ -282,7 +282,9 @@ def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
         eng, inferred, reasons = _engine(main, conv, cfg, os.path.join(tmp, "main"), choice.name)
         # the runs of one session decide the calibration together (the rule of replay and the timeline)
         calibrate = default_calibration(conv, [eng.strategy] + _loadable(r.strategy for r in cfg.compare))
-        res = replay(conv, engine=eng, keep_inputs=False, calibrate=calibrate)
+        # the columns the threshold slider re-evaluates are a free-running replay's (its model resets only at its
+        # own compactions); the real compactions are paired in both modes below
+        res = replay(conv, engine=eng, keep_inputs=False, calibrate=calibrate, free=True)
         calls = res.calls
         real = [c.real_tokens for c in calls if c.real_tokens is not None]
         events = res.real_events
@@ -307,7 +309,7 @@ def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
             inferred=json.dumps({"params": {k: _plain(v) for k, v in inferred.items()}, "reasons": reasons},
                                 sort_keys=True) if (inferred or reasons) else None,
             first_simulated_call=first_sim,
-            distance_calls=(first_sim - first_real) if first_sim is not None and first_real is not None else None,
+            distance_calls=_first_distance(res, first_real, first_sim),
             sim_compactions=len(sims), sim_peak_tokens=tot["peak_tokens"],
             sim_tokens_sent=tot["total_input_tokens"], sim_messages_dropped=tot["messages_dropped"],
             sim_tool_results_dropped=tot["tool_results_dropped"],
@@ -317,6 +319,14 @@ def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
             series_context=series,
             series_real=[c.real_tokens for c in calls], manual_calls=sorted(set(manual)),
         )
+        row.update(replay_mode=res.mode, free_pairs=_pairs_json(res, conv))
+        if events:          # both modes where they differ: following reality too (the default replay)
+            e_fol, _, _ = _engine(main, conv, cfg, os.path.join(tmp, "follow"), choice.name)
+            r_fol = replay(conv, engine=e_fol, keep_inputs=False, calibrate=calibrate)
+            row.update(pairs=_pairs_json(r_fol, conv),
+                       follow_sim_compactions=sum(1 for c in r_fol.calls if c.compacted),
+                       follow_distance_calls=_first_distance(r_fol, first_real, None))
+            del r_fol
         comps += _real_compactions(conv, res)
         comps += _sim_compactions(conv, res, "")
         del res
@@ -324,7 +334,7 @@ def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
             p = f"cmp_{run.key}_"
             try:
                 e2, _, _ = _engine(run, conv, cfg, os.path.join(tmp, run.key))
-                r2 = replay(conv, engine=e2, keep_inputs=False, calibrate=calibrate)
+                r2 = replay(conv, engine=e2, keep_inputs=False, calibrate=calibrate, free=True)
             except Exception as e:
                 row[p + "error"] = f"{type(e).__name__}: {e}"
                 continue
@@ -336,6 +346,29 @@ def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
                         p + "threshold": r2.threshold})
             comps += _sim_compactions(conv, r2, run.label)
     row["compactions"] = comps
+
+
+def _first_distance(res, first_real, first_sim):
+    """The first real auto compaction's pair, calls apart (``core.replay.pairing``: following reality a late one
+    is found by the replay's own context carried past it); None when it has none."""
+    if first_real is None:
+        return None
+    from compactscope.core.replay.pairing import pairs
+    for ev, p in zip(res.real_events, pairs(res), strict=True):
+        if ev.get("call") == first_real:
+            return None if p is None else p["call"] - first_real
+    return (first_sim - first_real) if first_sim is not None else None
+
+
+def _pairs_json(res, conv) -> str | None:
+    """Per real compaction its pair (``divergence.report``) as JSON; None without real compactions."""
+    from compactscope.core.analysis.divergence import report
+    if not res.real_events:
+        return None
+    return json.dumps([{"real_call": r["real_call"], "trigger": r["trigger"], "simulated_call": r["simulated_call"],
+                        "calls_apart": r["calls_apart"], "late": r["late"],
+                        "token_error_share": r.get("token_error_share")}
+                       for r in report(res, conv)["compactions"]])
 
 
 def _plain(v):

@@ -182,7 +182,10 @@ def _blocks_chars(content: list) -> int:
 class SessionTokens:
     """Claude Code's own count before a call (``tokenCountWithEstimation``): the usage of the last API
     response in the list (input + cache creation + cache read + output, as the session file records it)
-    plus a rough count (chars/4 of the content, ``content_chars``) of the messages after it.
+    plus a rough count (chars/4 of the content, ``content_chars``) of the messages after it. From Claude Code
+    2.1.21 on (``claude_code_params.counts_final_output``) the output counted is the answer's whole output,
+    which the file does not hold (it records the stream's placeholder, 1-2 tokens): at least the answer's own
+    rough count stands in for it (docs/claude-code-versions.md).
 
     The recorded usage is only valid while the list IS the context the API saw: the messages of one
     real segment, from its start, every one the recorded object. ``bind(conversation)`` learns those
@@ -197,7 +200,10 @@ class SessionTokens:
     cpt = 4
     anchors_on_usage = True
 
-    def __init__(self):
+    def __init__(self, final_output: bool | None = None):
+        """``final_output``: count a response's whole output (True) or its recorded placeholder (False); None: as
+        the session's Claude Code version did (``claude_code_params.counts_final_output``)."""
+        self._final_override = final_output
         self._conv = None
         # id(assistant msg with usage) -> its index; per index its segment's start and the tokens Claude Code
         # counts from there (context + output): arrays, not a tuple and three ints per response
@@ -210,6 +216,8 @@ class SessionTokens:
         self.hidden = 0                          # an excerpt's history from before the file (bind)
         self.undercount = 0                      # what Claude Code's count misses between two calls (bind)
         self.anchored = False                    # the last count used recorded usage
+        self.final_output = False                # count a response's whole output, not its recorded placeholder
+        self.result_tokens: dict = {}            # tool name -> median rough tokens of its results ("": all)
         self._verified: dict[int, tuple] = {}    # id(list) -> (list, start, upto): a known real prefix
 
     FIGURE = "cc_content"
@@ -240,6 +248,9 @@ class SessionTokens:
         if not isinstance(msgs, list) or not meta:
             return
         self._conv = conv
+        from compactscope.core.layers.claude_code_params import counts_final_output
+        self.final_output = counts_final_output(conv) if self._final_override is None else self._final_override
+        mc = self.message_chars
         starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
         self._starts = {id(msgs[s]): s for s in starts}
         seg, bounds = 0, starts[1:] + [len(msgs)]
@@ -266,7 +277,10 @@ class SessionTokens:
             if u is None or u.context_tokens <= 0 or mt.extra.get("synthetic"):
                 continue
             start = starts[seg]
-            total = u.context_tokens + u.output_tokens
+            out_tokens = u.output_tokens
+            if self.final_output:      # Claude Code counted the answer's whole output; the file holds a placeholder
+                out_tokens = max(out_tokens, mc(m, meter) // 4)
+            total = u.context_tokens + out_tokens
             anchors[id(m)] = i
             astart[i], atok[i] = start, total
             seen_i.append(i)
@@ -278,7 +292,6 @@ class SessionTokens:
         # the rough count of any slice from prefix sums (a sum per anchor over its whole prefix was O(n^2):
         # 10k messages took a minute)
         prefix = array("q", [0])
-        mc = self.message_chars
         acc = 0
         for m in msgs:
             acc += mc(m, meter)
@@ -300,6 +313,7 @@ class SessionTokens:
         # output, content counted at chars/4): the median over this session. At a call with no response before
         # it in its segment, the call's own usage (an exact count of all it sent) less this is what Claude Code
         # counted there: an excerpt's first call is counted from a response before the file.
+        self.result_tokens = _result_medians(msgs, mc, meter)
         misses = sorted(misses)
         self.undercount = max(0, misses[len(misses) // 2]) if len(misses) >= 3 else 0
         self.scale = min(2.0, max(1.0, real_growth / rough_growth)) if rough_growth > 2_000 else 1.0
@@ -362,7 +376,7 @@ class SessionTokens:
                 # rest (the list may go on past the real context, e.g. across a real compaction it skipped)
                 if self._astart[i] == start and i - start == p and self._real_prefix(messages, start, p, meter):
                     self.anchored = True
-                    return self._atok[i] + self.rough(messages[p + 1:], meter)
+                    return self._atok[i] + self.rough(messages[p + 1:], meter) + self.unanswered(messages)
             if not found:
                 # no response yet in this segment: the call's own usage is what was sent
                 j = start + len(messages)
@@ -373,7 +387,37 @@ class SessionTokens:
                     self.anchored = True
                     return max(0, self._conv.meta[j].usage.context_tokens - self.undercount)
         hidden = self.hidden if start == 0 and self._conv.messages[0] is messages[0] else 0
-        return int(self.scale * self.rough(messages, meter)) + self.overhead + hidden
+        return int(self.scale * self.rough(messages, meter)) + self.overhead + hidden + self.unanswered(messages)
+
+    def unanswered(self, messages: list) -> int:
+        """A list that ends with tool calls the file holds no result for (a compaction ran before the call that
+        would have carried them, and the results were never written): Claude Code counted the results it had;
+        each stands in at the median of that tool's results in the session (of all results when it has none)."""
+        last = messages[-1] if messages else None
+        if not (isinstance(last, dict) and last.get("role") == "assistant" and isinstance(last.get("content"), list)):
+            return 0
+        med = self.result_tokens
+        return sum(med.get(str(b.get("name")), med.get("", 0)) for b in last["content"]
+                   if isinstance(b, dict) and b.get("type") == "tool_use")
+
+
+def _result_medians(msgs: list, chars, meter) -> dict:
+    """Tool name -> the median rough tokens (chars/4 of the content) of its results in ``msgs``; "" -> of all."""
+    names: dict = {}
+    sizes: dict = {}
+    for m in msgs:
+        if not isinstance(m, dict) or not isinstance(m.get("content"), list):
+            continue
+        for b in m["content"]:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "tool_use":
+                names[b.get("id")] = str(b.get("name"))
+            elif b.get("type") == "tool_result":
+                n = _blocks_chars([b]) // 4
+                sizes.setdefault(names.get(b.get("tool_use_id"), "?"), []).append(n)
+                sizes.setdefault("", []).append(n)
+    return {k: sorted(v)[len(v) // 2] for k, v in sizes.items()}
 
 
 def _fmt(n) -> str:

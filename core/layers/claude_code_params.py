@@ -1,7 +1,8 @@
-"""Claude Code's parameters, declared once (its constants from autoCompact.ts and the rest, and its settings),
-read by the layers in ``layers.claude_code``."""
+"""Claude Code's parameters, declared once (its constants from autoCompact.ts and the rest, and its settings), and
+the version facts its layers read (which versions count a response's whole output), for ``layers.claude_code``."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from compactscope.core.layers.params import Settings, param
@@ -88,3 +89,29 @@ class ClaudeCodeParams(Settings):
         "messages with the s08 rules",
         minimum=0)
     snip_keep_head: int = param(3, "with snip on: messages kept at the head", minimum=0)
+
+
+def parse_version(v) -> tuple | None:
+    """'2.1.14' -> (2, 1, 14); None when it is not a version."""
+    if not isinstance(v, str):
+        return None
+    m = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", v)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def session_versions(conversation) -> list[tuple]:
+    extra = getattr(conversation, "extra", None) or {}
+    vs = {parse_version(v) for v in extra.get("versions") or ()}
+    return sorted(v for v in vs if v is not None)
+
+
+FINAL_OUTPUT_SINCE = (2, 1, 21)
+
+
+def counts_final_output(conversation) -> bool:
+    """Whether Claude Code's count of this session takes a response's whole output (2.1.21 and later, or no
+    version recorded: the newest behaviour)."""
+    if getattr(conversation, "format", "claude-code") != "claude-code":
+        return False
+    versions = session_versions(conversation)
+    return not versions or versions[-1] >= FINAL_OUTPUT_SINCE

@@ -129,15 +129,30 @@ class Calibrator:
         self.tokens = OffsetTokens(base_tokens)
         self._last_over: int | None = None
         self._compacted = False
+        self._followed = 0          # the real segment whose context the replay runs on (following reality)
+        self._shift = 0
+        self._uncompacted = 0
 
-    def before_call(self, k: int) -> int:
+    def before_call(self, k: int, hold: bool = False) -> int:
+        """``hold``: the call checks the context of the segment before (following reality, at the first call
+        after a real compaction): the overheads stay as they were."""
         o = self.overheads
+        if hold and k > 0:
+            return self._uncompacted
         over, seg = o.per_call[k], o.segment[k]
-        if seg == 0 and over is not None:
-            self._last_over = over
-        uncompacted = self._last_over if seg == 0 and self._last_over is not None else o.fixed + o.hidden
+        known = seg == self._followed
+        if known and over is not None:
+            self._last_over = over + self._shift
+        uncompacted = self._last_over if known and self._last_over is not None else o.fixed + o.hidden
         self.tokens.offset = o.fixed if self._compacted else uncompacted
+        self._uncompacted = uncompacted
         return uncompacted
+
+    def follow_segment(self, segment: int, shift: int = 0) -> None:
+        """The replay goes on from the real context of ``segment``: its recorded overheads hold again
+        (``shift``: tokens the context holds beyond the recorded segment, e.g. the copies a compaction re-sent,
+        taken off)."""
+        self._followed, self._shift, self._last_over, self._compacted = segment, shift, None, False
 
     def after_call(self, summaries: int) -> None:
         self._compacted = self._compacted or summaries > 0

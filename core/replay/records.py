@@ -76,6 +76,9 @@ class CallRecord:
     findings: int | None = None     # checker errors in the context sent (when checked)
     turn: int = 0                   # user turns so far (a user message with text, not only tool results)
     overhead: int | None = None     # with calibration: the recorded overhead in this call's token estimates
+    reset: dict | None = None       # following reality: a real compaction came before this call; the record is
+    #                                 the check on the replay's own context up to it, and the next call starts
+    #                                 from the real context ({"segment", "messages"})
 
     @property
     def compacted(self) -> bool:
@@ -104,6 +107,8 @@ class CallRecord:
             d["real_boundary"] = self.real_boundary
         if self.findings is not None:
             d["findings"] = self.findings
+        if self.reset is not None:
+            d["reset_to_real"] = self.reset
         return d
 
 
@@ -137,6 +142,11 @@ class ReplayResult:
     layer_colors: dict = field(default_factory=dict)     # layer name -> colour (Strategy.layer_colors)
     iteration_policy: IterationPolicy | None = field(default_factory=IterationPolicy, repr=False)
     chars_per_token: float | None = None     # the token estimator's own ratio (chars/4: 4), when it has one
+    mode: str = "free"               # "follow": after each real compaction the replay went on from the real context;
+    #                                  "free": from its own (core.replay.follow); "free" too without real compactions
+    late: dict = field(default_factory=dict)     # following reality: real compaction's call -> where the replay's
+    #                                  own context would have compacted after it
+    #                                  ({"call", "tokens_before", "calls_late"})
 
     # ------------------------------------------------ derived (views.py)
     @property

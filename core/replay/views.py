@@ -92,21 +92,24 @@ def totals(result: Any) -> dict:
 
 
 def boundary_report(result: Any) -> list[dict]:
-    """Each real compaction next to the nearest simulated compaction (``CallRecord.compacted``: a summary, or
-    a pass that dropped or cleared messages, such as Inspect's edit and trim), with call indices and tokens."""
-    sims = [c for c in result.calls if c.compacted]
+    """Each real compaction next to the simulated compaction paired with it (``core.replay.pairing``: the nearest
+    in its own segment, never one paired twice; ``CallRecord.compacted``: a summary, or a pass that dropped or
+    cleared messages, such as Inspect's edit and trim), with call indices and tokens."""
+    from compactscope.core.replay.pairing import pairs
     out = []
-    for ev in result.real_events:
+    for ev, pair in zip(result.real_events, pairs(result), strict=True):
         call = ev.get("call")
-        near = min(sims, key=lambda c: abs(c.index - call)) if sims and call is not None else None
         row = {"real_call": call, "real_message_index": ev.get("message_index"), "kind": ev.get("kind"),
                "trigger": ev.get("trigger"),
                "real_pre_tokens": ev.get("pre_tokens"),
                "real_tokens_before_call": result.calls[call - 1].real_tokens if call else None}
-        if near is not None:
-            row.update(simulated_call=near.index, simulated_message_index=near.message_index,
-                       simulated_tokens_before=near.tokens_before, calls_apart=near.index - call,
-                       simulated_layers=list(near.fired))
+        if pair is not None and call is not None:
+            k = pair["call"]
+            near = result.calls[k] if 0 <= k < len(result.calls) else None
+            row.update(simulated_call=k, simulated_tokens_before=pair["tokens_before"], calls_apart=k - call,
+                       late=pair["late"])
+            if near is not None and not pair["late"]:
+                row.update(simulated_message_index=near.message_index, simulated_layers=list(near.fired))
         out.append(row)
     return out
 

@@ -44,7 +44,12 @@ class ReplayOptions:
     * ``max_calls``: stop after that many calls;
     * ``iteration_cap``: the iteration budget's cap (default: the strategy's);
     * ``manual_compacts``: where the recording holds a real manual compaction (Claude Code's
-      ``/compact``) and the strategy has a ``manual_compact`` layer, that call's pipeline ends with it.
+      ``/compact``) and the strategy has a ``manual_compact`` layer, that call's pipeline ends with it;
+    * ``free``: the free-running what-if: after a real compaction the replay goes on from its own context
+      (its own summaries all the way). Default (False): it follows reality: at each real compaction the
+      pipeline runs once more on its own context up to the real boundary (does it compact there?), then the
+      next call starts from the real post-compaction context (the real summary and what followed), so each
+      real compaction is predicted from the start the agent really had (``core.replay.follow``).
     """
     check: bool = False
     keep_traces: bool = False
@@ -55,6 +60,7 @@ class ReplayOptions:
     max_calls: int | None = None
     iteration_cap: int | None = None
     manual_compacts: bool = True
+    free: bool = False
 
 
 OPTION_NAMES = frozenset(f.name for f in fields(ReplayOptions))
@@ -315,6 +321,10 @@ class _Walk:
         self.view = _View(conv, {id(m): self.p.metas[i] for i, m in enumerate(self.p.msgs)}, self.dialect)
         self.call_at, pending = call_positions(self.p, options.pending_call, options.max_calls)
         self.real_events = real_compactions(conv, self.p, self.call_at)
+        from compactscope.core.replay.follow import reset_points
+        self.resets = [] if options.free or not self.real_events else \
+            reset_points(conv, self.p, self.dialect, lambda ms: _convert(ms, None, self.dialect, [])[0])
+        self.shadow = None
         self.real_by_call: dict = {}
         for ev in self.real_events:
             if ev["call"] is not None:
@@ -331,6 +341,7 @@ class _Walk:
                                        [layer.name for layer in engine.layers], [], *_threshold(strat, engine.params),
                                        self.real_events, engine.meter.name, engine.tokens.name, conv.source)
         r.engine, r.conversation, r.pending = engine, self.view, pending
+        r.mode = "free" if options.free or not self.real_events else "follow"
         # a strategy without an iteration budget has none in the replay, unless the caller gives a cap
         policy = strat.iteration_budget
         if policy is None and options.iteration_cap is not None:
@@ -372,27 +383,99 @@ class _Walk:
         last = turn = ts_from = 0
         ts = None
         total = len(self.call_at)
+        resets = self.resets
         for k, j in enumerate(self.call_at):
             if cancel is not None and cancel.is_set():
                 break
             new = [i for i in range(last, j) if i not in skip]
             turn += any(_is_user_turn(msgs[i]) for i in new)
             raw_size, raw_tokens = self.raw.add([msgs[i] for i in new])
-            context, src, last = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new, j
+            reset = None
+            while resets and resets[0].at <= j:
+                point = resets.pop(0)
+                if point.at >= last:
+                    reset = point           # a real compaction before this call: the last one counts
             for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
                 if metas[i].timestamp is not None:
                     ts = metas[i].timestamp
             ts_from = j
-            state_before = dict(self.engine.state)
-            if self.calibrator is not None:
-                raw_tokens += self.calibrator.before_call(k)
-            trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.dialect,
-                                    layers=self._layers_for(k))
-            rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
-            self._keep(rec, trace, context_before=trace.input, state_before=state_before)
+            if self.shadow is not None:
+                self._shadow_step(k, [msgs[i] for i in new if reset is None or i < reset.at], ts)
+            if reset is not None and (context or any(i < reset.at or reset.lead for i in new)):
+                rec, context, src = self._reset_call(k, j, reset, context, src, new, raw_size, raw_tokens, ts, turn)
+            else:
+                if reset is not None:       # the file opens with a compacted context: the real one
+                    context, src = reset.context(self.conv, self.p, j)
+                    new = []
+                    self._follow_segment(reset)
+                rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn)
+            last = j
             if progress is not None and (k % 50 == 0 or k == total - 1):
                 progress(k + 1, total)
+        if self.shadow is not None and self.shadow.found is not None:
+            self.result.late[self.shadow.real_call] = self.shadow.found
         return self._finish(t0)
+
+    def _call(self, k, j, context, src, new, raw_size, raw_tokens, ts, turn, hold=False):
+        """One call: the pipeline on the running context plus the new messages; its record, and the context
+        the next call starts from."""
+        msgs = self.p.msgs
+        context, src = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new
+        state_before = dict(self.engine.state)
+        if self.calibrator is not None:
+            raw_tokens += self.calibrator.before_call(k, hold=hold)
+        trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.dialect,
+                                layers=self._layers_for(k))
+        rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
+        self._keep(rec, trace, context_before=trace.input, state_before=state_before)
+        return rec, context, src
+
+    def _reset_call(self, k, j, reset, context, src, new, raw_size, raw_tokens, ts, turn):
+        """Following reality at the first call after a real compaction: the pipeline checks its own context up to
+        the real boundary (this call's record); the next call starts from the real post-compaction context."""
+        # a compaction that re-sent the context (hermes, Inspect: the segment opens with copies) compacted the
+        # call's whole input, the messages new to it included; a summary-style one (Claude Code) the messages
+        # before its boundary, the ones after it are new since
+        before = [i for i in new if i < reset.at or reset.lead]
+        after = [i for i in new if i >= reset.at and not reset.lead]
+        rec, own, _ = self._call(k, j, context, src, before, raw_size, raw_tokens, ts, turn, hold=True)
+        rec.new_messages = len(new)
+        msgs = self.p.msgs
+        real, real_src = reset.context(self.conv, self.p, j)
+        rec.reset = {"segment": reset.segment, "messages": len(real)}
+        if not rec.compacted and k in self.real_by_call:
+            from compactscope.core.replay.follow import Shadow
+            if self.shadow is not None and self.shadow.found is not None:
+                self.result.late[self.shadow.real_call] = self.shadow.found
+            self.shadow = Shadow(k, own)
+            self._shadow_step(k, [msgs[i] for i in after], ts)
+        elif self.shadow is not None:
+            if self.shadow.found is not None:
+                self.result.late[self.shadow.real_call] = self.shadow.found
+            self.shadow = None
+        self._follow_segment(reset)
+        return rec, real, real_src
+
+    def _follow_segment(self, reset) -> None:
+        if self.calibrator is not None:
+            lead = self.base_tokens.tokens(reset.lead, self.engine.meter) if reset.lead else 0
+            self.calibrator.follow_segment(reset.segment, -lead)
+
+    def _shadow_step(self, k: int, new: list, ts) -> None:
+        """The free continuation past a real compaction the check missed: does it compact before the next one?"""
+        sh = self.shadow
+        if sh is None:
+            return
+        if k == sh.real_call and not new:
+            return
+        eng = self.engine
+
+        def run(ctx):
+            return eng.run(ctx, conversation=self.view, now=ts, dialect=self.dialect, keep_state=False)
+        if not sh.step(k, new, run, eng.meter, layer_records):
+            if sh.found is not None:
+                self.result.late[sh.real_call] = sh.found
+            self.shadow = None
 
     def _layers_for(self, k: int) -> list[str] | None:
         """A call where the recording holds a real manual compaction ends with the user's command."""
@@ -426,8 +509,9 @@ class _Walk:
                          sum(_tool_results(context[q]) for q in dropped_pos), n["summaries"], n["errors"], ts)
         rec.turn = turn
         u = None if at_end else self.p.metas[j].usage
-        if u is not None and u.context_tokens > 0:      # a zero usage (a failed call, a `<synthetic>` record)
-            rec.real_tokens = u.context_tokens          # is no context the API saw: not recorded
+        if u is not None and u.context_tokens > 0 and not self.p.metas[j].extra.get("synthetic"):
+            rec.real_tokens = u.context_tokens      # a record with no or zero usage (a failed call, a `<synthetic>`
+                                                    # record) is no context the API saw: not recorded
         if k in self.real_by_call:
             rec.real_boundary = self.real_by_call[k]
         if self.opts.check:

@@ -215,8 +215,9 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
                  trace: Trace | None = None, replayed_call: int | None = None, stage: int | None = None,
                  replays: Sequence | None = None, main_label: str | None = None,
                  progress: Callable[[str], Any] | None = None, now: float | None = None,
-                 events: bool = True) -> Report:
-    """Gather a report's facts.
+                 events: bool = True, free: bool = False) -> Report:
+    """Gather a report's facts (``free``: the replay free-running, its own summaries all the way, not following
+    reality).
 
     ``engine`` runs the pipeline (its strategy, parameters, summarizer, workspace and token estimator) over
     the messages the window would (``Conversation.select``): one ``segment`` of the conversation (the context
@@ -262,7 +263,7 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
                                                                        anchors)
     replay_facts = None
     if replay or compare:
-        replay_facts = _replay(conv, engine, compare, max_calls, say, main_label)
+        replay_facts = _replay(conv, engine, compare, max_calls, say, main_label, free)
     elif replays:
         replay_facts = ReplayFacts(list(replays), [r.totals() for r in replays], replays[0].boundary_report(), [])
     history = None
@@ -300,7 +301,7 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
 
 
 def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: int | None, say,
-            main_label: str | None = None) -> ReplayFacts:
+            main_label: str | None = None, free: bool = False) -> ReplayFacts:
     t0 = time.perf_counter()
     runs: list[ReplayResult] = []
     configs = [(main_label, engine)] + [(label, eng) for label, eng in compare]
@@ -311,7 +312,7 @@ def _replay(conv: Conversation, engine: Engine, compare: Sequence, max_calls: in
         say(f"replaying {label or eng.strategy.name}")
         # the main run keeps its inputs: the events and the retention read them (report.history)
         res = run_replay(conv, engine=eng, label=label, keep_inputs=k == 0, keep_traces=True,
-                         max_calls=max_calls, calibrate=calibrate)
+                         max_calls=max_calls, calibrate=calibrate, free=free)
         for c, tr in zip(res.calls, res.traces or []):
             if c.summaries:
                 summaries += summary_texts_of_trace(tr, "replay", f"replay {res.label}, before model call {c.index}",

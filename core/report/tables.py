@@ -113,14 +113,23 @@ def comparison(rp) -> Table:
 
 
 def boundary_lines(rp) -> list[str]:
-    """Each real compaction next to the nearest simulated one, in words."""
-    out = []
+    """Which replay it is (following reality or free-running), then each real compaction next to the simulated one
+    paired with it (calls apart, the estimate's error just before), then the layers the real session contradicts,
+    in words."""
+    from compactscope.core.analysis.divergence import report as divergence_report
+    from compactscope.core.replay.evidence import untrusted_words
+    from compactscope.core.replay.follow import boundary_words, mode_words
+    main = rp.runs[0]
+    out = [mode_words(main)] if main.real_events else []
+    div = {r["real_call"]: r for r in divergence_report(main)["compactions"]}
     for b in rp.boundaries:
-        sim = (f"simulated at call {b['simulated_call']} ({b['calls_apart']:+d} calls, "
-               f"{b['simulated_tokens_before']:,} estimated tokens)" if "simulated_call" in b
-               else "no simulated compaction")
+        sim = boundary_words(b)
+        d = div.get(b.get("real_call")) or {}
+        err = (f"; estimate {d['token_error']:+,} tokens ({d['token_error_share']:+.1%}) against preTokens just "
+               f"before" if "token_error_share" in d else "")
         out.append(f"real {b.get('trigger') or ''} compaction before call {b.get('real_call')} "
-                   f"({pre_tokens_text(b.get('real_pre_tokens'))}): {sim}")
+                   f"({pre_tokens_text(b.get('real_pre_tokens'))}): {sim}{err}")
+    out += [untrusted_words(u) for u in divergence_report(main)["untrusted"]]
     return out
 
 

@@ -30,6 +30,7 @@ class ReplayPart:
         self.replay_stale = True
         self.cursor: int | None = None
         self.follow = True
+        self.replay_free = False                    # timeline replay: free-running (--free), else following reality
         self.shown_call: int | None = None
         self.call_wanted: int | None = None
         self.call_job: int | None = None
@@ -107,7 +108,9 @@ class ReplayPart:
         self.replay_stale = False
         conv, ws = self.s.source.conversation, self.s.workspace
         self.s.events.replay_running(len(configs))
-        self.replayer.start(lambda state: compare(conv, configs, workspace=ws, summarizer=summ, cancel=state.cancel))
+        free = self.replay_free
+        self.replayer.start(lambda state: compare(conv, configs, workspace=ws, summarizer=summ, cancel=state.cancel,
+                                                  free=free))
 
     def _replay_failed(self, exc: BaseException) -> None:
         self.s.events.replay_running(0)
@@ -123,6 +126,12 @@ class ReplayPart:
             self.cursor = min(self.cursor, len(rr.calls) - 1) if rr.calls else None
         self.s.events.replay_running(0)
         self.s.events.replay(self.replay_results)
+
+    def set_replay_free(self, on: bool) -> None:
+        """The timeline's replay free-running (its own summaries all the way) or following reality; replays again."""
+        if bool(on) != self.replay_free:
+            self.replay_free = bool(on)
+            self.run_replay()
 
     def set_follow(self, on: bool) -> None:
         if bool(on) != self.follow:

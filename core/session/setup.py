@@ -186,7 +186,8 @@ class SetupPart:
         inf = self.inferred
         if not inf or not inf.params:
             return ""
-        parts = [f"{k}={v}" for k, v in inf.params.items() if k not in self.pinned]
+        parts = [f"{k}={v}" + (f" ({inf.evidence_words(k)})" if inf.evidence_words(k) else "")
+                 for k, v in inf.params.items() if k not in self.pinned]
         vs = inf.facts.get("versions") or []
         return ("inferred from the session" + (f" ({self.strategy.name} {vs[-1]})" if vs else "") + ": "
                 + ", ".join(parts)) if parts else ""

@@ -5,23 +5,24 @@ prints it for any folder of sessions).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from compactscope.core.strategies.claude_code_evidence import (
+    context_drops,
+    kept_over_budget,
+    real_calls,
+    time_micro_evidence,
+)
+from compactscope.core.layers.claude_code_params import (  # noqa: F401 - parse_version: read from here too
+    FINAL_OUTPUT_SINCE, ClaudeCodeParams, counts_final_output, parse_version, session_versions,
+)
 from compactscope.core.strategies.infer import Inferred
+
+__all__ = ["infer", "rule_for", "parse_version", "fmt_version", "real_calls", "context_drops", "RULES", "CAVEATS"]
 
 WINDOW_200K = 200_000
 WINDOW_1M = 1_000_000
-MICRO_DROP_TOKENS = 5_000        # a drop of the real context this large, with no boundary, is a microcompact
-MICRO_DROP_SHARE = 0.05
-
-
-def parse_version(v) -> tuple | None:
-    """'2.1.14' -> (2, 1, 14); None when it is not a version."""
-    if not isinstance(v, str):
-        return None
-    m = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", v)
-    return tuple(int(x) for x in m.groups()) if m else None
+TIME_MICRO_GAP = 60.0            # timeBasedMCConfig.ts: the idle gap, in minutes, after which results are cleared
 
 
 def fmt_version(t: tuple) -> str:
@@ -60,6 +61,11 @@ CAVEATS = (
 )
 
 
+# From this version on Claude Code's count takes the last response's whole output (its in-memory usage is updated
+# at the stream's end), while the session file keeps the placeholder written at the stream's start (1-2 output
+# tokens: anthropics/claude-code#22686 on 2.1.29, #25941, #22671, #21971). Checked on the corpus: 2.0.76-2.1.14
+# reproduce preTokens to 0-2 tokens with the placeholder; 2.1.29 (fc) counted more. The version between is not
+# known (no session of 2.1.15-2.1.28 compacted): the threshold rule's 2.1.21 is taken.
 def rule_for(version: tuple | None) -> Rule:
     if version is None:
         return RULES[-1]
@@ -71,42 +77,7 @@ def rule_for(version: tuple | None) -> Rule:
 
 
 def _versions(conversation) -> list[tuple]:
-    extra = getattr(conversation, "extra", None) or {}
-    vs = {parse_version(v) for v in extra.get("versions") or ()}
-    return sorted(v for v in vs if v is not None)
-
-
-def real_calls(conversation) -> list[tuple[int, int, int, float | None]]:
-    """(message index, segment, real context tokens, timestamp) of each recorded API response."""
-    msgs, meta = conversation.messages, conversation.meta
-    starts = sorted(set(conversation.segments or [0]) | {0})
-    out, seg = [], 0
-    for i, m in enumerate(msgs):
-        while seg + 1 < len(starts) and i >= starts[seg + 1]:
-            seg += 1
-        if not (isinstance(m, dict) and m.get("role") == "assistant") or i >= len(meta):
-            continue
-        mt = meta[i]
-        if mt.usage is None or mt.usage.context_tokens <= 0 or mt.extra.get("synthetic"):
-            continue
-        out.append((i, seg, mt.usage.context_tokens, mt.timestamp))
-    return out
-
-
-def context_drops(conversation) -> list[dict]:
-    """Where the real context shrank with no compaction boundary (a microcompact cleared results):
-    {"message", "call", "dropped", "from", "to", "idle_minutes"}."""
-    calls = real_calls(conversation)
-    out = []
-    for k in range(1, len(calls)):
-        (_, s0, t0, ts0), (i, s1, t1, ts1) = calls[k - 1], calls[k]
-        if s0 != s1:
-            continue
-        if t0 - t1 >= max(MICRO_DROP_TOKENS, MICRO_DROP_SHARE * t0):
-            idle = (ts1 - ts0) / 60.0 if ts0 is not None and ts1 is not None else None
-            out.append({"message": i, "call": k, "dropped": t0 - t1, "from": t0, "to": t1,
-                        "idle_minutes": None if idle is None else round(idle, 1)})
-    return out
+    return session_versions(conversation)
 
 
 def _microcompact_records(conversation) -> int:
@@ -148,30 +119,19 @@ def infer(conversation) -> Inferred:
             span = f"Claude Code {fmt_version(version)}"
             if len(versions) > 1:
                 span += f" (the session ran {', '.join(fmt_version(x) for x in versions)}; the newest decides)"
-            out.set(k, v, f"{span}: {rule.fact} [{rule.source}]")
+            out.set(k, v, f"{span}: {rule.fact} [{rule.source}]", {"version": fmt_version(version)})
         crossing = [v for v in versions if rule_for(v) is not rule]
         if crossing:
             out.notes.append(f"the session changed version across a rule: {fmt_version(crossing[0])} compacted by "
                              f"another rule ({rule_for(crossing[0]).fact})")
     # the window: a real context past 200k means the 1M window was on
     if peak is not None and peak > WINDOW_200K:
+        at = next(k for k, (_, _, t, _) in enumerate(calls) if t == peak)
         out.set("window", WINDOW_1M, f"the real context reached {peak:,} tokens, more than a 200k window holds: "
-                                     f"the session ran with the 1M-token window")
-    # time-based microcompact: only where the session shows it ran
-    drops = context_drops(conversation)
-    records = _microcompact_records(conversation)
-    out.facts["context_drops"] = drops
-    if drops or records:
-        d = drops[0] if drops else None
-        why = (f"the real context dropped by {d['dropped']:,} tokens at call {d['call']} with no compaction "
-               f"boundary" + (f" (after {d['idle_minutes']:g} idle minutes)" if d and d['idle_minutes'] is not None
-                              else "") if d else f"{records} microcompact_boundary record(s)")
-        out.set("idle_gap_minutes", 60.0, f"{why}: time-based microcompact ran in this session (server-gated; "
-                                          f"the 60-minute gap of timeBasedMCConfig.ts)")
-    elif calls:
-        out.set("idle_gap_minutes", 0.0, "the real context never dropped without a compaction boundary and no "
-                                         "microcompact_boundary was recorded: time-based microcompact (server-"
-                                         "gated) did not run in this session; --set idle_gap_minutes=60 turns it on")
+                                     f"the session ran with the 1M-token window",
+                {"call": _call_of(conversation, calls[at][0]), "tokens": peak})
+    _infer_time_micro(conversation, out, calls)
+    _infer_budget(conversation, out)
     # auto-compact off: the real estimate passed the threshold and nothing ever auto-compacted
     if calls and not autos:
         from compactscope.core.layers.claude_code import threshold
@@ -180,11 +140,69 @@ def infer(conversation) -> Inferred:
         over = [(k, t) for k, (_, _, t, _) in enumerate(calls) if t >= limit + 2_000]
         if over and (peak or 0) <= WINDOW_200K:
             k, t = over[0]
-            out.set("autocompact", False, f"the real context reached {t:,} tokens at call {k}, past the "
+            call = _call_of(conversation, calls[k][0])
+            out.set("autocompact", False, f"the real context reached {t:,} tokens at call {call}, past the "
                                           f"{limit:,}-token threshold, and the session never auto-compacted: "
-                                          f"auto-compact was off (/config or DISABLE_AUTO_COMPACT)")
+                                          f"auto-compact was off (/config or DISABLE_AUTO_COMPACT)",
+                    {"call": call, "tokens": t})
     if version is not None:
         for since, until, kind, text in CAVEATS:
             if version >= since and (until is None or version < until) and (kind != "mcp" or _uses_mcp(conversation)):
                 out.notes.append(text)
     return out
+
+
+def _call_of(conversation, message_index: int) -> int:
+    from compactscope.core.strategies.claude_code_evidence import call_numbers
+    return call_numbers(conversation).get(message_index, 0)
+
+
+def _infer_time_micro(conversation, out: Inferred, calls: list) -> None:
+    """Time-based microcompact: on only where the real context dropped (no boundary) after an idle gap at least as
+    long as its rule's, or a microcompact_boundary record says it ran; every drop stated with its call and gap."""
+    drops = context_drops(conversation)
+    records = _microcompact_records(conversation)
+    out.facts["context_drops"] = drops
+    good, other = time_micro_evidence(drops, TIME_MICRO_GAP)
+    if good or records:
+        d = good[0] if good else None
+        why = (f"the real context dropped by {d['dropped']:,} tokens at call {d['call']} with no compaction boundary, "
+               f"after {d['idle_minutes']:g} idle minutes (at least the rule's {TIME_MICRO_GAP:g})" if d
+               else f"{records} microcompact_boundary record(s)")
+        found = {"call": d["call"], "gap_minutes": d["idle_minutes"], "drop": d["dropped"]} if d \
+            else {"records": records}
+        out.set("idle_gap_minutes", TIME_MICRO_GAP,
+                f"{why}: time-based microcompact ran in this session (server-gated; the {TIME_MICRO_GAP:g}-minute "
+                f"gap of timeBasedMCConfig.ts)", found)
+    elif calls:
+        why = "the real context never dropped without a compaction boundary and no microcompact_boundary was recorded"
+        ev: dict = {"responses": len(calls)}
+        if other:
+            d = other[0]
+            gap = "no timestamps" if d["idle_minutes"] is None else f"after only {d['idle_minutes']:g} idle minutes"
+            why = (f"the real context dropped by {d['dropped']:,} tokens at call {d['call']} ({gap}, shorter than the "
+                   f"rule's {TIME_MICRO_GAP:g}), and no drop followed a gap that long: not time-based microcompact")
+            ev = {"call": d["call"], "gap_minutes": d["idle_minutes"], "drop": d["dropped"]}
+            out.notes.append(f"the real context dropped by {d['dropped']:,} tokens at call {d['call']} with no "
+                             f"compaction boundary and no idle gap of {TIME_MICRO_GAP:g} minutes before it: not "
+                             f"modelled (the replay's estimate stays above the real context from there)")
+        out.set("idle_gap_minutes", 0.0, f"{why}: time-based microcompact (server-gated) did not run in this "
+                                         f"session; --set idle_gap_minutes=60 turns it on", ev)
+
+
+def _infer_budget(conversation, out: Inferred) -> None:
+    """The tool result budget: where the real context kept results the budget would persist, it is not trusted:
+    raised above what the session kept."""
+    defaults = ClaudeCodeParams()                 # the declared defaults (the strategy's own parameters)
+    budget, persist = int(defaults.budget_chars), int(defaults.persist_threshold)
+    kept = kept_over_budget(conversation, budget, persist)
+    if not kept:
+        return
+    big = max(kept, key=lambda x: x["chars"])
+    first = kept[0]
+    out.set("budget_chars", big["chars"],
+            f"the tool results before call {first['call']} total {first['chars']:,} chars, past the {budget:,}-char "
+            f"budget, and the real context grew by {first['growth']:,} tokens there: the session kept them, so the "
+            f"budget that would persist them is not trusted"
+            + (f" ({len(kept)} such messages)" if len(kept) > 1 else ""),
+            {"call": first["call"], "growth": first["growth"], "chars": first["chars"]})

@@ -19,13 +19,38 @@ class Inferred:
     reasons: dict = field(default_factory=dict)      # param -> why, in words
     facts: dict = field(default_factory=dict)        # what was read: versions, model, peak real tokens, ...
     notes: list = field(default_factory=list)        # caveats that change no parameter
+    evidence: dict = field(default_factory=dict)     # param -> what it rests on: {"call", "gap_minutes", "drop", ...}
 
     def __bool__(self) -> bool:
         return bool(self.params or self.notes)
 
-    def set(self, name: str, value: Any, why: str) -> None:
+    def set(self, name: str, value: Any, why: str, evidence: dict | None = None) -> None:
         self.params[name] = value
         self.reasons[name] = why
+        if evidence:
+            self.evidence[name] = dict(evidence)
+
+    def evidence_words(self, name: str) -> str:
+        """A parameter's evidence in a few words ("call 18, 72 idle min, -13,638 tokens"), or ""."""
+        e = self.evidence.get(name) or {}
+        parts = []
+        if e.get("call") is not None:
+            parts.append(f"call {e['call']}")
+        if e.get("gap_minutes") is not None:
+            parts.append(f"{e['gap_minutes']:g} idle min")
+        if e.get("drop") is not None:
+            parts.append(f"-{e['drop']:,} tokens")
+        if e.get("growth") is not None:
+            parts.append(f"+{e['growth']:,} tokens")
+        if e.get("tokens") is not None:
+            parts.append(f"{e['tokens']:,} tokens")
+        if e.get("version"):
+            parts.append(f"version {e['version']}")
+        if e.get("responses") and len(parts) == 0:
+            parts.append(f"no drop over {e['responses']:,} recorded responses")
+        if e.get("records"):
+            parts.append(f"{e['records']} microcompact_boundary record(s)")
+        return ", ".join(parts)
 
     def apply(self, overrides: dict | None = None) -> dict:
         """The inferred parameters under the user's overrides (``--set`` wins)."""
@@ -35,7 +60,8 @@ class Inferred:
         return [k for k in self.params if k in (overrides or {})]
 
     def to_json(self, overrides: dict | None = None) -> dict:
-        d: dict[str, Any] = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts)}
+        d: dict[str, Any] = {"params": dict(self.params), "reasons": dict(self.reasons), "facts": dict(self.facts),
+                             "evidence": {k: dict(v) for k, v in self.evidence.items()}}
         if self.notes:
             d["notes"] = list(self.notes)
         over = self.overridden(overrides)
@@ -49,7 +75,9 @@ class Inferred:
         out = []
         for k, v in self.params.items():
             tail = " (your --set wins)" if k in over else ""
-            out.append(f"{k} = {words.value(v)}{tail}: {self.reasons.get(k, '')}")
+            ev = self.evidence_words(k)
+            out.append(f"{k} = {words.value(v)}{tail}: {self.reasons.get(k, '')}"
+                       + (f" [evidence: {ev}]" if ev else ""))
         out += [f"note: {n}" for n in self.notes]
         return out
 
