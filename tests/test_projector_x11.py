@@ -114,14 +114,14 @@ def test_presenter_mode_gives_the_lists_the_room(xserver, tmp_path):
 def test_the_geometry_is_remembered_per_screen(tmp_path):
     small = start_x("1024x768")
     try:
-        first = probe(small, tmp_path, "--size", "900x600", name="first")
+        first = probe(small, tmp_path, "--size", "900x640", name="first")
         again = probe(small, tmp_path, name="again")         # no --size: what this screen had
     finally:
         small.stop()
-    assert first["frame"][2:] == [900, 600] and again["frame"][2:] == [900, 600]
+    assert first["frame"][2:] == [900, 640] and again["frame"][2:] == [900, 640]
     big = start_x("1280x800")
     try:
-        other = probe(big, tmp_path, name="other")            # another screen: its own room, not 900x600
+        other = probe(big, tmp_path, name="other")            # another screen: its own room, not 900x640
     finally:
         big.stop()
     assert other["frame"][2:] == [1280, 800]
