@@ -655,7 +655,7 @@ def from_object(obj: Any, name: str, *, title_hint: str = "", module=None, origi
     description = getattr(holder, "description", None) or (doc.split("\n\n")[0].replace("\n", " ") if doc else "") \
         or " -> ".join(item.name for item in layers)
     return Strategy(name=name, title=title, description=description, layers=tuple(layers), params=merged,
-                    dialect=dialect, threshold_param=_threshold_param(holder, params, who),
+                    dialect=dialect, threshold_param=_threshold_param(holder, merged, who),
                     threshold_unit=getattr(holder, "threshold_unit", "size") if holder is not None else "size",
                     notes={"plugin": name, "origin": origin, "kind": "layers"})
 
