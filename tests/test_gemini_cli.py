@@ -405,8 +405,13 @@ def test_the_window_opens_a_session_at_its_compression(qtbot, make_window, tmp_p
     assert w.open_path(str(session), remember=False)
     assert w.wait_idle(60000)
     s = w.session
-    assert s.setup.strategy.name == "gemini_cli" and s.source.segment == len(conv.segments) - 1
-    # the pipeline ran over the last real context: the CLI's new history, its summary marked
+    # the window opens where something happens (issue 23): the context the first compression replaced, at the
+    # layer that compresses it
+    assert s.setup.strategy.name == "gemini_cli" and s.source.segment == 0
+    assert s.view.current_step() is not None and s.view.current_step().changed
+    # the last real context: the CLI's new history, its summary marked
+    s.source.set_segment(len(conv.segments) - 1)
+    assert w.wait_idle(60000)
     seg = conv.segment(s.source.segment)
     assert w.session.trace.input == seg
     summary = conv.events[-1].summary_index - conv.segments[-1]
