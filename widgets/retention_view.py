@@ -101,6 +101,8 @@ class RetentionView(QWidget):
         self.real.setObjectName("realSummary")
         self.simulated = QTextBrowser(self.split)
         self.simulated.setObjectName("simulatedSummary")
+        for view in (self.real, self.simulated):
+            view.setProperty("transcript", True)   # the summaries and their items are the file's own text
         self.split.addWidget(self.real)
         self.split.addWidget(self.simulated)
         lay.addWidget(self.split, 1)

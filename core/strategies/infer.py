@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactscope.core.i18n import english as words
+from compactscope.core.i18n.catalog import translate
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Inferred:
             parts.append(f"no drop over {e['responses']:,} recorded responses")
         if e.get("records"):
             parts.append(f"{e['records']} microcompact_boundary record(s)")
-        return ", ".join(parts)
+        return ", ".join(translate(x) for x in parts)      # in the run's language (the catalogue's templates)
 
     def apply(self, overrides: dict | None = None) -> dict:
         """The inferred parameters under the user's overrides (``--set`` wins)."""
