@@ -28,7 +28,8 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .jsonio import loads_lenient
-from .recording import RecordingWriter, StreamAccumulator, is_secret_name, scrub
+from .recording import RecordingWriter, StreamAccumulator, is_secret_name
+from .secret_scrub import Scrubber
 from .safeio import json_safe
 
 DEFAULT_PORT = 8788
@@ -225,7 +226,9 @@ class RecordingProxy:
         # readable back (NaN, huge numbers, lone surrogates, over-deep nesting made valid), then scrubbed of
         # this call's credential header values, the upstream URL's credentials and anything key-shaped; once,
         # for on_call too (the writer scrubs again with its own secrets)
-        rec = scrub(json_safe(rec), [*self.secrets, *secrets])
+        scrubber = Scrubber([*self.secrets, *secrets], self.recorder.keep_shapes if self.recorder else ())
+        rec = scrubber(json_safe(rec))
+        rec["scrubbed"] = scrubber.summary()
         with self._lock:
             self.calls += 1
             if rec.get("error"):
@@ -235,7 +238,7 @@ class RecordingProxy:
             try:
                 self.recorder.call(**{k: rec[k] for k in ("request", "response", "usage", "error", "t_start",
                                                           "t_end", "http")}, seq=rec.get("seq"),
-                                   extra={"source": "proxy"})
+                                   extra={"source": "proxy"}, scrubbed=rec["scrubbed"])
             except (OSError, ValueError) as e:
                 self.last_error = f"cannot write the recording: {e}"
         if self.on_call is not None:
@@ -262,6 +265,20 @@ class _DeadlineSocket(io.RawIOBase):
             raise TimeoutError("the client took too long to send its request")
         self._sock.settimeout(min(left, self._h.timeout or left))
         return self._sock.recv_into(b)
+
+
+def request_target(path: str) -> tuple[str, list[str]]:
+    """(the path and query, the credentials written in it) of a request target: an absolute request URI
+    (``POST http://user:PASS@host/v1/messages``) goes upstream as its path, and its user and password are
+    scrubbed wherever they reappear and never recorded."""
+    if "://" not in path[:16]:
+        return path, []
+    secrets = [x for x in url_credentials(path) if x]
+    try:
+        u = urlsplit(path)
+        return (u.path or "/") + (f"?{u.query}" if u.query else ""), secrets
+    except ValueError:
+        return "/" + path.split("://", 1)[1].partition("@")[2].partition("/")[2], secrets
 
 
 def _is_messages_call(method: str, path: str) -> bool:
@@ -355,7 +372,9 @@ def _make_handler(proxy: RecordingProxy):
                 return self._error(408, "the request took too long to arrive")
             self.connection.settimeout(proxy.client_timeout)
             secrets = header_secrets(self.headers)
-            recording = _is_messages_call(self.command, self.path)
+            target, uri_secrets = request_target(self.path)
+            secrets += uri_secrets
+            recording = _is_messages_call(self.command, target)
             req_json: Any = None
             if recording:
                 try:
@@ -375,7 +394,7 @@ def _make_handler(proxy: RecordingProxy):
                          # numbered when the request arrives: calls on parallel connections may finish (and be
                          # written) in another order; readers sort by seq
                          "seq": proxy.recorder.next_seq() if (recording and proxy.recorder is not None) else None,
-                         "http": {"method": self.command, "path": self.path.split("?", 1)[0]}}
+                         "http": {"method": self.command, "path": target.split("?", 1)[0]}}
             # one upstream connection per client connection, kept alive across its requests
             conn, self._up = getattr(self, "_up", None), None
             resp = None
@@ -384,7 +403,7 @@ def _make_handler(proxy: RecordingProxy):
                 if conn is None:
                     conn = proxy._connect()
                 try:
-                    conn.request(self.command, proxy.up_prefix + self.path, body=body, headers=headers)
+                    conn.request(self.command, proxy.up_prefix + target, body=body, headers=headers)
                     resp = conn.getresponse()
                     break
                 except (OSError, http.client.HTTPException) as e:

@@ -1,0 +1,160 @@
+"""Hardening, round two (issue 26): credentials of every shape, plugins that never return, unwritable
+workdirs, crowded folders, pathological sessions, the proxy under load and faults."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compactscope.core.loaders import load
+from compactscope.core.proxy import RecordingProxy
+from compactscope.core.recording import RecordingWriter, read_recording, scrub
+from compactscope.core.secret_scrub import SHAPES, Scrubber, is_secret_name
+from tests.fakeapi import FakeAnthropic, message, reply, text_block
+from tests.test_proxy_hardening import send, wait_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------ 1. credentials of every shape
+def _j(*parts: str) -> str:
+    return "".join(parts)          # fake credentials, assembled so that secret scanners skip this source
+
+
+AWS_ID = _j("AKIA", "IOSFODNN7", "EXAMPLE")
+AWS_SECRET = _j("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY")
+GH = _j("ghp_", "a1B2c3D4e5F6g7H8i9J0", "kLmNoPqRsTuVwXyZ12")
+GH_PAT = _j("github_pat_", "11ABCDEFG0123456789_", "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH")
+JWT = _j("eyJhbGciOiJIUzI1NiJ9", ".", "eyJzdWIiOiIxMjM0NTY3ODkwIn0", ".", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")
+BEARER_TXT = _j("abc123", "DEF456ghi789")
+URL_PW = _j("pg", "Pass", "w0rd")
+SK = "-".join(("sk", "proj", "abcdefghijklmnopqrstuvwxyz0123456789AB"))
+ACCESS = _j("camel", "Access", "Value", "42")
+AUTHT = _j("camel", "Auth", "Value", "43")
+REFRESH = _j("refresh", "Value", "44")
+SESSION = _j("sess", "Value", "45")
+CLIENT_SECRET = _j("client", "Secret", "Value", "46")
+API_KEY = _j("body", "Api", "Key", "47")
+PW = _j("pa", "ss", "wd", "9")             # a short password field value (7 characters)
+HDR_TOKEN = _j("hdr", "apitoken", "value", "48")
+SHORT_KEY = _j("k", "3", "y")              # a 3-character x-api-key: kept out however short
+URI_PW = _j("uri", "Pass", "49")
+
+TEXT = (f"aws id {AWS_ID}, aws_secret_access_key = {AWS_SECRET}; gh {GH} and {GH_PAT}; jwt {JWT}; "
+        f"curl -H 'Authorization: Bearer {BEARER_TXT}' ; db postgres://admin:{URL_PW}@db.local/app; key {SK}")
+EVERY_SHAPED = (AWS_ID, AWS_SECRET, GH, GH_PAT, JWT, BEARER_TXT, URL_PW, SK)
+EVERY_FIELD = (ACCESS, AUTHT, REFRESH, SESSION, CLIENT_SECRET, API_KEY, PW)
+
+
+def _body() -> dict:
+    return {"model": "m", "max_tokens": 10,
+            "metadata": {"accessToken": ACCESS, "authToken": AUTHT, "apiKey": API_KEY, "client_secret": CLIENT_SECRET,
+                         "refreshToken": REFRESH, "sessionToken": SESSION, "password": PW, "user_id": "u1"},
+            "messages": [{"role": "user", "content": TEXT}]}
+
+
+def _absolute_post(port: int, body: bytes, headers: dict) -> bytes:
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    return (f"POST http://bob:{URI_PW}@127.0.0.1:{port}/v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: application/json\r\n{head}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            ).encode() + body
+
+
+def _through_proxy(tmp_path, keep=()) -> tuple[str, object]:
+    # the model echoes every credential it was sent: the values dropped with their keys, the headers', the URI's
+    echo = message([text_block(f"echo {ACCESS} {AUTHT} {REFRESH} {SESSION} {CLIENT_SECRET} {API_KEY} {PW} "
+                               f"{HDR_TOKEN} x {SHORT_KEY} y {URI_PW} {TEXT}")])
+    rec_path = tmp_path / "p.jsonl"
+    with FakeAnthropic([reply(echo)]) as fake, \
+            RecordingWriter(rec_path, source="proxy", keep_shapes=keep) as rec, \
+            RecordingProxy(fake.url, port=0, recorder=rec) as proxy:
+        out = send(proxy.port, _absolute_post(proxy.port, json.dumps(_body()).encode(),
+                                              {"apitoken": HDR_TOKEN, "x-api-key": SHORT_KEY}))
+        assert out.startswith(b"HTTP/1.1 200"), out[:300]
+        assert wait_for(lambda: proxy.calls == 1)
+        assert fake.requests[0]["path"] == "/v1/messages"       # the absolute URI went upstream as a path
+    return rec_path.read_text(encoding="utf-8"), read_recording(rec_path).calls[0]
+
+
+def test_no_credential_of_a_common_shape_reaches_a_recording(tmp_path):
+    text, call = _through_proxy(tmp_path)
+    for secret in (*EVERY_SHAPED, *EVERY_FIELD, HDR_TOKEN, URI_PW):
+        assert secret not in text, secret
+    assert f" x {SHORT_KEY} y " not in text                    # the short header value, as a word
+    assert call.raw["http"]["path"] == "/v1/messages"
+    assert set(call.request["metadata"]) == {"user_id"}          # camelCase and snake_case names dropped
+    said = call.request["messages"][0]["content"]
+    # what stays is readable: labels kept, values gone
+    assert "aws id [redacted]" in said and "Authorization: Bearer [redacted]" in said
+    assert "postgres://admin:[redacted]@db.local/app" in said
+    summary = call.raw["scrubbed"]
+    assert summary["fields"] == {"count": 7, "names": sorted(["accessToken", "authToken", "apiKey", "client_secret",
+                                                              "refreshToken", "sessionToken", "password"])}
+    # every shape counted in the request and again in the echo; the values never
+    shapes = summary["shapes"]
+    for name in ("aws_key_id", "aws_secret_key", "jwt", "bearer", "url_password", "openai_key"):
+        assert shapes[name] == 2, (name, shapes)
+    assert shapes["github_token"] == 4
+    assert summary["values"] >= 9                               # the echoed field, header and URI values
+    for secret in (*EVERY_SHAPED, *EVERY_FIELD):
+        assert secret not in json.dumps(summary)
+    assert load(tmp_path / "p.jsonl").main.messages
+
+
+def test_a_user_keeps_a_shape_on_purpose(tmp_path):
+    text, call = _through_proxy(tmp_path, keep=("jwt", "aws_key_id"))
+    assert JWT in text and AWS_ID in text                       # kept on purpose
+    for secret in (GH, AWS_SECRET, BEARER_TXT, URL_PW, ACCESS):
+        assert secret not in text, secret
+    assert "jwt" not in call.raw["scrubbed"]["shapes"]
+    assert read_recording(tmp_path / "p.jsonl").header["scrub_keeps"] == ["jwt", "aws_key_id"]
+    with pytest.raises(ValueError, match="unknown secret shape 'jwtt'"):
+        RecordingWriter(tmp_path / "x.jsonl", source="proxy", keep_shapes=["jwtt"])
+
+
+def test_the_cli_takes_keep_secret_shape_and_refuses_an_unknown_one(capsys):
+    from compactscope.app.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["proxy", "--keep-secret-shape", "nope"])
+    assert e.value.code == 2 and "jwt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["accessToken", "authToken", "apiKey", "client_secret", "refreshToken",
+                                  "sessionToken", "apitoken", "X-Api-Key", "idToken", "password", "pwd",
+                                  "GITHUB_TOKEN", "privateKey", "auth"])
+def test_credential_names_in_any_case(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["max_tokens", "input_tokens", "budget_tokens", "cache_read_input_tokens",
+                                  "tokenizer", "signature", "author", "authors", "stop_sequence", "path"])
+def test_ordinary_names_are_kept(name):
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize("text", [
+    "the token limit is basic understanding of bearer bonds",
+    "see https://example.com:8080/a@b and http://host/x?y=1",
+    "task-0123456789abcdefghijklmnopqrstuvwxyz0123 disk-abcdef",
+    "AKIA is a prefix; AKIAshort; eyJ alone; ghp_ alone",
+    "Authorization header docs: set it to your key",
+])
+def test_ordinary_text_is_left_alone(text):
+    s = Scrubber()
+    assert s(text) == text and s.summary() is None
+
+
+def test_every_shape_is_documented():
+    doc = (ROOT / "docs" / "recording-format.md").read_text(encoding="utf-8")
+    for name in SHAPES:
+        assert f"`{name}`" in doc, name
+    assert "--keep-secret-shape" in doc and "`scrubbed`" in doc
+
+
+def test_a_value_dropped_with_its_key_is_scrubbed_where_it_reappears():
+    s = Scrubber()
+    out = s({"clientSecret": "zq9-value-x", "note": "the secret is zq9-value-x.", "n": {"pwd": "ab1"}, "t": "ab1 c"})
+    assert out == {"note": "the secret is [redacted].", "n": {}, "t": "[redacted] c"}
+    assert s.summary() == {"values": 2, "fields": {"count": 2, "names": ["clientSecret", "pwd"]}}
+    assert scrub({"password": "none", "t": "none of it"}) == {"t": "none of it"}     # a placeholder, not a secret
