@@ -158,3 +158,149 @@ def test_a_value_dropped_with_its_key_is_scrubbed_where_it_reappears():
     assert out == {"note": "the secret is [redacted].", "n": {}, "t": "[redacted] c"}
     assert s.summary() == {"values": 2, "fields": {"count": 2, "names": ["clientSecret", "pwd"]}}
     assert scrub({"password": "none", "t": "none of it"}) == {"t": "none of it"}     # a placeholder, not a secret
+
+
+# ------------------------------------------------------------------ 2. plugins that never return
+HOSTILE = '''
+import asyncio, time
+
+def sleeper(messages):
+    time.sleep(10**6)
+
+async def waiter(messages):
+    await asyncio.Event().wait()
+
+def spinner(messages):
+    while True:
+        pass
+
+def bomb(messages):
+    hoard = []
+    while True:
+        hoard.append(bytearray(10**7) + b"x")
+
+def flood(messages):
+    return [{"role": "user", "content": "x"}] * 1_000_000
+
+def interrupt(messages):
+    raise KeyboardInterrupt
+
+def chatty(messages, keep: int = 2):
+    print("a plugin talking on stdout")
+    return messages[-keep:]
+'''
+
+
+@pytest.fixture
+def hostile(tmp_path) -> Path:
+    p = tmp_path / "hostile.py"
+    p.write_text(HOSTILE, encoding="utf-8")
+    return p
+
+
+def _cli(*argv, env=None, timeout=120):
+    import os
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "compactscope", *argv], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+EXAMPLE = str(ROOT / "assets" / "examples" / "long_session.json")
+
+
+@pytest.mark.parametrize("name", ["sleeper", "waiter", "spinner"])
+def test_a_plugin_that_never_returns_is_stopped_at_its_limit(hostile, name):
+    r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:{name}", "--plugin-timeout", "2")
+    assert r.returncode == 2, r.stderr
+    assert f"hostile.py:{name} did not return within 2 s (the plugin time limit" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_the_limit_comes_from_the_environment_too_and_a_replay_does_not_wait_at_every_call(hostile):
+    r = _cli("replay", EXAMPLE, "--strategy", f"{hostile}:sleeper", "--max-calls", "8",
+             env={"COMPACTSCOPE_PLUGIN_TIMEOUT": "2"})
+    assert r.returncode == 2, r.stderr
+    assert "did not return within 2 s" in r.stderr and "more time(s)" in r.stderr
+
+
+def test_a_memory_bomb_is_stopped_at_the_memory_bound(hostile):
+    r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:bomb", "--plugin-memory", "300", "--plugin-timeout", "60")
+    assert r.returncode == 2, r.stderr
+    assert "hostile.py:bomb ran out of memory (line 17 of hostile.py)" in r.stderr
+    assert "memory bound of 300 MB" in r.stderr
+
+
+def test_a_million_message_result_is_the_layers_error(hostile):
+    r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:flood", "--json", "--no-messages")
+    assert r.returncode == 2, r.stderr
+    assert "returned 1,000,000 messages for" in r.stderr
+    step = json.loads(r.stdout)["steps"][-1]
+    assert step["plugin_failed"] and "more than a compactor makes" in step["error"]
+
+
+def test_keyboard_interrupt_in_a_plugin_exits_130_saying_so(hostile):
+    r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:interrupt")
+    assert r.returncode == 130
+    assert "the plugin hostile.py:interrupt raised KeyboardInterrupt (line 23 of hostile.py)" in r.stderr
+    assert "as Ctrl+C would stop it" in r.stderr
+
+
+def test_a_plugin_printing_does_not_break_json_output(hostile):
+    r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:chatty", "--json", "--no-messages")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["steps"][-1]["layer"] == "chatty"
+    assert "a plugin talking on stdout" in r.stderr
+
+
+def test_bad_limits_are_usage_errors(hostile):
+    for opt, value in (("--plugin-timeout", "0"), ("--plugin-timeout", "nan"), ("--plugin-memory", "10")):
+        r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:chatty", opt, value)
+        assert r.returncode == 2 and opt in r.stderr, (opt, value, r.stderr)
+
+
+def test_a_function_the_plugin_process_cannot_import_has_the_time_limit_in_this_process(monkeypatch):
+    """A lambda or closure cannot go to a plugin process: it runs on a thread here, still with the limit."""
+    import threading
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.strategies.plugin import from_object
+    monkeypatch.setenv("COMPACTSCOPE_PLUGIN_TIMEOUT", "1")
+    gate = threading.Event()
+
+    def stuck(messages):
+        gate.wait(60)
+        return messages
+    st = from_object(stuck, "stuck", title_hint="stuck")
+    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    try:
+        step = Engine(st).run(msgs).steps[-1]
+    finally:
+        gate.set()
+    assert step.plugin_failed and "did not return within 1 s" in step.error and step.messages is msgs
+
+
+def test_isolated_plugins_keep_the_contract(tmp_path):
+    """In its own process a plugin still shares unchanged messages, notes changes made in place and uses
+    the engine's summarizer."""
+    from compactscope.core.pipeline import Engine
+    from compactscope.core.summarizers import FixedSummarizer
+    p = tmp_path / "ok.py"
+    p.write_text('''
+import os
+PID = os.getpid()
+
+def compact(messages, keep: int = 2, *, summarize):
+    messages[0]["content"] = "edited in place"
+    head = {"role": "user", "content": "Earlier: " + summarize(messages[1:-keep]) + f" pid {os.getpid()}"}
+    return [head] + messages[-keep:]
+''', encoding="utf-8")
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(8)]
+    trace = Engine(f"{p}:compact", summarizer=FixedSummarizer("what happened")).run(msgs)
+    step = trace.steps[-1]
+    assert msgs[0]["content"] == "m0"                                   # the caller's messages are intact
+    assert step.messages[1] is msgs[-2] and step.messages[2] is msgs[-1]  # shared, not copies
+    head = step.messages[0]["content"]
+    assert head.startswith("Earlier: what happened pid ")
+    import os
+    assert int(head.rsplit(" ", 1)[1]) != os.getpid()                  # it ran in its own process
+    assert any("in place" in e.text for e in step.edits) and step.summary["calls"] == 1
