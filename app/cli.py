@@ -153,7 +153,7 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
     except ValueError as e:
         raise CliError(str(e)) from None
     order = [s.strip() for s in args.order.split(",")] if own and getattr(args, "order", None) else None
-    workspace = Workspace(args.workdir) if getattr(args, "workdir", None) else None
+    workspace = Workspace(_workdir(args.workdir)) if getattr(args, "workdir", None) else None
     tokens = _token_estimator(getattr(args, "tokens", None))
     try:
         engine = Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order, tokens=tokens)
@@ -161,6 +161,14 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
         raise CliError(str(e.args[0])) from None
     engine.inferred, engine.user_params, engine.choice = inferred, user, choice
     return engine
+
+
+def _workdir(path: str):
+    from compactscope.core.workspace import WorkspaceError, check_workdir
+    try:
+        return check_workdir(path)
+    except WorkspaceError as e:
+        raise CliError(str(e)) from None
 
 
 def inferred_json(engine) -> dict:
@@ -583,10 +591,11 @@ def headless(argv: list[str]) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     _tolerant_streams()
+    from compactscope.core.workspace import WorkspaceError
     try:
         _apply_plugin_limits(args)
         return args.fn(args)
-    except CliError as e:
+    except (CliError, WorkspaceError) as e:     # a workdir that filled up or changed mid-run is bad input too
         print(f"compactscope: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
@@ -594,8 +603,8 @@ def headless(argv: list[str]) -> int:
     except KeyboardInterrupt as e:
         from compactscope.core.strategies.plugin_worker import PluginInterrupted
         if isinstance(e, PluginInterrupted):
-            print(f"compactscope: the plugin {e}: the command stopped there, as Ctrl+C would stop it "
-                  f"(exit 130; no output was written)", file=sys.stderr)
+            print(f"compactscope: the plugin {e}: the command stopped there, as Ctrl+C would stop it (exit 130)",
+                  file=sys.stderr)
         return 130
     except Exception as e:  # a bug: one line and where the traceback is, never the traceback itself
         return report_internal(f"{type(e).__name__}: {e}", traceback.format_exc())

@@ -304,3 +304,76 @@ def compact(messages, keep: int = 2, *, summarize):
     import os
     assert int(head.rsplit(" ", 1)[1]) != os.getpid()                  # it ran in its own process
     assert any("in place" in e.text for e in step.edits) and step.summary["calls"] == 1
+
+
+# ------------------------------------------------------------------ 5. an unwritable --workdir
+def _main(capsys, *argv) -> tuple[int, str]:
+    from compactscope.app.cli import main
+    code = main(list(argv))
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _big_results_session(tmp_path) -> Path:
+    """A session whose tool results tool_result_budget persists (it writes into the workdir)."""
+    msgs = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "read",
+                                               "input": {"path": f"f{i}"}} for i in range(4)]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 60000}
+                                         for i in range(4)]}]
+    p = tmp_path / "big.json"
+    p.write_text(json.dumps({"messages": msgs}), encoding="utf-8")
+    return p
+
+
+def test_a_workdir_that_is_a_file_or_under_one_exits_2_saying_what_to_do(tmp_path, capsys, cache_home):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    for wd in (f, f / "sub"):
+        code, err = _main(capsys, "run", EXAMPLE, "--workdir", str(wd))
+        assert code == 2, err
+        assert str(wd) in err and "pass --workdir a folder you can write to" in err and "internal error" not in err
+
+
+def test_a_task_outputs_symlink_leading_outside_exits_2(tmp_path, capsys, cache_home):
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (wd / ".task_outputs").symlink_to(outside)
+    code, err = _main(capsys, "run", str(_big_results_session(tmp_path)), "--workdir", str(wd))
+    assert code == 2 and "is a symlink that leads outside the workdir" in err and "remove it" in err
+    assert not list(outside.iterdir())                     # nothing written through it
+
+
+@pytest.mark.parametrize("errno_name,said", [("EROFS", "the filesystem is read-only"), ("ENOSPC", "the disk is full"),
+                                             ("EACCES", "no permission to write there")])
+def test_a_read_only_or_full_workdir_exits_2(tmp_path, capsys, cache_home, monkeypatch, errno_name, said):
+    import errno
+    import os
+    from compactscope.core import workspace
+
+    def refuse(*a, **k):
+        raise OSError(getattr(errno, errno_name), os.strerror(getattr(errno, errno_name)))
+    monkeypatch.setattr(workspace.tempfile, "mkstemp", refuse)
+    code, err = _main(capsys, "run", EXAMPLE, "--workdir", str(tmp_path / "wd"))
+    assert code == 2 and said in err and "pass --workdir" in err and "internal error" not in err
+
+
+def test_a_workdir_that_fills_up_mid_run_exits_2(tmp_path, capsys, cache_home, monkeypatch):
+    """The check passed, then a layer's write fails (the disk filled meanwhile): bad input, not a bug."""
+    import errno
+    from compactscope.core import workspace
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(workspace, "atomic_write", full)
+    monkeypatch.setattr(workspace, "check_workdir", lambda p: Path(p))
+    code, err = _main(capsys, "run", str(_big_results_session(tmp_path)), "--workdir", str(tmp_path / "wd"))
+    assert code == 2, err
+    assert "the disk is full" in err and str(tmp_path / "wd") in err and "internal error" not in err
