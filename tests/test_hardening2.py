@@ -377,3 +377,86 @@ def test_a_workdir_that_fills_up_mid_run_exits_2(tmp_path, capsys, cache_home, m
     code, err = _main(capsys, "run", str(_big_results_session(tmp_path)), "--workdir", str(tmp_path / "wd"))
     assert code == 2, err
     assert "the disk is full" in err and str(tmp_path / "wd") in err and "internal error" not in err
+
+
+# ------------------------------------------------------------------ 4. crowded folders
+SID = "5e55a0d1-aaaa-4bbb-8ccc-0123456789ab"
+
+
+def _cc_line(uuid, parent, role, content, sid=SID, **extra) -> str:
+    msg = {"role": role, "content": content}
+    if role == "assistant":
+        msg.update(id=f"msg_{uuid}", model="claude-sonnet-4-6", type="message", stop_reason="end_turn",
+                   usage={"input_tokens": 100, "output_tokens": 5})
+    return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": sid, "cwd": "/w",
+                       "timestamp": "2026-07-01T10:00:00.000Z", "message": msg, **extra})
+
+
+def _cc_session(path: Path, sid: str, n: int, text: str = "fix the flaky test in the payment module") -> Path:
+    lines, parent = [], None
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        content = text if i == 0 else (f"step {i} " * 20 if role == "user" else [{"type": "text", "text": f"ok {i}"}])
+        lines.append(_cc_line(f"u{i}", parent, role, content, sid=sid))
+        parent = f"u{i}"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _recording_of(path: Path, sid: str) -> Path:
+    head = {"type": "header", "format": "compactscope.recording", "version": 1, "created": "2026-07-01T10:00:00.000Z",
+            "source": "proxy"}
+    call = {"type": "call", "seq": 1, "kind": "model", "t_start": "2026-07-01T10:00:00.000Z",
+            "t_end": "2026-07-01T10:00:01.000Z",
+            "request": {"model": "claude-sonnet-4-6", "system": "You are Claude Code. " + "rules " * 30000,
+                        "tools": [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}],
+                        "messages": [{"role": "user", "content": "fix the flaky test in the payment module"}],
+                        "metadata": {"user_id": f"user_x_account_y_session_{sid}"}},
+            "response": {"role": "assistant", "content": [{"type": "text", "text": "ok 1"}]},
+            "usage": {"input_tokens": 100, "output_tokens": 5}, "error": None, "trace": None}
+    path.write_text(json.dumps(head) + "\n" + json.dumps(call) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_partner_is_found_by_a_look_at_first_lines_never_by_loading_siblings(tmp_path, monkeypatch):
+    from compactscope.core import join, loaders
+    folder = tmp_path / "project"
+    folder.mkdir()
+    mine = _cc_session(folder / f"{SID}.jsonl", SID, 10)
+    rec = _recording_of(folder / "proxy-20260701.jsonl", SID)     # its session id is past the first 64 KB
+    assert rec.read_bytes().find(SID.encode()) > join.HEAD_BYTES
+    for k in range(4):                                            # big files of other sessions
+        _cc_session(folder / f"other-{k}.jsonl", f"0000000{k}-1111-4222-8333-444455556666", 3000)
+    loaded: list[str] = []
+    real = loaders.load
+
+    def counting(p, *a, **k):
+        loaded.append(Path(p).name)
+        return real(p, *a, **k)
+    conv = real(mine).main
+    monkeypatch.setattr(loaders, "load", counting)
+    found = join.partners(mine, conv)
+    assert [Path(d["path"]).name for d in found] == ["proxy-20260701.jsonl"] and found[0]["has_system"]
+    assert loaded == ["proxy-20260701.jsonl"]                     # the four big siblings were never loaded
+    # and the other way round: from the recording, the session file is found
+    loaded.clear()
+    back = join.partners(rec, real(rec).main)
+    assert [Path(d["path"]).name for d in back] == [mine.name] and loaded == [mine.name]
+
+
+def test_a_partner_without_a_session_id_is_found_by_its_first_words(tmp_path, monkeypatch):
+    from compactscope.core import join, loaders
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    c = tmp_path / "c.json"
+    first = {"role": "user", "content": "please refactor the billing service and keep the tests green"}
+    a.write_text(json.dumps({"messages": [first, {"role": "assistant", "content": "ok"}]}), encoding="utf-8")
+    b.write_text(json.dumps({"system": "sys", "messages": [first, {"role": "assistant", "content": "sure"}]}),
+                 encoding="utf-8")
+    c.write_text(json.dumps({"messages": [{"role": "user", "content": "something else entirely, not this"}]}),
+                 encoding="utf-8")
+    loaded: list[str] = []
+    real = loaders.load
+    monkeypatch.setattr(loaders, "load", lambda p, *x, **k: loaded.append(Path(p).name) or real(p, *x, **k))
+    found = join.partners(a, real(a).main)
+    assert [Path(d["path"]).name for d in found] == ["b.json"] and loaded == ["b.json"]
