@@ -24,7 +24,6 @@ import json
 import math
 import re
 from array import array
-from itertools import islice
 from operator import is_
 
 from ..messages import block_type, blocks, content_text, replace_block
@@ -324,7 +323,8 @@ class SessionTokens:
             if b is not None and b[0] is base and b[1] == start:
                 k0 = b[2] + 1
         k0 = min(k0, upto + 1)
-        if not all(map(is_, islice(messages, k0, upto + 1), islice(real, start + k0, start + upto + 1))):
+        # (slices, not islice: islice walks the k0 messages it skips, so each call would pay for the whole list)
+        if not all(map(is_, messages[k0:upto + 1], real[start + k0:start + upto + 1])):
             return False
         if len(self._verified) >= 8:
             self._verified.pop(next(iter(self._verified)))
