@@ -40,6 +40,7 @@ _CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 MAX_BODY = 512 * 1024 * 1024            # a request body larger than this gets 413 (chunked ones too)
 REQUEST_TIMEOUT = 120.0                 # seconds a client may take to send one whole request (line, headers, body)
 CLIENT_TIMEOUT = 60.0                   # seconds one read or write to the client may block
+BACKLOG = 1024                          # the listen backlog
 
 
 class _BadRequest(Exception):
@@ -176,6 +177,9 @@ class RecordingProxy:
             address_family = family
             daemon_threads = True
             allow_reuse_address = True
+            # connections waiting to be accepted: socketserver's default of 5 reset clients under 20
+            # concurrent ones (3 of 750 requests); the kernel caps it at net.core.somaxconn
+            request_queue_size = BACKLOG
         try:
             self.server = Server((host, port), handler)
         except OSError as e:
@@ -279,6 +283,27 @@ def request_target(path: str) -> tuple[str, list[str]]:
         return (u.path or "/") + (f"?{u.query}" if u.query else ""), secrets
     except ValueError:
         return "/" + path.split("://", 1)[1].partition("@")[2].partition("/")[2], secrets
+
+
+def _fill_record(rec: dict, acc: StreamAccumulator | None, kept: bytearray, status: int) -> None:
+    """A call record's response, usage and error from what the upstream sent (an SSE stream, or a body)."""
+    if acc is not None:
+        rec["response"], rec["usage"] = acc.response(), (acc.usage or None)
+        if acc.error:
+            rec["error"] = {"kind": "stream_error", "status": status, **acc.error}
+        return
+    try:
+        rj = loads_lenient(bytes(kept)) if kept else None
+    except (ValueError, RecursionError, MemoryError):
+        rj = None
+    if isinstance(rj, dict) and rj.get("type") == "error":
+        err = rj.get("error") if isinstance(rj.get("error"), dict) else {}
+        rec["error"] = {"kind": "api", "status": status, **err}
+    elif isinstance(rj, dict) and "content" in rj:
+        rec["response"] = {k: v for k, v in rj.items() if k != "usage"}
+        rec["usage"] = rj.get("usage")
+    elif status >= 400:
+        rec["error"] = {"kind": "api", "status": status, "message": f"HTTP {status}"}
 
 
 def _is_messages_call(method: str, path: str) -> bool:
@@ -427,6 +452,18 @@ def _make_handler(proxy: RecordingProxy):
             kept = bytearray()
             client_gone = False
             upstream_error = None
+            recorded = []
+
+            def record_now(error: dict | None = None) -> None:
+                # once, and before the client has the response's last bytes: a response the client got whole
+                # is in the recording even if the proxy is killed right after (kill -9)
+                if recording and not recorded:
+                    recorded.append(True)
+                    rec["t_end"] = time.time()
+                    _fill_record(rec, acc, kept, status)
+                    if error is not None:
+                        rec["error"] = error
+                    proxy._record(rec, secrets)
             try:
                 self.send_response_only(status, resp.reason)
                 for k, v in resp.getheaders():
@@ -436,6 +473,8 @@ def _make_handler(proxy: RecordingProxy):
                 if chunked:
                     self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
+                total = int(length) if length is not None and length.strip().isdigit() else None
+                got = 0
                 while self.command != "HEAD":
                     try:
                         data = resp.read1(65536) if chunked else resp.read(65536)
@@ -448,12 +487,16 @@ def _make_handler(proxy: RecordingProxy):
                         acc.feed(data)
                     elif recording and len(kept) < 64 * 1024 * 1024:
                         kept += data
+                    got += len(data)
+                    if total is not None and got >= total:
+                        record_now()                # the whole body is in: recorded, then its last bytes sent
                     if chunked:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     else:
                         self.wfile.write(data)
                     self.wfile.flush()
                 if chunked and upstream_error is None:
+                    record_now()                    # recorded, then the last chunk that ends the response
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 if upstream_error is not None:
@@ -468,32 +511,13 @@ def _make_handler(proxy: RecordingProxy):
                     self._up = conn     # reuse it for this client's next request
                 else:
                     conn.close()
-            if not recording:
-                return
-            rec["t_end"] = time.time()
-            if acc is not None:
-                rec["response"], rec["usage"] = acc.response(), (acc.usage or None)
-                if acc.error:
-                    rec["error"] = {"kind": "stream_error", "status": status, **acc.error}
-            else:
-                try:
-                    rj = loads_lenient(bytes(kept)) if kept else None
-                except (ValueError, RecursionError, MemoryError):
-                    rj = None
-                if isinstance(rj, dict) and rj.get("type") == "error":
-                    err = rj.get("error") if isinstance(rj.get("error"), dict) else {}
-                    rec["error"] = {"kind": "api", "status": status, **err}
-                elif isinstance(rj, dict) and "content" in rj:
-                    rec["response"] = {k: v for k, v in rj.items() if k != "usage"}
-                    rec["usage"] = rj.get("usage")
-                elif status >= 400:
-                    rec["error"] = {"kind": "api", "status": status, "message": f"HTTP {status}"}
             if client_gone:
-                rec["error"] = {"kind": "client_disconnected", "status": status,
-                                "message": "the client closed the connection before the response ended"}
+                record_now({"kind": "client_disconnected", "status": status,
+                            "message": "the client closed the connection before the response ended"})
             elif upstream_error:
-                rec["error"] = {"kind": "network", "status": status, "message": upstream_error}
-            proxy._record(rec, secrets)
+                record_now({"kind": "network", "status": status, "message": upstream_error})
+            else:
+                record_now()
 
         do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
 

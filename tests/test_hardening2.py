@@ -460,3 +460,102 @@ def test_a_partner_without_a_session_id_is_found_by_its_first_words(tmp_path, mo
     monkeypatch.setattr(loaders, "load", lambda p, *x, **k: loaded.append(Path(p).name) or real(p, *x, **k))
     found = join.partners(a, real(a).main)
     assert [Path(d["path"]).name for d in found] == ["b.json"] and loaded == ["b.json"]
+
+
+# ------------------------------------------------------------------ 6. the proxy under load and faults
+def test_the_proxy_listens_with_a_real_backlog_and_serves_20_concurrent_clients_without_a_reset(tmp_path):
+    import http.client
+    import threading
+    from compactscope.core import proxy as proxymod
+    n_clients, per_client = 20, 15
+    with FakeAnthropic(handler=lambda req: reply(message([text_block("ok")]))) as fake:
+        fake._server.socket.listen(1024)              # the fake upstream is not under test (its backlog is 5)
+        with RecordingWriter(tmp_path / "load.jsonl", source="proxy") as rec, \
+                RecordingProxy(fake.url, port=0, recorder=rec) as proxy:
+            assert proxy.server.request_queue_size == proxymod.BACKLOG >= 128
+            errors: list = []
+            start = threading.Barrier(n_clients)
+
+            def client():
+                start.wait()
+                for _ in range(per_client):
+                    try:                              # a new connection per request: the accept queue fills
+                        c = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
+                        c.request("POST", "/v1/messages", body=json.dumps(
+                            {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+                            headers={"content-type": "application/json", "connection": "close"})
+                        r = c.getresponse()
+                        r.read()
+                        if r.status != 200:
+                            errors.append(r.status)
+                        c.close()
+                    except OSError as e:
+                        errors.append(repr(e))
+            threads = [threading.Thread(target=client) for _ in range(n_clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            assert errors == []
+            assert wait_for(lambda: proxy.calls == n_clients * per_client, 30)
+    assert len(read_recording(tmp_path / "load.jsonl").calls) == n_clients * per_client
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_response_delivered_whole_is_recorded_even_if_the_proxy_is_killed_right_after(tmp_path, stream):
+    import http.client
+    import signal
+    import subprocess
+    import sys
+    rec_path = tmp_path / "k.jsonl"
+    with FakeAnthropic([reply(message([text_block("all of it " * 50)]))]) as fake:
+        proc = subprocess.Popen([sys.executable, "-m", "compactscope", "proxy", "--port", "0", "--upstream", fake.url,
+                                 "--record", str(rec_path), "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            port = int(proc.stdout.readline().split()[3].rsplit(":", 1)[1])
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("POST", "/v1/messages", body=json.dumps({"model": "m", "stream": stream, "messages": [
+                {"role": "user", "content": "hi"}]}), headers={"content-type": "application/json"})
+            r = c.getresponse()
+            body = r.read()                           # the whole response is here...
+            assert r.status == 200 and (b"message_stop" in body if stream else b"all of it" in body)
+            proc.send_signal(signal.SIGKILL)          # ... and the proxy dies at once
+            proc.wait(10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate(timeout=10)
+    calls = read_recording(rec_path).calls
+    assert len(calls) == 1 and calls[0].error is None
+    assert "all of it" in calls[0].response["content"][0]["text"]
+
+
+def test_a_killed_fleets_temporary_file_is_removed_by_a_successful_resume(tmp_path):
+    pytest.importorskip("pyarrow")
+    import fcntl
+    import os
+    from compactscope.core.fleet import make_config
+    from compactscope.core.fleet.engines import LocalPool
+    from compactscope.core.fleet.run import run_fleet
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for k in range(2):
+        _cc_session(sessions / f"s{k}.jsonl", f"1111111{k}-2222-4333-8444-555566667777", 8)
+    out = tmp_path / "r.parquet"
+    stale = tmp_path / ".r.parquet.k1ll3d.tmp"        # what a kill -9 mid-run leaves (safeio.atomic_path's name)
+    stale.write_bytes(b"PAR1 half a file")
+    (tmp_path / ".r.parquet.k1ll3d.tmp.dup").write_bytes(b"PAR1")
+    live = tmp_path / ".r.parquet.l1v3.tmp"           # another run still writing: locked, kept
+    live.write_bytes(b"PAR1")
+    fd = os.open(live, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    other = tmp_path / ".other.parquet.x.tmp"         # not this --out's
+    other.write_bytes(b"x")
+    try:
+        run_fleet([sessions], make_config("claude_code", {}, []), out, engine=LocalPool(1))
+    finally:
+        os.close(fd)
+    assert out.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [
+        ".other.parquet.x.tmp", ".r.parquet.l1v3.tmp"]
