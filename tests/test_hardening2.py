@@ -185,6 +185,10 @@ def flood(messages):
 def interrupt(messages):
     raise KeyboardInterrupt
 
+def crash(messages):
+    import os
+    os._exit(3)
+
 def chatty(messages, keep: int = 2):
     print("a plugin talking on stdout")
     return messages[-keep:]
@@ -244,6 +248,11 @@ def test_keyboard_interrupt_in_a_plugin_exits_130_saying_so(hostile):
     assert r.returncode == 130
     assert "the plugin hostile.py:interrupt raised KeyboardInterrupt (line 23 of hostile.py)" in r.stderr
     assert "as Ctrl+C would stop it" in r.stderr
+
+
+def test_a_plugin_that_kills_its_process_is_the_layers_error(hostile):
+    r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:crash")
+    assert r.returncode == 2 and "hostile.py:crash: its process ended without an answer (exit status 3)" in r.stderr
 
 
 def test_a_plugin_printing_does_not_break_json_output(hostile):
