@@ -326,11 +326,14 @@ class SessionTokens:
         # (slices, not islice: islice walks the k0 messages it skips, so each call would pay for the whole list)
         if not all(map(is_, messages[k0:upto + 1], real[start + k0:start + upto + 1])):
             return False
+        # least recently verified out first: a replay's running context (extended in place) stays known
+        prev = self._verified.pop(id(messages), None)
+        if prev is not None and prev[0] is messages and prev[1] == start and prev[2] >= upto:
+            self._verified[id(messages)] = prev
+            return True
         if len(self._verified) >= 8:
             self._verified.pop(next(iter(self._verified)))
-        prev = self._verified.get(id(messages))
-        if prev is None or prev[0] is not messages or prev[2] < upto:
-            self._verified[id(messages)] = (messages, start, upto)
+        self._verified[id(messages)] = (messages, start, upto)
         return True
 
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:

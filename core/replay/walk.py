@@ -248,7 +248,7 @@ class _RawGrowth:
             self.est_sum += meter.figure_sum(new, tok.figure, tok.figure_fn)
             return size, tok.tokens_from(self.est_sum, self.n, self.lead, system=self.view.system,
                                          tools=self.view.tools)
-        self.history = meter.concat(self.history, new)      # a new list: the meter carries its totals over
+        self.history = meter.extend(self.history, new)      # ours alone: extended in place, the totals carried over
         return size, tok.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
 
 
@@ -370,13 +370,23 @@ class _Walk:
         last = turn = ts_from = 0
         ts = None
         total = len(self.call_at)
+        # the running context is extended in place while it is ours alone: built by this loop and passed
+        # through the pipeline unchanged, with no call's input kept (a new list per call copied the whole
+        # context every time: a 50,000-message chain spent most of its replay copying and freeing lists)
+        in_place = not (self.opts.keep_inputs or self.opts.keep_traces)
+        owned = True
         for k, j in enumerate(self.call_at):
             if cancel is not None and cancel.is_set():
                 break
             new = [i for i in range(last, j) if i not in skip]
             turn += any(_is_user_turn(msgs[i]) for i in new)
             raw_size, raw_tokens = self.raw.add([msgs[i] for i in new])
-            context, src, last = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new, j
+            if in_place and owned:
+                context = self.engine.meter.extend(context, [msgs[i] for i in new])
+                src.extend(new)
+            else:
+                context, src = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new
+            last = j
             for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
                 if metas[i].timestamp is not None:
                     ts = metas[i].timestamp
@@ -386,7 +396,9 @@ class _Walk:
                 raw_tokens += self.calibrator.before_call(k)
             trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.dialect,
                                     layers=self._layers_for(k))
+            before = context
             rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
+            owned = context is before
             self._keep(rec, trace, context_before=trace.input, state_before=state_before)
             if progress is not None and (k % 50 == 0 or k == total - 1):
                 progress(k + 1, total)
