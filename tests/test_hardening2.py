@@ -568,3 +568,36 @@ def test_a_killed_fleets_temporary_file_is_removed_by_a_successful_resume(tmp_pa
     assert out.is_file()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [
         ".other.parquet.x.tmp", ".r.parquet.l1v3.tmp"]
+
+
+# ------------------------------------------------------------------ 3. pathological but valid sessions
+def test_a_session_whose_every_record_is_its_own_parent_loads_every_message(tmp_path):
+    """No record leads anywhere: none forks off a chain, every one is kept, in file order (the walk up each
+    record's parents stops at the cycle: it once went 100,000 steps per record)."""
+    p = tmp_path / "self.jsonl"
+    n = 2000
+    lines = [json.loads(_cc_line(f"r{i}", None, "user" if i % 2 == 0 else "assistant",
+                                 f"m{i}" if i % 2 == 0 else [{"type": "text", "text": f"m{i}"}]))
+             for i in range(n)]
+    for rec in lines:
+        rec["parentUuid"] = rec["uuid"]
+    lines[10]["parentUuid"], lines[11]["parentUuid"] = lines[11]["uuid"], lines[10]["uuid"]    # and a 2-cycle
+    p.write_text("\n".join(json.dumps(r) for r in lines) + "\n", encoding="utf-8")
+    conv = load(p).main
+    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in conv.messages]
+    assert texts == [f"m{i}" for i in range(n)]
+
+
+def test_a_long_parent_chain_replays_the_same_with_the_context_extended_in_place(tmp_path):
+    """Replay extends its running context in place when no input is kept: the records are those of a replay
+    that keeps every input (a new list per call)."""
+    from compactscope.core.replay import replay
+    p = _cc_session(tmp_path / "chain.jsonl", SID, 3000, text="start the long task now, please")
+    conv = load(p).main
+    assert len(conv.messages) == 3000
+    for strategy in ("claude_code", "s08"):
+        fast = replay(conv, strategy, {}, keep_inputs=False)
+        kept = replay(conv, strategy, {}, keep_inputs=True)
+        assert len(fast.calls) == len(kept.calls) == 1500
+        assert [c.to_json() for c in fast.calls] == [c.to_json() for c in kept.calls]
+        assert [len(x) for x in kept.inputs[:3]] == [1, 3, 5]       # the kept inputs are their own lists
