@@ -30,6 +30,7 @@ SMALL = {
     "bench_report.py": ["--runs", "1"],
     "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],
     "bench_fuzz.py": ["--inputs", "20", "--workers", "1"],
+    "bench_pathological.py": ["--chain", "400", "--self", "200", "--tiny", "2000", "--siblings", "1"],
 }
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py"}
 
