@@ -24,6 +24,7 @@ the details.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -84,7 +85,7 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
     except ValueError as e:
         raise CliError(str(e)) from None
     order = [s.strip() for s in args.order.split(",")] if own and getattr(args, "order", None) else None
-    workspace = Workspace(args.workdir) if getattr(args, "workdir", None) else None
+    workspace = Workspace(_workdir(args.workdir)) if getattr(args, "workdir", None) else None
     tokens = _token_estimator(getattr(args, "tokens", None))
     try:
         engine = Engine(strategy, resolved, workspace=workspace, summarizer=summarizer, order=order, tokens=tokens)
@@ -92,6 +93,14 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
         raise CliError(str(e.args[0])) from None
     engine.inferred, engine.user_params, engine.choice = inferred, user, choice
     return engine
+
+
+def _workdir(path: str):
+    from compactscope.core.files.workspace import WorkspaceError, check_workdir
+    try:
+        return check_workdir(path)
+    except WorkspaceError as e:
+        raise CliError(str(e)) from None
 
 
 def _token_estimator(spec: str | None):
@@ -369,6 +378,30 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
                                      "folder in the user cache)")
     p.add_argument("--tokens", default=None, help="token estimator: the strategy's own (default), chars4, or "
                                                   "anthropic[:MODEL] (count_tokens; needs ANTHROPIC_API_KEY)")
+    _add_plugin_limits(p)
+
+
+def _add_plugin_limits(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plugin-timeout", metavar="SECONDS", default=None,
+                   help="a plugin call that takes longer is stopped and is its layer's error (default 60; "
+                        "COMPACTSCOPE_PLUGIN_TIMEOUT)")
+    p.add_argument("--plugin-memory", metavar="MB", default=None,
+                   help="the memory a plugin's process may take (default 4096; COMPACTSCOPE_PLUGIN_MEMORY)")
+
+
+def _apply_plugin_limits(args) -> None:
+    timeout, memory = getattr(args, "plugin_timeout", None), getattr(args, "plugin_memory", None)
+    if timeout is None and memory is None:
+        return
+    from compactscope.core.strategies import plugin_worker as pw
+    try:
+        pw.check_limits(timeout, memory)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    if timeout is not None:
+        os.environ[pw.TIMEOUT_ENV] = str(float(timeout))
+    if memory is not None:
+        os.environ[pw.MEMORY_ENV] = str(int(float(memory)))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -401,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="with --strategy: override a parameter")
     p.add_argument("--summarizer", default="offline", help="with --strategy: offline (default), anthropic[:MODEL] "
                                                           "or fixed:TEXT")
+    _add_plugin_limits(p)
     p.set_defaults(fn=cmd_check)
     p = sub.add_parser("info", help="what FILE holds")
     p.add_argument("file")
@@ -443,14 +477,20 @@ def headless(argv: list[str]) -> int:
     except argparse.ArgumentTypeError as e:
         ap.error(str(e))
     cli_lang.install(args.lang, cli_lang.wants_json(args))
+    from compactscope.core.files.workspace import WorkspaceError
     try:
+        _apply_plugin_limits(args)
         return args.fn(args)
-    except CliError as e:
+    except (CliError, WorkspaceError) as e:     # a workdir that filled up or changed mid-run is bad input too
         print(f"compactscope: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        from compactscope.core.strategies.plugin_worker import PluginInterrupted
+        if isinstance(e, PluginInterrupted):
+            print(f"compactscope: the plugin {e}: the command stopped there, as Ctrl+C would stop it (exit 130)",
+                  file=sys.stderr)
         return 130
     except Exception as e:  # a bug: one line and where the traceback is, never the traceback itself
         return report_internal(f"{type(e).__name__}: {e}", traceback.format_exc())

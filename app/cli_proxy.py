@@ -13,6 +13,13 @@ def default_record_path() -> Path:
     return default_root().parent / "recordings" / f"proxy-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
+def add_keep_shape(p) -> None:
+    from compactscope.core.live.secret_scrub import SHAPES
+    p.add_argument("--keep-secret-shape", action="append", metavar="SHAPE", choices=list(SHAPES),
+                   help="keep text of this credential shape in the recording on purpose (repeatable; by default "
+                        f"every one is scrubbed): {', '.join(SHAPES)}; see docs/recording-format.md")
+
+
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
     p = sub.add_parser("proxy", help="a recording proxy for any Anthropic client (ANTHROPIC_BASE_URL=http://127.0.0.1:PORT)")
     p.add_argument("--port", type=int, default=8788, help="port to listen on (default 8788; 0 = any free port)")
@@ -25,6 +32,7 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
     p.add_argument("--record", metavar="FILE", default=None,
                    help="recording file to append to (default: a new file under the user cache)")
     p.add_argument("--quiet", action="store_true", help="no line per call")
+    add_keep_shape(p)
 
     def cmd_proxy(args) -> int:
         from compactscope.core.model.conversation import Usage
@@ -40,7 +48,8 @@ def register(sub, add_common, add_engine, make_engine, load, print_json, CliErro
         except ProxyError as e:
             raise CliError(str(e)) from None
         try:
-            rec = RecordingWriter(path, source="proxy", meta={"upstream": shown})
+            rec = RecordingWriter(path, source="proxy", meta={"upstream": shown},
+                                  keep_shapes=args.keep_secret_shape or ())
         except OSError as e:
             raise CliError(f"{path}: cannot write the recording: {e.strerror or e}") from None
 
@@ -94,6 +103,7 @@ def register_record(sub, CliError) -> None:
                    help="who writes compact_history's summary: the API (the seed's way, default) or offline")
     p.add_argument("--allow-bash", action="store_true", help="run bash commands without asking")
     p.add_argument("--max-retries", type=int, default=2, help="SDK retries on 429/5xx/529 (default 2)")
+    add_keep_shape(p)
 
     def cmd_record(args) -> int:
         from compactscope.core.live.agent import Agent, AgentError, AgentStopped, ask_terminal, confirmation
@@ -110,7 +120,8 @@ def register_record(sub, CliError) -> None:
         path = Path(args.record) if args.record else default_record_path().with_name(
             f"agent-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
         try:
-            rec = RecordingWriter(path, source="agent", meta={"strategy": args.strategy, "workdir": str(ws)})
+            rec = RecordingWriter(path, source="agent", meta={"strategy": args.strategy, "workdir": str(ws)},
+                                  keep_shapes=args.keep_secret_shape or ())
         except OSError as e:
             raise CliError(f"{path}: cannot write the recording: {e.strerror or e}") from None
 

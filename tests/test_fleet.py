@@ -356,9 +356,12 @@ def test_report_figures_and_whatif_table_come_from_the_reevaluation(projects, tm
     assert page.count("<svg") == 4 and "Content-Security-Policy" in page
 
 
-def test_a_worker_that_crashes_or_hangs_is_one_row(tmp_path):
+def test_a_worker_that_crashes_or_hangs_is_one_row(tmp_path, monkeypatch):
     """A replay that kills its worker process or never ends: that session is a row with the error (found by
     replaying the sessions in flight one at a time), every other session is replayed as usual."""
+    # the plugin runs in the worker itself: in its own process (the default) its os._exit could not kill the
+    # worker (tests/test_hardening2.py checks that)
+    monkeypatch.setenv("COMPACTSCOPE_PLUGIN_ISOLATION", "thread")
     plugin = tmp_path / "trap.py"
     plugin.write_text(
         "import os, time\n"

@@ -116,7 +116,7 @@ def test_secrets_never_written(tmp_path):
                response={"content": [{"type": "text", "text": OTHER}]})
     text = p.read_text()
     assert KEY not in text and OTHER not in text and "Bearer zzz" not in text
-    assert '"api_key"' not in text and text.count("[redacted]") == 2
+    assert '"api_key":' not in text and text.count("[redacted]") == 2     # the name is listed, not kept as a key
     assert scrub({"x-api-key": 1, "a": [{"authorization": 2, "b": 3}]}) == {"a": [{"b": 3}]}
     # words that merely contain "sk-" are left alone: the recording must stay what the API saw
     for text in ("disk-0123456789abcdefghijklmnopqrstuvwxyz0123", "task-abcdefghijklmnopqrstuvwxyz", "sk-short"):

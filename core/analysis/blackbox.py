@@ -137,7 +137,9 @@ def infer_origin(inp: list, out: list, handed: list | None = None) -> tuple[list
             i = cands.pop(k if k < len(cands) else 0)
             origin[j], kind[j], used[i] = i, "kept", True
             prev = max(prev, i)
-    # 3. likeness: near the place the neighbours' origins leave for it, nearest first
+    # 3. likeness: near the place the neighbours' origins leave for it, nearest first; at most a few
+    # comparisons per message in all (a million outputs like none of a short input: linear, not m x WINDOW)
+    budget = 4 * (n + m) + 1000
     if any(o is None for o in origin):
         nxt = [n] * (m + 1)                  # the first origin claimed by steps 1-2 after each output
         for j in range(m - 1, -1, -1):
@@ -147,10 +149,15 @@ def infer_origin(inp: list, out: list, handed: list | None = None) -> tuple[list
             if origin[j] is not None:
                 lo = max(lo, origin[j])
                 continue
+            if budget <= 0:
+                break
             hi = nxt[j + 1] if nxt[j + 1] > lo else n
-            best, score, looked = None, 0.0, 0
+            best, score, looked, steps = None, 0.0, 0, 0
             for i in range(lo + 1, hi):
+                steps += 1
                 if used[i]:
+                    if steps >= budget:
+                        break
                     continue
                 s = _alike(inp[i], out[j])
                 if s > score:
@@ -158,8 +165,9 @@ def infer_origin(inp: list, out: list, handed: list | None = None) -> tuple[list
                     if s >= 2.0 or s >= GOOD:
                         break
                 looked += 1
-                if looked >= WINDOW:
+                if looked >= WINDOW or steps >= budget:
                     break
+            budget -= steps
             if best is not None:
                 origin[j], kind[j], used[best] = best, "changed", True
                 lo = max(lo, best)

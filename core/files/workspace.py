@@ -38,6 +38,71 @@ LINE_DIGESTS = BytesFact("transcript_line_blake2b", 16, lambda m: hashlib.blake2
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
+class WorkspaceError(OSError, ValueError):
+    """The workdir cannot take a layer's files (not a folder, read-only, full, a symlink that leads
+    outside): bad input, said with what to do (the headless commands exit 2)."""
+
+
+WORKDIR_HINT = "pass --workdir a folder you can write to, or leave it out to use one in the user cache"
+
+
+def _say(root: Path, e: BaseException) -> WorkspaceError:
+    if isinstance(e, WorkspaceError):
+        return e
+    if isinstance(e, ValueError):           # refused: a symlink or a non-folder in the way
+        return WorkspaceError(f"{root}: {e} (Compactscope never writes through a symlink that leads outside "
+                              f"the workdir); remove it, or {WORKDIR_HINT}")
+    err = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    name = getattr(e, "filename", None)
+    where = f" ({name})" if name else ""
+    what = {"ENOSPC": "the disk is full", "EROFS": "the filesystem is read-only", "EDQUOT": "the disk quota is used up",
+            "EACCES": "no permission to write there", "EPERM": "no permission to write there",
+            "ENOTDIR": "a file stands where a folder is needed"}
+    import errno
+    code = errno.errorcode.get(getattr(e, "errno", None) or 0, "")
+    return WorkspaceError(f"cannot write in the workdir {root}: {what.get(code, err)}{where}; {WORKDIR_HINT}")
+
+
+def check_workdir(path: str | os.PathLike) -> Path:
+    """The workdir ``path``, created if needed and checked writable (a file is made and removed) before a layer
+    needs it; WorkspaceError says what is wrong and what to do."""
+    root = Path(path).expanduser()
+    if root.exists() and not root.is_dir():
+        raise WorkspaceError(f"the workdir {root} is not a folder (a file of that name exists); {WORKDIR_HINT}")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".compactscope-probe.", dir=root)
+        try:
+            os.write(fd, b"x")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as e:
+        raise _say(root, e) from None
+    root = root.resolve()
+    for rel in (PERSIST_DIR, TRANSCRIPT_DIR):
+        p = (root / rel).resolve()
+        if root not in p.parents:
+            raise WorkspaceError(f"{root / rel.split('/')[0]} is a symlink that leads outside the workdir (to "
+                                 f"{p.parent if rel == PERSIST_DIR else p}); Compactscope never writes through it: "
+                                 f"remove it, or {WORKDIR_HINT}")
+    return root
+
+
+def _writes(method):
+    """A write of the workspace whose failure (a full disk, a read-only folder, a symlink in the way) is a
+    WorkspaceError naming the workdir and what to do, not an internal error."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (OSError, ValueError) as e:
+            raise _say(self.root, e) from None
+    return wrapper
+
+
 def safe_id(raw: object) -> str:
     """The later teaching code's sanitiser, plus: no leading dots (so '..' cannot
     name a parent)."""
@@ -76,6 +141,7 @@ class Workspace:
             raise ValueError(f"refusing to write outside the workspace: {rel}")
         return p
 
+    @_writes
     def persist_tool_result(self, tool_use_id: object, text: str) -> tuple[str, Path]:
         """Write a tool result's full text; return (relative path as shown to the
         model, absolute path). Same content under the same id reuses the file;
@@ -138,6 +204,7 @@ class Workspace:
             cache.touch(self.root)
         return text
 
+    @_writes
     def write_transcript(self, messages: list) -> Path:
         """Write the list one message per line (strict JSON: a lone surrogate becomes U+FFFD), named by
         its content (``transcript_<hash>.jsonl``): the same list again is the same file, written once.

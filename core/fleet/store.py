@@ -200,6 +200,7 @@ class ResultsWriter:
             self.tmp = self._target.__enter__()
         except UnsafePath as e:
             raise FleetError(str(e)) from None
+        self._lock = _hold(self.tmp)      # a live writer's temporary file: never taken for a stale one
         self._w = _parquet_writer(self.tmp, self.schema)
         self._rows: list[dict] = []
         self._ident: list[dict] = []      # per row written, in order: what the duplicates pass reads
@@ -240,6 +241,8 @@ class ResultsWriter:
         self._w.close()
         self._mark_duplicates()
         self._target.__exit__(None, None, None)
+        _release(self._lock)
+        self.stale_removed = remove_stale_temporaries(self.path)
 
     def _mark_duplicates(self) -> None:
         from compactscope.core.fleet.identity import duplicates, row_id
@@ -271,6 +274,67 @@ class ResultsWriter:
             self._w.close()
         finally:
             self._target.__exit__(FleetError, FleetError("aborted"), None)   # removes the temporary file
+            _release(self._lock)
+
+
+def _hold(path) -> int | None:
+    """An exclusive lock on ``path`` held while this process writes it (released when the process dies, even
+    by kill -9): what tells a live writer's temporary file from one a killed run left."""
+    try:
+        import fcntl
+        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except (ImportError, OSError):
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _release(fd: int | None) -> None:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def remove_stale_temporaries(out: str | os.PathLike) -> int:
+    """Remove the temporary files a killed run left beside ``out`` (``.NAME.*.tmp`` and their ``.dup``):
+    those no live writer holds locked. How many were removed."""
+    out = Path(out)
+    try:
+        import fcntl
+    except ImportError:            # no locks here: nothing can tell a stale file from a live one
+        return 0
+    prefix = f".{out.name[:60]}."
+    n = 0
+    try:
+        names = [e.name for e in os.scandir(out.parent) if e.name.startswith(prefix)
+                 and (e.name.endswith(".tmp") or e.name.endswith(".tmp.dup")) and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return 0
+    for name in names:
+        p = out.parent / name
+        base = p.with_name(name[:-len(".dup")]) if name.endswith(".dup") else p
+        try:
+            fd = os.open(str(base if base.exists() else p), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue               # a live writer holds it
+        finally:
+            os.close(fd)
+        try:
+            p.unlink()
+            n += 1
+        except OSError:
+            pass
+    return n
 
 
 # ------------------------------------------------------------------ reading

@@ -24,7 +24,6 @@ import json
 import math
 import re
 from array import array
-from itertools import islice
 from operator import is_
 
 from compactscope.core.model.messages import block_type, blocks, content_text, replace_block
@@ -350,13 +349,17 @@ class SessionTokens:
             if b is not None and b[0] is base and b[1] == start:
                 k0 = b[2] + 1
         k0 = min(k0, upto + 1)
-        if not all(map(is_, islice(messages, k0, upto + 1), islice(real, start + k0, start + upto + 1))):
+        # (slices, not islice: islice walks the k0 messages it skips, so each call would pay for the whole list)
+        if not all(map(is_, messages[k0:upto + 1], real[start + k0:start + upto + 1])):
             return False
+        # least recently verified out first: a replay's running context (extended in place) stays known
+        prev = self._verified.pop(id(messages), None)
+        if prev is not None and prev[0] is messages and prev[1] == start and prev[2] >= upto:
+            self._verified[id(messages)] = prev
+            return True
         if len(self._verified) >= 8:
             self._verified.pop(next(iter(self._verified)))
-        prev = self._verified.get(id(messages))
-        if prev is None or prev[0] is not messages or prev[2] < upto:
-            self._verified[id(messages)] = (messages, start, upto)
+        self._verified[id(messages)] = (messages, start, upto)
         return True
 
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:

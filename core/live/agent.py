@@ -29,7 +29,7 @@ from compactscope.core.pipeline.engine import Engine
 from compactscope.core.live.recorder import RecordingWriter, trace_summary
 from compactscope.core.files.safeio import atomic_write
 from compactscope.core.summarizers.base import CachedSummarizer, SummaryError
-from compactscope.core.files.workspace import Workspace
+from compactscope.core.files.workspace import Workspace, WorkspaceError
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_REACTIVE_RETRIES = 1
@@ -467,8 +467,12 @@ class Agent:
                     raise AgentError(f"stopped after {calls} model calls in one turn",
                                      "send another message to continue", "limit")
                 calls += 1
-                trace = self.engine.run(self.messages, system=self.system, cancel=self.cancel,
-                                        dialect=ANTHROPIC)
+                try:
+                    trace = self.engine.run(self.messages, system=self.system, cancel=self.cancel,
+                                            dialect=ANTHROPIC)
+                except WorkspaceError as e:          # the disk filled, the folder went read-only
+                    raise AgentError(str(e), "free some space or pick a folder you can write to",
+                                     "workspace") from None
                 self.messages = self._as_anthropic(trace)
                 self._check_cancel()
                 info = CallInfo(len(self.calls) + 1, len(self.messages), self.engine.meter.size(self.messages))

@@ -28,7 +28,8 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from compactscope.core.files.jsonio import dict_at, loads_lenient
-from compactscope.core.live.recorder import RecordingWriter, StreamAccumulator, is_secret_name, scrub
+from compactscope.core.live.recorder import RecordingWriter, StreamAccumulator, is_secret_name
+from compactscope.core.live.secret_scrub import Scrubber
 from compactscope.core.files.safeio import json_safe
 
 DEFAULT_PORT = 8788
@@ -39,6 +40,7 @@ _CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 MAX_BODY = 512 * 1024 * 1024            # a request body larger than this gets 413 (chunked ones too)
 REQUEST_TIMEOUT = 120.0                 # seconds a client may take to send one whole request (line, headers, body)
 CLIENT_TIMEOUT = 60.0                   # seconds one read or write to the client may block
+BACKLOG = 1024                          # the listen backlog
 
 
 class _BadRequest(Exception):
@@ -175,6 +177,9 @@ class RecordingProxy:
             address_family = family
             daemon_threads = True
             allow_reuse_address = True
+            # connections waiting to be accepted: socketserver's default of 5 reset clients under 20
+            # concurrent ones (3 of 750 requests); the kernel caps it at net.core.somaxconn
+            request_queue_size = BACKLOG
         try:
             self.server = Server((host, port), handler)
         except OSError as e:
@@ -225,7 +230,9 @@ class RecordingProxy:
         # readable back (NaN, huge numbers, lone surrogates, over-deep nesting made valid), then scrubbed of
         # this call's credential header values, the upstream URL's credentials and anything key-shaped; once,
         # for on_call too (the writer scrubs again with its own secrets)
-        rec = scrub(json_safe(rec), [*self.secrets, *secrets])
+        scrubber = Scrubber([*self.secrets, *secrets], self.recorder.keep_shapes if self.recorder else ())
+        rec = scrubber(json_safe(rec))
+        rec["scrubbed"] = scrubber.summary()
         with self._lock:
             self.calls += 1
             if rec.get("error"):
@@ -235,7 +242,7 @@ class RecordingProxy:
             try:
                 self.recorder.call(**{k: rec[k] for k in ("request", "response", "usage", "error", "t_start",
                                                           "t_end", "http")}, seq=rec.get("seq"),
-                                   extra={"source": "proxy"})
+                                   extra={"source": "proxy"}, scrubbed=rec["scrubbed"])
             except (OSError, ValueError) as e:
                 self.last_error = f"cannot write the recording: {e}"
         if self.on_call is not None:
@@ -262,6 +269,22 @@ class _DeadlineSocket(io.RawIOBase):
             raise TimeoutError("the client took too long to send its request")
         self._sock.settimeout(min(left, self._h.timeout or left))
         return self._sock.recv_into(b)
+
+
+def request_target(path: str) -> tuple[str, list[str]]:
+    """(the path and query, the credentials written in it) of a request target: an absolute request URI
+    (``POST http://user:PASS@host/v1/messages``) goes upstream as its path, and its user and password are
+    scrubbed wherever they reappear and never recorded."""
+    if "://" not in path[:16]:
+        return path, []
+    secrets = [x for x in url_credentials(path) if x]
+    try:
+        u = urlsplit(path)
+        return (u.path or "/") + (f"?{u.query}" if u.query else ""), secrets
+    except ValueError:
+        return "/" + path.split("://", 1)[1].partition("@")[2].partition("/")[2], secrets
+
+
 
 
 def _is_messages_call(method: str, path: str) -> bool:
@@ -300,6 +323,7 @@ class _Relayed:
         self.kept = bytearray()                 # the body of a recorded call that was not streamed
         self.client_gone = False
         self.upstream_error: str | None = None
+        self.record_now: Any = None             # records the call once (before the client has the last bytes)
 
     def finish_record(self, rec: dict) -> None:
         rec["t_end"] = time.time()
@@ -322,6 +346,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     server_version = "compactscope-proxy"
     recording_proxy: RecordingProxy           # set by _make_handler's subclass
     _up: http.client.HTTPConnection | None = None
+    _target = "/"                             # the request's path and query (request_target)
 
     def log_message(self, *a):
         pass
@@ -410,7 +435,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _recorded_request(self, body: bytes) -> Any:
         """The request's JSON when this is a model call to record (a dict with messages), else None."""
-        if not _is_messages_call(self.command, self.path):
+        if not _is_messages_call(self.command, self._target):
             return None
         try:
             req_json = loads_lenient(body)     # NaN, 1e400, lone surrogates, any nesting: made valid
@@ -440,7 +465,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             if conn is None:
                 conn = proxy._connect()
             try:
-                conn.request(self.command, proxy.up_prefix + self.path, body=body, headers=headers)
+                conn.request(self.command, proxy.up_prefix + self._target, body=body, headers=headers)
                 return conn, conn.getresponse(), None
             except (OSError, http.client.HTTPException) as e:
                 conn.close()
@@ -462,7 +487,11 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         return chunked
 
     def _pump(self, resp: http.client.HTTPResponse, chunked: bool, out: _Relayed, recording: bool) -> None:
-        """The response's body to the client as it arrives (fed to the recording on the way)."""
+        """The response's body to the client as it arrives (fed to the recording on the way); the call is recorded
+        before the client has its last bytes."""
+        length = resp.getheader("content-length")
+        total = int(length) if length is not None and length.strip().isdigit() else None
+        got = 0
         while self.command != "HEAD":
             try:
                 data = resp.read1(65536) if chunked else resp.read(65536)
@@ -475,24 +504,30 @@ class _ProxyHandler(BaseHTTPRequestHandler):
                 out.acc.feed(data)
             elif recording and len(out.kept) < 64 * 1024 * 1024:
                 out.kept += data
+            got += len(data)
+            if total is not None and got >= total and out.record_now is not None:
+                out.record_now()                # the whole body is in: recorded, then its last bytes sent
             if chunked:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             else:
                 self.wfile.write(data)
             self.wfile.flush()
         if chunked and out.upstream_error is None:
+            if out.record_now is not None:
+                out.record_now()                # recorded, then the last chunk that ends the response
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         if out.upstream_error is not None:
             self.close_connection = True
 
     def _relay(self, conn: http.client.HTTPConnection, resp: http.client.HTTPResponse, rec: dict,
-               recording: bool) -> _Relayed:
+               recording: bool, record_now: Any = None) -> _Relayed:
         status = resp.status
         streamed = "text/event-stream" in (resp.getheader("content-type", "") or "")
         length = resp.getheader("content-length")
         rec["http"].update(status=status, streamed=streamed)
         out = _Relayed(status, StreamAccumulator() if (recording and streamed) else None)
+        out.record_now = (lambda: record_now(out)) if record_now is not None else None
         try:
             chunked = self._send_head(resp, status, length)
             self._pump(resp, chunked, out, recording)
@@ -516,6 +551,10 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             return
         self.connection.settimeout(proxy.client_timeout)
         secrets = header_secrets(self.headers)
+        # an absolute request URI (POST http://user:PASS@host/v1/messages) goes upstream as its path; its
+        # credentials are scrubbed wherever they reappear and never recorded
+        self._target, uri_secrets = request_target(self.path)
+        secrets += uri_secrets
         req_json = self._recorded_request(body)
         recording = req_json is not None
         headers = self._upstream_headers(body)
@@ -524,7 +563,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
                      # numbered when the request arrives: calls on parallel connections may finish (and be
                      # written) in another order; readers sort by seq
                      "seq": proxy.recorder.next_seq() if (recording and proxy.recorder is not None) else None,
-                     "http": {"method": self.command, "path": self.path.split("?", 1)[0]}}
+                     "http": {"method": self.command, "path": self._target.split("?", 1)[0]}}
         conn, resp, err = self._send_upstream(body, headers)
         if conn is None or resp is None:
             msg = f"cannot reach the upstream {proxy.upstream}: {err}"
@@ -533,10 +572,16 @@ class _ProxyHandler(BaseHTTPRequestHandler):
                 rec.update(t_end=time.time(), error={"kind": "network", "message": msg, "status": 502})
                 proxy._record(rec, secrets)
             return
-        out = self._relay(conn, resp, rec, recording)
-        if recording:
-            out.finish_record(rec)
-            proxy._record(rec, secrets)
+        recorded: list = []
+
+        def record_now(out: _Relayed) -> None:
+            # once, and before the client has the response's last bytes: a response the client got whole is in
+            # the recording even if the proxy is killed right after (kill -9)
+            if recording and not recorded:
+                recorded.append(True)
+                out.finish_record(rec)
+                proxy._record(rec, secrets)
+        record_now(self._relay(conn, resp, rec, recording, record_now))
 
     do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _forward
 

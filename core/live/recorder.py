@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,20 +33,16 @@ from compactscope.core.files.jsonio import (
     open_regular,
     parse_timestamp,
 )
+from compactscope.core.live import secret_scrub as _scrub
 from compactscope.core.files.safeio import dumps, json_safe, open_append
 
 FORMAT_NAME = "compactscope.recording"
 VERSION = 1
 
-# Keys never written, at any depth of a recorded request or response: a name that says it holds a credential
-# (compared in lower case with "-" as "_": x-api-key, api-key, ANTHROPIC_API_KEY, password, auth_token, ...).
-_SECRET_NAME = re.compile(r"api_?key|password|passwd|passphrase|secret|authori[sz]ation|cookie|credential|"
-                          r"private_?key|access_?key|session_?key|(?:^|_)token$|bearer")
-# Strings that look like a key, wherever they appear (after "%20", "_", inside a JSON key...): Anthropic keys
-# by their prefix; other sk- keys when no letter runs into them ("task-..." and "disk-..." are words).
-_SECRET_RE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|(?<![A-Za-z])sk-(?:proj-)?[A-Za-z0-9_\-]{32,}")
-REDACTED = "[redacted]"
-MIN_SECRET = 8          # shorter strings are not treated as secrets (they would match ordinary text)
+# What never reaches the file (credentials by name, by value and by shape): core.secret_scrub.
+REDACTED = _scrub.REDACTED
+MIN_SECRET = _scrub.MIN_SECRET
+is_secret_name = _scrub.is_secret_name
 
 
 def iso(t: float | None = None) -> str:
@@ -55,49 +50,12 @@ def iso(t: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
 
 
-def is_secret_name(name: Any) -> bool:
-    return isinstance(name, str) and bool(_SECRET_NAME.search(name.lower().replace("-", "_")))
-
-
-def secret_variants(secrets: Iterable[str]) -> list[str]:
-    """Each secret as it may reappear: as given and percent-encoded (in a URL or a form)."""
-    from urllib.parse import quote, quote_plus
-    out: list[str] = []
-    for s in secrets:
-        if not isinstance(s, str) or len(s) < MIN_SECRET:
-            continue
-        for v in (s, quote(s, safe=""), quote_plus(s)):
-            if v not in out:
-                out.append(v)
-    return sorted(out, key=len, reverse=True)     # the longest first (a variant may contain another)
-
-
-def scrub(obj: Any, secrets: Iterable[str] = ()) -> Any:
+def scrub(obj: Any, secrets: Iterable[str] = (), keep: Iterable[str] = ()) -> Any:
     """A copy of ``obj`` without credential keys (``is_secret_name``), and with every known secret string
-    (the client's key and auth header values, as given or percent-encoded) and anything shaped like an
-    API key replaced by ``[redacted]``, in values and in keys alike."""
-    secrets = secret_variants(secrets)
-
-    def text(x: str) -> str:
-        for s in secrets:
-            if s in x:
-                x = x.replace(s, REDACTED)
-        if "sk-" in x:
-            x = _SECRET_RE.sub(REDACTED, x)
-        return x
-
-    def walk(x, depth: int):
-        if depth > 300:                  # deeper than any reader takes (safeio.MAX_DEPTH): not written
-            return "[nested too deeply: cut by Compactscope]"
-        if isinstance(x, dict):
-            return {text(k) if isinstance(k, str) else k: walk(v, depth + 1) for k, v in x.items()
-                    if not is_secret_name(k)}
-        if isinstance(x, (list, tuple)):
-            return [walk(v, depth + 1) for v in x]
-        if isinstance(x, str):
-            return text(x)
-        return x
-    return walk(obj, 0)
+    (the client's key and auth header values, as given or percent-encoded), every value dropped with a
+    credential key, and anything shaped like a credential (``secret_scrub.SHAPES`` but ``keep``) replaced
+    by ``[redacted]``, in values and in keys alike."""
+    return _scrub.Scrubber(secrets, keep)(obj)
 
 
 def trace_summary(trace) -> dict | None:
@@ -236,9 +194,11 @@ class RecordingWriter:
     """
 
     def __init__(self, path: str | os.PathLike, *, source: str, secrets: Iterable[str] = (), meta: dict | None = None,
-                 fsync: bool = False):
+                 fsync: bool = False, keep_shapes: Iterable[str] = ()):
         self.path = Path(path)
         self.fsync = fsync
+        # credential shapes the user keeps on purpose (--keep-secret-shape); ValueError for an unknown name
+        self.keep_shapes: tuple[str, ...] = tuple(_scrub.check_shapes(keep_shapes))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._secrets = [s for s in secrets if s]
         self._lock = threading.Lock()
@@ -253,6 +213,8 @@ class RecordingWriter:
                   "pid": os.getpid()}
         if meta:
             header.update(meta)
+        if self.keep_shapes:
+            header["scrub_keeps"] = list(self.keep_shapes)
         self._write(header)
 
     def _terminate_partial_line(self) -> None:
@@ -279,10 +241,16 @@ class RecordingWriter:
         if s:
             self._secrets.append(s)
 
-    def _write(self, record: dict) -> None:
+    def _write(self, record: dict, scrubbed: dict | None = None) -> None:
         # strict JSON that every reader takes back: NaN/Infinity -> null, a lone surrogate -> U+FFFD, nesting
-        # deeper than any reader takes -> cut (safeio.dumps); scrubbed of secrets first
-        data = (dumps(scrub(record, self._secrets)) + "\n").encode("utf-8")
+        # deeper than any reader takes -> cut (safeio.dumps); scrubbed of secrets first, and a call says
+        # what was scrubbed (with what an earlier scrub, the proxy's, found)
+        scrubber = _scrub.Scrubber(self._secrets, self.keep_shapes)
+        record = scrubber(record)
+        summary = _scrub.merge_summaries(scrubbed, scrubber.summary())
+        if summary and record.get("type") == "call":
+            record["scrubbed"] = summary
+        data = (dumps(record) + "\n").encode("utf-8")
         with self._lock:
             if self._f.closed:
                 raise ValueError(f"{self.path}: the recording is closed")
@@ -301,7 +269,7 @@ class RecordingWriter:
     def call(self, *, request: dict, response: dict | None = None, usage: dict | None = None,
              error: dict | None = None, trace: dict | None = None, t_start: float | None = None,
              t_end: float | None = None, kind: str = "model", http: dict | None = None, seq: int | None = None,
-             extra: dict | None = None) -> int:
+             extra: dict | None = None, scrubbed: dict | None = None) -> int:
         """Write one model call. ``request`` is the body sent (model, system, tools, messages, ...)."""
         seq = self.next_seq() if seq is None else seq
         t_end = time.time() if t_end is None else t_end
@@ -312,7 +280,7 @@ class RecordingWriter:
             rec["http"] = http
         if extra:
             rec.update(extra)
-        self._write(rec)
+        self._write(rec, scrubbed)
         return seq
 
     def event(self, kind: str, **data) -> None:

@@ -34,11 +34,13 @@ def main_records(conv: list[Record], others: list, parents: dict) -> tuple[list,
     reach: dict = {}
 
     def reaches(x) -> bool:
-        chain: list[str] = []
-        while isinstance(x, str) and x not in reach and x not in path and x in parents and len(chain) < 100000:
+        chain: list = []
+        on: set = set()          # a cycle (a record its own parent, two records each other's) ends the walk
+        while isinstance(x, str) and x not in reach and x not in path and x in parents and x not in on:
             chain.append(x)
+            on.add(x)
             x = parents[x]
-        res = (x in path) if isinstance(x, str) and x not in reach else reach.get(x, False)
+        res = (x in path) if isinstance(x, str) and x not in reach and x not in on else reach.get(x, False)
         for c in chain:
             reach[c] = res
         return res

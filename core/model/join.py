@@ -57,10 +57,54 @@ def same_session(a, b) -> str | None:
     return None
 
 
+HEAD_BYTES = 64 * 1024             # what a cheap look reads of a file
+FIRST_CALL_BYTES = 4 * 1024 * 1024  # ... or up to its first three lines: a recording's first call (system, tools,
+#                                     then the metadata that names the session)
+_PLAIN = re.compile(r"[A-Za-z0-9 .,;:!?'()-]{20,}")
+
+
+def _head(p: Path) -> bytes:
+    """The first bytes of ``p``: its first 64 KB, or up to its first three lines (at most 4 MB): a recording's
+    first call holds the session id in its metadata, after the system prompt and tools. Never the file."""
+    from compactscope.core.files.jsonio import open_regular
+    try:
+        with open_regular(p) as f:
+            head = f.read(HEAD_BYTES)
+            lines = head.count(b"\n")
+            while lines < 3 and len(head) < FIRST_CALL_BYTES:
+                more = f.read(HEAD_BYTES)
+                if not more:
+                    break
+                head += more
+                lines += more.count(b"\n")
+            return head
+    except (OSError, ValueError):
+        return b""
+
+
+def _probes(conv) -> list[bytes]:
+    """What a file holding the same session must have in its first lines: the session id, else a plain
+    stretch of the first words the user typed (written the same in any JSON)."""
+    sid = session_id(conv)
+    if sid:
+        return [sid.encode("utf-8", "replace")]
+    text = first_user_text(conv)
+    if len(text) < MIN_FIRST_TEXT:
+        return []
+    runs = sorted(_PLAIN.findall(text), key=len, reverse=True)
+    return [runs[0][:80].strip().encode()] if runs else []
+
+
 def partners(path, conv, folders=None, limit: int = MAX_FILES) -> list[dict]:
     """Other files (the file's own folder, and ``folders``) holding the same session:
-    ``{"path", "conversation", "index", "reason", "has_system", "has_tools"}``, the fullest first."""
+    ``{"path", "conversation", "index", "reason", "has_system", "has_tools"}``, the fullest first.
+
+    A sibling is loaded only when its first lines name the session (its id, or the first words the user
+    typed): a session among big files of other sessions costs a look at their first 64 KB, not their load."""
     from compactscope.core.loaders import LoadError, load
+    probes = _probes(conv)
+    if not probes:
+        return []
     here = Path(path).resolve()
     seen, out = set(), []
     for folder in [here.parent, *[Path(f) for f in folders or ()]]:
@@ -73,6 +117,9 @@ def partners(path, conv, folders=None, limit: int = MAX_FILES) -> list[dict]:
             if rp == here or rp in seen:
                 continue
             seen.add(rp)
+            head = _head(p)
+            if not any(x in head for x in probes):
+                continue
             try:
                 res = load(p)
             except LoadError:

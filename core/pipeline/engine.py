@@ -31,7 +31,7 @@ from compactscope.core.strategies.base import Strategy, Variant
 from compactscope.core.strategies.plugin import ANY
 from compactscope.core.summarizers import CachedSummarizer, OfflineSummarizer
 from compactscope.core.pipeline.trace import CONVERT, Delta, Edit, LayerOutput, Step, Trace
-from compactscope.core.files.workspace import Workspace
+from compactscope.core.files.workspace import Workspace, WorkspaceError
 
 _SAME = object()
 
@@ -125,6 +125,8 @@ class Engine:
         params = ctx.params = ReadParams(dict.copy(ctx.params) if isinstance(ctx.params, dict) else ctx.params)
         try:
             out = fn(messages, ctx)
+        except WorkspaceError:
+            raise                 # the workdir cannot take the layer's files: bad input, said by the caller
         except Exception as e:  # a bug in a layer: shown as that layer's error, never a crash of the tool
             internal = traceback.format_exc()
             out = LayerOutput.unchanged(messages, error=f"internal error in Compactscope's {layer_name} layer "

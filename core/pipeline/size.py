@@ -231,6 +231,17 @@ class SizeMeter:
         self._remember(out, {k: v + self.figure_sum(b, k, None) for k, v in known.items()}, base=a)
         return out
 
+    def extend(self, a: list, b: list) -> list:
+        """``a`` extended by ``b`` in place, its totals kept at the cost of ``b``'s messages only; for a caller
+        that owns ``a`` (nothing else holds it: a replay's running context). Returns ``a``. Building ``a + b``
+        at every call of a long session copied (and freed) the whole context each time: quadratic."""
+        e = self._entry(a)
+        known, base = (e[3], e[4]) if e is not None else ({}, None)
+        totals = {k: v + self.figure_sum(b, k, None) for k, v in known.items()}
+        a.extend(b)
+        self._remember(a, totals, base=base)
+        return a
+
     def derive(self, before: list, after: list, removed: Iterable, added: Iterable) -> None:
         """``after`` is ``before`` without the messages ``removed`` and with the messages ``added``
         (a layer's reported change; a replaced message is in both): its totals follow from

@@ -256,7 +256,7 @@ class _RawGrowth:
             self.est_sum += meter.figure_sum(new, tok.figure, tok.figure_fn)
             return size, tok.tokens_from(self.est_sum, self.n, self.lead, system=self.view.system,
                                          tools=self.view.tools)
-        self.history = meter.concat(self.history, new)      # a new list: the meter carries its totals over
+        self.history = meter.extend(self.history, new)      # ours alone: extended in place, the totals carried over
         return size, tok.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
 
 
@@ -384,6 +384,9 @@ class _Walk:
         ts = None
         total = len(self.call_at)
         resets = self.resets
+        # the running context is extended in place while it is ours alone (``_call``): built by this loop and
+        # passed through the pipeline unchanged, with no call's input kept
+        self.owned = True
         for k, j in enumerate(self.call_at):
             if cancel is not None and cancel.is_set():
                 break
@@ -406,6 +409,7 @@ class _Walk:
             else:
                 if reset is not None:       # the file opens with a compacted context: the real one
                     context, src = reset.context(self.conv, self.p, j)
+                    self.owned = False
                     new = []
                     self._follow_segment(reset)
                 rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn)
@@ -420,13 +424,21 @@ class _Walk:
         """One call: the pipeline on the running context plus the new messages; its record, and the context
         the next call starts from."""
         msgs = self.p.msgs
-        context, src = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new
+        # extended in place while the running context is ours alone (a new list per call copied the whole context
+        # every time: a 50,000-message chain spent most of its replay copying and freeing lists)
+        if self.owned and not hold and not (self.opts.keep_inputs or self.opts.keep_traces):
+            context = self.engine.meter.extend(context, [msgs[i] for i in new])
+            src.extend(new)
+        else:
+            context, src = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new
         state_before = dict(self.engine.state)
         if self.calibrator is not None:
             raw_tokens += self.calibrator.before_call(k, hold=hold)
         trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.dialect,
                                 layers=self._layers_for(k))
+        before = context
         rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
+        self.owned = context is before and not hold
         self._keep(rec, trace, context_before=trace.input, state_before=state_before)
         return rec, context, src
 

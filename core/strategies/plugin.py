@@ -39,11 +39,12 @@ import importlib
 import importlib.util
 import inspect
 import os
+import pickle
 import re
 import sys
 import threading
+import time
 import traceback
-import typing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -56,6 +57,10 @@ from compactscope.core.model.messages import ANTHROPIC, OPENAI, block_type, bloc
 from compactscope.core.summarizers import SummaryError, SummaryRequest
 from compactscope.core.pipeline.trace import LayerOutput
 from compactscope.core.strategies.base import Param, Strategy
+from compactscope.core.strategies.plugin_params import (  # noqa: F401 - PluginError, PluginParam: named from here too
+    RESERVED, PluginError, PluginParam, function_params,
+)
+from compactscope.core.strategies import plugin_worker as _pw
 from compactscope.core.i18n import english as words
 
 ANY = "any"                      # a strategy dialect: the input's own, no conversion
@@ -63,15 +68,6 @@ DIALECTS = (ANTHROPIC, OPENAI, ANY)
 ENTRY_POINT_GROUP = "compactscope.strategies"
 DEFAULT_NAMES = ("STRATEGY", "compact")
 CANCEL_GRACE = 2.0               # seconds a cancelled plugin gets to return before it is abandoned
-RESERVED = ("summarize",)        # keyword arguments the engine hands in, not parameters
-
-
-class PluginError(KeyError):
-    """A plugin could not be loaded or is not a strategy. ``str(e.args[0])`` says why, naming
-    the file (and line) or module."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 # ------------------------------------------------------------------ spec parsing
@@ -162,6 +158,7 @@ def _import_file(path: str):
     mod = importlib.util.module_from_spec(spec)
     folder = str(Path(path).parent)
     sys.modules[name] = mod
+    _pw.FILE_MODULES[name] = path             # so a plugin process imports it under the same name
     added = folder not in sys.path
     if added:
         sys.path.insert(0, folder)            # so the plugin can import its neighbours
@@ -271,124 +268,6 @@ def short_label(spec: str) -> str:
         return spec
 
 
-# ------------------------------------------------------------------ parameters
-@dataclass(frozen=True)
-class PluginParam(Param):
-    """A parameter read from a plugin function's keyword argument: its type comes from the
-    annotation when there is one (so a ``None`` default still takes numbers)."""
-    type_: Any = None
-
-    @property
-    def kind(self) -> type:
-        return self.type_ if isinstance(self.type_, type) else type(self.default)
-
-    def coerce(self, value: Any) -> Any:
-        if self.default is None and (value is None or (isinstance(value, str) and
-                                                       value.strip().lower() in ("none", "null", ""))):
-            return None
-        return super().coerce(value)
-
-
-_SCALARS = (bool, int, float, str)
-
-
-def _unwrap(ann) -> tuple[Any, str, dict, tuple | None]:
-    """(type, help, extra Param fields, choices) from an annotation."""
-    help_text, extra, choices = "", {}, None
-    origin = typing.get_origin(ann)
-    if origin is typing.Annotated:
-        args = typing.get_args(ann)
-        ann = args[0]
-        for meta in args[1:]:
-            if isinstance(meta, str):
-                help_text = meta
-            elif isinstance(meta, dict):
-                extra.update({k: v for k, v in meta.items() if k in ("minimum", "maximum", "unit", "help", "choices")})
-        origin = typing.get_origin(ann)
-    if origin is typing.Literal:
-        choices = typing.get_args(ann)
-        return (type(choices[0]) if choices else str), help_text, extra, tuple(choices)
-    args = typing.get_args(ann)
-    if args and type(None) in args:                       # Optional[T] / T | None
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            return _unwrap(rest[0])[0], help_text, extra, choices
-    return (ann if ann in _SCALARS else None), help_text, extra, choices
-
-
-def _doc_params(fn) -> dict[str, str]:
-    """Parameter help from a docstring: Google style (``name: text`` / ``name (type): text``
-    under Args:) or Sphinx style (``:param name: text``)."""
-    doc = inspect.getdoc(fn) or ""
-    out: dict[str, str] = {}
-    for m in re.finditer(r":param\s+(?:\w+\s+)?(\w+):\s*(.+)", doc):
-        out[m.group(1)] = m.group(2).strip()
-    in_args, cur = False, None
-    for line in doc.splitlines():
-        s = line.strip()
-        if s.lower() in ("args:", "arguments:", "parameters:", "keyword arguments:"):
-            in_args, cur = True, None
-            continue
-        if in_args:
-            if not s:
-                cur = None
-                continue
-            arg = re.match(r"^(\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", s)
-            if arg and line.startswith((" ", "\t")):
-                cur = arg.group(1)
-                out.setdefault(cur, arg.group(3).strip())
-            elif cur and line.startswith((" ", "\t")):
-                out[cur] = (out[cur] + " " + s).strip()
-            elif s.endswith(":"):
-                in_args = False
-    return out
-
-
-def function_params(fn: Callable, who: str) -> tuple[list[Param], list[str], bool]:
-    """(parameters from ``fn``'s keyword arguments, their names, whether it takes ``summarize``)."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError) as e:
-        raise PluginError(f"{who}: cannot read its signature ({e})") from None
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # noqa: BLE001 - unresolvable annotations: fall back to the defaults' types
-        hints = {}
-    ps = list(sig.parameters.values())
-    positional = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if not positional and not any(p.kind == p.VAR_POSITIONAL for p in ps):
-        raise PluginError(f"{who}: a compactor takes the message list as its first argument "
-                          f"(it takes {sig})")
-    docs = _doc_params(fn)
-    params: list[Param] = []
-    names: list[str] = []
-    wants_summarize = False
-    for p in ps[1:] if positional and ps[0] is positional[0] else ps:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        if p.name in RESERVED:
-            wants_summarize = True
-            continue
-        if p.default is p.empty:
-            raise PluginError(f"{who}: parameter {p.name!r} needs a default value (every argument after the "
-                              f"messages is a strategy parameter: {p.name}=...)")
-        ann = hints.get(p.name, p.annotation if p.annotation is not p.empty else None)
-        kind, help_text, extra, choices = _unwrap(ann) if ann is not None else (None, "", {}, None)
-        default = p.default
-        if kind is float and isinstance(default, int) and not isinstance(default, bool):
-            default = float(default)
-        help_text = extra.pop("help", None) or help_text or docs.get(p.name) or \
-            f"keyword argument {p.name} of {getattr(fn, '__name__', 'the function')}()"
-        if "choices" in extra:
-            choices = tuple(extra.pop("choices"))
-        if kind is None and default is not None and not isinstance(default, _SCALARS):
-            kind = None
-        params.append(PluginParam(p.name, default, help_text, choices, extra.get("minimum"), extra.get("maximum"),
-                                  str(extra.get("unit", "")), kind))
-        names.append(p.name)
-    return params, names, wants_summarize
-
-
 # ------------------------------------------------------------------ running a function
 def _where(fn: Callable) -> str:
     """``file.py:function`` (or ``module:function``) for messages about the plugin."""
@@ -451,7 +330,12 @@ def call_plugin(fn: Callable, args: tuple, kwargs: dict, cancel: threading.Event
 
     t = threading.Thread(target=target, name=f"compactscope plugin {who}", daemon=True)
     t.start()
+    deadline = time.monotonic() + _pw.time_limit()
     while not done.wait(0.05):
+        if time.monotonic() > deadline:
+            _stop_thread(t, box)
+            raise _pw.PluginTimeout(f"did not return within {_pw.time_limit():g} s (the plugin time limit: "
+                                    f"--plugin-timeout or {_pw.TIMEOUT_ENV}); it was abandoned")
         if cancel is not None and cancel.is_set():
             loop, task = box.get("loop"), box.get("task")
             if loop is not None and task is not None:
@@ -469,8 +353,25 @@ def call_plugin(fn: Callable, args: tuple, kwargs: dict, cancel: threading.Event
         e = box["error"]
         if isinstance(e, asyncio.CancelledError):
             raise _Cancelled(f"{who} was cancelled")
+        if isinstance(e, KeyboardInterrupt) and not isinstance(e, _pw.PluginInterrupted):
+            raise _pw.PluginInterrupted(f"raised KeyboardInterrupt{_raised_where(e, fn)}")
         raise e
     return box.get("result")
+
+
+def _stop_thread(t: threading.Thread, box: dict) -> None:
+    """Ask a plugin thread past its time limit to stop: its task is cancelled (async), and an exception is
+    raised in it at its next Python instruction (a loop stops; a blocking C call cannot be interrupted and is
+    abandoned)."""
+    loop, task = box.get("loop"), box.get("task")
+    if loop is not None and task is not None:
+        try:
+            loop.call_soon_threadsafe(task.cancel)
+        except RuntimeError:
+            pass
+    if t.ident is not None:
+        import ctypes
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(SystemExit))
 
 
 def _raised_where(e: BaseException, fn: Callable) -> str:
@@ -483,6 +384,15 @@ def _raised_where(e: BaseException, fn: Callable) -> str:
         return ""
     f = mine[-1]
     return f" (line {f.lineno} of {Path(f.filename).name})"
+
+
+def _too_many(res: Any, messages: list) -> str | None:
+    """Why ``res`` is more than a compactor makes (a million messages for a hundred), or None."""
+    cap = 4 * len(messages) + 1000
+    if isinstance(res, (list, tuple)) and len(res) > cap:
+        return (f"returned {len(res):,} messages for {len(messages):,}: more than a compactor makes (at most 4 x "
+                f"its input + 1,000)")
+    return None
 
 
 def _not_messages(res: Any) -> str | None:
@@ -531,6 +441,105 @@ def _summarize_fn(ctx: LayerContext, who: str, made: list):
     return summarize
 
 
+class _Failed(Exception):
+    """A plugin call that made no result: the step's note, its error, whether it is the plugin's failure."""
+
+    def __init__(self, note: str, error: str, plugin_failed: bool = True):
+        super().__init__(error)
+        self.note, self.error, self.plugin_failed = note, error, plugin_failed
+
+
+def _isolable(fn: Callable) -> tuple[str, bytes, tuple | None] | None:
+    """(worker key, the function pickled by reference, the plugin file to import first) when a plugin
+    process can run ``fn``; None for a lambda, a closure, something of ``__main__`` (run in this process)."""
+    mod = getattr(fn, "__module__", None)
+    if not isinstance(mod, str) or mod == "__main__":
+        return None
+    try:
+        ref = pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - not picklable: run in this process
+        return None
+    if len(ref) > 65536:                     # a callable object with a big state: not worth copying per call
+        return None
+    path = _pw.FILE_MODULES.get(mod)
+    return (path or mod.split(".")[0]), ref, ((mod, path) if path else None)
+
+
+def _decode(payload: tuple, messages: list) -> tuple[Any, list]:
+    """The plugin process's result as the caller's objects: a message handed back unchanged is the input
+    message itself; (the result, what stands for each input message as handed: for ``infer_output``)."""
+    tag, body = payload
+    handed = list(messages)
+    if tag != "items":
+        return body, handed
+    res = []
+    for item in body:
+        if item[0] == "ref":
+            res.append(messages[item[1]])
+        elif item[0] == "changed":
+            handed[item[1]] = item[2]
+            res.append(item[2])
+        else:
+            res.append(item[1])
+    return res, handed
+
+
+def _call_isolated(iso: tuple, messages: list, values: dict, summarize: Callable | None,
+                   cancel: threading.Event | None) -> tuple[Any, list, bool]:
+    key, ref, module = iso
+    payload, mutated = _pw.worker_for(key).call(ref, module, messages, values, summarize, cancel, CANCEL_GRACE)
+    res, handed = _decode(payload, messages)
+    return res, handed, mutated
+
+
+def _call(fn: Callable, iso: dict, messages: list, values: dict, summarize: Callable | None,
+          cancel: threading.Event | None, who: str) -> tuple[Any, list, bool]:
+    """(the plugin's result, the messages as handed, whether it changed them in place): in a plugin process
+    when it can run there (time limit and memory bound), else on a thread here (time limit). ``_Failed``
+    when it made no result; ``PluginInterrupted`` (a KeyboardInterrupt) when it raised KeyboardInterrupt."""
+    if iso.get("hung"):
+        # it hung before: not run again in this process (a replay would wait the limit at every call)
+        raise _Failed("the plugin did not return in time before; not run again", f"{who} {iso['hung']}")
+    try:
+        if iso["ref"] is not None and _pw.isolated():
+            try:
+                return _call_isolated(iso["ref"], messages, values, summarize, cancel)
+            except _pw.NotIsolable:
+                iso["ref"] = None                # the plugin process cannot import it: here from now on
+        handed = _handed(messages)
+        refs = list(handed)
+        kwargs = {**values, "summarize": summarize} if summarize is not None else values
+        res = call_plugin(fn, (handed,), kwargs, cancel, who)
+        mutated = refs != messages or len(handed) != len(refs) or any(x is not y for x, y in zip(handed, refs))
+        return res, refs, mutated
+    except _pw.PluginInterrupted as e:
+        raise _pw.PluginInterrupted(f"{who} {e}") from None
+    except BaseException as e:  # noqa: BLE001 - a plugin's bug is a finding, never a crash
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        if isinstance(e, _pw.PluginTimeout):
+            iso["hung"] = f"{e} (an earlier call; it is not run again until it changes)"
+        raise _failure(e, fn, who) from None
+
+
+def _failure(e: BaseException, fn: Callable, who: str) -> _Failed:
+    if isinstance(e, _Cancelled):
+        return _Failed("the plugin was cancelled; messages kept", str(e), False)
+    if isinstance(e, _pw.PluginCancelled):
+        return _Failed("the plugin was cancelled; messages kept", f"{who} {e}", False)
+    if isinstance(e, SummaryError):
+        return _Failed("the plugin's summary failed; messages kept", f"{who}: summary failed: {e}", False)
+    if isinstance(e, _pw.PluginTimeout):
+        return _Failed("the plugin did not return in time; messages kept", f"{who} {e}")
+    if isinstance(e, _pw.PluginMemory):
+        return _Failed("the plugin ran out of memory; messages kept", f"{who} {e}")
+    if isinstance(e, _pw.PluginRaised):
+        return _Failed("the plugin raised; messages kept", f"{who} raised {e.name}: {e.message}{e.where}")
+    if isinstance(e, _pw.WorkerGone):
+        return _Failed("the plugin's process ended; messages kept", f"{who}: {e}")
+    return _Failed("the plugin raised; messages kept", f"{who} raised {type(e).__name__}: {e}{_raised_where(e, fn)}")
+
+
 def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = None,
                  dialect: str | None = None, label: str = "") -> tuple[Layer, list[Param]]:
     """One traced layer running the plain function ``fn`` (see the module docstring)."""
@@ -539,27 +548,19 @@ def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = Non
     layer_name: str = name or getattr(fn, "__name__", None) or "plugin"
     out_dialect = dialect if dialect in (ANTHROPIC, OPENAI) else None
 
+    iso: dict = {"ref": _isolable(fn)}
+
     def run(messages: list, ctx: LayerContext) -> LayerOutput:
         if ctx.cancelled():
             return LayerOutput.unchanged(messages, "cancelled before the plugin ran", error=f"{who} was cancelled")
-        handed = _handed(messages)
-        refs = list(handed)                     # the dicts handed, whatever the plugin does to the list
         values = {k: ctx.params[k] for k in names if k in ctx.params}
         made: list = []
-        kwargs = {**values, "summarize": _summarize_fn(ctx, who, made)} if wants_summarize else values
+        summarize = _summarize_fn(ctx, who, made) if wants_summarize else None
         try:
-            res = call_plugin(fn, (handed,), kwargs, ctx.cancel, who)
-        except _Cancelled as e:
-            return LayerOutput.unchanged(messages, "the plugin was cancelled; messages kept", error=str(e))
-        except SummaryError as e:
-            return LayerOutput.unchanged(messages, "the plugin's summary failed; messages kept",
-                                         error=f"{who}: summary failed: {e}")
-        except BaseException as e:  # noqa: BLE001 - a plugin's bug is a finding, never a crash
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            return LayerOutput.unchanged(messages, "the plugin raised; messages kept", plugin_failed=True,
-                                         error=f"{who} raised {type(e).__name__}: {e}{_raised_where(e, fn)}")
-        why = _not_messages(res)
+            res, refs, mutated = _call(fn, iso, messages, values, summarize, ctx.cancel, who)
+        except _Failed as e:
+            return LayerOutput.unchanged(messages, e.note, error=e.error, plugin_failed=e.plugin_failed)
+        why = _too_many(res, messages) or _not_messages(res)
         if why is not None:
             return LayerOutput.unchanged(messages, "the plugin's result is not a message list; messages kept",
                                          error=f"{who} {why}", plugin_failed=True)
@@ -570,7 +571,7 @@ def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = Non
             summary = {**last.to_json(), "text": last.text, "calls": len(made)}
         out = infer_output(messages, res, handed=refs, who=who, summary=summary,
                            summary_texts=tuple(r.text for r in made))
-        if refs != messages or len(handed) != len(refs) or any(x is not y for x, y in zip(handed, refs)):
+        if mutated:
             from compactscope.core.pipeline.trace import NOTE, Edit
             out.edits.append(Edit(NOTE, f"{who} changed the messages it was handed in place (it got a copy: "
                                         f"the conversation is untouched)"))
