@@ -25,15 +25,8 @@ from typing import Any
 
 import orjson
 
-from compactscope.core.model.messages import (
-    block_type,
-    blocks,
-    content_text,
-    message_text,
-    tool_result_ids,
-    tool_use_ids,
-)
-from compactscope.core.pipeline.trace import INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
+from ..model.messages import block_type, blocks, content_text, message_text, tool_result_ids, tool_use_ids
+from ..pipeline.trace import INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
 
 WINDOW = 64             # likeness: unclaimed inputs looked at after the expected place
 GOOD = 0.9              # likeness: stop looking at this ratio

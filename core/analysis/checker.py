@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from compactscope.core.model.messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
-from compactscope.core.i18n import english as words
+from ..model.messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
+from ..i18n import english as words
 
 
 @dataclass(frozen=True)

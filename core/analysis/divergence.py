@@ -14,7 +14,7 @@ MAX_TOKEN_ERROR = 0.10
 
 
 def _version(conversation) -> str | None:
-    from compactscope.core.strategies.claude_code_versions import fmt_version, parse_version
+    from ..strategies.claude_code_versions import fmt_version, parse_version
     extra = getattr(conversation, "extra", None) or {}
     vs = sorted(v for v in (parse_version(x) for x in extra.get("versions") or ()) if v)
     return fmt_version(vs[-1]) if vs else None
@@ -29,7 +29,7 @@ def report(result: Any, conversation: Any = None) -> dict:
     compaction when it came before the real one, else the real call, where following reality the replay's own
     context up to the real boundary is checked), ``token_error`` and ``token_error_share`` (against
     ``preTokens``), ``diverges``, and ``explanation`` (which setting would explain it)."""
-    from compactscope.core.replay.pairing import pairs
+    from ..replay.pairing import pairs
     conv = conversation if conversation is not None else getattr(result, "conversation", None)
     conv = getattr(conv, "conversation", None) or conv           # a replay view: the recording
     rows: list[dict] = []
@@ -66,7 +66,7 @@ def report(result: Any, conversation: Any = None) -> dict:
         if row["diverges"]:
             row["explanation"] = explain(result, row)
         rows.append(row)
-    from compactscope.core.replay.evidence import untrusted
+    from ..replay.evidence import untrusted
     out["untrusted"] = untrusted(result)
     out["diverged"] = any(r["diverges"] for r in rows) or bool(out["untrusted"])
     return out
@@ -124,7 +124,7 @@ def _threshold_hint(result: Any, pre: int, params: dict, earlier: bool) -> str:
     text = (f"the real compaction fired at {pre:,} tokens, {'above' if pre > thr else 'below'} the replay's "
             f"threshold {thr:,.0f}")
     if name == "claude_code":
-        from compactscope.core.layers.claude_code import threshold as cc_threshold
+        from ..layers.claude_code import threshold as cc_threshold
         tries: list[dict[str, Any]] = [{"cap_reserve": not params.get("cap_reserve", True)}]
         if pre > 200_000:
             tries.insert(0, {"window": 1_000_000})

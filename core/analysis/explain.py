@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compactscope.core.layers.base import BOUNDARIES, BUDGET, MICRO, SNIP
-from compactscope.core.pipeline.trace import PERSIST, REPLACE
+from ..layers.base import BOUNDARIES, BUDGET, MICRO, SNIP
+from ..pipeline.trace import PERSIST, REPLACE
 
 SNIP_VARS = ("head_end_initial", "tail_start_initial")
 # what the seed README's snip_compact lacks, compared with the course code (seed 000): it has both guards
@@ -270,7 +270,7 @@ def lost_results(trace, label=None) -> list[LostResult]:
     ``LostResult``): what goes wrong when micro runs before budget (``--order``), and seed 001's "micro can
     replace results the model has not seen yet when one batch has more than keep_recent results".
     ``label(layer name) -> str`` names the layers (default: the names)."""
-    from compactscope.core.layers.s08 import persisted_reference
+    from ..layers.s08 import persisted_reference
     steps = list(getattr(trace, "steps", None) or [])
     persisted: set = set()
     out: list[LostResult] = []

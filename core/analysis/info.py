@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from compactscope.core.analysis.checker import check_conversation
-from compactscope.core.model.conversation import LoadResult, Usage
-from compactscope.core.model.messages import block_type, blocks
+from .checker import check_conversation
+from ..model.conversation import LoadResult, Usage
+from ..model.messages import block_type, blocks
 
 
 def tool_pair_counts(messages: list) -> tuple[int, int]:

@@ -28,10 +28,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.layers.base import VIEW, Layer, LayerContext
-from compactscope.core.layers.hermes import HermesParams
-from compactscope.core.model.text import visible_text
-from compactscope.core.pipeline.trace import CONVERT, DROP, INSERT, REPLACE, Edit, LayerOutput
+from ..layers.base import VIEW, Layer, LayerContext
+from ..layers.hermes import HermesParams
+from ..model.text import visible_text
+from ..pipeline.trace import CONVERT, DROP, INSERT, REPLACE, Edit, LayerOutput
 
 REFERENCE_TOOL_RESULT_CHARS = 4000
 ADVISORY_REQUEST = (

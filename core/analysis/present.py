@@ -24,11 +24,11 @@ from itertools import compress
 from operator import is_, is_not
 from typing import Any
 
-from compactscope.core.pipeline.facts import FACTS, BytesFact, ObjFact
-from compactscope.core.model.messages import ToolPairIndex, block_type, blocks
-from compactscope.core.pipeline.size import MessageChars
-from compactscope.core.model.text import readable_message_text, readable_text
-from compactscope.core.files.jsonio import dict_at
+from ..pipeline.facts import FACTS, BytesFact, ObjFact
+from ..model.messages import ToolPairIndex, block_type, blocks
+from ..pipeline.size import MessageChars
+from ..model.text import readable_message_text, readable_text
+from ..files.jsonio import dict_at
 
 BLOCK_TYPES = ("text", "tool_use", "tool_result", "thinking", "image", "other")
 EXPANDED_LINES = 8          # lines of a part kept for an expanded row
@@ -156,7 +156,7 @@ def _chip(p: Part) -> Chip:
         s = str(v.get("thinking", "") or v.get("data", ""))
         return Chip(bi, ct, "thinking", _one_line(s), _lines(s), size)
     if k == "image":
-        from compactscope.core.model.images import info
+        from ..model.images import info
         img = info(v)                   # media type, pixel size and image tokens, not base64 characters
         return Chip(bi, ct, k, img.describe(), [img.rule], 4 * img.tokens)
     if k == "document":
@@ -176,7 +176,7 @@ def block_sizes(m: Any) -> dict:
     out = dict.fromkeys(BLOCK_TYPES, 0)
     for p in walk(m):
         if p.kind == "image":           # an image counts as its tokens (x 4 chars), as in the sizes
-            from compactscope.core.model.images import info
+            from ..model.images import info
             out["image"] += 4 * info(p.value).tokens
             continue
         out[chip_type(p.kind)] += len(p.value) if p.kind in (STRING, TOOL_TEXT) else len(str(p.value))
@@ -230,7 +230,7 @@ def block_chars(b: Any) -> int:
     """The chars of one content block, as its chip and the size estimator count it (an image as 4 x its
     tokens, anything else ``len(str(block))``)."""
     if isinstance(b, dict) and b.get("type") == "image":
-        from compactscope.core.model.images import info
+        from ..model.images import info
         return 4 * info(b).tokens
     return len(str(b))
 

@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from compactscope.core.analysis.session_events import TextCache, call_output, first_reply, message_text, real_compactions
-from compactscope.core.model.messages import block_type, blocks
+from .session_events import TextCache, call_output, first_reply, message_text, real_compactions
+from ..model.messages import block_type, blocks
 
 PATH, REQUEST, TOOL, ERROR, IDENTIFIER, NUMBER = "path", "request", "tool", "error", "identifier", "number"
 ITEM_KINDS = (REQUEST, PATH, TOOL, ERROR, IDENTIFIER, NUMBER)
@@ -264,7 +264,7 @@ def judge(items: list[Item], replaced: str, replacement: str) -> tuple[list[Item
 
 # ------------------------------------------------------------------ real and simulated compactions
 def _real(conv: Any, text: TextCache) -> Iterator[Retention]:
-    from compactscope.core.model.contexts import segments
+    from ..model.contexts import segments
     segs = segments(conv)
     starts = [s.start for s in segs] + [len(conv.messages)]
     for rc in real_compactions(conv):
@@ -287,8 +287,8 @@ def _retention(kind: str, call: int | None, segment: int, left: list, after: lis
 
 
 def _simulated(conv: Any, result: Any, text: TextCache) -> Iterator[Retention]:
-    from compactscope.core.analysis.session_events import call_segment
-    from compactscope.core.model.text import readable_message_text
+    from .session_events import call_segment
+    from ..model.text import readable_message_text
     for c in result.calls:
         if not c.compacted or c.index >= len(result.inputs):
             continue

@@ -20,8 +20,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from compactscope.core.model.conversation import Conversation
-from compactscope.core.model.contexts import call_indices, segment_of, segments
+from ..model.conversation import Conversation
+from ..model.contexts import call_indices, segment_of, segments
 
 REAL, SIMULATED, LAYER, FINDING, DIVERGENCE, LOOP = (
     "real_compaction", "simulated_compaction", "layer_change", "finding", "divergence", "loop")
@@ -113,7 +113,7 @@ def real_compactions(conv: Conversation) -> list[RealCompaction]:
         summary = ""
         si = getattr(ev, "summary_index", None)
         if isinstance(si, int) and 0 <= si < len(conv.messages):
-            from compactscope.core.model.text import readable_message_text
+            from ..model.text import readable_message_text
             summary = readable_message_text(conv.messages[si])
         first = seg.first_call if seg.first_call is not None else (len(calls) if seg.end >= len(conv.messages)
                                                                    else None)
@@ -158,7 +158,7 @@ def events_json(events: list[Event]) -> dict:
 
 
 def _real_events(conv: Conversation, result: Any) -> Iterator[Event]:
-    from compactscope.core.replay.views import pre_tokens_text
+    from ..replay.views import pre_tokens_text
     for rc in real_compactions(conv):
         ev = rc.event
         pre = getattr(ev, "pre_tokens", None)
@@ -193,7 +193,7 @@ def _simulated_events(conv: Conversation, result: Any) -> Iterator[Event]:
 
 
 def _divergence_events(conv: Conversation, result: Any) -> Iterator[Event]:
-    from compactscope.core.analysis import divergence
+    from . import divergence
     for row in divergence.report(result, conv)["compactions"]:
         if row.get("diverges"):
             call = row.get("real_call")
@@ -238,7 +238,7 @@ def _loop_events(conv: Conversation, result: Any) -> Iterator[Event]:
 
 
 def _finding_events(conv: Conversation) -> Iterator[Event]:
-    from compactscope.core.analysis.checker import check_conversation
+    from .checker import check_conversation
     for f in check_conversation(conv):
         seg = segment_of(conv, f.message).index
         text = f"{f.severity} in segment {seg}, message {f.message}: {f.text}"
@@ -252,10 +252,10 @@ def replay_for(conv: Conversation, engine: Any = None, strategy: str | None = No
     """The replay of ``conv`` the events, retention and watch read: with ``engine`` (a configured Engine), else
     the file's own strategy (or ``strategy``) with its session-inferred defaults. It keeps every call's input
     (retention and watch look at what each call's pipeline received)."""
-    from compactscope.core.replay import replay
+    from ..replay import replay
     if engine is None:
-        from compactscope.core import strategies
-        from compactscope.core.pipeline.engine import Engine
+        from .. import strategies
+        from ..pipeline.engine import Engine
         name = strategies.choose_strategy(conv, strategy).name
         strat = strategies.get(name)
         params = strategies.infer_params(strat, conv).apply({})

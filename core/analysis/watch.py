@@ -12,15 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.analysis.session_events import (
-    TextCache,
-    call_output,
-    call_segment,
-    first_reply,
-    real_compactions,
-    real_label,
-)
-from compactscope.core.model.contexts import call_indices, segments
+from .session_events import TextCache, call_output, call_segment, first_reply, real_compactions, real_label
+from ..model.contexts import call_indices, segments
 
 
 @dataclass

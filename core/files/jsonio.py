@@ -201,7 +201,7 @@ def loads_deep(text: str, max_depth: int = 254, notes: list | None = None) -> An
         _WS_RE = re.compile(r"[ \t\n\r]*")
         _NUM_RE = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
         _SKIP_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-    from compactscope.core.files.safeio import DEEP_PLACEHOLDER
+    from .safeio import DEEP_PLACEHOLDER
     ws_at = _WS_RE.match
 
     def ws(s: str, i: int) -> int:
@@ -326,7 +326,7 @@ def loads_lenient(raw: bytes | str, notes: list | None = None) -> Any:
             value = loads_deep(text, notes=found)
     except (ValueError, RecursionError, MemoryError):
         raise err from None
-    from compactscope.core.files.safeio import json_safe
+    from .safeio import json_safe
     value = json_safe(value, found)
     if notes is not None:
         notes.extend(dict.fromkeys(found))      # each kind once, in order

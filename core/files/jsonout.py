@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from compactscope.core.files.safeio import dumps
+from .safeio import dumps
 
 try:
     import orjson

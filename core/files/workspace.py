@@ -22,9 +22,9 @@ import threading
 import time
 from pathlib import Path
 
-from compactscope.core.files import cache
-from compactscope.core.pipeline.facts import FACTS, BytesFact
-from compactscope.core.files.safeio import atomic_write, dumps, fix_text
+from . import cache
+from ..pipeline.facts import FACTS, BytesFact
+from .safeio import atomic_write, dumps, fix_text
 
 try:
     import orjson

@@ -7,10 +7,10 @@ reads a results file back and re-evaluates another threshold over the whole flee
 per-call series, without replaying; ``report`` renders it as a self-contained HTML page.
 Pure Python (pyarrow and numpy; ``dask.distributed`` only for a cluster), no Qt.
 """
-from compactscope.core.fleet.config import FleetConfig, FleetError, Run, make_config
-from compactscope.core.fleet.discover import Discovery, SessionFile, claude_projects_dir, discover
-from compactscope.core.fleet.run import FleetSummary, Progress, run_fleet
-from compactscope.core.fleet.worker import SessionTask, replay_session
+from .config import FleetConfig, FleetError, Run, make_config
+from .discover import Discovery, SessionFile, claude_projects_dir, discover
+from .run import FleetSummary, Progress, run_fleet
+from .worker import SessionTask, replay_session
 
 __all__ = ["FleetConfig", "FleetError", "Run", "make_config", "Discovery", "SessionFile", "claude_projects_dir",
            "discover", "SessionTask", "replay_session", "run_fleet", "FleetSummary", "Progress"]

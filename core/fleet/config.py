@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from compactscope.core import strategies
+from .. import strategies
 
 FORMAT_VERSION = 4          # 2: post_levels; 3: worker_peak_mb; 4: a row per session of a file, duplicates
 
@@ -119,7 +119,7 @@ def make_config(strategy: str | None = None, params: dict | None = None, compare
                 summarizer: str = "offline", infer: bool = True) -> FleetConfig:
     """``strategy``: the main run's (None: each file's own pipeline, the rule of every command);
     ``compare``: specs ``[LABEL=]NAME[:K=V,...]`` or (label, strategy, params) tuples."""
-    from compactscope.core.strategies.spec import parse_compare
+    from ..strategies.spec import parse_compare
     runs: list = []
     taken: set[str] = set()
     specs = []

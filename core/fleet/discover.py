@@ -55,7 +55,7 @@ def claude_projects_dir() -> Path:
 
 def _session_id_of(path: Path) -> str | None:
     """The ``sessionId`` on the first lines of an old-style agent file (None when unreadable)."""
-    from compactscope.core.loaders.base import loads
+    from ..loaders.base import loads
     try:
         with path.open("rb") as f:
             for _ in range(5):
@@ -83,8 +83,8 @@ def _is_request_log(p: Path) -> bool:
         return False
     if b'"request_index"' not in head:
         return False
-    from compactscope.core.loaders import LoadError, not_transcript
-    from compactscope.core.loaders.side_files import REQUEST_LOG
+    from ..loaders import LoadError, not_transcript
+    from ..loaders.side_files import REQUEST_LOG
     try:
         return not_transcript(p) == REQUEST_LOG
     except LoadError:

@@ -14,8 +14,8 @@ import threading
 from collections import deque
 from typing import Any, Iterable, Iterator
 
-from compactscope.core.fleet.config import FleetConfig, FleetError
-from compactscope.core.fleet.worker import SessionTask, ready, replay_session
+from .config import FleetConfig, FleetError
+from .worker import SessionTask, ready, replay_session
 
 
 def _died_row(task: SessionTask, why: str) -> list[dict]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from compactscope.core.fleet.model import FleetData, Reevaluation, fmt_num
+from .model import FleetData, Reevaluation, fmt_num
 
 REAL, REAL_MANUAL, REPLAY, WHATIF, OTHER = "#ea580c", "#f59e0b", "#2563eb", "#dc2626", "#64748b"
 RUNS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9", "#db2777"]

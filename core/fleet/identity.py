@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import hashlib
 
-from compactscope.core.model.text import readable_message_text
-from compactscope.core.files.jsonio import dict_at
+from ..model.text import readable_message_text
+from ..files.jsonio import dict_at
 
 SUBAGENT_KINDS = {"sidechain", "agent_progress", "subagent_file", "summary_calls"}
 SIDE_THREAD_FORMATS = {"recording", "proxy-log"}

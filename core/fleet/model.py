@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compactscope.core.fleet.config import FleetConfig
-from compactscope.core.fleet.store import read_meta
+from .config import FleetConfig
+from .store import read_meta
 
 LIFT = np.int64(1) << np.int64(40)
 POST_CAP = 0.8          # a summary leaves at most this share of the threshold (else it would fire again at once)
@@ -171,7 +171,7 @@ class FleetData:
 
     def row_name(self, i: int) -> str:
         """``PATH#K`` (``duplicate_of``'s form) of row ``i``."""
-        from compactscope.core.fleet.identity import row_id
+        from .identity import row_id
         return row_id(self.paths[i], self.conversations[i])
 
     # ---------------------------------------------------------------- loading
@@ -180,7 +180,7 @@ class FleetData:
     @classmethod
     def load(cls, path: str | os.PathLike) -> "FleetData":
         import pyarrow.parquet as pq
-        from compactscope.core.fleet.store import NESTED_COLUMNS, read_compactions
+        from .store import NESTED_COLUMNS, read_compactions
         meta = read_meta(path)
         f = pq.ParquetFile(str(path))
         nested = {n for n, _, _ in NESTED_COLUMNS}

@@ -14,12 +14,12 @@ from html import escape as esc
 
 import numpy as np
 
-from compactscope.core.report import html as rhtml
-from compactscope.core.report.svg import GREY, nice_ticks, short, svg_open, y_grid
-from compactscope.core.model.describe import num
-from compactscope.core.fleet import figures
-from compactscope.core.fleet.figures import Bars, Histogram, nice_step
-from compactscope.core.fleet.model import FleetData, fmt_num
+from ..report import html as rhtml
+from ..report.svg import GREY, nice_ticks, short, svg_open, y_grid
+from ..model.describe import num
+from . import figures
+from .figures import Bars, Histogram, nice_step
+from .model import FleetData, fmt_num
 
 DEFAULT_WHATIF = [100_000.0, 120_000.0, 150_000.0, 167_000.0, 180_000.0]
 
@@ -270,7 +270,7 @@ def _others(data: FleetData, w) -> None:
 
 def write_report(results: str | os.PathLike, path: str | os.PathLike, thresholds: list[float] | None = None) -> str:
     """Render ``results`` to ``path`` (atomically: a temporary file beside it takes the name at the end)."""
-    from compactscope.core.report import write_text
+    from ..report import write_text
     data = FleetData.load(results)
     write_text(path, lambda f: render(data, f, thresholds))
     return str(path)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from compactscope.core.fleet.config import FleetConfig, FleetError
-from compactscope.core.fleet.discover import Discovery, discover
-from compactscope.core.fleet.worker import SessionTask
+from .config import FleetConfig, FleetError
+from .discover import Discovery, discover
+from .worker import SessionTask
 
 
 @dataclass
@@ -78,11 +78,11 @@ class FleetSummary:
 def _previous(out: Path, cfg: FleetConfig):
     """(path -> (size, mtime_ns, error)) of an existing results file made with the same configuration."""
     import pyarrow.parquet as pq
-    from compactscope.core.fleet.store import read_config
+    from .store import read_config
     if not out.exists():
         return None
-    from compactscope.core.fleet.config import FORMAT_VERSION
-    from compactscope.core.fleet.store import read_meta
+    from .config import FORMAT_VERSION
+    from .store import read_meta
     made = (read_meta(out).get("config") or {}).get("format_version")
     if made != FORMAT_VERSION:
         raise FleetError(f"{out} was written by another version of compactscope fleet (results format {made}, "
@@ -117,8 +117,8 @@ def plan(found: Discovery, previous: dict | None, retry_errors: bool = False) ->
 def run_fleet(paths, cfg: FleetConfig, out: str | Path, *, engine=None, overwrite: bool = False,
               retry_errors: bool = False, progress: Callable[[Progress], None] | None = None,
               cancel: threading.Event | None = None, batch: int = 64) -> FleetSummary:
-    from compactscope.core.fleet.engines import make_engine
-    from compactscope.core.fleet.store import ResultsWriter
+    from .engines import make_engine
+    from .store import ResultsWriter
     out = Path(out)
     if out.is_dir():
         raise FleetError(f"--out {out} is a folder: name a .parquet file")

@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from compactscope.core.fleet.config import FleetConfig, FleetError
+from .config import FleetConfig, FleetError
 
 META_KEY = b"compactscope.fleet"
 
@@ -189,7 +189,7 @@ class ResultsWriter:
     row group by row group, when that changes anything."""
 
     def __init__(self, path: str | os.PathLike, cfg: FleetConfig, *, batch: int = 64):
-        from compactscope.core.files.safeio import UnsafePath, atomic_path, new_file_mode
+        from ..files.safeio import UnsafePath, atomic_path, new_file_mode
         self.path = Path(path)
         self.schema = schema(cfg)
         self.batch = batch
@@ -245,7 +245,7 @@ class ResultsWriter:
         self.stale_removed = remove_stale_temporaries(self.path)
 
     def _mark_duplicates(self) -> None:
-        from compactscope.core.fleet.identity import duplicates, row_id
+        from .identity import duplicates, row_id
         dup = duplicates(self._ident)
         new = [dup.get(row_id(r["path"], r.get("conversation"))) for r in self._ident]
         self.duplicates = sum(1 for d in new if d)

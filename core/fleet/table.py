@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compactscope.core.fleet.config import version_key
-from compactscope.core.fleet.model import FleetData, Reevaluation, fmt_num
+from .config import version_key
+from .model import FleetData, Reevaluation, fmt_num
 
 
 @dataclass(frozen=True)

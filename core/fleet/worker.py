@@ -24,9 +24,9 @@ import traceback
 from collections import Counter
 from dataclasses import dataclass
 
-from compactscope.core import strategies
-from compactscope.core.layers.base import MANUAL
-from compactscope.core.fleet.config import FleetConfig, Run, version_key
+from .. import strategies
+from ..layers.base import MANUAL
+from .config import FleetConfig, Run, version_key
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def infer_params(strategy, conversation) -> tuple[dict, dict]:
 # ------------------------------------------------------------------ helpers
 def _tools_in(messages) -> tuple[Counter, int]:
     """Tool calls by name among ``messages`` and the number of tool results."""
-    from compactscope.core.model.messages import block_type, blocks
+    from ..model.messages import block_type, blocks
     names: Counter[str] = Counter()
     results = 0
     for m in messages:
@@ -136,9 +136,9 @@ def _engine(run: Run, conv, cfg: FleetConfig, workspace, name: str | None = None
     """The engine of ``run`` over ``conv``: its strategy (``name``: the one chosen for this session when the
     run is the file's own pipeline), the session-inferred defaults, then the run's --set (those the strategy
     has, when each file runs its own: a --set can only name a parameter of some of them)."""
-    from compactscope.core.pipeline.engine import Engine
-    from compactscope.core.summarizers import make_summarizer
-    from compactscope.core.files.workspace import Workspace
+    from ..pipeline.engine import Engine
+    from ..summarizers import make_summarizer
+    from ..files.workspace import Workspace
     strat = strategies.get(name or run.strategy or "")
     inferred, reasons = infer_params(strat, conv) if cfg.infer else ({}, {})
     own = {p.name for p in strat.params}
@@ -181,11 +181,11 @@ def replay_session(task: SessionTask, cfg: FleetConfig) -> list[dict]:
     """The file's rows, one per session it holds (``identity.session_rows``: every Inspect sample, every hermes
     chain, a session file's main conversation with its subagents counted in it). Never raises: a file that
     cannot be loaded is one row with its ``error``; a session that cannot be replayed is its row with one."""
-    from compactscope.core.fleet.identity import identity_keys, sample_label, session_rows
+    from .identity import identity_keys, sample_label, session_rows
     t0 = time.perf_counter()
     rows: list[dict] = []
     try:
-        from compactscope.core.loaders import LoadError, load
+        from ..loaders import LoadError, load
         try:
             result = load(task.path)
         except LoadError as e:
@@ -257,9 +257,9 @@ def choose(conv, cfg: FleetConfig):
 
 
 def _fill(row: dict, result, conv, cfg: FleetConfig) -> None:
-    from compactscope.core.analysis.checker import check_conversation
-    from compactscope.core.replay import replay
-    from compactscope.core.replay.calibration import default_calibration
+    from ..analysis.checker import check_conversation
+    from ..replay import replay
+    from ..replay.calibration import default_calibration
     extra = conv.extra if isinstance(conv.extra, dict) else {}
     versions = sorted({v for v in extra.get("versions") or [] if isinstance(v, str)}, key=version_key)
     stamps = [m.timestamp for m in conv.meta if m.timestamp is not None]
@@ -353,7 +353,7 @@ def _first_distance(res, first_real, first_sim):
     is found by the replay's own context carried past it); None when it has none."""
     if first_real is None:
         return None
-    from compactscope.core.replay.pairing import pairs
+    from ..replay.pairing import pairs
     for ev, p in zip(res.real_events, pairs(res), strict=True):
         if ev.get("call") == first_real:
             return None if p is None else p["call"] - first_real
@@ -362,7 +362,7 @@ def _first_distance(res, first_real, first_sim):
 
 def _pairs_json(res, conv) -> str | None:
     """Per real compaction its pair (``divergence.report``) as JSON; None without real compactions."""
-    from compactscope.core.analysis.divergence import report
+    from ..analysis.divergence import report
     if not res.real_events:
         return None
     return json.dumps([{"real_call": r["real_call"], "trigger": r["trigger"], "simulated_call": r["simulated_call"],

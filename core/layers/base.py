@@ -5,10 +5,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from compactscope.core.pipeline.size import CharsPerToken, SizeMeter, TokenEstimator
-from compactscope.core.summarizers import CachedSummarizer, OfflineSummarizer
-from compactscope.core.pipeline.trace import LayerOutput
-from compactscope.core.files.workspace import Workspace
+from ..pipeline.size import CharsPerToken, SizeMeter, TokenEstimator
+from ..summarizers import CachedSummarizer, OfflineSummarizer
+from ..pipeline.trace import LayerOutput
+from ..files.workspace import Workspace
 
 
 ALL = object()      # in ReadParams.reads: every parameter was read (the dict was iterated or copied)

@@ -24,28 +24,19 @@ import json
 import math
 import re
 from array import array
+from typing import Any
 from operator import is_
 
-from compactscope.core.model.messages import block_type, blocks, content_text, replace_block
-from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
-from compactscope.core.pipeline.facts import BytesFact, IntFact
-from compactscope.core.analysis.present import pair_index
-from compactscope.core.pipeline.trace import (
-    DROP,
-    INSERT,
-    NOTE,
-    REPLACE,
-    SUMMARY,
-    Delta,
-    Edit,
-    LayerOutput,
-    SameOrigin,
-)
-from compactscope.core.layers import s08
-from compactscope.core.layers import base as roles
-from compactscope.core.layers.base import Layer, LayerContext
-from compactscope.core.layers.claude_code_params import DEFAULT_COMPACTABLE, ClaudeCodeParams  # noqa: F401
-from compactscope.core.files.jsonio import dict_at
+from ..model.messages import block_type, blocks, content_text, replace_block
+from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..pipeline.facts import BytesFact, IntFact
+from ..analysis.present import pair_index
+from ..pipeline.trace import DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
+from . import s08
+from . import base as roles
+from .base import Layer, LayerContext
+from .claude_code_params import DEFAULT_COMPACTABLE, ClaudeCodeParams  # noqa: F401
+from ..files.jsonio import dict_at
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "
@@ -203,7 +194,7 @@ class SessionTokens:
         """``final_output``: count a response's whole output (True) or its recorded placeholder (False); None: as
         the session's Claude Code version did (``claude_code_params.counts_final_output``)."""
         self._final_override = final_output
-        self._conv = None
+        self._conv: Any = None
         # id(assistant msg with usage) -> its index; per index its segment's start and the tokens Claude Code
         # counts from there (context + output): arrays, not a tuple and three ints per response
         self._anchors: dict[int, int] = {}
@@ -247,7 +238,7 @@ class SessionTokens:
         if not isinstance(msgs, list) or not meta:
             return
         self._conv = conv
-        from compactscope.core.layers.claude_code_params import counts_final_output
+        from .claude_code_params import counts_final_output
         self.final_output = counts_final_output(conv) if self._final_override is None else self._final_override
         mc = self.message_chars
         starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from compactscope.core.layers.params import Settings, param
+from .params import Settings, param
 
 DEFAULT_COMPACTABLE = "Read,Bash,Grep,Glob,WebSearch,WebFetch,Edit,Write"
 

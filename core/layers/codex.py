@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
-from compactscope.core.pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
-from compactscope.core.layers import base as roles
-from compactscope.core.layers import codex_rules as R
-from compactscope.core.layers.base import Layer, LayerContext
-from compactscope.core.layers.params import Settings, param
+from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
+from . import base as roles
+from . import codex_rules as R
+from .base import Layer, LayerContext
+from .params import Settings, param
 
 CODEX_VERSION = "0.171.0"
 PASS = "codex_pass"
@@ -201,7 +201,7 @@ def _trailing_input(messages: list, phase: str) -> int:
 
 
 def _request_pieces(history: list):
-    from compactscope.core.model.text import readable_message_text
+    from ..model.text import readable_message_text
     for m in history:
         yield f"[{m.get('role')}]\n{readable_message_text(m)}\n\n"
     yield R.COMPACT_PROMPT

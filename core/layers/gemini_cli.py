@@ -24,11 +24,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from compactscope.core.summarizers import SummaryError, SummaryRequest
-from compactscope.core.pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
-from compactscope.core.layers import base as roles
-from compactscope.core.layers.base import Layer, LayerContext
-from compactscope.core.layers.params import Settings, param
+from ..summarizers import SummaryError, SummaryRequest
+from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
+from . import base as roles
+from .base import Layer, LayerContext
+from .params import Settings, param
 
 GEMINI_CLI_VERSION = "0.61.0"
 DEFAULT_COMPRESSION_THRESHOLD = 0.5

@@ -18,25 +18,15 @@ from dataclasses import dataclass
 
 import time
 
-from compactscope.core.summarizers import LazyPrompt, SummaryError, SummaryRequest
-from compactscope.core.model.text import text_parts
-from compactscope.core.pipeline.trace import (
-    BOUNDARY,
-    DROP,
-    NOTE,
-    REPLACE,
-    SUMMARY,
-    Delta,
-    Edit,
-    LayerOutput,
-    SameOrigin,
-)
-from compactscope.core.layers import hermes_rules as R
-from compactscope.core.layers import hermes_summary as S
-from compactscope.core.layers import base as roles
-from compactscope.core.layers.base import Layer, LayerContext
-from compactscope.core.i18n import english as words
-from compactscope.core.layers.params import Settings, param
+from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..model.text import text_parts
+from ..pipeline.trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
+from . import hermes_rules as R
+from . import hermes_summary as S
+from . import base as roles
+from .base import Layer, LayerContext
+from ..i18n import english as words
+from .params import Settings, param
 
 
 HERMES_VERSION = "0.19.0"          # the hermes-agent release these layers reproduce (core.hermes_oracle checks it)

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
-from compactscope.core.model.text import text_parts
+from ..model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
+from ..model.text import text_parts
 
 # ----------------------------------------------------------------- texts
 TASK_HEADING = "## Historical Task Snapshot"

@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from compactscope.core.model.text import text_parts
+from ..model.text import text_parts
 
-from compactscope.core.layers.hermes_rules import (
-    FALLBACK_MAX_CHARS, FALLBACK_TURN_MAX, IMAGE_TYPES, IN_PROGRESS_HEADING, PENDING_HEADING, REMAINING_HEADING, TASK_HEADING, call_name_args, is_summary_content, strip_reasoning, tool_one_liner, with_summary_prefix,
+from .hermes_rules import (
+    FALLBACK_MAX_CHARS, FALLBACK_TURN_MAX, IMAGE_TYPES, IN_PROGRESS_HEADING, PENDING_HEADING, REMAINING_HEADING,
+    TASK_HEADING, call_name_args, is_summary_content, strip_reasoning, tool_one_liner, with_summary_prefix,
 )
 
 

@@ -23,20 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactscope.core.model.messages import message_text
-from compactscope.core.summarizers import SummaryError, SummaryRequest
-from compactscope.core.pipeline.trace import DROP, INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
-from compactscope.core.layers import inspect_rules as R
-from compactscope.core.layers import inspect_summary as RS
-from compactscope.core.layers.base import (
-    ASSEMBLE,
-    MICRO,
-    SNIP as SNIP_ROLE,
-    SUMMARY as SUMMARY_ROLE,
-    Layer,
-    LayerContext,
-)
-from compactscope.core.layers.params import IntOrAll, Settings, param
+from ..model.messages import message_text
+from ..summarizers import SummaryError, SummaryRequest
+from ..pipeline.trace import DROP, INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
+from . import inspect_rules as R
+from . import inspect_summary as RS
+from .base import ASSEMBLE, MICRO, SNIP as SNIP_ROLE, SUMMARY as SUMMARY_ROLE, Layer, LayerContext
+from .params import IntOrAll, Settings, param
 
 PASS = "inspect_pass"
 WARNED = "inspect_memory_warned"

@@ -29,7 +29,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
-from compactscope.core.files.jsonio import dict_at
+from ..files.jsonio import dict_at
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"
 TOOL_CALL_REMOVED = "[Tool call: {name} (parameters and results removed from history)]"
@@ -85,7 +85,7 @@ def o200k_cache(folder: str | None = None) -> str | None:
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         return None
     try:
-        from compactscope.core.files.safeio import atomic_write
+        from ..files.safeio import atomic_write
         Path(folder).mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)        # whole or not at all, never through a symlink planted there
     except OSError:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from compactscope.core.layers.inspect_rules import (
-    MEMORY_TOOL, SUMMARY_HEAD, SUMMARY_TAIL, TRUNCATION_MARKER, DEFAULT_OUTPUT_RESERVE, MAX_FIT_STEPS, image_tokens, role, calls_of, call_name, text_part,
+from .inspect_rules import (
+    MEMORY_TOOL, SUMMARY_HEAD, SUMMARY_TAIL, TRUNCATION_MARKER, DEFAULT_OUTPUT_RESERVE, MAX_FIT_STEPS, image_tokens,
+    role, calls_of, call_name, text_part,
 )
 
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, TypeVar, cast
 
-from compactscope.core.i18n import english as words
+from ..i18n import english as words
 
 MAX_WHOLE = 2 ** 53          # larger whole numbers are not exact as JSON numbers (and mean nothing here)
 

@@ -16,23 +16,12 @@ import json
 import re
 from typing import Any
 
-from compactscope.core.model.messages import block_type, has_tool_use, is_tool_result_message
-from compactscope.core.summarizers import SummaryError, SummaryRequest
-from compactscope.core.pipeline.trace import (
-    BOUNDARY,
-    NOTE,
-    PERSIST,
-    REPLACE,
-    SNIP,
-    SUMMARY,
-    Delta,
-    Edit,
-    LayerOutput,
-    SameOrigin,
-)
-from compactscope.core.layers import base as roles
-from compactscope.core.layers.base import Layer, LayerContext
-from compactscope.core.layers.params import Settings, param
+from ..model.messages import block_type, has_tool_use, is_tool_result_message
+from ..summarizers import SummaryError, SummaryRequest
+from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
+from . import base as roles
+from .base import Layer, LayerContext
+from .params import Settings, param
 
 
 MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"

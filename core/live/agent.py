@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from compactscope.core import strategies
-from compactscope.core.model.messages import ANTHROPIC, to_anthropic
-from compactscope.core.pipeline.engine import Engine
-from compactscope.core.live.recorder import RecordingWriter, trace_summary
-from compactscope.core.files.safeio import atomic_write
-from compactscope.core.summarizers.base import CachedSummarizer, SummaryError
-from compactscope.core.files.workspace import Workspace, WorkspaceError
+from .. import strategies
+from ..model.messages import ANTHROPIC, to_anthropic
+from ..pipeline.engine import Engine
+from .recorder import RecordingWriter, trace_summary
+from ..files.safeio import atomic_write
+from ..summarizers.base import CachedSummarizer, SummaryError
+from ..files.workspace import Workspace, WorkspaceError
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_REACTIVE_RETRIES = 1
@@ -122,7 +122,7 @@ def classify(e: BaseException) -> AgentError:
     """An SDK exception as an AgentError with what to do."""
     if isinstance(e, AgentError):
         return e
-    from compactscope.core.summarizers.anthropic_api import classify_api_error
+    from ..summarizers.anthropic_api import classify_api_error
     se = classify_api_error(e) if not isinstance(e, SummaryError) else e
     status = getattr(e, "status_code", None)
     kind = se.kind
@@ -532,7 +532,7 @@ class Agent:
 
     def _bad_request_hint(self, trace) -> str | None:
         """When the checker already said the API would reject the context, say so (and why)."""
-        from compactscope.core.analysis.checker import rejected
+        from ..analysis.checker import rejected
         findings = trace.final_findings if trace is not None else []
         if not rejected(findings):
             return None
@@ -622,7 +622,7 @@ class _LazyClientSummarizer:
         self.name = f"Anthropic {agent.model}"
 
     def summarize(self, request, cancel=None):
-        from compactscope.core.summarizers.anthropic_api import AnthropicSummarizer
+        from ..summarizers.anthropic_api import AnthropicSummarizer
         try:
             client = self.agent.client()
         except AgentError as e:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from compactscope.core.model.conversation import LoadResult
-from compactscope.core.files.jsonio import NotAFile, open_regular
+from ..model.conversation import LoadResult
+from ..files.jsonio import NotAFile, open_regular
 
 # FollowUpdate.event: what happened to the file since the last update
 FIRST = "first"              # the first look at the file
@@ -156,7 +156,7 @@ class LineTail:
 
 
 def _default_loader(path: Path) -> LoadResult:
-    from compactscope.core.loaders import load
+    from ..loaders import load
     return load(path)
 
 

@@ -27,10 +27,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from compactscope.core.files.jsonio import dict_at, loads_lenient
-from compactscope.core.live.recorder import RecordingWriter, StreamAccumulator, is_secret_name
-from compactscope.core.live.secret_scrub import Scrubber
-from compactscope.core.files.safeio import json_safe
+from ..files.jsonio import dict_at, loads_lenient
+from .recorder import RecordingWriter, StreamAccumulator, is_secret_name
+from .secret_scrub import Scrubber
+from ..files.safeio import json_safe
 
 DEFAULT_PORT = 8788
 DEFAULT_UPSTREAM = "https://api.anthropic.com"

@@ -23,18 +23,11 @@ from typing import Any, Iterable
 
 import orjson as _orjson
 
-from compactscope.core.files.jsonio import (
-    JSONDecodeError,
-    LINE_TOO_LONG,
-    dict_at,
-    drop_mistyped,
-    iter_lines,
-    loads_lenient,
-    open_regular,
-    parse_timestamp,
+from ..files.jsonio import (
+    JSONDecodeError, LINE_TOO_LONG, dict_at, drop_mistyped, iter_lines, loads_lenient, open_regular, parse_timestamp,
 )
-from compactscope.core.live import secret_scrub as _scrub
-from compactscope.core.files.safeio import dumps, json_safe, open_append
+from . import secret_scrub as _scrub
+from ..files.safeio import dumps, json_safe, open_append
 
 FORMAT_NAME = "compactscope.recording"
 VERSION = 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.model.conversation import Conversation, Usage
+from ..model.conversation import Conversation, Usage
 
 
 # ------------------------------------------------------------------ the agent's events

@@ -13,16 +13,8 @@ import importlib
 from typing import NoReturn
 from pathlib import Path
 
-from compactscope.core.model.conversation import LoadResult
-from compactscope.core.loaders.base import (
-    JSONDecodeError,
-    LoadError,
-    Probe,
-    loads_lenient,
-    normalise_result,
-    read_json_document,
-    read_probe,
-)
+from ..model.conversation import LoadResult
+from .base import JSONDecodeError, LoadError, Probe, loads_lenient, normalise_result, read_json_document, read_probe
 
 # Tried in order: the most specific formats first.
 _MODULES = [
@@ -59,7 +51,7 @@ def detect(path: str | Path) -> str:
 
 def not_transcript(path: str | Path) -> str:
     """Why the file at ``path`` is no transcript (a text document, an HTTP request log), "" when it may be one."""
-    from compactscope.core.loaders.side_files import kind
+    from .side_files import kind
     return kind(read_probe(path))
 
 
@@ -84,7 +76,7 @@ def load(path: str | Path) -> LoadResult:
 
 
 def _refuse_side_file(probe: Probe) -> None:
-    from compactscope.core.loaders.side_files import REQUEST_LOG, kind
+    from .side_files import REQUEST_LOG, kind
     if kind(probe) == REQUEST_LOG:
         raise LoadError(str(probe.path), 0, REQUEST_LOG)
 

@@ -9,22 +9,13 @@ last request's messages plus the last response, with usage per response.
 """
 from __future__ import annotations
 
-from compactscope.core.model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from compactscope.core.model.messages import ANTHROPIC, detect_dialect
-from compactscope.core.loaders.base import (
-    LINE_TOO_LONG,
-    JSONDecodeError,
-    LoadError,
-    Probe,
-    document_lines,
-    iter_lines,
-    loads_lenient,
-    note_problems,
-    parse_timestamp,
-    read_json_document,
-    wrong_type,
+from ..model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import ANTHROPIC, detect_dialect
+from .base import (
+    LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads_lenient, note_problems,
+    parse_timestamp, read_json_document, wrong_type,
 )
-from compactscope.core.loaders.sdk_repr import content_from_repr
+from .sdk_repr import content_from_repr
 
 FORMAT = "anthropic-messages"
 

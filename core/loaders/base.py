@@ -8,21 +8,14 @@ from pathlib import Path
 from typing import Any
 
 # shared with the loaders from here (explicit re-exports)
-from compactscope.core.files.jsonio import (  # noqa: F401
-    LINE_TOO_LONG as LINE_TOO_LONG,
-    MAX_LINE_BYTES as MAX_LINE_BYTES,
-    JSONDecodeError as JSONDecodeError,
-    NotAFile as NotAFile,
-    drop_mistyped as drop_mistyped,
-    iter_lines as iter_lines,
-    loads as loads,
-    loads_deep as loads_deep,
-    loads_lenient as loads_lenient,
-    parse_timestamp as parse_timestamp,
+from ..files.jsonio import (
+    LINE_TOO_LONG as LINE_TOO_LONG, MAX_LINE_BYTES as MAX_LINE_BYTES, JSONDecodeError as JSONDecodeError,
+    NotAFile as NotAFile, drop_mistyped as drop_mistyped, iter_lines as iter_lines, loads as loads,
+    loads_deep as loads_deep, loads_lenient as loads_lenient, parse_timestamp as parse_timestamp,
     wrong_type as wrong_type,
 )
-from compactscope.core.files.jsonio import open_regular as _open_regular
-from compactscope.core.files.jsonio import lenient_number_hooks
+from ..files.jsonio import open_regular as _open_regular
+from ..files.jsonio import lenient_number_hooks
 
 PROBE_BYTES = 256 * 1024
 _UNSET = object()
@@ -195,9 +188,9 @@ def normalise_result(result) -> None:
 
     A conversation with nothing to fix is checked in one C pass (orjson) plus a quick type check per
     message, and not copied."""
-    from compactscope.core.model.conversation import Problem
-    from compactscope.core.files.safeio import json_safe
-    from compactscope.core.model.shape import fix_message, fix_system, fix_tools, well_shaped
+    from ..model.conversation import Problem
+    from ..files.safeio import json_safe
+    from ..model.shape import fix_message, fix_system, fix_tools, well_shaped
     for conv in result.conversations:
         problems = conv.problems
         for attr, shape in (("system", fix_system), ("tools", fix_tools)):
@@ -243,7 +236,7 @@ def normalise_result(result) -> None:
 
 
 def _json_text(value: Any) -> str:
-    from compactscope.core.files.safeio import dumps, json_safe
+    from ..files.safeio import dumps, json_safe
     return dumps(json_safe(value))
 
 
@@ -264,7 +257,7 @@ def _needs_fixing(messages: list) -> bool:
 
 def note_problems(path: str, notes: list, line: int = 0) -> list:
     """The notes of ``loads_lenient`` (what was made valid) as one warning for the file or line."""
-    from compactscope.core.model.conversation import Problem
+    from ..model.conversation import Problem
     return [Problem(str(path), line, "; ".join(dict.fromkeys(notes)), "warning")] if notes else []
 
 
@@ -313,7 +306,7 @@ def recover_records(raw: bytes | str, accept=None, notes: list | None = None) ->
             break
         i = j
     if out:
-        from compactscope.core.files.safeio import json_safe
+        from ..files.safeio import json_safe
         out = [json_safe(o, found) for o in out]
         if notes is not None:
             notes.extend(dict.fromkeys(found))

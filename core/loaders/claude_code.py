@@ -36,34 +36,16 @@ from __future__ import annotations
 import gc
 import re
 
-from compactscope.core.model.conversation import (
-    CompactionEvent,
-    Conversation,
-    LoadResult,
-    MessageMeta,
-    Problem,
-    Provenance,
-    Usage,
+from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import ANTHROPIC
+from .base import (
+    LINE_TOO_LONG, MAX_LINE_BYTES, JSONDecodeError, LoadError, Probe, drop_mistyped, iter_lines, loads, loads_lenient,
+    open_regular, parse_timestamp, recover_records,
 )
-from compactscope.core.model.messages import ANTHROPIC
-from compactscope.core.loaders.base import (
-    LINE_TOO_LONG,
-    MAX_LINE_BYTES,
-    JSONDecodeError,
-    LoadError,
-    Probe,
-    drop_mistyped,
-    iter_lines,
-    loads,
-    loads_lenient,
-    open_regular,
-    parse_timestamp,
-    recover_records,
-)
-from compactscope.core.files.jsonio import dict_at
-from compactscope.core.loaders.claude_code_chain import (  # noqa: F401 - CONVERSATION_TYPES: read here too
-    CONVERSATION_TYPES,
-    Record, agent_groups, first_text, first_text_of, group_sidechains, main_records, records_before_file, task_prompts,
+from ..files.jsonio import dict_at
+from .claude_code_chain import (
+    CONVERSATION_TYPES, Record, agent_groups, first_text, first_text_of, group_sidechains, main_records,
+    records_before_file, task_prompts,
 )
 
 FORMAT = "claude-code"

@@ -30,26 +30,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from compactscope.core.model.conversation import (
-    CompactionEvent,
-    Conversation,
-    LoadResult,
-    MessageMeta,
-    Problem,
-    Provenance,
-    Usage,
-)
-from compactscope.core.layers import codex_rules as R
-from compactscope.core.model.messages import OPENAI
-from compactscope.core.loaders.base import (
-    LINE_TOO_LONG,
-    JSONDecodeError,
-    LoadError,
-    Probe,
-    iter_lines,
-    loads_lenient,
-    parse_timestamp,
-)
+from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..layers import codex_rules as R
+from ..model.messages import OPENAI
+from .base import LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, iter_lines, loads_lenient, parse_timestamp
 
 FORMAT = "codex-rollout"
 AGENT = "Codex CLI"

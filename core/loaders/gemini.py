@@ -14,18 +14,10 @@ import json
 import re
 from typing import Any
 
-from compactscope.core.model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from compactscope.core.model.messages import OPENAI
-from compactscope.core.loaders.base import (
-    LoadError,
-    Probe,
-    document_lines,
-    note_problems,
-    parse_timestamp,
-    read_json_document,
-    wrong_type,
-)
-from compactscope.core.files.jsonio import dict_at
+from ..model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import OPENAI
+from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document, wrong_type
+from ..files.jsonio import dict_at
 
 FORMAT = "gemini-cli"
 _HEAD = re.compile(r'"type"\s*:\s*"gemini"|"projectHash"\s*:')

@@ -36,26 +36,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.model.conversation import (
-    CompactionEvent,
-    Conversation,
-    LoadResult,
-    MessageMeta,
-    Problem,
-    Provenance,
-    Usage,
-)
-from compactscope.core.model.messages import ANTHROPIC
-from compactscope.core.loaders.gemini import result_text
-from compactscope.core.loaders.base import (
-    LINE_TOO_LONG,
-    JSONDecodeError,
-    LoadError,
-    Probe,
-    iter_lines,
-    loads_lenient,
-    parse_timestamp,
-)
+from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import ANTHROPIC
+from .gemini import result_text
+from .base import LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, iter_lines, loads_lenient, parse_timestamp
 
 FORMAT = "gemini-cli-jsonl"
 AGENT = "Gemini CLI"

@@ -56,18 +56,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from compactscope.core.model.conversation import (
-    CompactionEvent,
-    Conversation,
-    LoadResult,
-    MessageMeta,
-    Problem,
-    Provenance,
-    Usage,
-)
-from compactscope.core.model.messages import OPENAI
-from compactscope.core.loaders.base import LoadError, Probe, parse_timestamp
-from compactscope.core.loaders.openai_chat import copy_keys, is_summary, same_message
+from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import OPENAI
+from .base import LoadError, Probe, parse_timestamp
+from .openai_chat import copy_keys, is_summary, same_message
 
 FORMAT = "hermes-db"
 JSON_PREFIX = "\x00json:"

@@ -33,28 +33,14 @@ import json
 import sys
 from typing import Any, Iterable, TypeGuard
 
-from compactscope.core.model.conversation import (
-    CompactionEvent,
-    Conversation,
-    LoadResult,
-    MessageMeta,
-    Problem,
-    Provenance,
-    Usage,
-)
-from compactscope.core.model.messages import OPENAI
-from compactscope.core.loaders.base import (
-    MAX_JSON_BYTES,
-    JSONDecodeError,
-    LoadError,
-    Probe,
-    document_lines,
-    loads_lenient,
-    parse_timestamp,
+from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import OPENAI
+from .base import (
+    MAX_JSON_BYTES, JSONDecodeError, LoadError, Probe, document_lines, loads_lenient, parse_timestamp,
     read_json_document,
 )
-from compactscope.core.loaders.openai_chat import copy_keys
-from compactscope.core.files.jsonio import dict_at, list_at
+from .openai_chat import copy_keys
+from ..files.jsonio import dict_at, list_at
 
 if sys.version_info >= (3, 14):   # pragma: no cover - the standard zipfile reads zstd itself
     import zipfile

@@ -13,27 +13,12 @@ from __future__ import annotations
 import json
 import re
 
-from compactscope.core.model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
-from compactscope.core.model.conversation import (
-    CompactionEvent,
-    Conversation,
-    LoadResult,
-    MessageMeta,
-    Problem,
-    Provenance,
-    Usage,
-)
-from compactscope.core.model.messages import OPENAI, detect_dialect
-from compactscope.core.loaders.anthropic_messages import fix_repr, first_line_is_object, read_messages
-from compactscope.core.loaders.base import (
-    LoadError,
-    Probe,
-    document_lines,
-    note_problems,
-    parse_timestamp,
-    read_json_document,
-)
-from compactscope.core.files.jsonio import list_at
+from ..model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
+from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import OPENAI, detect_dialect
+from .anthropic_messages import fix_repr, first_line_is_object, read_messages
+from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document
+from ..files.jsonio import list_at
 
 FORMAT = "openai-chat"
 HERMES_FORMAT = "hermes-session"

@@ -24,18 +24,10 @@ trace summary) for timelines and charts.
 """
 from __future__ import annotations
 
-from compactscope.core.model.conversation import (
-    CompactionEvent,
-    Conversation,
-    LoadResult,
-    MessageMeta,
-    Problem,
-    Provenance,
-    Usage,
-)
-from compactscope.core.model.messages import detect_dialect
-from compactscope.core.live.recorder import FORMAT_NAME, CallRecord, is_header, is_pair_log_record, read_recording
-from compactscope.core.loaders.base import LoadError, Probe
+from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.messages import detect_dialect
+from ..live.recorder import FORMAT_NAME, CallRecord, is_header, is_pair_log_record, read_recording
+from .base import LoadError, Probe
 
 try:
     import orjson

@@ -4,7 +4,7 @@
 them with that sentence instead of guessing a format. Told by content, never by the file's name."""
 from __future__ import annotations
 
-from compactscope.core.loaders.base import Probe
+from .base import Probe
 
 TEXT_DOCUMENT = "a text document (no JSON, JSONL, SQLite or zip content), not a transcript"
 REQUEST_LOG = ("an HTTP request log (one request body a line, with its index), not a session transcript: "

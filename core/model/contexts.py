@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compactscope.core.model.conversation import CompactionEvent, Conversation
+from .conversation import CompactionEvent, Conversation
 
 
 class ContextError(ValueError):
@@ -288,7 +288,7 @@ class CallChoices(Sequence):
         raise ValueError(f"model call {call!r} is not among these calls")
 
     def label(self, k: int) -> str:
-        from compactscope.core.model.describe import when
+        from .describe import when
         n = self._first + k
         i = self._at[n]
         mt = self._conv.meta_at(i)
@@ -324,7 +324,7 @@ def event_time(event, conv=None) -> float | None:
 def boundary_text(event, conv=None) -> str:
     """One line for a real compaction: who recorded it, its trigger, the tokens before (Claude Code's
     ``preTokens``) and after, the messages before -> after, and when."""
-    from compactscope.core.model.describe import when
+    from .describe import when
     ex = getattr(event, "extra", None) or {}
     who = _RECORDER.get(event.kind, f"{event.kind} compaction")
     strategy = ex.get("strategy") or ex.get("mode")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.model.messages import ANTHROPIC
+from .messages import ANTHROPIC
 
 
 @dataclass(frozen=True, slots=True)

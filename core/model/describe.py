@@ -5,7 +5,7 @@ import json
 import time
 from typing import Any
 
-from compactscope.core.model.messages import block_type, blocks, message_text
+from .messages import block_type, blocks, message_text
 
 try:
     import orjson

@@ -15,7 +15,7 @@ import math
 import struct
 from dataclasses import dataclass
 
-from compactscope.core.files.jsonio import dict_at
+from ..files.jsonio import dict_at
 
 MAX_EDGE = 1568
 MAX_TOKENS = 1600

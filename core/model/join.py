@@ -66,7 +66,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9 .,;:!?'()-]{20,}")
 def _head(p: Path) -> bytes:
     """The first bytes of ``p``: its first 64 KB, or up to its first three lines (at most 4 MB): a recording's
     first call holds the session id in its metadata, after the system prompt and tools. Never the file."""
-    from compactscope.core.files.jsonio import open_regular
+    from ..files.jsonio import open_regular
     try:
         with open_regular(p) as f:
             head = f.read(HEAD_BYTES)
@@ -101,7 +101,7 @@ def partners(path, conv, folders=None, limit: int = MAX_FILES) -> list[dict]:
 
     A sibling is loaded only when its first lines name the session (its id, or the first words the user
     typed): a session among big files of other sessions costs a look at their first 64 KB, not their load."""
-    from compactscope.core.loaders import LoadError, load
+    from ..loaders import LoadError, load
     probes = _probes(conv)
     if not probes:
         return []

@@ -22,8 +22,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from compactscope.core.model.text import readable_message_text, readable_text
-from compactscope.core.files.jsonio import dict_at
+from .text import readable_message_text, readable_text
+from ..files.jsonio import dict_at
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compactscope.core.files.safeio import dumps, json_safe
+from ..files.safeio import dumps, json_safe
 
 _STR, _BOOL, _DICT = (str,), (bool,), (dict,)
 _MESSAGE_FIELDS = {"role": _STR, "name": _STR, "tool_call_id": _STR}

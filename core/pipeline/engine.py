@@ -20,18 +20,18 @@ from operator import is_not
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, cast
 
-from compactscope.core import strategies
-from compactscope.core.analysis.checker import check, known_before_file, load_fix_findings, load_fixes_by_identity
-from compactscope.core.model.conversation import Conversation
-from compactscope.core.layers.base import CONVERT as CONVERT_ROLE
-from compactscope.core.layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
-from compactscope.core.model.messages import OPENAI, detect_dialect, to_anthropic, to_openai
-from compactscope.core.pipeline.size import CharsPerToken, SizeMeter
-from compactscope.core.strategies.base import Strategy, Variant
-from compactscope.core.strategies.plugin import ANY
-from compactscope.core.summarizers import CachedSummarizer, OfflineSummarizer
-from compactscope.core.pipeline.trace import CONVERT, Delta, Edit, LayerOutput, Step, Trace
-from compactscope.core.files.workspace import Workspace, WorkspaceError
+from .. import strategies
+from ..analysis.checker import check, known_before_file, load_fix_findings, load_fixes_by_identity
+from ..model.conversation import Conversation
+from ..layers.base import CONVERT as CONVERT_ROLE
+from ..layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
+from ..model.messages import OPENAI, detect_dialect, to_anthropic, to_openai
+from .size import CharsPerToken, SizeMeter
+from ..strategies.base import Strategy, Variant
+from ..strategies.plugin import ANY
+from ..summarizers import CachedSummarizer, OfflineSummarizer
+from .trace import CONVERT, Delta, Edit, LayerOutput, Step, Trace
+from ..files.workspace import Workspace, WorkspaceError
 
 _SAME = object()
 

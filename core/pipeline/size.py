@@ -25,7 +25,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
-from compactscope.core.pipeline.facts import FACTS, MISSING, Facts
+from .facts import FACTS, MISSING, Facts
 
 SIZE = "size"
 """The name of the repr-size figure (``len(repr(message))``)."""
@@ -44,7 +44,7 @@ def chars_and_raw(m: Any) -> tuple[int, int]:
     r = repr(m)
     n = len(r)
     if "'image'" in r:
-        from compactscope.core.model.images import size_adjustment
+        from ..model.images import size_adjustment
         return n - size_adjustment(m), n
     return n, n
 
@@ -360,7 +360,7 @@ def make_anthropic_counter(model: str | None = None, api_key: str | None = None,
                            base_url: str | None = None) -> AnthropicTokenCounter:
     """An Anthropic count_tokens estimator from settings or the environment
     (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, COMPACTSCOPE_MODEL), resolved and connected like the summarizer's."""
-    from compactscope.core.summarizers.anthropic_api import AnthropicSummarizer
+    from ..summarizers.anthropic_api import AnthropicSummarizer
     api = AnthropicSummarizer(model, api_key, base_url)
     if not api.api_key:
         raise ValueError("counting tokens with Anthropic needs an API key: set ANTHROPIC_API_KEY "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from operator import is_not
 from typing import Any, Iterable, Sequence
 
-from compactscope.core.analysis.checker import Finding
+from ..analysis.checker import Finding
 
 # Edit kinds
 SNIP = "snip"            # a range of input messages removed (and maybe a placeholder inserted)

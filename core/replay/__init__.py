@@ -20,11 +20,11 @@ each call cost about the number of new or changed messages.
 """
 from __future__ import annotations
 
-from compactscope.core.strategies.base import Strategy
-from compactscope.core.strategies.spec import parse_run_spec
-from compactscope.core.replay.output import COMPARISON_COLUMNS, comparison_table, format_table
-from compactscope.core.replay.records import CallRecord, LayerRecord, ReplayResult
-from compactscope.core.replay.walk import REAL_SUMMARY_PREFIX, ReplayOptions, compare, replay
+from ..strategies.base import Strategy
+from ..strategies.spec import parse_run_spec
+from .output import COMPARISON_COLUMNS, comparison_table, format_table
+from .records import CallRecord, LayerRecord, ReplayResult
+from .walk import REAL_SUMMARY_PREFIX, ReplayOptions, compare, replay
 
 
 def threshold_for(strategy: Strategy, params: dict) -> tuple[float | None, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
-from compactscope.core.pipeline.size import is_additive
+from ..pipeline.size import is_additive
 
 NOTE = ("overhead = real context tokens - estimate of the recorded context; fixed = system prompt, tools and "
         "attachments; hidden = history from before the file starts (first segment)")
@@ -21,7 +21,7 @@ def default_calibration(conversation, strategies_: list) -> bool:
     window's timeline, reports): calibrate when the recording holds usage and one of the strategies replayed
     side by side counts its threshold in tokens (the runs of one comparison decide together, so their tokens
     compare)."""
-    from compactscope.core import strategies
+    from .. import strategies
     metas = getattr(conversation, "meta", None) or ()
     if not any(getattr(m, "usage", None) is not None for m in metas):
         return False

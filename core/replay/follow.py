@@ -42,7 +42,8 @@ class ResetPoint:
                 [None] * len(self.lead) + list(range(self.at, j))
         end = len(conv.messages) if j >= len(prepared.msgs) else prepared.origin[j]
         msgs, meta, inv = conv.messages, conv.meta, prepared.inv
-        out, src = [], []
+        out: list = []
+        src: list = []
         for i in range(self.start, end if isinstance(end, int) else len(msgs)):
             if i < len(meta) and "copy_of" in meta[i].extra:
                 out.append(_original(msgs, meta, i))

@@ -6,7 +6,7 @@ import csv
 import io
 from typing import Any
 
-from compactscope.core.replay import views
+from . import views
 
 COMPARISON_COLUMNS = [
     ("label", "run"), ("calls", "calls"), ("compactions", "compactions"), ("summaries", "summaries"),

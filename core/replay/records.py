@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.pipeline.engine import Engine
-from compactscope.core.strategies.base import IterationPolicy
-from compactscope.core.pipeline.trace import Trace
-from compactscope.core.replay import output, views
+from ..pipeline.engine import Engine
+from ..strategies.base import IterationPolicy
+from ..pipeline.trace import Trace
+from . import output, views
 
 
 @dataclass(slots=True)
@@ -187,7 +187,7 @@ class ReplayResult:
             raise ValueError("this replay kept no engine; pass one")
         if not 0 <= i < len(self.inputs):
             raise IndexError(f"call {i} is not in this replay ({len(self.inputs)} calls kept)")
-        from compactscope.core.replay.calibration import OffsetTokens
+        from .calibration import OffsetTokens
         tokens = OffsetTokens(eng.tokens, self.offsets[i]) if self.offsets else eng.tokens
         fork = eng.fork(state=self.states[i], tokens=tokens)
         view = self.conversation

@@ -26,7 +26,7 @@ def iterations(result: Any) -> list[dict]:
     (``run_conversation`` makes a new one). Per call: ``turn``, ``used`` (in this turn, after the
     call), ``refunded`` (this call), ``remaining``, ``refused`` (the cap stopped this turn's loop at
     or before the call)."""
-    from compactscope.core.analysis.moa import IterationBudget
+    from ..analysis.moa import IterationBudget
     policy, cap = result.iteration_policy, result.iteration_cap
     if policy is None or cap is None:      # the strategy's agent loop has no iteration cap
         return [{"turn": c.turn, "used": None, "refunded": 0, "remaining": None, "refused": False}
@@ -95,7 +95,7 @@ def boundary_report(result: Any) -> list[dict]:
     """Each real compaction next to the simulated compaction paired with it (``core.replay.pairing``: the nearest
     in its own segment, never one paired twice; ``CallRecord.compacted``: a summary, or a pass that dropped or
     cleared messages, such as Inspect's edit and trim), with call indices and tokens."""
-    from compactscope.core.replay.pairing import pairs
+    from .pairing import pairs
     out = []
     for ev, pair in zip(result.real_events, pairs(result), strict=True):
         call = ev.get("call")

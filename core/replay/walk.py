@@ -13,17 +13,17 @@ from operator import eq
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable
 
-from compactscope.core import strategies
-from compactscope.core.model.conversation import Conversation, MessageMeta
-from compactscope.core.model.messages import OPENAI, block_type, blocks, to_anthropic, to_openai
-from compactscope.core.pipeline.engine import Engine
-from compactscope.core.strategies.base import IterationPolicy
-from compactscope.core.pipeline.size import is_additive
-from compactscope.core.strategies.base import Strategy
-from compactscope.core.strategies.plugin import ANY
-from compactscope.core.pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
-from compactscope.core.replay.calibration import Calibrator, default_calibration, measure
-from compactscope.core.replay.records import CallRecord, LayerRecord, ReplayResult
+from .. import strategies
+from ..model.conversation import Conversation, MessageMeta
+from ..model.messages import OPENAI, block_type, blocks, to_anthropic, to_openai
+from ..pipeline.engine import Engine
+from ..strategies.base import IterationPolicy
+from ..pipeline.size import is_additive
+from ..strategies.base import Strategy
+from ..strategies.plugin import ANY
+from ..pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
+from .calibration import Calibrator, default_calibration, measure
+from .records import CallRecord, LayerRecord, ReplayResult
 
 REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
@@ -321,7 +321,7 @@ class _Walk:
         self.view = _View(conv, {id(m): self.p.metas[i] for i, m in enumerate(self.p.msgs)}, self.dialect)
         self.call_at, pending = call_positions(self.p, options.pending_call, options.max_calls)
         self.real_events = real_compactions(conv, self.p, self.call_at)
-        from compactscope.core.replay.follow import reset_points
+        from .follow import reset_points
         self.resets = [] if options.free or not self.real_events else \
             reset_points(conv, self.p, self.dialect, lambda ms: _convert(ms, None, self.dialect, [])[0])
         self.shadow = None
@@ -456,7 +456,7 @@ class _Walk:
         real, real_src = reset.context(self.conv, self.p, j)
         rec.reset = {"segment": reset.segment, "messages": len(real)}
         if not rec.compacted and k in self.real_by_call:
-            from compactscope.core.replay.follow import Shadow
+            from .follow import Shadow
             if self.shadow is not None and self.shadow.found is not None:
                 self.result.late[self.shadow.real_call] = self.shadow.found
             self.shadow = Shadow(k, own)

@@ -11,17 +11,9 @@ simulated summary in full, and optionally the replay's timeline and strategy com
 """
 from __future__ import annotations
 
-from compactscope.core.report.model import (
-    Report,
-    ReplayFacts,
-    StageFacts,
-    SummaryText,
-    build_report,
-    session_report,
-    session_request,
-)
-from compactscope.core.report.html import render_html
-from compactscope.core.report.markdown import render_markdown
+from .model import Report, ReplayFacts, StageFacts, SummaryText, build_report, session_report, session_request
+from .html import render_html
+from .markdown import render_markdown
 
 FORMATS = ("html", "md")
 
@@ -38,7 +30,7 @@ def format_for(path: str, fmt: str | None = None) -> str:
 def render(report: Report, out, fmt: str = "html") -> None:
     """Write the report to ``out`` in the run's language (``core.report.lang``: English as the renderers write it,
     else translated by the core catalogue)."""
-    from compactscope.core.report.lang import localized
+    from .lang import localized
     stream = localized(out, fmt)
     (render_markdown if fmt == "md" else render_html)(report, stream)
     if stream is not out and hasattr(stream, "buf"):
@@ -49,7 +41,7 @@ def write_text(path, render_to) -> None:
     """Write what ``render_to(stream)`` writes to ``path`` as UTF-8, atomically (``core.safeio``: a temporary
     file beside it takes the name at the end; a symlink at ``path`` is refused; a new file gets the user's
     usual mode)."""
-    from compactscope.core.files.safeio import TEXT_ERRORS, atomic_path, new_file_mode
+    from ..files.safeio import TEXT_ERRORS, atomic_path, new_file_mode
     with atomic_path(path, mode=new_file_mode(path)) as tmp:
         with open(tmp, "w", encoding="utf-8", errors=TEXT_ERRORS, newline="\n") as f:
             render_to(f)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from compactscope.core.model.describe import clip
+from ..model.describe import clip
 
 MAX_EVENTS = 2000          # a report lists at most this many events (the rest counted)
 
@@ -23,8 +23,8 @@ class HistoryFacts:
 def gather(conv: Any, engine: Any, replay_result: Any = None) -> HistoryFacts:
     """The events and the retention of ``conv`` under ``engine``'s strategy (``replay_result``: a replay that kept
     its inputs, reused)."""
-    from compactscope.core.analysis.session_events import history_events, replay_for
-    from compactscope.core.analysis.retention import retention
+    from ..analysis.session_events import history_events, replay_for
+    from ..analysis.retention import retention
     res = replay_result if replay_result is not None and replay_result.inputs else None
     try:
         if res is None:

@@ -18,24 +18,14 @@ from html import escape as esc
 from pathlib import Path
 from typing import Any
 
-from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED
-from compactscope.core.model.messages import ToolPairIndex, block_type, blocks, content_text
-from compactscope.core.report import history, svg, tables
-from compactscope.core.report.model import group_rows
-from compactscope.core.model.describe import (
-    block_changes,
-    block_kinds,
-    clip,
-    finding_text,
-    gist,
-    num,
-    role_of,
-    to_json,
-    tool_input_gist,
-    usage_parts,
-    when,
+from ..pipeline.align import CHANGED, DUPLICATED, INSERTED, KEPT, REMOVED
+from ..model.messages import ToolPairIndex, block_type, blocks, content_text
+from . import history, svg, tables
+from .model import group_rows
+from ..model.describe import (
+    block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist, usage_parts, when,
 )
-from compactscope.core.files.jsonio import dict_at
+from ..files.jsonio import dict_at
 
 LONG_CHARS = 1500           # texts longer than this (or with more lines) collapse
 LONG_LINES = 24

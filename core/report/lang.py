@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from compactscope.core.i18n.catalog import language, translate
+from ..i18n.catalog import language, translate
 
 _TAG = re.compile(r"<(/?)([a-zA-Z][\w-]*)([^>]*)>")
 _RAW = ("pre", "code", "script", "style", "textarea")

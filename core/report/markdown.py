@@ -7,24 +7,14 @@ in Markdown is never handed markup from the transcript.
 from __future__ import annotations
 
 import re
-from compactscope.core.model.messages import block_type, content_text
-from compactscope.core.report.html import basename
-from compactscope.core.report import history, tables
-from compactscope.core.report.model import group_rows
-from compactscope.core.model.describe import (
-    block_changes,
-    block_kinds,
-    clip,
-    finding_text,
-    gist,
-    num,
-    role_of,
-    to_json,
-    tool_input_gist,
-    usage_text,
-    when,
+from ..model.messages import block_type, content_text
+from .html import basename
+from . import history, tables
+from .model import group_rows
+from ..model.describe import (
+    block_changes, block_kinds, clip, finding_text, gist, num, role_of, to_json, tool_input_gist, usage_text, when,
 )
-from compactscope.core.files.jsonio import dict_at
+from ..files.jsonio import dict_at
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
 _TICKS = re.compile(r"`{3,}")

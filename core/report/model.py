@@ -14,15 +14,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from compactscope.core.pipeline.align import align, summarize_rows
-from compactscope.core.model.contexts import WHOLE, locate_call, whole_history_note
-from compactscope.core.model.conversation import Conversation, LoadResult, MessageMeta
-from compactscope.core.analysis.explain import BoundaryExplanation, boundary_explanation, find_boundary_step
-from compactscope.core.analysis.info import describe
-from compactscope.core.model.messages import message_text
-from compactscope.core.pipeline.engine import Engine
-from compactscope.core.replay import ReplayResult, replay as run_replay, threshold_for
-from compactscope.core.pipeline.trace import SUMMARY, Edit, Step, Trace
+from ..pipeline.align import align, summarize_rows
+from ..model.contexts import WHOLE, locate_call, whole_history_note
+from ..model.conversation import Conversation, LoadResult, MessageMeta
+from ..analysis.explain import BoundaryExplanation, boundary_explanation, find_boundary_step
+from ..analysis.info import describe
+from ..model.messages import message_text
+from ..pipeline.engine import Engine
+from ..replay import ReplayResult, replay as run_replay, threshold_for
+from ..pipeline.trace import SUMMARY, Edit, Step, Trace
 
 
 @dataclass
@@ -268,7 +268,7 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
         replay_facts = ReplayFacts(list(replays), [r.totals() for r in replays], replays[0].boundary_report(), [])
     history = None
     if events:
-        from compactscope.core.report.history import gather
+        from .history import gather
         say("listing the events")
         history = gather(conv, engine, replay_facts.runs[0] if replay_facts and replay_facts.runs else None)
     params = dict(trace.params) if trace.params else dict(engine.params)
@@ -282,7 +282,7 @@ def build_report(result: LoadResult, engine: Engine, *, conversation: int = 0, s
     from compactscope import __version__
     name = os.path.basename(str(result.path)) or str(result.path)
     if choice is None:
-        from compactscope.core.strategies import strategy_choice_of
+        from ..strategies import strategy_choice_of
         choice = strategy_choice_of(conv, strategy.name)
     notes = [n for n in ((whole_history_note(conv) if whole and _crosses(conv, messages) else ""), choice.warning())
              if n]
@@ -333,7 +333,7 @@ def session_request(session, *, replay: bool | None = None, title: str | None = 
     The session's file and conversation, segment and call, its strategy, parameters, layer order and
     summarizer, the run on screen (reported, not run again), the stage on screen and, when the timeline has
     been replayed (or ``replay`` is True), the replay of the runs it compares (``replay=False``: none)."""
-    from compactscope.core.model.conversation import LoadResult
+    from ..model.conversation import LoadResult
     conv = session.source.conversation
     if conv is None:
         raise ValueError("nothing is open: open a transcript first")

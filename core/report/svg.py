@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from compactscope.core.replay.views import pre_tokens_text
+from ..replay.views import pre_tokens_text
 
 BLUE, ORANGE, RED, GREY, GREEN = "#2563eb", "#ea580c", "#dc2626", "#94a3b8", "#16a34a"
 RUN_COLORS = ["#2563eb", "#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9", "#db2777"]

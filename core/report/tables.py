@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from compactscope.core.replay import COMPARISON_COLUMNS
-from compactscope.core.replay.views import pre_tokens_text
-from compactscope.core.model.describe import clip, num, to_json, when
+from ..replay import COMPARISON_COLUMNS
+from ..replay.views import pre_tokens_text
+from ..model.describe import clip, num, to_json, when
 
 
 class Table(NamedTuple):
@@ -116,9 +116,9 @@ def boundary_lines(rp) -> list[str]:
     """Which replay it is (following reality or free-running), then each real compaction next to the simulated one
     paired with it (calls apart, the estimate's error just before), then the layers the real session contradicts,
     in words."""
-    from compactscope.core.analysis.divergence import report as divergence_report
-    from compactscope.core.replay.evidence import untrusted_words
-    from compactscope.core.replay.follow import boundary_words, mode_words
+    from ..analysis.divergence import report as divergence_report
+    from ..replay.evidence import untrusted_words
+    from ..replay.follow import boundary_words, mode_words
     main = rp.runs[0]
     out = [mode_words(main)] if main.real_events else []
     div = {r["real_call"]: r for r in divergence_report(main)["compactions"]}

@@ -3,17 +3,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactscope.core.runtime.jobs import LATEST, Executor, Worker
-from compactscope.core.session.loading import (
-    checked_verdict,
-)
-from compactscope.core.session.state import (
-    CheckState,
-)
-from compactscope.core.strategies.base import DIFFER, Verdict
+from ..runtime.jobs import LATEST, Executor, Worker
+from .loading import checked_verdict
+from .state import CheckState
+from ..strategies.base import DIFFER, Verdict
 
 if TYPE_CHECKING:
-    from compactscope.core.session.model import Session
+    from .model import Session
 
 
 class CrossCheckPart:

@@ -200,8 +200,8 @@ def _state(d: Any, path: Path, where: str) -> dict:
 
 def snapshot(lesson: Lesson, slide: Slide) -> dict:
     """The ``core.session`` snapshot that shows ``slide`` (the window's extras aside: zoom, layout, focus)."""
-    from compactscope.core import strategies
-    from compactscope.core.session.model import SNAPSHOT_VERSION
+    from .. import strategies
+    from .model import SNAPSHOT_VERSION
     st = slide.state
     params = dict(st.get("params") or {})
     if st.get("variant"):
@@ -237,7 +237,7 @@ class ProbeError(LookupError):
 
 
 def _roots(session) -> dict:
-    from compactscope.core.analysis.explain import placeholder_of  # noqa: F401 - documented root helpers below
+    from ..analysis.explain import placeholder_of  # noqa: F401 - documented root helpers below
     return {
         "step": lambda name: _step(session.trace, name),
         "variant": lambda name: _step(session.view.variant_run().trace if session.view.variant_run() else None, name),
@@ -260,7 +260,7 @@ def probe(session, path: str) -> Any:
     Then attributes, dict keys and list indices; ``count`` is a length, ``placeholder`` a snip step's
     placeholder text, ``duplicated`` the messages a snip step repeated, ``restored`` the files a compaction
     restored, ``real_compactions`` a replay's real compactions, ``compactions`` its simulated ones."""
-    from compactscope.core.analysis.explain import placeholder_of
+    from ..analysis.explain import placeholder_of
     parts = path.split(".")
     head = parts.pop(0)
     if head in ("step", "variant"):
@@ -376,8 +376,8 @@ def unnarrated(slide: Slide, lang: str) -> list[str]:
 
 def run(lesson: Lesson, workspace=None) -> list[tuple[Slide, list[Check], str | None]]:
     """Every slide of the lesson on a headless, inline session: (slide, checks, error)."""
-    from compactscope.core.session.model import Session
-    from compactscope.core.files.workspace import Workspace
+    from .model import Session
+    from ..files.workspace import Workspace
     session = Session(workspace or Workspace())
     out = []
     for slide in lesson.slides:

@@ -8,7 +8,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from compactscope.core.analysis import present
+from ..analysis import present
 
 
 BACKGROUND_LOAD_BYTES = 4_000_000      # a file this big loads in the background (the window stays live)
@@ -64,7 +64,7 @@ def load_for_view(path: str, state=None, prepare=None):
     posted as a partial result so the list shows rows at once), then the whole file, with what the first
     views draw of it (block sizes, the message metadata by identity, and what ``prepare(conversation)``
     makes: ``Session._prepare``) computed here too."""
-    from compactscope.core.loaders import load
+    from ..loaders import load
     if state is not None:
         preview = read_preview(path)
         if preview is not None and not state.cancel.is_set():
@@ -93,7 +93,7 @@ def read_preview(path: str):
     """The conversation in the first ``PREVIEW_BYTES`` of a JSONL file, or up to ``PREVIEW_MAX_BYTES`` when its
     first two lines are longer (None for another format or when that part does not load on its own)."""
     import tempfile
-    from compactscope.core.loaders import load
+    from ..loaders import load
     try:
         with open(path, "rb") as f:
             head = f.read(max(PREVIEW_BYTES, PREVIEW_MAX_BYTES))

@@ -20,25 +20,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compactscope.core.analysis import present
-from compactscope.core.files.workspace import Workspace
-from compactscope.core.pipeline.engine import Engine, PipelineResult, run_with_variants
-from compactscope.core.pipeline.facts import FACTS
-from compactscope.core.pipeline.size import SizeMeter
-from compactscope.core.runtime.jobs import Executor, InlineExecutor, Worker
-from compactscope.core.session.loading import (
-    gc_paused,
-)
-from compactscope.core.session.state import (
+from ..analysis import present
+from ..files.workspace import Workspace
+from ..pipeline.engine import Engine, PipelineResult, run_with_variants
+from ..pipeline.facts import FACTS
+from ..pipeline.size import SizeMeter
+from ..runtime.jobs import Executor, InlineExecutor, Worker
+from .loading import gc_paused
+from .state import (
     AFTER, BEFORE, EVENTS, FILTER_KEYS, SNAPSHOT_VERSION, TABS, ChartSeries, CheckState, Notice, SessionEvents,
     StageInfo, StageView, stage_label,
 )
-from compactscope.core.strategies.base import Strategy
-from compactscope.core.session.crosscheck import CrossCheckPart
-from compactscope.core.session.replay import ReplayPart
-from compactscope.core.session.setup import SetupPart
-from compactscope.core.session.source import SourcePart
-from compactscope.core.session.view import ViewPart
+from ..strategies.base import Strategy
+from .crosscheck import CrossCheckPart
+from .replay import ReplayPart
+from .setup import SetupPart
+from .source import SourcePart
+from .view import ViewPart
 
 __all__ = ["AFTER", "BEFORE", "EVENTS", "FILTER_KEYS", "SNAPSHOT_VERSION", "TABS", "ChartSeries", "CheckState", "Notice",
            "Session", "SessionEvents", "StageInfo", "StageView", "gc_paused", "stage_label"]
@@ -218,7 +216,7 @@ class Session:
     def persisted_file(self, text: str) -> tuple[str, str] | None:
         """For a persisted tool result's text: (path, content) of the file it points to, looked up in
         the workspace, then among the shown run's persist edits; None for any other text."""
-        from compactscope.core.layers.s08 import persisted_reference
+        from ..layers.s08 import persisted_reference
         rel = persisted_reference(text)
         if rel is None:
             return None

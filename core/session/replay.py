@@ -4,16 +4,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from compactscope.core import strategies
-from compactscope.core.pipeline.engine import PipelineResult
-from compactscope.core.runtime.jobs import Executor, Worker
-from compactscope.core.session.loading import (
-    gc_paused,
-)
-from compactscope.core.strategies.spec import RUN_FORMAT, compare_runs
+from .. import strategies
+from ..pipeline.engine import PipelineResult
+from ..runtime.jobs import Executor, Worker
+from .loading import gc_paused
+from ..strategies.spec import RUN_FORMAT, compare_runs
 
 if TYPE_CHECKING:
-    from compactscope.core.session.model import Session
+    from .model import Session
 
 
 class ReplayPart:
@@ -76,7 +74,7 @@ class ReplayPart:
         """``--compare`` values (one string or several, each one run or several ';'-separated:
         ``spec.split_runs``, as every command reads them): a bare strategy name ticks it, anything else is an
         extra run."""
-        from compactscope.core.strategies.spec import split_runs
+        from ..strategies.spec import split_runs
         names: list[str] = []
         extra: list[str] = []
         known = set(strategies.available())
@@ -92,7 +90,7 @@ class ReplayPart:
         """core.replay over the conversation's life for every run compared, in the background."""
         if self.s.source.conversation is None:
             return
-        from compactscope.core.replay import compare
+        from ..replay import compare
         try:
             configs = self.compare_configs()
         except (KeyError, ValueError, ImportError) as e:

@@ -3,16 +3,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compactscope.core import strategies
-from compactscope.core.session.loading import (
-    INFER_LOCK,
-)
-from compactscope.core.strategies.base import Strategy
-from compactscope.core.strategies.infer import Inferred
-from compactscope.core.summarizers import make_summarizer
+from .. import strategies
+from .loading import INFER_LOCK
+from ..strategies.base import Strategy
+from ..strategies.infer import Inferred
+from ..summarizers import make_summarizer
 
 if TYPE_CHECKING:
-    from compactscope.core.session.model import Session
+    from .model import Session
 
 
 class SetupPart:
@@ -91,7 +89,7 @@ class SetupPart:
         """``strategies.infer_params(strategy, conv)``, kept for the last few (strategy, conversation) pairs:
         a Claude Code inference reads every model call's usage (~0.25 s at 100k messages), made in the
         load's worker (``_prepare``) and asked again at each strategy change (a switch back finds it)."""
-        from compactscope.core.strategies import infer_params
+        from ..strategies import infer_params
         hit = self._inferred_for(strategy, conv)
         if hit is not None:
             return hit
@@ -135,7 +133,7 @@ class SetupPart:
     def apply_inferred(self, notify: bool = True) -> None:
         """The strategy's session-inferred defaults (``strategies.infer_params``: e.g. Claude Code's version
         picks its threshold rule) under the parameters pinned by the user (``pin_params``, gui --set)."""
-        from compactscope.core.strategies import Inferred
+        from ..strategies import Inferred
         try:
             inf = self.infer_for(self.strategy, self.s.source.conversation) if self.s.source.conversation is not None and self.infer \
                 else Inferred()

@@ -6,16 +6,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compactscope.core.model.contexts import is_context
-from compactscope.core.pipeline.memo import IdentityCache
-from compactscope.core.runtime.jobs import Executor, InlineExecutor, Worker
-from compactscope.core.session import loading
-from compactscope.core.session.loading import (
-    load_for_view,
-)
+from ..model.contexts import is_context
+from ..pipeline.memo import IdentityCache
+from ..runtime.jobs import Executor, InlineExecutor, Worker
+from . import loading
+from .loading import load_for_view
 
 if TYPE_CHECKING:
-    from compactscope.core.session.model import Session
+    from .model import Session
 
 
 class SourcePart:
@@ -61,7 +59,7 @@ class SourcePart:
         hit = self._view_cache
         if hit is not None and hit[0] == key and hit[1] is conv:
             return hit[2]
-        from compactscope.core.model.contexts import ContextError, real_context
+        from ..model.contexts import ContextError, real_context
         try:
             view = conv if self.segment is None and self.call is None else real_context(conv, self.segment, self.call)
         except ContextError:
@@ -74,7 +72,7 @@ class SourcePart:
         On a background executor (the window) a file of ``BACKGROUND_LOAD_BYTES`` or more is loaded in
         the background: True says the load started ("running" is "load" meanwhile, with progress); a
         failure then arrives as ``error``, the conversation as ``source``."""
-        from compactscope.core.loaders import load
+        from ..loaders import load
         try:
             size = os.path.getsize(path)
         except OSError as e:
@@ -117,7 +115,7 @@ class SourcePart:
         conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it. (Not the
         file's own strategy's when another opens it: here that delayed the first result ~0.25 s at 100k messages,
         and made after the first run it slowed the first steps; a switch to it infers on the window's thread.)"""
-        from compactscope.core.model import contexts
+        from ..model import contexts
         try:
             contexts.call_indices(conv)
             contexts.segments(conv)
@@ -128,7 +126,7 @@ class SourcePart:
             pass
 
     def _load_error(self, path: str, e: BaseException) -> None:
-        from compactscope.core.loaders import LoadError
+        from ..loaders import LoadError
         if isinstance(e, LoadError):
             self.s.set_error(f"Could not open {path}: {e}",
                            "Check that the file is a Claude Code session, an Anthropic or OpenAI message list, an "
@@ -222,7 +220,7 @@ class SourcePart:
 
     def calls(self) -> list[int]:
         """The message index of every model call of the conversation (numbered as replay and run --call)."""
-        from compactscope.core.model.contexts import call_indices
+        from ..model.contexts import call_indices
         return call_indices(self.conversation) if self.conversation is not None else []
 
     def set_call(self, i: int | None) -> None:
@@ -231,7 +229,7 @@ class SourcePart:
         the call's; the timeline's cursor goes to the call (None: back to the whole segment)."""
         conv = self.conversation
         if i is not None and conv is not None:
-            from compactscope.core.model.contexts import segment_of
+            from ..model.contexts import segment_of
             at = self.calls()
             if not -len(at) <= i < len(at):
                 raise ValueError(f"model call {i} is not in the conversation ({len(at)} model call(s))")
@@ -256,13 +254,13 @@ class SourcePart:
         conv = self.conversation
         n = (len(conv.messages), len(conv.events)) if conv is not None else None
         if self._marks is None or self._marks[0] is not conv or self._marks[1] != n:
-            from compactscope.core.model.contexts import compaction_marks
+            from ..model.contexts import compaction_marks
             self._marks = (conv, n, compaction_marks(conv))
             self._list_marks.clear()
         return self._marks[2]
 
     def _compute_marks(self, messages: list) -> tuple[dict, dict]:
-        from compactscope.core.model.contexts import marks_in
+        from ..model.contexts import marks_in
         return marks_in(messages, self.compaction_marks())
 
     def marks(self, messages: list) -> tuple[dict, dict]:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compactscope.core.runtime.events import Emitter, EventGroup
-from compactscope.core.strategies.base import Strategy, Verdict
+from ..runtime.events import Emitter, EventGroup
+from ..strategies.base import Strategy, Verdict
 
 
 SNAPSHOT_VERSION = 1

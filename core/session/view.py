@@ -4,18 +4,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from compactscope.core import strategies
-from compactscope.core.analysis.session_events import compaction_stage
-from compactscope.core.analysis.explain import cut_lines, find_boundary_step, is_snip_step, lost_results
-from compactscope.core.model.contexts import is_context
-from compactscope.core.pipeline.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
-from compactscope.core.pipeline.memo import IdentityCache
-from compactscope.core.session.state import (
-    AFTER, BEFORE, FILTER_KEYS, TABS, ChartSeries, StageInfo, StageView, stage_label,
-)
+from .. import strategies
+from ..analysis.session_events import compaction_stage
+from ..analysis.explain import cut_lines, find_boundary_step, is_snip_step, lost_results
+from ..model.contexts import is_context
+from ..pipeline.align import CHANGED, DUPLICATED, INSERTED, REMOVED, RowKinds, align
+from ..pipeline.memo import IdentityCache
+from .state import AFTER, BEFORE, FILTER_KEYS, TABS, ChartSeries, StageInfo, StageView, stage_label
 
 if TYPE_CHECKING:
-    from compactscope.core.session.model import Session
+    from .model import Session
 
 
 class ViewPart:

@@ -14,18 +14,10 @@ from __future__ import annotations
 
 import importlib
 
-from compactscope.core.strategies.base import Param, Strategy
-from compactscope.core.strategies.infer import Inferred, infer_params
-from compactscope.core.strategies.own import (
-    Own,
-    StrategyChoice,
-    agent_of,
-    choose_strategy,
-    fits,
-    own_strategy,
-    strategy_choice_of,
-)
-from compactscope.core.strategies.plugin import ANY, PluginError, looks_like_plugin, short_label
+from .base import Param, Strategy
+from .infer import Inferred, infer_params
+from .own import Own, StrategyChoice, agent_of, choose_strategy, fits, own_strategy, strategy_choice_of
+from .plugin import ANY, PluginError, looks_like_plugin, short_label
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
             "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
@@ -52,7 +44,7 @@ def available() -> list[str]:
 
 
 def _entry_points() -> dict:
-    from compactscope.core.strategies.plugin import entry_points
+    from .plugin import entry_points
     try:
         return entry_points()
     except Exception:  # noqa: BLE001 - broken package metadata must not break the registry
@@ -85,14 +77,14 @@ def get(spec: str | Strategy) -> Strategy:
     if not looks_like_plugin(spec):
         eps = _entry_points()
         if spec in eps:
-            from compactscope.core.strategies.plugin import load_entry_point
+            from .plugin import load_entry_point
             strategy = load_entry_point(spec, eps[spec])
             _cache[spec] = strategy
             return strategy
         known = list(_MODULES) + [n for n in eps if n not in _MODULES]
         raise KeyError(f"unknown strategy {spec!r} (known: {', '.join(known)}; or a plugin: MODULE:NAME or "
                        f"PATH.py:NAME)")
-    from compactscope.core.strategies.plugin import load
+    from .plugin import load
     return load(spec)          # a file is re-read when it changed, so it is not kept in _cache
 
 

@@ -15,9 +15,9 @@ import linecache
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from compactscope.core.layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
-from compactscope.core.layers.params import Param  # noqa: F401 - where strategies and plugins have always found it
-from compactscope.core.model.messages import ANTHROPIC
+from ..layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
+from ..layers.params import Param  # noqa: F401 - where strategies and plugins have always found it
+from ..model.messages import ANTHROPIC
 
 SIZE, TOKENS = "size", "tokens"         # threshold units: chars of the size meter, or estimated tokens
 

@@ -1,10 +1,10 @@
 """Claude Code's production pipeline (seed 001's deep dive, "深入 CC 源码")."""
 from __future__ import annotations
 
-from compactscope.core.layers.claude_code import LAYERS, SessionTokens, threshold
-from compactscope.core.layers.claude_code_params import ClaudeCodeParams
-from compactscope.core.strategies.base import TOKENS, Strategy, Threshold
-from compactscope.core.strategies.claude_code_versions import infer
+from ..layers.claude_code import LAYERS, SessionTokens, threshold
+from ..layers.claude_code_params import ClaudeCodeParams
+from .base import TOKENS, Strategy, Threshold
+from .claude_code_versions import infer
 
 CLAUDE_CODE = Strategy(
     name="claude_code",

@@ -7,16 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactscope.core.strategies.claude_code_evidence import (
-    context_drops,
-    kept_over_budget,
-    real_calls,
-    time_micro_evidence,
+from .claude_code_evidence import context_drops, kept_over_budget, real_calls, time_micro_evidence
+from ..layers.claude_code_params import (
+    ClaudeCodeParams, parse_version, session_versions,
 )
-from compactscope.core.layers.claude_code_params import (  # noqa: F401 - parse_version: read from here too
-    FINAL_OUTPUT_SINCE, ClaudeCodeParams, counts_final_output, parse_version, session_versions,
-)
-from compactscope.core.strategies.infer import Inferred
+from .infer import Inferred
 
 __all__ = ["infer", "rule_for", "parse_version", "fmt_version", "real_calls", "context_drops", "RULES", "CAVEATS"]
 
@@ -134,7 +129,7 @@ def infer(conversation) -> Inferred:
     _infer_budget(conversation, out)
     # auto-compact off: the real estimate passed the threshold and nothing ever auto-compacted
     if calls and not autos:
-        from compactscope.core.layers.claude_code import threshold
+        from ..layers.claude_code import threshold
         params = {**{p: v for p, v in rule.params}, **out.params}
         limit = threshold(params)
         over = [(k, t) for k, (_, _, t, _) in enumerate(calls) if t >= limit + 2_000]
@@ -153,7 +148,7 @@ def infer(conversation) -> Inferred:
 
 
 def _call_of(conversation, message_index: int) -> int:
-    from compactscope.core.strategies.claude_code_evidence import call_numbers
+    from .claude_code_evidence import call_numbers
     return call_numbers(conversation).get(message_index, 0)
 
 

@@ -12,12 +12,12 @@ import os
 from itertools import pairwise
 from pathlib import Path
 
-from compactscope.core.layers import codex_rules as R
-from compactscope.core.layers.codex import LAYERS, CodexParams, CodexTokens
-from compactscope.core.layers.codex import threshold as codex_threshold
-from compactscope.core.model.messages import OPENAI
-from compactscope.core.strategies.base import TOKENS, Strategy, Threshold
-from compactscope.core.strategies.infer import Inferred
+from ..layers import codex_rules as R
+from ..layers.codex import LAYERS, CodexParams, CodexTokens
+from ..layers.codex import threshold as codex_threshold
+from ..model.messages import OPENAI
+from .base import TOKENS, Strategy, Threshold
+from .infer import Inferred
 
 CODEX_FORMAT = "codex-rollout"
 EFFECTIVE_PERCENT = 95          # Codex reports (and fills) 95% of the configured window

@@ -12,18 +12,12 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from compactscope.core.layers.gemini_cli import (
-    GeminiCliParams,
-    DEFAULT_COMPRESSION_THRESHOLD,
-    GEMINI_CLI_VERSION,
-    LAYERS,
-    GeminiTokens,
-    threshold,
-    token_limit,
+from ..layers.gemini_cli import (
+    GeminiCliParams, DEFAULT_COMPRESSION_THRESHOLD, GEMINI_CLI_VERSION, LAYERS, GeminiTokens, threshold, token_limit,
 )
-from compactscope.core.model.messages import ANTHROPIC
-from compactscope.core.strategies.base import TOKENS, Strategy, Threshold
-from compactscope.core.strategies.infer import Inferred
+from ..model.messages import ANTHROPIC
+from .base import TOKENS, Strategy, Threshold
+from .infer import Inferred
 
 FORMATS = ("gemini-cli", "gemini-cli-jsonl")
 

@@ -7,13 +7,13 @@ and the decaying head protection live in the pipeline state between runs.
 """
 from __future__ import annotations
 
-from compactscope.core.layers.hermes import HermesParams, LAYERS
-from compactscope.core.layers.hermes import threshold as hermes_threshold
-from compactscope.core.layers.hermes_rules import HermesTokens
-from compactscope.core.model.messages import OPENAI
-from compactscope.core.analysis.moa import MOA_LAYER
-from compactscope.core.strategies.base import TOKENS, CrossCheck, IterationPolicy, Strategy, Threshold
-from compactscope.core.strategies.infer import Inferred, context_evidence
+from ..layers.hermes import HermesParams, LAYERS
+from ..layers.hermes import threshold as hermes_threshold
+from ..layers.hermes_rules import HermesTokens
+from ..model.messages import OPENAI
+from ..analysis.moa import MOA_LAYER
+from .base import TOKENS, CrossCheck, IterationPolicy, Strategy, Threshold
+from .infer import Inferred, context_evidence
 
 HERMES_FORMATS = ("hermes-db", "hermes-session")
 # windows models are sold with: a recording that does not store its window gets the one of these that best

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactscope.core.i18n import english as words
-from compactscope.core.i18n.catalog import translate
+from ..i18n import english as words
+from ..i18n.catalog import translate
 
 
 @dataclass
@@ -86,7 +86,7 @@ class Inferred:
 def infer_params(strategy, conversation) -> Inferred:
     """What ``strategy`` (a name or a Strategy) infers from ``conversation`` (a Conversation, a
     LoadResult, or None); empty for strategies without inference."""
-    from compactscope.core.strategies import get
+    from . import get
     if isinstance(strategy, str):
         strategy = get(strategy)
     if conversation is not None and not hasattr(conversation, "messages") and hasattr(conversation, "main"):
@@ -137,7 +137,7 @@ class Evidence:
 def context_evidence(conversation, estimator, meter=None) -> Evidence:
     """The ``Evidence`` of ``conversation``'s real contexts, by ``estimator`` (a token estimator of
     ``core.size``; an additive one is followed message by message, so a long recording costs one pass)."""
-    from compactscope.core.pipeline.size import SizeMeter, is_additive
+    from ..pipeline.size import SizeMeter, is_additive
     meter = meter or SizeMeter()
     msgs, metas = conversation.messages, conversation.meta
     n = len(msgs)

@@ -10,11 +10,11 @@ out of scope offline, named as such in each strategy's notes.
 from __future__ import annotations
 
 
-from compactscope.core.layers.inspect import PARAMS, layers_for, threshold, threshold_to_params
-from compactscope.core.layers.inspect_rules import InspectTokens
-from compactscope.core.model.messages import OPENAI
-from compactscope.core.strategies.base import TOKENS, CrossCheck, Strategy, Threshold
-from compactscope.core.strategies.infer import Inferred
+from ..layers.inspect import PARAMS, layers_for, threshold, threshold_to_params
+from ..layers.inspect_rules import InspectTokens
+from ..model.messages import OPENAI
+from .base import TOKENS, CrossCheck, Strategy, Threshold
+from .infer import Inferred
 
 CLASSES = {"edit": "CompactionEdit", "trim": "CompactionTrim", "summary": "CompactionSummary"}
 
@@ -74,7 +74,7 @@ def _infer_for(kind: str):
     def infer(conversation) -> Inferred:
         """inspect_<kind>'s settings from an Inspect log: the compaction its solver ran with (react()'s
         ``compaction`` in the plan), else the threshold its compaction events imply."""
-        from compactscope.core.strategies import get
+        from . import get
         out = Inferred()
         if getattr(conversation, "format", "") != "inspect-log":
             return out

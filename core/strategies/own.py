@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from compactscope.core.i18n import english as words
-from compactscope.core.files.jsonio import dict_at
+from ..i18n import english as words
+from ..files.jsonio import dict_at
 
 FALLBACK = "s08"
 # the agent whose pipeline a built-in strategy is (the rule below, read the other way); any other strategy (s08,

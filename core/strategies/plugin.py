@@ -51,17 +51,15 @@ from typing import Any, Callable
 
 import orjson
 
-from compactscope.core.analysis.blackbox import infer_output
-from compactscope.core.layers.base import Layer, LayerContext
-from compactscope.core.model.messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, message_text
-from compactscope.core.summarizers import SummaryError, SummaryRequest
-from compactscope.core.pipeline.trace import LayerOutput
-from compactscope.core.strategies.base import Param, Strategy
-from compactscope.core.strategies.plugin_params import (  # noqa: F401 - PluginError, PluginParam: named from here too
-    RESERVED, PluginError, PluginParam, function_params,
-)
-from compactscope.core.strategies import plugin_worker as _pw
-from compactscope.core.i18n import english as words
+from ..analysis.blackbox import infer_output
+from ..layers.base import Layer, LayerContext
+from ..model.messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, message_text
+from ..summarizers import SummaryError, SummaryRequest
+from ..pipeline.trace import LayerOutput
+from .base import Param, Strategy
+from .plugin_params import PluginError, function_params
+from . import plugin_worker as _pw
+from ..i18n import english as words
 
 ANY = "any"                      # a strategy dialect: the input's own, no conversion
 DIALECTS = (ANTHROPIC, OPENAI, ANY)
@@ -465,7 +463,7 @@ def _isolable(fn: Callable) -> tuple[str, bytes, tuple | None] | None:
     return (path or mod.split(".")[0]), ref, ((mod, path) if path else None)
 
 
-def _decode(payload: tuple, messages: list) -> tuple[Any, list]:
+def _decode(payload: tuple | list, messages: list) -> tuple[Any, list]:
     """The plugin process's result as the caller's objects: a message handed back unchanged is the input
     message itself; (the result, what stands for each input message as handed: for ``infer_output``)."""
     tag, body = payload
@@ -572,7 +570,7 @@ def plugin_layer(fn: Callable, *, name: str | None = None, who: str | None = Non
         out = infer_output(messages, res, handed=refs, who=who, summary=summary,
                            summary_texts=tuple(r.text for r in made))
         if mutated:
-            from compactscope.core.pipeline.trace import NOTE, Edit
+            from ..pipeline.trace import NOTE, Edit
             out.edits.append(Edit(NOTE, f"{who} changed the messages it was handed in place (it got a copy: "
                                         f"the conversation is untouched)"))
         if out.messages is not messages:

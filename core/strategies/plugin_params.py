@@ -9,7 +9,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from compactscope.core.strategies.base import Param
+from .base import Param
 
 
 RESERVED = ("summarize",)        # keyword arguments the engine hands in, not parameters

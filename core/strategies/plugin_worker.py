@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, BinaryIO, Callable
+from typing import IO, Any, BinaryIO, Callable
 
 DEFAULT_TIME_LIMIT = 60.0
 DEFAULT_MEMORY_MB = 4096
@@ -83,7 +83,7 @@ def check_limits(timeout: Any = None, memory: Any = None) -> None:
 
 
 # ------------------------------------------------------------------ framing
-def _send(f: BinaryIO, obj: Any) -> None:
+def _send(f: IO[bytes] | BinaryIO, obj: Any) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     f.write(_HEAD.pack(len(data)) + data)
     f.flush()
@@ -285,7 +285,7 @@ class PluginWorker:
         if kind == "interrupt":
             raise PluginInterrupted(f"raised KeyboardInterrupt{msg[1]}")
         if kind == "summary_error":
-            from compactscope.core.summarizers import SummaryError
+            from ..summarizers import SummaryError
             raise SummaryError(msg[1])
         raise NotIsolable(str(msg[1]) if len(msg) > 1 else "the plugin process cannot run it")
 
@@ -373,7 +373,7 @@ class _Child:
         _send(self.out, ("summarize", (what, instructions, max_tokens)))
         ok, text = self.summaries.get()
         if not ok:
-            from compactscope.core.summarizers import SummaryError
+            from ..summarizers import SummaryError
             raise SummaryError(text)
         return text
 
@@ -432,7 +432,7 @@ class _Child:
         except KeyboardInterrupt as e:
             return ("interrupt", _where(e, fn))
         except BaseException as e:  # noqa: BLE001 - a plugin's failure, said in words
-            from compactscope.core.summarizers import SummaryError
+            from ..summarizers import SummaryError
             if isinstance(e, SummaryError):
                 return ("summary_error", str(e))
             return ("raised", type(e).__name__, str(e), _where(e, fn))

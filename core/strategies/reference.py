@@ -1,8 +1,8 @@
 """The parameter reference (docs/parameters.md), written from each strategy's one declaration of its parameters."""
 from __future__ import annotations
 
-from compactscope.core.i18n import english as words
-from compactscope.core.strategies.base import Param, Strategy
+from ..i18n import english as words
+from .base import Param, Strategy
 
 
 def _bounds(p: Param) -> str:

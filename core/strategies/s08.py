@@ -1,9 +1,9 @@
 """The s08 teaching pipeline of the learn-claude-code course (seeds 000, 001)."""
 from __future__ import annotations
 
-from compactscope.core.layers.base import SNIP
-from compactscope.core.layers.s08 import S08Params, LAYERS
-from compactscope.core.strategies.base import SIZE, Strategy, Threshold, Variant
+from ..layers.base import SNIP
+from ..layers.s08 import S08Params, LAYERS
+from .base import SIZE, Strategy, Threshold, Variant
 
 S08 = Strategy(
     name="s08",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from compactscope.core.strategies.base import Strategy
-from compactscope.core.strategies.plugin import split_params
+from .base import Strategy
+from .plugin import split_params
 
 RUN_FORMAT = "[LABEL=]NAME[:KEY=VALUE,...]"
 
@@ -38,7 +38,7 @@ def parse_run_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     """``NAME`` or ``NAME:K=V,K=V`` or ``LABEL=NAME:K=V`` -> (label, strategy name, params as text).
     NAME may be a plugin spec with its own colon (``PATH.py:FUNCTION``, ``MODULE:NAME``). The label
     defaults to the spec itself. Raises ValueError with what is wrong."""
-    from compactscope.core.strategies import builtin
+    from . import builtin
     spec = spec.strip()
     label = None
     if "=" in spec.split(":", 1)[0]:
@@ -77,7 +77,7 @@ def run(label: str, strategy: str | Strategy, overrides: dict | None = None, con
     """A RunSpec from its parts; with ``conversation``, the strategy's session-inferred defaults
     (``infer_params``) apply under the overrides, as on the command line. KeyError (unknown strategy
     or parameter) or ValueError (a value the parameter does not take) says what is wrong."""
-    from compactscope.core.strategies import get, infer_params
+    from . import get, infer_params
     st = get(strategy) if isinstance(strategy, str) else strategy
     return RunSpec(label, st, st.resolve(infer_params(st, conversation).apply(overrides or {})))
 

@@ -6,17 +6,10 @@
 
 All are wrapped by ``CachedSummarizer`` so stepping back and forth never pays twice.
 """
-from compactscope.core.summarizers.base import (
-    CachedSummarizer,
-    LazyPrompt,
-    Summarizer,
-    SummaryError,
-    SummaryRequest,
-    SummaryResult,
-)
-from compactscope.core.summarizers.factory import make_summarizer
-from compactscope.core.summarizers.fixed import FixedSummarizer
-from compactscope.core.summarizers.offline import OfflineSummarizer
+from .base import CachedSummarizer, LazyPrompt, Summarizer, SummaryError, SummaryRequest, SummaryResult
+from .factory import make_summarizer
+from .fixed import FixedSummarizer
+from .offline import OfflineSummarizer
 
 __all__ = ["LazyPrompt", "Summarizer", "SummaryRequest", "SummaryResult", "SummaryError", "CachedSummarizer",
            "FixedSummarizer", "OfflineSummarizer", "make_summarizer"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from compactscope.core.summarizers.base import SummaryError, SummaryRequest, SummaryResult
+from .base import SummaryError, SummaryRequest, SummaryResult
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 

@@ -2,9 +2,9 @@
 ``base`` (the interface every summarizer imports), so no import runs in a circle."""
 from __future__ import annotations
 
-from compactscope.core.summarizers.base import CachedSummarizer
-from compactscope.core.summarizers.fixed import FixedSummarizer
-from compactscope.core.summarizers.offline import OfflineSummarizer
+from .base import CachedSummarizer
+from .fixed import FixedSummarizer
+from .offline import OfflineSummarizer
 
 
 def make_summarizer(spec: str | None, settings: dict | None = None) -> CachedSummarizer:
@@ -15,7 +15,7 @@ def make_summarizer(spec: str | None, settings: dict | None = None) -> CachedSum
     if spec == "offline":
         return CachedSummarizer(OfflineSummarizer())
     if spec == "anthropic" or spec.startswith("anthropic:"):
-        from compactscope.core.summarizers.anthropic_api import AnthropicSummarizer
+        from .anthropic_api import AnthropicSummarizer
         settings = dict(settings or {})
         if spec.startswith("anthropic:"):
             settings["model"] = spec.split(":", 1)[1]

@@ -1,7 +1,7 @@
 """A fixed summary text: the LLM's reply is TEXT. For tests and reproducible demos."""
 from __future__ import annotations
 
-from compactscope.core.summarizers.base import SummaryRequest, SummaryResult
+from .base import SummaryRequest, SummaryResult
 
 
 class FixedSummarizer:

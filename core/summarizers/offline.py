@@ -10,10 +10,10 @@ import json
 import re
 from collections import Counter
 
-from compactscope.core.i18n.catalog import language, translate
-from compactscope.core.model.messages import block_type, blocks, content_text
-from compactscope.core.summarizers.base import SummaryRequest, SummaryResult
-from compactscope.core.files.jsonio import dict_at
+from ..i18n.catalog import language, translate
+from ..model.messages import block_type, blocks, content_text
+from .base import SummaryRequest, SummaryResult
+from ..files.jsonio import dict_at
 
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file")
 _PATH_RE = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|md|txt|json|ts|js|toml|yaml|yml|rs|go|c|h|cpp|java|sh)\b")
