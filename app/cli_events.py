@@ -42,29 +42,25 @@ def _header(args, result, conv, res, engine) -> None:
 
 def register(sub, add_common, add_engine, make_engine, load, print_json, CliError) -> None:
     ctx = _Ctx(load, make_engine, print_json, CliError)
-    p = sub.add_parser("events", help="what happened, in call order: real and simulated compactions, layer changes, "
-                                      "API findings, divergences, compaction loops")
-    add_common(p)
-    add_engine(p)
-    p.add_argument("--json", action="store_true", help='one JSON object: {"events": [{"kind", "call", "segment", '
-                                                       '"text", ...}]}')
-    p.set_defaults(fn=lambda args: cmd_events(args, ctx))
-    p = sub.add_parser("retention", help="what each real and simulated compaction kept and lost: paths, requests, "
-                                         "tools, errors, recurring names")
-    add_common(p)
-    add_engine(p)
-    p.add_argument("--json", action="store_true", help='one JSON object: {"compactions": [{"kind", "call", '
-                                                       '"segment", "kept": [...], "lost": [...]}]}')
-    p.set_defaults(fn=lambda args: cmd_retention(args, ctx))
-    p = sub.add_parser("watch", help="follow a term (a path, a tool id, a phrase) through the history: where it is, "
-                                     "what removed it")
-    add_common(p)
-    p.add_argument("term", metavar="TERM", help="the text to follow, as the file holds it (case-sensitive)")
-    add_engine(p)
-    p.add_argument("--json", action="store_true", help='one JSON object: {"term", "contexts": [{"segment", '
-                                                       '"present"}], "lost_at": [{"call", "by"}]}')
-    p.set_defaults(fn=lambda args: cmd_watch(args, ctx))
-
+    commands = (
+        ("events", cmd_events, False, "what happened, in call order: real and simulated compactions, layer changes, "
+         "API findings, divergences, compaction loops", 'one JSON object: {"events": [{"kind", "call", "segment", '
+         '"text", ...}]}'),
+        ("retention", cmd_retention, False, "what each real and simulated compaction kept and lost: paths, requests, "
+         "tools, errors, recurring names", 'one JSON object: {"compactions": [{"kind", "call", "segment", "kept": '
+         '[...], "lost": [...]}]}'),
+        ("watch", cmd_watch, True, "follow a term (a path, a tool id, a phrase) through the history: where it is, "
+         "what removed it", 'one JSON object: {"term", "contexts": [{"segment", "present"}], "lost_at": [{"call", '
+         '"by"}]}'),
+    )
+    for name, fn, takes_term, what, json_help in commands:
+        p = sub.add_parser(name, help=what)
+        add_common(p)
+        if takes_term:
+            p.add_argument("term", metavar="TERM", help="the text to follow, as the file holds it (case-sensitive)")
+        add_engine(p)
+        p.add_argument("--json", action="store_true", help=json_help)
+        p.set_defaults(fn=lambda args, fn=fn: fn(args, ctx))
 
 def cmd_events(args, ctx: _Ctx) -> int:
     from compactscope.app.cli_common import warn_choice
