@@ -145,6 +145,54 @@ def test_ordinary_text_is_left_alone(text):
     assert s(text) == text and s.summary() is None
 
 
+# the newer shapes, each as it is typed (a tool result reading a .env, a config, a shell history): what goes
+# is the value, what stays is the label around it
+NEW_SHAPES = [
+    ("google_api_key", f"maps key {_j('AIza', 'SyD-abcdefghijklmnop', 'qrstuvwxyz01234')} ok", "maps key [redacted] ok"),
+    ("google_oauth", f"token {_j('ya29.', 'a0AfH6SMBx1234567890abcdef')}", "token [redacted]"),
+    ("google_oauth", f"GOOGLE_CLIENT {_j('GOCSPX-', 'abcdefghij0123456789XY')}", "GOOGLE_CLIENT [redacted]"),
+    ("stripe_key", f"charge with {_j('sk_live_', '4eC39HqLyjWDarjtT1zdp7dc')}.", "charge with [redacted]."),
+    ("stripe_key", f"{_j('rk_test_', 'abcdefghijklmnop1234')}", "[redacted]"),
+    ("gitlab_token", f"git clone with {_j('glpat-', 'xxxxABCDEFGHIJ0123456789')}", "git clone with [redacted]"),
+    ("npm_token", f"//registry.npmjs.org/:_authToken {_j('npm_', 'abcdefghijklmnopqrstuvwxyz0123456789')}",
+     "//registry.npmjs.org/:_authToken [redacted]"),
+    ("huggingface_token", f"login {_j('hf_', 'abcdefghijklmnopqrstuvwxyzABCDEF')}", "login [redacted]"),
+    ("pypi_token", f"upload {_j('pypi-AgEI', 'cHlwaS5vcmc', 'CJGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6')}", "upload [redacted]"),
+    ("sendgrid_key", f"mail {_j('SG.', 'abcdefghijklmnop1234', '.', 'ABCDEFGHIJKLMNOP5678qrst')}", "mail [redacted]"),
+    ("slack_webhook", f"post to {_j('https://hooks.slack.com/services/', 'T00000000/B00000000/', 'XXXXXXXXXXXXXXXXXXXXXXXX')} now",
+     "post to [redacted] now"),
+    ("azure_key", f"AccountName=x;AccountKey={_j('abcdefghijklmnopqrstuvwxyz', '0123456789ABCD==')};EndpointSuffix=core",
+     "AccountName=x;AccountKey=[redacted];EndpointSuffix=core"),
+    ("assigned_secret", f"DB_PASSWORD={_j('hunter', '2xyz')}\nDEBUG=true\nPASSWORD={_j('Correct', 'Horse')}",
+     "DB_PASSWORD=[redacted]\nDEBUG=true\nPASSWORD=[redacted]"),
+    ("assigned_secret", f'{{"client_secret": "{_j("s3cr3t", "value99")}", "max_tokens": 4096, "input_tokens": 123456789}}',
+     '{"client_secret": "[redacted]", "max_tokens": 4096, "input_tokens": 123456789}'),
+    ("assigned_secret", f"refresh_token => '{_j('abcd1234', 'efgh')}'", "refresh_token => '[redacted]'"),
+    ("assigned_secret", f'password = "{_j("correct", "horsebattery")}"', 'password = "[redacted]"'),
+]
+
+
+@pytest.mark.parametrize("shape,text,scrubbed", NEW_SHAPES)
+def test_newer_shapes_are_scrubbed_and_their_labels_kept(shape, text, scrubbed):
+    s = Scrubber()
+    assert s(text) == scrubbed
+    assert shape in s.summary()["shapes"]
+    kept = Scrubber(keep=[shape])               # kept on purpose: that shape is never replaced
+    kept(text)
+    assert shape not in ((kept.summary() or {}).get("shapes") or {})
+
+
+@pytest.mark.parametrize("text", [
+    "api_key = os.environ['ANTHROPIC_API_KEY']", "token = get_token()", "password = request.form['password']",
+    "token = access_token_value", "password: ********", "self.api_key = api_key", "secret: ${SECRET_VALUE}",
+    "export GITHUB_TOKEN=$(gh auth token)", "the key: value pairs; monkey: bananaaaaas1", "author: Jonathan Smith",
+    "max_tokens=8192 input_tokens: 123456789 budget_tokens = 100000", "sig=short", "SG.x.y",
+])
+def test_code_that_names_a_credential_without_holding_one_is_left_alone(text):
+    s = Scrubber()
+    assert s(text) == text and s.summary() is None
+
+
 def test_every_shape_is_documented():
     doc = (ROOT / "docs" / "recording-format.md").read_text(encoding="utf-8")
     for name in SHAPES:

@@ -30,6 +30,8 @@ REDACTED = "[redacted]"
 MIN_SECRET = 8          # a known secret this long is replaced anywhere; shorter ones only as a whole word
 MIN_SHORT = 3           # shorter known values are not scrubbed from text (they would match ordinary words)
 MAX_DEPTH = 300         # deeper than any reader takes (safeio.MAX_DEPTH): not written
+_TRIVIAL = {"", "none", "null", "true", "false", "yes", "no", "n/a", "redacted", REDACTED, "***", "xxx",
+            "changeme", "example", "secret", "password", "token"}
 
 # a key that names a credential, compared in snake case (camelCase split, "-" as "_", lower case)
 _SECRET_NAME = re.compile(
@@ -67,13 +69,51 @@ class Shape:
     triggers: tuple[str, ...]
     group: int = 0
     also: str = ""              # a substring every match holds besides a trigger
+    check: Callable[[re.Match], bool] | None = None     # a match is replaced only where this holds
 
     def sub(self, text: str) -> tuple[str, int]:
         if not any(t in text for t in self.triggers) or (self.also and self.also not in text):
             return text, 0
+        if self.check is not None:
+            return self._sub_checked(text)
         if self.group:
             return self.pattern.subn(_keep_prefix(self.group), text)
         return self.pattern.subn(REDACTED, text)
+
+    def _sub_checked(self, text: str) -> tuple[str, int]:
+        n = 0
+        keep = _keep_prefix(self.group)
+
+        def repl(m: re.Match) -> str:
+            nonlocal n
+            if self.check is None or not self.check(m):
+                return m.group(0)
+            n += 1
+            return keep(m) if self.group else REDACTED
+        out = self.pattern.sub(repl, text)
+        return (out, n) if n else (text, 0)
+
+
+# A credential assigned to a name that says so, as a .env file, a config or code holds it (``DB_PASSWORD=...``,
+# ``"client_secret": "..."``, ``api_key = '...'``, ``token: ...``): the name stays, the value goes.
+_ASSIGNED = re.compile(
+    r"(?<![A-Za-z0-9_\-])([\"']?)([A-Za-z_][A-Za-z0-9_.\-]{0,80})\1[ \t]*(?:=|:|=>)[ \t]*([\"']?)"
+    r"([^\s\"'`,;(){}\[\]<>]{8,})(?=\3)(?=[\s\"'`,;(){}\[\]<>]|$)")
+_REFERENCE = re.compile(r"^(?:[$%{]|process\.env|os\.|env\.)|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def _assigned_secret(m: re.Match) -> bool:
+    """Whether ``name = value`` assigns a credential: the name says so, and the value is one (not a variable,
+    a reference such as ``$TOKEN`` or ``os.environ[...]``, a placeholder like ``********``). A bare word of
+    letters (``token = access_token_value``) counts only quoted or in an environment file's capitals."""
+    name, quoted, value = m.group(2), m.group(3), m.group(4)
+    if not is_secret_name(name.rsplit(".", 1)[-1]) or REDACTED in value or _REFERENCE.search(value):
+        return False
+    if value.lower() in _TRIVIAL or len(set(value)) < 4:
+        return False
+    bare_word = re.fullmatch(r"[A-Za-z_]+", value) is not None
+    return not bare_word or bool(quoted) or _ENV_NAME.match(name) is not None
 
 
 _B = r"(?<![A-Za-z0-9])"       # no letter or digit runs into the shape
@@ -105,6 +145,31 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
           ("uthori", "UTHORI", "pi-key", "PI-KEY", "pikey", "PIKEY", "piKey", "uth-token", "UTH-TOKEN"), 1),
     Shape("url_password", "the password in a URL (https://user:PASSWORD@host)",
           re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'<>]*:(?!\[redacted\]@)([^\s/@\"'<>]+)@"), ("://",), 1, "@"),
+    Shape("google_api_key", "Google API keys (AIza...)",
+          re.compile(_B + r"AIza[0-9A-Za-z_\-]{35}" + _E), ("AIza",)),
+    Shape("google_oauth", "Google OAuth access tokens and client secrets (ya29...., GOCSPX-...)",
+          re.compile(_B + r"(?:ya29\.[0-9A-Za-z_\-]{20,}|GOCSPX-[0-9A-Za-z_\-]{20,})"), ("ya29.", "GOCSPX-")),
+    Shape("stripe_key", "Stripe secret and restricted keys (sk_live_..., rk_test_...)",
+          re.compile(_B + r"[sr]k_(?:live|test)_[0-9A-Za-z]{16,}" + _E), ("k_live_", "k_test_")),
+    Shape("gitlab_token", "GitLab tokens (glpat-, gldt-, glptt-, glrt-)",
+          re.compile(_B + r"gl(?:pat|dt|ptt|rt)-[0-9A-Za-z_\-]{20,}"), ("glpat-", "gldt-", "glptt-", "glrt-")),
+    Shape("npm_token", "npm access tokens (npm_...)",
+          re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), ("npm_",)),
+    Shape("huggingface_token", "Hugging Face tokens (hf_...)",
+          re.compile(_B + r"hf_[A-Za-z0-9]{30,}" + _E), ("hf_",)),
+    Shape("pypi_token", "PyPI upload tokens (pypi-AgEIcHlwaS5vcmc...)",
+          re.compile(_B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{20,}"), ("pypi-AgEI",)),
+    Shape("sendgrid_key", "SendGrid API keys (SG.....)",
+          re.compile(_B + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), ("SG.",)),
+    Shape("slack_webhook", "Slack incoming webhooks (https://hooks.slack.com/services/...)",
+          re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}"),
+          ("hooks.slack.com",)),
+    Shape("azure_key", "Azure storage and service bus keys, SAS signatures (AccountKey=..., sig=...)",
+          re.compile(r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|sig)=([A-Za-z0-9%+/=]{20,})"),
+          ("ccountKey=", "ccessKey=", "sig="), 1),
+    Shape("assigned_secret", "a value assigned to a credential's name (DB_PASSWORD=..., \"client_secret\": \"...\")",
+          _ASSIGNED, ("assw", "ASSW", "ecret", "ECRET", "oken", "OKEN", "key", "Key", "KEY", "uth", "UTH", "ookie",
+                      "OOKIE", "redential", "REDENTIAL", "pwd", "PWD", "earer", "EARER"), 4, check=_assigned_secret),
     Shape("private_key", "PEM private keys (-----BEGIN ... PRIVATE KEY-----)",
           re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
           ("PRIVATE KEY",)),
@@ -226,10 +291,6 @@ class Scrubber:
         if self.fields:
             out["fields"] = {"count": sum(self.fields.values()), "names": sorted(self.fields)}
         return out or None
-
-
-_TRIVIAL = {"", "none", "null", "true", "false", "yes", "no", "n/a", "redacted", REDACTED, "***", "xxx",
-            "changeme", "example", "secret", "password", "token"}
 
 
 def _strings(x: Any, out: list, depth: int) -> None:
