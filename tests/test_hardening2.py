@@ -3,6 +3,7 @@ workdirs, crowded folders, pathological sessions, the proxy under load and fault
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -237,6 +238,18 @@ def crash(messages):
     import os
     os._exit(3)
 
+def forker(messages):
+    import os
+    if os.fork() == 0:          # a child that keeps the plugin's pipe open after the plugin is ended
+        time.sleep(10**6)
+    time.sleep(10**6)
+
+def deep(messages):
+    x = []
+    for _ in range(100000):
+        x = [x]
+    return [{"role": "user", "content": x}]
+
 def chatty(messages, keep: int = 2):
     print("a plugin talking on stdout")
     return messages[-keep:]
@@ -261,7 +274,9 @@ def _cli(*argv, env=None, timeout=120):
 EXAMPLE = str(ROOT / "assets" / "examples" / "long_session.json")
 
 
-@pytest.mark.parametrize("name", ["sleeper", "waiter", "spinner"])
+@pytest.mark.parametrize("name", ["sleeper", "waiter", "spinner",
+                                  pytest.param("forker", marks=pytest.mark.skipif(not hasattr(os, "fork"),
+                                                                                  reason="no fork here"))])
 def test_a_plugin_that_never_returns_is_stopped_at_its_limit(hostile, name):
     r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:{name}", "--plugin-timeout", "2")
     assert r.returncode == 2, r.stderr
@@ -289,6 +304,13 @@ def test_a_million_message_result_is_the_layers_error(hostile):
     assert "returned 1,000,000 messages for" in r.stderr
     step = json.loads(r.stdout)["steps"][-1]
     assert step["plugin_failed"] and "more than a compactor makes" in step["error"]
+
+
+def test_a_result_nested_too_deeply_to_hand_back_is_the_layers_error_without_a_traceback(hostile):
+    r = _cli("run", EXAMPLE, "--strategy", f"{hostile}:deep")
+    assert r.returncode == 2, r.stderr
+    assert "hostile.py:deep raised RecursionError: its result is nested too deeply to hand back" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_keyboard_interrupt_in_a_plugin_exits_130_saying_so(hostile):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -173,7 +174,7 @@ class PluginWorker:
         proc = subprocess.Popen([sys.executable, "-c", "from compactscope.core.strategies.plugin_worker import "
                                  "child_main; child_main()", str(mb)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_env(),
-                                start_new_session=False)
+                                start_new_session=True)      # its own group: what it forks is ended with it
         self._proc = proc
         return proc
 
@@ -182,19 +183,21 @@ class PluginWorker:
         if proc is None:
             return
         try:
-            proc.kill()
-        except OSError:
-            pass
+            os.killpg(proc.pid, signal.SIGKILL)      # the child and every process it forked (they hold its pipe)
+        except (OSError, AttributeError):
+            try:
+                proc.kill()
+            except OSError:
+                pass
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for f in (proc.stdin, proc.stdout):
-            try:
-                if f is not None:
-                    f.close()
-            except OSError:
-                pass
+        _close(proc.stdin)
+        if proc.stdout is not None:
+            # a reader thread may still be blocked on it (a process that left the group keeps the pipe open);
+            # closing takes the reader's lock, so it is closed aside and the caller never waits on it
+            threading.Thread(target=_close, args=(proc.stdout,), daemon=True).start()
 
     def call(self, fn_ref: bytes, module: tuple | None, messages: list, kwargs: dict, summarize: Callable | None,
              cancel: threading.Event | None, grace: float) -> tuple[list, bool]:
@@ -266,7 +269,10 @@ class PluginWorker:
                 raise why
         clock.spent += time.monotonic() - t0
         if "gone" in box:
-            code = proc.poll()
+            try:
+                code = proc.wait(timeout=2)         # its pipe closes a moment before it is reaped
+            except subprocess.TimeoutExpired:
+                code = None
             self.kill()
             raise WorkerGone(f"its process ended without an answer (exit status {code})")
         return box["msg"]
@@ -292,6 +298,14 @@ class PluginWorker:
 
 _workers: dict[str, PluginWorker] = {}
 _workers_lock = threading.Lock()
+
+
+def _close(f: Any) -> None:
+    try:
+        if f is not None:
+            f.close()
+    except (OSError, ValueError):
+        pass
 
 
 def worker_for(key: str) -> PluginWorker:
@@ -466,7 +480,6 @@ def _encode(res: Any, refs: list, before: list, handed: list) -> tuple[Any, bool
 def child_main() -> None:
     """The plugin process: read calls from stdin, answer on stdout (the plugin's own prints go to stderr)."""
     import queue
-    import signal
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl+C is the parent's to handle
     except (ValueError, OSError):
@@ -505,7 +518,9 @@ def child_main() -> None:
             _send(proto_out, answer)
         except MemoryError:
             _send(proto_out, ("memory", " (its result is too large to hand back)"))
-        except (pickle.PicklingError, TypeError, AttributeError) as e:
+        except RecursionError:
+            _send(proto_out, ("raised", "RecursionError", "its result is nested too deeply to hand back", ""))
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError) as e:
             _send(proto_out, ("raised", "TypeError", f"its result cannot be handed back ({e})", ""))
         except OSError:
             os._exit(0)
