@@ -7,6 +7,7 @@ setting would explain it. Pure Python, no Qt.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any
 
 MAX_CALLS = 2
@@ -37,6 +38,7 @@ def report(result: Any, conversation: Any = None) -> dict:
     out: dict[str, Any] = {"version": _version(conv), "mode": mode,
                            "thresholds": {"calls": MAX_CALLS, "token_share": MAX_TOKEN_ERROR}, "compactions": rows}
     calls = result.calls
+    index = _CallIndex(calls)
     for ev, pair in zip(result.real_events, pairs(result), strict=True):
         call = ev.get("call")
         if call is None:
@@ -64,7 +66,7 @@ def report(result: Any, conversation: Any = None) -> dict:
             row["explanation"] = "the compaction came before the file's first model call: what it compacted is " \
                                  "not in the file"
         if row["diverges"]:
-            row["explanation"] = explain(result, row)
+            row["explanation"] = explain(result, row, index)
         rows.append(row)
     from ..replay.evidence import untrusted
     out["untrusted"] = untrusted(result)
@@ -83,19 +85,44 @@ def warning(row: dict) -> str:
             f"{row.get('explanation') or ''}").strip()
 
 
-def explain(result: Any, row: dict) -> str:
+class _CallIndex:
+    """What ``explain`` looks up about the calls before a real compaction, gathered once per report (a session
+    with thousands of real compactions otherwise walks every call again for each of them)."""
+
+    def __init__(self, calls: list):
+        self.micro = [c.index for c in calls if any(r.changed and r.layer == "time_micro_compact" for r in c.layers)]
+        self.compacted = [c.index for c in calls if c.compacted]
+        self.resets = [c.index for c in calls if c.reset is not None]
+
+    def first_micro_upto(self, call: int) -> int | None:
+        """The first call up to ``call`` where the time-based microcompact cleared results."""
+        return self.micro[0] if self.micro and self.micro[0] <= call else None
+
+    def last_compacted_before(self, call: int, follow: bool) -> int | None:
+        """The last compacted call before ``call`` (following reality: only after the segment's last reset)."""
+        k = bisect_left(self.compacted, call)
+        if not k:
+            return None
+        last = self.compacted[k - 1]
+        if follow:
+            r = bisect_left(self.resets, call)
+            if r and last <= self.resets[r - 1]:
+                return None
+        return last
+
+
+def explain(result: Any, row: dict, index: _CallIndex | None = None) -> str:
     """Which setting would explain a divergence, in words."""
     params = dict(getattr(result, "params", None) or {})
     thr = getattr(result, "threshold", None)
     pre, call, first = row.get("real_pre_tokens"), row["real_call"], row.get("simulated_call")
     trigger = row.get("trigger")
-    calls = result.calls
-    before = calls[:call + 1]
+    index = index if index is not None else _CallIndex(result.calls)
     if trigger == "manual":
         return "a manual /compact: the user chose the moment (replayed there with --manual-compacts)"
-    micro = [c.index for c in before if any(rec.changed and rec.layer == "time_micro_compact" for rec in c.layers)]
-    if (first is None or first > call) and micro:
-        return (f"time-based microcompact cleared results at call {micro[0]} in the replay: idle_gap_minutes=0 "
+    micro = index.first_micro_upto(call)
+    if (first is None or first > call) and micro is not None:
+        return (f"time-based microcompact cleared results at call {micro} in the replay: idle_gap_minutes=0 "
                 f"would keep them, as the real session did")
     if first is not None and first < call and thr and isinstance(pre, int) and pre > thr:
         return _threshold_hint(result, pre, params, earlier=True)
@@ -103,12 +130,9 @@ def explain(result: Any, row: dict) -> str:
         return _threshold_hint(result, pre, params, earlier=False)
     est_err = row.get("token_error_share")
     if est_err is not None and abs(est_err) > MAX_TOKEN_ERROR:
-        prior = [c.index for c in calls[:call] if c.compacted]
-        if getattr(result, "mode", "free") == "follow":
-            resets = [c.index for c in calls[:call] if c.reset is not None]
-            prior = [k for k in prior if not resets or k > resets[-1]]     # only the segment's own
-        if prior:
-            return (f"the replay's context is its own since its compaction at call {prior[-1]} (a different "
+        prior = index.last_compacted_before(call, getattr(result, "mode", "free") == "follow")
+        if prior is not None:
+            return (f"the replay's context is its own since its compaction at call {prior} (a different "
                     f"summary and restored files than the real ones), so its estimate is "
                     f"{abs(est_err):.0%} {'above' if est_err > 0 else 'below'} what the agent counted")
         return (f"the estimate is {abs(est_err):.0%} {'above' if est_err > 0 else 'below'} what the agent counted: "
