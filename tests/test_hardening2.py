@@ -419,6 +419,15 @@ def test_a_workdir_that_is_a_file_or_under_one_exits_2_saying_what_to_do(tmp_pat
         assert str(wd) in err and "pass --workdir a folder you can write to" in err and "internal error" not in err
 
 
+def test_a_workdir_whose_name_is_too_long_or_a_symlink_loop_exits_2(tmp_path, capsys, cache_home):
+    (tmp_path / "l1").symlink_to(tmp_path / "l2")
+    (tmp_path / "l2").symlink_to(tmp_path / "l1")
+    for wd, said in ((tmp_path / ("x" * 300), "the name is too long"), (tmp_path / "l1" / "sub", "a loop of symlinks")):
+        code, err = _main(capsys, "run", EXAMPLE, "--workdir", str(wd))
+        assert code == 2, err
+        assert said in err and "pass --workdir a folder you can write to" in err and "internal error" not in err
+
+
 def test_a_task_outputs_symlink_leading_outside_exits_2(tmp_path, capsys, cache_home):
     wd = tmp_path / "wd"
     wd.mkdir()

@@ -57,7 +57,8 @@ def _say(root: Path, e: BaseException) -> WorkspaceError:
     where = f" ({name})" if name else ""
     what = {"ENOSPC": "the disk is full", "EROFS": "the filesystem is read-only", "EDQUOT": "the disk quota is used up",
             "EACCES": "no permission to write there", "EPERM": "no permission to write there",
-            "ENOTDIR": "a file stands where a folder is needed"}
+            "ENOTDIR": "a file stands where a folder is needed", "ENAMETOOLONG": "the name is too long",
+            "ELOOP": "a loop of symlinks is in the way"}
     import errno
     code = errno.errorcode.get(getattr(e, "errno", None) or 0, "")
     return WorkspaceError(f"cannot write in the workdir {root}: {what.get(code, err)}{where}; {WORKDIR_HINT}")
@@ -67,9 +68,9 @@ def check_workdir(path: str | os.PathLike) -> Path:
     """The workdir ``path``, created if needed and checked writable (a file is made and removed) before a layer
     needs it; WorkspaceError says what is wrong and what to do."""
     root = Path(path).expanduser()
-    if root.exists() and not root.is_dir():
-        raise WorkspaceError(f"the workdir {root} is not a folder (a file of that name exists); {WORKDIR_HINT}")
     try:
+        if root.exists() and not root.is_dir():
+            raise WorkspaceError(f"the workdir {root} is not a folder (a file of that name exists); {WORKDIR_HINT}")
         root.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".compactscope-probe.", dir=root)
         try:
