@@ -36,6 +36,8 @@ SMALL = {
     "bench_hostile.py": ["--scale", "0.05", "--repeat", "1"],
     "make_gemini_sessions.py": ["--fake-only"],          # the real CLI needs npm: only the fake server here
     "bench_events.py": ["--mb", "0.3"],
+    "bench_replay_limit.py": ["--sizes", "20,40", "--repeat", "1"],
+    "ref_prefix_walk.py": ["--calls", "40", "--repeat", "1"],
     "bench_pathological.py": ["--chain", "400", "--self", "200", "--tiny", "2000", "--siblings", "1"],
 }
 # the scripts that read ../shared/corpus (they skip, saying so, where it is absent)

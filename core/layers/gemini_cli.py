@@ -86,7 +86,7 @@ def _fmt(n: float) -> str:
 def _js_len(value: Any) -> int:
     """JSON.stringify(value).length: compact JSON, in UTF-16 code units."""
     s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2      # (a char past U+FFFF is two units)
 
 
 def _text_of(content: Any) -> list[str]:
@@ -171,7 +171,7 @@ def text_tokens(text: str) -> float:
     """The CLI's estimate of a text: a quarter token per ASCII character, 1.5 per other (chars/4 past 100k)."""
     if len(text) > 100_000:
         return len(text) / 4
-    ascii_n = sum(1 for ch in text if ord(ch) <= 127)
+    ascii_n = len(text.encode("ascii", "ignore"))        # the chars up to U+007F
     return ascii_n / 4 + (len(text) - ascii_n) * 1.5
 
 

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import json
 import threading
+from operator import is_
 from dataclasses import dataclass, field
 from typing import Any
 from ..files.jsonio import dict_at
+from .inspect_count import JoinedCounter
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"
 TOOL_CALL_REMOVED = "[Tool call: {name} (parameters and results removed from history)]"
@@ -211,14 +213,32 @@ def pieces(m: Any, texts: list, media: list) -> None:
                 texts.append(_args_text(fn.get("arguments")))
 
 
+_COUNTERS: dict = {}       # id(encoder) -> (encoder, its JoinedCounter)
+
+
+def _counter() -> JoinedCounter | None:
+    enc = _Encoder.get()
+    if enc is None:
+        return None
+    e = _COUNTERS.get(id(enc))
+    if e is None or e[0] is not enc:
+        e = _COUNTERS[id(enc)] = (enc, JoinedCounter(pieces, lambda s: len(enc.encode_ordinary(s))))
+    return e[1]
+
+
 def count_messages(messages: list) -> int:
-    """Inspect's ``count_tokens`` over a message list."""
+    """Inspect's ``count_tokens`` over a message list: the tokens of all its text pieces joined with newlines,
+    counted per message (``inspect_count``: a replay pays for the messages new to a call)."""
+    counter = _counter()
+    if counter is not None:
+        n, media, has_text = counter.count(messages)
+        return max(1, (max(1, int(n * 1.1)) if has_text else 0) + media)
     texts: list = []
-    media: list = []
+    media_tokens: list = []
     for m in messages:
-        pieces(m, texts, media)
+        pieces(m, texts, media_tokens)
     total = text_tokens("\n".join(texts)) if texts else 0
-    return max(1, total + sum(media))
+    return max(1, total + sum(media_tokens))
 
 
 _SCHEMA_KEYS = ("type", "format", "description", "default", "enum", "items", "properties", "additionalProperties",
@@ -338,7 +358,7 @@ class InspectTokens:
     def count(self, messages: list) -> int:
         with self._lock:
             for ref, n in self._recent:
-                if len(ref) == len(messages) and all(a is b for a, b in zip(ref, messages)):
+                if len(ref) == len(messages) and all(map(is_, ref, messages)):
                     return n
         n = count_messages(messages)
         with self._lock:

@@ -6,6 +6,7 @@ and is reached through the result's methods (``totals()``, ``iterations()``, ``t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from ..pipeline.engine import Engine
@@ -112,6 +113,35 @@ class CallRecord:
         return d
 
 
+class KeptInputs(Sequence):
+    """The running context before each call, as ``ReplayResult.inputs`` holds it: per call a list and its length
+    then. The walk extends its running context in place from call to call, so each call's input is the first
+    messages of a list a later call holds too: one list per stretch of calls, not a copy per call (a copy per call
+    made a long replay quadratic in time and memory). ``inputs[k]`` is call ``k``'s input as a list of its own."""
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[list, int]] = []
+
+    def append(self, context: list) -> None:
+        self._kept.append((context, len(context)))
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [ctx[:n] for ctx, n in self._kept[k]]
+        ctx, n = self._kept[k]
+        return ctx[:n]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (KeptInputs, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass
 class ReplayResult:
     """A whole replay. The first fields are its public data; the ``repr=False`` ones are what a
@@ -129,7 +159,7 @@ class ReplayResult:
     token_estimator: str
     source: str = ""                 # the conversation's source (file path)
     seconds: float = 0.0
-    inputs: list[list] = field(default_factory=list, repr=False)     # running context before each call
+    inputs: Sequence = field(default_factory=list, repr=False)       # running context before each call (KeptInputs)
     states: list[dict] = field(default_factory=list, repr=False)     # engine state before each call
     traces: list[Trace] | None = field(default=None, repr=False)     # with keep_traces: every call's trace
     engine: Engine | None = field(default=None, repr=False)          # the replay's own engine (a fork)

@@ -23,7 +23,7 @@ from ..strategies.base import Strategy
 from ..strategies.plugin import ANY
 from ..pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
 from .calibration import Calibrator, default_calibration, measure
-from .records import CallRecord, LayerRecord, ReplayResult
+from .records import CallRecord, KeptInputs, LayerRecord, ReplayResult
 
 REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
@@ -353,6 +353,8 @@ class _Walk:
         r.chars_per_token = float(cpt) if isinstance(cpt, (int, float)) and cpt > 0 else None
         if options.keep_traces:
             r.traces = []
+        if options.keep_inputs:
+            r.inputs = KeptInputs()
 
     def _calibrator(self) -> Calibrator | None:
         calibrate = self.opts.calibrate
@@ -426,7 +428,8 @@ class _Walk:
         msgs = self.p.msgs
         # extended in place while the running context is ours alone (a new list per call copied the whole context
         # every time: a 50,000-message chain spent most of its replay copying and freeing lists)
-        if self.owned and not hold and not (self.opts.keep_inputs or self.opts.keep_traces):
+        # (the kept inputs are each a length of such a list: ``KeptInputs``; a kept trace holds its input itself)
+        if self.owned and not hold and not self.opts.keep_traces:
             context = self.engine.meter.extend(context, [msgs[i] for i in new])
             src.extend(new)
         else:
@@ -540,7 +543,8 @@ class _Walk:
         r = self.result
         r.calls.append(rec)
         if self.opts.keep_inputs:
-            r.inputs.append(context_before)
+            if isinstance(r.inputs, (KeptInputs, list)):
+                r.inputs.append(context_before)
             r.states.append(state_before)
             if self.calibrator is not None:
                 r.offsets.append(self.calibrator.tokens.offset)

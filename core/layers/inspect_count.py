@@ -1,0 +1,115 @@
+"""Inspect's token count of a message list, per message: what ``tiktoken`` gives for the newline-joined text of
+every piece of the list, without tokenizing the whole list at every call of a replay.
+
+Tokens of a joined text add up across a *safe* cut: a cut right after a ``"\\n"`` separator, before a piece that
+starts with a printable character that is neither white space nor ``/``. At such a cut every pre-token of
+``o200k_base`` (and of any tiktoken pattern of its family) ends: the separator can only belong to a white-space
+run (``\\s*[\\r\\n]+``, ``\\s+``) or to the tail ``[\\r\\n/]*`` of a punctuation run, and none of them goes on into
+a printable non-space character other than ``/``; no pre-token starts with a newline and then takes letters or
+digits. The pre-tokens before the cut are the same with or without the text after it (the only look-ahead,
+``\\s+(?!\\S)``, is never reached for a white-space run that holds a newline), so the count of the whole text is
+the count of the part before the cut plus the count of the part after it.
+
+So each message's pieces are cut once, at the safe cuts inside it, the runs between two of its cuts counted
+once (cached by message identity), and only the runs that span messages (a message whose first piece is not
+safe joins the run before it) are counted per list, by their text (cached too). Pure Python, no Qt.
+"""
+from __future__ import annotations
+
+from operator import is_
+from typing import Any, Callable
+
+_MAX_MESSAGES = 200_000
+_MAX_RUNS = 50_000
+_MAX_LISTS = 32
+
+
+def safe_start(text: str) -> bool:
+    """Whether a cut before ``text`` (right after a newline separator) is safe (see above)."""
+    if not text:
+        return False
+    c = text[0]
+    return c != "/" and c.isprintable() and not c.isspace()
+
+
+class JoinedCounter:
+    """``count(pieces of messages joined with newlines)`` per message. ``pieces(m, texts, media)`` appends one
+    message's text pieces and media token counts; ``encode_len(text)`` is the token count of a text."""
+
+    def __init__(self, pieces: Callable[[Any, list, list], None], encode_len: Callable[[str], int]):
+        self.pieces = pieces
+        self.encode_len = encode_len
+        self._messages: dict[int, tuple] = {}
+        self._runs: dict[str, int] = {}
+        # id(list) -> (its messages, the state after them): the last lists counted (a list's id may be reused once
+        # it is freed: its messages are compared, never assumed)
+        self._lists: dict[int, tuple] = {}
+
+    def _split(self, m: Any) -> tuple:
+        """(m, head, closed tokens, tail, has texts, media) of one message: ``head`` the pieces before its first
+        safe one (they join the run before), ``closed`` the tokens of its runs that end inside it (each with its
+        newline), ``tail`` the pieces of its last run (None when no piece is safe)."""
+        e = self._messages.get(id(m))
+        if e is not None and e[0] is m:
+            return e
+        texts: list = []
+        media: list = []
+        self.pieces(m, texts, media)
+        cuts = [k for k, t in enumerate(texts) if safe_start(t)]
+        if not cuts:
+            e = (m, texts, 0, None, bool(texts), sum(media))
+        else:
+            closed = 0
+            for a, b in zip(cuts, cuts[1:]):
+                closed += self.encode_len("\n".join(texts[a:b]) + "\n")
+            e = (m, texts[:cuts[0]], closed, texts[cuts[-1]:], True, sum(media))
+        if len(self._messages) >= _MAX_MESSAGES:
+            self._messages.clear()
+        self._messages[id(m)] = e
+        return e
+
+    def _run(self, texts: list, more: bool) -> int:
+        s = "\n".join(texts) + ("\n" if more else "")
+        n = self._runs.get(s)
+        if n is None:
+            n = self.encode_len(s)
+            if len(self._runs) >= _MAX_RUNS:
+                self._runs.clear()
+            self._runs[s] = n
+        return n
+
+    def count(self, messages: list) -> tuple[int, int, bool]:
+        """(tokens of the joined text, media tokens, whether there is any text). The state after the last list
+        counted is kept: the same list, extended in place since (a replay's running context), costs its new
+        messages only."""
+        last = self._lists.get(id(messages))
+        # the same list again, or extended since: its first messages are still the ones counted (checked one by
+        # one: a caller may have replaced a message in place)
+        if last is not None and len(messages) >= len(last[0]) > 0 and all(map(is_, last[0], messages)):
+            total, media, run, any_text = last[1], last[2], list(last[3]), last[4]
+            start = len(last[0])
+        else:
+            total = media = start = 0
+            run = []              # the open run: pieces since the last safe cut
+            any_text = False
+        for m in messages[start:] if start else messages:
+            _, head, closed, tail, has, med = self._split(m)
+            media += med
+            if not has:
+                continue
+            any_text = True
+            run.extend(head)
+            if tail is None:
+                continue
+            if run:                               # the run before this message's first safe piece ends here
+                total += self._run(run, True)
+            total += closed
+            run = list(tail)
+        if messages:
+            self._lists.pop(id(messages), None)
+            while len(self._lists) >= _MAX_LISTS:
+                self._lists.pop(next(iter(self._lists)))
+            self._lists[id(messages)] = (tuple(messages), total, media, tuple(run), any_text)
+        if run:
+            total += self._run(run, False)
+        return total, media, any_text
