@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -497,6 +496,13 @@ def _tolerant_streams() -> None:
             pass
 
 
+def _is_workspace_error(e: BaseException) -> bool:
+    """Whether ``e`` is a ``WorkspaceError`` (its module imported only by a command that uses a workspace: an
+    error of that class cannot come from a command that never imported it)."""
+    mod = sys.modules.get("compactscope.core.files.workspace")
+    return mod is not None and isinstance(e, mod.WorkspaceError)
+
+
 def headless(argv: list[str]) -> int:
     ap = build_parser(argv[0] if argv and argv[0] in HEADLESS else None)
     args = ap.parse_args(argv)
@@ -507,11 +513,10 @@ def headless(argv: list[str]) -> int:
     except argparse.ArgumentTypeError as e:
         ap.error(str(e))
     cli_lang.install(args.lang, cli_lang.wants_json(args))
-    from compactscope.core.files.workspace import WorkspaceError
     try:
         _apply_plugin_limits(args)
         return args.fn(args)
-    except (CliError, WorkspaceError) as e:     # a workdir that filled up or changed mid-run is bad input too
+    except CliError as e:
         print(f"compactscope: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
@@ -523,6 +528,10 @@ def headless(argv: list[str]) -> int:
                   file=sys.stderr)
         return 130
     except Exception as e:  # a bug: one line and where the traceback is, never the traceback itself
+        if _is_workspace_error(e):              # a workdir that filled up or changed mid-run is bad input too
+            print(f"compactscope: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        import traceback
         return report_internal(f"{type(e).__name__}: {e}", traceback.format_exc())
     finally:
         cli_lang.uninstall()
