@@ -26,8 +26,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from pathlib import Path
+from typing import Any
 
 from compactscope.app.cli_common import (
     EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTED, CliError, add_context, choice_json, inferred_json,
@@ -404,12 +404,39 @@ def _apply_plugin_limits(args) -> None:
         os.environ[pw.MEMORY_ENV] = str(int(float(memory)))
 
 
-def build_parser() -> argparse.ArgumentParser:
+# the subcommands the cli_* modules register (the others are this module's own)
+_REGISTERED = {"replay": "cli_replay", "report": "cli_report", "proxy": "cli_proxy", "record": "cli_proxy",
+               "fleet": "cli_fleet", "fleet-report": "cli_fleet", "cache": "cli_cache", "lessons": "cli_lessons",
+               "lesson": "cli_lessons", "events": "cli_events", "retention": "cli_events", "watch": "cli_events"}
+_MODULE_ORDER = ("cli_replay", "cli_report", "cli_proxy", "cli_fleet", "cli_cache", "cli_lessons", "cli_events")
+
+
+class _OnlyOne:
+    """The subparsers action of ``build_parser(only=NAME)``: the parser of NAME is added as usual, any other is
+    built detached and dropped (so a command's start pays neither for the others' options nor their modules)."""
+
+    def __init__(self, sub, only: str):
+        self.sub, self.only = sub, only
+
+    def add_parser(self, name: str, **kw) -> argparse.ArgumentParser:
+        if name == self.only:
+            return self.sub.add_parser(name, **kw)
+        return argparse.ArgumentParser(prog=name, add_help=False)
+
+    @property
+    def choices(self):
+        return self.sub.choices
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; with ``only``, of that one alone (what ``headless`` runs: the same
+    options and help for it, without building or importing the other commands)."""
     ap = argparse.ArgumentParser(prog="compactscope", description=HELP_INTRO,
                                  epilog="Exit codes: 0 fine, 1 the API would reject the list (check), 2 bad input or "
                                         "usage (a plugin strategy that failed too), 3 an internal error (one line on "
                                         "stderr names the file with the details).")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    real_sub = ap.add_subparsers(dest="cmd", required=True)
+    sub: Any = real_sub if only is None else _OnlyOne(real_sub, only)
     p = sub.add_parser("run", help="run a strategy's pipeline once over a real context of FILE")
     _add_common(p)
     add_context(p, "the last segment (what the agent would send next)")
@@ -446,11 +473,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="the parameter reference as Markdown (docs/parameters.md)")
     p.set_defaults(fn=cmd_strategies)
-    from compactscope.app import cli_cache, cli_events, cli_fleet, cli_lessons, cli_proxy, cli_replay, cli_report
-    for mod in (cli_replay, cli_report, cli_proxy, cli_fleet, cli_cache, cli_lessons, cli_events):
-        mod.register(sub, _add_common, _add_engine, _engine, load_file, _print_json, CliError)
+    import importlib
+    for name in _MODULE_ORDER:
+        if only is None or _REGISTERED.get(only) == name:
+            mod = importlib.import_module(f"compactscope.app.{name}")
+            mod.register(sub, _add_common, _add_engine, _engine, load_file, _print_json, CliError)
     from compactscope.app.cli_lang import add_lang
-    add_lang(sub)                    # --lang on every text command (app/cli_lang.py)
+    add_lang(real_sub)               # --lang on every text command (app/cli_lang.py)
     return ap
 
 
@@ -467,8 +496,15 @@ def _tolerant_streams() -> None:
             pass
 
 
+def _is_workspace_error(e: BaseException) -> bool:
+    """Whether ``e`` is a ``WorkspaceError`` (its module imported only by a command that uses a workspace: an
+    error of that class cannot come from a command that never imported it)."""
+    mod = sys.modules.get("compactscope.core.files.workspace")
+    return mod is not None and isinstance(e, mod.WorkspaceError)
+
+
 def headless(argv: list[str]) -> int:
-    ap = build_parser()
+    ap = build_parser(argv[0] if argv and argv[0] in HEADLESS else None)
     args = ap.parse_args(argv)
     _tolerant_streams()
     from compactscope.app import cli_lang
@@ -477,11 +513,10 @@ def headless(argv: list[str]) -> int:
     except argparse.ArgumentTypeError as e:
         ap.error(str(e))
     cli_lang.install(args.lang, cli_lang.wants_json(args))
-    from compactscope.core.files.workspace import WorkspaceError
     try:
         _apply_plugin_limits(args)
         return args.fn(args)
-    except (CliError, WorkspaceError) as e:     # a workdir that filled up or changed mid-run is bad input too
+    except CliError as e:
         print(f"compactscope: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
@@ -493,6 +528,10 @@ def headless(argv: list[str]) -> int:
                   file=sys.stderr)
         return 130
     except Exception as e:  # a bug: one line and where the traceback is, never the traceback itself
+        if _is_workspace_error(e):              # a workdir that filled up or changed mid-run is bad input too
+            print(f"compactscope: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        import traceback
         return report_internal(f"{type(e).__name__}: {e}", traceback.format_exc())
     finally:
         cli_lang.uninstall()

@@ -39,6 +39,9 @@ SMALL = {
     "bench_replay_limit.py": ["--sizes", "20,40", "--repeat", "1"],
     "ref_prefix_walk.py": ["--calls", "40", "--repeat", "1"],
     "bench_pathological.py": ["--chain", "400", "--self", "200", "--tiny", "2000", "--siblings", "1"],
+    "bench_run.py": ["--messages", "300", "--repeat", "1", "--strategies", "s08,hermes"],
+    "ref_parse.py": ["--messages", "300"],
+    "bench_startup.py": ["--repeat", "1"],
 }
 # the scripts that read ../shared/corpus (they skip, saying so, where it is absent)
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py", "fleet_sessions.py",

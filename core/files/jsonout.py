@@ -9,6 +9,7 @@ at a time, so a caller can hand over items it makes on the fly. The document is 
 """
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Callable
 
 from .safeio import dumps
@@ -70,13 +71,39 @@ def _streamable(v: Any) -> bool:
         hasattr(v, "__iter__")
 
 
+def _leaf(v: Any) -> str:
+    """A value below the streamed levels, encoded whole."""
+    if _streamable(v):
+        v = list(v)
+    return encode(v)
+
+
+def _write_leaves(v: Any, out: _Buffered, pad: str, close: str) -> None:
+    """A list on the last streamed level (its items are leaves: a step's messages), in a tight loop: the items
+    encoded in runs of 256 and handed over joined, not through one call of ``_write`` and ``out`` each."""
+    it = iter(v)
+    sep = "," + pad
+    run = list(islice(it, 256))
+    if not run:
+        out("[]")
+        return
+    out("[" + pad)
+    while run:
+        out(sep.join(map(_leaf, run)))
+        run = list(islice(it, 256))
+        if run:
+            out(sep)
+    out(close)
+
+
 def _write(v: Any, out: _Buffered, indent: int, depth: int, level: int) -> None:
     if level >= depth or not (isinstance(v, dict) or _streamable(v)):
-        if _streamable(v):
-            v = list(v)
-        out(encode(v))
+        out(_leaf(v))
         return
     pad = "\n" + " " * (indent * (level + 1))
+    if level == depth - 1 and not isinstance(v, dict):
+        _write_leaves(v, out, pad, "\n" + " " * (indent * level) + "]")
+        return
     if isinstance(v, dict):
         if not v:
             out("{}")

@@ -383,8 +383,10 @@ class _Builder:
                 self.raw_usage[i] = u
         self._share(extra)
         self.msgs.append(msg)
-        self.meta.append(MessageMeta(Provenance(self.path, line), parse_timestamp(rec.get("timestamp")), None,
-                                     model, rec.get("uuid"), extra))
+        ts = rec.get("timestamp")             # (seconds already, from _Envelope.strip: parsed again only if not)
+        if ts.__class__ is not float or ts > 1e11:
+            ts = parse_timestamp(ts)
+        self.meta.append(MessageMeta(Provenance(self.path, line), ts, None, model, rec.get("uuid"), extra))
 
     def _share(self, extra: dict) -> None:
         """Values many messages repeat (a stop reason, a subtype...) kept as one string object, not one per

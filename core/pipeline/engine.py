@@ -28,7 +28,7 @@ from ..layers.base import ALL, Layer, LayerContext, LayerProgress, ReadParams
 from ..model.messages import OPENAI, detect_dialect, to_anthropic, to_openai
 from .size import CharsPerToken, SizeMeter
 from ..strategies.base import Strategy, Variant
-from ..strategies.plugin import ANY
+from ..strategies.base import ANY
 from ..summarizers import CachedSummarizer, OfflineSummarizer
 from .trace import CONVERT, Delta, Edit, LayerOutput, Step, Trace
 from ..files.workspace import Workspace, WorkspaceError

@@ -56,9 +56,14 @@ def message_chars(m: Any) -> int:
 
 def measure_chars(f: Facts, m: Any) -> int:
     """``message_chars(m)``, kept in the table ``f`` (column SIZE), with its raw size beside it when they differ."""
-    v = f.int_value(m, SIZE)
-    if v is not None:
-        return v
+    g = f.gen
+    s = g.index.get(id(m))                  # (Facts.int_value inlined: one call per message of every list sized)
+    if s is not None and g.refs[s] is m:
+        col = g.ints.get(SIZE)
+        if col is not None:
+            v = col[s]
+            if v != MISSING:
+                return v
     n, raw = chars_and_raw(m)
     g, s = f.slot(m)
     f.int_column(g, SIZE)[s] = n

@@ -20,7 +20,7 @@ from ..pipeline.engine import Engine
 from ..strategies.base import IterationPolicy
 from ..pipeline.size import is_additive
 from ..strategies.base import Strategy
-from ..strategies.plugin import ANY
+from ..strategies.base import ANY
 from ..pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
 from .calibration import Calibrator, default_calibration, measure
 from .records import CallRecord, KeptInputs, LayerRecord, ReplayResult

@@ -13,17 +13,41 @@ window, fleet) accepts all of them:
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
-from .base import Param, Strategy
+from .base import ANY, Param, Strategy
 from .infer import Inferred, infer_params
 from .own import Own, StrategyChoice, agent_of, choose_strategy, fits, own_strategy, strategy_choice_of
-from .plugin import ANY, PluginError, looks_like_plugin, short_label
+
+if TYPE_CHECKING:
+    from .plugin_params import PluginError
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
             "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
             "inspect_summary": ("inspect", "INSPECT_SUMMARY"), "codex": ("codex", "CODEX"),
             "gemini_cli": ("gemini_cli", "GEMINI_CLI")}
 _cache: dict[str, Strategy] = {}
+
+
+def __getattr__(name: str) -> Any:
+    """``PluginError`` from the plugin machinery, imported on first use (a built-in strategy never needs it)."""
+    if name == "PluginError":
+        from .plugin_params import PluginError
+        return PluginError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def looks_like_plugin(spec: str) -> bool:
+    """Whether ``spec`` is written as a plugin (``X:NAME`` or ``PATH.py``), not a strategy name
+    (``plugin.looks_like_plugin``, its module imported on first use)."""
+    from .plugin import looks_like_plugin as looks
+    return looks(spec)
+
+
+def short_label(spec: str) -> str:
+    """How a strategy spec is shown in a list (``plugin.short_label``, its module imported on first use)."""
+    from .plugin import short_label as label
+    return label(spec)
 
 
 def builtin() -> list[str]:

@@ -19,6 +19,8 @@ from ..layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
 from ..layers.params import Param  # noqa: F401 - where strategies and plugins have always found it
 from ..model.messages import ANTHROPIC
 
+ANY = "any"                      # a strategy dialect: the input's own, no conversion (a plugin's)
+
 SIZE, TOKENS = "size", "tokens"         # threshold units: chars of the size meter, or estimated tokens
 
 # colours by layer role (charts, markers); a layer without one gets the palette colour of its position

@@ -12,16 +12,49 @@ Pure Python, no Qt.
 """
 from __future__ import annotations
 
-from typing import Any
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 MICRO_DROP_TOKENS = 5_000        # a drop of the real context this large, with no boundary, is a microcompact
 MICRO_DROP_SHARE = 0.05
 KEPT_SHARE = 0.5                 # the real context grew by at least this share of a result's rough tokens: kept
 
 
+_scope = threading.local()       # .memo: within ``memoised()``, (function, id(conversation)) -> (conversation, value)
+
+
+@contextmanager
+def memoised() -> Iterator[None]:
+    """Within it, ``real_calls`` and ``call_numbers`` are computed once per conversation (one inference reads them
+    several times: each is a walk over the whole history); outside, every call computes them afresh."""
+    outer = getattr(_scope, "memo", None)
+    _scope.memo = outer if outer is not None else {}
+    try:
+        yield
+    finally:
+        _scope.memo = outer
+
+
+def _once(name: str, conversation, compute: Callable[[Any], Any]) -> Any:
+    memo = getattr(_scope, "memo", None)
+    if memo is None:
+        return compute(conversation)
+    hit = memo.get((name, id(conversation)))
+    if hit is not None and hit[0] is conversation:
+        return hit[1]
+    value = compute(conversation)
+    memo[(name, id(conversation))] = (conversation, value)      # (holds the conversation: its id is not reused)
+    return value
+
+
 def call_numbers(conversation) -> dict[int, int]:
     """message index -> the replay's call number of each recorded assistant message (copies a compaction re-sent
     are not calls)."""
+    return _once("call_numbers", conversation, _call_numbers)
+
+
+def _call_numbers(conversation) -> dict[int, int]:
     out, k = {}, 0
     meta = conversation.meta
     for i, m in enumerate(conversation.messages):
@@ -39,6 +72,10 @@ def is_context(meta) -> bool:
 
 def real_calls(conversation) -> list[tuple[int, int, int, float | None]]:
     """(message index, segment, real context tokens, timestamp) of each recorded API response."""
+    return _once("real_calls", conversation, _real_calls)
+
+
+def _real_calls(conversation) -> list[tuple[int, int, int, float | None]]:
     msgs, meta = conversation.messages, conversation.meta
     starts = sorted(set(conversation.segments or [0]) | {0})
     out, seg = [], 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .claude_code_evidence import context_drops, kept_over_budget, real_calls, time_micro_evidence
+from .claude_code_evidence import context_drops, kept_over_budget, memoised, real_calls, time_micro_evidence
 from ..layers.claude_code_params import (
     ClaudeCodeParams, parse_version, session_versions,
 )
@@ -92,9 +92,14 @@ def _uses_mcp(conversation) -> bool:
 
 def infer(conversation) -> Inferred:
     """The claude_code strategy's defaults read from a Claude Code session (empty for anything else)."""
-    out = Inferred()
     if getattr(conversation, "format", "") != "claude-code":
-        return out
+        return Inferred()
+    with memoised():                     # the calls and their numbers: one walk over the history each
+        return _infer(conversation)
+
+
+def _infer(conversation) -> Inferred:
+    out = Inferred()
     versions = _versions(conversation)
     calls = real_calls(conversation)
     version = versions[-1] if versions else None

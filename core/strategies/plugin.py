@@ -56,12 +56,11 @@ from ..layers.base import Layer, LayerContext
 from ..model.messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, message_text
 from ..summarizers import SummaryError, SummaryRequest
 from ..pipeline.trace import LayerOutput
-from .base import Param, Strategy
+from .base import ANY, Param, Strategy
 from .plugin_params import PluginError, function_params
 from . import plugin_worker as _pw
 from ..i18n import english as words
 
-ANY = "any"                      # a strategy dialect: the input's own, no conversion
 DIALECTS = (ANTHROPIC, OPENAI, ANY)
 ENTRY_POINT_GROUP = "compactscope.strategies"
 DEFAULT_NAMES = ("STRATEGY", "compact")

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from .base import Strategy
-from .plugin import split_params
 
 RUN_FORMAT = "[LABEL=]NAME[:KEY=VALUE,...]"
 
@@ -44,6 +43,7 @@ def parse_run_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     if "=" in spec.split(":", 1)[0]:
         label, spec = spec.split("=", 1)
         label = label.strip()
+    from .plugin import split_params         # (the plugin machinery imported only when a spec is parsed)
     name, rest = split_params(spec)          # NAME, MODULE:NAME or PATH.py:NAME (a plugin), then K=V,...
     head, colon, tail = spec.partition(":")
     if colon and head.strip() in builtin():
