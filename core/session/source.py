@@ -21,7 +21,8 @@ class SourcePart:
 
     def __init__(self, s: Session, ex: Executor):
         self.s = s
-        self.loader = Worker(ex, self._load_done, self._load_failed, on_partial=self._load_preview, name="load")
+        self.loader = Worker(ex, self._load_done, self._load_failed, on_partial=self._load_preview, name="load",
+                             foreground=True)
         self.loading: tuple | None = None           # (path, conversation) of the file loading in the background
         self.open_at_first_compaction = False       # the window: a compacted file opens before its first compaction
         # source
