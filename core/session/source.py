@@ -200,6 +200,7 @@ class SourcePart:
         # message objects): the meter held them, and up to 32 of their lists, until a million had been measured
         for cache in (self.s.view.align, self.s.view.status_before, self.s.view.status_after, self.s.meter):
             cache.clear()
+        self.s.workspace.forget_lists()          # (the last transcript's list, of the conversation before)
         self.s.view.stage, self.s.view.selection, self.s.view.selected_block, self.s.view.shown = 0, None, None, 0
         self.s.replay.replay_results, self.s.replay.replay_stale, self.s.replay.shown_call, self.s.replay.cursor = [], True, None, None
         self.s.crosscheck.set_check(None)
