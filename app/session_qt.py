@@ -14,7 +14,8 @@ from compactscope.core.runtime.jobs import user_active
 from compactscope.core.session.model import EVENTS, Session
 
 # the events that follow what the user does: courteous background work waits meanwhile (core.runtime.jobs)
-USER_EVENTS = frozenset({"stage", "selection", "view_mode", "filters", "tab", "cursor", "params", "strategy"})
+USER_EVENTS = frozenset({"stage", "selection", "view_mode", "filters", "tab", "cursor", "params", "strategy",
+                         "ready"})                 # (a result shown: the user is about to look at it)
 
 
 def signal_name(event_type: str) -> str:

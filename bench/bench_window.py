@@ -5,7 +5,8 @@ Prints each figure as a ratio to its target (issue 27, at 100k messages); assert
     python bench/bench_window.py                          # 100k messages, every built-in strategy
     python bench/bench_window.py --messages 100000 --strategies s08,claude_code
     python bench/bench_window.py --file SESSION.jsonl     # a session file of your own
-    python bench/bench_window.py --messages 200           # the small smoke size (tests/test_bench_smoke.py)
+    python bench/bench_window.py --messages 100 --strategies s08,claude_code,hermes,inspect_edit,codex,gemini_cli
+                                                          # the smoke size (tests/test_bench_smoke.py)
 
 The machine this runs on is usually shared and loaded, so every time is measured twice: wall clock, and the CPU
 time the work itself took (the GUI thread's for a step, the whole process's for a run, which waits on nothing
