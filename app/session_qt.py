@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
+from compactscope.core.runtime.jobs import user_active
 from compactscope.core.session.model import EVENTS, Session
+
+# the events that follow what the user does: courteous background work waits meanwhile (core.runtime.jobs)
+USER_EVENTS = frozenset({"stage", "selection", "view_mode", "filters", "tab", "cursor", "params", "strategy",
+                         "ready"})                 # (a result shown: the user is about to look at it)
 
 
 def signal_name(event_type: str) -> str:
@@ -48,6 +53,8 @@ class QtSession(QObject):
         session.events.changed.connect(self._forward)
 
     def _forward(self, ev) -> None:
+        if ev.type in USER_EVENTS:
+            user_active()
         sig = self._signals.get(ev.type)
         if sig is not None:
             sig.emit(ev.value)

@@ -73,7 +73,10 @@ class QtExecutor(Executor):
             self.pool.start(_Task(task))
 
     def post(self, callback, *args) -> None:
-        self._poster.sigPost.emit(callback, args)
+        try:
+            self._poster.sigPost.emit(callback, args)
+        except RuntimeError:      # the poster is gone (the application is exiting): nobody is left to tell
+            pass
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.pool.waitForDone(-1 if timeout is None else int(timeout * 1000))

@@ -24,7 +24,7 @@ SMALL = {
     "bench_memory.py": ["--messages", "300", "--strategies", "s08"],
     "bench_plugins.py": ["--sizes", "100", "--calls", "10"],
     "bench_replay.py": ["--scaling", "20,40", "--repeat", "1"],
-    "bench_window.py": ["--messages", "300", "--strategies", "s08"],
+    "bench_window.py": ["--messages", "100", "--strategies", "s08,claude_code,hermes,inspect_edit,codex,gemini_cli"],
     "bench_cache.py": ["--messages", "300", "--runs", "2"],
     "fleet_sessions.py": ["{tmp}/sessions", "--sessions", "2", "--mb", "0.1"],
     "bench_fleet.py": ["--dir", "{tmp}/fleet", "--sessions", "3", "--mb", "0.1", "--skip-dask"],

@@ -175,3 +175,38 @@ def test_the_preview_is_the_first_lines_and_reads_on_when_they_are_long(tmp_path
     assert conv is not None and len(conv.messages) > 100 and conv.messages[0]["content"] == "x" * 30_000
     monkeypatch.setattr(S, "PREVIEW_MAX_BYTES", 25_000)   # nothing whole within the most it may read
     assert S.read_preview(str(long_head)) is None
+
+
+@pytest.mark.parametrize("strategy,changes", [
+    ("claude_code", [("buffer", 12_000), ("window", 60_000), ("buffer", 30_000)]),
+    ("hermes", [("summary_target_ratio", 0.25), ("protect_last_n", 4)]),
+    ("codex", None), ("gemini_cli", None)])
+def test_parameter_changes_keep_the_token_estimator_and_equal_a_fresh_run(tmp_path, strategy, changes):
+    """The session hands the strategy's token estimator (which learns the loaded conversation once) to the
+    next run; each result equals the one a fresh session makes with the same parameters."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from bench_memory import write_session as write_tools_session
+    path = tmp_path / "s.jsonl"
+    write_tools_session(path, 600)
+    s = Session(Workspace(tmp_path / "ws"), strategy=strategy)
+    s.setup.pin_strategy()
+    assert s.source.open(str(path))
+    est = s.result.trace and s._tokens[1]
+    if changes is None:                       # a change of the strategy's first parameter that is a number
+        st = s.setup.strategy
+        p = next(p for p in st.params if isinstance(p.default, int) and not isinstance(p.default, bool))
+        changes = [(p.name, p.default * 2 or 3)]
+    for k, (name, value) in enumerate(changes):
+        s.setup.set_param(name, value)
+        assert s._tokens[1] is est
+        fresh = Session(Workspace(tmp_path / f"ws{k}"), strategy=strategy, params=dict(s.setup.params))
+        fresh.setup.pin_strategy()
+        assert fresh.source.open(str(path))
+        assert dict(fresh.setup.params) == dict(s.setup.params)
+        assert [st.layer for st in s.trace.steps] == [st.layer for st in fresh.trace.steps]
+        for a, b in zip(s.trace.steps, fresh.trace.steps):
+            assert json.dumps(a.messages, sort_keys=True, default=str) == \
+                json.dumps(b.messages, sort_keys=True, default=str), (name, a.layer)
+            assert (a.size_after, a.tokens_after, a.changed) == (b.size_after, b.tokens_after, b.changed)

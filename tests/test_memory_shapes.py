@@ -229,9 +229,34 @@ def test_a_transcript_is_named_by_its_content_whether_its_digests_were_known_or_
     assert first.read_bytes() == fresh.read_bytes() == b"".join(_line(m) for m in msgs)
     LINE_DIGESTS.put(msgs[0], b"\0" * 16)             # one digest unknown: the list is written, not guessed
     FACTS.clear()
+    ws.forget_lists()                                 # (else the same list is the last one's file at once)
     for m in msgs[1:]:
         LINE_DIGESTS.put(m, hashlib.blake2b(_line(m), digest_size=16).digest())
     assert ws.write_transcript(msgs).name == first.name
+
+
+def test_the_same_list_again_is_the_last_transcript_without_a_look_up(tmp_path, monkeypatch):
+    """A parameter change re-running auto_compact writes the kept step's list again: its file is the last one,
+    found without a digest per message; another list (even with the same messages), or the file gone, is looked
+    up or written as before; forget_lists lets go of the list."""
+    import compactscope.core.files.workspace as W
+    msgs = [{"role": "user", "content": f"line {k}"} for k in range(50)]
+    ws = Workspace(tmp_path / "ws")
+    first = ws.write_transcript(msgs)
+    looked: list = []
+    real = W._transcript_key
+    monkeypatch.setattr(W, "_transcript_key", lambda ds: looked.append(1) or real(ds))
+    assert ws.write_transcript(msgs) == first and looked == []
+    other = list(msgs)
+    assert ws.write_transcript(other) == first and looked == [1]            # equal content: the same file
+    longer = msgs + [{"role": "user", "content": "more"}]
+    assert ws.write_transcript(longer) != first
+    first.unlink()
+    again = ws.write_transcript(other[:50])
+    assert again.read_bytes() == b"".join(_line(m) for m in msgs)
+    ws.forget_lists()
+    looked.clear()
+    assert ws.write_transcript(other[:50]) == again and looked == [1]
 
 
 def test_a_cross_check_leaves_no_module_sources_in_linecache():

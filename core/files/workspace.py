@@ -135,6 +135,9 @@ class Workspace:
             cache.mark_active(self.root)
         self._lock = threading.Lock()
         self.pruning: threading.Thread | None = None   # the background prune of the cache this workspace started
+        # the last list written and its file (list, length, path): the same list again (a parameter change
+        # re-running auto_compact over the kept step's list) is found without 100k digest look-ups
+        self._last_transcript: tuple | None = None
 
     def _inside(self, rel: str) -> Path:
         p = (self.root / rel).resolve()
@@ -212,17 +215,28 @@ class Workspace:
         The file appears whole or not at all. Each message's line is hashed once per message object, so
         a list seen before costs a lookup per message, not a serialisation."""
         with self._lock:
-            folder = self._folder(TRANSCRIPT_DIR)
-            # the digests are kept for the lists of this conversation (a run again with other parameters), in the
-            # one per-message table (core.facts: bounded by the longest list shown or measured)
-            # (hashed as they are looked up, not held: 100k digests as bytes objects are 5 MB for a moment)
-            FACTS.expect(len(messages))
-            key = _transcript_key(map(LINE_DIGESTS.peek, messages))
-            path = None if key is None else self._name(folder, key, None)
-            if path is None:
-                path = self._write_new(folder, messages)
+            last = self._last_transcript
+            if last is not None and last[0] is messages and last[1] == len(messages) and _regular(last[2]):
+                path = last[2]
+            else:
+                folder = self._folder(TRANSCRIPT_DIR)
+                # the digests are kept for the lists of this conversation (a run again with other parameters), in
+                # the one per-message table (core.facts: bounded by the longest list shown or measured)
+                # (hashed as they are looked up, not held: 100k digests as bytes objects are 5 MB for a moment)
+                FACTS.expect(len(messages))
+                key = _transcript_key(map(LINE_DIGESTS.peek, messages))
+                path = None if key is None else self._name(folder, key, None)
+                if path is None:
+                    path = self._write_new(folder, messages)
+                self._last_transcript = (messages, len(messages), path)
         self._used()
         return path
+
+    def forget_lists(self) -> None:
+        """Let go of the last list written as a transcript (another conversation is shown: it would hold the
+        one before in memory)."""
+        with self._lock:
+            self._last_transcript = None
 
     def relative(self, path: Path) -> str:
         """``path`` (a file this workspace wrote) as shown to the model: relative to the workspace, so the same

@@ -14,6 +14,11 @@ Executors decide where tasks run and where callbacks arrive:
   worker thread when it has no queue);
 * the window's ``app.workers.QtExecutor``: a QThreadPool, callbacks posted to the GUI thread.
 
+A ``Worker(courteous=True)`` runs background work nobody waits for (the window's events): each time its task
+looks at ``state.cancel`` it first waits while the user is busy (``user_active()``, which the window calls on a
+step, a selection...) or a ``Worker(foreground=True)`` task (a load, a pipeline run) runs in another thread, so
+the interpreter lock is the window's and that run's meanwhile.
+
 Pure Python, no Qt.
 """
 from __future__ import annotations
@@ -27,11 +32,73 @@ REPLACE = "replace"      # a new start cancels the running task (its result is d
 LATEST = "latest"        # a new start waits for the running task; only the newest waiting one runs next
 
 
+USER_PAUSE = 0.3        # seconds courteous work waits after the user's last action
+MAX_WAIT = 2.0          # then it runs on for RUN_SLICE even while the user goes on (it is never starved)
+RUN_SLICE = 0.2
+
+
+class _Courtesy:
+    """When courteous work waits: the end of the user's last action's pause, and the threads running a
+    foreground task (thread id -> how many)."""
+
+    def __init__(self) -> None:
+        self.until = 0.0
+        self.foreground: dict[int, int] = {}
+        self.lock = threading.Lock()
+
+    def should_wait(self) -> bool:
+        me = threading.get_ident()
+        return time.monotonic() < self.until or any(t != me for t in list(self.foreground))
+
+    def enter(self) -> None:
+        me = threading.get_ident()
+        with self.lock:
+            self.foreground[me] = self.foreground.get(me, 0) + 1
+
+    def leave(self) -> None:
+        me = threading.get_ident()
+        with self.lock:
+            n = self.foreground.get(me, 1) - 1
+            if n > 0:
+                self.foreground[me] = n
+            else:
+                self.foreground.pop(me, None)
+
+
+COURTESY = _Courtesy()
+
+
+def user_active(seconds: float = USER_PAUSE) -> None:
+    """The user is doing something (a step, a selection): courteous work waits for ``seconds`` from now."""
+    COURTESY.until = max(COURTESY.until, time.monotonic() + seconds)
+
+
+class CourteousEvent(threading.Event):
+    """A courteous task's cancel Event: ``is_set()`` first waits while ``COURTESY`` says so (at most
+    ``MAX_WAIT`` at a time, then ``RUN_SLICE`` without waiting), sleeping with the interpreter lock released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._free_until = 0.0
+
+    def is_set(self) -> bool:
+        now = time.monotonic()
+        if now >= self._free_until:
+            end = now + MAX_WAIT
+            while not super().is_set() and COURTESY.should_wait():
+                now = time.monotonic()
+                if now >= end:
+                    self._free_until = now + RUN_SLICE
+                    break
+                time.sleep(0.01)
+        return super().is_set()
+
+
 class TaskState:
     """What a running task sees: ``cancel`` (an Event), and ways to report back."""
 
-    def __init__(self, worker: "Worker", tid: int):
-        self.cancel = threading.Event()
+    def __init__(self, worker: "Worker", tid: int, courteous: bool = False):
+        self.cancel: threading.Event = CourteousEvent() if courteous else threading.Event()
         self._worker, self._tid = worker, tid
 
     def is_interruption_requested(self) -> bool:
@@ -116,8 +183,11 @@ class Worker:
     def __init__(self, executor: Executor, on_done: Callable[[Any], Any] | None = None,
                  on_exception: Callable[[BaseException], Any] | None = None,
                  on_partial: Callable[[Any], Any] | None = None, on_progress: Callable[[str], Any] | None = None,
-                 policy: str = REPLACE, name: str = ""):
+                 policy: str = REPLACE, name: str = "", courteous: bool = False, foreground: bool = False):
+        """``courteous``: the task waits while the user is busy or a foreground task runs (see the module doc);
+        ``foreground``: courteous tasks wait while this one's runs."""
         self.executor, self.policy, self.name = executor, policy, name
+        self.courteous, self.foreground = courteous, foreground
         self.on_done, self.on_exception, self.on_partial, self.on_progress = on_done, on_exception, on_partial, \
             on_progress
         self._next = 0
@@ -144,15 +214,21 @@ class Worker:
         self.cancel()
         self._next += 1
         tid = self._next
-        state = TaskState(self, tid)
+        state = TaskState(self, tid, self.courteous)
         self.current, self._state, self.started_at = tid, state, time.perf_counter()
+        foreground = self.foreground
 
         def task():
+            if foreground:
+                COURTESY.enter()
             try:
                 res = fn(*args, state=state, **kwargs)
             except BaseException as e:  # noqa: BLE001 - delivered home, shown with what to do
                 self._post(tid, "exception", e)
                 return
+            finally:
+                if foreground:
+                    COURTESY.leave()
             self._post(tid, "done", res)
         self.executor.submit(task)
         return tid

@@ -56,7 +56,7 @@ class Session:
         self.meter = SizeMeter()
         ex = executor or InlineExecutor()
         self.pipeline = Worker(ex, self._pipeline_done, self._pipeline_failed, on_progress=self._progress,
-                               name="pipeline")
+                               name="pipeline", foreground=True)
         # result and view
         self.result: PipelineResult | None = None
         self.runs = 0
@@ -65,6 +65,10 @@ class Session:
         self.pending_view: dict | None = None      # restore(): applied when the next result arrives
         self.open_at_first_compaction = False       # the window: a compacted file opens before its first compaction
         self._defer_runs = False
+        # the strategy's token estimator, kept for the next run while no run uses it: it learns the loaded
+        # conversation once (claude_code's bind: ~1 s at 100k messages, most of a parameter change's run)
+        self._tokens: tuple | None = None            # (strategy, estimator)
+        self._running_engines: dict = {}             # id -> engine of the runs not yet ended (dict ops: atomic)
         self.source = SourcePart(self, ex)
         self.setup = SetupPart(self, strategy, params, summarizer)
         self.view = ViewPart(self)
@@ -96,7 +100,8 @@ class Session:
         self.progress_text = f"running {self.setup.strategy.name}" + (" (an LLM may summarise)" if slow else "")
         self.replay.replay_stale = True
         engine = Engine(self.setup.strategy, dict(self.setup.params), workspace=self.workspace, summarizer=summ,
-                        meter=self.meter, order=self.setup.order)
+                        meter=self.meter, order=self.setup.order, tokens=self._token_estimator())
+        self._running_engines[id(engine)] = engine
         conv, msgs = self.source.source_conversation(), self.source.source_messages
         # the last result over the same list: its steps before the first layer a changed parameter concerns
         # are kept (a change of the last layer's parameter re-runs the last layer only)
@@ -107,9 +112,26 @@ class Session:
         if self.view.tab == "timeline":
             self.replay.run_replay()
 
+    def _token_estimator(self):
+        """The strategy's token estimator for a run: the one the last run used when it is the same strategy's and
+        no run still uses it (a cancelled run ends at its next layer), else a new one (None: the engine's own)."""
+        st = self.setup.strategy
+        if st.token_estimator is None:
+            return None
+        if self._tokens is None or self._tokens[0] is not st or \
+                any(e.tokens is self._tokens[1] for e in list(self._running_engines.values())):
+            self._tokens = (st, st.token_estimator())
+        return self._tokens[1]
+
     def _run_job(self, engine: Engine, msgs: list, conv, state, prev: PipelineResult | None) -> PipelineResult:
         """In the background: the pipeline, then what the views draw of its steps (aligned rows), so that
         showing the result and stepping cost the GUI thread no more than painting."""
+        try:
+            return self._run_steps(engine, msgs, conv, state, prev)
+        finally:
+            self._running_engines.pop(id(engine), None)
+
+    def _run_steps(self, engine: Engine, msgs: list, conv, state, prev: PipelineResult | None) -> PipelineResult:
         with gc_paused():
             result = run_with_variants(engine, msgs, conv, cancel=state.cancel, progress=state.set_progress,
                                        reuse=prev)

@@ -21,7 +21,8 @@ class SourcePart:
 
     def __init__(self, s: Session, ex: Executor):
         self.s = s
-        self.loader = Worker(ex, self._load_done, self._load_failed, on_partial=self._load_preview, name="load")
+        self.loader = Worker(ex, self._load_done, self._load_failed, on_partial=self._load_preview, name="load",
+                             foreground=True)
         self.loading: tuple | None = None           # (path, conversation) of the file loading in the background
         self.open_at_first_compaction = False       # the window: a compacted file opens before its first compaction
         # source
@@ -199,6 +200,7 @@ class SourcePart:
         # message objects): the meter held them, and up to 32 of their lists, until a million had been measured
         for cache in (self.s.view.align, self.s.view.status_before, self.s.view.status_after, self.s.meter):
             cache.clear()
+        self.s.workspace.forget_lists()          # (the last transcript's list, of the conversation before)
         self.s.view.stage, self.s.view.selection, self.s.view.selected_block, self.s.view.shown = 0, None, None, 0
         self.s.replay.replay_results, self.s.replay.replay_stale, self.s.replay.shown_call, self.s.replay.cursor = [], True, None, None
         self.s.crosscheck.set_check(None)
