@@ -149,15 +149,52 @@ def read_probe(path: str | Path) -> Probe:
     return probe
 
 
+STREAM_BYTES = 2 * 1024 * 1024   # a JSON document this big is read in chunks (``read_json_streamed``)
+
+
+def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("messages", "")) -> tuple[Any, dict]:
+    """(``read_json_document``'s value, the line of each element of its streamed arrays) without the whole
+    file in memory: a document of ``STREAM_BYTES`` or more is read in chunks, the arrays at the keys
+    ``stream`` of its top-level object ("" for a top-level array) element by element, each piece parsed
+    as ``loads_lenient`` parses (``files.jsonstream``). The lines are ``{(key,): [line, ...]}``, as
+    ``document_lines`` gives them. Broken JSON is read whole, as before, for its error's line and column."""
+    doc: Any = _UNSET
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        _check_document_size(path, size)
+        if size >= STREAM_BYTES:
+            from ..files.jsonstream import Broken, Pieces, read_document
+            pieces = Pieces()
+            try:
+                doc, lines = read_document(f, pieces, stream)
+            except (Broken, MemoryError, RecursionError):
+                doc = _UNSET
+    if doc is not _UNSET:
+        if notes is not None:
+            notes.extend(pieces.notes)
+        return doc, lines
+    doc = read_json_document(path, notes)
+    patterns = [()] if isinstance(doc, list) and "" in stream else \
+        [(k,) for k in stream if isinstance(doc, dict) and isinstance(doc.get(k), list)]
+    lines = {}
+    for pattern in patterns:
+        lines.update(document_lines(path, pattern, doc))
+    return doc, lines
+
+
+def _check_document_size(path: Path, size: int) -> None:
+    if size > MAX_JSON_BYTES:
+        raise LoadError(str(path), 0, f"the file is {size:,} bytes, over the {MAX_JSON_BYTES:,}-byte limit for "
+                                      "one JSON document")
+
+
 def read_json_document(path: Path, notes: list | None = None) -> Any:
     """Parse a whole file as one JSON value; LoadError with line and column. What only a lenient parser
     reads (NaN, 1e400, lone surrogates, invalid UTF-8) is made valid and described in ``notes``
     (see ``loads_lenient``)."""
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
-        if size > MAX_JSON_BYTES:
-            raise LoadError(str(path), 0, f"the file is {size:,} bytes, over the {MAX_JSON_BYTES:,}-byte limit for "
-                                          "one JSON document")
+        _check_document_size(path, size)
         data = f.read(size + 1)            # (read(n) sets aside n bytes at once: never the 2 GB limit itself)
     try:
         return loads_lenient(data, notes=notes)
