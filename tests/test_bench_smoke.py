@@ -37,6 +37,7 @@ SMALL = {
     "make_gemini_sessions.py": ["--fake-only"],          # the real CLI needs npm: only the fake server here
     "bench_events.py": ["--mb", "0.3"],
     "bench_pathological.py": ["--chain", "400", "--self", "200", "--tiny", "2000", "--siblings", "1"],
+    "bench_json_document.py": ["--mb", "2.5", "--strategies", "s08", "--forms", "body,hermes,jsonl", "--whole"],
 }
 # the scripts that read ../shared/corpus (they skip, saying so, where it is absent)
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py", "fleet_sessions.py",

@@ -71,9 +71,12 @@ class Probe:
             self._first_lines = out
         return self._first_lines[:n]
 
-    def first_line_value(self, limit: int = 64 * 1024 * 1024):
-        """The first non-blank line parsed as JSON, reading past the head when that line is longer than
-        the probe (a JSONL file whose first record is huge). None when it is not one JSON value."""
+    def first_line_value(self):
+        """The first non-blank line parsed as JSON. When that line is longer than the probe (a JSONL file
+        whose first record is huge, or a whole document on one line), its top-level object is read in
+        chunks, each of its values over ``jsonstream.SHALLOW_MAX`` standing as an empty one of its kind
+        ({}, [], ""): enough to tell a format, never the whole file in memory. None when it is not one
+        JSON value."""
         if self._first_value is not _UNSET:
             return self._first_value
         value = None
@@ -82,15 +85,10 @@ class Probe:
         try:
             if nl >= 0 or len(self.head) >= self.size:
                 value = loads_lenient(h[:nl] if nl >= 0 else h)
-            else:
+            elif h.startswith(b"{"):
+                from ..files.jsonstream import shallow_value
                 with open_regular(self.path) as f:
-                    raw = b""
-                    while not raw.strip():
-                        raw = f.readline(limit + 1)
-                        if not raw:
-                            break
-                    if len(raw) <= limit:
-                        value = loads_lenient(raw)
+                    value = shallow_value(f, lambda raw, depth: loads_lenient(raw))
         except (OSError, MemoryError, LoadError, ValueError, RecursionError) + tuple(JSONDecodeError):
             value = None
         self._first_value = value
