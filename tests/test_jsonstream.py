@@ -239,3 +239,21 @@ def test_shallow_value_is_none_for_what_is_not_one_object_on_the_first_line():
         assert shallow_value(io.BytesIO(raw), lambda r, d: loads_lenient(r)) is None
     assert shallow_value(io.BytesIO(b'\n {"a": [1, {"b": 2}]}\n{"x"'), lambda r, d: loads_lenient(r)) == \
         {"a": [1, {"b": 2}]}
+
+
+def test_the_corpus_and_example_documents_load_the_same_streamed_and_whole(monkeypatch):
+    """Every JSON document of the corpus (hermes snapshots, Inspect logs, an API trace, SWE-agent trajectories, a
+    Gemini CLI session) and of the examples: the same conversations, lines and problems read either way."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "assets" / "examples").glob("*.json"))
+    corpus = root.parent / "shared" / "corpus"
+    files += [corpus / n for n in ("hermes-agent/inplace/sessions/session_20261130_142434_da29ca.json",
+                                   "inspect_ai/react-compaction-summary.json", "inspect_ai/2025-05-12T20-27-36-04-00_browser.json",
+                                   "learn-claude-code/s01.json", "swe-agent/function_calling_simple.traj.json",
+                                   "entireio-cli/ab-2b9748b105-0-full.jsonl") if (corpus / n).is_file()]
+    for p in files:
+        monkeypatch.setattr(base, "STREAM_BYTES", 1 << 62)
+        whole = _dump(load(p))
+        monkeypatch.setattr(base, "STREAM_BYTES", 0)
+        assert _dump(load(p)) == whole, p.name

@@ -77,6 +77,35 @@ class Pieces:
         return json_safe(value, self.made_safe, depth)
 
 
+SHARE_LEN = 20          # a string value this short is kept once for the whole document ("assistant", "text")
+SHARE_MAX = 50_000      # strings kept at most (then only looked up)
+
+
+def share_strings(value: Any, cache: dict, depth: int = 4) -> None:
+    """Replace, in place, each short string value of ``value`` (to ``depth`` levels) by the one equal string
+    ``cache`` keeps: a role, a block type or a tool name is then one object for the whole document, not one per
+    message (orjson shares keys, not values). Equal values, so nothing else can tell."""
+    if type(value) is dict:
+        pairs: Any = value.items()
+    elif type(value) is list:
+        pairs = enumerate(value)
+    else:
+        return
+    get = cache.get
+    for k, x in pairs:
+        t = type(x)
+        if t is str:
+            if len(x) <= SHARE_LEN:
+                y = get(x)
+                if y is None:
+                    if len(cache) < SHARE_MAX:
+                        cache[x] = x
+                elif y is not x:
+                    value[k] = y
+        elif depth and (t is dict or t is list):
+            share_strings(x, cache, depth - 1)
+
+
 class Broken(ValueError):
     """The file is not one well-formed JSON object or array as the scanner reads it (its offset)."""
 
@@ -207,6 +236,8 @@ class _Reader:
         self.after = -1          # where a streamed array closed (its value must end there)
         self.big = False         # shallow: the value being read is too big, its bytes dropped
         self.big_value: Any = None
+        self.shared: dict = {}   # the short strings of the streamed elements (``share_strings``)
+        self.inner_lines: Callable[[str, bytes], dict] | None = None
 
     # -- the pieces
     def _value(self, a: int, b: int, depth: int = 1) -> Any:
@@ -228,9 +259,16 @@ class _Reader:
         assert self.items is not None
         if closing and not lines and self.w.blank(a, b):
             return None                                # "[]": no element
+        first = self.w.line_at(a)
         at = self.w.first_nonspace(a, b)
         lines.append(self.w.line_at(at))
-        self.items.append(self._value(a, b, 1 if self.kind == 0x5B else 2))
+        if self.inner_lines is not None and self.kind == 0x7B:
+            index = len(self.items)
+            for path, found in self.inner_lines(self.key, self.w.piece(a, b)).items():
+                self.lines[(self.key, index) + tuple(path)] = [n + first - 1 for n in found]
+        value = self._value(a, b, 1 if self.kind == 0x5B else 2)
+        share_strings(value, self.shared)
+        self.items.append(value)
 
     # -- the tokens
     def token(self, p: int, ch: int, own: int) -> None:
@@ -387,20 +425,24 @@ def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: boo
 
 
 def read_document(f, parse: Callable[[bytes, int], Any], stream: tuple = ("messages",),
-                  chunk_size: int | None = None) -> tuple[Any, dict]:
+                  chunk_size: int | None = None,
+                  inner_lines: Callable[[str, bytes], dict] | None = None) -> tuple[Any, dict]:
     """(the value, the 1-based line of each streamed element) of the JSON document in the binary file ``f``.
 
     ``stream``: the keys of the top-level object whose array values are read element by element (``""``
     for a top-level array); every other value of the top-level object is parsed whole. The lines are
     ``{(key,): [line of element 0, ...]}`` (``()`` for the top-level array). ``parse`` reads one piece
     (bytes) and raises ValueError when it is not JSON. Broken when the file is not one JSON object or
-    array as the scanner reads it. ``parse`` is given each piece and how deep it sits (``Pieces``)."""
+    array as the scanner reads it. ``parse`` is given each piece and how deep it sits (``Pieces``).
+    ``inner_lines(key, piece)``, when given, finds lines inside each streamed element of the top-level
+    object (``{path: [line in the piece, ...]}``); they are added as ``{(key, index, *path): [line, ...]}``."""
     head = f.read(64)
     f.seek(0)
     h = head.lstrip(b"\xef\xbb\xbf" + _WS)[:1]
     if h not in (b"{", b"["):
         raise Broken("not a JSON object or array", 0)
     reader = _Reader(frozenset(stream), parse)
+    reader.inner_lines = inner_lines
     _walk(f, reader, 1 if h == b"[" else 2, chunk_size or CHUNK)
     return reader.root, reader.lines
 

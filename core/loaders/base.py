@@ -150,12 +150,15 @@ def read_probe(path: str | Path) -> Probe:
 STREAM_BYTES = 2 * 1024 * 1024   # a JSON document this big is read in chunks (``read_json_streamed``)
 
 
-def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("messages", "")) -> tuple[Any, dict]:
+def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("messages", ""),
+                       inner: tuple = ()) -> tuple[Any, dict]:
     """(``read_json_document``'s value, the line of each element of its streamed arrays) without the whole
     file in memory: a document of ``STREAM_BYTES`` or more is read in chunks, the arrays at the keys
     ``stream`` of its top-level object ("" for a top-level array) element by element, each piece parsed
     as ``loads_lenient`` parses (``files.jsonstream``). The lines are ``{(key,): [line, ...]}``, as
-    ``document_lines`` gives them. Broken JSON is read whole, as before, for its error's line and column."""
+    ``document_lines`` gives them; ``inner``: patterns inside each streamed element (``("messages",)`` for
+    the messages of each of an Inspect log's samples), their lines given as ``document_lines`` gives those
+    of ``(key, "*", *pattern)``. Broken JSON is read whole, as before, for its error's line and column."""
     doc: Any = _UNSET
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
@@ -164,7 +167,7 @@ def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("
             from ..files.jsonstream import Broken, Pieces, read_document
             pieces = Pieces()
             try:
-                doc, lines = read_document(f, pieces, stream)
+                doc, lines = read_document(f, pieces, stream, inner_lines=_inner_lines(inner) if inner else None)
             except (Broken, MemoryError, RecursionError):
                 doc = _UNSET
     if doc is not _UNSET:
@@ -174,10 +177,24 @@ def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("
     doc = read_json_document(path, notes)
     patterns = [()] if isinstance(doc, list) and "" in stream else \
         [(k,) for k in stream if isinstance(doc, dict) and isinstance(doc.get(k), list)]
+    patterns += [(k, "*", *pattern) for k in stream if k for pattern in inner]
     lines = {}
     for pattern in patterns:
         lines.update(document_lines(path, pattern, doc))
     return doc, lines
+
+
+def _inner_lines(patterns: tuple):
+    """The lines of ``patterns`` inside one streamed element (its bytes), for ``read_document``."""
+    def lines(key: str, piece: bytes) -> dict:
+        out: dict = {}
+        try:
+            for pattern in patterns:
+                out.update(array_element_lines(piece, pattern))
+        except (MemoryError, RecursionError):
+            pass
+        return out
+    return lines
 
 
 def _check_document_size(path: Path, size: int) -> None:
