@@ -22,7 +22,9 @@ bench/bench_memory.py does), as a ratio to the file's size. The reference is the
 Target (issue 27): a JSON document of any size at most 2x the file in memory (its elements streamed);
 the JSONL form is printed beside it for comparison. ``--whole`` also runs each document form the way the
 loaders read it before streaming (the whole file read and parsed at once: ``STREAM_BYTES`` set beyond the
-file), the figure the target was set against (3.9x). Prints figures; asserts nothing.
+file), the figure the target was set against (3.9x). numpy's import (the scanner vectorises with it;
+the JSONL path does not import it) is printed too: a fixed 13 MB or so, which shows at small sizes
+(0.65x of a 20 MB file) and not at large ones (0.07x of 180 MB). Prints figures; asserts nothing.
 """
 from __future__ import annotations
 
@@ -162,13 +164,18 @@ def main() -> int:
         for s in strategies:
             base[form, s] = peak_of([sys.executable, "-m", "compactscope", "run", str(tiny), "--strategy", s,
                                      "--json"])[0]
+    bare = peak_of([sys.executable, "-c", "pass"])[0]
+    numpy = peak_of([sys.executable, "-c", "import numpy"])[0] - bare
+    print(f"baseline (run --json on a three-message file): {base[forms[0], strategies[0]] / 1e6:.0f} MB; numpy's "
+          f"import (the scanner's, not in the baseline) {numpy / 1e6:.0f} MB, a fixed cost")
     worst: dict = {}
     for mb in (float(x) for x in args.mb.split(",")):
         for form in forms:
             path = tmp / f"conv-{mb:g}mb-{form}.json"
             t0 = time.perf_counter()
             size = write(path, form, mb)
-            print(f"{form} {size / 1e6:.1f} MB (written in {time.perf_counter() - t0:.1f} s):")
+            print(f"{form} {size / 1e6:.1f} MB (written in {time.perf_counter() - t0:.1f} s)"
+                  + (f"; numpy's import is {numpy / size:.2f}x of it:" if form != "jsonl" else ":"))
             ways = [("streamed" if form != "jsonl" else "lines", ["-m", "compactscope"])]
             if args.whole and form != "jsonl":
                 ways.append(("whole", ["-c", WHOLE]))

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 from .jsonio import JSONDecodeError, loads
 
-CHUNK = 4 * 1024 * 1024
+CHUNK = 1024 * 1024
 SHALLOW_MAX = 1024 * 1024      # a top-level value bigger than this is not parsed by ``shallow_value``
 _WS = b" \t\r\n"
 _NONSPACE = re.compile(rb"[^ \t\r\n]")
