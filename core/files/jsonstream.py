@@ -238,6 +238,7 @@ class _Reader:
         self.big_value: Any = None
         self.shared: dict = {}   # the short strings of the streamed elements (``share_strings``)
         self.inner_lines: Callable[[str, bytes], dict] | None = None
+        self.drop: frozenset = frozenset()
 
     # -- the pieces
     def _value(self, a: int, b: int, depth: int = 1) -> Any:
@@ -267,7 +268,10 @@ class _Reader:
             for path, found in self.inner_lines(self.key, self.w.piece(a, b)).items():
                 self.lines[(self.key, index) + tuple(path)] = [n + first - 1 for n in found]
         value = self._value(a, b, 1 if self.kind == 0x5B else 2)
-        share_strings(value, self.shared)
+        if self.key in self.drop:
+            value = None                                 # read (a broken one is Broken), not kept
+        else:
+            share_strings(value, self.shared)
         self.items.append(value)
 
     # -- the tokens
@@ -426,7 +430,7 @@ def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: boo
 
 def read_document(f, parse: Callable[[bytes, int], Any], stream: tuple = ("messages",),
                   chunk_size: int | None = None,
-                  inner_lines: Callable[[str, bytes], dict] | None = None) -> tuple[Any, dict]:
+                  inner_lines: Callable[[str, bytes], dict] | None = None, drop: tuple = ()) -> tuple[Any, dict]:
     """(the value, the 1-based line of each streamed element) of the JSON document in the binary file ``f``.
 
     ``stream``: the keys of the top-level object whose array values are read element by element (``""``
@@ -435,7 +439,9 @@ def read_document(f, parse: Callable[[bytes, int], Any], stream: tuple = ("messa
     (bytes) and raises ValueError when it is not JSON. Broken when the file is not one JSON object or
     array as the scanner reads it. ``parse`` is given each piece and how deep it sits (``Pieces``).
     ``inner_lines(key, piece)``, when given, finds lines inside each streamed element of the top-level
-    object (``{path: [line in the piece, ...]}``); they are added as ``{(key, index, *path): [line, ...]}``."""
+    object (``{path: [line in the piece, ...]}``); they are added as ``{(key, index, *path): [line, ...]}``.
+    ``drop``: streamed keys whose elements are read (checked) but not kept: each stands as None (a
+    trajectory whose steps only count)."""
     head = f.read(64)
     f.seek(0)
     h = head.lstrip(b"\xef\xbb\xbf" + _WS)[:1]
@@ -443,6 +449,7 @@ def read_document(f, parse: Callable[[bytes, int], Any], stream: tuple = ("messa
         raise Broken("not a JSON object or array", 0)
     reader = _Reader(frozenset(stream), parse)
     reader.inner_lines = inner_lines
+    reader.drop = frozenset(drop)
     _walk(f, reader, 1 if h == b"[" else 2, chunk_size or CHUNK)
     return reader.root, reader.lines
 

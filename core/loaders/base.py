@@ -151,14 +151,15 @@ STREAM_BYTES = 2 * 1024 * 1024   # a JSON document this big is read in chunks (`
 
 
 def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("messages", ""),
-                       inner: tuple = ()) -> tuple[Any, dict]:
+                       inner: tuple = (), drop: tuple = ()) -> tuple[Any, dict]:
     """(``read_json_document``'s value, the line of each element of its streamed arrays) without the whole
     file in memory: a document of ``STREAM_BYTES`` or more is read in chunks, the arrays at the keys
     ``stream`` of its top-level object ("" for a top-level array) element by element, each piece parsed
     as ``loads_lenient`` parses (``files.jsonstream``). The lines are ``{(key,): [line, ...]}``, as
     ``document_lines`` gives them; ``inner``: patterns inside each streamed element (``("messages",)`` for
     the messages of each of an Inspect log's samples), their lines given as ``document_lines`` gives those
-    of ``(key, "*", *pattern)``. Broken JSON is read whole, as before, for its error's line and column."""
+    of ``(key, "*", *pattern)``; ``drop``: streamed keys whose elements are checked but not kept (None each,
+    when streamed). Broken JSON is read whole, as before, for its error's line and column."""
     doc: Any = _UNSET
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
@@ -167,7 +168,8 @@ def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("
             from ..files.jsonstream import Broken, Pieces, read_document
             pieces = Pieces()
             try:
-                doc, lines = read_document(f, pieces, stream, inner_lines=_inner_lines(inner) if inner else None)
+                doc, lines = read_document(f, pieces, stream, inner_lines=_inner_lines(inner) if inner else None,
+                                           drop=drop)
             except (Broken, MemoryError, RecursionError):
                 doc = _UNSET
     if doc is not _UNSET:

@@ -164,7 +164,12 @@ def load(probe: Probe) -> LoadResult:
     if probe.starts_with(b"{") and (_TRAJ.search(head) or '"session_id"' in head or '"system_prompt"' in head) \
             and not first_line_is_object(probe):
         notes: list = []
-        doc, lines = read_json_streamed(probe.path, notes, ("messages", "history"))
+        keys = ("messages", "history", "trajectory")
+        doc, lines = read_json_streamed(probe.path, notes, keys, drop=("trajectory",))   # (steps only counted)
+        if isinstance(doc, dict) and not any(isinstance(doc.get(k), list) for k in keys[:2]) \
+                and isinstance(doc.get("trajectory"), list):
+            notes = []
+            doc, lines = read_json_streamed(probe.path, notes, keys)        # only steps: their messages are read
         if isinstance(doc, dict):
             result = _load_document(probe, doc, lines)
             result.main.problems[:0] = note_problems(path, notes)
