@@ -138,9 +138,13 @@ def reused_call_ids(msgs: list, meta: list, path: str) -> list[Problem]:
     return out
 
 
-def _build(items: list, path: str, line_of, problems: list) -> tuple[list, list]:
+def _build(items: list, path: str, line_of, problems: list, consume: bool = False) -> tuple[list, list]:
+    """The messages and meta of ``items``; ``consume``: each item is dropped from ``items`` (None in its place)
+    once its message is made, so a big document's parsed items and their messages are never all held at once."""
     msgs, meta = [], []
     for i, m in enumerate(items):
+        if consume:
+            items[i] = None
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             problems.append(Problem(path, line_of(i), f"item {i} is not a message (no \"role\"): skipped"))
             continue
@@ -198,7 +202,7 @@ def _load_document(probe: Probe, doc: dict, found_lines: dict | None = None) -> 
             return _load_trajectory_steps(probe, doc)
         raise LoadError(path, 1, "a JSON object with no \"messages\" or \"history\" list of messages")
     lines = (found_lines if found_lines is not None else document_lines(probe.path, (key,), doc)).get((key,), [])
-    msgs, meta = _build(doc[key], path, lambda i: lines[i] if i < len(lines) else 0, problems)
+    msgs, meta = _build(doc[key], path, lambda i: lines[i] if i < len(lines) else 0, problems, consume=True)
     if not msgs:
         raise LoadError(path, 1, f"the \"{key}\" list holds no message")
     hermes = "session_id" in doc or "system_prompt" in doc
