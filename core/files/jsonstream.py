@@ -1,13 +1,14 @@
 """One JSON document read in chunks, its big arrays element by element: never the whole file in memory.
 
 A file that holds one JSON value (a request body ``{"model": ..., "messages": [...]}``, a bare list of
-messages, a session snapshot) is read a few megabytes at a time. Each chunk is scanned with numpy: the
+messages, a session snapshot) is read a megabyte at a time. Each chunk is scanned with numpy: the
 quotes that open or close a string (a quote after an odd run of backslashes is escaped, also across
 chunks), the punctuation outside strings, and the nesting level of each bracket, all in C; only the
 punctuation of the outermost one or two containers is walked in Python (a few tokens per message). Each
 piece between two such separators (a key, a value of the top-level object, an element of a streamed
 array) is parsed on its own with ``parse`` (the loaders' lenient reader) from its bytes, which are then
-dropped. So the peak is the parsed value plus a chunk, never the file's bytes beside its parsed tree.
+dropped; short string values (a role, a block type) are kept once for the document (``share_strings``).
+So the peak is the parsed value plus a chunk, never the file's bytes beside its parsed tree.
 
 ``read_document`` returns the value the whole parse would return, and the line of each element of the
 streamed arrays. Anything the scanner does not take as well-formed (broken or truncated JSON, a scalar
@@ -392,15 +393,19 @@ def _chunks(f, size: int) -> Iterator[bytes]:
         yield chunk
 
 
+def _skip_bom(f) -> int:
+    """Where the text starts: after a BOM (the offsets stay the file's)."""
+    pos = f.tell()
+    if f.read(3) == b"\xef\xbb\xbf":
+        return pos + 3
+    f.seek(pos)
+    return pos
+
+
 def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
     scan = _Scan(max_level)
     w = reader.w
-    pos = f.tell()
-    if f.read(3) == b"\xef\xbb\xbf":
-        pos += 3                             # a BOM: skipped (the offsets stay the file's)
-    else:
-        f.seek(pos)
-    w.base = w.cur = pos
+    pos = w.base = w.cur = _skip_bom(f)
     for chunk in _chunks(f, chunk_size):
         if reader.closed >= 0:
             if stop_at_root:
