@@ -42,6 +42,7 @@ SMALL = {
     "bench_run.py": ["--messages", "300", "--repeat", "1", "--strategies", "s08,hermes"],
     "ref_parse.py": ["--messages", "300"],
     "bench_startup.py": ["--repeat", "1"],
+    "bench_json_document.py": ["--mb", "2.5", "--strategies", "s08", "--forms", "body,hermes,jsonl", "--whole"],
 }
 # the scripts that read ../shared/corpus (they skip, saying so, where it is absent)
 NEEDS_CORPUS = {"bench_logs.py", "bench_report.py", "bench_cc_accuracy.py", "bench_load.py", "fleet_sessions.py",

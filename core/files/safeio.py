@@ -88,7 +88,8 @@ def _bad_number(v: Any) -> bool:
 
 def json_safe(value: Any, notes: list | None = None, _depth: int = 0) -> Any:
     """``value`` with what strict JSON readers refuse made readable (see the module docstring).
-    Unchanged containers are returned as they are (no copy). ``notes`` collects what was changed."""
+    Unchanged containers are returned as they are (no copy). ``notes`` collects what was changed.
+    ``_depth``: how deep ``value`` sits in the document it was read from (a piece of a streamed document)."""
     if orjson is not None and _depth == 0:
         try:
             orjson.dumps(value)
@@ -96,7 +97,7 @@ def json_safe(value: Any, notes: list | None = None, _depth: int = 0) -> Any:
                 return value
         except (TypeError, orjson.JSONEncodeError, RecursionError):
             pass
-    return _fix(value, notes, 0)
+    return _fix(value, notes, _depth)
 
 
 def _has_nonfinite(value: Any) -> bool:

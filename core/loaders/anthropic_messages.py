@@ -13,7 +13,7 @@ from ..model.conversation import Conversation, LoadResult, MessageMeta, Problem,
 from ..model.messages import ANTHROPIC, detect_dialect
 from .base import (
     LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads_lenient, note_problems,
-    parse_timestamp, read_json_document, wrong_type,
+    parse_timestamp, read_json_streamed, wrong_type,
 )
 from .sdk_repr import content_from_repr
 
@@ -93,10 +93,11 @@ def fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
     return out
 
 
-def read_messages(probe: Probe, doc=None) -> tuple:
+def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tuple:
     """(messages, meta, system, tools, model, problems) for a list, body or JSONL file.
 
-    ``doc``: the parsed document when the caller already read it (not parsed again)."""
+    ``doc``: the parsed document when the caller already read it (not parsed again), ``doc_lines`` the
+    lines of its elements when known (``read_json_streamed``)."""
     path = str(probe.path)
     problems: list[Problem] = []
     meta: list[MessageMeta] = []
@@ -122,9 +123,10 @@ def read_messages(probe: Probe, doc=None) -> tuple:
         if not msgs:
             raise LoadError(path, 0, "no message found: " + (str(problems[0]) if problems else "every line is blank"))
     else:
+        found_lines = doc_lines
         if doc is None:
             notes = []
-            doc = read_json_document(probe.path, notes)
+            doc, found_lines = read_json_streamed(probe.path, notes)
             problems += note_problems(path, notes)
         if isinstance(doc, dict):
             if not isinstance(doc.get("messages"), list):
@@ -135,8 +137,8 @@ def read_messages(probe: Probe, doc=None) -> tuple:
             items = doc
         else:
             raise LoadError(path, 1, f"the file holds a JSON {type(doc).__name__}, not a list of messages")
-        lines = document_lines(probe.path, ("messages",) if isinstance(doc, dict) else (), doc).get(
-            ("messages",) if isinstance(doc, dict) else (), [])
+        at = ("messages",) if isinstance(doc, dict) else ()
+        lines = (found_lines if found_lines is not None else document_lines(probe.path, at, doc)).get(at, [])
 
         def line_of(i: int) -> int:
             return lines[i] if i < len(lines) else 0
@@ -198,13 +200,13 @@ def _load_cycles(probe: Probe, doc: dict, notes: list) -> LoadResult:
 
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
-    doc = None
+    doc = doc_lines = None
     notes: list = []
     if probe.starts_with(b"{") and '"cycles"' in probe.text_head and not first_line_is_object(probe):
-        doc = read_json_document(probe.path, notes)
+        doc, doc_lines = read_json_streamed(probe.path, notes, ("messages", "cycles"))
         if isinstance(doc, dict) and isinstance(doc.get("cycles"), list) and not isinstance(doc.get("messages"), list):
             return _load_cycles(probe, doc, notes)
-    msgs, meta, system, tools, model, problems = read_messages(probe, doc)
+    msgs, meta, system, tools, model, problems = read_messages(probe, doc, doc_lines)
     problems[:0] = note_problems(path, notes)
     dialect = detect_dialect(msgs, system=system)
     conv = Conversation(msgs, dialect, system, tools, model, probe.path.name, path,

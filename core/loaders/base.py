@@ -71,9 +71,12 @@ class Probe:
             self._first_lines = out
         return self._first_lines[:n]
 
-    def first_line_value(self, limit: int = 64 * 1024 * 1024):
-        """The first non-blank line parsed as JSON, reading past the head when that line is longer than
-        the probe (a JSONL file whose first record is huge). None when it is not one JSON value."""
+    def first_line_value(self):
+        """The first non-blank line parsed as JSON. When that line is longer than the probe (a JSONL file
+        whose first record is huge, or a whole document on one line), its top-level object is read in
+        chunks, each of its values over ``jsonstream.SHALLOW_MAX`` standing as an empty one of its kind
+        ({}, [], ""): enough to tell a format, never the whole file in memory. None when it is not one
+        JSON value."""
         if self._first_value is not _UNSET:
             return self._first_value
         value = None
@@ -82,15 +85,10 @@ class Probe:
         try:
             if nl >= 0 or len(self.head) >= self.size:
                 value = loads_lenient(h[:nl] if nl >= 0 else h)
-            else:
+            elif h.startswith(b"{"):
+                from ..files.jsonstream import shallow_value
                 with open_regular(self.path) as f:
-                    raw = b""
-                    while not raw.strip():
-                        raw = f.readline(limit + 1)
-                        if not raw:
-                            break
-                    if len(raw) <= limit:
-                        value = loads_lenient(raw)
+                    value = shallow_value(f, lambda raw, depth: loads_lenient(raw))
         except (OSError, MemoryError, LoadError, ValueError, RecursionError) + tuple(JSONDecodeError):
             value = None
         self._first_value = value
@@ -149,15 +147,71 @@ def read_probe(path: str | Path) -> Probe:
     return probe
 
 
+STREAM_BYTES = 2 * 1024 * 1024   # a JSON document this big is read in chunks (``read_json_streamed``)
+
+
+def read_json_streamed(path: Path, notes: list | None = None, stream: tuple = ("messages", ""),
+                       inner: tuple = (), drop: tuple = ()) -> tuple[Any, dict]:
+    """(``read_json_document``'s value, the line of each element of its streamed arrays) without the whole
+    file in memory: a document of ``STREAM_BYTES`` or more is read in chunks, the arrays at the keys
+    ``stream`` of its top-level object ("" for a top-level array) element by element, each piece parsed
+    as ``loads_lenient`` parses (``files.jsonstream``). The lines are ``{(key,): [line, ...]}``, as
+    ``document_lines`` gives them; ``inner``: patterns inside each streamed element (``("messages",)`` for
+    the messages of each of an Inspect log's samples), their lines given as ``document_lines`` gives those
+    of ``(key, "*", *pattern)``; ``drop``: streamed keys whose elements are checked but not kept (None each,
+    when streamed). Broken JSON is read whole, as before, for its error's line and column."""
+    doc: Any = _UNSET
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        _check_document_size(path, size)
+        if size >= STREAM_BYTES:
+            from ..files.jsonstream import Broken, Pieces, read_document
+            pieces = Pieces()
+            try:
+                doc, lines = read_document(f, pieces, stream, inner_lines=_inner_lines(inner) if inner else None,
+                                           drop=drop)
+            except (Broken, MemoryError, RecursionError):
+                doc = _UNSET
+    if doc is not _UNSET:
+        if notes is not None:
+            notes.extend(pieces.notes)
+        return doc, lines
+    doc = read_json_document(path, notes)
+    patterns = [()] if isinstance(doc, list) and "" in stream else \
+        [(k,) for k in stream if isinstance(doc, dict) and isinstance(doc.get(k), list)]
+    patterns += [(k, "*", *pattern) for k in stream if k for pattern in inner]
+    lines = {}
+    for pattern in patterns:
+        lines.update(document_lines(path, pattern, doc))
+    return doc, lines
+
+
+def _inner_lines(patterns: tuple):
+    """The lines of ``patterns`` inside one streamed element (its bytes), for ``read_document``."""
+    def lines(key: str, piece: bytes) -> dict:
+        out: dict = {}
+        try:
+            for pattern in patterns:
+                out.update(array_element_lines(piece, pattern))
+        except (MemoryError, RecursionError):
+            pass
+        return out
+    return lines
+
+
+def _check_document_size(path: Path, size: int) -> None:
+    if size > MAX_JSON_BYTES:
+        raise LoadError(str(path), 0, f"the file is {size:,} bytes, over the {MAX_JSON_BYTES:,}-byte limit for "
+                                      "one JSON document")
+
+
 def read_json_document(path: Path, notes: list | None = None) -> Any:
     """Parse a whole file as one JSON value; LoadError with line and column. What only a lenient parser
     reads (NaN, 1e400, lone surrogates, invalid UTF-8) is made valid and described in ``notes``
     (see ``loads_lenient``)."""
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
-        if size > MAX_JSON_BYTES:
-            raise LoadError(str(path), 0, f"the file is {size:,} bytes, over the {MAX_JSON_BYTES:,}-byte limit for "
-                                          "one JSON document")
+        _check_document_size(path, size)
         data = f.read(size + 1)            # (read(n) sets aside n bytes at once: never the 2 GB limit itself)
     try:
         return loads_lenient(data, notes=notes)

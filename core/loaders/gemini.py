@@ -16,7 +16,7 @@ from typing import Any
 
 from ..model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..model.messages import OPENAI
-from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document, wrong_type
+from .base import LoadError, Probe, note_problems, parse_timestamp, read_json_streamed, wrong_type
 from ..files.jsonio import dict_at
 
 FORMAT = "gemini-cli"
@@ -69,10 +69,10 @@ def result_text(call: dict) -> str:
 def load(probe: Probe) -> LoadResult:
     path = str(probe.path)
     read_notes: list = []
-    doc = read_json_document(probe.path, read_notes)
+    doc, found_lines = read_json_streamed(probe.path, read_notes, ("messages",))
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise LoadError(path, 1, "not a Gemini CLI session: no \"messages\" list")
-    lines = document_lines(probe.path, ("messages",), doc).get(("messages",), [])
+    lines = found_lines.get(("messages",), [])
     msgs, meta, notes = [], [], []
     problems: list[Problem] = note_problems(path, read_notes)
     model = None

@@ -36,8 +36,7 @@ from typing import Any, Iterable, TypeGuard
 from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..model.messages import OPENAI
 from .base import (
-    MAX_JSON_BYTES, JSONDecodeError, LoadError, Probe, document_lines, loads_lenient, parse_timestamp,
-    read_json_document,
+    MAX_JSON_BYTES, JSONDecodeError, LoadError, Probe, loads_lenient, parse_timestamp, read_json_streamed,
 )
 from .openai_chat import copy_keys
 from ..files.jsonio import dict_at, list_at
@@ -606,16 +605,13 @@ def load(probe: Probe) -> LoadResult:
     if probe.head.startswith(b"PK\x03\x04"):
         return _load_eval(probe)
     notes: list = []             # what only a lenient reader takes (a cut emoji, NaN): made valid, reported
-    doc = read_json_document(probe.path, notes)
+    doc, table = read_json_streamed(probe.path, notes, ("samples",),
+                                    (("messages",), ("events",), ("events_data", "messages")))
     if not isinstance(doc, dict):
         raise LoadError(path, 1, "not an Inspect log: the document is not an object")
     samples = doc.get("samples")
     if not isinstance(samples, list) or not samples:
         raise LoadError(path, 1, "an Inspect log with no samples (was it written with samples excluded?)")
-    table: dict = {}
-    for pattern in (("samples", "*", "messages"), ("samples", "*", "events"),
-                    ("samples", "*", "events_data", "messages")):
-        table.update(document_lines(probe.path, pattern, doc))
     convs = [_sample(s, path, f"samples[{i}]", doc, _Lines(table, i))
              for i, s in enumerate(samples) if isinstance(s, dict)]
     if notes and convs:

@@ -17,7 +17,7 @@ from ..model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
 from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..model.messages import OPENAI, detect_dialect
 from .anthropic_messages import fix_repr, first_line_is_object, read_messages
-from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_document
+from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_streamed
 from ..files.jsonio import list_at
 
 FORMAT = "openai-chat"
@@ -138,9 +138,13 @@ def reused_call_ids(msgs: list, meta: list, path: str) -> list[Problem]:
     return out
 
 
-def _build(items: list, path: str, line_of, problems: list) -> tuple[list, list]:
+def _build(items: list, path: str, line_of, problems: list, consume: bool = False) -> tuple[list, list]:
+    """The messages and meta of ``items``; ``consume``: each item is dropped from ``items`` (None in its place)
+    once its message is made, so a big document's parsed items and their messages are never all held at once."""
     msgs, meta = [], []
     for i, m in enumerate(items):
+        if consume:
+            items[i] = None
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             problems.append(Problem(path, line_of(i), f"item {i} is not a message (no \"role\"): skipped"))
             continue
@@ -164,9 +168,14 @@ def load(probe: Probe) -> LoadResult:
     if probe.starts_with(b"{") and (_TRAJ.search(head) or '"session_id"' in head or '"system_prompt"' in head) \
             and not first_line_is_object(probe):
         notes: list = []
-        doc = read_json_document(probe.path, notes)
+        keys = ("messages", "history", "trajectory")
+        doc, lines = read_json_streamed(probe.path, notes, keys, drop=("trajectory",))   # (steps only counted)
+        if isinstance(doc, dict) and not any(isinstance(doc.get(k), list) for k in keys[:2]) \
+                and isinstance(doc.get("trajectory"), list):
+            notes = []
+            doc, lines = read_json_streamed(probe.path, notes, keys)        # only steps: their messages are read
         if isinstance(doc, dict):
-            result = _load_document(probe, doc)
+            result = _load_document(probe, doc, lines)
             result.main.problems[:0] = note_problems(path, notes)
             return result
     msgs, meta, system, tools, model, problems = read_messages(probe)
@@ -184,7 +193,7 @@ def load(probe: Probe) -> LoadResult:
     return LoadResult(path, fmt, [conv], problems)
 
 
-def _load_document(probe: Probe, doc: dict) -> LoadResult:
+def _load_document(probe: Probe, doc: dict, found_lines: dict | None = None) -> LoadResult:
     path = str(probe.path)
     problems: list[Problem] = []
     key = next((k for k in ("messages", "history") if isinstance(doc.get(k), list)), None)
@@ -192,8 +201,8 @@ def _load_document(probe: Probe, doc: dict) -> LoadResult:
         if isinstance(doc.get("trajectory"), list):
             return _load_trajectory_steps(probe, doc)
         raise LoadError(path, 1, "a JSON object with no \"messages\" or \"history\" list of messages")
-    lines = document_lines(probe.path, (key,), doc).get((key,), [])
-    msgs, meta = _build(doc[key], path, lambda i: lines[i] if i < len(lines) else 0, problems)
+    lines = (found_lines if found_lines is not None else document_lines(probe.path, (key,), doc)).get((key,), [])
+    msgs, meta = _build(doc[key], path, lambda i: lines[i] if i < len(lines) else 0, problems, consume=True)
     if not msgs:
         raise LoadError(path, 1, f"the \"{key}\" list holds no message")
     hermes = "session_id" in doc or "system_prompt" in doc

@@ -1,0 +1,477 @@
+"""One JSON document read in chunks, its big arrays element by element: never the whole file in memory.
+
+A file that holds one JSON value (a request body ``{"model": ..., "messages": [...]}``, a bare list of
+messages, a session snapshot) is read a megabyte at a time. Each chunk is scanned with numpy: the
+quotes that open or close a string (a quote after an odd run of backslashes is escaped, also across
+chunks), the punctuation outside strings, and the nesting level of each bracket, all in C; only the
+punctuation of the outermost one or two containers is walked in Python (a few tokens per message). Each
+piece between two such separators (a key, a value of the top-level object, an element of a streamed
+array) is parsed on its own with ``parse`` (the loaders' lenient reader) from its bytes, which are then
+dropped; short string values (a role, a block type) are kept once for the document (``share_strings``).
+So the peak is the parsed value plus a chunk, never the file's bytes beside its parsed tree.
+
+``read_document`` returns the value the whole parse would return, and the line of each element of the
+streamed arrays. Anything the scanner does not take as well-formed (broken or truncated JSON, a scalar
+document, text after the value, a key that is not a string) raises ``Broken``: the caller then parses
+the file whole, as before, for its exact error message. ``shallow_value`` reads the top-level object of
+a file's first line without its big values (a probe, which must not read a whole document).
+
+Neutral ground like ``jsonio``: it imports nothing else of Compactscope but ``jsonio`` and ``safeio``."""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterator
+
+from .jsonio import JSONDecodeError, loads
+
+CHUNK = 1024 * 1024
+SHALLOW_MAX = 1024 * 1024      # a top-level value bigger than this is not parsed by ``shallow_value``
+_WS = b" \t\r\n"
+_NONSPACE = re.compile(rb"[^ \t\r\n]")
+_OPEN, _CLOSE = (0x5B, 0x7B), (0x5D, 0x7D)
+
+
+class Pieces:
+    """Each piece read as ``jsonio.loads_lenient`` reads a whole document: orjson first; what only a lenient
+    parser takes is made valid, as deep in the document as the piece sits (so a cut of deep nesting falls
+    where the whole parse makes it), and ``notes`` are in the order the whole parse gives them (invalid
+    UTF-8, then the parser's, then what was made valid), each once."""
+
+    def __init__(self):
+        self.decoded: list = []
+        self.parsed: list = []
+        self.made_safe: list = []
+
+    @property
+    def notes(self) -> list:
+        return list(dict.fromkeys(self.decoded + self.parsed + self.made_safe))
+
+    def __call__(self, raw: bytes, depth: int = 0) -> Any:
+        try:
+            return loads(raw)
+        except JSONDecodeError as first:
+            err = first
+        return self._lenient(raw, depth, err)
+
+    def _lenient(self, raw: bytes, depth: int, err: Exception) -> Any:
+        import json
+
+        from .jsonio import lenient_number_hooks, loads_deep
+        from .safeio import MAX_DEPTH, json_safe
+        parsed: list = []
+        try:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("utf-8", errors="replace")
+                self.decoded.append("invalid UTF-8 replaced by U+FFFD")
+            try:
+                value = json.loads(text, **lenient_number_hooks(parsed))
+            except RecursionError:
+                cut: list = []
+                value = loads_deep(text, max_depth=max(MAX_DEPTH - depth, 1), notes=cut)
+                if cut:
+                    parsed.append(f"nested deeper than {MAX_DEPTH} levels: the deeper part is cut")
+        except (ValueError, RecursionError, MemoryError):
+            raise err from None
+        self.parsed += parsed
+        return json_safe(value, self.made_safe, depth)
+
+
+SHARE_LEN = 20          # a string value this short is kept once for the whole document ("assistant", "text")
+SHARE_MAX = 50_000      # strings kept at most (then only looked up)
+
+
+def share_strings(value: Any, cache: dict, depth: int = 4) -> None:
+    """Replace, in place, each short string value of ``value`` (to ``depth`` levels) by the one equal string
+    ``cache`` keeps: a role, a block type or a tool name is then one object for the whole document, not one per
+    message (orjson shares keys, not values). Equal values, so nothing else can tell."""
+    if type(value) is dict:
+        pairs: Any = value.items()
+    elif type(value) is list:
+        pairs = enumerate(value)
+    else:
+        return
+    get = cache.get
+    for k, x in pairs:
+        t = type(x)
+        if t is str:
+            if len(x) <= SHARE_LEN:
+                y = get(x)
+                if y is None:
+                    if len(cache) < SHARE_MAX:
+                        cache[x] = x
+                elif y is not x:
+                    value[k] = y
+        elif depth and (t is dict or t is list):
+            share_strings(x, cache, depth - 1)
+
+
+class Broken(ValueError):
+    """The file is not one well-formed JSON object or array as the scanner reads it (its offset)."""
+
+    def __init__(self, message: str, offset: int):
+        super().__init__(f"{message} at byte {offset}")
+        self.offset = offset
+
+
+class _Scan:
+    """The tokens of one chunk after another: the punctuation outside strings whose container is at most
+    ``max_level`` deep (the root container is level 1), with what one chunk leaves to the next (inside a
+    string or not, a run of backslashes at its end, the nesting level)."""
+
+    def __init__(self, max_level: int):
+        self.max_level = max_level
+        self.in_str = 0
+        self.bs = 0
+        self.depth = 0
+
+    def _quotes(self, buf):
+        import numpy as np
+        q = np.flatnonzero(buf == 0x22)
+        if not len(q):
+            return q
+        after = np.zeros(len(q), dtype=bool)
+        inner = q > 0
+        after[inner] = buf[q[inner] - 1] == 0x5C
+        carry_first = q[0] == 0 and self.bs > 0
+        if not (after.any() or carry_first):
+            return q
+        esc = np.zeros(len(q), dtype=bool)
+        if after.any():
+            b = np.flatnonzero(buf == 0x5C)
+            starts = b[np.concatenate(([True], np.diff(b) != 1))]
+            qb = q[after]
+            rs = starts[np.searchsorted(starts, qb - 1, side="right") - 1]
+            run = (qb - rs) + np.where(rs == 0, self.bs, 0)
+            esc[after] = (run & 1) == 1
+        if carry_first:
+            esc[0] = (self.bs & 1) == 1
+        return q[~esc]
+
+    def tokens(self, chunk: bytes, base: int) -> tuple[list, list, list]:
+        import numpy as np
+        buf = np.frombuffer(chunk, dtype=np.uint8)
+        q = self._quotes(buf)
+        if chunk.endswith(b"\\"):
+            run = len(chunk) - len(chunk.rstrip(b"\\"))
+            self.bs = run + (self.bs if run == len(chunk) else 0)
+        else:
+            self.bs = 0
+        m = buf == 0x2C                          # , : [ ] { } (six compares beat a table look-up)
+        for byte in (0x3A, 0x5B, 0x5D, 0x7B, 0x7D):
+            m |= buf == byte
+        s = np.flatnonzero(m)
+        del m
+        if len(q) or self.in_str:
+            s = s[((np.searchsorted(q, s) + self.in_str) & 1) == 0]
+        self.in_str = (len(q) + self.in_str) & 1
+        c = buf[s]
+        opens = (c == 0x5B) | (c == 0x7B)
+        closes = (c == 0x5D) | (c == 0x7D)
+        level = np.cumsum(opens.astype(np.int64) - closes.astype(np.int64)) + self.depth
+        if len(level):
+            self.depth = int(level[-1])
+        own = level + closes
+        keep = own <= self.max_level
+        return (s[keep] + base).tolist(), c[keep].tolist(), own[keep].tolist()
+
+
+class _Window:
+    """The bytes of the file from the start of the piece being read to the end of the last chunk, and the
+    line number of any later position (a cursor that only moves forward)."""
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.base = 0            # the file offset of buf[0]
+        self.cur = 0             # the line cursor: offset and its 1-based line
+        self.cur_line = 1
+
+    def add(self, chunk: bytes) -> None:
+        self.buf += chunk
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.buf)
+
+    def piece(self, a: int, b: int) -> bytes:
+        return bytes(self.buf[a - self.base:b - self.base])
+
+    def first_nonspace(self, a: int, b: int) -> int:
+        m = _NONSPACE.search(self.buf, a - self.base, b - self.base)
+        return b if m is None else m.start() + self.base
+
+    def blank(self, a: int, b: int) -> bool:
+        return self.first_nonspace(a, b) >= b
+
+    def line_at(self, p: int) -> int:
+        if p > self.cur:
+            self.cur_line += self.buf.count(b"\n", self.cur - self.base, p - self.base)
+            self.cur = p
+        return self.cur_line
+
+    def drop_before(self, p: int) -> None:
+        """Forget the bytes before ``p`` (the line cursor moved there first)."""
+        p = min(p, self.end)
+        if p <= self.base:
+            return
+        self.line_at(p)
+        del self.buf[:p - self.base]
+        self.base = p
+
+
+class _Reader:
+    """The walk over the tokens of the top-level container (and of the arrays streamed inside it)."""
+
+    def __init__(self, stream: frozenset, parse: Callable[[bytes, int], Any], shallow: bool = False):
+        self.stream, self.parse, self.shallow = stream, parse, shallow
+        self.w = _Window()
+        self.root: Any = None
+        self.kind = 0            # the root's bracket
+        self.closed = -1         # where the root closed
+        self.start = 0           # where the piece being read starts (after a separator)
+        self.key: Any = None     # the key whose value is being read (an object root)
+        self.inner = 0           # the level-2 container open: 0, or its bracket (streamed or not)
+        self.items: list | None = None    # the streamed array being filled
+        self.lines: dict = {}
+        self.after = -1          # where a streamed array closed (its value must end there)
+        self.big = False         # shallow: the value being read is too big, its bytes dropped
+        self.big_value: Any = None
+        self.shared: dict = {}   # the short strings of the streamed elements (``share_strings``)
+        self.inner_lines: Callable[[str, bytes], dict] | None = None
+        self.drop: frozenset = frozenset()
+
+    # -- the pieces
+    def _value(self, a: int, b: int, depth: int = 1) -> Any:
+        text = self.w.piece(a, b)
+        if not text.strip(_WS):
+            raise Broken("a value is missing", a)
+        try:
+            return self.parse(text, depth)
+        except (ValueError, RecursionError, MemoryError) as e:
+            raise Broken(f"not JSON ({type(e).__name__})", a) from None
+
+    def _key(self, a: int, b: int) -> None:
+        k = self._value(a, b)
+        if not isinstance(k, str):
+            raise Broken("a key is not a string", a)
+        self.key = k
+
+    def _element(self, a: int, b: int, lines: list, closing: bool) -> None:
+        assert self.items is not None
+        if closing and not lines and self.w.blank(a, b):
+            return None                                # "[]": no element
+        first = self.w.line_at(a)
+        at = self.w.first_nonspace(a, b)
+        lines.append(self.w.line_at(at))
+        if self.inner_lines is not None and self.kind == 0x7B:
+            index = len(self.items)
+            for path, found in self.inner_lines(self.key, self.w.piece(a, b)).items():
+                self.lines[(self.key, index) + tuple(path)] = [n + first - 1 for n in found]
+        value = self._value(a, b, 1 if self.kind == 0x5B else 2)
+        if self.key in self.drop:
+            value = None                                 # read (a broken one is Broken), not kept
+        else:
+            share_strings(value, self.shared)
+        self.items.append(value)
+
+    # -- the tokens
+    def token(self, p: int, ch: int, own: int) -> None:
+        if own < 1:
+            raise Broken("unbalanced brackets", p)
+        if own == 2:
+            return self._inner(p, ch)
+        if not self.kind:
+            if ch not in _OPEN or not self.w.blank(self.w.base, p):
+                raise Broken("not a JSON object or array", p)
+            self.kind = ch
+            self.root = {} if ch == 0x7B else []
+            if ch == 0x5B and "" in self.stream:
+                self.items = self.root
+                self.lines[()] = []
+            self.start = p + 1
+            return None
+        if ch == 0x3A:                                   # ":"
+            if self.kind != 0x7B or self.key is not None:
+                raise Broken("a ':' out of place", p)
+            self._key(self.start, p)
+            self.start = p + 1
+            return None
+        if ch in _OPEN:
+            raise Broken("unbalanced brackets", p)
+        return self._end_piece(p, ch)
+
+    def _end_piece(self, p: int, ch: int) -> None:
+        """A ',' or the root's closing bracket: the piece before it ends."""
+        if ch in _CLOSE and ch != self.kind + 2:
+            raise Broken("mismatched brackets", p)
+        if self.kind == 0x5B:
+            if self.items is not None:
+                self._element(self.start, p, self.lines[()], ch != 0x2C)
+            else:
+                raise Broken("unexpected array", p)      # (a root array is always streamed)
+        elif self.key is None:
+            if ch == 0x2C or not (self.w.blank(self.start, p) and not self.root):
+                raise Broken("a key is missing", p)
+        else:
+            self._object_value(p)
+        self.start = p + 1
+        if ch in _CLOSE:
+            self.closed = p
+        return None
+
+    def _object_value(self, p: int) -> None:
+        assert isinstance(self.root, dict)
+        if self.after >= 0:                             # a streamed array: nothing may follow it
+            if not self.w.blank(self.after + 1, p):
+                raise Broken("text after an array", self.after + 1)
+            self.root[self.key] = self.items
+            self.after, self.items = -1, None
+        elif self.big or (self.shallow and p - self.start > SHALLOW_MAX):
+            self.check_big(p)
+            self.root[self.key] = self.big_value
+            self.big = False
+        else:
+            self.root[self.key] = self._value(self.start, p)
+        self.key = None
+
+    def _inner(self, p: int, ch: int) -> None:
+        """A token of a container at level 2: a streamed array's (its elements split), or another's (skipped)."""
+        if self.kind != 0x7B:
+            return None                 # (a root array's elements are never split: they are read whole)
+        if not self.inner:
+            if ch not in _OPEN or self.key is None or self.after >= 0:
+                raise Broken("unbalanced brackets", p)
+            self.inner = ch
+            if ch == 0x5B and self.key in self.stream and self.w.first_nonspace(self.start, p) == p \
+                    and not self.shallow:
+                self.items, self.lines[(self.key,)] = [], []
+                self.start = p + 1
+            return None
+        streamed = self.items is not None and self.after < 0
+        if ch in _OPEN:
+            raise Broken("unbalanced brackets", p)
+        if ch == 0x3A:
+            if streamed:
+                raise Broken("a ':' in an array", p)
+            return None
+        if ch in _CLOSE and ch != self.inner + 2:
+            raise Broken("mismatched brackets", p)
+        if streamed:
+            self._element(self.start, p, self.lines[(self.key,)], ch != 0x2C)
+            self.start = p + 1
+        if ch in _CLOSE:
+            self.inner = 0
+            if streamed:
+                self.after = p
+        return None
+
+    def keep_from(self) -> int:
+        """The first byte still needed when this chunk's tokens are read."""
+        if self.closed >= 0:
+            return self.w.end
+        if self.after >= 0:
+            return self.after + 1
+        return self.start
+
+    def check_big(self, end: int = -1) -> None:
+        """Shallow: a top-level value over ``SHALLOW_MAX`` is not kept, an empty one of its kind stands for it."""
+        end = self.w.end if end < 0 else end
+        if not self.shallow or self.big or self.key is None or end - self.start <= SHALLOW_MAX:
+            return
+        first = self.w.first_nonspace(self.start, end)
+        c = self.w.buf[first - self.w.base]
+        self.big_value = {} if c == 0x7B else [] if c == 0x5B else "" if c == 0x22 else None
+        self.big = True
+
+
+def _chunks(f, size: int) -> Iterator[bytes]:
+    while True:
+        chunk = f.read(size)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _skip_bom(f) -> int:
+    """Where the text starts: after a BOM (the offsets stay the file's)."""
+    pos = f.tell()
+    if f.read(3) == b"\xef\xbb\xbf":
+        return pos + 3
+    f.seek(pos)
+    return pos
+
+
+def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
+    scan = _Scan(max_level)
+    w = reader.w
+    pos = w.base = w.cur = _skip_bom(f)
+    for chunk in _chunks(f, chunk_size):
+        if reader.closed >= 0:
+            if stop_at_root:
+                return
+            if chunk.strip(_WS):
+                raise Broken("text after the value", pos)
+            pos += len(chunk)
+            continue
+        w.add(chunk)
+        for p, ch, own in zip(*scan.tokens(chunk, pos)):
+            if reader.closed >= 0:
+                if stop_at_root:
+                    break
+                raise Broken("text after the value", p)
+            reader.token(p, ch, own)
+        pos += len(chunk)
+        if reader.closed >= 0:
+            if stop_at_root:
+                return
+            if not w.blank(reader.closed + 1, w.end):
+                raise Broken("text after the value", reader.closed + 1)
+        reader.check_big()
+        w.drop_before(reader.keep_from() if not reader.big else w.end)
+    if reader.closed < 0:
+        raise Broken("the file ends inside the value", pos)
+
+
+def read_document(f, parse: Callable[[bytes, int], Any], stream: tuple = ("messages",),
+                  chunk_size: int | None = None,
+                  inner_lines: Callable[[str, bytes], dict] | None = None, drop: tuple = ()) -> tuple[Any, dict]:
+    """(the value, the 1-based line of each streamed element) of the JSON document in the binary file ``f``.
+
+    ``stream``: the keys of the top-level object whose array values are read element by element (``""``
+    for a top-level array); every other value of the top-level object is parsed whole. The lines are
+    ``{(key,): [line of element 0, ...]}`` (``()`` for the top-level array). ``parse`` reads one piece
+    (bytes) and raises ValueError when it is not JSON. Broken when the file is not one JSON object or
+    array as the scanner reads it. ``parse`` is given each piece and how deep it sits (``Pieces``).
+    ``inner_lines(key, piece)``, when given, finds lines inside each streamed element of the top-level
+    object (``{path: [line in the piece, ...]}``); they are added as ``{(key, index, *path): [line, ...]}``.
+    ``drop``: streamed keys whose elements are read (checked) but not kept: each stands as None (a
+    trajectory whose steps only count)."""
+    head = f.read(64)
+    f.seek(0)
+    h = head.lstrip(b"\xef\xbb\xbf" + _WS)[:1]
+    if h not in (b"{", b"["):
+        raise Broken("not a JSON object or array", 0)
+    reader = _Reader(frozenset(stream), parse)
+    reader.inner_lines = inner_lines
+    reader.drop = frozenset(drop)
+    _walk(f, reader, 1 if h == b"[" else 2, chunk_size or CHUNK)
+    return reader.root, reader.lines
+
+
+def shallow_value(f, parse: Callable[[bytes, int], Any], chunk_size: int = 1024 * 1024) -> Any:
+    """The JSON object that starts the binary file ``f`` (its first line, for JSONL), each top-level value
+    bigger than ``SHALLOW_MAX`` replaced by an empty one of its kind ({}, [], ""): what a format's probe
+    looks at, without reading a big first record or a whole one-line document. None when the file does
+    not start with a well-formed object ending on its first line."""
+    reader = _Reader(frozenset(), parse, shallow=True)
+    try:
+        _walk(f, reader, 1, chunk_size, stop_at_root=True)
+    except Broken:
+        return None
+    w = reader.w
+    rest = w.buf[reader.closed + 1 - w.base:]
+    nl = rest.find(b"\n")
+    if rest[:nl if nl >= 0 else len(rest)].strip(_WS):
+        return None                     # more on the first line than one value
+    return reader.root if isinstance(reader.root, dict) else None

@@ -1,0 +1,259 @@
+"""A JSON document read in chunks (issue 27, ``core/files/jsonstream.py``): the value and the element lines are
+those of the whole parse, whatever the chunk size and formatting; anything not well-formed is ``Broken`` (the
+loaders then read the file whole for its error's line and column); the loaders give the same conversations
+streamed and whole; the probe reads the first record of a one-line document without its big values."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compactscope.core.files.jsonio import loads_lenient
+from compactscope.core.files.jsonstream import SHALLOW_MAX, Broken, Pieces, read_document, shallow_value
+from compactscope.core.loaders import LoadError, base, load, read_probe
+from compactscope.core.loaders.base import array_element_lines
+
+STRINGS = st.text(alphabet=st.sampled_from(list('ab"\\\n\t ]}[{,:é漢') + ["\U0001f600", "\x00"]), max_size=12)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1),
+                    st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(SCALARS, lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(STRINGS, c, max_size=4)),
+                      max_leaves=12)
+MESSAGES = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": VALUES}),
+                    max_size=6)
+
+
+def _text(value, fmt: int) -> bytes:
+    """``value`` as JSON in one of several layouts (one line, indented, compact, CRLF, ASCII-only)."""
+    if fmt == 0:
+        s = json.dumps(value, ensure_ascii=False)
+    elif fmt == 1:
+        s = json.dumps(value, indent=2, ensure_ascii=False)
+    elif fmt == 2:
+        s = json.dumps(value, separators=(",", ":"))
+    elif fmt == 3:
+        s = json.dumps(value, indent=1).replace("\n", "\r\n")
+    else:
+        s = "\n  " + json.dumps(value, indent="\t", ensure_ascii=False) + "\n\n"
+    return s.encode("utf-8", errors="surrogatepass")
+
+
+def _read(raw: bytes, stream=("messages", ""), chunk: int = 7):
+    return read_document(io.BytesIO(raw), Pieces(), stream, chunk_size=chunk)
+
+
+def _expected_lines(raw: bytes, value, stream) -> dict:
+    if isinstance(value, list):
+        want = {(): array_element_lines(raw, ()).get((), [])} if "" in stream else {}
+    else:
+        want = {(k,): array_element_lines(raw, (k,)).get((k,), []) for k in stream
+                if k and isinstance(value.get(k), list)}
+    return want
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(MESSAGES, st.dictionaries(st.sampled_from(["model", "system", "tools", "x"]), VALUES, max_size=3),
+       st.integers(0, 4), st.integers(1, 40), st.booleans())
+def test_the_value_and_lines_are_those_of_the_whole_parse(msgs, others, fmt, chunk, as_list):
+    value = msgs if as_list else {**others, "messages": msgs}
+    raw = _text(value, fmt)
+    got, lines = _read(raw, chunk=chunk)
+    assert got == loads_lenient(raw)
+    assert lines == _expected_lines(raw, got, ("messages", ""))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(['"', "\\", "a", "]", ","]), max_size=30), st.integers(1, 9))
+def test_escapes_across_chunk_boundaries(text, chunk):
+    raw = json.dumps({"messages": [text, {"k": text}], "s": text}).encode()
+    assert _read(raw, chunk=chunk)[0] == json.loads(raw)
+
+
+@settings(max_examples=150, deadline=None)
+@given(MESSAGES, st.integers(0, 4), st.integers(1, 64), st.data())
+def test_a_cut_or_changed_document_is_broken_or_the_whole_parse(msgs, fmt, chunk, data):
+    """Never a value the whole parse would not give: a truncated or mutated document either reads as the
+    whole parse reads it, or is Broken (and then read whole by the loader, for the error)."""
+    raw = _text({"model": "m", "messages": msgs}, fmt)
+    if data.draw(st.booleans()):
+        mutated = raw[:data.draw(st.integers(0, len(raw) - 1))]
+    else:
+        at = data.draw(st.integers(0, len(raw) - 1))
+        mutated = raw[:at] + data.draw(st.sampled_from([b'"', b"\\", b"]", b"}", b",", b":", b"[", b"{", b"x", b""])) \
+            + raw[at + 1:]
+    try:
+        whole = loads_lenient(mutated)
+    except ValueError:
+        whole = Broken
+    try:
+        got = _read(mutated, chunk=chunk)[0]
+    except Broken:
+        return
+    assert whole is not Broken and got == whole
+
+
+@pytest.mark.parametrize("raw", [b"[1,]", b"[,1]", b'{"a":1,}', b"{,}", b"[1 2]", b'{"a" 1}', b'{"a":1} x', b"[1]]",
+                                 b"[1", b'{"messages": [1] [2]}', b'{"messages": [1], }', b"{1: 2}", b"[1}",
+                                 b'{"a": [1}', b'{"messages": [1:2]}', b'{"a":1 "b":2}', b"5", b'"x"', b'{"a":"\\"}',
+                                 b"", b"   ", b'{"messages": [' + b"[" * 5000])
+def test_what_is_not_one_well_formed_document_is_broken(raw):
+    for chunk in (1, 3, 1 << 20):
+        with pytest.raises(Broken):
+            _read(raw, chunk=chunk)
+
+
+def test_lenient_pieces_give_the_whole_parse_and_its_notes_in_order():
+    raw = (b'{"messages": [{"role": "user", "content": "a\\ud800"}, {"role": "assistant", "x": Infinity, '
+           b'"big": 123456789012345678901234567890, "d": [[1e400]]}], "m": NaN}')
+    whole_notes: list = []
+    whole = loads_lenient(raw, whole_notes)
+    pieces = Pieces()
+    got, lines = read_document(io.BytesIO(raw), pieces, ("messages",), chunk_size=5)
+    assert got == whole and got["m"] is None
+    assert pieces.notes == list(dict.fromkeys(whole_notes))
+
+
+def test_nesting_deeper_than_python_recurses_is_cut_where_the_whole_parse_cuts_it():
+    """(One difference is left: beside such a piece, another nested 255 to 1,000 levels deep is read by orjson
+    whole, where the whole parse cut it at 254 levels from the document's root; the load then cuts it at
+    254 levels from its message, one or two levels deeper.)"""
+    raw = (b'[{"role": "user", "content": "a", "d": ' + b"[" * 3000 + b"]" * 3000 + b'},\n'
+           b' {"role": "assistant", "content": "b", "e": ' + b'{"k": ' * 30 + b"1" + b"}" * 30 + b"}]")
+    notes: list = []
+    whole = loads_lenient(raw, notes)
+    pieces = Pieces()
+    assert read_document(io.BytesIO(raw), pieces, ("",), chunk_size=64)[0] == whole
+    assert pieces.notes == notes
+
+
+def test_invalid_utf8_and_a_bom_read_as_the_whole_parse():
+    raw = b'\xef\xbb\xbf{"messages": [{"role": "user", "content": "a\xff\xfe"}, "\xc3\xa9"]}'
+    notes: list = []
+    whole = loads_lenient(raw, notes)
+    pieces = Pieces()
+    assert read_document(io.BytesIO(raw), pieces, ("messages",), chunk_size=4)[0] == whole
+    assert pieces.notes == notes
+
+
+# ------------------------------------------------------------------ the loaders, streamed and whole
+def _doc_files(tmp_path):
+    oai = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"},
+           {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+                                                                  "function": {"name": "f", "arguments": "{}"}}]},
+           {"role": "tool", "tool_call_id": "c1", "content": "r\ud83d"}, {"role": "assistant", "content": "ok"}]
+    ant = [{"role": "user", "content": "hi"},
+           {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}]},
+           {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x \"]}"}]},
+           7, {"role": "assistant", "content": "[TextBlock(citations=None, text='ab', type='text')]"}]
+    docs = {
+        "list.json": (ant, 2), "body.json": ({"model": "m", "system": "s", "tools": [], "messages": ant}, None),
+        "oai.json": ({"model": "gpt", "messages": oai}, 1),
+        "hermes.json": ({"session_id": "s1", "system_prompt": "sp", "tools": [], "messages": oai}, 2),
+        "traj.json": ({"history": oai, "trajectory": [{"a": 1}], "info": {}}, 2),
+        "gemini.json": ({"sessionId": "g", "projectHash": "h", "messages": [
+            {"id": "1", "type": "user", "content": "hi"},
+            {"id": "2", "type": "gemini", "content": "yo", "tokens": {"input": 5, "output": 1},
+             "toolCalls": [{"id": "c", "name": "ls", "args": {}}]}, 3]}, 2),
+        "cycles.json": ({"prompt": "p", "cycles": [
+            {"request": {"messages": ant[:1]}, "response": {"content": [{"type": "text", "text": "a"}]}},
+            {"request": {"messages": ant[:3]}, "response": {"content": [{"type": "text", "text": "b"}]}}]}, 2),
+    }
+    for name, (value, indent) in docs.items():
+        p = tmp_path / name
+        p.write_bytes(json.dumps(value, indent=indent, ensure_ascii=False).encode("utf-8", errors="surrogatepass"))
+        yield p
+    nan = tmp_path / "nan.json"
+    nan.write_text('[{"role": "user", "content": "a", "x": NaN},\n {"role": "assistant", "content": "b", "n": 1e400}]')
+    yield nan
+
+
+def _dump(result) -> str:
+    import dataclasses
+
+    def plain(x):
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+        if isinstance(x, dict):
+            return {str(k): plain(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [plain(v) for v in x]
+        return x if isinstance(x, (str, int, float, bool, type(None))) else repr(x)
+    return json.dumps(plain(result), sort_keys=True, default=repr)
+
+
+def test_every_document_loader_gives_the_same_conversations_streamed_and_whole(tmp_path, monkeypatch):
+    for p in _doc_files(tmp_path):
+        monkeypatch.setattr(base, "STREAM_BYTES", 1 << 62)
+        whole = _dump(load(p))
+        monkeypatch.setattr(base, "STREAM_BYTES", 0)
+        assert _dump(load(p)) == whole, p.name
+
+
+def test_a_broken_streamed_document_names_the_file_line_and_column(tmp_path, monkeypatch):
+    monkeypatch.setattr(base, "STREAM_BYTES", 0)
+    p = tmp_path / "b.json"
+    p.write_text('{"model": "m",\n "messages": [{"role": "user", "content": "a"},\n {"role": "assistant" "x"}]}')
+    with pytest.raises(LoadError) as e:
+        load(p)
+    assert e.value.path == str(p) and e.value.line == 3 and "column" in e.value.message
+    p.write_text('[{"role": "user", "content": "a"},\n {"role": "assistant", "content": "b')
+    with pytest.raises(LoadError) as e:
+        load(p)
+    assert e.value.line == 2
+
+
+def test_streamed_elements_know_their_lines_beyond_the_scan_limit(tmp_path, monkeypatch):
+    """The whole parse scanned a document for its lines only up to 64 MB; the streamed read counts them as it
+    goes, at any size."""
+    monkeypatch.setattr(base, "STREAM_BYTES", 0)
+    monkeypatch.setattr(base, "MAX_LINE_SCAN_BYTES", 10)
+    p = tmp_path / "l.json"
+    p.write_text(json.dumps({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]},
+                            indent=2))
+    assert [m.provenance.line for m in load(p).main.meta] == [3, 7]
+
+
+# ------------------------------------------------------------------ the probe
+def test_the_probe_reads_a_one_line_document_without_its_big_values(tmp_path):
+    msgs = [{"role": "user", "content": "x" * (SHALLOW_MAX // 4)} for _ in range(8)]
+    p = tmp_path / "body.json"
+    p.write_text(json.dumps({"model": "m", "messages": msgs}))
+    probe = read_probe(p)
+    assert probe.first_line_value() == {"model": "m", "messages": []}
+    assert load(p).format == "anthropic-messages" and len(load(p).main.messages) == 8
+    # a JSONL file whose first record is longer than the probe: its small fields read, the rest of the file not
+    cc = tmp_path / "s.jsonl"
+    rec = {"type": "user", "uuid": "u1", "sessionId": "s", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
+           "message": {"role": "user", "content": "y" * (SHALLOW_MAX + 10)}}
+    cc.write_text(json.dumps(rec) + "\n" + json.dumps({**rec, "uuid": "u2", "parentUuid": "u1",
+                                                      "message": {"role": "user", "content": "z"}}) + "\n")
+    v = read_probe(cc).first_line_value()
+    assert v["uuid"] == "u1" and v["message"] == {}
+    assert load(cc).format == "claude-code"
+
+
+def test_shallow_value_is_none_for_what_is_not_one_object_on_the_first_line():
+    for raw in (b'{"a": 1} 2\n', b"[1]\n", b'{"a": 1', b'{"a": }\n'):
+        assert shallow_value(io.BytesIO(raw), lambda r, d: loads_lenient(r)) is None
+    assert shallow_value(io.BytesIO(b'\n {"a": [1, {"b": 2}]}\n{"x"'), lambda r, d: loads_lenient(r)) == \
+        {"a": [1, {"b": 2}]}
+
+
+def test_the_corpus_and_example_documents_load_the_same_streamed_and_whole(monkeypatch):
+    """Every JSON document of the corpus (hermes snapshots, Inspect logs, an API trace, SWE-agent trajectories, a
+    Gemini CLI session) and of the examples: the same conversations, lines and problems read either way."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "assets" / "examples").glob("*.json"))
+    corpus = root.parent / "shared" / "corpus"
+    files += [corpus / n for n in ("hermes-agent/inplace/sessions/session_20261130_142434_da29ca.json",
+                                   "inspect_ai/react-compaction-summary.json", "inspect_ai/2025-05-12T20-27-36-04-00_browser.json",
+                                   "learn-claude-code/s01.json", "swe-agent/function_calling_simple.traj.json",
+                                   "entireio-cli/ab-2b9748b105-0-full.jsonl") if (corpus / n).is_file()]
+    for p in files:
+        monkeypatch.setattr(base, "STREAM_BYTES", 1 << 62)
+        whole = _dump(load(p))
+        monkeypatch.setattr(base, "STREAM_BYTES", 0)
+        assert _dump(load(p)) == whole, p.name
