@@ -491,3 +491,34 @@ def test_a_group_whose_dask_worker_dies_is_replayed_one_session_at_a_time(tmp_pa
     errors = {Path(r["path"]).stem: r["error"] for r in t if r["error"]}
     assert s.rows == 4 and set(errors) == {"b"} and "Dask worker failed" in errors["b"]
     assert all(r["calls"] == 2 for r in t if not r["error"])
+
+
+def test_a_fleet_worker_pins_nothing_in_memory(corpus):
+    """A long-lived worker must not grow with the sessions it replayed: after a group of them, nothing is frozen
+    out of the cyclic GC (the window's gc_paused, the commands' gc.freeze are not on the fleet's path; the
+    loader's freeze of a big file is undone at once), the GC is on, and the objects left are about as many as
+    after the first session (the transcripts and replays are gone)."""
+    script = (
+        "import gc, sys\n"
+        "import compactscope.core.loaders.claude_code as cc\n"
+        "cc.BIG_FILE = 0\n"                          # every file takes the loader's big-file path
+        "from compactscope.core.fleet import make_config\n"
+        "from compactscope.core.fleet.worker import SessionTask, replay_batch\n"
+        "import os\n"
+        "paths = sys.argv[1:]\n"
+        "tasks = [SessionTask(p, os.path.getsize(p), 0) for p in paths]\n"
+        "cfg = make_config('claude_code')\n"
+        "replay_batch(tasks, cfg)\n"
+        "first = len(gc.get_objects())\n"
+        "rows = replay_batch(tasks * 3, cfg)\n"
+        "assert all(r[0]['error'] is None for r in rows), rows\n"
+        "del rows\n"
+        "gc.collect()\n"
+        "mods = [m for m in sys.modules if m.startswith(('compactscope.core.session', 'compactscope.app'))]\n"
+        "print(gc.get_freeze_count(), gc.isenabled(), len(gc.get_objects()) - first, mods)\n")
+    paths = [str(corpus / "entireio-cli" / n) for n in CC[:3]]
+    r = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    frozen, enabled, grown, mods = r.stdout.split(maxsplit=3)
+    assert (frozen, enabled, mods.strip()) == ("0", "True", "[]")
+    assert int(grown) < 300, r.stdout
