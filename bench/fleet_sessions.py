@@ -11,13 +11,22 @@ with its ``isCompactSummary`` record wherever the context passes that version's 
 Sizes are log-normal (a few KB to tens of MB), some sessions have subagent files, a few carry a
 corrupt line and one is not JSON at all: an archive as users have them.
 
+Two size profiles. ``--profile bench`` (the default; the 500-session figures of docs/fleet.md): sigma
+1.25, at least 8 KB, at most 40x the median, whole corpus turns (so a small session often overshoots its
+size). ``--profile projects``: a real ``~/.claude/projects`` folder of many sessions, mostly small (a
+median of a few tens of KB: a question or two, an aborted start), log-normal with sigma 1.6 and a
+long tail up to ``--max-mb`` (a few sessions of tens of MB); each session picks turns that fit what is
+left of its size, so small ones stay small and the total is close to ``--mb``.
+
     python bench/fleet_sessions.py OUT_DIR [--sessions 500] [--mb 600] [--seed 1]
+    python bench/fleet_sessions.py OUT_DIR --profile projects --sessions 10000 --mb 1500
 
 Writes OUT_DIR/projects/<project>/<sessionId>.jsonl; never touches the corpus.
 """
 from __future__ import annotations
 
 import argparse
+import bisect
 import random
 import sys
 import time
@@ -175,26 +184,56 @@ class _Session:
             self._emit(out)
 
 
+def _targets(rnd: random.Random, sessions: int, total_mb: float, profile: str, max_mb: float) -> list[int]:
+    """Each session's size in bytes: log-normal, scaled to the total (see the module doc's profiles)."""
+    if profile == "bench":
+        raw = [min(max(rnd.lognormvariate(0, 1.25), 0.02), 40) for _ in range(sessions)]
+        scale = total_mb * 1e6 * 0.8 / sum(raw)      # a session ends on a whole turn: about 20% over its target
+        return [max(8_000, int(r * scale)) for r in raw]
+    raw = [rnd.lognormvariate(0, 1.6) for _ in range(sessions)]
+    lo, hi, want = 3_000, max_mb * 1e6, total_mb * 1e6
+    scale = want / sum(raw)
+    for _ in range(20):                               # the clamped sizes sum to the total
+        got = sum(min(max(r * scale, lo), hi) for r in raw)
+        scale *= want / got
+    return [int(min(max(r * scale, lo), hi)) for r in raw]
+
+
+class _Turns:
+    """The corpus turns by size: a random one, or one that fits what is left of a session (``projects``)."""
+
+    def __init__(self, turns: list[list[dict]], fit: bool):
+        self.turns = sorted(turns, key=lambda t: sum(len(orjson.dumps(r)) for r in t)) if fit else turns
+        self.sizes = [sum(len(orjson.dumps(r)) for r in t) for t in self.turns] if fit else []
+        self.fit = fit
+
+    def pick(self, rnd: random.Random, left: int) -> list[dict]:
+        if not self.fit:
+            return rnd.choice(self.turns)
+        n = bisect.bisect_right(self.sizes, max(left, self.sizes[0]))
+        return self.turns[rnd.randrange(n)]
+
+
 def generate(out_dir: str | Path, sessions: int = 500, total_mb: float = 600, seed: int = 1,
-             corpus: Path = CORPUS, say=print) -> dict:
+             corpus: Path = CORPUS, say=print, profile: str = "bench", max_mb: float = 40) -> dict:
     rnd = random.Random(seed)
     turns, summaries = read_turns(corpus)
     if not turns:
         raise SystemExit(f"no Claude Code sessions under {corpus}")
+    if profile not in ("bench", "projects"):
+        raise SystemExit(f"--profile is bench or projects, not {profile}")
     root = Path(out_dir) / "projects"
     projects = [f"-home-dev-{w}" for w in ("api", "web", "cli", "infra", "docs", "ml", "mobile", "data", "auth",
                                           "billing", "search", "sdk")]
-    # log-normal sizes, scaled to the total
-    raw = [min(max(rnd.lognormvariate(0, 1.25), 0.02), 40) for _ in range(sessions)]
-    scale = total_mb * 1e6 * 0.8 / sum(raw)      # a session ends on a whole turn: about 20% over its target
-    targets = [max(8_000, int(r * scale)) for r in raw]
+    targets = _targets(rnd, sessions, total_mb, profile, max_mb)
+    pool = _Turns(turns, profile == "projects")
     t0 = time.perf_counter()
     written = compactions = 0
     for i, target in enumerate(targets):
         proj = rnd.choice(projects)
         s = _Session(rnd, proj, "/home/dev/" + proj.rsplit("-", 1)[-1], summaries)
         while s.size < target:
-            s.add_turn(rnd.choice(turns))
+            s.add_turn(pool.pick(rnd, target - s.size))
             if s.overhead + s.context > 60_000 and rnd.random() < 0.01:
                 s.compact("manual")
         folder = root / proj
@@ -212,7 +251,7 @@ def generate(out_dir: str | Path, sessions: int = 500, total_mb: float = 600, se
             (sub / "agent-a1b2c3.jsonl").write_bytes(b"\n".join(body) + b"\n")
         written += s.size
         compactions += s.compactions
-        if say and (i + 1) % 100 == 0:
+        if say and (i + 1) % (100 if sessions <= 2_000 else 1_000) == 0:
             say(f"  {i + 1}/{sessions} sessions, {written / 1e6:,.0f} MB")
     (root / projects[0]).mkdir(parents=True, exist_ok=True)     # (few sessions: maybe none landed there)
     (root / projects[0] / "not-a-session.jsonl").write_bytes(b"\x00\x01 binary garbage, not JSON\n")
@@ -226,8 +265,11 @@ def main(argv=None) -> int:
     ap.add_argument("--sessions", type=int, default=500)
     ap.add_argument("--mb", type=float, default=600)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", choices=("bench", "projects"), default="bench",
+                    help="the sizes: bench (the 500-session figures) or projects (a real projects folder)")
+    ap.add_argument("--max-mb", type=float, default=40, help="projects: the largest session (MB)")
     a = ap.parse_args(argv)
-    r = generate(a.out_dir, a.sessions, a.mb, a.seed)
+    r = generate(a.out_dir, a.sessions, a.mb, a.seed, profile=a.profile, max_mb=a.max_mb)
     print(f"{r['sessions']} files, {r['bytes'] / 1e6:,.0f} MB, {r['compactions']} compactions, "
           f"{r['seconds']:.1f} s -> {r['root']}")
     return 0

@@ -27,7 +27,7 @@ SMALL = {
     "bench_window.py": ["--messages", "100", "--strategies", "s08,claude_code,hermes,inspect_edit,codex,gemini_cli"],
     "bench_cache.py": ["--messages", "300", "--runs", "2"],
     "fleet_sessions.py": ["{tmp}/sessions", "--sessions", "2", "--mb", "0.1"],
-    "bench_fleet.py": ["--dir", "{tmp}/fleet", "--sessions", "3", "--mb", "0.1", "--skip-dask"],
+    "bench_fleet.py": ["--dir", "{tmp}/fleet", "--sessions", "12", "--mb", "0.5", "--max-mb", "0.2"],
     "bench_logs.py": ["--repeat", "1"],
     "bench_report.py": ["--runs", "1"],
     "bench_cc_accuracy.py": [str(CORPUS / "claude-code-viewer")],

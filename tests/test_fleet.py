@@ -420,3 +420,105 @@ def test_workers_that_cannot_start_stop_the_run_with_what_to_do(tmp_path, corpus
     r = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert "FleetError: the worker processes cannot start" in r.stdout, r.stdout + r.stderr[-2000:]
     assert "--workers 0" in r.stdout and not out.exists()
+
+
+def test_sessions_travel_in_groups_of_about_the_same_work():
+    """The biggest sessions alone and first, the small ones by hundreds; every task once, in order."""
+    from compactscope.core.fleet.engines import batches
+    sizes = [50_000_000, 20_000_000] + [300_000] * 40 + [5_000] * 3_000
+    tasks = [SessionTask(f"/s/{i}.jsonl", n, 0) for i, n in enumerate(sizes)]
+    groups = batches(tasks, 20)          # 20 groups of about 20 MB of work (a session: its size + 100 KB)
+    assert [t for g in groups for t in g] == tasks
+    work = [sum(t.size + 100_000 for t in g) for g in groups]
+    target = sum(work) / 20
+    assert [len(g) for g in groups[:2]] == [1, 1] and 18 <= len(groups) <= 22
+    assert all(0.9 * target <= w <= target for w in work[2:-1])
+    assert max(len(g) for g in batches(tasks, 2)) == 500        # at most 500 sessions in a group
+    assert batches([], 4) == [] and batches(tasks[:1], 0) == [tasks[:1]]
+
+
+def _generated(tmp_path, sessions: int, mb: float) -> Path:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fleet_sessions import generate
+    return Path(generate(tmp_path / "gen", sessions, mb, say=None, profile="projects", max_mb=0.5)["root"])
+
+
+def test_a_generated_projects_folder_gives_one_table_in_process_and_on_dask_of_1_and_2_workers(corpus, tmp_path):
+    """Small sessions grouped into tasks (several per group), the results table is the in-process engine's, with
+    one Dask worker and with two, rows for every file (the generator's corrupt and non-JSON files included)."""
+    distributed = pytest.importorskip("distributed")
+    from compactscope.core.fleet.engines import DaskCluster
+    root = _generated(tmp_path, 30, 1.5)
+    cfg = make_config("claude_code")
+    ref = tmp_path / "in.parquet"
+    s0 = run_fleet([root], cfg, ref, engine=InProcess())
+    assert s0.replayed == s0.discovered == 31 and s0.errors == 1
+    for n in (1, 2):
+        out = tmp_path / f"dask{n}.parquet"
+        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                      dashboard_address="127.0.0.1:0", silence_logs=40) as cluster:
+            s = run_fleet([root], cfg, out, engine=DaskCluster(cluster.scheduler_address, per_thread=4))
+        assert s.replayed == 31 and s.errors == 1
+        assert _strip(pq.read_table(out)) == _strip(pq.read_table(ref)), f"{n} worker(s)"
+
+
+def test_a_group_whose_dask_worker_dies_is_replayed_one_session_at_a_time(tmp_path, monkeypatch):
+    """A session that kills its Dask worker takes down its group: the group's sessions are then replayed one
+    per task, so only that session is a row with the error."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+    from compactscope.core.fleet.engines import DaskCluster
+    monkeypatch.setenv("COMPACTSCOPE_PLUGIN_ISOLATION", "thread")     # the workers inherit it
+    plugin = tmp_path / "trap.py"
+    plugin.write_text("import os\n"
+                      "def compact(messages):\n"
+                      "    if 'FLEET-CRASH' in repr(messages):\n"
+                      "        os._exit(3)\n"
+                      "    return messages\n")
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name, word in [("a", "hello"), ("b", "FLEET-CRASH"), ("c", "again"), ("d", "more")]:
+        (sessions / f"{name}.json").write_text(json.dumps([{"role": "user", "content": f"{word} please"},
+                                                           {"role": "assistant", "content": "done"},
+                                                           {"role": "user", "content": "thanks"}]))
+    cfg = make_config(f"{plugin}:compact", infer=False)
+    out = tmp_path / "r.parquet"
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                     dashboard_address="127.0.0.1:0", silence_logs=50) as cluster:
+        s = run_fleet([sessions], cfg, out, engine=DaskCluster(cluster.scheduler_address, per_thread=1))
+    t = read_sessions(out, ["path", "error", "calls"]).to_pylist()
+    errors = {Path(r["path"]).stem: r["error"] for r in t if r["error"]}
+    assert s.rows == 4 and set(errors) == {"b"} and "Dask worker failed" in errors["b"]
+    assert all(r["calls"] == 2 for r in t if not r["error"])
+
+
+def test_a_fleet_worker_pins_nothing_in_memory(corpus):
+    """A long-lived worker must not grow with the sessions it replayed: after a group of them, nothing is frozen
+    out of the cyclic GC (the window's gc_paused, the commands' gc.freeze are not on the fleet's path; the
+    loader's freeze of a big file is undone at once), the GC is on, and the objects left are about as many as
+    after the first session (the transcripts and replays are gone)."""
+    script = (
+        "import gc, sys\n"
+        "import compactscope.core.loaders.claude_code as cc\n"
+        "cc.BIG_FILE = 0\n"                          # every file takes the loader's big-file path
+        "from compactscope.core.fleet import make_config\n"
+        "from compactscope.core.fleet.worker import SessionTask, replay_batch\n"
+        "import os\n"
+        "paths = sys.argv[1:]\n"
+        "tasks = [SessionTask(p, os.path.getsize(p), 0) for p in paths]\n"
+        "cfg = make_config('claude_code')\n"
+        "replay_batch(tasks, cfg)\n"
+        "first = len(gc.get_objects())\n"
+        "rows = replay_batch(tasks * 3, cfg)\n"
+        "assert all(r[0]['error'] is None for r in rows), rows\n"
+        "del rows\n"
+        "gc.collect()\n"
+        "mods = [m for m in sys.modules if m.startswith(('compactscope.core.session', 'compactscope.app'))]\n"
+        "print(gc.get_freeze_count(), gc.isenabled(), len(gc.get_objects()) - first, mods)\n")
+    paths = [str(corpus / "entireio-cli" / n) for n in CC[:3]]
+    r = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    frozen, enabled, grown, mods = r.stdout.split(maxsplit=3)
+    assert (frozen, enabled, mods.strip()) == ("0", "True", "[]")
+    assert int(grown) < 300, r.stdout

@@ -15,7 +15,7 @@ from collections import deque
 from typing import Any, Iterable, Iterator
 
 from .config import FleetConfig, FleetError
-from .worker import SessionTask, ready, replay_session
+from .worker import SessionTask, ready, replay_batch, replay_session
 
 
 def _died_row(task: SessionTask, why: str) -> list[dict]:
@@ -160,56 +160,101 @@ class LocalPool:
                 pool.shutdown(wait=True, cancel_futures=True)
 
 
+def batches(tasks: list[SessionTask], parts: int, per_session: int = 100_000,
+            most: int = 500) -> list[list[SessionTask]]:
+    """``tasks`` (biggest first) in consecutive groups of about the same work, about ``parts`` of them: a
+    session weighs its size plus ``per_session`` bytes (what loading and replaying any session costs beside
+    its bytes), a group holds at most ``most`` sessions. A session heavier than a group is a group of its own,
+    so the biggest sessions still start first and alone, and the small ones at the end travel by hundreds."""
+    weight = [t.size + per_session for t in tasks]
+    target = sum(weight) / max(1, parts)
+    out: list[list[SessionTask]] = []
+    cur: list[SessionTask] = []
+    acc = 0
+    for t, w in zip(tasks, weight):
+        if cur and (acc + w > target or len(cur) >= most):
+            out.append(cur)
+            cur, acc = [], 0
+        cur.append(t)
+        acc += w
+    if cur:
+        out.append(cur)
+    return out
+
+
 class DaskCluster:
     """A running ``dask.distributed`` scheduler (``tcp://HOST:PORT``): the same function on its workers.
     The workers must see the session files at the same paths (a shared file system) and have
-    compactscope installed."""
+    compactscope installed.
 
-    def __init__(self, address: str, in_flight: int | None = None):
+    The sessions travel in groups (``batches``: about ``per_thread`` groups per worker thread, the biggest
+    sessions alone and first, the small ones by hundreds), so 10,000 small sessions cost a few hundred
+    scheduler round trips; at most ``2 x threads`` groups are in flight, and each group's rows are taken and
+    its result released as soon as it is done. A group that fails (its worker died, and Dask gave up on
+    it) is replayed again one session per task, so only the session to blame gets the error."""
+
+    def __init__(self, address: str, in_flight: int | None = None, per_thread: int = 24):
         self.address = address
         self.in_flight = in_flight
+        self.per_thread = per_thread
         self.name = f"Dask cluster at {address}"
 
-    def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
+    def _client(self):
         try:
-            from distributed import Client, as_completed
+            from distributed import Client
         except ImportError:
             raise FleetError("--scheduler needs dask.distributed: pip install 'compactscope[fleet]'") from None
         try:
-            client = Client(self.address, timeout="20s")
+            return Client(self.address, timeout="20s")
         except Exception as e:
             raise FleetError(f"cannot reach the Dask scheduler at {self.address}: {type(e).__name__}: {e}") from None
+
+    def run(self, tasks: Iterable[SessionTask], cfg: FleetConfig, cancel: threading.Event) -> Iterator:
+        from distributed import wait
+        client = self._client()
         try:
             threads = sum((client.nthreads() or {}).values()) or 1
             window = self.in_flight or 2 * threads
-            queue = deque(tasks)
-            running: dict = {}
-            ac = as_completed()
+            queue = deque(batches(list(tasks), threads * self.per_thread))
+            suspects: deque = deque()       # the sessions of a group that failed: replayed alone, one at a time
+            running: dict = {}              # future -> its group
 
             def submit():
-                while queue and len(running) < window and not cancel.is_set():
-                    t = queue.popleft()
-                    fut = client.submit(replay_session, t, cfg, pure=False)
-                    running[fut.key] = t
-                    ac.add(fut)
+                while not cancel.is_set():
+                    if suspects:
+                        if running:
+                            return
+                        group = [suspects.popleft()]
+                    elif queue and len(running) < window:
+                        group = queue.popleft()
+                    else:
+                        return
+                    running[client.submit(replay_batch, group, cfg, pure=False)] = group
             submit()
             while running:
+                fut = next((f for f in running if f.done()), None)
+                if fut is None:
+                    try:
+                        wait(list(running), timeout=1, return_when="FIRST_COMPLETED")
+                    except TimeoutError:
+                        pass
+                    continue
+                group = running.pop(fut)
                 try:
-                    fut = next(ac)
-                except StopIteration:
-                    break
-                t = running.pop(fut.key)
-                try:
-                    row = fut.result()
+                    rows = fut.result()
                 except Exception as e:  # KilledWorker and the like: one row, not the end
-                    row = _died_row(t, f"the Dask worker failed: {type(e).__name__}: {e}")
+                    if len(group) > 1:              # find the one to blame: each of them on its own
+                        suspects.extend(group)
+                        rows = None
+                    else:
+                        rows = [_died_row(group[0], f"the Dask worker failed: {type(e).__name__}: {e}")]
                 fut.release()
-                yield t, row
-                submit()
+                del fut
+                if rows is not None:
+                    yield from zip(group, rows)
                 if cancel.is_set():
-                    for key in list(running):
-                        running.pop(key)
                     break
+                submit()
         finally:
             client.close()
 

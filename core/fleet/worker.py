@@ -226,11 +226,35 @@ def replay_session(task: SessionTask, cfg: FleetConfig) -> list[dict]:
     finally:
         if rows and len(rows) == 1:
             rows[0]["seconds"] = round(time.perf_counter() - t0, 4)
+        forget_session()
         peak = _peak_mb()
         for row in rows:
             row["worker_peak_mb"] = peak
             row.setdefault("seconds", round(time.perf_counter() - t0, 4))
     return rows
+
+
+def replay_batch(tasks: list[SessionTask], cfg: FleetConfig) -> list[list[dict]]:
+    """``replay_session`` of each task in turn, their rows in the same order: what a Dask worker runs, so that
+    thousands of small sessions cost a few hundred scheduler round trips, not one each. Nothing of a session
+    outlives its rows: the loaded transcript and its replays are dropped before the next session, the shared
+    caches let go of them (``forget_session``), and a collection after the batch frees what reference cycles
+    they left (a long-lived worker must not grow with the sessions it has replayed)."""
+    import gc
+    out = [replay_session(t, cfg) for t in tasks]
+    gc.collect()
+    return out
+
+
+def forget_session() -> None:
+    """Let go of what the caches shared by a process still hold of the sessions replayed: the per-message facts
+    (``FACTS``, bounded by four times the longest list measured: with the biggest session first, thousands of
+    other sessions' messages) keep only what is still referred to elsewhere, and the image figures (they hold
+    their blocks) are dropped."""
+    from ..model import images
+    from ..pipeline.facts import FACTS
+    FACTS.collect()
+    images.forget()
 
 
 def _peak_mb() -> float | None:

@@ -136,6 +136,11 @@ def info(block) -> ImageInfo:
     return res
 
 
+def forget() -> None:
+    """Drop the cached image figures (a long-lived fleet worker, between sessions: the cache holds its blocks)."""
+    _CACHE.clear()
+
+
 def images_in(message) -> list:
     """The image blocks of a message, those inside tool results too."""
     out: list = []
