@@ -119,3 +119,18 @@ def test_call_layer_gives_the_layers_output_and_restores_the_gc():
     out = call_layer(LAYERS["micro_compact"].fn, msgs, ctx)
     assert out.messages is not msgs and len(out.messages) == len(msgs)
     assert gc.isenabled() == was
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(0, 50), known=st.sets(st.integers(0, 49)))
+def test_joined_digests_are_the_digests_one_after_the_other(n, known):
+    import hashlib
+    from compactscope.core.pipeline.facts import BytesFact
+    d = BytesFact("test_joined", 8, lambda o: hashlib.sha256(repr(o).encode()).digest()[:8], Facts())
+    objs = [message(k) for k in range(n)]
+    for k in known:
+        if k < n:
+            d.get(objs[k])
+    everything = all(k in known for k in range(n))
+    assert d.joined(objs, compute=False) == (b"".join(map(d.get, objs)) if everything else None) or not everything
+    assert d.joined(objs) == b"".join(d.get(o) for o in objs)
