@@ -10,10 +10,11 @@ size and loaded as the CLI loads it (``app.cli_common.load_file``: the loaders, 
 of the cyclic GC).
 
 1. Layers. For each strategy (``compactscope strategies``; plus ``s08+nosnip``, s08 with its snip off, so that
-   micro_compact and compact_history see the whole session instead of 51 messages) one engine run gives each
-   layer its input and the pipeline state before it; each layer's pure function is then timed on that input
-   as the engine calls it (``Engine.call_layer``: the same LayerContext, the same GC treatment), best of
-   ``--repeat`` runs, CPU time of this process. Printed per layer: its input's length, the CPU time, the cost
+   micro_compact and compact_history see the whole session instead of 51 messages) one engine run per size gives
+   each layer its input and the pipeline state before it; each layer's pure function is then timed on that input
+   as the engine calls it (``engine.call_layer``: the same LayerContext, the same GC treatment), best of
+   ``--repeat`` runs, CPU time of this process, the sizes interleaved (every session is loaded first, so both
+   are timed in the same heap and under the same load). Printed per layer: its input's length, the CPU time, the cost
    per input message at each size, and the ratio of the per-message cost at the largest size to the one at the
    smallest. Reference: the same layer's per-message cost at the smallest size, measured in the same run.
    Target (issue 27): ratio <= 1.2x (flat from 10k to 100k). A layer whose time does not grow with its input
@@ -69,27 +70,28 @@ def configs(names: str) -> list[tuple[str, str, dict]]:
     return [(c, *EXTRA[c]) if c in EXTRA else (c, c, {}) for c in chosen]
 
 
-def time_layers(conv, label: str, strategy: str, params: dict, tmp: str, repeat: int) -> dict[str, tuple]:
-    """layer -> (input length, best CPU seconds) of each layer of one engine run, as the engine calls it."""
-    eng = Engine(strategy, dict(params), workspace=Workspace(tempfile.mkdtemp(dir=tmp)), check=False)
-    trace = eng.run(conv.messages, conversation=conv)
-    meta = conv.meta_by_identity()
-    out: dict[str, tuple] = {}
-    for step in trace.steps:
-        if step.layer == "convert":
-            continue
-        fn = eng.strategy.layer(step.layer).fn
-        best = float("inf")
-        for _ in range(repeat):
-            ctx = eng.context(meta=meta, system=conv.system, tools=conv.tools, state=step.state_before)
-            ctx.params = ReadParams(dict(ctx.params))
-            c0 = time.process_time()
-            res = call_layer(fn, step.input, ctx)
-            best = min(best, time.process_time() - c0)
-            del res
-        out[step.layer] = (len(step.input), best)
-    del trace
-    return out
+def time_layers(convs: dict, strategy: str, params: dict, tmp: str, repeat: int) -> dict[int, dict[str, tuple]]:
+    """size -> layer -> (input length, best CPU seconds): one engine run per size gives each layer its input and
+    state; the layer is then timed as the engine calls it, the sizes interleaved (A B A B: both see the same load)."""
+    runs = {}
+    for n, conv in convs.items():
+        eng = Engine(strategy, dict(params), workspace=Workspace(tempfile.mkdtemp(dir=tmp)), check=False)
+        trace = eng.run(conv.messages, conversation=conv)
+        runs[n] = (eng, conv, conv.meta_by_identity(), [s for s in trace.steps if s.layer != "convert"])
+    best: dict[int, dict[str, tuple]] = {n: {} for n in convs}
+    for _ in range(repeat):
+        for n, (eng, conv, meta, steps) in runs.items():
+            for step in steps:
+                fn = eng.strategy.layer(step.layer).fn
+                ctx = eng.context(meta=meta, system=conv.system, tools=conv.tools, state=step.state_before)
+                ctx.params = ReadParams(dict(ctx.params))
+                c0 = time.process_time()
+                res = call_layer(fn, step.input, ctx)
+                t = time.process_time() - c0
+                del res
+                k, b = best[n].get(step.layer, (len(step.input), float("inf")))
+                best[n][step.layer] = (k, min(b, t))
+    return best
 
 
 def resize(conv, repeat: int) -> None:
@@ -171,23 +173,24 @@ def main() -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"per-layer cost at {', '.join(f'{n:,}' for n in sizes)} messages (bench_memory's Claude Code session); "
           f"best of {args.repeat}, CPU; load average {load:.1f} on {os.cpu_count()} cores")
-    results: dict[int, dict] = {}
+    results: dict[int, dict] = {n: {} for n in sizes}
     try:
-        for n in sizes:
+        convs = {}
+        for n in sizes:                        # every size loaded first, each timed beside the others
             path = Path(tmp) / f"s{n}.jsonl"
             write_session(path, n)
-            _, conv = load_file(str(path))
-            print(f"\n== {len(conv.messages):,} messages ==")
-            results[n] = {}
-            for label, st, params in configs(args.strategies):
-                layers = time_layers(conv, label, st, params, tmp, args.repeat)
+            _, convs[n] = load_file(str(path))
+            path.unlink()
+        for label, st, params in configs(args.strategies):
+            for n, layers in time_layers(convs, st, params, tmp, args.repeat).items():
                 results[n][label] = layers
+        for n in sizes:
+            print(f"\n== {len(convs[n].messages):,} messages ==")
+            for label, layers in results[n].items():
                 for name, (k, t) in layers.items():
                     print(f"  {label:<16} {name:<22} input {k:>7,}  {t * 1000:9.2f} ms CPU  "
                           f"{t / max(k, 1) * 1e6:8.3f} us/message")
-            resize(conv, args.repeat)
-            del conv
-            path.unlink()
+            resize(convs[n], args.repeat)
         lo, hi = sizes[0], sizes[-1]
         if hi != lo:
             print(f"\n== per-message cost at {hi:,} / at {lo:,} (target <= {FLAT}x) ==")
