@@ -266,7 +266,10 @@ class PluginWorker:
                 raise why
         clock.spent += time.monotonic() - t0
         if "gone" in box:
-            code = proc.poll()
+            try:              # its pipe closed as it exited: its exit status comes a moment later
+                code = proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
             self.kill()
             raise WorkerGone(f"its process ended without an answer (exit status {code})")
         return box["msg"]
