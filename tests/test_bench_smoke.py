@@ -17,7 +17,7 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 
 # script -> the arguments of its small size ({tmp} is a fresh folder); None: needs the corpus
 SMALL = {
-    "bench_core.py": ["--sizes", "200"],
+    "bench_layers.py": ["--sizes", "150,300", "--repeat", "1"],
     "bench_gui.py": ["--messages", "300", "--frames", "5"],
     "bench_live.py": ["--calls", "5", "--requests", "3"],
     "bench_load.py": ["--mb", "0.3", "--repeat", "1", "--out", "{tmp}/load.jsonl"],

@@ -224,7 +224,7 @@ class Workspace:
                 # the one per-message table (core.facts: bounded by the longest list shown or measured)
                 # (hashed as they are looked up, not held: 100k digests as bytes objects are 5 MB for a moment)
                 FACTS.expect(len(messages))
-                key = _transcript_key(map(LINE_DIGESTS.peek, messages))
+                key = _joined_key(LINE_DIGESTS.joined(messages, compute=False))
                 path = None if key is None else self._name(folder, key, None)
                 if path is None:
                     path = self._write_new(folder, messages)
@@ -320,6 +320,13 @@ def _transcript_key(digests) -> str | None:
             return None
         h.update(d)
     return h.hexdigest()
+
+
+def _joined_key(digests: bytes | None) -> str | None:
+    """``_transcript_key`` of the digests one after the other in one bytes (``BytesFact.joined``): the same key."""
+    if digests is None:
+        return None
+    return hashlib.blake2b(digests, digest_size=32).hexdigest()
 
 
 def _copy_into(src: Path, f) -> None:

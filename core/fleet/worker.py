@@ -250,11 +250,15 @@ def forget_session() -> None:
     """Let go of what the caches shared by a process still hold of the sessions replayed: the per-message facts
     (``FACTS``, bounded by four times the longest list measured: with the biggest session first, thousands of
     other sessions' messages) keep only what is still referred to elsewhere, and the image figures (they hold
-    their blocks) are dropped."""
+    their blocks) are dropped. The engine freezes what each run made out of the cyclic GC (``core.runtime.gcpause``:
+    right for a command or a window that keeps its result); a worker that goes on to the next session hands it back
+    to the GC, so that reference cycles the session left are collected, not pinned."""
+    import gc
     from ..model import images
     from ..pipeline.facts import FACTS
     FACTS.collect()
     images.forget()
+    gc.unfreeze()
 
 
 def _peak_mb() -> float | None:

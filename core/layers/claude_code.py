@@ -603,10 +603,8 @@ def _compact_prompt(part: list) -> LazyPrompt:
 
     def key_pieces():                 # the same text, as the digest of each message's JSON (kept by identity)
         _json_digests.shown(len(part))
-        digest = _json_digests.get
         yield NO_TOOLS_PREAMBLE + COMPACT_PROMPT + NO_TOOLS_TRAILER
-        for m in part:
-            yield digest(m)
+        yield _json_digests.joined(part)          # (hashed as the digests one by one were: the same key)
     return LazyPrompt(pieces, key_pieces)
 
 

@@ -270,6 +270,8 @@ def _runs(indices: list) -> list[tuple[int, int]]:
 def _edits(changes: list, origin: list, where: str = "") -> list[Edit]:
     """Edits in the trace's terms from a pass's changes (input indices; output ones from ``origin``)."""
     out: list[Edit] = []
+    if not changes:
+        return out
     pos = {o: j for j, o in enumerate(origin) if o is not None}
     for kind, i, j, text, extra in changes:
         text = where + text
@@ -278,8 +280,9 @@ def _edits(changes: list, origin: list, where: str = "") -> list[Edit]:
             a, b = (runs[0][0], runs[-1][1]) if runs else (None, None)
             out.append(Edit(SUMMARY, text + f"; the summary is message {j}", start=a, end=b, out=j))
         elif kind == "trimmed":
-            for a, b in _runs(extra.get("indices", [])):
-                out.append(Edit(SNIP, text if (a, b) == _runs(extra["indices"])[0] else
+            runs = _runs(extra.get("indices", []))
+            for a, b in runs:
+                out.append(Edit(SNIP, text if (a, b) == runs[0] else
                                 f"{where}messages {a}..{b - 1} trimmed", start=a, end=b))
         elif kind in ("drop", "orphan", "trailing"):
             out.append(Edit(DROP, text, start=i, end=None if i is None else i + 1, message=i,
@@ -360,10 +363,12 @@ def _repeat_layer(kind: str):
                                              state={PASS: {**st, "failed": str(e)}})
             total = st["tool_tokens"] + count.count(ps.messages)
             new_origin = [None if o is None else origin[o] for o in ps.origin]
+            mapped = []
             for k, i, j, t, x in ps.changes:           # input indices of this pass -> of this layer
                 if "indices" in x:
                     x = {**x, "indices": [origin[a] for a in x["indices"] if origin[a] is not None]}
-                edits.extend(_edits([(k, None if i is None else origin[i], j, t, x)], new_origin, f"pass {n}: "))
+                mapped.append((k, None if i is None else origin[i], j, t, x))
+            edits.extend(_edits(mapped, new_origin, f"pass {n}: "))      # (one position map per pass, not per change)
             origin = new_origin
             cur = ps.messages
             passes.append({"pass": n, "tokens": total, "messages": len(cur)})

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import threading
+from bisect import bisect_right
 from operator import is_
 from dataclasses import dataclass, field
 from typing import Any
@@ -537,6 +538,33 @@ def _is_replay_anchor(part: dict) -> bool:
     return isinstance(internal, dict) and "gemini_function_call_id" in internal
 
 
+def _tool_messages(msgs: list) -> dict:
+    """tool_call_id -> the indices of the tool messages that answer it, in order."""
+    out: dict = {}
+    for j, m in enumerate(msgs):
+        if role(m) == "tool":
+            key = m.get("tool_call_id")
+            if isinstance(key, (str, int)) or key is None:
+                out.setdefault(key, []).append(j)
+            else:                           # (an id no dict can key: looked up by a scan, as before)
+                out.setdefault(_UNKEYED, []).append(j)
+    return out
+
+
+_UNKEYED = object()
+
+
+def _result_after(msgs: list, results: dict, k: int, cid: Any) -> int | None:
+    """The first tool message after message ``k`` that answers the call ``cid`` (from ``_tool_messages``: the
+    scan of every later message for each call was quadratic: 3 s for a repeated pass at 10k messages)."""
+    if _UNKEYED not in results and (isinstance(cid, (str, int)) or cid is None):
+        found = results.get(cid, ())
+        i = bisect_right(found, k)
+        return found[i] if i < len(found) else None
+    return next((j for j in range(k + 1, len(msgs)) if role(msgs[j]) == "tool"
+                 and msgs[j].get("tool_call_id") == cid), None)
+
+
 def edit_pass(messages: list, keep_thinking_turns: int | str, keep_tool_uses: int, keep_tool_inputs: bool,
               exclude_tools: tuple, memory: bool) -> Pass:
     """CompactionEdit.compact: clear old reasoning, then the oldest tool results (or whole calls)
@@ -560,13 +588,13 @@ def edit_pass(messages: list, keep_thinking_turns: int | str, keep_tool_uses: in
                     changes.append(("reasoning", k, k, f"message {k}: reasoning cleared (assistant turn {seen} from "
                                                        f"the end, only {keep_thinking_turns} keep it)", {}))
     uses = []                                          # (assistant index, call, tool message index)
+    results = _tool_messages(msgs)
     for k, m in enumerate(msgs):
         for c in calls_of(m):
             name = call_name(c)
             if name in SKIP_TOOLS or (exclude_tools and name in exclude_tools):
                 continue
-            t = next((j for j in range(k + 1, len(msgs)) if role(msgs[j]) == "tool"
-                      and msgs[j].get("tool_call_id") == c.get("id")), None)
+            t = _result_after(msgs, results, k, c.get("id"))
             if t is not None:
                 uses.append((k, c, t))
     if keep_tool_uses > 0 and len(uses) > keep_tool_uses:

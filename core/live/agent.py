@@ -446,6 +446,11 @@ class Agent:
             raise AgentStopped()
 
     # -- the loop
+    def _appended(self, new: list) -> list:
+        """The messages with ``new`` appended, a new list whose size and token totals the engine's meter knows
+        from the last list's at the cost of ``new`` (the next run sizes its input without summing the session)."""
+        return self.engine.meter.concat(self.messages, new)
+
     def send(self, text: str) -> str:
         self.cancel.clear()
         last = self.messages[-1] if self.messages else None
@@ -456,7 +461,7 @@ class Agent:
             self.messages = self.messages[:-1] + [{"role": "user", "content": content + [{"type": "text",
                                                                                               "text": text}]}]
         else:
-            self.messages = self.messages + [{"role": "user", "content": text}]
+            self.messages = self._appended([{"role": "user", "content": text}])
         self._emit("user", text=text)
         reactive_retries = 0
         calls = 0
@@ -508,7 +513,7 @@ class Agent:
                 response = {"id": resp.id, "model": resp.model, "role": "assistant", "content": assistant["content"],
                             "stop_reason": resp.stop_reason, "stop_sequence": resp.stop_sequence}
                 self._record(request, t0, trace, response=response, usage=usage)
-                self.messages = self.messages + [assistant]
+                self.messages = self._appended([assistant])
                 self._emit("response", message=assistant, usage=usage, stop_reason=resp.stop_reason, call=info,
                            seconds=info.seconds, messages=self.messages)
                 if resp.stop_reason != "tool_use":
@@ -516,10 +521,10 @@ class Agent:
                     if dangling:
                         # e.g. max_tokens in the middle of a tool call: answer every tool_use so the list
                         # stays valid for the next turn, without running a possibly cut-off call
-                        self.messages = self.messages + [{"role": "user", "content": [
+                        self.messages = self._appended([{"role": "user", "content": [
                             {"type": "tool_result", "tool_use_id": b.get("id"), "is_error": True,
                              "content": f"[not run: the response stopped ({resp.stop_reason}) before the call "
-                                        "was complete]"} for b in dangling]}]
+                                        "was complete]"} for b in dangling]}])
                     final = "".join(b.get("text", "") for b in assistant["content"] if b.get("type") == "text")
                     self._emit("done", text=final, calls=calls)
                     return final
@@ -582,7 +587,7 @@ class Agent:
             results.append(res)
             self._emit("tool", name=b.get("name"), input=b.get("input"), output=out, is_error=is_err, id=b.get("id"))
         # every tool_use gets its result, even after Stop, so the list stays valid for the next call
-        self.messages = self.messages + [{"role": "user", "content": results}]
+        self.messages = self._appended([{"role": "user", "content": results}])
         if compact_called and not self.cancel.is_set() and self.engine.strategy.compact_tool_layer:
             self._compaction("compact_tool", self.engine.compact_tool(self.messages, system=self.system,
                                                                       cancel=self.cancel))

@@ -32,8 +32,19 @@ from ..strategies.base import ANY
 from ..summarizers import CachedSummarizer, OfflineSummarizer
 from .trace import CONVERT, Delta, Edit, LayerOutput, Step, Trace
 from ..files.workspace import Workspace, WorkspaceError
+from ..runtime.gcpause import gc_paused
 
 _SAME = object()
+
+
+def call_layer(fn: Callable[[list, LayerContext], LayerOutput], messages: list, ctx: LayerContext) -> LayerOutput:
+    """A layer's pure function as the engine calls it: with the cyclic GC paused and its output frozen out of
+    the GC after (``core.runtime.gcpause``). A layer over 100k messages makes an object or more per message; with
+    the GC on, the full collections those set off walked every object made since the transcript was frozen (the
+    earlier steps' outputs among them), and a layer's cost per message grew with the session (micro_compact: 1.7x
+    from 10k to 100k messages). The CLI, the window's workers and replay all run layers through here."""
+    with gc_paused():
+        return fn(messages, ctx)
 
 
 def _convert_output(messages: list, src: str, dst: str, system: Any) -> LayerOutput:
@@ -124,7 +135,7 @@ class Engine:
         state_in = dict(ctx.state)
         params = ctx.params = ReadParams(dict.copy(ctx.params) if isinstance(ctx.params, dict) else ctx.params)
         try:
-            out = fn(messages, ctx)
+            out = call_layer(fn, messages, ctx)
         except WorkspaceError:
             raise                 # the workdir cannot take the layer's files: bad input, said by the caller
         except Exception as e:  # a bug in a layer: shown as that layer's error, never a crash of the tool
@@ -169,7 +180,14 @@ class Engine:
         the run between layers (a summarizer may also stop during its call). ``reuse``: an earlier trace
         over the same list; its steps are kept up to the first layer that read a parameter which has
         changed since (or that differs, or failed), and the run goes on from there: a parameter of
-        the last layer re-runs the last layer only."""
+        the last layer re-runs the last layer only. The whole run has the cyclic GC paused (``call_layer``): the
+        steps, their sizes and findings are long-lived too."""
+        with gc_paused():
+            return self._run(messages, conversation, now, cancel, layers, keep_state, dialect, system, progress, reuse)
+
+    def _run(self, messages: list, conversation: Any, now: float | None, cancel: threading.Event | None,
+             layers: Iterable[str] | None, keep_state: bool, dialect: str | None, system: Any,
+             progress: Callable[[LayerProgress], Any] | None, reuse: Trace | None) -> Trace:
         meta = conversation.meta_by_identity() if conversation is not None else {}
         bind = getattr(self.tokens, "bind", None)      # an estimator that reads the recorded usage
         if bind is not None and conversation is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from array import array
 from sys import getrefcount
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 V = TypeVar("V")
 MISSING = -(1 << 63)            # an int column's "not computed" (figures are never this)
@@ -284,6 +284,28 @@ class BytesFact(_Fact[bytes]):
         off = s * self.stride
         col[off + 1:off + self.stride] = v
         col[off] = 1
+
+    def joined(self, objs: Iterable, compute: bool = True) -> bytes | None:
+        """The values of ``objs`` one after the other, those missing computed (or, not ``compute``: None when one
+        is missing), with the table lookup inlined: this loop runs over whole contexts (a digest per message of
+        a 100k-message summary prompt), where a ``get`` per message cost 1.5-2 us."""
+        g = self.facts.gen
+        idx, refs, st = g.index.get, g.refs, self.stride
+        col = g.bins.get(self.name)
+        out = bytearray()
+        for o in objs:
+            s = idx(id(o))
+            if col is not None and s is not None and refs[s] is o:
+                off = s * st
+                if col[off]:
+                    out += col[off + 1:off + st]
+                    continue
+            if not compute:
+                return None
+            out += self.get(o)
+            if col is None:
+                col = g.bins.get(self.name)
+        return bytes(out)
 
     def __len__(self) -> int:
         col = self.facts.gen.bins.get(self.name)

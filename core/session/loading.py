@@ -2,51 +2,18 @@
 while a worker builds a big long-lived result."""
 from __future__ import annotations
 
-import gc
 import os
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 from ..analysis import present
+from ..runtime.gcpause import gc_paused
 
 
 BACKGROUND_LOAD_BYTES = 4_000_000      # a file this big loads in the background (the window stays live)
 
 
-_GC_LOCK = threading.Lock()
-
-
 INFER_LOCK = threading.Lock()         # Session._infer's cache is written by the load's worker too
-
-
-_GC_PAUSES = [0, True]                 # [workers inside gc_paused(), whether the GC was on before the first]
-
-
-@contextmanager
-def gc_paused():
-    """The cyclic GC off while a worker builds a big result, what it built frozen out of the GC after.
-    A full collection walks every tracked object, the lists of 100k messages each step holds among
-    them, with the interpreter lock held: in a worker that is a stall of the window's thread (0.6 s at
-    100k messages) and most of an alignment's time. What a pipeline run or a load builds is long-lived
-    and acyclic (messages, lists, rows), so it is frozen like the loaded transcript; the memory of
-    the objects frozen is still freed when they are dropped. (Not freezing would leave every object
-    made meanwhile, by any thread, to one collection of the youngest generation when the GC is back on:
-    0.14-0.23 s with the interpreter lock held after a hermes cross-check at 100k messages.)"""
-    with _GC_LOCK:
-        if _GC_PAUSES[0] == 0:
-            _GC_PAUSES[1] = gc.isenabled()
-            gc.disable()
-        _GC_PAUSES[0] += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC_PAUSES[0] -= 1
-            if _GC_PAUSES[0] == 0:
-                gc.freeze()
-                if _GC_PAUSES[1]:
-                    gc.enable()
 
 
 # The start of a big JSONL file, shown while the whole file loads: a few screens of rows (the 10k bench
