@@ -10,6 +10,8 @@ holds), and the ratio is printed (issue 26 asks for at most ~5x):
 - ``self``: a Claude Code session whose every record's ``parentUuid`` is its own ``uuid``;
 - ``chain``: a Claude Code session of N messages, one parent chain;
 - ``tiny``: N one-character messages (a Messages API JSON file);
+- ``compactions``: a Claude Code session of N records, every fourth a real ``compact_boundary`` followed by its
+  summary (thousands of real compactions: the replay's divergence report was quadratic in them);
 - ``siblings``: ``info`` on a real-sized session alone, then beside four big sessions of other sessions and
   its proxy recording (issue 26 asks for at most 2x).
 
@@ -43,6 +45,31 @@ def cc_session(n: int, text_len: int, self_parent: bool = False, sid: str = SID)
         out.append(json.dumps({"type": role, "uuid": uid, "parentUuid": uid if self_parent else parent,
                                "sessionId": sid, "cwd": "/w", "version": "2.1.14",
                                "timestamp": "2026-07-01T10:00:00.000Z", "message": msg}))
+        parent = uid
+    return "\n".join(out) + "\n"
+
+
+def cc_compactions(n: int, sid: str = SID) -> str:
+    """N records: boundary, summary, prompt, answer, again and again (a real compaction every four records)."""
+    out, parent = [], None
+    for i in range(n):
+        uid = f"00000000-0000-4000-8000-{i:012d}"
+        rec: dict = {"uuid": uid, "parentUuid": parent, "sessionId": sid, "cwd": "/w", "version": "2.1.14",
+                     "timestamp": "2026-07-01T10:00:00.000Z"}
+        k = i % 4
+        if k == 0:
+            rec.update(type="system", subtype="compact_boundary", content="Conversation compacted",
+                       compactMetadata={"trigger": "auto", "preTokens": 160000}, logicalParentUuid=parent)
+        elif k == 3:
+            rec.update(type="assistant", message={"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                                  "id": f"msg_{i}", "model": "claude-sonnet-4-6", "type": "message",
+                                                  "stop_reason": "end_turn",
+                                                  "usage": {"input_tokens": 100 + i, "output_tokens": 1}})
+        else:
+            rec.update(type="user", message={"role": "user", "content": "summary of it all" if k == 1 else "go on"})
+            if k == 1:
+                rec["isCompactSummary"] = True
+        out.append(json.dumps(rec))
         parent = uid
     return "\n".join(out) + "\n"
 
@@ -101,6 +128,7 @@ def main() -> None:
     ap.add_argument("--chain", type=int, default=50000)
     ap.add_argument("--self", dest="self_", type=int, default=5000)
     ap.add_argument("--tiny", type=int, default=300000)
+    ap.add_argument("--compactions", type=int, default=20000, help="records of the many-compactions session")
     ap.add_argument("--siblings", type=int, default=4)
     ap.add_argument("--commands", default="info,run,replay")
     ap.add_argument("--timeout", type=float, default=600)
@@ -115,6 +143,9 @@ def main() -> None:
         if a.chain:
             cases.append((f"{a.chain:,}-message chain", "chain.jsonl", cc_session(a.chain, 1),
                           lambda n, t: cc_session(n, t), max(50, a.chain // 20)))
+        if a.compactions:
+            cases.append((f"{a.compactions // 4:,} real compactions", "compactions.jsonl", cc_compactions(a.compactions),
+                          lambda n, t: cc_session(n, t), max(50, a.compactions // 20)))
         if a.tiny:
             cases.append((f"{a.tiny:,} one-character messages", "tiny.json", messages_json(a.tiny, 1),
                           messages_json, max(50, a.tiny // 100)))

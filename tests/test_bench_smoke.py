@@ -38,7 +38,7 @@ SMALL = {
     "bench_events.py": ["--mb", "0.3"],
     "bench_replay_limit.py": ["--sizes", "20,40", "--repeat", "1"],
     "ref_prefix_walk.py": ["--calls", "40", "--repeat", "1"],
-    "bench_pathological.py": ["--chain", "400", "--self", "200", "--tiny", "2000", "--siblings", "1"],
+    "bench_pathological.py": ["--chain", "400", "--self", "200", "--tiny", "2000", "--compactions", "400", "--siblings", "1"],
     "bench_run.py": ["--messages", "300", "--repeat", "1", "--strategies", "s08,hermes"],
     "ref_parse.py": ["--messages", "300"],
     "bench_startup.py": ["--repeat", "1"],

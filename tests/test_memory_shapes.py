@@ -244,8 +244,8 @@ def test_the_same_list_again_is_the_last_transcript_without_a_look_up(tmp_path, 
     ws = Workspace(tmp_path / "ws")
     first = ws.write_transcript(msgs)
     looked: list = []
-    real = W._transcript_key
-    monkeypatch.setattr(W, "_transcript_key", lambda ds: looked.append(1) or real(ds))
+    real = W._joined_key
+    monkeypatch.setattr(W, "_joined_key", lambda ds: looked.append(1) or real(ds))
     assert ws.write_transcript(msgs) == first and looked == []
     other = list(msgs)
     assert ws.write_transcript(other) == first and looked == [1]            # equal content: the same file

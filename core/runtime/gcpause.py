@@ -41,3 +41,9 @@ def gc_paused():
                 gc.freeze()
                 if _GC_PAUSES[1]:
                     gc.enable()
+
+
+def pauses_open() -> int:
+    """How many ``gc_paused`` blocks are open now, in any thread (0: the GC is as the program set it)."""
+    with _GC_LOCK:
+        return _GC_PAUSES[0]
