@@ -411,17 +411,29 @@ _REGISTERED = {"replay": "cli_replay", "report": "cli_report", "proxy": "cli_pro
 _MODULE_ORDER = ("cli_replay", "cli_report", "cli_proxy", "cli_fleet", "cli_cache", "cli_lessons", "cli_events")
 
 
+class _Discarded:
+    """What ``_OnlyOne`` hands out for a subcommand that is not the one run: every call (``add_argument``,
+    ``set_defaults``, ``add_argument_group``...) is accepted and forgotten, and answers this same object, so
+    the options of the others are neither built nor checked (an ``ArgumentParser`` costs gettext look-ups)."""
+
+    def __getattr__(self, name: str):
+        return self._ignore
+
+    def _ignore(self, *args, **kw) -> _Discarded:
+        return self
+
+
 class _OnlyOne:
     """The subparsers action of ``build_parser(only=NAME)``: the parser of NAME is added as usual, any other is
-    built detached and dropped (so a command's start pays neither for the others' options nor their modules)."""
+    a ``_Discarded`` (so a command's start pays neither for the others' options nor their modules)."""
 
     def __init__(self, sub, only: str):
         self.sub, self.only = sub, only
 
-    def add_parser(self, name: str, **kw) -> argparse.ArgumentParser:
+    def add_parser(self, name: str, **kw) -> Any:
         if name == self.only:
             return self.sub.add_parser(name, **kw)
-        return argparse.ArgumentParser(prog=name, add_help=False)
+        return _Discarded()
 
     @property
     def choices(self):
