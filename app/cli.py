@@ -315,22 +315,34 @@ def cmd_info(args) -> int:
     return 0
 
 
-def cmd_strategies(args) -> int:
+def _strategy_descriptions(specs: list[str]) -> list[dict]:
+    """What ``strategies`` lists: the strategies ``specs`` name, else every installed one (the built-ins from
+    ``catalogue.json`` without importing their layers, then those installed packages register)."""
     from compactscope.core import strategies
-    from compactscope.core.i18n import english as words
-    out = []
-    for name in args.specs or strategies.available():
+    from compactscope.core.strategies.catalogue import describe, stored
+    described: list[dict] | None
+    names: list[str]
+    if specs:
+        described, names = [], list(specs)
+    else:
+        described = stored()
+        if described is None or [d["name"] for d in described] != strategies.builtin():
+            described, names = [], strategies.available()                 # no usable file: each described live
+        else:
+            names = strategies.available_installed()
+    for name in names:
         try:
             s = strategies.get(name)
         except KeyError as e:
             raise CliError(str(e.args[0] if e.args else e)) from None
-        out.append({"name": s.name, "title": s.title, "description": s.description, "source": strategies.source(s),
-                    "dialect": s.dialect, "layers": s.layer_names,
-                    **({"not_reproduced": s.notes["not reproduced"]} if isinstance(s.notes, dict)
-                       and s.notes.get("not reproduced") else {}),
-                    "params": [{"name": p.name, "default": p.default, "help": p.help,
-                                **({"choices": list(p.choices)} if p.choices else {}),
-                                **({"unit": p.unit} if p.unit else {})} for p in s.params]})
+        described.append(describe(s, strategies.source(s)))
+    return described
+
+
+def cmd_strategies(args) -> int:
+    from compactscope.core import strategies
+    from compactscope.core.i18n import english as words
+    out = _strategy_descriptions(args.specs)
     if args.json:
         _print_json(out)
         return 0

@@ -65,14 +65,23 @@ def builtin() -> list[str]:
 def available() -> list[str]:
     """Names of the built-in strategies whose modules import, then those installed packages
     register (entry points) that load."""
-    names = []
-    for name in list(_MODULES) + [n for n in _entry_points() if n not in _MODULES]:
+    return _loading(list(_MODULES)) + available_installed()
+
+
+def available_installed() -> list[str]:
+    """The names ``available()`` adds to the built-ins: those installed packages register that load."""
+    return _loading([n for n in _entry_points() if n not in _MODULES])
+
+
+def _loading(names: list[str]) -> list[str]:
+    out = []
+    for name in names:
         try:
             get(name)
         except (KeyError, ImportError):
             continue
-        names.append(name)
-    return names
+        out.append(name)
+    return out
 
 
 def _entry_points() -> dict:
@@ -132,5 +141,5 @@ def source(strategy: str | Strategy) -> str:
 
 
 __all__ = ["ANY", "Inferred", "Own", "Param", "PluginError", "Strategy", "StrategyChoice", "agent_of", "available",
-           "builtin", "choose_strategy", "fits", "get", "infer_params", "looks_like_plugin", "own_strategy",
-           "short_label", "source", "strategy_choice_of"]
+           "available_installed", "builtin", "choose_strategy", "fits", "get", "infer_params", "looks_like_plugin",
+           "own_strategy", "short_label", "source", "strategy_choice_of"]
