@@ -73,7 +73,8 @@ def test_strategies_lists_the_built_ins_without_importing_a_layer(argv, tmp_path
     mods = _modules(argv, tmp_path)
     assert not {m for m in mods if m.startswith(("compactscope.core.layers", "compactscope.core.pipeline"))}
     assert not mods & {"compactscope.core.strategies.base", "compactscope.core.strategies.s08",
-                       "compactscope.core.strategies.plugin", "orjson", "subprocess", "pickle"}
+                       "compactscope.core.strategies.plugin", "subprocess", "pickle"}
+    assert ("orjson" in mods) == ("--json" in argv)          # the text is written without it
     if _no_entry_point_declared():
         assert "importlib.metadata" not in mods and "email" not in mods
 
