@@ -315,22 +315,34 @@ def cmd_info(args) -> int:
     return 0
 
 
-def cmd_strategies(args) -> int:
+def _strategy_descriptions(specs: list[str]) -> list[dict]:
+    """What ``strategies`` lists: the strategies ``specs`` name, else every installed one (the built-ins from
+    ``catalogue.json`` without importing their layers, then those installed packages register)."""
     from compactscope.core import strategies
-    from compactscope.core.i18n import english as words
-    out = []
-    for name in args.specs or strategies.available():
+    from compactscope.core.strategies.catalogue import describe, stored
+    described: list[dict] | None
+    names: list[str]
+    if specs:
+        described, names = [], list(specs)
+    else:
+        described = stored()
+        if described is None or [d["name"] for d in described] != strategies.builtin():
+            described, names = [], strategies.available()                 # no usable file: each described live
+        else:
+            names = strategies.available_installed()
+    for name in names:
         try:
             s = strategies.get(name)
         except KeyError as e:
             raise CliError(str(e.args[0] if e.args else e)) from None
-        out.append({"name": s.name, "title": s.title, "description": s.description, "source": strategies.source(s),
-                    "dialect": s.dialect, "layers": s.layer_names,
-                    **({"not_reproduced": s.notes["not reproduced"]} if isinstance(s.notes, dict)
-                       and s.notes.get("not reproduced") else {}),
-                    "params": [{"name": p.name, "default": p.default, "help": p.help,
-                                **({"choices": list(p.choices)} if p.choices else {}),
-                                **({"unit": p.unit} if p.unit else {})} for p in s.params]})
+        described.append(describe(s, strategies.source(s)))
+    return described
+
+
+def cmd_strategies(args) -> int:
+    from compactscope.core import strategies
+    from compactscope.core.i18n import english as words
+    out = _strategy_descriptions(args.specs)
     if args.json:
         _print_json(out)
         return 0
@@ -411,17 +423,29 @@ _REGISTERED = {"replay": "cli_replay", "report": "cli_report", "proxy": "cli_pro
 _MODULE_ORDER = ("cli_replay", "cli_report", "cli_proxy", "cli_fleet", "cli_cache", "cli_lessons", "cli_events")
 
 
+class _Discarded:
+    """What ``_OnlyOne`` hands out for a subcommand that is not the one run: every call (``add_argument``,
+    ``set_defaults``, ``add_argument_group``...) is accepted and forgotten, and answers this same object, so
+    the options of the others are neither built nor checked (an ``ArgumentParser`` costs gettext look-ups)."""
+
+    def __getattr__(self, name: str):
+        return self._ignore
+
+    def _ignore(self, *args, **kw) -> _Discarded:
+        return self
+
+
 class _OnlyOne:
     """The subparsers action of ``build_parser(only=NAME)``: the parser of NAME is added as usual, any other is
-    built detached and dropped (so a command's start pays neither for the others' options nor their modules)."""
+    a ``_Discarded`` (so a command's start pays neither for the others' options nor their modules)."""
 
     def __init__(self, sub, only: str):
         self.sub, self.only = sub, only
 
-    def add_parser(self, name: str, **kw) -> argparse.ArgumentParser:
+    def add_parser(self, name: str, **kw) -> Any:
         if name == self.only:
             return self.sub.add_parser(name, **kw)
-        return argparse.ArgumentParser(prog=name, add_help=False)
+        return _Discarded()
 
     @property
     def choices(self):

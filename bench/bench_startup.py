@@ -6,7 +6,7 @@
 What it measures: each command runs in a fresh process (``python -m compactscope ...``, its output to
 /dev/null, its own cache folder) on a two-message Claude Code session written by ``bench_memory.write_session``
 into a folder of its own (so ``info`` finds no partner file beside it): ``info FILE``, ``info FILE --json``,
-``run FILE --json``, ``check FILE``, ``strategies`` and ``--help``. The reference is the bare interpreter,
+``run FILE --json``, ``check FILE``, ``strategies``, ``strategies --json`` and ``--help``. The reference is the bare interpreter,
 ``python -c pass``, measured directly (no script of its own: that is the whole program). Both are run with the
 same environment, interleaved (reference, command, reference, command, ...), and the CPU of each child (user +
 system, from ``wait4``) is taken, the best of ``--repeat``. Byte-code is cached as an installed package's would be:
@@ -72,7 +72,7 @@ def _bench(args, tmp: Path) -> int:
     bare = [py, "-c", "pass"]
     commands = {"info FILE": ["info", str(path)], "info FILE --json": ["info", str(path), "--json"],
                 "run FILE --json": ["run", str(path), "--json"], "check FILE": ["check", str(path)],
-                "strategies": ["strategies"], "--help": ["--help"]}
+                "strategies": ["strategies"], "strategies --json": ["strategies", "--json"], "--help": ["--help"]}
     for argv in commands.values():                 # fills the byte-code cache (not measured)
         child_cpu([py, "-m", "compactscope", *argv], env)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -110,9 +110,9 @@ def test_a_claude_code_parameter_change_reuses_the_summary_pair_index_and_figure
     built, counted = [], []
     real_chars = cc.content_chars
     monkeypatch.setattr(cc, "content_chars", lambda m: counted.append(1) or real_chars(m))
-    import compactscope.core.analysis.present as present
-    real_index = present.ToolPairIndex
-    monkeypatch.setattr(present, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real_index(msgs))
+    from compactscope.core.analysis import pairs
+    real_index = pairs.ToolPairIndex
+    monkeypatch.setattr(pairs, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real_index(msgs))
     s.setup.set_param("buffer", 12_000)
     second = s.trace
     assert all(a is b for a, b in zip(first.steps[:-1], second.steps[:-1]))

@@ -120,8 +120,9 @@ def test_a_run_hands_over_the_tool_pairs_of_the_lists_a_step_selects_in(tmp_path
     changed = [st for st in s.trace.steps if st.changed]
     assert changed
     built = []
-    real_index = present.ToolPairIndex
-    monkeypatch.setattr(present, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real_index(msgs))
+    from compactscope.core.analysis import pairs
+    real_index = pairs.ToolPairIndex
+    monkeypatch.setattr(pairs, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real_index(msgs))
     for msgs in [s.trace.input] + [st.messages for st in changed]:
         present.pair_index(list(msgs))                     # the model's copy of the list: the same messages
     assert built == []

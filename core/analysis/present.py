@@ -20,15 +20,15 @@ import json
 import struct
 import threading
 from dataclasses import dataclass
-from itertools import compress
-from operator import is_, is_not
 from typing import Any
 
 from ..pipeline.facts import FACTS, BytesFact, ObjFact
-from ..model.messages import ToolPairIndex, block_type, blocks
+from ..model.messages import ToolPairIndex, block_type, blocks  # noqa: F401 - present's names before
 from ..pipeline.size import MessageChars
 from ..model.text import readable_message_text, readable_text
 from ..files.jsonio import dict_at
+from . import pairs
+from .pairs import PAIR_LISTS, pair_index, same_tool_shape  # noqa: F401 - present's names before
 
 BLOCK_TYPES = ("text", "tool_use", "tool_result", "thinking", "image", "other")
 EXPANDED_LINES = 8          # lines of a part kept for an expanded row
@@ -308,73 +308,5 @@ def shown(n: int) -> None:
     FACTS.shown(n)
 
 
-# ------------------------------------------------------------------ tool pairs
-# the tool pair indexes of the last lists shown: [(messages tuple, ToolPairIndex)]. Stepping back and forth
-# shows the same stages again; an index over 10k messages costs ~50 ms to build.
-_PAIR_CACHE: list = []
-PAIR_LISTS = 10          # lists kept: every stage of a run (hermes: the input and six steps), and a few more
-_PAIR_LOCK = threading.Lock()
-
-
-def same_tool_shape(a: Any, b: Any) -> bool:
-    """Whether ToolPairIndex reads the same from messages a and b (role, tool ids and names at the same
-    block positions), e.g. a tool result whose content a layer replaced."""
-    if a is b:
-        return True
-    if not (isinstance(a, dict) and isinstance(b, dict)):
-        return not isinstance(a, dict) and not isinstance(b, dict)
-    role = a.get("role")
-    if role != b.get("role"):
-        return False
-    if role == "tool":
-        return a.get("tool_call_id") == b.get("tool_call_id")
-    ba, bb = blocks(a), blocks(b)
-    if len(ba) != len(bb):
-        return False
-    for x, y in zip(ba, bb):
-        if x is y:
-            continue
-        t = block_type(x)
-        if t != block_type(y):
-            return False
-        if t == "tool_use":
-            if x.get("id") != y.get("id") or x.get("name") != y.get("name"):
-                return False
-        elif t == "tool_result" and x.get("tool_use_id") != y.get("tool_use_id"):
-            return False
-    return a.get("tool_calls") == b.get("tool_calls")
-
-
-def pair_index(messages: list) -> ToolPairIndex:
-    """ToolPairIndex(messages), reused when the list holds the very same message objects as one indexed
-    before (compared by identity, in C: messages are never changed in place), or messages that differ
-    only where the index does not look (micro_compact's replaced results: ~10 ms instead of ~50 ms for
-    an index over 10k messages)."""
-    n = len(messages)
-    with _PAIR_LOCK:                 # the pipeline's worker asks too (Claude Code's layers)
-        cache = list(_PAIR_CACHE)
-    for msgs, idx in cache:
-        if len(msgs) == n and all(map(is_, msgs, messages)):
-            _remember_pairs(msgs, idx)
-            return idx
-    idx = None
-    for msgs, cached in cache:
-        if len(msgs) == n:
-            differ = list(compress(range(n), map(is_not, msgs, messages)))
-            if all(same_tool_shape(msgs[i], messages[i]) for i in differ):
-                idx = cached
-                break
-    if idx is None:
-        idx = ToolPairIndex(messages)
-    _remember_pairs(tuple(messages), idx)
-    return idx
-
-
-def _remember_pairs(msgs: tuple, idx: ToolPairIndex) -> None:
-    with _PAIR_LOCK:
-        for k, (m, _) in enumerate(_PAIR_CACHE):
-            if m is msgs:
-                del _PAIR_CACHE[k]
-                break
-        _PAIR_CACHE.insert(0, (msgs, idx))
-        del _PAIR_CACHE[PAIR_LISTS:]
+# ------------------------------------------------------------------ tool pairs (core.analysis.pairs)
+_PAIR_CACHE = pairs.PAIR_CACHE         # the same list: clearing it here clears the one the layers use

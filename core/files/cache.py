@@ -17,7 +17,6 @@ live beside ``sessions`` are the user's data: neither counted nor removed here.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shutil
@@ -27,7 +26,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..runtime.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import hashlib
+else:                                       # imported on first use (a headless command's start-up, issue 27)
+    hashlib = lazy_module("hashlib", globals())
 
 OBJECTS = "objects"
 SESSIONS = "sessions"

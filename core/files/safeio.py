@@ -22,12 +22,17 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any, Iterator
 
-try:
+from ..runtime.lazy import lazy_module
+
+if TYPE_CHECKING:
     import orjson
-except ImportError:  # pragma: no cover - orjson is a dependency
-    orjson = None  # type: ignore[assignment]  # (checked before use)
+elif find_spec("orjson") is not None:       # imported on first use: a command that writes no JSON never pays
+    orjson = lazy_module("orjson", globals())
+else:  # pragma: no cover - orjson is a dependency
+    orjson = None                           # (checked before use)
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 64 - 1     # orjson writes unsigned 64-bit integers too
 REPLACEMENT = "\ufffd"

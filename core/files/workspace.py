@@ -11,7 +11,6 @@ recently used first under its cap.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import os
 import re
@@ -21,10 +20,17 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import cache
 from ..pipeline.facts import FACTS, BytesFact
 from .safeio import atomic_write, dumps, fix_text
+from ..runtime.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import hashlib
+else:                                       # imported on first use (a headless command's start-up, issue 27)
+    hashlib = lazy_module("hashlib", globals())
 
 try:
     import orjson

@@ -19,24 +19,29 @@ microcompact -> (context collapse: not public, not reproduced) -> auto-compact.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import re
 from array import array
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from operator import is_
 
 from ..model.messages import block_type, blocks, content_text, replace_block
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..pipeline.facts import BytesFact, IntFact
-from ..analysis.present import pair_index
+from ..analysis.pairs import pair_index
 from ..pipeline.trace import DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import s08
 from . import base as roles
 from .base import Layer, LayerContext
 from .claude_code_params import DEFAULT_COMPACTABLE, ClaudeCodeParams  # noqa: F401
 from ..files.jsonio import dict_at
+from ..runtime.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import hashlib
+else:                                       # imported on first use (a headless command's start-up, issue 27)
+    hashlib = lazy_module("hashlib", globals())
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "

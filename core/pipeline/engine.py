@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-import traceback
 from itertools import compress
 from operator import is_not
 from dataclasses import dataclass, field
@@ -139,6 +138,7 @@ class Engine:
         except WorkspaceError:
             raise                 # the workdir cannot take the layer's files: bad input, said by the caller
         except Exception as e:  # a bug in a layer: shown as that layer's error, never a crash of the tool
+            import traceback
             internal = traceback.format_exc()
             out = LayerOutput.unchanged(messages, error=f"internal error in Compactscope's {layer_name} layer "
                                         f"({type(e).__name__}: {str(e)[:200]}); its input is passed on unchanged")

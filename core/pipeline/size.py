@@ -21,15 +21,20 @@ identity scan in C, and costs that scan plus its new messages.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from dataclasses import dataclass
 from itertools import compress, count
 from operator import is_not
-from typing import Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from .facts import FACTS, MISSING, Facts
+from ..runtime.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import hashlib
+else:                                       # imported on first use (a headless command's start-up, issue 27)
+    hashlib = lazy_module("hashlib", globals())
 
 SIZE = "size"
 """The name of the repr-size figure (``len(repr(message))``)."""

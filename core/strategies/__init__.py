@@ -15,12 +15,17 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .base import ANY, Param, Strategy
-from .infer import Inferred, infer_params
-from .own import Own, StrategyChoice, agent_of, choose_strategy, fits, own_strategy, strategy_choice_of
-
 if TYPE_CHECKING:
+    from .base import ANY, Param, Strategy
+    from .infer import Inferred, infer_params
+    from .own import Own, StrategyChoice, agent_of, choose_strategy, fits, own_strategy, strategy_choice_of
     from .plugin_params import PluginError
+
+# the names this package answers from its modules, each imported on first use (``compactscope strategies``
+# lists the built-ins from their description, catalogue.json, without importing any layer: issue 27)
+_LAZY = {"ANY": "base", "Param": "base", "Strategy": "base", "Inferred": "infer", "infer_params": "infer",
+         "Own": "own", "StrategyChoice": "own", "agent_of": "own", "choose_strategy": "own", "fits": "own",
+         "own_strategy": "own", "strategy_choice_of": "own", "PluginError": "plugin_params"}
 
 _MODULES = {"s08": ("s08", "S08"), "claude_code": ("claude_code", "CLAUDE_CODE"), "hermes": ("hermes", "HERMES"),
             "inspect_edit": ("inspect", "INSPECT_EDIT"), "inspect_trim": ("inspect", "INSPECT_TRIM"),
@@ -30,11 +35,14 @@ _cache: dict[str, Strategy] = {}
 
 
 def __getattr__(name: str) -> Any:
-    """``PluginError`` from the plugin machinery, imported on first use (a built-in strategy never needs it)."""
-    if name == "PluginError":
-        from .plugin_params import PluginError
-        return PluginError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """The names of ``_LAZY`` from their modules, imported on first use (``PluginError`` from the plugin
+    machinery: a built-in strategy never needs it)."""
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
 
 
 def looks_like_plugin(spec: str) -> bool:
@@ -57,18 +65,27 @@ def builtin() -> list[str]:
 def available() -> list[str]:
     """Names of the built-in strategies whose modules import, then those installed packages
     register (entry points) that load."""
-    names = []
-    for name in list(_MODULES) + [n for n in _entry_points() if n not in _MODULES]:
+    return _loading(list(_MODULES)) + available_installed()
+
+
+def available_installed() -> list[str]:
+    """The names ``available()`` adds to the built-ins: those installed packages register that load."""
+    return _loading([n for n in _entry_points() if n not in _MODULES])
+
+
+def _loading(names: list[str]) -> list[str]:
+    out = []
+    for name in names:
         try:
             get(name)
         except (KeyError, ImportError):
             continue
-        names.append(name)
-    return names
+        out.append(name)
+    return out
 
 
 def _entry_points() -> dict:
-    from .plugin import entry_points
+    from .entry import entry_points
     try:
         return entry_points()
     except Exception:  # noqa: BLE001 - broken package metadata must not break the registry
@@ -90,6 +107,7 @@ def _builtin(name: str) -> Strategy:
 def get(spec: str | Strategy) -> Strategy:
     """The strategy ``spec`` names (see the module docstring). Raises KeyError (a
     ``PluginError`` for plugins) with a sentence saying why not."""
+    from .base import Strategy
     if isinstance(spec, Strategy):
         return spec
     if not isinstance(spec, str):
@@ -123,5 +141,5 @@ def source(strategy: str | Strategy) -> str:
 
 
 __all__ = ["ANY", "Inferred", "Own", "Param", "PluginError", "Strategy", "StrategyChoice", "agent_of", "available",
-           "builtin", "choose_strategy", "fits", "get", "infer_params", "looks_like_plugin", "own_strategy",
-           "short_label", "source", "strategy_choice_of"]
+           "available_installed", "builtin", "choose_strategy", "fits", "get", "infer_params", "looks_like_plugin",
+           "own_strategy", "short_label", "source", "strategy_choice_of"]

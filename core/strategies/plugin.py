@@ -60,9 +60,9 @@ from .base import ANY, Param, Strategy
 from .plugin_params import PluginError, function_params
 from . import plugin_worker as _pw
 from ..i18n import english as words
+from .entry import ENTRY_POINT_GROUP, entry_points  # noqa: F401 - where they were
 
 DIALECTS = (ANTHROPIC, OPENAI, ANY)
-ENTRY_POINT_GROUP = "compactscope.strategies"
 DEFAULT_NAMES = ("STRATEGY", "compact")
 CANCEL_GRACE = 2.0               # seconds a cancelled plugin gets to return before it is abandoned
 
@@ -678,19 +678,6 @@ def _threshold_param(obj, params: list | tuple, who: str) -> str | None:
 
 
 # ------------------------------------------------------------------ entry points
-def entry_points() -> dict[str, Any]:
-    """name -> entry point of the group ``compactscope.strategies`` (installed packages)."""
-    from importlib.metadata import entry_points as eps
-    try:
-        found = eps(group=ENTRY_POINT_GROUP)
-    except TypeError:                                       # Python 3.10's selectable API
-        found = eps().get(ENTRY_POINT_GROUP, ())            # type: ignore[union-attr,arg-type,unused-ignore]
-    out: dict[str, Any] = {}
-    for ep in found:
-        out.setdefault(ep.name, ep)
-    return out
-
-
 def entry_point_origin(ep) -> str:
     dist = getattr(ep, "dist", None)
     pkg = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "an installed package"

@@ -1,11 +1,17 @@
 """The summarizer interface and its cache."""
 from __future__ import annotations
 
-import hashlib
 import itertools
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, cast
+
+from ..runtime.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import hashlib
+else:                                       # imported on first use (a headless command's start-up, issue 27)
+    hashlib = lazy_module("hashlib", globals())
 
 
 class SummaryError(Exception):
