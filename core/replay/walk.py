@@ -341,6 +341,9 @@ class _Walk:
         strat = engine.strategy
         self.dialect = conv.dialect if strat.dialect == ANY else strat.dialect    # ANY: a plugin on the input's own
         self.p = prepare(conv, self.dialect, options.skip_real_summaries)
+        # every message of the history is measured (the raw growth, the calibration): the per-message table is
+        # told so, or at a few thousand messages it forgot the figures and measured them all again
+        engine.meter.facts.expect(len(self.p.msgs))
         self.view = _View(conv, {id(m): self.p.metas[i] for i, m in enumerate(self.p.msgs)}, self.dialect)
         self.call_at, pending = call_positions(self.p, options.pending_call, options.max_calls)
         self.real_events = real_compactions(conv, self.p, self.call_at)
