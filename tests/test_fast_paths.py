@@ -217,3 +217,49 @@ def test_tool_pair_index_not_reused_when_a_name_or_id_changes():
     for after in (compacted, renamed, other_id):
         assert _index_facts(present.pair_index(after)) == _index_facts(ToolPairIndex(after))
     assert present.pair_index(compacted) is present.pair_index([use, res])    # only a result's content changed
+
+
+def _plain_positions(cur, origin, n_context):
+    if cur is None:
+        return [o if o is not None and 0 <= o < n_context else None for o in origin]
+    return [cur[o] if o is not None and 0 <= o < len(cur) else None for o in origin]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_replay_positions_composed_in_c_equal_the_plain_composition(data):
+    # the replay follows each output message back to its context position through each step's origin; the fast
+    # paths (an identity origin keeps the positions, an origin of valid positions is copied) change no position
+    from compactscope.core.replay.walk import _compose
+    n_context = data.draw(st.integers(0, 12))
+    cur = data.draw(st.none() | st.lists(st.none() | st.integers(0, max(0, n_context - 1)), max_size=12))
+    n_in = n_context if cur is None else len(cur)
+    identity = data.draw(st.booleans())
+    origin = list(range(n_in)) if identity else \
+        data.draw(st.lists(st.none() | st.integers(-2, n_in + 2), max_size=14))
+    got = _compose(cur, origin, n_in, n_context)
+    want = _plain_positions(cur, origin, n_context)
+    assert (list(range(n_context)) if got is None else got) == want
+
+
+@pytest.mark.parametrize("strategy", ["s08", "claude_code", "hermes"])
+def test_each_step_figures_are_the_estimators_over_its_lists(strategy, tmp_path):
+    # a step whose input is the previous step's output takes that step's figures: they must be what the
+    # estimators say of the list itself
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from bench_replay import make_session
+    from compactscope.core.files.workspace import Workspace
+    from compactscope.core.pipeline.engine import Engine
+    from compactscope.core.pipeline.size import SizeMeter
+    conv = make_session(120)
+    eng = Engine(strategy, workspace=Workspace(tmp_path), check=False)
+    fresh = SizeMeter()
+    for end in (40, 160, len(conv.messages)):
+        trace = eng.run(conv.messages[:end], conversation=conv)
+        for s in trace.steps:
+            for msgs, size, tokens in ((s.input, s.size_before, s.tokens_before),
+                                       (s.messages, s.size_after, s.tokens_after)):
+                assert size == fresh.size(msgs)
+                assert tokens == eng.tokens.tokens(msgs, eng.meter, system=conv.system, tools=conv.tools)

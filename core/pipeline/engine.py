@@ -128,13 +128,18 @@ class Engine:
 
     def _step(self, layer_name: str, description: str, fn, messages: list, ctx: LayerContext,
               dialect: str, role: str = "", before_file=(), findings_before: list | None = None,
-              fixes: dict | None = None) -> tuple[Step, str]:
+              fixes: dict | None = None, params_src: Any = None, known: Step | None = None) -> tuple[Step, str]:
+        """One layer's step. ``params_src``: the run's parameters (each step reads its own ``ReadParams`` of them);
+        ``known``: the step before, whose output is ``messages`` when it has one (its figures are this input's:
+        the estimators are pure functions of the list, and the run's system prompt and tools are the same)."""
         t0 = time.perf_counter()
         internal = None
-        state_in = dict(ctx.state)
-        params = ctx.params = ReadParams(dict.copy(ctx.params) if isinstance(ctx.params, dict) else ctx.params)
+        state_in = ctx.state          # (never changed in place by the run: a layer's update makes a new dict)
+        if params_src is None:
+            params_src = ctx.params
+        params = ctx.params = ReadParams(params_src)
         try:
-            out = call_layer(fn, messages, ctx)
+            out = fn(messages, ctx)       # (the run has the cyclic GC paused: see ``call_layer``)
         except WorkspaceError:
             raise                 # the workdir cannot take the layer's files: bad input, said by the caller
         except Exception as e:  # a bug in a layer: shown as that layer's error, never a crash of the tool
@@ -145,8 +150,11 @@ class Engine:
         dt = time.perf_counter() - t0
         new_dialect = out.dialect or dialect
         meter, tok = self.meter, self.tokens
-        size_before = meter.size(messages)
-        tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
+        if known is not None and known.messages is messages:
+            size_before, tokens_before = known.size_after, known.tokens_after
+        else:
+            size_before = meter.size(messages)
+            tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
         if out.messages is messages:
             size_after, tokens_after = size_before, tokens_before
         else:
@@ -163,12 +171,13 @@ class Engine:
         else:
             findings = load_fix_findings(out.messages, fixes) + check(out.messages, new_dialect,
                                                                       before_file=before_file)
+        reads = params.reads
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
                     out.summary, new_dialect, dt, description, role, internal,
-                    None if ALL in params.reads else frozenset(params.reads), state_in, out.plugin_failed)
+                    None if ALL in reads else frozenset(reads), state_in, out.plugin_failed)
         if out.state:
-            ctx.state.update(out.state)
+            ctx.state = {**ctx.state, **out.state}    # a new dict: each step's ``state_before`` stays as it was
         return step, new_dialect
 
     def run(self, messages: list, *, conversation: Any = None, now: float | None = None,
@@ -200,9 +209,11 @@ class Engine:
         dialect_in = dialect
         ctx = self.context(meta=meta, now=now, system=system,
                            tools=conversation.tools if conversation is not None else None, cancel=cancel)
-        state_before = dict(ctx.state)
+        state_before = ctx.state           # (a copy of the engine's; steps replace it, never change it in place)
+        params_src = ctx.params
         todo = [self.strategy.layer(n) for n in layers] if layers is not None else self.layers
         steps: list[Step] = []
+        made: Step | None = None                       # the last step made by this run (its figures are current)
         current = messages
         before = known_before_file(conversation)       # calls made before an excerpt's first line
         fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
@@ -224,9 +235,10 @@ class Engine:
         if converting:
             step, dialect = self._step("convert", f"convert to the {self.strategy.dialect} dialect",
                                        lambda m, c: _convert_output(m, dialect, self.strategy.dialect, system),
-                                       current, ctx, dialect, CONVERT_ROLE, before, fixes=fixes)
+                                       current, ctx, dialect, CONVERT_ROLE, before, fixes=fixes,
+                                       params_src=params_src)
             steps.append(step)
-            current = step.messages
+            current, made = step.messages, step
         for k, layer in enumerate(todo):
             if k < kept:
                 continue
@@ -235,13 +247,14 @@ class Engine:
             if progress is not None:
                 progress(LayerProgress(k + 1, len(todo), layer))
             step, dialect = self._step(layer.name, layer.description, layer.fn, current, ctx, dialect, layer.role,
-                                       before, steps[-1].findings if steps else input_findings, fixes)
+                                       before, steps[-1].findings if steps else input_findings, fixes,
+                                       params_src, made)
             steps.append(step)
-            current = step.messages
+            current, made = step.messages, step
         if keep_state:
             self.state = dict(ctx.state)
         return Trace(self.strategy.name, dict(self.params), messages, steps, self.meter.name, self.tokens.name,
-                     input_findings, state_before, dict(ctx.state), [s.layer for s in steps], dialect, dialect_in)
+                     input_findings, state_before, ctx.state, [s.layer for s in steps], dialect, dialect_in)
 
     def _reusable(self, prev: Trace | None, messages: list, names: list[str], state: dict, dialect: str) -> int:
         """How many leading steps of ``prev`` this run can keep (see ``run``)."""

@@ -9,7 +9,9 @@ the agent had gone on with it.
 from __future__ import annotations
 
 import time
-from operator import eq
+from functools import partial
+from itertools import filterfalse
+from operator import eq, is_not
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable
 
@@ -278,6 +280,30 @@ def _tool_results(m) -> int:
     return sum(1 for b in blocks(m) if block_type(b) == "tool_result")
 
 
+def _identity(origin, n: int) -> bool:
+    """``origin`` is the list ``[0, 1, ..., n - 1]`` (a layer that replaced messages in place), compared in C."""
+    return origin.__class__ is list and len(origin) == n and (not n or origin[-1] == n - 1) and \
+        origin == list(range(n))
+
+
+_NOT_NONE = partial(is_not, None)
+
+
+def _compose(cur: list | None, origin, n_in: int, n_context: int) -> list | None:
+    """The context positions after a step with ``origin`` over a list of ``n_in`` messages whose positions are
+    ``cur`` (None: each is the context message at its place, ``n_context`` of them)."""
+    if cur is None:
+        if n_in == n_context and _identity(origin, n_in):
+            return None                      # still each at its place
+        vals = list(filter(_NOT_NONE, origin))
+        if not vals or (min(vals) >= 0 and max(vals) < n_context):
+            return list(origin)              # every position valid: the origin itself (found in C)
+        return [o if o is not None and 0 <= o < n_context else None for o in origin]
+    if _identity(origin, len(cur)):
+        return cur
+    return [cur[o] if o is not None and 0 <= o < len(cur) else None for o in origin]
+
+
 def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list[int | None] | None, dict]:
     """Per step a LayerRecord, the context position each output message came from (None: made by
     a layer; the whole list None: each output is the context message at its place, no list of them),
@@ -288,10 +314,7 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
     for s in trace.steps:
         # an unchanged step, or one that replaced messages in place, keeps every position
         if s.messages is not s.input and not (isinstance(s.origin, SameOrigin) and len(s.origin) == len(s.input)):
-            if cur is None:
-                cur = [o if o is not None and 0 <= o < n_context else None for o in s.origin]
-            else:
-                cur = [cur[o] if o is not None and 0 <= o < len(cur) else None for o in s.origin]
+            cur = _compose(cur, s.origin, len(s.input), n_context)
         changed = s.changed
         made = bool(s.summary) and not s.error
         records.append(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after,
@@ -318,6 +341,9 @@ class _Walk:
         strat = engine.strategy
         self.dialect = conv.dialect if strat.dialect == ANY else strat.dialect    # ANY: a plugin on the input's own
         self.p = prepare(conv, self.dialect, options.skip_real_summaries)
+        # every message of the history is measured (the raw growth, the calibration): the per-message table is
+        # told so, or at a few thousand messages it forgot the figures and measured them all again
+        engine.meter.facts.expect(len(self.p.msgs))
         self.view = _View(conv, {id(m): self.p.metas[i] for i, m in enumerate(self.p.msgs)}, self.dialect)
         self.call_at, pending = call_positions(self.p, options.pending_call, options.max_calls)
         self.real_events = real_compactions(conv, self.p, self.call_at)
@@ -507,9 +533,10 @@ class _Walk:
         if same:
             dropped_pos = []          # every context message is still there, at its place
         else:
-            survived = {x for x in cur if x is not None}
+            survived = set(cur)
+            survived.discard(None)
             dropped_pos = [] if len(survived) == len(context) else \
-                [q for q in range(len(context)) if q not in survived]
+                list(filterfalse(survived.__contains__, range(len(context))))
         dropped = [src[q] for q in dropped_pos if src[q] is not None]
         first, final = (trace.steps[0], trace.steps[-1]) if trace.steps else (None, None)
         meter, tok = self.engine.meter, self.engine.tokens
