@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..pipeline.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
 from . import base as roles
 from . import codex_rules as R
@@ -132,22 +133,47 @@ def _phase(messages: list) -> tuple[str | None, int | None]:
     return None, last
 
 
+def _stop(m: Any, meta: dict) -> tuple[bool, tuple[int | None, int | None] | None]:
+    """Where ``last_reported``'s walk back stops at ``m``: (stops, the (total) it found, None at a summary)."""
+    if R.is_summary(m):
+        return True, None
+    if m.get("role") != "assistant":
+        return False, None
+    mm = meta.get(id(m))
+    u = mm.usage if mm is not None else None
+    if mm is None or u is None:
+        return False, None
+    total = mm.extra.get("total_tokens") if isinstance(mm.extra, dict) else None
+    return True, (None, int(total) if isinstance(total, int) else u.context_tokens + u.output_tokens)
+
+
+def _walk_back(messages: list, meta: dict, stop_at: int) -> tuple[int, tuple[int | None, int | None]] | None:
+    """(index, answer) of the last message at or after ``stop_at`` where the walk back stops, or None."""
+    for i in range(len(messages) - 1, stop_at - 1, -1):
+        stops, found = _stop(messages[i], meta)
+        if stops:
+            return i, ((i, found[1]) if found is not None else (None, None))
+    return None
+
+
+_REPORTED = ListMemo()      # per list: (where the walk stopped, or -1; its answer), for the lists that extend it
+
+
 def last_reported(messages: list, meta: dict) -> tuple[int | None, int | None]:
     """(index, total_tokens) of the last response whose usage the file reports (``meta``: id(message) -> its
-    MessageMeta), after the last summary (a compaction resets Codex's figure to its estimate)."""
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if R.is_summary(m):
-            break
-        if m.get("role") != "assistant":
-            continue
-        mm = meta.get(id(m))
-        u = mm.usage if mm is not None else None
-        if mm is None or u is None:
-            continue
-        total = mm.extra.get("total_tokens") if isinstance(mm.extra, dict) else None
-        return i, int(total) if isinstance(total, int) else u.context_tokens + u.output_tokens
-    return None, None
+    MessageMeta), after the last summary (a compaction resets Codex's figure to its estimate). Asked at every
+    call of a replay, several times per call: the answer for a list that extends one asked before is that list's
+    unless one of the new messages stops the walk (a session that reports no usage walked back to its start at
+    every call: quadratic)."""
+    state, k, _ = _REPORTED.find(messages, meta)
+    if state is not None and state[0] < k:
+        hit = _walk_back(messages, meta, k)
+        at, answer = hit if hit is not None else state
+    else:
+        hit = _walk_back(messages, meta, 0)
+        at, answer = hit if hit is not None else (-1, (None, None))
+    _REPORTED.store(messages, len(messages), (at, answer))
+    return answer
 
 
 def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:

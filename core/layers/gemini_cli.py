@@ -21,10 +21,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..summarizers import SummaryError, SummaryRequest
+from ..pipeline.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
 from . import base as roles
 from .base import Layer, LayerContext
@@ -184,15 +186,19 @@ def parts_tokens(parts: list) -> int:
     chars/4, anything else its JSON by chars/4."""
     total = 0.0
     for p in parts:
-        if isinstance(p.get("text"), str):
-            total += text_tokens(p["text"])
-        elif isinstance(p.get("functionResponse"), dict):
-            fr = p["functionResponse"]
-            resp = fr.get("response")
-            total += len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
-        else:
-            total += _js_len(p) / 4
+        total += _part_tokens(p)
     return math.floor(total)
+
+
+def _part_tokens(p: dict) -> float:
+    """What ``parts_tokens`` adds for one part."""
+    if isinstance(p.get("text"), str):
+        return text_tokens(p["text"])
+    if isinstance(p.get("functionResponse"), dict):
+        fr = p["functionResponse"]
+        resp = fr.get("response")
+        return len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
+    return _js_len(p) / 4
 
 
 def estimate(messages: list) -> int:
@@ -212,14 +218,7 @@ def _quarter_tokens(m: Any, meter: Any = None) -> int:
 
 def _fraction(p: dict) -> float:
     """What ``parts_tokens`` of one part floors away, so that a sum of parts is the estimate of the whole."""
-    if isinstance(p.get("text"), str):
-        t = text_tokens(p["text"])
-    elif isinstance(p.get("functionResponse"), dict):
-        fr = p["functionResponse"]
-        resp = fr.get("response")
-        t = len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
-    else:
-        t = _js_len(p) / 4
+    t = _part_tokens(p)
     return t - math.floor(t)
 
 
@@ -275,20 +274,106 @@ def _history_end(messages: list) -> int:
     return 0
 
 
-def last_prompt_tokens(history: list, request: list, ctx: LayerContext) -> tuple[int, str]:
+def last_prompt_tokens(messages: list, h: int, ctx: LayerContext) -> tuple[int, str]:
     """The prompt token count the last response reported (the CLI's ``getLastPromptTokenCount``); a chat that
     has had no response since it started (a resumed session, a new history after a compression) counts the
-    CLI's estimate of its history instead."""
-    if any(getattr(ctx.meta.get(id(m)), "extra", {}).get("after_resume") for m in request if isinstance(m, dict)):
-        return estimate(history), "the session was resumed: the CLI's estimate of the history it rebuilt"
-    for m in reversed(history):
+    CLI's estimate of its history ``messages[:h]`` instead (what ``estimate`` says, from the scan kept per list)."""
+    if any(getattr(ctx.meta.get(id(m)), "extra", {}).get("after_resume") for m in messages[h:] if isinstance(m, dict)):
+        return history_scan(messages, h, ctx.meta).estimate(), "the session was resumed: the CLI's estimate of " \
+            "the history it rebuilt"
+    for i in range(h - 1, -1, -1):
+        m = messages[i]
         if isinstance(m, dict) and m.get("role") == "assistant":
             meta = ctx.meta.get(id(m))
             usage = getattr(meta, "usage", None)
             if usage is not None and usage.context_tokens > 0:
                 return usage.context_tokens, "the promptTokenCount the last response reported"
             break
-    return estimate(history), "no response since the chat started: the CLI's estimate of the history (chars/4)"
+    return history_scan(messages, h, ctx.meta).estimate(), "no response since the chat started: the CLI's " \
+        "estimate of the history (chars/4)"
+
+
+class HistoryScan:
+    """What the CLI's view of a history ``messages[:covered]`` holds for the check and the masking, made message by
+    message in order (so a list that extends one scanned costs its new messages only): the call names as
+    ``to_contents`` knows them, the running total of ``estimate`` (the same additions in the same order), and the
+    tool outputs the masking weighs (per message, with prefix sums of their tokens and counts). The masking looks
+    names up in the whole history: a name defined after an output that looked it up (never, in a real session)
+    makes the scan ``stale``, and the caller computes from scratch."""
+    __slots__ = ("names", "total", "sums", "counts", "outputs", "looked", "stale")
+
+    def __init__(self):
+        self.names: dict = {}
+        self.total = 0.0
+        self.sums, self.counts = [0], [0]
+        self.outputs: dict = {}          # message index -> its weighed outputs (i, j, name, text, tokens, tid)
+        self.looked: dict = {}           # call id -> the name an output was weighed with
+        self.stale = False
+
+    def copy(self) -> "HistoryScan":
+        c = HistoryScan()
+        c.names, c.total, c.sums, c.counts = dict(self.names), self.total, list(self.sums), list(self.counts)
+        c.outputs, c.looked, c.stale = dict(self.outputs), dict(self.looked), self.stale
+        return c
+
+    def estimate(self) -> int:
+        return math.floor(self.total)
+
+    def add(self, i: int, m: Any) -> None:
+        if not isinstance(m, dict):
+            self.sums.append(self.sums[-1])
+            self.counts.append(self.counts[-1])
+            return
+        role, parts = message_parts(m, self.names)
+        for cid in _defined(m):
+            if cid in self.looked and self.looked[cid] != self.names.get(cid, ""):
+                self.stale = True
+        if role != "system":
+            for p in parts:
+                self.total += _part_tokens(p)
+        weighed = []
+        for j, text in _responses(m):
+            tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
+            name = self.looked[str(tid)] = self.names.get(str(tid), "")
+            if name in EXEMPT_TOOLS or f"<{MASKED_TAG}" in text:
+                continue
+            tokens = parts_tokens([{"functionResponse": {"name": name, "response": {"output": text}}}])
+            weighed.append((i, j, name, text, tokens, tid))
+        if weighed:
+            self.outputs[i] = weighed
+        self.sums.append(self.sums[-1] + sum(w[4] for w in weighed))
+        self.counts.append(self.counts[-1] + len(weighed))
+
+
+def _defined(m: dict) -> list[str]:
+    """The call ids whose names ``message_parts`` records from ``m``."""
+    if m.get("role") == "tool":
+        return []
+    c = m.get("content")
+    out = [str(b.get("id")) for b in c if isinstance(b, dict) and b.get("type", "text") == "tool_use"] \
+        if isinstance(c, list) else []
+    if m.get("role") == "assistant":
+        out += [str(call.get("id")) for call in m.get("tool_calls") or () if isinstance(call, dict)]
+    return out
+
+
+_SCANS = ListMemo()
+
+
+def history_scan(messages: list, h: int, owner: Any = None) -> HistoryScan:
+    """The scan of ``messages[:h]``: carried on from the scan of a list this one extends (``ListMemo``), else made
+    from its start; remembered per ``owner`` (the conversation's metadata)."""
+    st, k, same = _SCANS.find(messages, owner)
+    if st is None or st.stale or k != len(st.sums) - 1 or k > h:
+        st, k, same = HistoryScan(), 0, True
+    elif not same and k < h:
+        st = st.copy()
+    if k < h:
+        for i in range(k, h):
+            st.add(i, messages[i])
+        if not st.stale:
+            _SCANS.store(messages, h, st)
+    return st
 
 
 def _idle(messages: list, why: str, **kw) -> LayerOutput:
@@ -362,8 +447,7 @@ def _check(messages: list, ctx: LayerContext) -> tuple[dict, LayerOutput | None]
     """The threshold check; (vars, an idle output when nothing is to be done)."""
     cfg = GeminiCliParams.of(ctx)
     h = _history_end(messages)
-    history = messages[:h]
-    count, why = last_prompt_tokens(history, messages[h:], ctx)
+    count, why = last_prompt_tokens(messages, h, ctx)
     limit = cfg.token_limit
     thr = threshold(ctx.params)
     force = cfg.force
@@ -372,7 +456,7 @@ def _check(messages: list, ctx: LayerContext) -> tuple[dict, LayerOutput | None]
          "compression_threshold": cfg.compression_threshold,
          "threshold_tokens": thr, "history_messages": h, "request_messages": len(messages) - h, "force": force}
     clear = {PASS: None, SINCE: since}
-    if not history:
+    if not h:
         return v, _idle(messages, "the history is empty: NOOP", vars=v, triggered=False, state=clear)
     if not force and count < thr:
         return v, _idle(messages, f"last prompt {_fmt(count)} tokens < {_fmt(thr)} (compression_threshold "
@@ -590,8 +674,9 @@ def _masked_text(name: str, output: str, path: str) -> str:
             f"{path}\n</{MASKED_TAG}>")
 
 
-def _mask_candidates(messages: list, h: int) -> tuple[list, int]:
-    """(message, block, name, text, tokens) of the outputs past the protected newest ones, and their tokens."""
+def mask_candidates(messages: list, h: int) -> tuple[list, int]:
+    """(message, block, name, text, tokens, id) of the outputs past the protected newest ones, and their tokens,
+    from scratch (``masked_outputs`` has the same from the scan kept per list)."""
     contents, owners = to_contents(messages[:h])
     names: dict = {}
     for m in messages[:h]:
@@ -617,18 +702,64 @@ def _mask_candidates(messages: list, h: int) -> tuple[list, int]:
     return found, prunable
 
 
+def _stop_index(messages: list, h: int) -> int:
+    """The last message of the content before the last one in ``to_contents(messages[:h])`` (the latest turn is
+    protected), -1 when there is none."""
+    last = None
+    for i in range(h - 1, -1, -1):
+        m = messages[i]
+        if not isinstance(m, dict) or m.get("role") == "system":
+            continue
+        role = "model" if m.get("role") == "assistant" else "user"
+        if last is None:
+            last = role
+        elif role != last:
+            return i
+    return -1
+
+
+def masked_outputs(messages: list, h: int, owner: Any = None) -> tuple[int, int, Callable[[], list]]:
+    """``mask_candidates`` from the scan of the history (``history_scan``): (how many outputs, their tokens, the
+    outputs themselves on demand). The protected newest outputs end in one message, found by bisection in the
+    prefix sums of the outputs' tokens; every older output is a candidate."""
+    st = history_scan(messages, h, owner)
+    if st.stale:
+        listed, prunable = mask_candidates(messages, h)
+        return len(listed), prunable, lambda: listed
+    stop = _stop_index(messages, h)
+    total = st.sums[stop + 1] if stop >= 0 else 0
+    if total <= MASK_PROTECT_TOKENS:
+        return 0, 0, list
+    i = bisect_left(st.sums, total - MASK_PROTECT_TOKENS, 0, stop + 2) - 1     # the last i: sums[i] < that
+    seen = total - st.sums[i + 1]
+    first: list = []
+    for w in st.outputs.get(i, ()):
+        if not first:
+            seen += w[4]
+            if seen <= MASK_PROTECT_TOKENS:
+                continue
+        first.append(w)
+
+    def collect() -> list:
+        out = list(first)
+        for q in range(i - 1, -1, -1):
+            out.extend(st.outputs.get(q, ()))
+        return out
+    return st.counts[i] + len(first), st.sums[i] + sum(w[4] for w in first), collect
+
+
 def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
     """``ToolOutputMaskingService.mask``, before the request is sent: once the newest tool outputs pass 50,000
     tokens, every older one is masked (a preview, the full output in a file) when that frees 30,000 or more."""
     h = _history_end(messages)
-    found, prunable = _mask_candidates(messages, h)
-    v = {"prunable_tokens": prunable, "candidates": len(found), "protect_tokens": MASK_PROTECT_TOKENS,
+    candidates, prunable, found_fn = masked_outputs(messages, h, ctx.meta)
+    v = {"prunable_tokens": prunable, "candidates": candidates, "protect_tokens": MASK_PROTECT_TOKENS,
          "min_prunable_tokens": MASK_MIN_PRUNABLE_TOKENS}
     if prunable < MASK_MIN_PRUNABLE_TOKENS:
         return _idle(messages, f"{_fmt(prunable)} tokens of old tool output could be masked, under "
                                f"{_fmt(MASK_MIN_PRUNABLE_TOKENS)}: nothing masked", vars=v)
     out, edits = list(messages), []
-    for i, j, name, text, tokens, tid in found:
+    for i, j, name, text, tokens, tid in found_fn():
         rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_mask_{i}", text)
         short = _masked_text(name, text, rel)
         if parts_tokens([{"functionResponse": {"name": name, "response": {"output": short}}}]) >= tokens:

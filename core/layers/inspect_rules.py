@@ -32,6 +32,7 @@ from operator import is_
 from dataclasses import dataclass, field
 from typing import Any
 from ..files.jsonio import dict_at
+from .inspect_anchor import Anchors
 from .inspect_count import JoinedCounter
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"
@@ -319,44 +320,22 @@ class InspectTokens:
         self._recent: list = []
         self._lock = threading.Lock()
         self._conv = None
-        self._index: dict = {}           # id(history message) -> (message, index)
-        self._calls: list = []           # history indices of the assistant messages, ascending
-        self._anchors: dict = {}         # assistant index -> (reported input tokens, ids of the input it saw)
+        self._anchors: Anchors | None = None
         self.anchored = False            # the last figure came from a recorded usage
 
     def bind(self, conversation, meter=None) -> None:
         conv = getattr(conversation, "conversation", None) or conversation
         if conv is self._conv:
             return
-        self._conv, self._index, self._calls, self._anchors = conv, {}, [], {}
+        self._conv, self._anchors = conv, None
         msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None) or []
         if not isinstance(msgs, list) or not meta:
             return
-        self._index = {id(m): (m, i) for i, m in enumerate(msgs)}
-        starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
-
-        def original(h: int):
-            """The history message a message of a real input stands for: the one a copy copies; a copy a
-            compaction changed stands for itself (matched by its content)."""
-            extra = meta[h].extra if h < len(meta) else {}
-            o = extra.get("copy_of")
-            return o if isinstance(o, int) and 0 <= o < len(msgs) and not extra.get("edited") else h
-        seg = 0
-        for i, m in enumerate(msgs):
-            while seg + 1 < len(starts) and i >= starts[seg + 1]:
-                seg += 1
-            if not (isinstance(m, dict) and m.get("role") == "assistant"):
-                continue
-            self._calls.append(i)
-            u = meta[i].usage if i < len(meta) else None
-            if u is None or u.context_tokens <= 0:
-                continue
-            seen = [original(h) for h in range(starts[seg], i)]
-            edited = tuple(msgs[h] for h in range(starts[seg], i) if (meta[h].extra if h < len(meta) else {})
-                           .get("edited"))
-            self._anchors[i] = (u.context_tokens, frozenset(id(msgs[o]) for o in seen), edited)
+        self._anchors = Anchors(msgs, meta, getattr(conv, "segments", None))
 
     def count(self, messages: list) -> int:
+        """Inspect's count of ``messages``, remembered for the last few lists (the same messages again, compared
+        one by one: a caller may replace a message of its own list in place and count it again)."""
         with self._lock:
             for ref, n in self._recent:
                 if len(ref) == len(messages) and all(map(is_, ref, messages)):
@@ -367,29 +346,7 @@ class InspectTokens:
         return n
 
     def _baseline(self, messages: list) -> int | None:
-        if not self._anchors or not messages:
-            return None
-        hit = self._index.get(id(messages[-1]))
-        if hit is None or hit[0] is not messages[-1]:
-            return None
-        from bisect import bisect_right
-        k = bisect_right(self._calls, hit[1]) - 1          # the last call made before this one
-        anchor = self._anchors.get(self._calls[k]) if k >= 0 else None
-        if anchor is None:
-            return None
-        reported, seen, edited = anchor
-        ids = {id(m) for m in messages}
-        if not (seen - {id(m) for m in edited}) <= ids:
-            return None
-        new = [m for m in messages if id(m) not in seen]
-        for e in edited:                 # a compaction's edited copy: itself (a replay following reality), or the
-            if id(e) in ids:             # same content in the list
-                continue
-            at = next((j for j, m in enumerate(new) if m == e), None)
-            if at is None:
-                return None
-            del new[at]
-        return reported + (count_messages(new) if new else 0)
+        return self._anchors.baseline(messages, count_messages) if self._anchors is not None else None
 
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
         base = self._baseline(messages)
