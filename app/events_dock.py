@@ -64,6 +64,7 @@ class EventsController(QObject):
         self.events: list = []
         self.retention: list = []
         self.replay: Any = None
+        self._paired: dict = {}                  # real call -> simulated call (the divergence report's pairing)
         self.error = ""
         self._want: dict | None = None           # the view a jump waits for (applied when its run arrives)
         self._after_replay: tuple | None = None  # (call, stage) to show once the session's replay is there
@@ -204,7 +205,7 @@ class EventsController(QObject):
     def _computed(self, out: tuple) -> None:
         if not self._alive():
             return
-        conv, self.replay, self.events, self.retention = out
+        conv, self.replay, self.events, self.retention, self._paired = out
         if conv is not self.win.session.source.conversation:
             return
         self.error = ""
@@ -256,14 +257,9 @@ class EventsController(QObject):
     def _pairs(self) -> list[Pair]:
         """Each real compaction beside the simulated one the divergence report pairs with it; then the simulated
         compactions paired with none."""
-        from compactscope.core.analysis import divergence
         real = [r for r in self.retention if r.kind == "real"]
         sim = {r.call: r for r in self.retention if r.kind == "simulated"}
-        paired: dict = {}
-        if self.replay is not None:
-            conv = self.win.session.source.conversation
-            for row in divergence.report(self.replay, conv)["compactions"]:
-                paired.setdefault(row.get("real_call"), row.get("first_simulated_call"))
+        paired = self._paired if self.replay is not None else {}
         pairs, used = [], set()
         self._pairs_by_call = {}
         for r in real:
@@ -472,18 +468,31 @@ class EventsController(QObject):
 
 
 def _compute(conv, engine, state) -> tuple:
+    """In the background: (conversation, replay, events, retention, pairs: real call -> the simulated call the
+    divergence report pairs with it). Courteous: it waits while the user steps, at each layer of each call
+    replayed and every few thousand messages the API checker reads (the real events' findings: ~0.5 s at 100k
+    messages, made once and listed with and without the replay)."""
+    from compactscope.core.analysis import divergence
     from compactscope.core.analysis.retention import retention
     from compactscope.core.session.loading import gc_paused
-    if state.cancel.is_set():          # (courteous: first waits while the user steps; the real events' findings
-        return conv, None, [], []      # check every message at once: ~1 s at 100k messages)
-    state.set_partial_result((conv, None, ae.history_events(conv, None), []))
     if state.cancel.is_set():
-        return conv, None, [], []
+        return conv, None, [], [], {}
+    findings = ae.finding_events(conv, pause=state.cancel.is_set)
+    if state.cancel.is_set():
+        return conv, None, [], [], {}
+    state.set_partial_result((conv, None, ae.history_events(conv, None, findings=findings), [], {}))
+    if state.cancel.is_set():
+        return conv, None, [], [], {}
     # the replay keeps every call's input: long-lived lists the cyclic GC would walk in this thread with the
     # interpreter lock held (gen1 collections of 0.2 s beside the window's steps at 100k messages)
     with gc_paused():
         res = ae.replay_for(conv, engine, cancel=state.cancel)
-    return conv, res, ae.history_events(conv, res), retention(conv, res)
+    # the pairing walks every call (~0.4 s at 100k messages): here, not in the window's thread
+    report = divergence.report(res, conv)
+    pairs: dict = {}
+    for row in report["compactions"]:
+        pairs.setdefault(row.get("real_call"), row.get("first_simulated_call"))
+    return conv, res, ae.history_events(conv, res, findings=findings, report=report), retention(conv, res), pairs
 
 
 def _watch(conv, term, replay, state) -> tuple:
