@@ -99,6 +99,7 @@ class StackedBars(pg.GraphicsObject):
         # [(SizeBars, paths, rect)] of the last lists drawn: stepping back to a stage draws its rectangles again
         # without making them (9,000 QRectF for 1,500 bars: ~15 ms of a step)
         self._made: list = []
+        self.wanted: list | None = None      # the list shown without its bars (TokenChart.defer_bars)
 
     def show_bars(self, bars: Any) -> None:
         """Draw ``bars`` (a ``present.SizeBars``; None: none), with the rectangles made for it before when there
@@ -238,7 +239,6 @@ class TokenChart(QWidget):
         self.stage_plot.vb.sigResized.connect(lambda *_: self._place_labels())   # the labels' room follows
         self.n_messages = 0
         self.defer_bars = False                  # True: set_messages draws only bars made already (bars_ready)
-        self._bars_wanted: list | None = None    # the list shown without its bars (defer_bars)
         self.stage_labels: list[str] = []
         self.sizes: list[int] = []
         self.tokens: list[int] = []
@@ -453,7 +453,7 @@ class TokenChart(QWidget):
         # narrower than a pixel shows nothing more. The bars are made (and kept) in core, often in a worker;
         # with ``defer_bars`` a list whose bars are not made yet shows none until ``bars_ready()``
         bars = present.cached_bars(messages) if self.defer_bars else present.size_bars(messages)
-        self._bars_wanted = messages if bars is None else None
+        self.bars.wanted = messages if bars is None else None
         prev = self.bars.key
         if bars is None:
             self.bars.show_bars(None)
@@ -469,8 +469,8 @@ class TokenChart(QWidget):
     def bars_ready(self) -> None:
         """The bars of the lists shown are made (``defer_bars``): the list waiting for its bars draws them (made
         here if they are still not there)."""
-        if self._bars_wanted is not None:
-            messages, self._bars_wanted = self._bars_wanted, None
+        if self.bars.wanted is not None:
+            messages, self.bars.wanted = self.bars.wanted, None
             keep, self.defer_bars = self.defer_bars, False
             try:
                 self.set_messages(messages)

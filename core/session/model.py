@@ -219,7 +219,8 @@ class Session:
     def _pipeline_failed(self, exc: BaseException) -> None:
         self.replay.call_job = None
         self.events.running(None)
-        self.prepare_lists([self.source.source_messages])     # the chart of the messages shown
+        if len(self.source.source_messages) > PREPARED_IN_RUN:
+            self.prepare_lists([self.source.source_messages])     # the chart of the messages shown
         hint = getattr(exc, "hint", "") or "Check the parameters; if it persists, report it with the file."
         self.set_error(f"The pipeline failed: {type(exc).__name__}: {exc}", hint)
 
@@ -262,7 +263,8 @@ class Session:
             pending, self.pending_view = self.pending_view, None
             self.view.apply_view(pending)
         self.crosscheck.start_check()
-        self.prepare_lists([tr.input] + [st.messages for st in tr.steps if st.changed])
+        if len(tr.input) > PREPARED_IN_RUN:        # (a smaller list's were made in the run)
+            self.prepare_lists([tr.input] + [st.messages for st in tr.steps if st.changed])
         if ci is not None:
             self.events.call(ci)
             want = self.replay.call_wanted
