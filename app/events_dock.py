@@ -64,6 +64,7 @@ class EventsController(QObject):
         self.events: list = []
         self.retention: list = []
         self.replay: Any = None
+        self._paired: dict = {}                  # real call -> simulated call (the divergence report's pairing)
         self.error = ""
         self._want: dict | None = None           # the view a jump waits for (applied when its run arrives)
         self._after_replay: tuple | None = None  # (call, stage) to show once the session's replay is there
@@ -199,16 +200,18 @@ class EventsController(QObject):
         if not self._alive() or out[0] is not self.win.session.source.conversation:
             return
         self.events = out[2]
-        self._show(busy=True)
+        # (the retention view keeps what it shows: its pairs come with the replay; made again here from the
+        # last replay's, they held the window ~1.4 s after a parameter change at 100k messages)
+        self.panel.set_events(_rows(self.events), busy=True, note=self.error)
 
     def _computed(self, out: tuple) -> None:
         if not self._alive():
             return
-        conv, self.replay, self.events, self.retention = out
+        conv, self.replay, self.events, self.retention, self._paired, made = out
         if conv is not self.win.session.source.conversation:
             return
         self.error = ""
-        self._show(busy=False)
+        self._show(busy=False, made=made)
         if self.watch_box.term():
             self.watch(self.watch_box.term())
 
@@ -234,10 +237,13 @@ class EventsController(QObject):
         return self.win.wait_idle(ms)
 
     # ------------------------------------------------------------------ showing
-    def _show(self, busy: bool) -> None:
-        rows = [EventRow(e.kind, e.call, e.segment, ct(e.text)) for e in self.events]
+    def _show(self, busy: bool, made: tuple | None = None) -> None:
+        """``made``: (rows, pairs, call -> pair) made in the worker for these events."""
+        if made is not None:
+            rows, pairs, self._pairs_by_call = made
+        else:
+            rows, pairs = _rows(self.events), self._pairs()
         self.panel.set_events(rows, busy=busy, note=self.error)
-        pairs = self._pairs()
         self.retention_view.set_pairs(pairs, busy=busy)
         s = self.win.session
         if self._opened and not busy:
@@ -255,43 +261,10 @@ class EventsController(QObject):
 
     def _pairs(self) -> list[Pair]:
         """Each real compaction beside the simulated one the divergence report pairs with it; then the simulated
-        compactions paired with none."""
-        from compactscope.core.analysis import divergence
-        real = [r for r in self.retention if r.kind == "real"]
-        sim = {r.call: r for r in self.retention if r.kind == "simulated"}
-        paired: dict = {}
-        if self.replay is not None:
-            conv = self.win.session.source.conversation
-            for row in divergence.report(self.replay, conv)["compactions"]:
-                paired.setdefault(row.get("real_call"), row.get("first_simulated_call"))
-        pairs, used = [], set()
-        self._pairs_by_call = {}
-        for r in real:
-            k = paired.get(r.call)
-            other = sim.get(k) if k is not None else None
-            if other is not None:
-                used.add(k)
-            self._pairs_by_call[r.call] = len(pairs)
-            title = tr("Real compaction before call {call} (segment {segment})").format(call=r.call,
-                                                                                       segment=r.segment)
-            note = "" if other is not None or self.replay is None else \
-                tr("The replay made no compaction near this one.")
-            pairs.append(Pair(title, self._side(r), self._side(other) if other is not None else None))
-            if note and pairs[-1].real is not None:
-                pairs[-1].real.note = note
-        for k, r in sorted(sim.items()):
-            if k not in used:
-                self._pairs_by_call.setdefault(k, len(pairs))
-                pairs.append(Pair(tr("Simulated compaction before call {call}").format(call=k), None, self._side(r)))
-        return pairs
-
-    def _side(self, r) -> Side:
+        compactions paired with none (``make_pairs``)."""
         strategy = self.replay.strategy if self.replay is not None else self.win.session.setup.strategy.name
-        title = tr("Real summary (the file's), before call {call}").format(call=r.call) if r.kind == "real" else \
-            tr("Simulated by {strategy}, before call {call}").format(strategy=strategy, call=r.call)
-        last = r.last_request()
-        return Side(title, r.summary, [(item_kind(i.kind), i.text) for i in r.kept],
-                    [(item_kind(i.kind), i.text) for i in r.lost], (last[0].text, last[1]) if last else None)
+        pairs, self._pairs_by_call = make_pairs(self.retention, self.replay is not None, self._paired, strategy)
+        return pairs
 
     # ------------------------------------------------------------------ jumps
     def go(self, i: int) -> None:
@@ -471,19 +444,74 @@ class EventsController(QObject):
             self.show_call(call, layer)
 
 
+def make_pairs(retention: list, replayed: bool, paired: dict, strategy: str) -> tuple[list[Pair], dict]:
+    """The retention view's pairs (see ``EventsController._pairs``) and real or simulated call -> pair index; made
+    in the events' worker (thousands of simulated compactions at 100k messages: ~1 s)."""
+    real = [r for r in retention if r.kind == "real"]
+    sim = {r.call: r for r in retention if r.kind == "simulated"}
+    paired = paired if replayed else {}
+    pairs: list[Pair] = []
+    used: set = set()
+    by_call: dict = {}
+    for r in real:
+        k = paired.get(r.call)
+        other = sim.get(k) if k is not None else None
+        if other is not None:
+            used.add(k)
+        by_call[r.call] = len(pairs)
+        title = tr("Real compaction before call {call} (segment {segment})").format(call=r.call, segment=r.segment)
+        note = "" if other is not None or not replayed else tr("The replay made no compaction near this one.")
+        pairs.append(Pair(title, _side(r, strategy), _side(other, strategy) if other is not None else None))
+        if note and pairs[-1].real is not None:
+            pairs[-1].real.note = note
+    for k, r in sorted(sim.items()):
+        if k not in used:
+            by_call.setdefault(k, len(pairs))
+            pairs.append(Pair(tr("Simulated compaction before call {call}").format(call=k), None, _side(r, strategy)))
+    return pairs, by_call
+
+
+def _side(r, strategy: str) -> Side:
+    title = tr("Real summary (the file's), before call {call}").format(call=r.call) if r.kind == "real" else \
+        tr("Simulated by {strategy}, before call {call}").format(strategy=strategy, call=r.call)
+    last = r.last_request()
+    return Side(title, r.summary, [(item_kind(i.kind), i.text) for i in r.kept],
+                [(item_kind(i.kind), i.text) for i in r.lost], (last[0].text, last[1]) if last else None)
+
+
+def _rows(events: list) -> list[EventRow]:
+    return [EventRow(e.kind, e.call, e.segment, ct(e.text)) for e in events]
+
+
 def _compute(conv, engine, state) -> tuple:
+    """In the background: (conversation, replay, events, retention, pairs: real call -> the simulated call the
+    divergence report pairs with it). Courteous: it waits while the user steps, at each layer of each call
+    replayed and every few thousand messages the API checker reads (the real events' findings: ~0.5 s at 100k
+    messages, made once and listed with and without the replay)."""
+    from compactscope.core.analysis import divergence
     from compactscope.core.analysis.retention import retention
     from compactscope.core.session.loading import gc_paused
-    if state.cancel.is_set():          # (courteous: first waits while the user steps; the real events' findings
-        return conv, None, [], []      # check every message at once: ~1 s at 100k messages)
-    state.set_partial_result((conv, None, ae.history_events(conv, None), []))
     if state.cancel.is_set():
-        return conv, None, [], []
+        return conv, None, [], [], {}, None
+    findings = ae.finding_events(conv, pause=state.cancel.is_set)
+    if state.cancel.is_set():
+        return conv, None, [], [], {}, None
+    state.set_partial_result((conv, None, ae.history_events(conv, None, findings=findings), [], {}))
+    if state.cancel.is_set():
+        return conv, None, [], [], {}, None
     # the replay keeps every call's input: long-lived lists the cyclic GC would walk in this thread with the
     # interpreter lock held (gen1 collections of 0.2 s beside the window's steps at 100k messages)
     with gc_paused():
         res = ae.replay_for(conv, engine, cancel=state.cancel)
-    return conv, res, ae.history_events(conv, res), retention(conv, res)
+    # the pairing walks every call (~0.4 s at 100k messages): here, not in the window's thread
+    report = divergence.report(res, conv)
+    pairs: dict = {}
+    for row in report["compactions"]:
+        pairs.setdefault(row.get("real_call"), row.get("first_simulated_call"))
+    events, kept = ae.history_events(conv, res, findings=findings, report=report), retention(conv, res)
+    # what the dock shows of them, made here too: the window's thread only hands it to the views
+    made = (_rows(events), *make_pairs(kept, True, pairs, res.strategy))
+    return conv, res, events, kept, pairs, made
 
 
 def _watch(conv, term, replay, state) -> tuple:

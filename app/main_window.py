@@ -175,6 +175,9 @@ class MainWindow(QMainWindow):
         q.sigTabChanged.connect(lambda t: self.tabs.setCurrentIndex(TABS.index(t)))
         q.sigFiltersChanged.connect(self.messages.set_filters)
         q.sigReadyChanged.connect(self.sigTraceReady)
+        # the chart's bars of a big list are made after its result is shown (Session.prepare_lists)
+        self.chart.defer_bars = True
+        q.sigPreparedChanged.connect(lambda _v: self.chart.bars_ready())
 
     # ================================================================== strategies (built-in, installed, plugins)
     def load_strategy_dialog(self) -> None:

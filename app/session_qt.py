@@ -44,6 +44,7 @@ class QtSession(QObject):
     sigFollowChanged = Signal(object)
     sigTabChanged = Signal(object)
     sigFiltersChanged = Signal(object)
+    sigPreparedChanged = Signal(object)       # the chart's bars of the lists shown are made
     sigReadyChanged = Signal(object)          # a result is shown: stage, selection and all (after sigResultChanged)
 
     def __init__(self, session: Session, parent=None):

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from compactscope.widgets.i18n import tr
 
@@ -31,6 +30,99 @@ class EventRow:
     call: int | None
     segment: int
     text: str          # in the window's language
+
+
+class _EventsModel(QAbstractTableModel):
+    """The rows as a table read on demand (a tree of items took ~2 s to fill and ~1 s to clear at 50k events)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: list[EventRow] = []
+        self.headers = [tr("Call"), tr("Segment"), tr("Event"), tr("What happened")]
+        self._brushes: dict = {}
+
+    def set_rows(self, rows: list[EventRow]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else 4
+
+    def text(self, i: int, col: int) -> str:
+        r = self.rows[i]
+        if col == 0:
+            return tr("end") if r.call is None else str(r.call)
+        if col == 1:
+            return str(r.segment)
+        if col == 2:
+            return f"{KIND_MARKS.get(r.kind, '')} {kind_label(r.kind)}"
+        return r.text
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        col = index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self.text(index.row(), col) if role == Qt.ItemDataRole.DisplayRole or col == 3 else None
+        if role == Qt.ItemDataRole.ForegroundRole and col == 2:
+            kind = self.rows[index.row()].kind
+            if kind not in self._brushes:
+                self._brushes[kind] = QBrush(QColor(KIND_COLORS.get(kind, "#334155")))
+            return self._brushes[kind]
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 1):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 4:
+            return self.headers[section]
+        return None
+
+
+class EventItem:
+    """One row of the list as ``QTreeWidgetItem`` reads (``text(col)``), for callers of the item API."""
+
+    def __init__(self, tree: "EventsTree", row: int):
+        self.tree, self.row = tree, row
+
+    def text(self, col: int) -> str:
+        return self.tree.events_model.text(self.row, col)
+
+
+class EventsTree(QTreeView):
+    """The events list: a view over ``_EventsModel`` with the few ``QTreeWidget`` calls the window and the tests
+    make (``topLevelItemCount``, ``topLevelItem``, ``indexOfTopLevelItem``, ``setCurrentItem``, ``scrollToItem``,
+    ``itemClicked`` / ``itemActivated``)."""
+    itemClicked = Signal(object, int)
+    itemActivated = Signal(object, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.events_model = _EventsModel(self)
+        self.setModel(self.events_model)
+        self.clicked.connect(lambda ix: self.itemClicked.emit(EventItem(self, ix.row()), ix.column()))
+        self.activated.connect(lambda ix: self.itemActivated.emit(EventItem(self, ix.row()), ix.column()))
+
+    def topLevelItemCount(self) -> int:
+        return self.events_model.rowCount()
+
+    def topLevelItem(self, i: int) -> EventItem | None:
+        return EventItem(self, i) if 0 <= i < self.events_model.rowCount() else None
+
+    def indexOfTopLevelItem(self, item) -> int:
+        return item.row if isinstance(item, EventItem) else -1
+
+    def setCurrentItem(self, item) -> None:
+        if isinstance(item, EventItem):
+            self.setCurrentIndex(self.events_model.index(item.row, 0))
+
+    def scrollToItem(self, item) -> None:
+        if isinstance(item, EventItem):
+            self.scrollTo(self.events_model.index(item.row, 0))
 
 
 class EventsPanel(QWidget):
@@ -61,16 +153,15 @@ class EventsPanel(QWidget):
         self.shown.setStyleSheet("QLabel { color: #9a3412; }")
         self.shown.hide()
         lay.addWidget(self.shown)
-        self.tree = QTreeWidget(self)
+        self.tree = EventsTree(self)
         self.tree.setObjectName("eventsList")
         self.tree.setRootIsDecorated(False)
         self.tree.setAlternatingRowColors(True)
         self.tree.setUniformRowHeights(True)
-        self.tree.setHeaderLabels([tr("Call"), tr("Segment"), tr("Event"), tr("What happened")])
         h = self.tree.header()
         h.setStretchLastSection(True)
         for c in (0, 1, 2):
-            h.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+            h.setSectionResizeMode(c, QHeaderView.Interactive)
         self.tree.itemActivated.connect(self._picked)
         self.tree.itemClicked.connect(self._picked)
         lay.addWidget(self.tree, 1)
@@ -81,18 +172,8 @@ class EventsPanel(QWidget):
     def set_events(self, rows: list[EventRow], busy: bool = False, note: str = "") -> None:
         """The events to list (``busy``: the simulated ones are still being replayed)."""
         self.rows = list(rows)
-        self.tree.clear()
-        items = []
-        for r in self.rows:
-            call = tr("end") if r.call is None else str(r.call)
-            it = QTreeWidgetItem([call, str(r.segment), f"{KIND_MARKS.get(r.kind, '')} {kind_label(r.kind)}", r.text])
-            color = QBrush(QColor(KIND_COLORS.get(r.kind, "#334155")))
-            it.setForeground(2, color)
-            it.setToolTip(3, r.text)
-            it.setTextAlignment(0, Qt.AlignRight | Qt.AlignVCenter)
-            it.setTextAlignment(1, Qt.AlignRight | Qt.AlignVCenter)
-            items.append(it)
-        self.tree.addTopLevelItems(items)
+        self.tree.events_model.set_rows(self.rows)
+        self._fit_columns()
         self.current = -1
         self.set_shown("")
         counts: dict[str, int] = {}
@@ -109,6 +190,18 @@ class EventsPanel(QWidget):
         self.summary.setText(text)
         self.prev_button.setEnabled(bool(self.rows))
         self.next_button.setEnabled(bool(self.rows))
+
+    def _fit_columns(self) -> None:
+        """The first three columns as wide as their widest text (the longest call number, segment, kind: a few
+        distinct texts, not a look at every row as Qt's ResizeToContents does)."""
+        fm = self.tree.fontMetrics()
+        m = self.tree.events_model
+        calls = [r.call for r in self.rows if r.call is not None]
+        widest = [[m.headers[0], tr("end"), str(max(calls, default=0))],
+                  [m.headers[1], str(max((r.segment for r in self.rows), default=0))],
+                  [m.headers[2]] + [f"{KIND_MARKS.get(k, '')} {kind_label(k)}" for k in {r.kind for r in self.rows}]]
+        for c, texts in enumerate(widest):
+            self.tree.setColumnWidth(c, max(fm.horizontalAdvance(t) for t in texts) + 24)
 
     def set_shown(self, text: str) -> None:
         """What the window shows for the current event, in words ("" hides the line)."""

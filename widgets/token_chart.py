@@ -75,6 +75,9 @@ class StageAxis(pg.AxisItem):
         return axis_spec, tick_specs, specs
 
 
+BARS_KEPT = 12          # the rectangles of this many lists are kept (every stage of a run, as present keeps bars)
+
+
 def _same_bars(a, b) -> bool:
     """Whether two lists' bars draw the same (a layer that changed no message's block sizes)."""
     return a.n == b.n and a.group == b.group and a.top == b.top and \
@@ -93,6 +96,29 @@ class StackedBars(pg.GraphicsObject):
         self.paths: list = []                # [(rectangles, brush)], drawn in order
         self.rect = QRectF()
         self.key: Any = None                 # the present.SizeBars drawn
+        # [(SizeBars, paths, rect)] of the last lists drawn: stepping back to a stage draws its rectangles again
+        # without making them (9,000 QRectF for 1,500 bars: ~15 ms of a step)
+        self._made: list = []
+        self.wanted: list | None = None      # the list shown without its bars (TokenChart.defer_bars)
+
+    def show_bars(self, bars: Any) -> None:
+        """Draw ``bars`` (a ``present.SizeBars``; None: none), with the rectangles made for it before when there
+        are."""
+        if bars is None:
+            self.prepareGeometryChange()
+            self.paths, self.rect = [], QRectF()
+            self.update()
+            return
+        for k, (key, paths, rect) in enumerate(self._made):
+            if key is bars:
+                self._made.insert(0, self._made.pop(k))
+                self.prepareGeometryChange()
+                self.paths, self.rect = paths, rect
+                self.update()
+                return
+        self.set_bars(bars.edges, {t: bars.stacked[t] for t in BLOCK_TYPES}, bars.top)
+        self._made.insert(0, (bars, self.paths, self.rect))
+        del self._made[BARS_KEPT:]
 
     def set_bars(self, edges, stacked: dict, top: float) -> None:
         self.prepareGeometryChange()
@@ -212,6 +238,7 @@ class TokenChart(QWidget):
         self.glw.scene().sigMouseClicked.connect(self._clicked)
         self.stage_plot.vb.sigResized.connect(lambda *_: self._place_labels())   # the labels' room follows
         self.n_messages = 0
+        self.defer_bars = False                  # True: set_messages draws only bars made already (bars_ready)
         self.stage_labels: list[str] = []
         self.sizes: list[int] = []
         self.tokens: list[int] = []
@@ -423,16 +450,32 @@ class TokenChart(QWidget):
         self.n_messages = n
         present.shown(n)
         # beyond present.CHART_BARS messages, one bar per group of messages (the tallest of the group): a bar
-        # narrower than a pixel shows nothing more. The bars are made (and kept) in core, often in a worker.
-        bars = present.size_bars(messages)
+        # narrower than a pixel shows nothing more. The bars are made (and kept) in core, often in a worker;
+        # with ``defer_bars`` a list whose bars are not made yet shows none until ``bars_ready()``
+        bars = present.cached_bars(messages) if self.defer_bars else present.size_bars(messages)
+        self.bars.wanted = messages if bars is None else None
         prev = self.bars.key
-        if prev is None or (prev is not bars and not _same_bars(prev, bars)):
-            self.bars.set_bars(bars.edges, {t: bars.stacked[t] for t in BLOCK_TYPES}, bars.top)
+        if bars is None:
+            self.bars.show_bars(None)
+        elif prev is None or (prev is not bars and not _same_bars(prev, bars)):
+            self.bars.show_bars(bars)
         self.bars.key = bars
-        self.group = bars.group
+        self.group = bars.group if bars is not None else max(1, -(-n // present.CHART_BARS))
         self.bar_plot.getAxis("bottom").set_count(n)          # ticks at message indices only
         self.bar_plot.setXRange(-0.5, max(n, 1) - 0.5, padding=0.01)
-        self.bar_plot.setYRange(0, max(bars.top, 1.0) * 1.05, padding=0)
+        if bars is not None:
+            self.bar_plot.setYRange(0, max(bars.top, 1.0) * 1.05, padding=0)
+
+    def bars_ready(self) -> None:
+        """The bars of the lists shown are made (``defer_bars``): the list waiting for its bars draws them (made
+        here if they are still not there)."""
+        if self.bars.wanted is not None:
+            messages, self.bars.wanted = self.bars.wanted, None
+            keep, self.defer_bars = self.defer_bars, False
+            try:
+                self.set_messages(messages)
+            finally:
+                self.defer_bars = keep
 
     def set_selected(self, i: int | None) -> None:
         if i is None or i < 0:

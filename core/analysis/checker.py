@@ -8,7 +8,7 @@ suspicious (e.g. the last assistant message still waits for its results).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from ..model.messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
 from ..i18n import english as words
@@ -95,14 +95,33 @@ SYSTEM_IN_MESSAGES = "system_in_messages"
 BAD_VALUE = "bad_value"          # a value of the wrong type in the file, made well-typed at load
 
 
-def check(messages: list, dialect: str | None = None, *, before_file=()) -> list[Finding]:
+def check(messages: list, dialect: str | None = None, *, before_file=(), pause: Callable[[], Any] | None = None
+          ) -> list[Finding]:
     """Findings for one message list. ``before_file``: ids of tool calls made before the file's first
     line (the file is an excerpt of a longer session, see ``known_before_file``): a result answering one
-    of them is reported as ``result_before_file`` (a warning that says why), not as an orphan."""
+    of them is reported as ``result_before_file`` (a warning that says why), not as an orphan. ``pause``:
+    called every ``PAUSE_EVERY`` messages (background work that waits there while the user acts: a list of
+    100k messages is ~0.5 s of checking)."""
     dialect = dialect or detect_dialect(messages)
     if dialect == OPENAI:
-        return _check_openai(messages, before_file)
-    return _check_anthropic(messages, before_file)
+        return _check_openai(messages, before_file, pause)
+    return _check_anthropic(messages, before_file, pause)
+
+
+PAUSE_EVERY = 2048
+
+
+def _numbered(messages: list, pause: Callable[[], Any] | None):
+    """``enumerate(messages)``, calling ``pause()`` before every ``PAUSE_EVERY``-th message (see ``check``)."""
+    if pause is None:
+        return enumerate(messages)
+    return _paced(messages, pause)
+
+
+def _paced(messages: list, pause: Callable[[], Any]):
+    for start in range(0, len(messages), PAUSE_EVERY):
+        pause()
+        yield from enumerate(messages[start:start + PAUSE_EVERY], start)
 
 
 def known_before_file(conversation) -> frozenset:
@@ -139,7 +158,7 @@ _CLEAN: dict[str, Any] = {
 }
 
 
-def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
+def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
     out: list[Finding] = []
     n = len(messages)
     if n == 0:
@@ -148,7 +167,7 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
     first = messages[k0]
     if not isinstance(first, dict) or first.get("role") != "user":
         out.append(Finding("first_not_user", k0, "the first message is not from the user"))
-    for i, m in enumerate(messages):
+    for i, m in _numbered(messages, pause):
         if not isinstance(m, dict):
             out.append(Finding("not_a_message", i, f"message is {words.a(type(m).__name__)}, not an object"))
             continue
@@ -229,13 +248,13 @@ def _check_anthropic(messages: list, before_file=()) -> list[Finding]:
     return out
 
 
-def _check_openai(messages: list, before_file=()) -> list[Finding]:
+def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
     out: list[Finding] = []
     if not messages:
         return [Finding("empty_list", 0, "the message list is empty")]
     open_calls: dict[str, tuple[int, int]] = {}
     seen_non_system = False
-    for i, m in enumerate(messages):
+    for i, m in _numbered(messages, pause):
         if not isinstance(m, dict):
             out.append(Finding("not_a_message", i, f"message is {words.a(type(m).__name__)}, not an object"))
             continue
@@ -299,21 +318,22 @@ def pair_errors(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.code in ("orphan_tool_result", "unanswered_tool_use") and f.severity == "error"]
 
 
-def check_conversation(conv) -> list[Finding]:
+def check_conversation(conv, pause: Callable[[], Any] | None = None) -> list[Finding]:
     """Findings per real API context: a conversation split at real compactions (Claude Code
     segments) is checked one segment at a time, since each is what the API saw on its own.
     Message indices stay those of the full history. Values of the wrong type that the load made
-    well-typed (``meta.extra["load_fixes"]``) are findings too: the API would reject the file's list."""
+    well-typed (``meta.extra["load_fixes"]``) are findings too: the API would reject the file's list. ``pause``:
+    see ``check``."""
     before = known_before_file(conv)
     loaded = _load_fixes(conv)
     if len(conv.segments) <= 1:
-        return loaded + check(conv.messages, conv.dialect, before_file=before)
+        return loaded + check(conv.messages, conv.dialect, before_file=before, pause=pause)
     out: list[Finding] = list(loaded)
     starts = list(conv.segments) + [len(conv.messages)]
     for k in range(len(conv.segments)):
         off = starts[k]
         out += [replace(f, message=f.message + off)
-                for f in check(conv.messages[off:starts[k + 1]], conv.dialect, before_file=before)]
+                for f in check(conv.messages[off:starts[k + 1]], conv.dialect, before_file=before, pause=pause)]
     return out
 
 

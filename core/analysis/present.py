@@ -20,7 +20,7 @@ import json
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..pipeline.facts import FACTS, BytesFact, ObjFact
 from ..model.messages import ToolPairIndex, block_type, blocks  # noqa: F401 - present's names before
@@ -235,16 +235,26 @@ def block_chars(b: Any) -> int:
     return len(str(b))
 
 
-def size_table(messages: list):
+def size_table(messages: list, pause: Callable[[], Any] | None = None):
     """The block sizes of ``messages`` as one flat ``array('f')`` (float32: exact to 16.7M chars a block, half the
     memory of doubles for a chart), row by row (``len(BLOCK_TYPES)`` per message): what the chart's bars are
-    made of (``size_bars``, which is what is kept; numpy reads the table without a copy)."""
+    made of (``size_bars``, which is what is kept; numpy reads the table without a copy). ``pause``: called
+    every ``PAUSE_EVERY`` messages (background work waits there while the user acts)."""
     from array import array
     get = sizes.get
     tbl = array("f")
-    for m in messages:
-        tbl.extend(get(m))
+    if pause is None:
+        for m in messages:
+            tbl.extend(get(m))
+        return tbl
+    for start in range(0, len(messages), PAUSE_EVERY):
+        pause()
+        for m in messages[start:start + PAUSE_EVERY]:
+            tbl.extend(get(m))
     return tbl
+
+
+PAUSE_EVERY = 4096
 
 
 CHART_BARS = 1500       # the most bars the size chart draws: beyond, a bar per group of messages (its tallest)
@@ -267,10 +277,8 @@ class SizeBars:
     top: float
 
 
-def size_bars(messages: list) -> SizeBars:
-    """The size chart's bars of ``messages`` (see ``SizeBars``), made from their block sizes; kept for the
-    last lists asked for, so a worker can make them before the chart needs them."""
-    import numpy as np
+def cached_bars(messages: list) -> SizeBars | None:
+    """The bars ``size_bars`` made of ``messages`` and still keeps, else None (nothing is computed)."""
     n = len(messages)
     with _BARS_LOCK:
         for k, (msgs, ln, bars) in enumerate(_BARS):
@@ -278,9 +286,20 @@ def size_bars(messages: list) -> SizeBars:
                 if k:
                     _BARS.insert(0, _BARS.pop(k))
                 return bars
+    return None
+
+
+def size_bars(messages: list, pause: Callable[[], Any] | None = None) -> SizeBars:
+    """The size chart's bars of ``messages`` (see ``SizeBars``), made from their block sizes; kept for the
+    last lists asked for, so a worker can make them before the chart needs them. ``pause``: see ``size_table``."""
+    import numpy as np
+    hit = cached_bars(messages)
+    if hit is not None:
+        return hit
+    n = len(messages)
     nt = len(BLOCK_TYPES)
     if n:
-        arr = np.cumsum(np.frombuffer(size_table(messages), dtype=np.float32).reshape(n, nt), axis=1,
+        arr = np.cumsum(np.frombuffer(size_table(messages, pause), dtype=np.float32).reshape(n, nt), axis=1,
                         dtype=np.float64)
     else:
         arr = np.zeros((0, nt))

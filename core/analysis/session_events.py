@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..model.conversation import Conversation
 from ..model.contexts import call_indices, segment_of, segments
@@ -138,15 +138,18 @@ def real_label(ev: Any) -> str:
 
 
 # ------------------------------------------------------------------ the events
-def history_events(conv: Conversation, result: Any = None) -> list[Event]:
+def history_events(conv: Conversation, result: Any = None, *, findings: list[Event] | None = None,
+                   report: dict | None = None) -> list[Event]:
     """The conversation's events in order of call (``result``: its replay, a ``ReplayResult``; without one only
-    the real compactions and the findings)."""
+    the real compactions and the findings). ``findings``: the finding events already made of ``conv``
+    (``finding_events``: the check of every message is the costly part, the same with or without a replay);
+    ``report``: ``divergence.report(result, conv)`` already made."""
     events = list(_real_events(conv, result))
     if result is not None:
         events += _simulated_events(conv, result)
-        events += _divergence_events(conv, result)
+        events += _divergence_events(conv, result, report)
         events += _loop_events(conv, result)
-    events += _finding_events(conv)
+    events += finding_events(conv) if findings is None else findings
     order = {k: i for i, k in enumerate(KINDS)}
     big = 1 << 62
     events.sort(key=lambda e: (big if e.call is None else e.call, order.get(e.kind, 9)))
@@ -192,9 +195,9 @@ def _simulated_events(conv: Conversation, result: Any) -> Iterator[Event]:
                             {"layer": lr.layer, "tokens_before": lr.tokens_before, "tokens_after": lr.tokens_after})
 
 
-def _divergence_events(conv: Conversation, result: Any) -> Iterator[Event]:
+def _divergence_events(conv: Conversation, result: Any, report: dict | None = None) -> Iterator[Event]:
     from . import divergence
-    for row in divergence.report(result, conv)["compactions"]:
+    for row in (report if report is not None else divergence.report(result, conv))["compactions"]:
         if row.get("diverges"):
             call = row.get("real_call")
             yield Event(DIVERGENCE, call, call_segment(conv, call), divergence.warning(row),
@@ -237,13 +240,17 @@ def _loop_events(conv: Conversation, result: Any) -> Iterator[Event]:
                          "tokens_after": after})
 
 
-def _finding_events(conv: Conversation) -> Iterator[Event]:
+def finding_events(conv: Conversation, pause: Callable[[], Any] | None = None) -> list[Event]:
+    """What the API checker says of each real context of ``conv`` (``check_conversation``), as events.
+    ``pause``: called every few thousand messages checked (a courteous worker waits there while the user acts)."""
     from .checker import check_conversation
-    for f in check_conversation(conv):
+    out = []
+    for f in check_conversation(conv, pause=pause):
         seg = segment_of(conv, f.message).index
         text = f"{f.severity} in segment {seg}, message {f.message}: {f.text}"
         data = {"code": f.code, "severity": f.severity, "message": f.message, "block": f.block, "finding": f.text}
-        yield Event(FINDING, message_call(conv, f.message), seg, text, data)
+        out.append(Event(FINDING, message_call(conv, f.message), seg, text, data))
+    return out
 
 
 # ------------------------------------------------------------------ the replay the events read

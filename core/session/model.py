@@ -42,6 +42,11 @@ __all__ = ["AFTER", "BEFORE", "EVENTS", "FILTER_KEYS", "SNAPSHOT_VERSION", "TABS
            "Session", "SessionEvents", "StageInfo", "StageView", "gc_paused", "stage_label"]
 
 
+# a list of this many messages or fewer has its chart bars and tool pairs made in the run, before its result is
+# shown (~0.1 s at 10k messages); a bigger one's are made after (``Session.prepare_lists``: ~1.5 s at 100k)
+PREPARED_IN_RUN = 20_000
+
+
 class Session:
     """The observable model the window shows, composed of parts: ``source`` (the file and the real context run),
     ``setup`` (strategy, parameters, order, summarizer), ``view`` (stage, view mode, selection, tab, filters),
@@ -57,6 +62,8 @@ class Session:
         ex = executor or InlineExecutor()
         self.pipeline = Worker(ex, self._pipeline_done, self._pipeline_failed, on_progress=self._progress,
                                name="pipeline", foreground=True)
+        # after a result is shown: the chart's bars and the tool pair index of its lists (``_prepare_lists``)
+        self.preparer = Worker(ex, self._prepared, self._prepared, name="prepare", courteous=True)
         # result and view
         self.result: PipelineResult | None = None
         self.runs = 0
@@ -81,7 +88,8 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        return self.source.loader.busy or self.pipeline.busy or self.replay.replayer.busy or self.crosscheck.checker.busy
+        return self.source.loader.busy or self.pipeline.busy or self.replay.replayer.busy or \
+            self.crosscheck.checker.busy or self.preparer.busy
 
     def run(self) -> None:
         """Run the pipeline (and its variants) over the source messages, in the background."""
@@ -141,19 +149,44 @@ class Session:
                 self.view.align.get(step)
                 self.view.status_after.get(step)
                 self.view.status_before.get(step)
-                present.size_bars(step.messages)
-            # the tool pairs of the input and of the list of each step that changed something: showing a step
-            # selects the first message it changed (the selection then follows that message to the stages
-            # stepped to), and the list highlights the selected message's partners. Indexing hermes's converted
-            # list of 100k messages, or the input, froze the window ~0.4 s at its first visit
-            for msgs in [result.trace.input] + [s.messages for s in result.trace.steps if s.changed]:
-                if state.cancel.is_set():
-                    break
-                present.pair_index(msgs)
+            if len(msgs) <= PREPARED_IN_RUN:          # (a bigger list's after its result is shown)
+                self._prepare_lists([result.trace.input] + [st.messages for st in result.trace.steps
+                                                            if st.changed], state)
             # the messages the run before made and this one replaced (a re-run of time_micro_compact: 50k at 100k
             # messages) are held by nothing but the per-message table once that result is dropped: forget them
             FACTS.collect(min_dead=len(FACTS) // 8)
         return result
+
+    @staticmethod
+    def _prepare_lists(lists: list, state) -> list:
+        """After a result is shown, in the background (courteous: it waits while the user steps or a run goes
+        on): the chart's bars of each list a stage shows (a chart without them draws them when they are here,
+        ``events.prepared``) and the tool pairs of the input and of each list a step changed (showing a step
+        selects the first message it changed and the list highlights its partners: indexing hermes's
+        converted list of 100k messages, or the input, froze the window ~0.4 s at its first visit). Made
+        before the result was shown, they kept it from the screen ~1.5 s at 100k messages (they still are for a
+        list of ``PREPARED_IN_RUN`` messages or fewer)."""
+        with gc_paused():
+            for msgs in lists:
+                if state.cancel.is_set():
+                    break
+                present.size_bars(msgs, pause=state.cancel.is_set)
+            for msgs in lists:
+                if state.cancel.is_set():
+                    break
+                present.pair_index(msgs)
+        return lists
+
+    def _prepared(self, _value) -> None:
+        self.events.prepared(None)
+
+    def prepare_lists(self, lists: list) -> None:
+        """Make the chart's bars and the tool pairs of ``lists`` in the background (``_prepare_lists``)."""
+        todo: list = []
+        for msgs in lists:
+            if not any(msgs is x for x in todo):
+                todo.append(msgs)
+        self.preparer.start(self._prepare_lists, todo)
 
     def cancel(self) -> None:
         """Stop the run after the current layer (what ran is shown) and the replay; forget a load."""
@@ -176,7 +209,7 @@ class Session:
 
     def close(self) -> None:
         """Stop all background work; nothing more is delivered (the window is closing)."""
-        for w in (self.source.loader, self.pipeline, self.replay.replayer, self.crosscheck.checker):
+        for w in (self.source.loader, self.pipeline, self.replay.replayer, self.crosscheck.checker, self.preparer):
             w.cancel()
 
     def _progress(self, text: str) -> None:
@@ -186,6 +219,8 @@ class Session:
     def _pipeline_failed(self, exc: BaseException) -> None:
         self.replay.call_job = None
         self.events.running(None)
+        if len(self.source.source_messages) > PREPARED_IN_RUN:
+            self.prepare_lists([self.source.source_messages])     # the chart of the messages shown
         hint = getattr(exc, "hint", "") or "Check the parameters; if it persists, report it with the file."
         self.set_error(f"The pipeline failed: {type(exc).__name__}: {exc}", hint)
 
@@ -228,6 +263,8 @@ class Session:
             pending, self.pending_view = self.pending_view, None
             self.view.apply_view(pending)
         self.crosscheck.start_check()
+        if len(tr.input) > PREPARED_IN_RUN:        # (a smaller list's were made in the run)
+            self.prepare_lists([tr.input] + [st.messages for st in tr.steps if st.changed])
         if ci is not None:
             self.events.call(ci)
             want = self.replay.call_wanted

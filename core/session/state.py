@@ -48,6 +48,7 @@ class SessionEvents(EventGroup):
     tab: Emitter
     filters: Emitter
     ready: Emitter
+    prepared: Emitter       # the chart's bars of the lists shown are made (Session.prepare_lists)
 
 
 EVENTS = SessionEvents.declared()
