@@ -496,12 +496,10 @@ def test_a_group_whose_dask_worker_dies_is_replayed_one_session_at_a_time(tmp_pa
 def test_a_fleet_worker_pins_nothing_in_memory(corpus):
     """A long-lived worker must not grow with the sessions it replayed: after a group of them, nothing is frozen
     out of the cyclic GC (the window's gc_paused, the commands' gc.freeze are not on the fleet's path; the
-    loader's freeze of a big file is undone at once), the GC is on, and the objects left are about as many as
+    loaders' freeze of what they made is undone at once), the GC is on, and the objects left are about as many as
     after the first session (the transcripts and replays are gone)."""
     script = (
         "import gc, sys\n"
-        "import compactscope.core.loaders.claude_code as cc\n"
-        "cc.BIG_FILE = 0\n"                          # every file takes the loader's big-file path
         "from compactscope.core.fleet import make_config\n"
         "from compactscope.core.fleet.worker import SessionTask, replay_batch\n"
         "import os\n"

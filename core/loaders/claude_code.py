@@ -33,7 +33,6 @@ below the real count; the input and cache counts are exact).
 """
 from __future__ import annotations
 
-import gc
 import re
 
 from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
@@ -165,7 +164,6 @@ def sniff(probe: Probe) -> bool:
 
 
 PROBE_SCAN = 64 * 1024
-BIG_FILE = 16 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------- reading
@@ -521,21 +519,8 @@ def _subagent_files(path, prompts: dict | None, main_msgs: list) -> list:
 
 
 def load(probe: Probe) -> LoadResult:
-    # Parsing creates millions of small objects and no reference cycles: the cyclic garbage collector
-    # would only walk them again and again (about a third of the load time on a 100 MB session).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _load(probe)
-    finally:
-        if was_enabled:
-            if probe.size > BIG_FILE:
-                # Hand the new objects straight to the oldest generation (freeze + unfreeze moves every
-                # tracked object there without a traversal); otherwise the first young collection after
-                # the load walks all of them at once, a pause of a fifth of the load time.
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
+    # (the cyclic GC is paused around every loader by core.loaders.load)
+    return _load(probe)
 
 
 def _load(probe: Probe) -> LoadResult:
