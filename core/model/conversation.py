@@ -123,7 +123,7 @@ class Conversation:
         if memo is not None and memo[0] is self.messages and memo[1] == len(self.messages) and memo[2] is self.meta \
                 and memo[3] == len(self.meta):
             return memo[4]
-        d = {id(m): self.meta[i] for i, m in enumerate(self.messages) if i < len(self.meta)}
+        d = dict(zip(map(id, self.messages), self.meta))       # (zip stops at the shorter: a message without meta has none)
         self.__dict__["_by_identity"] = (self.messages, len(self.messages), self.meta, len(self.meta), d)
         return d
 
