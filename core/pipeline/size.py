@@ -93,7 +93,7 @@ def measure_chars(f: Facts, m: Any) -> int:
 def measure_new(f: Facts, msgs: list) -> int:
     """The sum of ``message_chars`` over ``msgs`` (messages the table ``f`` does not know yet), each kept in its
     column SIZE as ``measure_chars`` keeps it, added to the table in one go (``Facts.put_ints``)."""
-    sizes = []
+    sizes: list[int] = []
     add = sizes.append
     raws: list = []
     for m in msgs:
