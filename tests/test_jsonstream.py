@@ -257,3 +257,45 @@ def test_the_corpus_and_example_documents_load_the_same_streamed_and_whole(monke
         whole = _dump(load(p))
         monkeypatch.setattr(base, "STREAM_BYTES", 0)
         assert _dump(load(p)) == whole, p.name
+
+
+class _OneByOne:
+    """``Pieces`` as an unknown parser: the reader then parses each element on its own (no batches)."""
+
+    def __init__(self):
+        self.pieces = Pieces()
+
+    def __call__(self, raw: bytes, depth: int = 0):
+        return self.pieces(raw, depth)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(MESSAGES, min_size=1, max_size=4).map(lambda runs: [m for r in runs for m in r]),
+       st.integers(0, 4), st.sampled_from([16, 256, 1 << 20]), st.booleans(), st.integers(0, 30))
+def test_elements_parsed_in_batches_are_those_parsed_one_by_one(msgs, fmt, chunk, as_list, odd_at):
+    """A streamed array's elements are parsed a chunk's worth at a time (one orjson call); a batch with an element
+    only the lenient reader takes (NaN, a lone surrogate, a number past 64 bits) falls back to one by one. Either
+    way: the values, lines and notes of the element-by-element read."""
+    msgs = list(msgs)
+    if msgs and odd_at < 10:
+        msgs.insert(odd_at % (len(msgs) + 1), {"role": "user", "content": "@ODD@"})
+    value = msgs if as_list else {"model": "m", "messages": msgs}
+    raw = _text(value, fmt).replace(b'"@ODD@"', [b"NaN", b'"\\ud800"', b"123456789012345678901234567890"][odd_at % 3])
+    batched = Pieces()
+    one = _OneByOne()
+    got = read_document(io.BytesIO(raw), batched, ("messages", ""), chunk_size=chunk)
+    want = read_document(io.BytesIO(raw), one, ("messages", ""), chunk_size=chunk)
+    assert got == want
+    assert batched.notes == one.pieces.notes
+    assert got[0] == loads_lenient(raw)
+
+
+def test_thousands_of_small_elements_are_parsed_in_few_calls(monkeypatch):
+    from compactscope.core.files import jsonstream
+    calls = []
+    real = jsonstream.loads
+    monkeypatch.setattr(jsonstream, "loads", lambda raw: calls.append(len(raw)) or real(raw))
+    raw = json.dumps({"messages": [{"role": "user", "content": "x"}] * 20000}).encode()
+    got, lines = read_document(io.BytesIO(raw), Pieces(), ("messages",), chunk_size=1 << 16)
+    assert len(got["messages"]) == 20000 and lines == {("messages",): [1] * 20000}
+    assert len(calls) < 100          # (one per chunk of 64 KB, not one per element)

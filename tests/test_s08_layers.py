@@ -282,19 +282,20 @@ def test_layer_order_override_loses_content(examples, tmp_path):
     assert not (tmp_path / "b" / ".task_outputs").exists()      # the content is gone for good
 
 
-def test_size_meter_matches_len_str_and_is_incremental():
+def test_size_meter_matches_len_str_and_is_incremental(monkeypatch):
+    from compactscope.core.pipeline import size as size_mod
     msgs = worked_example()
     meter = SizeMeter()
     assert meter.size(msgs) == len(str(msgs))
     assert meter.size([]) == len(str([]))
     calls = []
-    orig = meter.message_size
+    orig = size_mod.measure_new
 
-    def counting(m):
-        calls.append(m)
-        return orig(m)
-    meter.message_size = counting
+    def counting(f, ms):
+        calls.extend(ms)
+        return orig(f, ms)
+    monkeypatch.setattr(size_mod, "measure_new", counting)
     new = msgs[:-1] + [u("fresh")]
     assert meter.size(new) == len(str(new))
     # only the new message had to be measured; the others hit the cache
-    assert sum(1 for m in calls if m is new[-1]) == 1
+    assert len(calls) == 1 and calls[0] is new[-1]

@@ -6,7 +6,7 @@ from typing import Any
 
 from .checker import check_conversation
 from ..model.conversation import LoadResult, Usage
-from ..model.messages import block_type, blocks
+from ..model.messages import block_type
 
 
 def tool_pair_counts(messages: list) -> tuple[int, int]:
@@ -32,7 +32,8 @@ def tool_pair_counts(messages: list) -> tuple[int, int]:
             if isinstance(m.get("tool_call_id"), str):
                 result(m["tool_call_id"])
             continue
-        for b in blocks(m):
+        content = m.get("content")
+        for b in content if isinstance(content, list) else ():      # (``blocks``)
             t = block_type(b)
             if t == "tool_use" and isinstance(b.get("id"), str):
                 calls += 1

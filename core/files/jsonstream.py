@@ -240,6 +240,11 @@ class _Reader:
         self.shared: dict = {}   # the short strings of the streamed elements (``share_strings``)
         self.inner_lines: Callable[[str, bytes], dict] | None = None
         self.drop: frozenset = frozenset()
+        # a streamed array's elements are parsed a chunk's worth at a time when ``parse`` reads as ``Pieces``
+        # does (orjson first): one C call for thousands of small messages instead of one each
+        self.batch = isinstance(parse, Pieces)
+        self.first = 0           # where the first element held back starts
+        self.ends: list = []     # where each element held back ends (its comma)
 
     # -- the pieces
     def _value(self, a: int, b: int, depth: int = 1) -> Any:
@@ -259,6 +264,49 @@ class _Reader:
 
     def _element(self, a: int, b: int, lines: list, closing: bool) -> None:
         assert self.items is not None
+        if not closing and self.batch and (self.kind == 0x5B or self.inner_lines is None) \
+                and self.key not in self.drop:
+            if not self.ends:
+                self.first = a
+            self.ends.append(b)                        # (each next one starts after this one's comma)
+            return None
+        self.flush()
+        self._one(a, b, lines, closing)
+
+    def flush(self) -> None:
+        """Parse the elements held back (``batch``): all in one ``loads`` of their bytes as one array, in C.
+        When that fails (a broken or odd element, or nesting the array's one more level makes too deep) or gives
+        another count, each is read on its own, in order, as it always was: the same values, lines, notes and
+        errors either way."""
+        ends = self.ends
+        if not ends:
+            return
+        self.ends = []
+        w, a0 = self.w, self.first
+        lines = self.lines[()] if self.kind == 0x5B else self.lines[(self.key,)]
+        starts = [a0, *(e + 1 for e in ends[:-1])]
+        try:
+            values = loads(b"[" + w.buf[a0 - w.base:ends[-1] - w.base] + b"]")
+        except (ValueError, RecursionError, MemoryError):      # (orjson's errors are ValueErrors)
+            values = None
+        if type(values) is not list or len(values) != len(ends):
+            for a, b in zip(starts, ends):
+                self._one(a, b, lines, False)
+            return
+        if not w.buf.count(b"\n", a0 - w.base, ends[-1] - w.base):
+            lines.extend([w.line_at(a0)] * len(ends))  # one line holds them all
+        else:
+            for a, b in zip(starts, ends):
+                w.line_at(a)
+                lines.append(w.line_at(w.first_nonspace(a, b)))
+        shared, items = self.shared, self.items
+        assert items is not None
+        for value in values:
+            share_strings(value, shared)
+        items.extend(values)
+
+    def _one(self, a: int, b: int, lines: list, closing: bool) -> None:
+        assert self.items is not None
         if closing and not lines and self.w.blank(a, b):
             return None                                # "[]": no element
         first = self.w.line_at(a)
@@ -277,6 +325,12 @@ class _Reader:
 
     # -- the tokens
     def token(self, p: int, ch: int, own: int) -> None:
+        if self.ends:
+            if ch == 0x2C and own == (2 if self.kind == 0x7B else 1):
+                self.ends.append(p)                      # the next element of a held-back run (``_element``)
+                self.start = p + 1
+                return None
+            self.flush()
         if own < 1:
             raise Broken("unbalanced brackets", p)
         if own == 2:
@@ -427,6 +481,7 @@ def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: boo
                 return
             if not w.blank(reader.closed + 1, w.end):
                 raise Broken("text after the value", reader.closed + 1)
+        reader.flush()
         reader.check_big()
         w.drop_before(reader.keep_from() if not reader.big else w.end)
     if reader.closed < 0:

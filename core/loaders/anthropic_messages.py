@@ -75,6 +75,9 @@ def fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
     fixed = 0
     for i, m in enumerate(msgs):
         c = m.get("content")
+        if type(c) is str and "type=" not in c:
+            out.append(m)      # plain text (an SDK repr always holds "type=")
+            continue
         if type(c) is list and not any(type(b) is str or (type(b) is dict and b.get("type") == "unknown")
                                        for b in c):
             out.append(m)      # the usual case: plain blocks, nothing to parse (quick check)
@@ -143,7 +146,8 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
         def line_of(i: int) -> int:
             return lines[i] if i < len(lines) else 0
         msgs, where = _check_messages(items, path, line_of, problems)
-        meta = [MessageMeta(Provenance(path, line_of(i), note=f"message {i}")) for i in where]
+        n_lines = len(lines)
+        meta = [MessageMeta(Provenance(path, lines[i] if i < n_lines else 0, note=f"message {i}")) for i in where]
     msgs = fix_repr(msgs, meta, path, problems)
     if tools is not None and not isinstance(tools, list):
         tools = None

@@ -463,7 +463,10 @@ def detect_dialect(messages: Iterable, *, system: Any = None) -> str:
             oa += 1
         elif role == "system":
             system_role = True
-        for b in blocks(m):
+        content = m.get("content")
+        if content.__class__ is str or not isinstance(content, list):
+            continue                        # (``blocks``: none)
+        for b in content:
             t = block_type(b)
             if t in ANTHROPIC_BLOCKS:
                 an += 1

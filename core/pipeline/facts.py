@@ -64,34 +64,64 @@ class Facts:
         if s is not None and g.refs[s] is obj:
             return g, s
         with self._lock:
-            g = self.gen
-            s = g.index.get(k)
-            if s is not None and g.refs[s] is obj:
-                return g, s
-            if s is None and len(g.refs) >= max(self.factor * self.peak, self.floor):
-                g = self.gen = _Generation()
-            if s is None:
-                s = len(g.refs)
-                g.refs.append(obj)
-                if s >= g.cap:
-                    grow = max(_CHUNK, g.cap // 4)
-                    for col in g.ints.values():
-                        col.extend(array("q", [MISSING]) * grow)
-                    for ocol in g.objs.values():
-                        ocol.extend([None] * grow)
-                    for name, bcol in g.bins.items():
-                        bcol.extend(bytes(grow * self._strides[name]))
-                    g.cap += grow
-            else:                     # the id's object died and the id was given to a new object
-                g.refs[s] = obj
-                for col in g.ints.values():
-                    col[s] = MISSING
-                for ocol in g.objs.values():
-                    ocol[s] = None
-                for name, bcol in g.bins.items():
-                    bcol[s * self._strides[name]] = 0
-            g.index[k] = s
+            return self._add(obj, k)
+
+    def _add(self, obj: Any, k: int) -> tuple[_Generation, int]:
+        """``slot``'s work under the lock: the slot of ``obj`` (whose id is ``k``), added when missing."""
+        g = self.gen
+        s = g.index.get(k)
+        if s is not None and g.refs[s] is obj:
             return g, s
+        if s is None and len(g.refs) >= max(self.factor * self.peak, self.floor):
+            g = self.gen = _Generation()
+        if s is None:
+            s = len(g.refs)
+            g.refs.append(obj)
+            if s >= g.cap:
+                grow = max(_CHUNK, g.cap // 4)
+                for col in g.ints.values():
+                    col.extend(array("q", [MISSING]) * grow)
+                for ocol in g.objs.values():
+                    ocol.extend([None] * grow)
+                for name, bcol in g.bins.items():
+                    bcol.extend(bytes(grow * self._strides[name]))
+                g.cap += grow
+        else:                     # the id's object died and the id was given to a new object
+            g.refs[s] = obj
+            for col in g.ints.values():
+                col[s] = MISSING
+            for ocol in g.objs.values():
+                ocol[s] = None
+            for name, bcol in g.bins.items():
+                bcol[s * self._strides[name]] = 0
+        g.index[k] = s
+        return g, s
+
+    def put_ints(self, name: str, objs: list, values: list) -> None:
+        """Set the int column ``name`` of each of ``objs`` to its value in ``values``, adding the slots that are
+        missing: what ``slot`` and a column write do per object, for a whole list under one lock (the first
+        sizing of 300,000 small messages spent 1.5 us on each in the table, 0.25 us on its figure)."""
+        with self._lock:
+            g = self.gen
+            index, refs = g.index, g.refs
+            col = g.ints.get(name)
+            bound = max(self.factor * self.peak, self.floor)
+            for obj, v in zip(objs, values):
+                k = id(obj)
+                s = index.get(k)
+                if s is None and col is not None and g is self.gen and len(refs) < min(bound, g.cap):
+                    s = len(refs)                     # the usual case: a new slot within the capacity
+                    refs.append(obj)
+                    index[k] = s
+                    col[s] = v
+                    continue
+                if s is None or refs[s] is not obj or col is None or g is not self.gen:
+                    g, s = self._add(obj, k)          # a new generation, more capacity, a reused id: as ``slot``
+                    index, refs = g.index, g.refs
+                    col = g.ints.get(name)
+                    if col is None:
+                        col = g.ints[name] = array("q", [MISSING]) * g.cap
+                col[s] = v
 
     def int_value(self, obj: Any, name: str) -> int | None:
         """The value of ``obj`` in the int column ``name``; None when not computed (or no slot)."""

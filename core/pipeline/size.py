@@ -90,6 +90,29 @@ def measure_chars(f: Facts, m: Any) -> int:
     return n
 
 
+def measure_new(f: Facts, msgs: list) -> int:
+    """The sum of ``message_chars`` over ``msgs`` (messages the table ``f`` does not know yet), each kept in its
+    column SIZE as ``measure_chars`` keeps it, added to the table in one go (``Facts.put_ints``)."""
+    sizes: list[int] = []
+    add = sizes.append
+    raws: list = []
+    for m in msgs:
+        r = repr(m)
+        if "'image'" in r:
+            n, raw = chars_and_raw(m)
+            if raw != n:
+                raws.append((m, raw))
+            add(n)
+        else:
+            add(len(r))
+    f.put_ints(SIZE, msgs, sizes)
+    if raws:
+        global _IMAGES
+        _IMAGES = True
+        f.put_ints(_RAW, [m for m, _ in raws], [r for _, r in raws])
+    return sum(sizes)
+
+
 class MessageChars:
     """THE chars of a message (``message_chars``), the same in every view and summed by the size estimator:
     the meters' SIZE column of the shared table."""
@@ -173,16 +196,15 @@ class SizeMeter:
         if isinstance(messages, list):
             self.facts.expect(len(messages))
         if name == SIZE:
-            one = self.message_size
-        else:
-            if fn is None:
-                fn = _FNS[name]
-            elif name not in _FNS:
-                _FNS[name] = fn
-            figure = self.figure
+            return self._size_sum(messages)
+        if fn is None:
+            fn = _FNS[name]
+        elif name not in _FNS:
+            _FNS[name] = fn
+        figure = self.figure
 
-            def one(m):
-                return figure(m, name, fn)
+        def one(m):
+            return figure(m, name, fn)
         g = self.facts.gen
         col = g.ints.get(name)
         if col is None:
@@ -197,6 +219,26 @@ class SizeMeter:
                     continue
             t += one(m)
         return t
+
+    def _size_sum(self, messages: Iterable) -> int:
+        """``figure_sum`` of SIZE: the known figures read from the table, the others measured together."""
+        f = self.facts
+        g = f.gen
+        col = g.ints.get(SIZE)
+        if col is None:
+            msgs = messages if isinstance(messages, list) else list(messages)
+            return measure_new(f, msgs) if msgs else 0
+        idx, refs, t = g.index.get, g.refs, 0
+        new: list = []
+        for m in messages:      # the table lookup inlined: this loop runs over whole contexts
+            s = idx(id(m))
+            if s is not None and refs[s] is m:
+                v = col[s]
+                if v != MISSING:
+                    t += v
+                    continue
+            new.append(m)
+        return t + measure_new(f, new) if new else t
 
     # ------------------------------------------------------------ per list
     def _entry(self, messages: list) -> list | None:
