@@ -134,7 +134,34 @@ class StallProbe:
             gc.callbacks.remove(self._gc)
 
 
-def child(path: str, strategy: str, size: int) -> None:
+def wait_events(win, deadline: float) -> float:
+    """Process events until the events dock's replay and every worker are done; returns when (perf_counter)."""
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance()
+    ec = win.events_controller
+    while (ec.worker.busy or ec.watcher.busy or ec._timer.isActive() or ec._refresh_wanted or win.session.busy) \
+            and time.perf_counter() < deadline:
+        app.processEvents()
+        time.sleep(0.001)
+    app.processEvents()
+    return time.perf_counter()
+
+
+def step_round(win, app) -> tuple[list, list]:
+    """Every stage forward and back, each step repainted: (wall times, CPU times of the GUI thread)."""
+    n = len(win.stepper.stages)
+    walls, cpus = [], []
+    for d in [1] * (n - 1) + [-1] * (n - 1):
+        s, c = time.perf_counter(), time.thread_time()
+        win.stepper.step(d)
+        win.repaint()
+        app.processEvents()
+        walls.append(time.perf_counter() - s)
+        cpus.append(time.thread_time() - c)
+    return walls, cpus
+
+
+def child(path: str, strategy: str, size: int, tabs: bool = True) -> None:
     from PySide6.QtCore import QPoint, QSettings
     from PySide6.QtWidgets import QApplication
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-win-"))
@@ -164,7 +191,7 @@ def child(path: str, strategy: str, size: int) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     probe.start("open")
     win.open_path(path, remember=False)
-    deadline = t0 + 600
+    deadline = t0 + 1800
     view = win.messages.view
     while time.perf_counter() < deadline:
         app.processEvents()
@@ -192,21 +219,20 @@ def child(path: str, strategy: str, size: int) -> None:
     rss_now("trace ready")
     out["layers"] = [s.layer for s in win.session.trace.steps]
     out["sizes"] = [len(s.messages) for s in win.session.trace.steps]
+    # the events dock's replay (every model call of the file, courteous: it waits while the user steps) runs after
+    # the result is shown; the steps are measured once its events are shown, not beside it
+    ec = win.events_controller
+    probe.start("events")
+    out["events_ready"] = wait_events(win, deadline) - t0
+    out["events_ready_cpu"] = time.process_time() - c0
+    out["events"] = len(ec.events)
+    out["pairs"] = len(ec.retention_view.pairs)
+    rss_now("events shown")
     # steps: every stage forward and back, twice (the first round visits each stage for the first time)
     probe.start("steps")
     n = len(win.stepper.stages)
-    walls: list = [[], []]
-    cpus: list = [[], []]
-    for rnd in range(2):
-        for d in [1] * (n - 1) + [-1] * (n - 1):
-            s, c = time.perf_counter(), time.thread_time()
-            win.stepper.step(d)
-            win.repaint()
-            app.processEvents()
-            walls[rnd].append(time.perf_counter() - s)
-            cpus[rnd].append(time.thread_time() - c)
-    out["step_first"], out["step_again"] = walls
-    out["step_first_cpu"], out["step_again_cpu"] = cpus
+    (out["step_first"], out["step_first_cpu"]), (out["step_again"], out["step_again_cpu"]) = \
+        step_round(win, app), step_round(win, app)
     rss_now("after steps")
     # a parameter change, shown
     name, value = PARAM_CHANGE.get(strategy, (None, None))
@@ -231,6 +257,39 @@ def child(path: str, strategy: str, size: int) -> None:
         out["rerun"] = [st.layer for st in win.session.trace.steps if all(st is not x for x in kept)]
         out["param"] = f"{name}={value}"
         rss_now("after parameter change")
+        # the events of the new parameters are replayed after its result is shown: steps beside that replay
+        probe.start("param events")
+        t = time.perf_counter()
+        while not ec.worker.busy and time.perf_counter() < min(deadline, t + 5):
+            app.processEvents()
+            time.sleep(0.001)
+        if ec.worker.busy:
+            out["step_beside_events"], out["step_beside_events_cpu"] = step_round(win, app)
+        t = time.perf_counter()
+        out["param_events_ready"] = wait_events(win, deadline) - t
+    if tabs:
+        # every tab of the window and of the events dock (the timeline's tab replays the file), the compaction box
+        probe.start("tabs")
+        s = time.perf_counter()
+        for k in list(range(win.tabs.count())) + [0]:
+            win.tabs.setCurrentIndex(k)
+            app.processEvents()
+            wait_events(win, deadline)
+        ec.dock.show()
+        ec.dock.raise_()
+        for k in list(range(ec.tabs.count())) + [0]:
+            ec.tabs.setCurrentIndex(k)
+            app.processEvents()
+        box = ec.retention_view.box
+        ec.tabs.setCurrentWidget(ec.retention_view)
+        box.showPopup()
+        app.processEvents()
+        box.hidePopup()
+        box.setCurrentIndex(box.count() - 1)
+        app.processEvents()
+        ec.tabs.setCurrentIndex(0)
+        app.processEvents()
+        out["tabs"] = time.perf_counter() - s
     probe.stop()
     out["stalls"] = probe.worst
     out["stall_walls"] = probe.wall
@@ -260,15 +319,28 @@ def report(strategy: str, d: dict) -> list[str]:
              f"open; idle (the cross-check's verdict too) {ms(d['idle'])} after open",
              "    " + judged("trace ready", d["trace_ready_cpu"], d["trace_ready"], TARGETS["trace_ready"],
                             "CPU of the process")]
-    for rnd in ("first", "again"):
+    lines.append(f"    events shown (the events dock's replay of every call: {d['events']:,} events, {d['pairs']:,} "
+                 f"compactions in Kept and lost) {d['events_ready_cpu']:.1f} s CPU of the process, "
+                 f"{d['events_ready']:.1f} s wall after open; the steps below are measured after it")
+    rounds = [("first", "step, first visits"), ("again", "step, again"),
+              ("beside_events", "step beside the events' replay after the parameter change")]
+    for rnd, label in rounds:
+        if f"step_{rnd}" not in d:
+            continue
+        if rnd == "beside_events" and "param_change" in d:
+            lines.append("    " + judged(f"parameter change {d['param']} (re-ran {', '.join(d['rerun']) or 'nothing'})",
+                                        d["param_change_cpu"], d["param_change"], TARGETS["param_change"],
+                                        "CPU of the process"))
         cpu, wall = d[f"step_{rnd}_cpu"], d[f"step_{rnd}"]
-        lines.append("    " + judged(f"step, {'first visits' if rnd == 'first' else 'again'}: median",
-                                    statistics.median(cpu), statistics.median(wall), TARGETS["step"],
-                                    "CPU of the GUI thread") + f"; max {ms(max(cpu))} CPU, {ms(max(wall))} wall")
-    if "param_change" in d:
+        lines.append("    " + judged(f"{label}: median", statistics.median(cpu), statistics.median(wall),
+                                    TARGETS["step"], "CPU of the GUI thread") + f"; max {ms(max(cpu))} CPU, "
+                     f"{ms(max(wall))} wall")
+    if "param_change" in d and "step_beside_events" not in d:
         lines.append("    " + judged(f"parameter change {d['param']} (re-ran {', '.join(d['rerun']) or 'nothing'})",
                                     d["param_change_cpu"], d["param_change"], TARGETS["param_change"],
                                     "CPU of the process"))
+    if "param_events_ready" in d:
+        lines.append(f"    the parameter change's events shown {d['param_events_ready']:.1f} s wall after its result")
     worst = max(d["stalls"].values(), default=0.0)
     lines.append(f"    longest UI stall {ms(worst)} = {worst / TARGETS['stall']:.2f}x target {ms(TARGETS['stall'])}  "
                  + ("OK" if worst <= TARGETS["stall"] else "OVER") + f": {stalls}")
@@ -284,10 +356,12 @@ def main() -> int:
     ap.add_argument("--strategies", default=",".join(strategies.available()),
                     help="comma-separated (default: every built-in strategy)")
     ap.add_argument("--file", help="use this session file instead of writing one")
+    ap.add_argument("--no-tabs", action="store_true",
+                    help="skip the tabs phase (every tab; the timeline's replays the whole file)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child[0], args.child[1], int(args.child[2]))
+        child(args.child[0], args.child[1], int(args.child[2]), tabs=not args.no_tabs)
         return 0
     from bench_memory import write_session
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-win-"))
@@ -300,7 +374,8 @@ def main() -> int:
     failed = 0
     for strategy in args.strategies.split(","):
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        res = subprocess.run([sys.executable, __file__, "--child", str(path), strategy, str(size)],
+        res = subprocess.run([sys.executable, __file__, "--child", str(path), strategy, str(size)]
+                             + (["--no-tabs"] if args.no_tabs else []),
                              capture_output=True, text=True, env=env, cwd=str(ROOT))
         if res.returncode != 0:
             print(f"  {strategy}: failed: {res.stderr.strip()[-800:]}")

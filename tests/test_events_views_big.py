@@ -97,3 +97,30 @@ def test_a_parameter_change_keeps_the_events_shown_until_the_new_ones_are_there(
     # the worker made what the window's thread shows, with the same titles as made there
     again, _by_call = make_pairs(ec.retention, True, ec._paired, w.session.setup.strategy.name)
     assert [p.title for p in again] == [p.title for p in ec.retention_view.pairs]
+
+
+def test_the_timeline_shows_the_totals_made_with_its_replay(qtbot, make_window):
+    w = make_window()
+    w.session.setup.set_strategy("claude_code")
+    assert w.open_path(str(EXAMPLE), remember=False)
+    assert w.events_controller.wait(120000)
+    w.session.view.set_tab("timeline")
+    assert w.wait_idle(120000)
+    rp = w.session.replay
+    results = rp.replay_results
+    assert results and rp.replay_totals == [r.totals() for r in results]
+    assert rp.iterations == results[0].iterations()
+    tl, table = w.timeline_panel.timeline, w.timeline_panel.comparison
+    t = results[0].totals()
+    assert tl.info.text().startswith(f"{results[0].label}: {len(results[0].calls):,} calls, {t['compactions']} compactions")
+    assert table.rowCount() == len(results) and table.item(0, 0).data(0x0100) == t[table_key(0)]
+    assert "model call #0 of" in w.call_caption(0)
+    # the markers of each layer that fired: one per call it fired at, at the size after that call
+    for name, m in tl.markers.layers.items():
+        fired = [c.index for c in results[0].calls if name in c.fired]
+        assert list(m.data["x"]) == fired
+
+
+def table_key(j: int) -> str:
+    from compactscope.widgets.comparison_table import COMPARISON_COLUMNS
+    return COMPARISON_COLUMNS[j][0]
