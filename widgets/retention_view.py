@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListView, QSplitter, QTextBrowser, QVBoxLayout,
                                QWidget)
 
@@ -104,6 +104,7 @@ class RetentionView(QWidget):
         view = self.box.view()
         if isinstance(view, QListView):
             view.setUniformItemSizes(True)
+        view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)   # (the popup's arrows are gone)
         self.box.currentIndexChanged.connect(self._show)
         top.addWidget(self.box)
         lay.addLayout(top)
