@@ -5,6 +5,7 @@ Prints each figure as a ratio to its target (issue 27, at 100k messages); assert
     python bench/bench_window.py                          # 100k messages, every built-in strategy
     python bench/bench_window.py --messages 100000 --strategies s08,claude_code
     python bench/bench_window.py --file SESSION.jsonl     # a session file of your own
+    python bench/bench_window.py --no-tabs                # without the tabs phase (the timeline's replay)
     python bench/bench_window.py --messages 100 --strategies s08,claude_code,hermes,inspect_edit,codex,gemini_cli
                                                           # the smoke size (tests/test_bench_smoke.py)
 
@@ -18,18 +19,27 @@ are printed beside it. Figures and targets:
   the first screen (the message list painted with the file's first rows while it loads; issue 12's target
   1.5 s), and when the window was idle (a strategy's cross-check against its real package, hermes's and
   inspect's, runs after the result is shown; the steps are measured after it);
+* events shown: the Events dock replays every model call of the file (courteous: it waits while the user steps)
+  after the result is shown; when its events, and the compactions of its "Kept and lost" box, are shown; CPU of the
+  process and wall clock after open (printed, no target). The steps are measured after it, not beside it;
 * step: stepper.step(+1 / -1) and the window repainted, every stage forward and back twice (the first round
-  visits each stage for the first time); median CPU of the GUI thread; target 50 ms;
+  visits each stage for the first time); median CPU of the GUI thread; target 50 ms. One more round is printed
+  apart: beside the events' replay that a parameter change starts (when it is still running);
 * parameter change: ``PARAM_CHANGE``'s parameter of the strategy (read by its last layers: only they should
-  re-run) changed with the last stage shown, until the new result is shown (not its cross-check); CPU of the
-  process; target 500 ms;
+  re-run) changed with the last stage shown, until the new result is shown (not its cross-check, not its events);
+  CPU of the process; target 500 ms;
 * stalls: a 5 ms timer in the GUI thread; the longest gap between its ticks (the UI could not react for that
-  long) while opening, stepping and re-running; a gap counts as the smaller of its wall time and the CPU the
+  long) while opening, while the events are replayed and shown, stepping, re-running, while the new parameters'
+  events are replayed and shown, and over every tab (``tabs``: each centre tab, the timeline's replaying the whole
+  file, each tab of the Events dock, the Kept and lost box's list opened and its last entry chosen; ``--no-tabs``
+  skips this phase); a gap counts as the smaller of its wall time and the CPU the
   process spent in it (a gap with the process idle was the machine's load, not the window's); target 100 ms.
   In brackets: what the session was doing when the gap ended, the session events the window handled in the gap
   (``source``: a load arrived, ``result``/``stage``: a run's result shown, ``selection``...) and the cyclic GC's
   collections over 5 ms that overlapped it (a collection in any thread holds the interpreter lock, so the window
-  waits too). For where exactly the time went, profile that phase (cProfile the window's thread, or py-spy);
+  waits too). A gap can be a worker's: the process's CPU counts every thread, and a worker holding the
+  interpreter lock holds the window too. For where exactly the time went, profile that phase (cProfile the
+  window's thread, or sample every thread's stack while the timer is late);
 * peak RSS of the process against the file size (issue 12's target 3x; printed, not judged here).
 """
 from __future__ import annotations
@@ -135,15 +145,9 @@ class StallProbe:
 
 
 def wait_events(win, deadline: float) -> float:
-    """Process events until the events dock's replay and every worker are done; returns when (perf_counter)."""
-    from PySide6.QtWidgets import QApplication
-    app = QApplication.instance()
-    ec = win.events_controller
-    while (ec.worker.busy or ec.watcher.busy or ec._timer.isActive() or ec._refresh_wanted or win.session.busy) \
-            and time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.001)
-    app.processEvents()
+    """Process events until the events dock's replay and every worker are done (``EventsController.wait``, as the
+    window's probe and tests wait); returns when (perf_counter)."""
+    win.events_controller.wait(max(1, int((deadline - time.perf_counter()) * 1000)))
     return time.perf_counter()
 
 
