@@ -516,8 +516,10 @@ class MainWindow(QMainWindow):
             self.status.idle()
 
     def _replay_changed(self, results: list) -> None:
-        self.timeline_panel.timeline.set_replays(results)
-        self.timeline_panel.comparison.set_results(results)
+        rp = self.session.replay
+        made = rp.replay_totals if len(rp.replay_totals) == len(results) else None
+        self.timeline_panel.timeline.set_replays(results, totals=made[0] if made else None, iterations=rp.iterations)
+        self.timeline_panel.comparison.set_results(results, totals=made)
         cur = self.session.replay.cursor
         if results and cur is not None and cur != self.timeline_panel.timeline.cursor():
             self.timeline_panel.timeline.set_cursor(cur, emit=False)      # the call the session is on (a lesson's slide, a snapshot)

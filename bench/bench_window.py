@@ -5,6 +5,7 @@ Prints each figure as a ratio to its target (issue 27, at 100k messages); assert
     python bench/bench_window.py                          # 100k messages, every built-in strategy
     python bench/bench_window.py --messages 100000 --strategies s08,claude_code
     python bench/bench_window.py --file SESSION.jsonl     # a session file of your own
+    python bench/bench_window.py --no-tabs                # without the tabs phase (the timeline's replay)
     python bench/bench_window.py --messages 100 --strategies s08,claude_code,hermes,inspect_edit,codex,gemini_cli
                                                           # the smoke size (tests/test_bench_smoke.py)
 
@@ -18,18 +19,27 @@ are printed beside it. Figures and targets:
   the first screen (the message list painted with the file's first rows while it loads; issue 12's target
   1.5 s), and when the window was idle (a strategy's cross-check against its real package, hermes's and
   inspect's, runs after the result is shown; the steps are measured after it);
+* events shown: the Events dock replays every model call of the file (courteous: it waits while the user steps)
+  after the result is shown; when its events, and the compactions of its "Kept and lost" box, are shown; CPU of the
+  process and wall clock after open (printed, no target). The steps are measured after it, not beside it;
 * step: stepper.step(+1 / -1) and the window repainted, every stage forward and back twice (the first round
-  visits each stage for the first time); median CPU of the GUI thread; target 50 ms;
+  visits each stage for the first time); median CPU of the GUI thread; target 50 ms. One more round is printed
+  apart: beside the events' replay that a parameter change starts (when it is still running);
 * parameter change: ``PARAM_CHANGE``'s parameter of the strategy (read by its last layers: only they should
-  re-run) changed with the last stage shown, until the new result is shown (not its cross-check); CPU of the
-  process; target 500 ms;
+  re-run) changed with the last stage shown, until the new result is shown (not its cross-check, not its events);
+  CPU of the process; target 500 ms;
 * stalls: a 5 ms timer in the GUI thread; the longest gap between its ticks (the UI could not react for that
-  long) while opening, stepping and re-running; a gap counts as the smaller of its wall time and the CPU the
+  long) while opening, while the events are replayed and shown, stepping, re-running, while the new parameters'
+  events are replayed and shown, and over every tab (``tabs``: each centre tab, the timeline's replaying the whole
+  file, each tab of the Events dock, the Kept and lost box's list opened and its last entry chosen; ``--no-tabs``
+  skips this phase); a gap counts as the smaller of its wall time and the CPU the
   process spent in it (a gap with the process idle was the machine's load, not the window's); target 100 ms.
   In brackets: what the session was doing when the gap ended, the session events the window handled in the gap
   (``source``: a load arrived, ``result``/``stage``: a run's result shown, ``selection``...) and the cyclic GC's
   collections over 5 ms that overlapped it (a collection in any thread holds the interpreter lock, so the window
-  waits too). For where exactly the time went, profile that phase (cProfile the window's thread, or py-spy);
+  waits too). A gap can be a worker's: the process's CPU counts every thread, and a worker holding the
+  interpreter lock holds the window too. For where exactly the time went, profile that phase (cProfile the
+  window's thread, or sample every thread's stack while the timer is late);
 * peak RSS of the process against the file size (issue 12's target 3x; printed, not judged here).
 """
 from __future__ import annotations
@@ -134,7 +144,28 @@ class StallProbe:
             gc.callbacks.remove(self._gc)
 
 
-def child(path: str, strategy: str, size: int) -> None:
+def wait_events(win, deadline: float) -> float:
+    """Process events until the events dock's replay and every worker are done (``EventsController.wait``, as the
+    window's probe and tests wait); returns when (perf_counter)."""
+    win.events_controller.wait(max(1, int((deadline - time.perf_counter()) * 1000)))
+    return time.perf_counter()
+
+
+def step_round(win, app) -> tuple[list, list]:
+    """Every stage forward and back, each step repainted: (wall times, CPU times of the GUI thread)."""
+    n = len(win.stepper.stages)
+    walls, cpus = [], []
+    for d in [1] * (n - 1) + [-1] * (n - 1):
+        s, c = time.perf_counter(), time.thread_time()
+        win.stepper.step(d)
+        win.repaint()
+        app.processEvents()
+        walls.append(time.perf_counter() - s)
+        cpus.append(time.thread_time() - c)
+    return walls, cpus
+
+
+def child(path: str, strategy: str, size: int, tabs: bool = True) -> None:
     from PySide6.QtCore import QPoint, QSettings
     from PySide6.QtWidgets import QApplication
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-win-"))
@@ -164,7 +195,7 @@ def child(path: str, strategy: str, size: int) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     probe.start("open")
     win.open_path(path, remember=False)
-    deadline = t0 + 600
+    deadline = t0 + 1800
     view = win.messages.view
     while time.perf_counter() < deadline:
         app.processEvents()
@@ -192,21 +223,20 @@ def child(path: str, strategy: str, size: int) -> None:
     rss_now("trace ready")
     out["layers"] = [s.layer for s in win.session.trace.steps]
     out["sizes"] = [len(s.messages) for s in win.session.trace.steps]
+    # the events dock's replay (every model call of the file, courteous: it waits while the user steps) runs after
+    # the result is shown; the steps are measured once its events are shown, not beside it
+    ec = win.events_controller
+    probe.start("events")
+    out["events_ready"] = wait_events(win, deadline) - t0
+    out["events_ready_cpu"] = time.process_time() - c0
+    out["events"] = len(ec.events)
+    out["pairs"] = len(ec.retention_view.pairs)
+    rss_now("events shown")
     # steps: every stage forward and back, twice (the first round visits each stage for the first time)
     probe.start("steps")
     n = len(win.stepper.stages)
-    walls: list = [[], []]
-    cpus: list = [[], []]
-    for rnd in range(2):
-        for d in [1] * (n - 1) + [-1] * (n - 1):
-            s, c = time.perf_counter(), time.thread_time()
-            win.stepper.step(d)
-            win.repaint()
-            app.processEvents()
-            walls[rnd].append(time.perf_counter() - s)
-            cpus[rnd].append(time.thread_time() - c)
-    out["step_first"], out["step_again"] = walls
-    out["step_first_cpu"], out["step_again_cpu"] = cpus
+    (out["step_first"], out["step_first_cpu"]), (out["step_again"], out["step_again_cpu"]) = \
+        step_round(win, app), step_round(win, app)
     rss_now("after steps")
     # a parameter change, shown
     name, value = PARAM_CHANGE.get(strategy, (None, None))
@@ -231,6 +261,39 @@ def child(path: str, strategy: str, size: int) -> None:
         out["rerun"] = [st.layer for st in win.session.trace.steps if all(st is not x for x in kept)]
         out["param"] = f"{name}={value}"
         rss_now("after parameter change")
+        # the events of the new parameters are replayed after its result is shown: steps beside that replay
+        probe.start("param events")
+        t = time.perf_counter()
+        while not ec.worker.busy and time.perf_counter() < min(deadline, t + 5):
+            app.processEvents()
+            time.sleep(0.001)
+        if ec.worker.busy:
+            out["step_beside_events"], out["step_beside_events_cpu"] = step_round(win, app)
+        t = time.perf_counter()
+        out["param_events_ready"] = wait_events(win, deadline) - t
+    if tabs:
+        # every tab of the window and of the events dock (the timeline's tab replays the file), the compaction box
+        probe.start("tabs")
+        s = time.perf_counter()
+        for k in list(range(win.tabs.count())) + [0]:
+            win.tabs.setCurrentIndex(k)
+            app.processEvents()
+            wait_events(win, deadline)
+        ec.dock.show()
+        ec.dock.raise_()
+        for k in list(range(ec.tabs.count())) + [0]:
+            ec.tabs.setCurrentIndex(k)
+            app.processEvents()
+        box = ec.retention_view.box
+        ec.tabs.setCurrentWidget(ec.retention_view)
+        box.showPopup()
+        app.processEvents()
+        box.hidePopup()
+        box.setCurrentIndex(box.count() - 1)
+        app.processEvents()
+        ec.tabs.setCurrentIndex(0)
+        app.processEvents()
+        out["tabs"] = time.perf_counter() - s
     probe.stop()
     out["stalls"] = probe.worst
     out["stall_walls"] = probe.wall
@@ -260,15 +323,28 @@ def report(strategy: str, d: dict) -> list[str]:
              f"open; idle (the cross-check's verdict too) {ms(d['idle'])} after open",
              "    " + judged("trace ready", d["trace_ready_cpu"], d["trace_ready"], TARGETS["trace_ready"],
                             "CPU of the process")]
-    for rnd in ("first", "again"):
+    lines.append(f"    events shown (the events dock's replay of every call: {d['events']:,} events, {d['pairs']:,} "
+                 f"compactions in Kept and lost) {d['events_ready_cpu']:.1f} s CPU of the process, "
+                 f"{d['events_ready']:.1f} s wall after open; the steps below are measured after it")
+    rounds = [("first", "step, first visits"), ("again", "step, again"),
+              ("beside_events", "step beside the events' replay after the parameter change")]
+    for rnd, label in rounds:
+        if f"step_{rnd}" not in d:
+            continue
+        if rnd == "beside_events" and "param_change" in d:
+            lines.append("    " + judged(f"parameter change {d['param']} (re-ran {', '.join(d['rerun']) or 'nothing'})",
+                                        d["param_change_cpu"], d["param_change"], TARGETS["param_change"],
+                                        "CPU of the process"))
         cpu, wall = d[f"step_{rnd}_cpu"], d[f"step_{rnd}"]
-        lines.append("    " + judged(f"step, {'first visits' if rnd == 'first' else 'again'}: median",
-                                    statistics.median(cpu), statistics.median(wall), TARGETS["step"],
-                                    "CPU of the GUI thread") + f"; max {ms(max(cpu))} CPU, {ms(max(wall))} wall")
-    if "param_change" in d:
+        lines.append("    " + judged(f"{label}: median", statistics.median(cpu), statistics.median(wall),
+                                    TARGETS["step"], "CPU of the GUI thread") + f"; max {ms(max(cpu))} CPU, "
+                     f"{ms(max(wall))} wall")
+    if "param_change" in d and "step_beside_events" not in d:
         lines.append("    " + judged(f"parameter change {d['param']} (re-ran {', '.join(d['rerun']) or 'nothing'})",
                                     d["param_change_cpu"], d["param_change"], TARGETS["param_change"],
                                     "CPU of the process"))
+    if "param_events_ready" in d:
+        lines.append(f"    the parameter change's events shown {d['param_events_ready']:.1f} s wall after its result")
     worst = max(d["stalls"].values(), default=0.0)
     lines.append(f"    longest UI stall {ms(worst)} = {worst / TARGETS['stall']:.2f}x target {ms(TARGETS['stall'])}  "
                  + ("OK" if worst <= TARGETS["stall"] else "OVER") + f": {stalls}")
@@ -284,10 +360,12 @@ def main() -> int:
     ap.add_argument("--strategies", default=",".join(strategies.available()),
                     help="comma-separated (default: every built-in strategy)")
     ap.add_argument("--file", help="use this session file instead of writing one")
+    ap.add_argument("--no-tabs", action="store_true",
+                    help="skip the tabs phase (every tab; the timeline's replays the whole file)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child[0], args.child[1], int(args.child[2]))
+        child(args.child[0], args.child[1], int(args.child[2]), tabs=not args.no_tabs)
         return 0
     from bench_memory import write_session
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-win-"))
@@ -300,7 +378,8 @@ def main() -> int:
     failed = 0
     for strategy in args.strategies.split(","):
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        res = subprocess.run([sys.executable, __file__, "--child", str(path), strategy, str(size)],
+        res = subprocess.run([sys.executable, __file__, "--child", str(path), strategy, str(size)]
+                             + (["--no-tabs"] if args.no_tabs else []),
                              capture_output=True, text=True, env=env, cwd=str(ROOT))
         if res.returncode != 0:
             print(f"  {strategy}: failed: {res.stderr.strip()[-800:]}")

@@ -29,8 +29,9 @@ class ComparisonTable(QTableWidget):
         self.itemSelectionChanged.connect(lambda: self.sigRunSelected.emit(self.currentRow()))
         self.setToolTip(tr("total input tokens = the tokens sent summed over every call (a cost proxy)"))
 
-    def set_results(self, results: list) -> None:
-        rows = [r.totals() for r in results]
+    def set_results(self, results: list, totals: list | None = None) -> None:
+        """One row per result; ``totals``: their ``totals()`` when they were made with them."""
+        rows = totals if totals is not None else [r.totals() for r in results]
         self.setRowCount(len(rows))
         for i, row in enumerate(rows):
             for j, (key, _) in enumerate(COMPARISON_COLUMNS):

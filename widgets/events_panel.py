@@ -32,6 +32,27 @@ class EventRow:
     text: str          # in the window's language
 
 
+@dataclass(frozen=True)
+class RowStats:
+    """What the panel says and sizes of its rows (``row_stats``): made once with them, in the events' worker (a
+    look at each of 100k rows in the window's thread held it ~0.1-0.5 s)."""
+    counts: tuple = ()              # (kind, how many), in the order the kinds first appear
+    max_call: int = 0
+    max_segment: int = 0
+
+
+def row_stats(rows: list[EventRow]) -> RowStats:
+    counts: dict[str, int] = {}
+    max_call = max_segment = 0
+    for r in rows:
+        counts[r.kind] = counts.get(r.kind, 0) + 1
+        if r.call is not None and r.call > max_call:
+            max_call = r.call
+        if r.segment > max_segment:
+            max_segment = r.segment
+    return RowStats(tuple(counts.items()), max_call, max_segment)
+
+
 class _EventsModel(QAbstractTableModel):
     """The rows as a table read on demand (a tree of items took ~2 s to fill and ~1 s to clear at 50k events)."""
 
@@ -166,20 +187,27 @@ class EventsPanel(QWidget):
         self.tree.itemClicked.connect(self._picked)
         lay.addWidget(self.tree, 1)
         self.rows: list[EventRow] = []
+        self.stats = RowStats()
         self.current = -1
         self.set_events([], busy=False)
 
-    def set_events(self, rows: list[EventRow], busy: bool = False, note: str = "") -> None:
-        """The events to list (``busy``: the simulated ones are still being replayed)."""
-        self.rows = list(rows)
+    def set_events(self, rows: list[EventRow], busy: bool = False, note: str = "",
+                   stats: RowStats | None = None) -> None:
+        """The events to list (``busy``: the simulated ones are still being replayed; ``stats``: ``row_stats(rows)``
+        when it was made with them). The list is the panel's from now on (not copied)."""
+        self.rows = rows if isinstance(rows, list) else list(rows)
+        self.stats = stats if stats is not None else row_stats(self.rows)
         self.tree.events_model.set_rows(self.rows)
         self._fit_columns()
         self.current = -1
         self.set_shown("")
-        counts: dict[str, int] = {}
-        for r in self.rows:
-            counts[r.kind] = counts.get(r.kind, 0) + 1
-        parts = [f"{n} \u00d7 {kind_label(k)}" for k, n in counts.items()]
+        self.set_busy(busy, note)
+        self.prev_button.setEnabled(bool(self.rows))
+        self.next_button.setEnabled(bool(self.rows))
+
+    def set_busy(self, busy: bool, note: str = "") -> None:
+        """Say whether the simulated events are being replayed again; the rows listed stay."""
+        parts = [f"{n} \u00d7 {kind_label(k)}" for k, n in self.stats.counts]
         text = tr("{n} event(s): {parts}").format(n=len(self.rows), parts=", ".join(parts)) if self.rows else \
             tr("No event yet.") if busy else tr("Nothing happened: no compaction, no layer changed the context, "
                                                 "no API finding.")
@@ -188,18 +216,15 @@ class EventsPanel(QWidget):
         if note:
             text += " " + note
         self.summary.setText(text)
-        self.prev_button.setEnabled(bool(self.rows))
-        self.next_button.setEnabled(bool(self.rows))
 
     def _fit_columns(self) -> None:
         """The first three columns as wide as their widest text (the longest call number, segment, kind: a few
         distinct texts, not a look at every row as Qt's ResizeToContents does)."""
         fm = self.tree.fontMetrics()
         m = self.tree.events_model
-        calls = [r.call for r in self.rows if r.call is not None]
-        widest = [[m.headers[0], tr("end"), str(max(calls, default=0))],
-                  [m.headers[1], str(max((r.segment for r in self.rows), default=0))],
-                  [m.headers[2]] + [f"{KIND_MARKS.get(k, '')} {kind_label(k)}" for k in {r.kind for r in self.rows}]]
+        st = self.stats
+        widest = [[m.headers[0], tr("end"), str(st.max_call)], [m.headers[1], str(st.max_segment)],
+                  [m.headers[2]] + [f"{KIND_MARKS.get(k, '')} {kind_label(k)}" for k, _n in st.counts]]
         for c, texts in enumerate(widest):
             self.tree.setColumnWidth(c, max(fm.horizontalAdvance(t) for t in texts) + 24)
 

@@ -33,10 +33,16 @@ class ReplayPart:
         self.call_wanted: int | None = None
         self.call_job: int | None = None
         self._iters: list = []
+        self.replay_totals: list[dict] = []         # each result's totals() (made with it, in the replay's worker)
 
     @property
     def replay_result(self):
         return self.replay_results[0] if self.replay_results else None
+
+    @property
+    def iterations(self) -> list:
+        """The first result's ``iterations()`` (made with it)."""
+        return self._iters
 
     @property
     def call_running(self) -> bool:
@@ -107,18 +113,18 @@ class ReplayPart:
         conv, ws = self.s.source.conversation, self.s.workspace
         self.s.events.replay_running(len(configs))
         free = self.replay_free
-        self.replayer.start(lambda state: compare(conv, configs, workspace=ws, summarizer=summ, cancel=state.cancel,
-                                                  free=free))
+        self.replayer.start(lambda state: _with_views(compare(conv, configs, workspace=ws, summarizer=summ,
+                                                              cancel=state.cancel, free=free)))
 
     def _replay_failed(self, exc: BaseException) -> None:
         self.s.events.replay_running(0)
         self.s.set_error(f"The replay failed: {type(exc).__name__}: {exc}",
                        getattr(exc, "hint", "") or "Press F5 to try again.")
 
-    def _replay_done(self, results: list) -> None:
+    def _replay_done(self, done: tuple) -> None:
+        results, self.replay_totals, self._iters = done
         self.replay_results = list(results)
         rr = self.replay_result
-        self._iters = rr.iterations() if rr is not None else []
         self.shown_call = None
         if rr is not None and self.cursor is not None:
             self.cursor = min(self.cursor, len(rr.calls) - 1) if rr.calls else None
@@ -177,3 +183,11 @@ class ReplayPart:
         if ev.value:
             self.s.events.replay.disconnect(self._cursor_when_replayed)
             self.apply_cursor()
+
+
+def _with_views(results: list) -> tuple:
+    """In the replay's worker: the results, each one's totals and the first one's iterations, which the timeline,
+    its table and the call captions show (each a walk over every call: ~0.1 s apiece at 50k calls, twice over in
+    the window's thread when they were made there)."""
+    results = list(results)
+    return results, [r.totals() for r in results], results[0].iterations() if results else []

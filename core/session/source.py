@@ -112,12 +112,13 @@ class SourcePart:
     def _prepare(self, conv) -> None:
         """In the load's worker, before the conversation is shown: what showing it first walks every message
         for, made there so that the window's thread finds it made (at 100k messages these froze the window
-        ~0.6 s when the load arrived): its model calls and segments (the context picker; kept on the
-        conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it. (Not the
+        ~0.6 s when the load arrived): its history (each message once: ~0.1 s), its model calls and segments (the
+        context picker; kept on the conversation by ``core.contexts``), and the defaults the strategy it opens with infers from it. (Not the
         file's own strategy's when another opens it: here that delayed the first result ~0.25 s at 100k messages,
         and made after the first run it slowed the first steps; a switch to it infers on the window's thread.)"""
         from ..model import contexts
         try:
+            conv.history()            # (the messages run on: a look at each message's meta, ~0.1 s at 100k)
             contexts.call_indices(conv)
             contexts.segments(conv)
             st = self.s.setup.opening_strategy(conv)
