@@ -133,7 +133,6 @@ _FIELD_TYPES = {
                                                                          "role": (str,), "usage": (dict,)}}},
 }
 _HEAD_RE = re.compile(rb'"(parentUuid|sessionId|leafUuid)"\s*:')
-_TYPE_RE = re.compile(rb'"type"\s*:\s*"(user|assistant|system|summary|file-history-snapshot|progress|queue-operation)"')
 
 
 def _is_record(x) -> bool:
