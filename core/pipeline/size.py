@@ -172,21 +172,21 @@ class SizeMeter:
         """The sum of the figure ``name`` over ``messages`` (each message's figure cached, the sum not)."""
         if isinstance(messages, list):
             self.facts.expect(len(messages))
-        if name == SIZE:
-            one = self.message_size
-        else:
+        size = name == SIZE
+        f_fn: FigureFn = _size_figure
+        if not size:
             if fn is None:
                 fn = _FNS[name]
             elif name not in _FNS:
                 _FNS[name] = fn
-            figure = self.figure
-
-            def one(m):
-                return figure(m, name, fn)
+            f_fn = fn
         g = self.facts.gen
         col = g.ints.get(name)
         if col is None:
-            return sum(map(one, messages))
+            if size:
+                return sum(map(self.message_size, messages))
+            figure = self.figure
+            return sum([figure(m, name, f_fn) for m in messages])
         idx, refs, t = g.index.get, g.refs, 0
         for m in messages:      # the table lookup inlined: this loop runs over whole contexts
             s = idx(id(m))
@@ -195,7 +195,8 @@ class SizeMeter:
                 if v != MISSING:
                     t += v
                     continue
-            t += one(m)
+            # (a figure not known yet: computed and kept; the function built only for such a message)
+            t += self.message_size(m) if size else self.figure(m, name, f_fn)
         return t
 
     # ------------------------------------------------------------ per list
