@@ -311,7 +311,10 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
     a layer; the whole list None: each output is the context message at its place, no list of them),
     and the counts: fired layers, events in words, errors, summaries, results cleared."""
     cur: list | None = None
-    records, fired, events, errors = [], [], [], []
+    records: list[LayerRecord] = []
+    fired: list[str] = []
+    events: list[str] = []
+    errors: list[str] = []
     cleared = summaries = 0
     add = records.append
     for s in trace.steps:
