@@ -301,6 +301,8 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     tails: dict = {}   # length -> " (12,345 chars) with the placeholder": lengths repeat, "," formatting is slow
     for mi, bi, b in zip(f_mi[:n_older], f_bi[:n_older], f_b[:n_older]):
         content = b.get("content", "")
+        if content.__class__ is str and content == placeholder:
+            continue          # compacted at an earlier call: left as it is, with no edit (as below, sooner)
         tid = b.get("tool_use_id")
         try:
             length = len(content)

@@ -150,11 +150,14 @@ class Engine:
         dt = time.perf_counter() - t0
         new_dialect = out.dialect or dialect
         meter, tok = self.meter, self.tokens
+        # chars/N is the size divided: found from the size just measured (what its ``tokens`` computes again)
+        cpt = tok.cpt if tok.__class__ is CharsPerToken else 0
         if known is not None and known.messages is messages:
             size_before, tokens_before = known.size_after, known.tokens_after
         else:
             size_before = meter.size(messages)
-            tokens_before = tok.tokens(messages, meter, system=ctx.system, tools=ctx.tools)
+            tokens_before = size_before // cpt if cpt else tok.tokens(messages, meter, system=ctx.system,
+                                                                      tools=ctx.tools)
         if out.messages is messages:
             size_after, tokens_after = size_before, tokens_before
         else:
@@ -163,7 +166,8 @@ class Engine:
                 meter.derive(messages, out.messages, map(messages.__getitem__, delta.removed),
                              map(out.messages.__getitem__, delta.added))
             size_after = meter.size(out.messages)
-            tokens_after = tok.tokens(out.messages, meter, system=ctx.system, tools=ctx.tools)
+            tokens_after = size_after // cpt if cpt else tok.tokens(out.messages, meter, system=ctx.system,
+                                                                    tools=ctx.tools)
         if not self.check:
             findings = []
         elif out.messages is messages and new_dialect == dialect and findings_before is not None:

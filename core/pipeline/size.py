@@ -201,14 +201,11 @@ class SizeMeter:
             fn = _FNS[name]
         elif name not in _FNS:
             _FNS[name] = fn
-        figure = self.figure
-
-        def one(m):
-            return figure(m, name, fn)
         g = self.facts.gen
         col = g.ints.get(name)
+        figure = self.figure
         if col is None:
-            return sum(map(one, messages))
+            return sum([figure(m, name, fn) for m in messages])
         idx, refs, t = g.index.get, g.refs, 0
         for m in messages:      # the table lookup inlined: this loop runs over whole contexts
             s = idx(id(m))
@@ -217,7 +214,7 @@ class SizeMeter:
                 if v != MISSING:
                     t += v
                     continue
-            t += one(m)
+            t += figure(m, name, fn)      # (a figure not known yet: computed and kept)
         return t
 
     def _size_sum(self, messages: Iterable) -> int:

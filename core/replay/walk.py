@@ -20,7 +20,7 @@ from ..model.conversation import Conversation, MessageMeta
 from ..model.messages import OPENAI, block_type, blocks, to_anthropic, to_openai
 from ..pipeline.engine import Engine
 from ..strategies.base import IterationPolicy
-from ..pipeline.size import is_additive
+from ..pipeline.size import SIZE, is_additive
 from ..strategies.base import Strategy
 from ..strategies.base import ANY
 from ..pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
@@ -249,13 +249,15 @@ class _RawGrowth:
 
     def add(self, new: list) -> tuple[int, int]:
         meter, tok = self.meter, self.tokens
-        self.size_sum += meter.figure_sum(new)
+        size_sum = meter.figure_sum(new)
+        self.size_sum += size_sum
         if self.n == 0 and new:
             self.lead = new[0]
         self.n += len(new)
         size = 2 + self.size_sum + 2 * (self.n - 1) if self.n else 2
         if self.additive:
-            self.est_sum += meter.figure_sum(new, tok.figure, tok.figure_fn)
+            # (the size figure summed again would be the same sum: every estimator of the size figure sums it)
+            self.est_sum += size_sum if tok.figure == SIZE else meter.figure_sum(new, tok.figure, tok.figure_fn)
             return size, tok.tokens_from(self.est_sum, self.n, self.lead, system=self.view.system,
                                          tools=self.view.tools)
         self.history = meter.extend(self.history, new)      # ours alone: extended in place, the totals carried over
@@ -309,26 +311,39 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
     a layer; the whole list None: each output is the context message at its place, no list of them),
     and the counts: fired layers, events in words, errors, summaries, results cleared."""
     cur: list | None = None
-    records, fired, events, errors = [], [], [], []
+    records: list[LayerRecord] = []
+    fired: list[str] = []
+    events: list[str] = []
+    errors: list[str] = []
     cleared = summaries = 0
+    add = records.append
     for s in trace.steps:
-        # an unchanged step, or one that replaced messages in place, keeps every position
-        if s.messages is not s.input and not (isinstance(s.origin, SameOrigin) and len(s.origin) == len(s.input)):
-            cur = _compose(cur, s.origin, len(s.input), n_context)
-        changed = s.changed
-        made = bool(s.summary) and not s.error
-        records.append(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after,
-                                   s.explain() if (changed or s.error) else "", s.triggered, s.error, made, s.role,
-                                   s.internal, s.plugin_failed))
-        if changed:
-            fired.append(s.layer)
-            events.append(f"{s.layer}: {s.explain()}")
-        if s.error:
-            errors.append(f"{s.layer}: {s.error}")
-            if not changed:
-                events.append(f"{s.layer}: failed: {s.error}")
+        inp, out, err = s.input, s.messages, s.error
+        if out is inp:
+            changed = False           # an unchanged step keeps every position (``Step.changed``: False)
+        else:
+            # one that replaced messages in place keeps every position too
+            origin = s.origin
+            if not (isinstance(origin, SameOrigin) and len(origin) == len(inp)):
+                cur = _compose(cur, origin, len(inp), n_context)
+            changed = s.changed
+        made = bool(s.summary) and not err
+        if changed or err:
+            note = s.explain()
+            if changed:
+                fired.append(s.layer)
+                events.append(f"{s.layer}: {note}")
+            if err:
+                errors.append(f"{s.layer}: {err}")
+                if not changed:
+                    events.append(f"{s.layer}: failed: {err}")
+        else:
+            note = ""
+        add(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after, note,
+                        s.triggered, err, made, s.role, s.internal, s.plugin_failed))
         summaries += made
-        cleared += sum(1 for e in s.edits if e.kind in (REPLACE, PERSIST) and e.tool_id is not None)
+        if s.edits:
+            cleared += sum(1 for e in s.edits if e.kind in (REPLACE, PERSIST) and e.tool_id is not None)
     return records, cur, {"fired": fired, "events": events, "errors": errors, "summaries": summaries,
                           "cleared": cleared}
 
