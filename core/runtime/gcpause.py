@@ -13,28 +13,30 @@ from __future__ import annotations
 
 import gc
 import threading
-from contextlib import contextmanager
 
 _GC_LOCK = threading.Lock()
 _GC_PAUSES = [0, True]                 # [pauses open (any thread), whether the GC was on before the first]
 
 
-@contextmanager
-def gc_paused():
+class gc_paused:              # (lower case: used as ``with gc_paused():``, as the function it was)
     """The cyclic GC off for the block, what was made meanwhile frozen out of it after (see the module). Nests and
     may be held by several threads at once: the GC comes back (if it was on) when the last pause ends. In a
     worker this also keeps a collection from holding the interpreter lock (the window's thread) for the
     0.1-0.6 s a full collection over 100k messages takes. (Not freezing would leave every object made meanwhile,
     by any thread, to one collection of the youngest generation when the GC is back on: 0.14-0.23 s with the
-    interpreter lock held after a hermes cross-check at 100k messages.)"""
-    with _GC_LOCK:
-        if _GC_PAUSES[0] == 0:
-            _GC_PAUSES[1] = gc.isenabled()
-            gc.disable()
-        _GC_PAUSES[0] += 1
-    try:
-        yield
-    finally:
+    interpreter lock held after a hermes cross-check at 100k messages.) A class, not a generator: every pipeline
+    run and replayed call opens one, and a ``contextmanager`` cost 1.9 us a use against 0.3 us."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        with _GC_LOCK:
+            if _GC_PAUSES[0] == 0:
+                _GC_PAUSES[1] = gc.isenabled()
+                gc.disable()
+            _GC_PAUSES[0] += 1
+
+    def __exit__(self, *exc: object) -> None:
         with _GC_LOCK:
             _GC_PAUSES[0] -= 1
             if _GC_PAUSES[0] == 0:
