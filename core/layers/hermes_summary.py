@@ -205,7 +205,8 @@ def _turn_texts(turns: list):
                     bits.append(p)
             c = "\n".join(bits)
         text = c if isinstance(c, str) else ("" if c is None else str(c))
-        text = re.sub(r"MEDIA:\S+", "[media attachment]", text)
+        if "MEDIA:" in text:
+            text = re.sub(r"MEDIA:\S+", "[media attachment]", text)
         if role == "assistant" and text:
             text = strip_reasoning(text)
         if role == "tool":
