@@ -89,10 +89,19 @@ def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
+_BUDGETS: dict[tuple, R.Budgets] = {}      # (window, pct, max_tokens, ratio) -> its budgets (a pure function)
+
+
 def _budgets_of(params: dict) -> R.Budgets:
     mt = int(params.get("max_tokens", 0) or 0)
-    return R.budgets(int(params.get("context_length", 200_000)), float(params.get("threshold_pct", 0.50)),
-                     mt if mt > 0 else None, float(params.get("summary_target_ratio", 0.20)))
+    key = (int(params.get("context_length", 200_000)), float(params.get("threshold_pct", 0.50)),
+           mt if mt > 0 else None, float(params.get("summary_target_ratio", 0.20)))
+    b = _BUDGETS.get(key)
+    if b is None:
+        if len(_BUDGETS) >= 64:
+            _BUDGETS.clear()
+        b = _BUDGETS[key] = R.budgets(*key)
+    return b
 
 
 def _budgets(ctx: LayerContext) -> R.Budgets:

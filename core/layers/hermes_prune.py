@@ -8,7 +8,9 @@ converted list, another ``summary_target_ratio``) reuses the back-references, th
 arguments it made for that list (the same message and edit objects), and makes only those the new cut reaches
 for the first time. The result is the one the pass makes from scratch, value for value.
 
-``PruneMemo`` keeps this for the last ``max_lists`` lists (each held, so its id is not reused while kept).
+``PruneMemo`` keeps this for the last ``max_lists`` lists of ``min_len`` messages or more (each held, so its id is
+not reused while kept): a big list's pass is what a re-run saves, and the many small contexts a replay runs
+(the window's events dock replays the session after each run) neither pay for the memo nor push a big list out.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def _fmt(n: int) -> str:
 @dataclass
 class _Pass:
     """What the pass found in one list: its calls, its back-references (the whole list) and, for the messages
-    before ``covered_old`` / ``covered_args``, the old-result and argument replacements (index order)."""
+    before ``covered``, the old-result and argument replacements (index order)."""
     messages: list
     length: int                          # the list's length and last message when scanned (a list grown in
     last: object                         # place since is scanned again)
@@ -40,27 +42,30 @@ class _Pass:
     dedup_edits: list
     old: list = field(default_factory=list)      # (index, new message, edit, stat) of the old-result part
     old_at: list = field(default_factory=list)   # their indexes (bisect)
-    covered_old: int = 0
+    covered: int = 0
     args: list = field(default_factory=list)     # (index, new message, edits) of the arguments part
     args_at: list = field(default_factory=list)
-    covered_args: int = 0
 
 
 class PruneMemo:
     """The last lists' ``_Pass`` (see the module's docstring)."""
 
-    def __init__(self, max_lists: int = 2):
-        self.max_lists = max_lists
+    def __init__(self, max_lists: int = 2, min_len: int = 1_000):
+        self.max_lists, self.min_len = max_lists, min_len
         self._passes: dict[int, _Pass] = {}
         self._lock = threading.Lock()
 
-    def get(self, messages: list) -> _Pass:
+    def get(self, messages: list, meter=None) -> _Pass:
+        if len(messages) < self.min_len:
+            return _scan(messages, meter)
         with self._lock:
-            p = self._passes.get(id(messages))
+            p = self._passes.pop(id(messages), None)
+            if p is not None:
+                self._passes[id(messages)] = p        # (the most recently used last: the last to go)
         if p is not None and p.messages is messages and p.length == len(messages) and \
                 (not messages or messages[-1] is p.last):
             return p
-        p = _scan(messages)
+        p = _scan(messages, meter)
         with self._lock:
             self._passes.pop(id(messages), None)
             while len(self._passes) >= self.max_lists:
@@ -76,8 +81,15 @@ class PruneMemo:
 MEMO = PruneMemo()
 
 
-def _scan(messages: list) -> _Pass:
-    """The calls and the back-references of a list."""
+DEDUP_FIGURE = "hermes_dedup"      # per tool result of DEDUP_MIN_CHARS or more: its dedup key as an int
+
+
+def _dedup_figure(m: dict, meter) -> int:
+    return int(R.dedup_key(m["content"]), 16)
+
+
+def _scan(messages: list, meter=None) -> _Pass:
+    """The calls and the back-references of a list (``meter``: a ``SizeMeter`` keeping each result's key)."""
     calls: dict = {}
     for m in messages:
         if m.get("role") == "assistant":
@@ -95,7 +107,7 @@ def _scan(messages: list) -> _Pass:
         c = m.get("content") or ""
         if m.get("role") != "tool" or not isinstance(c, str) or len(c) < R.DEDUP_MIN_CHARS:
             continue
-        key = R.dedup_key(c)
+        key = R.dedup_key(c) if meter is None else meter.figure(m, DEDUP_FIGURE, _dedup_figure)
         if key in seen:
             dedup[i] = {**m, "content": R.DUPLICATE_TEXT}
             edits.append(Edit(REPLACE, f"message {i}: identical to a later tool output ({_fmt(len(c))} chars), "
@@ -156,19 +168,22 @@ def _shrunk_args(i: int, m: dict) -> tuple[dict, list] | None:
 
 def _cover(p: _Pass, cut: int) -> None:
     """Both parts made for every message before ``cut``."""
-    ms, dedup = p.messages, p.dedup
-    for i in range(p.covered_old, cut):
-        r = _old_result(i, dedup.get(i) or ms[i], p.calls)
-        if r is not None:
-            p.old.append((i, *r))
-            p.old_at.append(i)
-    p.covered_old = max(p.covered_old, cut)
-    for i in range(p.covered_args, cut):
-        a = _shrunk_args(i, ms[i])         # (a call message is never a back-reference: those are tool results)
-        if a is not None:
-            p.args.append((i, *a))
-            p.args_at.append(i)
-    p.covered_args = max(p.covered_args, cut)
+    ms, dedup, calls = p.messages, p.dedup, p.calls
+    old, old_at, args, args_at = p.old, p.old_at, p.args, p.args_at
+    for i in range(p.covered, cut):
+        m = ms[i]
+        role = m.get("role")
+        if role == "tool":
+            r = _old_result(i, dedup.get(i) or m, calls)
+            if r is not None:
+                old.append((i, *r))
+                old_at.append(i)
+        elif role == "assistant" and m.get("tool_calls"):
+            a = _shrunk_args(i, m)      # (a call message is never a back-reference: those are tool results)
+            if a is not None:
+                args.append((i, *a))
+                args_at.append(i)
+    p.covered = max(p.covered, cut)
 
 
 def _protected_cut(messages: list, protect_n: int, protect_tokens: int, meter) -> int:
@@ -194,7 +209,7 @@ def prune_pass(messages: list, protect_n: int, protect_tokens: int, meter=None,
     (``meter``: a ``SizeMeter`` caching each message's budget tokens; ``memo``: what earlier passes over the
     same list found, None = a pass from scratch)."""
     cut = _protected_cut(messages, protect_n, protect_tokens, meter)
-    p = memo.get(messages) if memo is not None else _scan(messages)
+    p = memo.get(messages, meter) if memo is not None else _scan(messages, meter)
     upto = max(cut, 0)
     _cover(p, upto)
     olds = p.old[:bisect_left(p.old_at, upto)]
