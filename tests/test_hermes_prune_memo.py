@@ -76,3 +76,20 @@ def test_small_lists_are_not_kept():
     memo = PruneMemo(min_len=1_000)
     prune_pass(_session(), 20, 200, None, memo=memo)
     assert not memo._passes
+
+
+def test_summary_key_pieces_follow_the_prompt():
+    from compactscope.core.layers import hermes_summary as S
+    from compactscope.core.summarizers import SummaryRequest
+    from compactscope.core.summarizers.base import CachedSummarizer
+    turns = _session(8)
+
+    def key(ts, prev=None, budget=500, focus=None):
+        lazy = S.summary_prompt_lazy(ts, prev, budget, focus)
+        assert lazy.text() == S.summary_prompt(ts, prev, budget, focus)
+        return CachedSummarizer.key("x", SummaryRequest.lazy(lazy, messages=tuple(ts)))
+    k = key(turns)
+    assert key(list(turns)) == k                                   # the same turns in another list
+    assert key([dict(m) for m in turns]) == k                      # equal messages, other objects
+    assert len({k, key(turns[:-1]), key(turns, "earlier"), key(turns, budget=600), key(turns, focus="f"),
+                key(turns[:1] + [{"role": "user", "content": "other"}] + turns[2:])}) == 6

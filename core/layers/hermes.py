@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import time
 
-from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..summarizers import SummaryError, SummaryRequest
 from ..model.text import text_parts
 from ..pipeline.trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import hermes_rules as R
@@ -243,7 +243,7 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     if ctx.state.get(COOLDOWN, 0) > _now(ctx) and cfg.trigger != "always":
         reason, kind = None, "cooldown"
     else:
-        prompt = LazyPrompt(lambda: S.summary_prompt_pieces(turns, previous, budget, focus))
+        prompt = S.summary_prompt_lazy(turns, previous, budget, focus)
         req = SummaryRequest.lazy(prompt, messages=tuple(turns), system=S.SUMMARY_SYSTEM, max_tokens=budget,
                                   purpose="hermes_compress", extra={"focus": focus, "iterative": bool(previous)})
         try:
