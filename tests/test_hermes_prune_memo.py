@@ -93,3 +93,20 @@ def test_summary_key_pieces_follow_the_prompt():
     assert key([dict(m) for m in turns]) == k                      # equal messages, other objects
     assert len({k, key(turns[:-1]), key(turns, "earlier"), key(turns, budget=600), key(turns, focus="f"),
                 key(turns[:1] + [{"role": "user", "content": "other"}] + turns[2:])}) == 6
+
+
+def test_passes_in_threads_over_one_list_agree_with_a_pass_from_scratch():
+    import threading
+    msgs, memo = _session(200), PruneMemo(min_len=0)
+    budgets = [150, 400, 900, 2500, 6000, 20_000] * 3
+    got: dict = {}
+
+    def one(k: int, t: int) -> None:
+        got[k] = prune_pass(msgs, 20, t, None, memo=memo)
+    threads = [threading.Thread(target=one, args=(k, t)) for k, t in enumerate(budgets)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for k, t in enumerate(budgets):
+        _same(got[k], prune_pass(msgs, 20, t, None, memo=None))

@@ -43,6 +43,7 @@ class _Pass:
     old: list = field(default_factory=list)      # (index, new message, edit, stat) of the old-result part
     old_at: list = field(default_factory=list)   # their indexes (bisect)
     covered: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)   # (a cancelled run may still be covering it)
     args: list = field(default_factory=list)     # (index, new message, edits) of the arguments part
     args_at: list = field(default_factory=list)
 
@@ -211,9 +212,10 @@ def prune_pass(messages: list, protect_n: int, protect_tokens: int, meter=None,
     cut = _protected_cut(messages, protect_n, protect_tokens, meter)
     p = memo.get(messages, meter) if memo is not None else _scan(messages, meter)
     upto = max(cut, 0)
-    _cover(p, upto)
-    olds = p.old[:bisect_left(p.old_at, upto)]
-    argss = p.args[:bisect_left(p.args_at, upto)]
+    with p.lock:
+        _cover(p, upto)
+        olds = p.old[:bisect_left(p.old_at, upto)]
+        argss = p.args[:bisect_left(p.args_at, upto)]
     stats = {"prune_boundary": cut, "deduplicated": len(p.dedup), "summarized": 0, IMAGES: 0, ARGS: len(argss)}
     edits: list[Edit] = list(p.dedup_edits)
     for _, _, e, stat in olds:
