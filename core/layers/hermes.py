@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 import time
 
-from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..summarizers import SummaryError, SummaryRequest
 from ..model.text import text_parts
 from ..pipeline.trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
 from . import hermes_rules as R
 from . import hermes_summary as S
+from .hermes_prune import prune_pass
 from . import base as roles
 from .base import Layer, LayerContext
 from ..i18n import english as words
@@ -88,10 +89,19 @@ def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
+_BUDGETS: dict[tuple, R.Budgets] = {}      # (window, pct, max_tokens, ratio) -> its budgets (a pure function)
+
+
 def _budgets_of(params: dict) -> R.Budgets:
     mt = int(params.get("max_tokens", 0) or 0)
-    return R.budgets(int(params.get("context_length", 200_000)), float(params.get("threshold_pct", 0.50)),
-                     mt if mt > 0 else None, float(params.get("summary_target_ratio", 0.20)))
+    key = (int(params.get("context_length", 200_000)), float(params.get("threshold_pct", 0.50)),
+           mt if mt > 0 else None, float(params.get("summary_target_ratio", 0.20)))
+    b = _BUDGETS.get(key)
+    if b is None:
+        if len(_BUDGETS) >= 64:
+            _BUDGETS.clear()
+        b = _BUDGETS[key] = R.budgets(*key)
+    return b
 
 
 def _budgets(ctx: LayerContext) -> R.Budgets:
@@ -161,105 +171,6 @@ def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
     changed = sorted({e.message for e in edits if e.kind == REPLACE and e.message is not None})
     return LayerOutput(out, list(range(n)), edits, v, note, triggered=True, state=state,
                        delta=Delta.replaced(changed))
-
-
-def prune_pass(messages: list, protect_n: int, protect_tokens: int, meter=None) -> tuple[list, list, dict]:
-    """Dedup identical tool outputs, one-line summaries of old results, shrink old call arguments
-    (``meter``: a ``SizeMeter`` caching each message's budget tokens)."""
-    n = len(messages)
-    calls: dict = {}
-    for m in messages:
-        if m.get("role") == "assistant":
-            for c in m.get("tool_calls") or []:
-                if isinstance(c, dict):
-                    fn = c.get("function", {})
-                    calls[c.get("id", "")] = (fn.get("name", "unknown"), fn.get("arguments", ""))
-                else:
-                    calls[""] = ("unknown", "")
-    # the protected tail: tokens walked back from the end, with protect_n messages as a floor
-    floor = min(protect_n, n)
-    if protect_tokens and protect_tokens > 0:
-        acc, boundary = 0, n
-        for i in range(n - 1, -1, -1):
-            t = R.budget_tokens_of(messages[i], meter)
-            if acc + t > protect_tokens and (n - i) >= floor:
-                boundary = i
-                break
-            acc += t
-            boundary = i
-        cut = n - max(n - boundary, floor)
-    else:
-        cut = n - protect_n
-    out = list(messages)
-    edits: list[Edit] = []
-    stats = {"prune_boundary": cut, "deduplicated": 0, "summarized": 0, "images_stripped": 0, "args_shrunk": 0}
-    seen: set = set()
-    for i in range(n - 1, -1, -1):
-        m = out[i]
-        c = m.get("content") or ""
-        if m.get("role") != "tool" or not isinstance(c, str) or len(c) < R.DEDUP_MIN_CHARS:
-            continue
-        key = R.dedup_key(c)
-        if key in seen:
-            out[i] = {**m, "content": R.DUPLICATE_TEXT}
-            stats["deduplicated"] += 1
-            edits.append(Edit(REPLACE, f"message {i}: identical to a later tool output ({_fmt(len(c))} chars), "
-                                       "replaced by a back-reference", message=i, tool_id=m.get("tool_call_id"),
-                              old_len=len(c), new_len=len(R.DUPLICATE_TEXT)))
-        else:
-            seen.add(key)
-    for i in range(max(cut, 0)):
-        m = out[i]
-        if m.get("role") != "tool":
-            continue
-        c = m.get("content", "")
-        if isinstance(c, list):
-            parts = [{"type": "text", "text": R.SCREENSHOT_TEXT} if R.is_image_part(p) else p for p in c]
-            if any(R.is_image_part(p) for p in c):
-                out[i] = {**m, "content": parts}
-                stats["images_stripped"] += 1
-                edits.append(Edit(REPLACE, f"message {i}: image parts of an old tool result replaced by text",
-                                  message=i, tool_id=m.get("tool_call_id")))
-            continue
-        if isinstance(c, dict) and c.get("_multimodal"):
-            text = c.get("text_summary") or R.SCREENSHOT_TEXT
-            out[i] = {**m, "content": f"[screenshot removed] {text[:200]}"}
-            stats["images_stripped"] += 1
-            edits.append(Edit(REPLACE, f"message {i}: multimodal tool result replaced by its text summary",
-                              message=i, tool_id=m.get("tool_call_id")))
-            continue
-        if not isinstance(c, str) or not c or c == R.PRUNED_PLACEHOLDER or c.startswith("[Duplicate tool output"):
-            continue
-        if len(c) > R.PRUNE_MIN_CHARS:
-            name, args = calls.get(m.get("tool_call_id", ""), ("unknown", ""))
-            line = R.tool_one_liner(name, args, c)
-            out[i] = {**m, "content": line}
-            stats["summarized"] += 1
-            edits.append(Edit(REPLACE, f"message {i}: {name} result of {_fmt(len(c))} chars -> {line!r}",
-                              message=i, tool_id=m.get("tool_call_id"), old_len=len(c), new_len=len(line)))
-    for i in range(max(cut, 0)):
-        m = out[i]
-        if m.get("role") != "assistant" or not m.get("tool_calls"):
-            continue
-        new_calls, changed = [], False
-        for c in m["tool_calls"]:
-            if isinstance(c, dict):
-                args = c.get("function", {}).get("arguments", "")
-                if isinstance(args, str) and len(args) > R.ARGS_SHRINK_OVER:
-                    new = R.shrink_args_json(args)
-                    if new != args:
-                        edits.append(Edit(REPLACE, f"message {i}: arguments of {c['function'].get('name')} shrunk "
-                                                   f"{_fmt(len(args))} -> {_fmt(len(new))} chars (still valid JSON)",
-                                          message=i, tool_id=c.get("id"), old_len=len(args), new_len=len(new)))
-                        c = {**c, "function": {**c["function"], "arguments": new}}
-                        changed = True
-            new_calls.append(c)
-        if changed:
-            out[i] = {**m, "tool_calls": new_calls}
-            stats["args_shrunk"] += 1
-    if not edits:
-        return messages, edits, stats
-    return out, edits, stats
 
 
 # ------------------------------------------------------------------ 2. boundaries
@@ -332,7 +243,7 @@ def hermes_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     if ctx.state.get(COOLDOWN, 0) > _now(ctx) and cfg.trigger != "always":
         reason, kind = None, "cooldown"
     else:
-        prompt = LazyPrompt(lambda: S.summary_prompt_pieces(turns, previous, budget, focus))
+        prompt = S.summary_prompt_lazy(turns, previous, budget, focus)
         req = SummaryRequest.lazy(prompt, messages=tuple(turns), system=S.SUMMARY_SYSTEM, max_tokens=budget,
                                   purpose="hermes_compress", extra={"focus": focus, "iterative": bool(previous)})
         try:

@@ -399,6 +399,8 @@ def strip_reasoning(text: str) -> str:
     """Drop inline reasoning blocks and stray tool-call XML from an LLM reply."""
     if not text:
         return ""
+    if "<" not in text:             # every pattern below starts at a "<": nothing to drop (no regex run)
+        return text
     flags = re.DOTALL | re.IGNORECASE
     for tag in _REASONING_TAGS:
         text = re.sub(rf"<{tag}>.*?</{tag}>", "", text, flags=flags)

@@ -1,9 +1,13 @@
 """Hermes' summary of the compacted turns: the prompt it sends the summarizer (turns serialized, the previous
 summary, the focus), and the fallback summary it writes itself when no summarizer answers (hermes-agent 0.19.0)."""
 from __future__ import annotations
+import hashlib
 import json
 import re
 from typing import Any
+
+from ..pipeline.facts import BytesFact
+from ..summarizers import LazyPrompt
 from ..model.text import text_parts
 
 from .hermes_rules import (
@@ -181,47 +185,52 @@ def serialize_turns(turns: list) -> str:
     return "\n\n".join(_turn_texts(turns))
 
 
+def _cap(t: str) -> str:
+    return t[:4000] + "\n...[truncated]...\n" + t[-1500:] if len(t) > 6000 else t
+
+
 def _turn_texts(turns: list):
     """Each turn's text for ``serialize_turns``, one at a time."""
-    def cap(t: str) -> str:
-        return t[:4000] + "\n...[truncated]...\n" + t[-1500:] if len(t) > 6000 else t
-    for m in turns:
-        role = m.get("role", "unknown")
-        c = m.get("content")
-        if isinstance(c, list):
-            bits = []
-            for p in c:
-                if isinstance(p, dict):
-                    t = p.get("type")
-                    if t == "text":
-                        bits.append(p.get("text", ""))
-                    elif t in IMAGE_TYPES:
-                        url = p.get("image_url")
-                        url = url.get("url") if isinstance(url, dict) else (url or p.get("url") or "")
-                        bits.append(f"[image: {url}]" if str(url).startswith(("http://", "https://")) else "[image]")
-                    else:
-                        bits.append(f"[{t or 'attachment'}]")
-                elif isinstance(p, str):
-                    bits.append(p)
-            c = "\n".join(bits)
-        text = c if isinstance(c, str) else ("" if c is None else str(c))
+    return map(turn_text, turns)
+
+
+def turn_text(m: dict) -> str:
+    """One turn's text in the summary prompt (a pure function of the message)."""
+    role = m.get("role", "unknown")
+    c = m.get("content")
+    if isinstance(c, list):
+        bits = []
+        for p in c:
+            if isinstance(p, dict):
+                t = p.get("type")
+                if t == "text":
+                    bits.append(p.get("text", ""))
+                elif t in IMAGE_TYPES:
+                    url = p.get("image_url")
+                    url = url.get("url") if isinstance(url, dict) else (url or p.get("url") or "")
+                    bits.append(f"[image: {url}]" if str(url).startswith(("http://", "https://")) else "[image]")
+                else:
+                    bits.append(f"[{t or 'attachment'}]")
+            elif isinstance(p, str):
+                bits.append(p)
+        c = "\n".join(bits)
+    text = c if isinstance(c, str) else ("" if c is None else str(c))
+    if "MEDIA:" in text:
         text = re.sub(r"MEDIA:\S+", "[media attachment]", text)
-        if role == "assistant" and text:
-            text = strip_reasoning(text)
-        if role == "tool":
-            yield f"[TOOL RESULT {m.get('tool_call_id', '')}]: {cap(text)}"
-            continue
-        if role == "assistant":
-            text = cap(text)
-            calls = []
-            for call in m.get("tool_calls") or []:
-                name, args = call_name_args(call)
-                calls.append(f"  {name}({args[:1200] + '...' if len(args) > 1500 else args})")
-            if calls:
-                text += "\n[Tool calls:\n" + "\n".join(calls) + "\n]"
-            yield f"[ASSISTANT]: {text}"
-            continue
-        yield f"[{str(role).upper()}]: {cap(text)}"
+    if role == "assistant" and text:
+        text = strip_reasoning(text)
+    if role == "tool":
+        return f"[TOOL RESULT {m.get('tool_call_id', '')}]: {_cap(text)}"
+    if role == "assistant":
+        text = _cap(text)
+        calls = []
+        for call in m.get("tool_calls") or []:
+            name, args = call_name_args(call)
+            calls.append(f"  {name}({args[:1200] + '...' if len(args) > 1500 else args})")
+        if calls:
+            text += "\n[Tool calls:\n" + "\n".join(calls) + "\n]"
+        return f"[ASSISTANT]: {text}"
+    return f"[{str(role).upper()}]: {_cap(text)}"
 
 
 SUMMARY_SYSTEM = ("You are a summarization agent creating a context checkpoint. Treat the conversation turns as "
@@ -272,24 +281,53 @@ def summary_prompt(turns: list, previous: str | None, budget: int, focus: str | 
     return "".join(summary_prompt_pieces(turns, previous, budget, focus))
 
 
+def _prompt_head(previous: str | None) -> str:
+    if previous:
+        return ("Update the context compaction summary below with the new turns. Keep what is still relevant, "
+                "continue the numbering of completed actions, move finished work to Completed Actions and answered "
+                f"questions to Resolved Questions.\n\nPREVIOUS SUMMARY:\n{previous}\n\nNEW TURNS TO INCORPORATE:\n")
+    return ("Create a structured checkpoint summary of the conversation turns below, detailed enough to "
+            "continue without re-reading them.\n\nTURNS TO SUMMARIZE:\n")
+
+
+def _prompt_tail(budget: int, focus: str | None) -> str:
+    tail = (f"\n\nUse this structure:\n\n{SUMMARY_TEMPLATE}"
+            f"\n\nTarget ~{budget} tokens. Be concrete. Write only the summary body, no preamble or prefix.")
+    if focus:
+        tail += f"\n\nFOCUS TOPIC: \"{focus}\" — give it most of the budget, summarise the rest briefly."
+    return tail
+
+
 def summary_prompt_pieces(turns: list, previous: str | None, budget: int, focus: str | None):
     """``summary_prompt`` in pieces (the turns one at a time), for a request that is hashed without being
     built (core.summarizers.LazyPrompt)."""
-    if previous:
-        yield ("Update the context compaction summary below with the new turns. Keep what is still relevant, "
-               "continue the numbering of completed actions, move finished work to Completed Actions and answered "
-               f"questions to Resolved Questions.\n\nPREVIOUS SUMMARY:\n{previous}\n\nNEW TURNS TO INCORPORATE:\n")
-    else:
-        yield ("Create a structured checkpoint summary of the conversation turns below, detailed enough to "
-               "continue without re-reading them.\n\nTURNS TO SUMMARIZE:\n")
+    yield _prompt_head(previous)
     for k, t in enumerate(_turn_texts(turns)):
         if k:
             yield "\n\n"
         yield t
-    yield f"\n\nUse this structure:\n\n{SUMMARY_TEMPLATE}"
-    yield f"\n\nTarget ~{budget} tokens. Be concrete. Write only the summary body, no preamble or prefix."
-    if focus:
-        yield f"\n\nFOCUS TOPIC: \"{focus}\" — give it most of the budget, summarise the rest briefly."
+    yield _prompt_tail(budget, focus)
+
+
+# message -> sha256 of its turn text: the summary asked again over the same turns (or a parameter change's
+# re-run deciding that it is another one) hashes 32 bytes per turn, not 100k turn texts
+_turn_digests = BytesFact("hermes_turn_sha256", 32,
+                          lambda m: hashlib.sha256(turn_text(m).encode("utf-8", "surrogatepass")).digest())
+
+
+def summary_key_pieces(turns: list, previous: str | None, budget: int, focus: str | None):
+    """What identifies ``summary_prompt`` for the summary cache: equal exactly when the prompts are (the head and
+    the tail as text, each turn as the digest of its text, kept per message)."""
+    head, tail = _prompt_head(previous), _prompt_tail(budget, focus)
+    yield f"{len(head)}:{len(tail)}:{len(turns)}:" + head + tail
+    _turn_digests.shown(len(turns))
+    yield _turn_digests.joined(turns)
+
+
+def summary_prompt_lazy(turns: list, previous: str | None, budget: int, focus: str | None) -> LazyPrompt:
+    """The summary prompt, built only when a summarizer reads it; its cache key from ``summary_key_pieces``."""
+    return LazyPrompt(lambda: summary_prompt_pieces(turns, previous, budget, focus),
+                      lambda: summary_key_pieces(turns, previous, budget, focus))
 
 
 def auto_focus(messages: list) -> str | None:
