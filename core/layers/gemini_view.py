@@ -1,0 +1,234 @@
+"""The Gemini CLI's view of a history (``packages/core``: the contents it holds, ``estimateTokenCountSync``), and the
+scan of a history that the check and the tool output masking read (``HistoryScan``), kept per list and resumed from
+snapshots. Split from ``gemini_cli`` (the layers), which re-exports what it uses."""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..pipeline.listmemo import ListMemo
+
+MASKED_TAG = "tool_output_masked"
+EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
+
+
+def js_len(value: Any) -> int:
+    """JSON.stringify(value).length: compact JSON, in UTF-16 code units."""
+    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    if s.isascii():
+        return len(s)
+    # UTF-16 code units, counted in C (a scan of every character in Python was most of gemini_mask's time);
+    # a lone surrogate is one unit, as in JavaScript
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def text_of(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    if isinstance(content, list):
+        return [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type", "text") == "text"]
+    return [] if content is None else [str(content)]
+
+
+def _args(call: dict) -> Any:
+    raw = (call.get("function") or {}).get("arguments")
+    try:
+        return json.loads(raw) if isinstance(raw, str) else (raw or {})
+    except ValueError:
+        return raw
+
+
+def result_text(content: Any) -> str:
+    """A tool result's text (a string, or its text blocks joined)."""
+    return content if isinstance(content, str) else "\n".join(text_of(content))
+
+
+def _block_part(b: Any, names: dict) -> dict:
+    if not isinstance(b, dict):
+        return {"text": str(b)}
+    t = b.get("type", "text")
+    if t == "text":
+        return {"text": str(b.get("text", ""))}
+    if t == "tool_use":
+        names[str(b.get("id"))] = str(b.get("name") or "")
+        return {"functionCall": {"id": str(b.get("id")), "name": b.get("name"), "args": b.get("input") or {}}}
+    if t == "tool_result":
+        cid = str(b.get("tool_use_id") or "")
+        return {"functionResponse": {"id": cid, "name": names.get(cid, ""),
+                                     "response": {"output": result_text(b.get("content"))}}}
+    return {k: v for k, v in b.items() if k != "type"} or {"text": ""}
+
+
+def message_parts(m: dict, names: dict) -> tuple[str, list]:
+    """(role, parts) of one message (either dialect) in the Gemini API's shape; ``names``: call id -> name."""
+    role = m.get("role")
+    if role == "tool":
+        cid = str(m.get("tool_call_id") or "")
+        return "user", [{"functionResponse": {"id": cid, "name": names.get(cid, ""),
+                                              "response": {"output": result_text(m.get("content"))}}}]
+    c = m.get("content")
+    parts = [_block_part(b, names) for b in c] if isinstance(c, list) else ([{"text": c}] if c else [])
+    if role == "assistant":
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict):
+                fn = call.get("function") or {}
+                names[str(call.get("id"))] = str(fn.get("name") or "")
+                parts.append({"functionCall": {"id": str(call.get("id")), "name": fn.get("name"),
+                                               "args": _args(call)}})
+        return "model", parts
+    return ("user" if role != "system" else "system"), parts
+
+
+def to_contents(messages: list) -> tuple[list, list]:
+    """The history as the CLI holds it: contents of role user/model, consecutive messages of one role in one
+    content (the request merges them so); with, per content, the message indices it holds."""
+    contents: list = []
+    owners: list = []
+    names: dict = {}
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        role, parts = message_parts(m, names)
+        if role == "system":
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+            owners[-1].append(i)
+        else:
+            contents.append({"role": role, "parts": list(parts)})
+            owners.append([i])
+    return contents, owners
+
+
+def text_tokens(text: str) -> float:
+    """The CLI's estimate of a text: a quarter token per ASCII character, 1.5 per other (chars/4 past 100k)."""
+    if len(text) > 100_000:
+        return len(text) / 4
+    ascii_n = len(text.encode("ascii", "ignore"))        # the chars up to U+007F
+    return ascii_n / 4 + (len(text) - ascii_n) * 1.5
+
+
+def parts_tokens(parts: list) -> int:
+    """``estimateTokenCountSync`` over parts: texts as above, a function response's name and JSON by
+    chars/4, anything else its JSON by chars/4."""
+    total = 0.0
+    for p in parts:
+        total += part_tokens(p)
+    return math.floor(total)
+
+
+def part_tokens(p: dict) -> float:
+    """What ``parts_tokens`` adds for one part."""
+    if isinstance(p.get("text"), str):
+        return text_tokens(p["text"])
+    if isinstance(p.get("functionResponse"), dict):
+        fr = p["functionResponse"]
+        resp = fr.get("response")
+        return len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else js_len(resp)) / 4
+    return js_len(p) / 4
+
+
+def estimate(messages: list) -> int:
+    """The CLI's estimate of a history (``estimateTokenCountSync`` over all its parts)."""
+    contents, _ = to_contents(messages)
+    return parts_tokens([p for c in contents for p in c["parts"]])
+
+
+def responses(m: Any) -> list[tuple[int | None, str]]:
+    """The function responses one message holds, newest first: (block index, or None for an OpenAI tool
+    message; its text)."""
+    if not isinstance(m, dict):
+        return []
+    if m.get("role") == "tool":
+        return [(None, result_text(m.get("content")))]
+    c = m.get("content")
+    if m.get("role") != "user" or not isinstance(c, list):
+        return []
+    return [(j, result_text(b.get("content"))) for j, b in reversed(list(enumerate(c)))
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+
+class HistoryScan:
+    """What the CLI's view of a history ``messages[:covered]`` holds for the check and the masking, made message by
+    message in order (so a list that extends one scanned costs its new messages only): the call names as
+    ``to_contents`` knows them, the running total of ``estimate`` (the same additions in the same order), and the
+    tool outputs the masking weighs (per message, with prefix sums of their tokens and counts). The masking looks
+    names up in the whole history: a name defined after an output that looked it up (never, in a real session)
+    makes the scan ``stale``, and the caller computes from scratch."""
+    __slots__ = ("names", "total", "sums", "counts", "outputs", "looked", "stale")
+
+    def __init__(self):
+        self.names: dict = {}
+        self.total = 0.0
+        self.sums, self.counts = [0], [0]
+        self.outputs: dict = {}          # message index -> its weighed outputs (i, j, name, text, tokens, tid)
+        self.looked: dict = {}           # call id -> the name an output was weighed with
+        self.stale = False
+
+    def copy(self) -> "HistoryScan":
+        c = HistoryScan()
+        c.names, c.total, c.sums, c.counts = dict(self.names), self.total, list(self.sums), list(self.counts)
+        c.outputs, c.looked, c.stale = dict(self.outputs), dict(self.looked), self.stale
+        return c
+
+    def estimate(self) -> int:
+        return math.floor(self.total)
+
+    def add(self, i: int, m: Any) -> None:
+        if not isinstance(m, dict):
+            self.sums.append(self.sums[-1])
+            self.counts.append(self.counts[-1])
+            return
+        role, parts = message_parts(m, self.names)
+        for cid in defined_ids(m):
+            if cid in self.looked and self.looked[cid] != self.names.get(cid, ""):
+                self.stale = True
+        if role != "system":
+            for p in parts:
+                self.total += part_tokens(p)
+        weighed = []
+        for j, text in responses(m):
+            tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
+            name = self.looked[str(tid)] = self.names.get(str(tid), "")
+            if name in EXEMPT_TOOLS or f"<{MASKED_TAG}" in text:
+                continue
+            tokens = parts_tokens([{"functionResponse": {"name": name, "response": {"output": text}}}])
+            weighed.append((i, j, name, text, tokens, tid))
+        if weighed:
+            self.outputs[i] = weighed
+        self.sums.append(self.sums[-1] + sum(w[4] for w in weighed))
+        self.counts.append(self.counts[-1] + len(weighed))
+
+
+def defined_ids(m: dict) -> list[str]:
+    """The call ids whose names ``message_parts`` records from ``m``."""
+    if m.get("role") == "tool":
+        return []
+    c = m.get("content")
+    out = [str(b.get("id")) for b in c if isinstance(b, dict) and b.get("type", "text") == "tool_use"] \
+        if isinstance(c, list) else []
+    if m.get("role") == "assistant":
+        out += [str(call.get("id")) for call in m.get("tool_calls") or () if isinstance(call, dict)]
+    return out
+
+
+_SCANS = ListMemo()
+
+
+def history_scan(messages: list, h: int, owner: Any = None) -> HistoryScan:
+    """The scan of ``messages[:h]``: carried on from the scan of a list this one extends (``ListMemo``), else made
+    from its start; remembered per ``owner`` (the conversation's metadata)."""
+    st, k, same = _SCANS.find(messages, owner)
+    if st is None or st.stale or k != len(st.sums) - 1 or k > h:
+        st, k, same = HistoryScan(), 0, True
+    elif not same and k < h:
+        st = st.copy()
+    if k < h:
+        for i in range(k, h):
+            st.add(i, messages[i])
+        if not st.stale:
+            _SCANS.store(messages, h, st)
+    return st
+
