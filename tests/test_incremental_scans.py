@@ -7,6 +7,9 @@ import random
 from bisect import bisect_right
 from types import SimpleNamespace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from compactscope.core.layers import codex_rules as CR
 from compactscope.core.layers import gemini_cli as G
 from compactscope.core.layers.codex import last_reported
@@ -137,6 +140,43 @@ def test_a_name_defined_after_the_output_that_looked_it_up_is_found_too():
             {"role": "user", "content": "go"}, {"role": "assistant", "content": "c"}]
     _check_gemini(ctx, owner)
     assert G.estimate(ctx) == math.floor(G.history_scan(ctx, len(ctx), owner).total)
+
+
+def _scan_fields(st):
+    return (st.names, st.total, st.sums, st.counts, st.outputs, st.looked, st.stale, st.totals)
+
+
+def _scratch_scan(messages, h):
+    st = G.HistoryScan()
+    for i in range(h):
+        st.add(i, messages[i])
+    return st
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40), cut=st.floats(0, 1), extra=st.integers(0, 6),
+       mask=st.booleans())
+def test_a_gemini_scan_resumed_after_a_changed_message_is_the_scan_from_scratch(seed, n, cut, extra, mask):
+    """The masking replaces an old output (or any message is replaced past a shared prefix): the scan of the
+    new list resumes from the old list's scan undone to their shared prefix, and equals a scan from scratch,
+    field by field (names, totals, outputs, the names looked up); so do the estimate and the masking."""
+    rng = random.Random(seed)
+    owner = object()
+    old = [_gemini_message(rng, k) for k in range(n)]
+    G.history_scan(old, len(old), owner)
+    k = int(cut * len(old))
+    changed = [{"role": "tool", "tool_call_id": f"c{rng.randrange(n + 1)}",
+                "content": "<tool_output_masked>\nshort\n</tool_output_masked>"}] if mask else []
+    new = old[:k] + changed + [_gemini_message(rng, n + q) for q in range(extra)] + old[k + 1:]
+    h = G._history_end(new)
+    resumed = G.history_scan(new, h, owner)
+    if not resumed.stale:
+        assert _scan_fields(resumed) == _scan_fields(_scratch_scan(new, h))
+    full = _scratch_scan(old, len(old))
+    if not full.stale:
+        assert _scan_fields(full.rolled_back(k)) == _scan_fields(_scratch_scan(old, k))
+        assert _scan_fields(full) == _scan_fields(_scratch_scan(old, len(old)))     # undone on a copy
+    _check_gemini(new, owner)
 
 
 # ------------------------------------------------------------------ inspect

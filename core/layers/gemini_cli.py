@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Callable
+from weakref import WeakKeyDictionary
 
+from ..files.workspace import PERSIST_DIR
 from ..summarizers import SummaryError, SummaryRequest
 from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
 from . import base as roles
@@ -182,6 +185,39 @@ def _idle(messages: list, why: str, **kw) -> LayerOutput:
     return LayerOutput.unchanged(messages, why, **kw)
 
 
+# ------------------------------------------------------------------ persisted outputs, remembered per workspace
+_PERSISTED: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def _persisted_memo(ws: Any) -> dict | None:
+    """What this workspace's persisted outputs were named, for the layers that persist the same outputs at every
+    call (an output the masking cannot shorten stays a candidate; the truncation cuts the same old responses at
+    each compression): the workspace answers the same name for the same id and text while its files are there, so
+    it is asked once. Forgotten when the results' folder is gone (a workspace cleared); None: not remembered."""
+    root = getattr(ws, "root", None)
+    try:
+        memo = _PERSISTED.get(ws)
+    except TypeError:                    # a workspace that cannot be weakly referenced
+        return None
+    if root is None:
+        return None
+    if memo is not None and not os.path.isdir(os.path.join(root, PERSIST_DIR)):
+        memo = None
+    if memo is None:
+        memo = _PERSISTED[ws] = {}
+    return memo
+
+
+def _persist(ws: Any, memo: dict | None, key: Any, text: str) -> str:
+    """``persist_tool_result(key, text)``'s name for the output, asked once per workspace (``_persisted_memo``)."""
+    if memo is None:
+        return ws.persist_tool_result(key, text)[0]
+    rel = memo.get((key, text))
+    if rel is None:
+        rel = memo[key, text] = ws.persist_tool_result(key, text)[0]
+    return rel
+
+
 # ------------------------------------------------------------------ 1. trigger and truncation
 
 def _with_response(m: dict, j: int | None, text: str) -> dict:
@@ -212,6 +248,7 @@ def truncate_to_budget(history: list, ctx: LayerContext, max_chars: int,
     out = list(history)
     edits, originals = [], {}
     used = 0.0
+    memo = _persisted_memo(ctx.workspace)
     for i in range(len(history) - 1, -1, -1):
         m = history[i]
         for j, text in _responses(m):
@@ -220,7 +257,7 @@ def truncate_to_budget(history: list, ctx: LayerContext, max_chars: int,
                 used += tokens
                 continue
             tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
-            rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_{i}", text)
+            rel = _persist(ctx.workspace, memo, tid or f"gemini_{i}", text)
             short = truncated_output(text, rel, max_chars)
             used += math.floor(text_tokens(short))
             out[i] = _with_response(out[i], j, short)
@@ -520,7 +557,7 @@ def masked_outputs(messages: list, h: int, owner: Any = None) -> tuple[int, int,
     i = bisect_left(st.sums, total - MASK_PROTECT_TOKENS, 0, stop + 2) - 1     # the last i: sums[i] < that
     seen = total - st.sums[i + 1]
     first: list = []
-    for w in st.outputs.get(i, ()):
+    for w in st.outputs[i]:
         if not first:
             seen += w[4]
             if seen <= MASK_PROTECT_TOKENS:
@@ -530,9 +567,21 @@ def masked_outputs(messages: list, h: int, owner: Any = None) -> tuple[int, int,
     def collect() -> list:
         out = list(first)
         for q in range(i - 1, -1, -1):
-            out.extend(st.outputs.get(q, ()))
+            out.extend(st.outputs[q])
         return out
     return st.counts[i] + len(first), st.sums[i] + sum(w[4] for w in first), collect
+
+
+def _mask_one(ws: Any, memo: dict | None, key: Any, name: str, text: str) -> tuple[str, str, int]:
+    """(the persisted output's name, its masked text, that text's tokens), made once per workspace and output."""
+    hit = None if memo is None else memo.get((MASKED_TAG, key, name, text))
+    if hit is None:
+        rel = _persist(ws, memo, key, text)
+        short = _masked_text(name, text, rel)
+        hit = (rel, short, parts_tokens([{"functionResponse": {"name": name, "response": {"output": short}}}]))
+        if memo is not None:
+            memo[MASKED_TAG, key, name, text] = hit
+    return hit
 
 
 def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
@@ -546,10 +595,10 @@ def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
         return _idle(messages, f"{_fmt(prunable)} tokens of old tool output could be masked, under "
                                f"{_fmt(MASK_MIN_PRUNABLE_TOKENS)}: nothing masked", vars=v)
     out, edits = list(messages), []
+    memo = _persisted_memo(ctx.workspace)
     for i, j, name, text, tokens, tid in found_fn():
-        rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_mask_{i}", text)
-        short = _masked_text(name, text, rel)
-        if parts_tokens([{"functionResponse": {"name": name, "response": {"output": short}}}]) >= tokens:
+        rel, short, short_tokens = _mask_one(ctx.workspace, memo, tid or f"gemini_mask_{i}", name, text)
+        if short_tokens >= tokens:
             continue
         out[i] = _with_response(out[i], j, short)
         edits.append(Edit(PERSIST, f"tool output {i} ({_fmt(tokens)} tokens) masked to a preview, the full output "

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_left
+from operator import itemgetter
 from typing import Any
 
 from ..pipeline.listmemo import ListMemo
 
 MASKED_TAG = "tool_output_masked"
+_UNSET = object()                       # a name the log saw unset
 EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
 
 
@@ -156,21 +159,43 @@ class HistoryScan:
     ``to_contents`` knows them, the running total of ``estimate`` (the same additions in the same order), and the
     tool outputs the masking weighs (per message, with prefix sums of their tokens and counts). The masking looks
     names up in the whole history: a name defined after an output that looked it up (never, in a real session)
-    makes the scan ``stale``, and the caller computes from scratch."""
-    __slots__ = ("names", "total", "sums", "counts", "outputs", "looked", "stale")
+    makes the scan ``stale``, and the caller computes from scratch.
+
+    A list that differs from a scanned one past its first messages (the masking replaced an old output) resumes
+    from the scan as it stood after their shared prefix (``rolled_back``): each position's total is kept, and
+    each name a message set (and what it replaced) is logged, so the scan is undone to any position."""
+    __slots__ = ("names", "total", "sums", "counts", "outputs", "looked", "stale", "totals", "log")
 
     def __init__(self):
         self.names: dict = {}
         self.total = 0.0
         self.sums, self.counts = [0], [0]
-        self.outputs: dict = {}          # message index -> its weighed outputs (i, j, name, text, tokens, tid)
+        self.outputs: list = []          # per message: its weighed outputs (i, j, name, text, tokens, tid), or ()
         self.looked: dict = {}           # call id -> the name an output was weighed with
         self.stale = False
+        self.totals = [0.0]              # the total after each position
+        self.log: list = []              # (position, looked: else names, call id, the value before, or _UNSET)
 
     def copy(self) -> "HistoryScan":
         c = HistoryScan()
         c.names, c.total, c.sums, c.counts = dict(self.names), self.total, list(self.sums), list(self.counts)
-        c.outputs, c.looked, c.stale = dict(self.outputs), dict(self.looked), self.stale
+        c.outputs, c.looked, c.stale = list(self.outputs), dict(self.looked), self.stale
+        c.totals, c.log = list(self.totals), list(self.log)
+        return c
+
+    def rolled_back(self, k: int) -> "HistoryScan":
+        """A new scan of the first ``k`` messages alone (``k`` at most what this one covers)."""
+        c = HistoryScan()
+        at = bisect_left(self.log, k, key=itemgetter(0))
+        c.names, c.looked = dict(self.names), dict(self.looked)
+        for _, looked, cid, old in reversed(self.log[at:]):
+            table = c.looked if looked else c.names
+            if old is _UNSET:
+                del table[cid]
+            else:
+                table[cid] = old
+        c.sums, c.counts, c.outputs = self.sums[:k + 1], self.counts[:k + 1], self.outputs[:k]
+        c.totals, c.log, c.total, c.stale = self.totals[:k + 1], self.log[:at], self.totals[k], self.stale
         return c
 
     def estimate(self) -> int:
@@ -180,10 +205,15 @@ class HistoryScan:
         if not isinstance(m, dict):
             self.sums.append(self.sums[-1])
             self.counts.append(self.counts[-1])
+            self.outputs.append(())
+            self.totals.append(self.total)
             return
-        role, parts = message_parts(m, self.names)
-        for cid in defined_ids(m):
-            if cid in self.looked and self.looked[cid] != self.names.get(cid, ""):
+        ids = defined_ids(m)
+        names, looked, log = self.names, self.looked, self.log
+        log.extend((i, False, cid, names.get(cid, _UNSET)) for cid in ids)
+        role, parts = message_parts(m, names)
+        for cid in ids:
+            if cid in looked and looked[cid] != names.get(cid, ""):
                 self.stale = True
         if role != "system":
             for p in parts:
@@ -191,13 +221,15 @@ class HistoryScan:
         weighed = []
         for j, text in responses(m):
             tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
-            name = self.looked[str(tid)] = self.names.get(str(tid), "")
+            key = str(tid)
+            log.append((i, True, key, looked.get(key, _UNSET)))
+            name = looked[key] = names.get(key, "")
             if name in EXEMPT_TOOLS or f"<{MASKED_TAG}" in text:
                 continue
             tokens = parts_tokens([{"functionResponse": {"name": name, "response": {"output": text}}}])
             weighed.append((i, j, name, text, tokens, tid))
-        if weighed:
-            self.outputs[i] = weighed
+        self.outputs.append(weighed or ())
+        self.totals.append(self.total)
         self.sums.append(self.sums[-1] + sum(w[4] for w in weighed))
         self.counts.append(self.counts[-1] + len(weighed))
 
@@ -218,17 +250,20 @@ _SCANS = ListMemo()
 
 
 def history_scan(messages: list, h: int, owner: Any = None) -> HistoryScan:
-    """The scan of ``messages[:h]``: carried on from the scan of a list this one extends (``ListMemo``), else made
-    from its start; remembered per ``owner`` (the conversation's metadata)."""
+    """The scan of ``messages[:h]``: carried on from the scan of a list this one extends or shares a prefix with
+    (``ListMemo``; undone to that prefix when it covered more), else made from its start; remembered per ``owner``
+    (the conversation's metadata)."""
     st, k, same = _SCANS.find(messages, owner)
-    if st is None or st.stale or k != len(st.sums) - 1 or k > h:
+    if st is None or st.stale:
         st, k, same = HistoryScan(), 0, True
+    k = min(k, h)
+    made = k < h
+    if k < len(st.sums) - 1:
+        st, made = st.rolled_back(k), True
     elif not same and k < h:
         st = st.copy()
-    if k < h:
-        for i in range(k, h):
-            st.add(i, messages[i])
-        if not st.stale:
-            _SCANS.store(messages, h, st)
+    for i in range(k, h):
+        st.add(i, messages[i])
+    if made and not st.stale:
+        _SCANS.store(messages, h, st)
     return st
-
