@@ -179,6 +179,36 @@ def test_a_gemini_scan_resumed_after_a_changed_message_is_the_scan_from_scratch(
     _check_gemini(new, owner)
 
 
+def _odd_gemini_message(rng, k):
+    """Shapes ``_gemini_message`` lacks: a message that sets a name and reads one, a system message that sets
+    one, a non-dict, long and non-ASCII texts."""
+    cid = f"c{rng.randrange(k + 1)}"
+    r = rng.random()
+    if r < 0.3:
+        return {"role": "user", "content": [{"type": "tool_use", "id": cid, "name": "n" * rng.randrange(3)},
+                                            {"type": "tool_result", "tool_use_id": cid, "content": "r"}]}
+    if r < 0.5:
+        return {"role": "system", "content": [{"type": "tool_use", "id": cid, "name": "sys"}]}
+    if r < 0.6:
+        return "not a message"
+    if r < 0.8:
+        return {"role": "user", "content": rng.choice(["\u00e9\u4e2d" * rng.randrange(1, 40), "a" * 100_001])}
+    return {"role": "assistant", "content": [{"type": "image", "source": {"data": "x" * rng.randrange(9)}}]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 50), odd=st.floats(0, 0.5))
+def test_the_gemini_estimate_per_message_is_the_estimate_from_the_contents(seed, n, odd):
+    """Each message's share of the estimate, kept per message object, adds up to the estimate of the contents the
+    CLI builds, for any list, in any order, a message seen before in another list too."""
+    rng = random.Random(seed)
+    msgs = [(_odd_gemini_message if rng.random() < odd else _gemini_message)(rng, k) for k in range(n)]
+    assert G.estimate(msgs) == G.estimate_from_scratch(msgs)
+    rng.shuffle(msgs)
+    assert G.estimate(msgs) == G.estimate_from_scratch(msgs)
+    assert G.estimate(msgs[n // 2:]) == G.estimate_from_scratch(msgs[n // 2:])
+
+
 # ------------------------------------------------------------------ inspect
 def _reference_baseline(msgs, meta, segments, messages, count):
     """InspectTokens' baseline as it was written first: a set of what each call saw."""

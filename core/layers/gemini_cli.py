@@ -33,7 +33,8 @@ from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
 from . import base as roles
 from .base import Layer, LayerContext
 from .gemini_view import (  # noqa: F401  (the CLI's view, re-exported: the layers' callers find it here)
-    EXEMPT_TOOLS, MASKED_TAG, HistoryScan, estimate, history_scan, message_parts, parts_tokens, result_text,
+    EXEMPT_TOOLS, MASKED_TAG, HistoryScan, estimate, estimate_from_scratch, history_scan, message_parts,
+    parts_tokens, result_text,
     text_tokens, to_contents,
 )
 from .gemini_view import js_len as _js_len, part_tokens as _part_tokens, responses as _responses  # noqa: F401

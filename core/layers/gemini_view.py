@@ -132,10 +132,70 @@ def part_tokens(p: dict) -> float:
     return js_len(p) / 4
 
 
-def estimate(messages: list) -> int:
-    """The CLI's estimate of a history (``estimateTokenCountSync`` over all its parts)."""
+def estimate_from_scratch(messages: list) -> int:
+    """The CLI's estimate of a history (``estimateTokenCountSync`` over all its parts), from its contents."""
     contents, _ = to_contents(messages)
     return parts_tokens([p for c in contents for p in c["parts"]])
+
+
+class _Recorder(dict):
+    """The names ``message_parts`` reads and sets for one message (it reads each function response's name)."""
+    __slots__ = ("read",)
+
+    def __init__(self):
+        super().__init__()
+        self.read: list = []
+
+    def get(self, key, default=None):        # (message_parts reads names.get(cid, ""))
+        self.read.append(key)
+        return default
+
+
+_ENTRIES: dict = {}          # id(message) -> (message, its entry): what ``estimate`` adds for it
+_MAX_ENTRIES = 200_000
+
+
+def _entry(m: dict) -> tuple | None:
+    """What one message adds to ``estimate``: (the tokens of its parts with every function response's name left
+    empty, the call ids whose names' lengths / 4 come on top, the names it sets, whether it is a system message);
+    None when it both sets names and reads them (counted the long way). Every part's figure is a multiple of a
+    quarter, so float sums of them are exact and any grouping gives the same total."""
+    e = _ENTRIES.get(id(m))
+    if e is not None and e[0] is m:
+        return e[1]
+    rec = _Recorder()
+    role, parts = message_parts(m, rec)
+    entry = None if rec and rec.read else (
+        math.fsum(part_tokens(p) for p in parts), tuple(rec.read), tuple(rec.items()), role == "system")
+    if len(_ENTRIES) >= _MAX_ENTRIES:
+        _ENTRIES.clear()
+    _ENTRIES[id(m)] = (m, entry)
+    return entry
+
+
+def estimate(messages: list) -> int:
+    """The CLI's estimate of a history (``estimateTokenCountSync`` over all its parts): ``estimate_from_scratch``,
+    each message's share worked out once per message object (the checks of a compression ask it several times
+    of lists that share their messages)."""
+    names: dict = {}
+    total = 0.0
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        e = _entry(m)
+        if e is None:
+            role, parts = message_parts(m, names)
+            if role != "system":
+                total += math.fsum(part_tokens(p) for p in parts)
+            continue
+        fixed, read, sets, system = e
+        if not system:
+            total += fixed
+            for cid in read:
+                total += len(names.get(cid, "")) / 4
+        if sets:
+            names.update(sets)
+    return math.floor(total)
 
 
 def responses(m: Any) -> list[tuple[int | None, str]]:
@@ -211,27 +271,49 @@ class HistoryScan:
         ids = defined_ids(m)
         names, looked, log = self.names, self.looked, self.log
         log.extend((i, False, cid, names.get(cid, _UNSET)) for cid in ids)
-        role, parts = message_parts(m, names)
+        e = _entry(m)
+        if e is None:
+            role, parts = message_parts(m, names)
+            if role != "system":
+                for p in parts:
+                    self.total += part_tokens(p)
+        else:
+            fixed, read, sets, system = e
+            if not system:                  # (quarters: exact in any grouping)
+                self.total += fixed + sum(len(names.get(cid, "")) for cid in read) / 4
+            names.update(sets)
         for cid in ids:
             if cid in looked and looked[cid] != names.get(cid, ""):
                 self.stale = True
-        if role != "system":
-            for p in parts:
-                self.total += part_tokens(p)
         weighed = []
-        for j, text in responses(m):
-            tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
+        for j, text, tid, size in _weighable(m):
             key = str(tid)
             log.append((i, True, key, looked.get(key, _UNSET)))
             name = looked[key] = names.get(key, "")
             if name in EXEMPT_TOOLS or f"<{MASKED_TAG}" in text:
                 continue
-            tokens = parts_tokens([{"functionResponse": {"name": name, "response": {"output": text}}}])
-            weighed.append((i, j, name, text, tokens, tid))
+            # parts_tokens of the response as the masking sees it: (its name's length + its JSON's) / 4, floored
+            weighed.append((i, j, name, text, math.floor(len(name) / 4 + size / 4), tid))
         self.outputs.append(weighed or ())
         self.totals.append(self.total)
         self.sums.append(self.sums[-1] + sum(w[4] for w in weighed))
         self.counts.append(self.counts[-1] + len(weighed))
+
+
+_WEIGHABLE: dict = {}       # id(message) -> (message, its function responses with their JSON's lengths)
+
+
+def _weighable(m: dict) -> tuple:
+    """``responses(m)`` with each one's call id and the length of ``{"output": text}``'s JSON, once per message."""
+    e = _WEIGHABLE.get(id(m))
+    if e is not None and e[0] is m:
+        return e[1]
+    out = tuple((j, text, m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id"),
+                 js_len({"output": text})) for j, text in responses(m))
+    if len(_WEIGHABLE) >= _MAX_ENTRIES:
+        _WEIGHABLE.clear()
+    _WEIGHABLE[id(m)] = (m, out)
+    return out
 
 
 def defined_ids(m: dict) -> list[str]:
