@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from compactscope.core.layers import codex_rules as CR
 from compactscope.core.layers import gemini_cli as G
 from compactscope.core.layers.codex import last_reported
+from compactscope.core.layers import inspect_rules as IR
 from compactscope.core.layers.inspect_anchor import Anchors
 from compactscope.core.model.conversation import MessageMeta, Usage
 from compactscope.core.pipeline.listmemo import ListMemo
@@ -314,3 +315,48 @@ def test_inspect_tokens_binds_a_conversation():
     ctx2 = msgs[:25]
     assert tok.tokens(ctx2) >= 0 and tok.tokens(ctx) == a
     assert tok.count(ctx) == tok.count(list(ctx))
+
+
+def _reference_partition(messages, meta):
+    """Inspect's partition as it was written first: each message's facts read afresh."""
+    p = IR.Partition()
+    for i, m in enumerate(messages):
+        if IR.role(m) == "system":
+            p.system.append(i)
+        elif IR.is_summary(m, meta):
+            p.conversation.append(i)
+        elif IR.source_of(m, meta) == "input":
+            p.input.append(i)
+        else:
+            p.conversation.append(i)
+    if not p.input:
+        while p.conversation and not IR.is_summary(messages[p.conversation[0]], meta):
+            i = p.conversation.pop(0)
+            p.input.append(i)
+            if IR.role(messages[i]) == "user":
+                break
+    return p
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 30))
+def test_inspect_partition_with_facts_kept_per_message_is_the_partition_read_afresh(seed, n):
+    """The facts kept per message object are read again for another conversation's metadata (a message marked
+    as input or as a summary there), and the partition is the one read message by message."""
+    rng = random.Random(seed)
+    roles = ["system", "developer", "user", "assistant", "tool"]
+    msgs = []
+    for _ in range(n):
+        m: dict = {"role": rng.choice(roles), "content": "x"}
+        if rng.random() < 0.2:
+            m["source"] = rng.choice(["input", "generate"])
+        if rng.random() < 0.1:
+            m["metadata"] = {"summary": True}
+        msgs.append(m)
+    for _ in range(3):
+        meta = {id(m): MessageMeta(extra={"source": "input"} if rng.random() < 0.3 else
+                                   {"metadata": {"summary": 1}} if rng.random() < 0.2 else {})
+                for m in msgs if rng.random() < 0.5}
+        got, want = IR.partition(msgs, meta), _reference_partition(msgs, meta)
+        assert (got.system, got.input, got.conversation) == (want.system, want.input, want.conversation)
+        rng.shuffle(msgs)

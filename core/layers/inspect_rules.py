@@ -399,22 +399,38 @@ class Partition:
     conversation: list = field(default_factory=list)
 
 
+_FACTS: dict = {}            # id(message) -> (message, the meta it was read with, its facts)
+_MAX_FACTS = 200_000
+
+
+def message_facts(m: Any, meta: dict | None = None) -> tuple[Any, bool, bool]:
+    """(``role(m)``, ``is_summary(m, meta)``, ``source_of(m, meta) == "input"``), read once per message object and
+    conversation (a compaction at every call of a replay partitions the whole context each time)."""
+    e = _FACTS.get(id(m))
+    if e is not None and e[0] is m and e[1] is meta:
+        return e[2]
+    facts = (role(m), is_summary(m, meta), source_of(m, meta) == "input")
+    if len(_FACTS) >= _MAX_FACTS:
+        _FACTS.clear()
+    _FACTS[id(m)] = (m, meta, facts)
+    return facts
+
+
 def partition(messages: list, meta: dict | None = None) -> Partition:
     """System messages, the sample's input (messages marked ``source: input``; with none marked,
     the conversation up to and including its first user message, stopping at a summary), and the
     rest. A summary always belongs to the conversation."""
     p = Partition()
     for i, m in enumerate(messages):
-        if role(m) == "system":
+        r, summary, marked = message_facts(m, meta)
+        if r == "system":
             p.system.append(i)
-        elif is_summary(m, meta):
+        elif summary or not marked:
             p.conversation.append(i)
-        elif source_of(m, meta) == "input":
-            p.input.append(i)
         else:
-            p.conversation.append(i)
+            p.input.append(i)
     if not p.input:
-        while p.conversation and not is_summary(messages[p.conversation[0]], meta):
+        while p.conversation and not message_facts(messages[p.conversation[0]], meta)[1]:
             i = p.conversation.pop(0)
             p.input.append(i)
             if role(messages[i]) == "user":
