@@ -9,6 +9,7 @@ from bisect import bisect_left
 from operator import itemgetter
 from typing import Any
 
+from ..pipeline.facts import ObjFact
 from ..pipeline.listmemo import ListMemo
 
 MASKED_TAG = "tool_output_masked"
@@ -151,8 +152,17 @@ class _Recorder(dict):
         return default
 
 
-_ENTRIES: dict = {}          # id(message) -> (message, its entry): what ``estimate`` adds for it
-_MAX_ENTRIES = 200_000
+def _make_entry(m: Any) -> tuple | bool:
+    """What one message adds to ``estimate`` (see ``_entry``), False when it is counted the long way."""
+    rec = _Recorder()
+    role, parts = message_parts(m, rec)
+    if rec and rec.read:
+        return False
+    return math.fsum(part_tokens(p) for p in parts), tuple(rec.read), tuple(rec.items()), role == "system"
+
+
+# kept in the table of per-message facts (core.pipeline.facts: bounded, and let go of by a fleet worker)
+_ENTRIES: ObjFact = ObjFact("gemini_estimate_share", _make_entry)
 
 
 def _entry(m: dict) -> tuple | None:
@@ -160,17 +170,7 @@ def _entry(m: dict) -> tuple | None:
     empty, the call ids whose names' lengths / 4 come on top, the names it sets, whether it is a system message);
     None when it both sets names and reads them (counted the long way). Every part's figure is a multiple of a
     quarter, so float sums of them are exact and any grouping gives the same total."""
-    e = _ENTRIES.get(id(m))
-    if e is not None and e[0] is m:
-        return e[1]
-    rec = _Recorder()
-    role, parts = message_parts(m, rec)
-    entry = None if rec and rec.read else (
-        math.fsum(part_tokens(p) for p in parts), tuple(rec.read), tuple(rec.items()), role == "system")
-    if len(_ENTRIES) >= _MAX_ENTRIES:
-        _ENTRIES.clear()
-    _ENTRIES[id(m)] = (m, entry)
-    return entry
+    return _ENTRIES.get(m) or None
 
 
 def estimate(messages: list) -> int:
@@ -300,20 +300,17 @@ class HistoryScan:
         self.counts.append(self.counts[-1] + len(weighed))
 
 
-_WEIGHABLE: dict = {}       # id(message) -> (message, its function responses with their JSON's lengths)
+def _make_weighable(m: dict) -> tuple:
+    return tuple((j, text, m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id"),
+                  js_len({"output": text})) for j, text in responses(m))
+
+
+# ``responses(m)`` with each one's call id and the length of ``{"output": text}``'s JSON, once per message
+_WEIGHABLE: ObjFact = ObjFact("gemini_weighable", _make_weighable)
 
 
 def _weighable(m: dict) -> tuple:
-    """``responses(m)`` with each one's call id and the length of ``{"output": text}``'s JSON, once per message."""
-    e = _WEIGHABLE.get(id(m))
-    if e is not None and e[0] is m:
-        return e[1]
-    out = tuple((j, text, m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id"),
-                 js_len({"output": text})) for j, text in responses(m))
-    if len(_WEIGHABLE) >= _MAX_ENTRIES:
-        _WEIGHABLE.clear()
-    _WEIGHABLE[id(m)] = (m, out)
-    return out
+    return _WEIGHABLE.get(m)
 
 
 def defined_ids(m: dict) -> list[str]:

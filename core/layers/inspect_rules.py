@@ -32,6 +32,7 @@ from operator import is_
 from dataclasses import dataclass, field
 from typing import Any
 from ..files.jsonio import dict_at
+from ..pipeline.facts import ObjFact
 from .inspect_anchor import Anchors
 from .inspect_count import JoinedCounter
 
@@ -399,20 +400,19 @@ class Partition:
     conversation: list = field(default_factory=list)
 
 
-_FACTS: dict = {}            # id(message) -> (message, the meta it was read with, its facts)
-_MAX_FACTS = 200_000
+# (the meta it was read with, the facts), in the table of per-message facts (core.pipeline.facts: bounded, and let
+# go of by a fleet worker)
+_FACTS: ObjFact = ObjFact("inspect_message_facts", lambda m: (None, None))
 
 
 def message_facts(m: Any, meta: dict | None = None) -> tuple[Any, bool, bool]:
     """(``role(m)``, ``is_summary(m, meta)``, ``source_of(m, meta) == "input"``), read once per message object and
     conversation (a compaction at every call of a replay partitions the whole context each time)."""
-    e = _FACTS.get(id(m))
-    if e is not None and e[0] is m and e[1] is meta:
-        return e[2]
+    e = _FACTS.peek(m)
+    if e is not None and e[0] is meta:
+        return e[1]
     facts = (role(m), is_summary(m, meta), source_of(m, meta) == "input")
-    if len(_FACTS) >= _MAX_FACTS:
-        _FACTS.clear()
-    _FACTS[id(m)] = (m, meta, facts)
+    _FACTS.put(m, (meta, facts))
     return facts
 
 
