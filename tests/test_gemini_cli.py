@@ -492,6 +492,28 @@ def test_old_tool_outputs_are_masked_past_the_protected_newest_ones():
     assert gemini_mask(small, _ctx({})).messages is small
 
 
+def test_masking_again_with_the_same_workspace_names_the_same_files_and_a_cleared_workspace_gets_them_back(tmp_path):
+    """The persisted outputs' names are asked of the workspace once per output: a second masking of the same
+    outputs gives the same list, and once the workspace's results folder is gone the files are written again."""
+    import shutil
+    from compactscope.core.files.workspace import PERSIST_DIR, Workspace
+    from compactscope.core.layers.gemini_cli import gemini_mask
+    msgs = _chat(5, output="q" * 99_000) + [{"role": "user", "content": [{"type": "text", "text": "go"}]},
+                                             {"role": "assistant", "content": [{"type": "tool_use", "id": "z",
+                                                                                "name": "read_file", "input": {}}]}]
+    ctx = _ctx({})
+    ctx.workspace = Workspace(tmp_path / "w")
+    first = gemini_mask(msgs, ctx)
+    files = sorted(p.name for p in (tmp_path / "w" / PERSIST_DIR).iterdir())
+    assert len(files) == 3
+    again = gemini_mask(msgs, ctx)
+    assert again.messages == first.messages and [e.path for e in again.edits] == [e.path for e in first.edits]
+    shutil.rmtree(tmp_path / "w" / PERSIST_DIR)
+    third = gemini_mask(msgs, ctx)
+    assert third.messages == first.messages
+    assert sorted(p.name for p in (tmp_path / "w" / PERSIST_DIR).iterdir()) == files
+
+
 @pytest.mark.skipif(not SESSIONS, reason="../shared/corpus/gemini-cli is not present")
 def test_following_a_session_as_the_cli_writes_it_shows_the_compression_when_it_lands(tmp_path):
     from compactscope.core.live.follow import Follower

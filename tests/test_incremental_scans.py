@@ -7,9 +7,13 @@ import random
 from bisect import bisect_right
 from types import SimpleNamespace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from compactscope.core.layers import codex_rules as CR
 from compactscope.core.layers import gemini_cli as G
 from compactscope.core.layers.codex import last_reported
+from compactscope.core.layers import inspect_rules as IR
 from compactscope.core.layers.inspect_anchor import Anchors
 from compactscope.core.model.conversation import MessageMeta, Usage
 from compactscope.core.pipeline.listmemo import ListMemo
@@ -139,6 +143,73 @@ def test_a_name_defined_after_the_output_that_looked_it_up_is_found_too():
     assert G.estimate(ctx) == math.floor(G.history_scan(ctx, len(ctx), owner).total)
 
 
+def _scan_fields(st):
+    return (st.names, st.total, st.sums, st.counts, st.outputs, st.looked, st.stale, st.totals)
+
+
+def _scratch_scan(messages, h):
+    st = G.HistoryScan()
+    for i in range(h):
+        st.add(i, messages[i])
+    return st
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40), cut=st.floats(0, 1), extra=st.integers(0, 6),
+       mask=st.booleans())
+def test_a_gemini_scan_resumed_after_a_changed_message_is_the_scan_from_scratch(seed, n, cut, extra, mask):
+    """The masking replaces an old output (or any message is replaced past a shared prefix): the scan of the
+    new list resumes from the old list's scan undone to their shared prefix, and equals a scan from scratch,
+    field by field (names, totals, outputs, the names looked up); so do the estimate and the masking."""
+    rng = random.Random(seed)
+    owner = object()
+    old = [_gemini_message(rng, k) for k in range(n)]
+    G.history_scan(old, len(old), owner)
+    k = int(cut * len(old))
+    changed = [{"role": "tool", "tool_call_id": f"c{rng.randrange(n + 1)}",
+                "content": "<tool_output_masked>\nshort\n</tool_output_masked>"}] if mask else []
+    new = old[:k] + changed + [_gemini_message(rng, n + q) for q in range(extra)] + old[k + 1:]
+    h = G._history_end(new)
+    resumed = G.history_scan(new, h, owner)
+    if not resumed.stale:
+        assert _scan_fields(resumed) == _scan_fields(_scratch_scan(new, h))
+    full = _scratch_scan(old, len(old))
+    if not full.stale:
+        assert _scan_fields(full.rolled_back(k)) == _scan_fields(_scratch_scan(old, k))
+        assert _scan_fields(full) == _scan_fields(_scratch_scan(old, len(old)))     # undone on a copy
+    _check_gemini(new, owner)
+
+
+def _odd_gemini_message(rng, k):
+    """Shapes ``_gemini_message`` lacks: a message that sets a name and reads one, a system message that sets
+    one, a non-dict, long and non-ASCII texts."""
+    cid = f"c{rng.randrange(k + 1)}"
+    r = rng.random()
+    if r < 0.3:
+        return {"role": "user", "content": [{"type": "tool_use", "id": cid, "name": "n" * rng.randrange(3)},
+                                            {"type": "tool_result", "tool_use_id": cid, "content": "r"}]}
+    if r < 0.5:
+        return {"role": "system", "content": [{"type": "tool_use", "id": cid, "name": "sys"}]}
+    if r < 0.6:
+        return "not a message"
+    if r < 0.8:
+        return {"role": "user", "content": rng.choice(["\u00e9\u4e2d" * rng.randrange(1, 40), "a" * 100_001])}
+    return {"role": "assistant", "content": [{"type": "image", "source": {"data": "x" * rng.randrange(9)}}]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 50), odd=st.floats(0, 0.5))
+def test_the_gemini_estimate_per_message_is_the_estimate_from_the_contents(seed, n, odd):
+    """Each message's share of the estimate, kept per message object, adds up to the estimate of the contents the
+    CLI builds, for any list, in any order, a message seen before in another list too."""
+    rng = random.Random(seed)
+    msgs = [(_odd_gemini_message if rng.random() < odd else _gemini_message)(rng, k) for k in range(n)]
+    assert G.estimate(msgs) == G.estimate_from_scratch(msgs)
+    rng.shuffle(msgs)
+    assert G.estimate(msgs) == G.estimate_from_scratch(msgs)
+    assert G.estimate(msgs[n // 2:]) == G.estimate_from_scratch(msgs[n // 2:])
+
+
 # ------------------------------------------------------------------ inspect
 def _reference_baseline(msgs, meta, segments, messages, count):
     """InspectTokens' baseline as it was written first: a set of what each call saw."""
@@ -244,3 +315,48 @@ def test_inspect_tokens_binds_a_conversation():
     ctx2 = msgs[:25]
     assert tok.tokens(ctx2) >= 0 and tok.tokens(ctx) == a
     assert tok.count(ctx) == tok.count(list(ctx))
+
+
+def _reference_partition(messages, meta):
+    """Inspect's partition as it was written first: each message's facts read afresh."""
+    p = IR.Partition()
+    for i, m in enumerate(messages):
+        if IR.role(m) == "system":
+            p.system.append(i)
+        elif IR.is_summary(m, meta):
+            p.conversation.append(i)
+        elif IR.source_of(m, meta) == "input":
+            p.input.append(i)
+        else:
+            p.conversation.append(i)
+    if not p.input:
+        while p.conversation and not IR.is_summary(messages[p.conversation[0]], meta):
+            i = p.conversation.pop(0)
+            p.input.append(i)
+            if IR.role(messages[i]) == "user":
+                break
+    return p
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 30))
+def test_inspect_partition_with_facts_kept_per_message_is_the_partition_read_afresh(seed, n):
+    """The facts kept per message object are read again for another conversation's metadata (a message marked
+    as input or as a summary there), and the partition is the one read message by message."""
+    rng = random.Random(seed)
+    roles = ["system", "developer", "user", "assistant", "tool"]
+    msgs = []
+    for _ in range(n):
+        m: dict = {"role": rng.choice(roles), "content": "x"}
+        if rng.random() < 0.2:
+            m["source"] = rng.choice(["input", "generate"])
+        if rng.random() < 0.1:
+            m["metadata"] = {"summary": True}
+        msgs.append(m)
+    for _ in range(3):
+        meta = {id(m): MessageMeta(extra={"source": "input"} if rng.random() < 0.3 else
+                                   {"metadata": {"summary": 1}} if rng.random() < 0.2 else {})
+                for m in msgs if rng.random() < 0.5}
+        got, want = IR.partition(msgs, meta), _reference_partition(msgs, meta)
+        assert (got.system, got.input, got.conversation) == (want.system, want.input, want.conversation)
+        rng.shuffle(msgs)

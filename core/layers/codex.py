@@ -84,6 +84,34 @@ def _figure(m: Any, meter: Any = None) -> int:
     return R.message_tokens(m)
 
 
+PROMPT, SUMMARY_ITEM, INITIAL = 1, 2, 4      # what a message is for Codex, as the bits of one per-message figure
+KIND_FIGURE = "codex_kind"
+
+
+def _kind_of(m: Any, meter: Any = None) -> int:
+    return (PROMPT if R.is_user_prompt(m) else 0) | (SUMMARY_ITEM if R.is_summary(m) else 0) | \
+        (INITIAL if R.is_initial_context(m) else 0)
+
+
+class _Kinds:
+    """``R.is_user_prompt``, ``R.is_initial_context`` and the item estimate of a message, each computed once per
+    message object (the meter's per-message figures): a compaction at every call of a replay asks them of every
+    message of its history."""
+    __slots__ = ("figure",)
+
+    def __init__(self, meter: Any):
+        self.figure = meter.figure
+
+    def prompt(self, m: Any) -> bool:
+        return bool(self.figure(m, KIND_FIGURE, _kind_of) & PROMPT)
+
+    def initial(self, m: Any) -> bool:
+        return bool(self.figure(m, KIND_FIGURE, _kind_of) & INITIAL)
+
+    def tokens(self, m: Any) -> int:
+        return self.figure(m, CodexTokens.figure_name, _figure)
+
+
 class CodexTokens:
     """The strategy's token estimator: Codex's own figure for a history (``get_total_token_usage``). Bound to a
     recorded session (``bind``, as the engine does), it is the ``total_tokens`` the last response in the list
@@ -185,7 +213,7 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
         since = messages[at + 1:]
         if phase == PRE_TURN:       # the CLI checks before it records the new turn's input (codex-cli 0.171.0)
             since = [m for m in since if m.get("role") != "user"]
-        added = sum(R.message_tokens(m) for m in since)
+        added = ctx.meter.figure_sum(since, CodexTokens.figure_name, _figure)
         total = reported + added
         how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
                f"{_fmt(added)} for the {len(since)} item(s) since")
@@ -244,7 +272,8 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     dropped = 0
     window = int(cfg.model_context_window or 0)
     fixed = system_tokens(ctx.system) + R.approx_tokens(R.COMPACT_PROMPT)
-    sizes = [R.message_tokens(m) for m in history]
+    kinds = _Kinds(ctx.meter)
+    sizes = [kinds.tokens(m) for m in history]
     total = fixed + sum(sizes)
     while window > 0 and total > window and len(history) - dropped > 1:
         total -= sizes[dropped]
@@ -264,7 +293,7 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
                                 "follows the compaction", start=end, end=len(messages)))
     v = {"request_items": len(history) + 1, "tools": 0, "request_kind": "compaction", "estimated_request_tokens": total,
          "dropped_oldest": dropped, "summarised_until": end}
-    shown = [m for m in history if not R.is_initial_context(m)]
+    shown = [m for m in history if not kinds.initial(m)]
     prompt: Any = LazyPrompt(lambda: _request_pieces(history))       # (SummaryRequest reads a lazy prompt)
     req = SummaryRequest(prompt, tuple(shown), ctx.system
                          if isinstance(ctx.system, str) else None, cfg.summary_max_tokens,
@@ -292,7 +321,8 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
         return LayerOutput.unchanged(messages, "no compaction request before this layer", state={PASS: None})
     request, trailing = messages[:at_prompt], messages[at_prompt + 1:]
     budget = cfg.user_message_max_tokens
-    picked = R.select_user_messages(request, budget)
+    kinds = _Kinds(ctx.meter)
+    picked = R.select_user_messages(request, budget, kinds.prompt)
     edits: list[Edit] = []
     new: list = []
     origin: list = []
@@ -305,25 +335,25 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
         else:
             new.append(request[i])
             origin.append(i)
-    prompts = sum(1 for m in request if R.is_user_prompt(m))
+    prompts = sum(map(kinds.prompt, request))
     if prompts > len(picked):
         edits.append(Edit(DROP, f"{prompts - len(picked)} older user message(s) over the {_fmt(budget)}-token budget "
                                 "dropped"))
     summary = {"role": "user", "content": R.summary_text(p["reply"])}
     new.append(summary)
     origin.append(None)
-    ctx_at = R.initial_context(request)
+    ctx_at = R.initial_context(request, kinds.initial)
     context = [request[i] for i in ctx_at]
     # mid turn (InitialContextInjection::BeforeLastUserMessage), and as codex-cli 0.171.0 does before a turn too
-    new, at = R.insert_before_last_prompt(new, context)
+    new, at = R.insert_before_last_prompt(new, context, kinds.prompt)
     origin = origin[:at] + ctx_at + origin[at:]
     where = "before the last user message"
     if trailing:
-        tail = [at_prompt + 1 + k for k, m in enumerate(trailing) if not R.is_initial_context(m)]
+        tail = [at_prompt + 1 + k for k, m in enumerate(trailing) if not kinds.initial(m)]
         new, origin = new + [messages[i] for i in tail], origin + tail
     s_out = new.index(summary)
     kept = {o for o in origin if o is not None}
-    gone = [i for i in range(len(request)) if i not in kept and not R.is_user_prompt(request[i])]
+    gone = [i for i in range(len(request)) if i not in kept and not kinds.prompt(request[i])]
     edits.insert(0, Edit(SUMMARY, f"the history [{0}, {len(request)}) replaced by the summary behind Codex's prefix "
                                   f"({_fmt(len(summary['content']))} chars)", start=0, end=len(request), out=s_out,
                          new_len=len(summary["content"])))

@@ -21,7 +21,7 @@ loader maps them into OpenAI chat messages (``core.loaders.codex``). No Qt, no I
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
 CONTEXT_SHARE = 0.9                   # the auto-compact limit is at most 90% of the window
@@ -171,17 +171,20 @@ def message_tokens(m: Any) -> int:
 
 
 # ------------------------------------------------------------------ the new history
-def select_user_messages(messages: list, budget: int = COMPACT_USER_MESSAGE_MAX_TOKENS) -> list[tuple[int, str, bool]]:
+def select_user_messages(messages: list, budget: int = COMPACT_USER_MESSAGE_MAX_TOKENS,
+                         is_prompt: Callable[[Any], bool] | None = None) -> list[tuple[int, str, bool]]:
     """The user's prompts Codex keeps, oldest first: ``(index in messages, text, cut)``, taken newest first while
     they fit ``budget`` tokens; the first that does not fit is cut in the middle to what is left, and older ones
-    are dropped (``build_compacted_history_with_limit``)."""
+    are dropped (``build_compacted_history_with_limit``). ``is_prompt``: ``is_user_prompt`` (or the same answers
+    kept per message)."""
+    is_prompt = is_prompt or is_user_prompt
     picked: list[tuple[int, str, bool]] = []
     remaining = budget
     if budget <= 0:
         return picked
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
-        if not is_user_prompt(m):
+        if not is_prompt(m):
             continue
         if remaining <= 0:
             break
@@ -203,13 +206,14 @@ def summary_text(reply: str) -> str:
     return text if text else NO_SUMMARY
 
 
-def initial_context(messages: list) -> list[int]:
+def initial_context(messages: list, is_context: Callable[[Any], bool] | None = None) -> list[int]:
     """Where the initial context lies in ``messages``: each developer message and Codex context message once (the
     first of equal texts), in order; what ``build_initial_context`` would make again for the same turn."""
+    is_context = is_context or is_initial_context
     seen: set = set()
     out = []
     for i, m in enumerate(messages):
-        if is_initial_context(m):
+        if is_context(m):
             key = (m.get("role"), text_of(m))
             if key not in seen:
                 seen.add(key)
@@ -217,10 +221,12 @@ def initial_context(messages: list) -> list[int]:
     return out
 
 
-def insert_before_last_prompt(history: list, context: list) -> tuple[list, int]:
+def insert_before_last_prompt(history: list, context: list,
+                              is_prompt: Callable[[Any], bool] | None = None) -> tuple[list, int]:
     """``context`` spliced into ``history`` just before its last real user message, else before the summary (the
     summary stays last), else at the end (``insert_initial_context_before_last_real_user_or_summary``); and where."""
-    at = next((k for k in range(len(history) - 1, -1, -1) if is_user_prompt(history[k])), None)
+    is_prompt = is_prompt or is_user_prompt
+    at = next((k for k in range(len(history) - 1, -1, -1) if is_prompt(history[k])), None)
     if at is None:
         at = next((k for k in range(len(history) - 1, -1, -1) if is_summary(history[k])), len(history))
     return history[:at] + context + history[at:], at

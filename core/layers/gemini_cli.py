@@ -20,16 +20,25 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Callable
+from weakref import WeakKeyDictionary
 
+from ..files.workspace import PERSIST_DIR
 from ..summarizers import SummaryError, SummaryRequest
-from ..pipeline.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
 from . import base as roles
 from .base import Layer, LayerContext
+from .gemini_view import (  # noqa: F401  (the CLI's view, re-exported: the layers' callers find it here)
+    EXEMPT_TOOLS, MASKED_TAG, HistoryScan, estimate, estimate_from_scratch, history_scan, message_parts,
+    parts_tokens, result_text,
+    text_tokens, to_contents,
+)
+from .gemini_view import js_len as _js_len, part_tokens as _part_tokens, responses as _responses  # noqa: F401
+from .gemini_view import text_of as _text_of
 from .params import Settings, param
 
 GEMINI_CLI_VERSION = "0.61.0"
@@ -85,127 +94,6 @@ def _fmt(n: float) -> str:
 
 
 # ------------------------------------------------------------------ the CLI's view of a history
-def _js_len(value: Any) -> int:
-    """JSON.stringify(value).length: compact JSON, in UTF-16 code units."""
-    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    if s.isascii():
-        return len(s)
-    # UTF-16 code units, counted in C (a scan of every character in Python was most of gemini_mask's time);
-    # a lone surrogate is one unit, as in JavaScript
-    return len(s.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _text_of(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content] if content else []
-    if isinstance(content, list):
-        return [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type", "text") == "text"]
-    return [] if content is None else [str(content)]
-
-
-def _args(call: dict) -> Any:
-    raw = (call.get("function") or {}).get("arguments")
-    try:
-        return json.loads(raw) if isinstance(raw, str) else (raw or {})
-    except ValueError:
-        return raw
-
-
-def result_text(content: Any) -> str:
-    """A tool result's text (a string, or its text blocks joined)."""
-    return content if isinstance(content, str) else "\n".join(_text_of(content))
-
-
-def _block_part(b: Any, names: dict) -> dict:
-    if not isinstance(b, dict):
-        return {"text": str(b)}
-    t = b.get("type", "text")
-    if t == "text":
-        return {"text": str(b.get("text", ""))}
-    if t == "tool_use":
-        names[str(b.get("id"))] = str(b.get("name") or "")
-        return {"functionCall": {"id": str(b.get("id")), "name": b.get("name"), "args": b.get("input") or {}}}
-    if t == "tool_result":
-        cid = str(b.get("tool_use_id") or "")
-        return {"functionResponse": {"id": cid, "name": names.get(cid, ""),
-                                     "response": {"output": result_text(b.get("content"))}}}
-    return {k: v for k, v in b.items() if k != "type"} or {"text": ""}
-
-
-def message_parts(m: dict, names: dict) -> tuple[str, list]:
-    """(role, parts) of one message (either dialect) in the Gemini API's shape; ``names``: call id -> name."""
-    role = m.get("role")
-    if role == "tool":
-        cid = str(m.get("tool_call_id") or "")
-        return "user", [{"functionResponse": {"id": cid, "name": names.get(cid, ""),
-                                              "response": {"output": result_text(m.get("content"))}}}]
-    c = m.get("content")
-    parts = [_block_part(b, names) for b in c] if isinstance(c, list) else ([{"text": c}] if c else [])
-    if role == "assistant":
-        for call in m.get("tool_calls") or ():
-            if isinstance(call, dict):
-                fn = call.get("function") or {}
-                names[str(call.get("id"))] = str(fn.get("name") or "")
-                parts.append({"functionCall": {"id": str(call.get("id")), "name": fn.get("name"),
-                                               "args": _args(call)}})
-        return "model", parts
-    return ("user" if role != "system" else "system"), parts
-
-
-def to_contents(messages: list) -> tuple[list, list]:
-    """The history as the CLI holds it: contents of role user/model, consecutive messages of one role in one
-    content (the request merges them so); with, per content, the message indices it holds."""
-    contents: list = []
-    owners: list = []
-    names: dict = {}
-    for i, m in enumerate(messages):
-        if not isinstance(m, dict):
-            continue
-        role, parts = message_parts(m, names)
-        if role == "system":
-            continue
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-            owners[-1].append(i)
-        else:
-            contents.append({"role": role, "parts": list(parts)})
-            owners.append([i])
-    return contents, owners
-
-
-def text_tokens(text: str) -> float:
-    """The CLI's estimate of a text: a quarter token per ASCII character, 1.5 per other (chars/4 past 100k)."""
-    if len(text) > 100_000:
-        return len(text) / 4
-    ascii_n = len(text.encode("ascii", "ignore"))        # the chars up to U+007F
-    return ascii_n / 4 + (len(text) - ascii_n) * 1.5
-
-
-def parts_tokens(parts: list) -> int:
-    """``estimateTokenCountSync`` over parts: texts as above, a function response's name and JSON by
-    chars/4, anything else its JSON by chars/4."""
-    total = 0.0
-    for p in parts:
-        total += _part_tokens(p)
-    return math.floor(total)
-
-
-def _part_tokens(p: dict) -> float:
-    """What ``parts_tokens`` adds for one part."""
-    if isinstance(p.get("text"), str):
-        return text_tokens(p["text"])
-    if isinstance(p.get("functionResponse"), dict):
-        fr = p["functionResponse"]
-        resp = fr.get("response")
-        return len(str(fr.get("name") or "")) / 4 + (len(resp) if isinstance(resp, str) else _js_len(resp)) / 4
-    return _js_len(p) / 4
-
-
-def estimate(messages: list) -> int:
-    """The CLI's estimate of a history (``estimateTokenCountSync`` over all its parts)."""
-    contents, _ = to_contents(messages)
-    return parts_tokens([p for c in contents for p in c["parts"]])
-
 
 def _quarter_tokens(m: Any, meter: Any = None) -> int:
     """Four times the CLI's estimate of one message's parts (a whole number; a function response's name,
@@ -293,107 +181,45 @@ def last_prompt_tokens(messages: list, h: int, ctx: LayerContext) -> tuple[int, 
         "estimate of the history (chars/4)"
 
 
-class HistoryScan:
-    """What the CLI's view of a history ``messages[:covered]`` holds for the check and the masking, made message by
-    message in order (so a list that extends one scanned costs its new messages only): the call names as
-    ``to_contents`` knows them, the running total of ``estimate`` (the same additions in the same order), and the
-    tool outputs the masking weighs (per message, with prefix sums of their tokens and counts). The masking looks
-    names up in the whole history: a name defined after an output that looked it up (never, in a real session)
-    makes the scan ``stale``, and the caller computes from scratch."""
-    __slots__ = ("names", "total", "sums", "counts", "outputs", "looked", "stale")
-
-    def __init__(self):
-        self.names: dict = {}
-        self.total = 0.0
-        self.sums, self.counts = [0], [0]
-        self.outputs: dict = {}          # message index -> its weighed outputs (i, j, name, text, tokens, tid)
-        self.looked: dict = {}           # call id -> the name an output was weighed with
-        self.stale = False
-
-    def copy(self) -> "HistoryScan":
-        c = HistoryScan()
-        c.names, c.total, c.sums, c.counts = dict(self.names), self.total, list(self.sums), list(self.counts)
-        c.outputs, c.looked, c.stale = dict(self.outputs), dict(self.looked), self.stale
-        return c
-
-    def estimate(self) -> int:
-        return math.floor(self.total)
-
-    def add(self, i: int, m: Any) -> None:
-        if not isinstance(m, dict):
-            self.sums.append(self.sums[-1])
-            self.counts.append(self.counts[-1])
-            return
-        role, parts = message_parts(m, self.names)
-        for cid in _defined(m):
-            if cid in self.looked and self.looked[cid] != self.names.get(cid, ""):
-                self.stale = True
-        if role != "system":
-            for p in parts:
-                self.total += _part_tokens(p)
-        weighed = []
-        for j, text in _responses(m):
-            tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
-            name = self.looked[str(tid)] = self.names.get(str(tid), "")
-            if name in EXEMPT_TOOLS or f"<{MASKED_TAG}" in text:
-                continue
-            tokens = parts_tokens([{"functionResponse": {"name": name, "response": {"output": text}}}])
-            weighed.append((i, j, name, text, tokens, tid))
-        if weighed:
-            self.outputs[i] = weighed
-        self.sums.append(self.sums[-1] + sum(w[4] for w in weighed))
-        self.counts.append(self.counts[-1] + len(weighed))
-
-
-def _defined(m: dict) -> list[str]:
-    """The call ids whose names ``message_parts`` records from ``m``."""
-    if m.get("role") == "tool":
-        return []
-    c = m.get("content")
-    out = [str(b.get("id")) for b in c if isinstance(b, dict) and b.get("type", "text") == "tool_use"] \
-        if isinstance(c, list) else []
-    if m.get("role") == "assistant":
-        out += [str(call.get("id")) for call in m.get("tool_calls") or () if isinstance(call, dict)]
-    return out
-
-
-_SCANS = ListMemo()
-
-
-def history_scan(messages: list, h: int, owner: Any = None) -> HistoryScan:
-    """The scan of ``messages[:h]``: carried on from the scan of a list this one extends (``ListMemo``), else made
-    from its start; remembered per ``owner`` (the conversation's metadata)."""
-    st, k, same = _SCANS.find(messages, owner)
-    if st is None or st.stale or k != len(st.sums) - 1 or k > h:
-        st, k, same = HistoryScan(), 0, True
-    elif not same and k < h:
-        st = st.copy()
-    if k < h:
-        for i in range(k, h):
-            st.add(i, messages[i])
-        if not st.stale:
-            _SCANS.store(messages, h, st)
-    return st
-
 
 def _idle(messages: list, why: str, **kw) -> LayerOutput:
     return LayerOutput.unchanged(messages, why, **kw)
 
 
-# ------------------------------------------------------------------ 1. trigger and truncation
-def _responses(m: Any) -> list[tuple[int | None, str]]:
-    """The function responses one message holds, newest first: (block index, or None for an OpenAI tool
-    message; its text)."""
-    if not isinstance(m, dict):
-        return []
-    if m.get("role") == "tool":
-        return [(None, result_text(m.get("content")))]
-    c = m.get("content")
-    if m.get("role") != "user" or not isinstance(c, list):
-        return []
-    return [(j, result_text(b.get("content"))) for j, b in reversed(list(enumerate(c)))
-            if isinstance(b, dict) and b.get("type") == "tool_result"]
+# ------------------------------------------------------------------ persisted outputs, remembered per workspace
+_PERSISTED: WeakKeyDictionary = WeakKeyDictionary()
 
+
+def _persisted_memo(ws: Any) -> dict | None:
+    """What this workspace's persisted outputs were named, for the layers that persist the same outputs at every
+    call (an output the masking cannot shorten stays a candidate; the truncation cuts the same old responses at
+    each compression): the workspace answers the same name for the same id and text while its files are there, so
+    it is asked once. Forgotten when the results' folder is gone (a workspace cleared); None: not remembered."""
+    root = getattr(ws, "root", None)
+    try:
+        memo = _PERSISTED.get(ws)
+    except TypeError:                    # a workspace that cannot be weakly referenced
+        return None
+    if root is None:
+        return None
+    if memo is not None and not os.path.isdir(os.path.join(root, PERSIST_DIR)):
+        memo = None
+    if memo is None:
+        memo = _PERSISTED[ws] = {}
+    return memo
+
+
+def _persist(ws: Any, memo: dict | None, key: Any, text: str) -> str:
+    """``persist_tool_result(key, text)``'s name for the output, asked once per workspace (``_persisted_memo``)."""
+    if memo is None:
+        return ws.persist_tool_result(key, text)[0]
+    rel = memo.get((key, text))
+    if rel is None:
+        rel = memo[key, text] = ws.persist_tool_result(key, text)[0]
+    return rel
+
+
+# ------------------------------------------------------------------ 1. trigger and truncation
 
 def _with_response(m: dict, j: int | None, text: str) -> dict:
     if j is None:
@@ -423,6 +249,7 @@ def truncate_to_budget(history: list, ctx: LayerContext, max_chars: int,
     out = list(history)
     edits, originals = [], {}
     used = 0.0
+    memo = _persisted_memo(ctx.workspace)
     for i in range(len(history) - 1, -1, -1):
         m = history[i]
         for j, text in _responses(m):
@@ -431,7 +258,7 @@ def truncate_to_budget(history: list, ctx: LayerContext, max_chars: int,
                 used += tokens
                 continue
             tid = m.get("tool_call_id") if j is None else m["content"][j].get("tool_use_id")
-            rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_{i}", text)
+            rel = _persist(ctx.workspace, memo, tid or f"gemini_{i}", text)
             short = truncated_output(text, rel, max_chars)
             used += math.floor(text_tokens(short))
             out[i] = _with_response(out[i], j, short)
@@ -641,9 +468,7 @@ def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
 # ------------------------------------------------------------------ 5. the tool output masking, before sending
 MASK_PROTECT_TOKENS = 50_000            # the newest tool outputs kept whole, in tokens
 MASK_MIN_PRUNABLE_TOKENS = 30_000       # masking only when at least this much can go
-MASKED_TAG = "tool_output_masked"
 SHELL_TOOL = "run_shell_command"
-EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
 
 
 def _simple_preview(text: str) -> str:
@@ -733,7 +558,7 @@ def masked_outputs(messages: list, h: int, owner: Any = None) -> tuple[int, int,
     i = bisect_left(st.sums, total - MASK_PROTECT_TOKENS, 0, stop + 2) - 1     # the last i: sums[i] < that
     seen = total - st.sums[i + 1]
     first: list = []
-    for w in st.outputs.get(i, ()):
+    for w in st.outputs[i]:
         if not first:
             seen += w[4]
             if seen <= MASK_PROTECT_TOKENS:
@@ -743,9 +568,21 @@ def masked_outputs(messages: list, h: int, owner: Any = None) -> tuple[int, int,
     def collect() -> list:
         out = list(first)
         for q in range(i - 1, -1, -1):
-            out.extend(st.outputs.get(q, ()))
+            out.extend(st.outputs[q])
         return out
     return st.counts[i] + len(first), st.sums[i] + sum(w[4] for w in first), collect
+
+
+def _mask_one(ws: Any, memo: dict | None, key: Any, name: str, text: str) -> tuple[str, str, int]:
+    """(the persisted output's name, its masked text, that text's tokens), made once per workspace and output."""
+    hit = None if memo is None else memo.get((MASKED_TAG, key, name, text))
+    if hit is None:
+        rel = _persist(ws, memo, key, text)
+        short = _masked_text(name, text, rel)
+        hit = (rel, short, parts_tokens([{"functionResponse": {"name": name, "response": {"output": short}}}]))
+        if memo is not None:
+            memo[MASKED_TAG, key, name, text] = hit
+    return hit
 
 
 def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
@@ -759,10 +596,10 @@ def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
         return _idle(messages, f"{_fmt(prunable)} tokens of old tool output could be masked, under "
                                f"{_fmt(MASK_MIN_PRUNABLE_TOKENS)}: nothing masked", vars=v)
     out, edits = list(messages), []
+    memo = _persisted_memo(ctx.workspace)
     for i, j, name, text, tokens, tid in found_fn():
-        rel, _ = ctx.workspace.persist_tool_result(tid or f"gemini_mask_{i}", text)
-        short = _masked_text(name, text, rel)
-        if parts_tokens([{"functionResponse": {"name": name, "response": {"output": short}}}]) >= tokens:
+        rel, short, short_tokens = _mask_one(ctx.workspace, memo, tid or f"gemini_mask_{i}", name, text)
+        if short_tokens >= tokens:
             continue
         out[i] = _with_response(out[i], j, short)
         edits.append(Edit(PERSIST, f"tool output {i} ({_fmt(tokens)} tokens) masked to a preview, the full output "

@@ -181,8 +181,8 @@ def inspect_gate(messages: list, ctx: LayerContext) -> LayerOutput:
         prefix = [messages[i] for i in part.system + part.input]
         v.update({"system": len(part.system), "input": len(part.input), "conversation": len(part.conversation),
                   "partition": {"input": part.input,
-                                "marked_input": [i for i in part.input if R.source_of(messages[i], ctx.meta) == "input"],
-                                "summaries": [i for i, m in enumerate(messages) if R.is_summary(m, ctx.meta)]}})
+                                "marked_input": [i for i in part.input if R.message_facts(messages[i], ctx.meta)[2]],
+                                "summaries": [i for i, m in enumerate(messages) if R.message_facts(m, ctx.meta)[1]]}})
         defs = [d for d in (R.tool_definition(t) for t in ctx.tools or []) if d is not None]
         if defs:
             v["tools"] = defs
@@ -210,7 +210,7 @@ def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
     cfg = InspectSummaryParams.of(ctx)
     part = R.partition(messages, ctx.meta)
     conv = part.conversation
-    start = max((k for k, i in enumerate(conv) if R.is_summary(messages[i], ctx.meta)), default=0)
+    start = max((k for k, i in enumerate(conv) if R.message_facts(messages[i], ctx.meta)[1]), default=0)
     addendums = []
     if cfg.instructions:
         addendums.append(cfg.instructions)

@@ -60,8 +60,8 @@ class JoinedCounter:
             e = (m, texts, 0, None, bool(texts), sum(media))
         else:
             closed = 0
-            for a, b in zip(cuts, cuts[1:]):
-                closed += self.encode_len("\n".join(texts[a:b]) + "\n")
+            for a, b in zip(cuts, cuts[1:]):            # (by text: a new message of a text seen before, as
+                closed += self._run(texts[a:b], True)   # a cleared tool result, is not tokenized again)
             e = (m, texts[:cuts[0]], closed, texts[cuts[-1]:], True, sum(media))
         if len(self._messages) >= _MAX_MESSAGES:
             self._messages.clear()

@@ -32,6 +32,7 @@ from operator import is_
 from dataclasses import dataclass, field
 from typing import Any
 from ..files.jsonio import dict_at
+from ..pipeline.facts import ObjFact
 from .inspect_anchor import Anchors
 from .inspect_count import JoinedCounter
 
@@ -399,22 +400,37 @@ class Partition:
     conversation: list = field(default_factory=list)
 
 
+# (the meta it was read with, the facts), in the table of per-message facts (core.pipeline.facts: bounded, and let
+# go of by a fleet worker)
+_FACTS: ObjFact = ObjFact("inspect_message_facts", lambda m: (None, None))
+
+
+def message_facts(m: Any, meta: dict | None = None) -> tuple[Any, bool, bool]:
+    """(``role(m)``, ``is_summary(m, meta)``, ``source_of(m, meta) == "input"``), read once per message object and
+    conversation (a compaction at every call of a replay partitions the whole context each time)."""
+    e = _FACTS.peek(m)
+    if e is not None and e[0] is meta:
+        return e[1]
+    facts = (role(m), is_summary(m, meta), source_of(m, meta) == "input")
+    _FACTS.put(m, (meta, facts))
+    return facts
+
+
 def partition(messages: list, meta: dict | None = None) -> Partition:
     """System messages, the sample's input (messages marked ``source: input``; with none marked,
     the conversation up to and including its first user message, stopping at a summary), and the
     rest. A summary always belongs to the conversation."""
     p = Partition()
     for i, m in enumerate(messages):
-        if role(m) == "system":
+        r, summary, marked = message_facts(m, meta)
+        if r == "system":
             p.system.append(i)
-        elif is_summary(m, meta):
+        elif summary or not marked:
             p.conversation.append(i)
-        elif source_of(m, meta) == "input":
-            p.input.append(i)
         else:
-            p.conversation.append(i)
+            p.input.append(i)
     if not p.input:
-        while p.conversation and not is_summary(messages[p.conversation[0]], meta):
+        while p.conversation and not message_facts(messages[p.conversation[0]], meta)[1]:
             i = p.conversation.pop(0)
             p.input.append(i)
             if role(messages[i]) == "user":
