@@ -560,3 +560,12 @@ def test_the_window_model_opens_a_rollout_at_its_last_context_and_compacts_segme
     s.source.set_segment(0)                      # the context the CLI compacted: the pipeline compacts it too
     assert [x.status for x in s.view.stages()[1:]] == ["unchanged", "changed", "changed"]
     assert s.view.chart().threshold == s.setup.params["model_auto_compact_token_limit"] and s.view.chart().unit == "tokens"
+
+
+def test_a_system_part_without_string_text_counts_no_tokens_and_never_fails_the_run():
+    """(Found by the fuzz test: a system block whose text is None made the codex token estimate raise.)"""
+    from compactscope.core.layers.codex import system_tokens
+    from compactscope.core.pipeline.engine import run_pipeline
+    assert system_tokens([{"type": "text", "text": None}, {"type": "text", "text": "abcdefgh"}, {"text": 5}]) == 2
+    trace = run_pipeline([{"role": "user", "content": "hi"}], "codex", system=[{"type": "text", "text": None}])
+    assert not any(s.error for s in trace.steps) and trace.steps[-1].tokens_after > 0

@@ -76,7 +76,8 @@ def system_tokens(system: Any) -> int:
     if isinstance(system, str):
         return R.approx_tokens(system)
     if isinstance(system, list):
-        return sum(R.approx_tokens(p.get("text", "")) for p in system if isinstance(p, dict))
+        # (a part whose text is not a string, as a file may hold it, carries no text to count)
+        return sum(R.approx_tokens(t) for p in system if isinstance(p, dict) and isinstance(t := p.get("text"), str))
     return 0
 
 
