@@ -513,7 +513,10 @@ def _compute(conv, engine, state) -> tuple:
     pairs: dict = {}
     for row in report["compactions"]:
         pairs.setdefault(row.get("real_call"), row.get("first_simulated_call"))
-    events, kept = ae.history_events(conv, res, findings=findings, report=report), retention(conv, res)
+    events, kept = ae.history_events(conv, res, findings=findings, report=report), \
+        retention(conv, res, pause=state.cancel.is_set)
+    if state.cancel.is_set():
+        return conv, None, [], [], {}, None           # (cancelled in the retention: what it found is incomplete)
     # what the dock shows of them, made here too: the window's thread only hands it to the views
     rows = _rows(events)
     made = (rows, row_stats(rows), *make_pairs(kept, True, pairs, res.strategy))

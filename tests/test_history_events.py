@@ -430,3 +430,19 @@ def test_events_retention_and_watch_on_a_recording(tmp_path):
     assert tally and all(tally)
     raw = rec.read_text(encoding="utf-8")
     assert all(json.dumps(i.text)[1:-1] in raw for r in found for i in r.kept + r.lost)
+
+
+def test_retention_pauses_between_simulated_compactions_and_stops_when_told(tmp_path):
+    """The events dock's retention runs in a courteous task: it calls ``pause`` (the task's cancel.is_set, which
+    waits while a foreground run is busy) every 64 simulated compactions, and a true answer ends it early."""
+    from compactscope.core.replay import replay
+    conv = load(EXAMPLES / "long_session.json").main
+    res = replay(conv, "s08", {"context_limit": 3000, "max_messages": 8}, workspace=Workspace(tmp_path / "w"))
+    whole = retention(conv, res)
+    simulated = [r for r in whole if r.kind == "simulated"]
+    assert simulated
+    asked = []
+    same = retention(conv, res, pause=lambda: asked.append(1) and False)
+    assert [r.to_json() for r in same] == [r.to_json() for r in whole]
+    assert len(asked) == -(-len(simulated) // 64)
+    assert [r.kind for r in retention(conv, res, pause=lambda: True)] == [r.kind for r in whole if r.kind == "real"]

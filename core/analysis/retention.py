@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .session_events import TextCache, call_output, first_reply, message_text, real_compactions
 from ..model.messages import block_type, blocks
@@ -297,18 +297,24 @@ def _simulated(conv: Any, result: Any, text: TextCache) -> Iterator[Retention]:
         kept_ids = {id(m) for m in out}
         out_texts = {text(m) for m in out}
         left = [m for m in before if id(m) not in kept_ids and text(m) not in out_texts]
-        made = [m for m in out if id(m) not in {id(x) for x in before}]
+        before_ids = {id(x) for x in before}          # (once: made per message, it was quadratic in the context)
+        made = [m for m in out if id(m) not in before_ids]
         summary = "\n".join(readable_message_text(m) for m in made) if c.summaries else ""
         yield _retention("simulated", c.index, call_segment(conv, c.index), left, out, text, summary)
 
 
-def retention(conv: Any, result: Any = None) -> list[Retention]:
+def retention(conv: Any, result: Any = None, pause: Callable[[], Any] | None = None) -> list[Retention]:
     """Every real compaction's retention, then (with ``result``, a replay kept with its inputs) every simulated
-    one's, in call order."""
+    one's, in call order. ``pause()``, when given, is called before every 64th simulated compaction (a courteous
+    task's ``cancel.is_set``: it waits while the user or a foreground run is busy); when it returns true the
+    rest is left out (the task was cancelled)."""
     text = TextCache()
     out = list(_real(conv, text))
     if result is not None:
-        out += _simulated(conv, result, text)
+        for k, r in enumerate(_simulated(conv, result, text)):
+            if pause is not None and k % 64 == 0 and pause():
+                break
+            out.append(r)
     big = 1 << 62
     out.sort(key=lambda r: (big if r.call is None else r.call, r.kind != "real"))
     return out
