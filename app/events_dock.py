@@ -60,6 +60,7 @@ class EventsController(QObject):
         # courteous: the events' replay (every model call of the file) waits while the user steps or selects and while
         # a load or a run goes on (beside a step at 100k messages it made the step 2-3x slower)
         self.worker = Worker(ex, self._computed, self._failed, on_partial=self._partial, name="events", courteous=True)
+        self.summarizer_spec = "offline"      # the events' replay's summarizer (``_engine``)
         self.watcher = Worker(ex, self._watched, self._watch_failed, name="watch")
         self.events: list = []
         self.retention: list = []
@@ -179,7 +180,10 @@ class EventsController(QObject):
         engine = self._engine()
         if engine is None:
             return
-        self.worker.start(_compute, conv, engine)
+        from compactscope.core.replay.shared import key
+        # the timeline replays the same run when it is shown with one run: computed once for both
+        self.worker.start(_compute, conv, engine, key(conv, engine.strategy, engine.params, order=engine.order,
+                                                      summarizer=self.summarizer_spec, workspace=engine.workspace))
 
     def _engine(self):
         from compactscope.core.pipeline.engine import Engine
@@ -187,6 +191,7 @@ class EventsController(QObject):
         s = self.win.session
         try:
             spec = s.setup.summarizer if str(s.setup.summarizer).split(":")[0] in AUTOMATIC_SUMMARIZERS else "offline"
+            self.summarizer_spec = spec
             return Engine(s.setup.strategy, dict(s.setup.params), workspace=s.workspace, summarizer=make_summarizer(spec),
                           order=s.setup.order)
         except (KeyError, ValueError, ImportError) as e:
@@ -486,7 +491,7 @@ def _rows(events: list) -> list[EventRow]:
     return [EventRow(e.kind, e.call, e.segment, ct(e.text)) for e in events]
 
 
-def _compute(conv, engine, state) -> tuple:
+def _compute(conv, engine, shared_key, state) -> tuple:
     """In the background: (conversation, replay, events, retention, pairs: real call -> the simulated call the
     divergence report pairs with it). Courteous: it waits while the user steps, at each layer of each call
     replayed and every few thousand messages the API checker reads (the real events' findings: ~0.5 s at 100k
@@ -506,8 +511,12 @@ def _compute(conv, engine, state) -> tuple:
         return conv, None, [], [], {}, None
     # the replay keeps every call's input: long-lived lists the cyclic GC would walk in this thread with the
     # interpreter lock held (gen1 collections of 0.2 s beside the window's steps at 100k messages)
+    from compactscope.core.replay.shared import shared
     with gc_paused():
-        res = ae.replay_for(conv, engine, cancel=state.cancel)
+        res = shared(shared_key, lambda: ae.replay_for(conv, engine, cancel=state.cancel), engine.strategy.name,
+                     state.cancel)
+    if res is None or state.cancel.is_set():
+        return conv, None, [], [], {}, None
     # the pairing walks every call (~0.4 s at 100k messages): here, not in the window's thread
     report = divergence.report(res, conv)
     pairs: dict = {}

@@ -172,3 +172,19 @@ def test_screenshots_of_the_events_views(qtbot, tmp_path, isolated_settings, lan
         assert han == (lang == "zh_CN")
     finally:
         language.install("en")
+
+
+def test_the_timeline_and_the_events_dock_share_one_replay(qtbot, make_window):
+    """With one run on the timeline, the events dock's replay and the timeline's are one run (the same calls),
+    each labelled as its view names it; a compared run makes the timeline replay on its own."""
+    w = make_window()
+    _open(w, EXAMPLES / "long_session.json")
+    s, ec = w.session, w.events_controller
+    s.view.set_tab("timeline")
+    assert w.wait_idle(120000) and s.replay.replay_results
+    mine = s.replay.replay_results[0]
+    assert mine.calls is ec.replay.calls and mine.inputs is ec.replay.inputs
+    assert mine.label.startswith("current:") and ec.replay.label == s.setup.strategy.name
+    s.replay.set_compare(["claude_code"], "")
+    assert w.wait_idle(120000) and len(s.replay.replay_results) == 2
+    assert s.replay.replay_results[0].calls is not ec.replay.calls

@@ -113,8 +113,21 @@ class ReplayPart:
         conv, ws = self.s.source.conversation, self.s.workspace
         self.s.events.replay_running(len(configs))
         free = self.replay_free
-        self.replayer.start(lambda state: _with_views(compare(conv, configs, workspace=ws, summarizer=summ,
-                                                              cancel=state.cancel, free=free)))
+        if len(configs) != 1:
+            self.replayer.start(lambda state: _with_views(compare(conv, configs, workspace=ws, summarizer=summ,
+                                                                  cancel=state.cancel, free=free)))
+            return
+        # one run: the events dock replays the same one (the same strategy, parameters, summarizer, workspace and
+        # mode): run once for both (``core.replay.shared``); several runs compared decide their calibration together
+        from ..replay.shared import key, shared
+        cfg = configs[0]
+        k = key(conv, cfg.strategy, cfg.params, summarizer=self.s.setup.summarizer, workspace=ws, free=free)
+
+        def job(state):
+            res = shared(k, lambda: next(iter(compare(conv, configs, workspace=ws, summarizer=summ,
+                                                      cancel=state.cancel, free=free)), None), cfg.label, state.cancel)
+            return _with_views([res] if res is not None else [])
+        self.replayer.start(job)
 
     def _replay_failed(self, exc: BaseException) -> None:
         self.s.events.replay_running(0)

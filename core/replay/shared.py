@@ -1,0 +1,105 @@
+"""One replay of a conversation per configuration, shared by the views that ask for the same one.
+
+The window replays a conversation for two views: the events dock (what each compaction kept and lost) and the
+timeline. Under the same strategy, parameters, layer order, summarizer, workspace and mode the two replays are the
+same run: at 100k messages each cost 25-50 s of CPU and kept 1.5 GB of inputs. ``shared`` runs it once: the first
+asker computes it, an asker meanwhile waits for that result (checking its own ``cancel`` as it waits), and a later
+asker gets the finished result while the asker that computed it still holds its copy (only a weak reference is
+kept here: the views own their results). A run that was cancelled or failed is not shared; a waiter then computes its own.
+
+Each asker gets its own shallow copy, labelled as it asks (the calls, inputs and engine are shared: nobody changes
+them). ``key`` says what makes two replays the same; a caller that replays differently (a comparison of several
+runs, whose calibration is decided over all of them) does not share.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+import weakref
+from typing import Any, Callable
+
+MAX_KEYS = 4
+WAIT_STEP = 0.2          # seconds between a waiter's looks at its own cancel Event
+
+
+class _Entry:
+    __slots__ = ("done", "ref")
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.ref: Any = None          # a weak reference to the finished result, None while running or when not shared
+
+
+_LOCK = threading.Lock()
+_ENTRIES: dict[tuple, _Entry] = {}
+
+
+def key(conv: Any, strategy: Any, params: dict, *, order: Any = None, summarizer: str = "offline",
+        workspace: Any = None, free: bool = False) -> tuple:
+    """What makes two replays of ``conv`` the same run: the conversation as it is now (its message list and
+    length: a live one grows), the strategy and its resolved parameters, the layer order, the summarizer's spec,
+    the workspace and the mode."""
+    resolved = strategy.resolve(dict(params or {}))
+    return (id(conv), id(conv.messages), len(conv.messages), strategy.name, repr(sorted(resolved.items())),
+            tuple(order) if order is not None else None, str(summarizer), id(workspace), bool(free))
+
+
+def _claim(k: tuple) -> tuple[Any, _Entry, bool]:
+    """(a finished result, None, False) | (None, the entry to wait on, False) | (None, our own new entry, True)."""
+    with _LOCK:
+        e = _ENTRIES.get(k)
+        if e is not None:
+            if not e.done.is_set():
+                return None, e, False
+            r = e.ref() if e.ref is not None else None
+            if r is not None:
+                return r, e, False
+        mine = _ENTRIES[k] = _Entry()
+        while len(_ENTRIES) > MAX_KEYS:
+            old = next((x for x, v in _ENTRIES.items() if v.done.is_set()), None)
+            if old is None:
+                break
+            del _ENTRIES[old]
+        return None, mine, True
+
+
+def shared(k: tuple, compute: Callable[[], Any], label: str, cancel: Any = None,
+           complete: Callable[[Any], bool] | None = None) -> Any:
+    """The replay ``compute()`` makes, computed once for every asker of ``k`` (see the module); a copy labelled
+    ``label``. None when ``cancel`` was set while waiting for another asker's run. ``complete(result)`` says
+    whether a finished run may be shared (default: ``cancel`` is not set)."""
+    while True:
+        found, entry, owner = _claim(k)
+        if found is not None:
+            return _labelled(found, label)
+        if owner:
+            break
+        while not entry.done.wait(WAIT_STEP):
+            if cancel is not None and cancel.is_set():
+                return None
+    out = None
+    try:
+        result = compute()
+        ok = result is not None and (complete(result) if complete is not None else
+                                     not (cancel is not None and cancel.is_set()))
+        out = _labelled(result, label) if result is not None else None
+        if ok:
+            entry.ref = weakref.ref(out)     # the copy this asker holds: shared while it is
+    finally:
+        with _LOCK:
+            if entry.ref is None and _ENTRIES.get(k) is entry:
+                del _ENTRIES[k]            # not shared: the next asker runs its own
+            entry.done.set()
+    return out
+
+
+def _labelled(result: Any, label: str) -> Any:
+    out = copy.copy(result)
+    out.label = label
+    return out
+
+
+def forget() -> None:
+    """Drop every entry (tests; a fleet worker between sessions)."""
+    with _LOCK:
+        _ENTRIES.clear()
