@@ -284,21 +284,22 @@ class _Reader:
         self.ends = []
         w, a0 = self.w, self.first
         lines = self.lines[()] if self.kind == 0x5B else self.lines[(self.key,)]
-        starts = [a0, *(e + 1 for e in ends[:-1])]
         try:
             values = loads(b"[" + w.buf[a0 - w.base:ends[-1] - w.base] + b"]")
         except (ValueError, RecursionError, MemoryError):      # (orjson's errors are ValueErrors)
             values = None
-        if type(values) is not list or len(values) != len(ends):
-            for a, b in zip(starts, ends):
-                self._one(a, b, lines, False)
-            return
-        if not w.buf.count(b"\n", a0 - w.base, ends[-1] - w.base):
+        parsed = type(values) is list and len(values) == len(ends)
+        if parsed and not w.buf.count(b"\n", a0 - w.base, ends[-1] - w.base):
             lines.extend([w.line_at(a0)] * len(ends))  # one line holds them all
         else:
-            for a, b in zip(starts, ends):
-                w.line_at(a)
-                lines.append(w.line_at(w.first_nonspace(a, b)))
+            for a, b in zip([a0, *(e + 1 for e in ends[:-1])], ends):   # (each starts after the comma before it)
+                if not parsed:
+                    self._one(a, b, lines, False)
+                else:
+                    w.line_at(a)
+                    lines.append(w.line_at(w.first_nonspace(a, b)))
+            if not parsed:
+                return
         shared, items = self.shared, self.items
         assert items is not None
         for value in values:

@@ -201,30 +201,22 @@ class SizeMeter:
             fn = _FNS[name]
         elif name not in _FNS:
             _FNS[name] = fn
-        g = self.facts.gen
-        col = g.ints.get(name)
+        t, new = self._known_sum(messages, name)
         figure = self.figure
-        if col is None:
-            return sum([figure(m, name, fn) for m in messages])
-        idx, refs, t = g.index.get, g.refs, 0
-        for m in messages:      # the table lookup inlined: this loop runs over whole contexts
-            s = idx(id(m))
-            if s is not None and refs[s] is m:
-                v = col[s]
-                if v != MISSING:
-                    t += v
-                    continue
-            t += figure(m, name, fn)      # (a figure not known yet: computed and kept)
-        return t
+        return t + sum([figure(m, name, fn) for m in new])     # (figures not known yet: computed and kept)
 
     def _size_sum(self, messages: Iterable) -> int:
         """``figure_sum`` of SIZE: the known figures read from the table, the others measured together."""
-        f = self.facts
-        g = f.gen
-        col = g.ints.get(SIZE)
+        t, new = self._known_sum(messages, SIZE)
+        return t + measure_new(self.facts, new) if new else t
+
+    def _known_sum(self, messages: Iterable, name: str) -> tuple[int, list]:
+        """(the sum of the figures ``name`` the table knows over ``messages``, the messages whose figure it does
+        not know yet, in order)."""
+        g = self.facts.gen
+        col = g.ints.get(name)
         if col is None:
-            msgs = messages if isinstance(messages, list) else list(messages)
-            return measure_new(f, msgs) if msgs else 0
+            return 0, messages if isinstance(messages, list) else list(messages)
         idx, refs, t = g.index.get, g.refs, 0
         new: list = []
         for m in messages:      # the table lookup inlined: this loop runs over whole contexts
@@ -235,7 +227,7 @@ class SizeMeter:
                     t += v
                     continue
             new.append(m)
-        return t + measure_new(f, new) if new else t
+        return t, new
 
     # ------------------------------------------------------------ per list
     def _entry(self, messages: list) -> list | None:
