@@ -110,3 +110,13 @@ def test_passes_in_threads_over_one_list_agree_with_a_pass_from_scratch():
         th.join()
     for k, t in enumerate(budgets):
         _same(got[k], prune_pass(msgs, 20, t, None, memo=None))
+
+
+def test_a_fleet_worker_between_sessions_drops_the_pruned_lists():
+    from compactscope.core.fleet.worker import forget_session
+    from compactscope.core.layers.hermes_prune import MEMO
+    big = _session(600)                    # (1,206 messages: kept)
+    prune_pass(big, 20, 200, None, memo=MEMO)
+    assert MEMO._passes
+    forget_session()
+    assert not MEMO._passes

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import time
 import traceback
@@ -257,9 +256,8 @@ def forget_session() -> None:
     import gc
     from ..model import images
     from ..pipeline.facts import FACTS
-    prune = sys.modules.get(__package__.rpartition(".")[0] + ".layers.hermes_prune")
-    if prune is not None:                      # (the lists hermes' prune pass remembers: the last session's)
-        prune.MEMO.clear()
+    from ..runtime.forget import forget
+    forget()                                   # (what layers remember per session: hermes' pruned lists)
     FACTS.collect()
     images.forget()
     gc.unfreeze()

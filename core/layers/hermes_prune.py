@@ -19,6 +19,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from ..pipeline.trace import REPLACE, Edit
+from ..runtime.forget import on_forget
 from . import hermes_rules as R
 
 SUMMARIZED = "summarized"
@@ -80,6 +81,7 @@ class PruneMemo:
 
 
 MEMO = PruneMemo()
+on_forget(MEMO.clear)          # (a fleet worker drops the last session's lists)
 
 
 DEDUP_FIGURE = "hermes_dedup"      # per tool result of DEDUP_MIN_CHARS or more: its dedup key as an int
