@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from time import perf_counter
 from itertools import compress
 from operator import is_not
 from dataclasses import dataclass, field
@@ -132,7 +133,7 @@ class Engine:
         """One layer's step. ``params_src``: the run's parameters (each step reads its own ``ReadParams`` of them);
         ``known``: the step before, whose output is ``messages`` when it has one (its figures are this input's:
         the estimators are pure functions of the list, and the run's system prompt and tools are the same)."""
-        t0 = time.perf_counter()
+        t0 = perf_counter()
         internal = None
         state_in = ctx.state          # (never changed in place by the run: a layer's update makes a new dict)
         if params_src is None:
@@ -147,7 +148,7 @@ class Engine:
             internal = traceback.format_exc()
             out = LayerOutput.unchanged(messages, error=f"internal error in Compactscope's {layer_name} layer "
                                         f"({type(e).__name__}: {str(e)[:200]}); its input is passed on unchanged")
-        dt = time.perf_counter() - t0
+        dt = perf_counter() - t0
         new_dialect = out.dialect or dialect
         meter, tok = self.meter, self.tokens
         # chars/N is the size divided: found from the size just measured (what its ``tokens`` computes again)
@@ -222,8 +223,9 @@ class Engine:
         before = known_before_file(conversation)       # calls made before an excerpt's first line
         fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
         converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
-        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [item.name for item in todo],
-                              state_before, dialect)
+        kept = 0 if reuse is None else \
+            self._reusable(reuse, messages, (["convert"] if converting else []) + [item.name for item in todo],
+                           state_before, dialect)
         if reuse is not None and (kept or (reuse.input is messages and reuse.dialect_in == dialect)):
             input_findings = reuse.input_findings if self.check else []
         else:
