@@ -77,6 +77,12 @@ class Engine:
     state: dict = field(default_factory=dict)
     order: list[str] | None = None
     check: bool = True
+    # note the parameters each step read (``Step.reads``, what ``run(reuse=...)`` needs); a replay that keeps no
+    # trace turns it off on its own fork (its steps then say "not known": None)
+    track_reads: bool = True
+    # what layers carry from one call to the next (``LayerContext.memo``): a dict on an engine that runs over a
+    # growing list call after call (a replay's own fork, for its walk), None elsewhere; a fork has its own
+    memo: dict | None = None
 
     def __post_init__(self):
         if isinstance(self.strategy, str):
@@ -105,7 +111,8 @@ class Engine:
         workspace, summarizer = self.workspace, self.summarizer
         assert workspace is not None and summarizer is not None          # (made in __post_init__)
         return LayerContext(self.params, workspace, summarizer, self.meter, self.tokens,
-                            dict(self.state if state is None else state), meta or {}, now, system, tools, cancel)
+                            dict(self.state if state is None else state), meta or {}, now, system, tools, cancel,
+                            self.memo)
 
     def fork(self, *, state: dict | None = None, params: dict | None = None, strategy: str | Strategy | None = None,
              tokens: Any = _SAME, order: list[str] | None | object = _SAME, check: bool | None = None) -> "Engine":
@@ -138,7 +145,9 @@ class Engine:
         state_in = ctx.state          # (never changed in place by the run: a layer's update makes a new dict)
         if params_src is None:
             params_src = ctx.params
-        params = ctx.params = ReadParams(params_src)
+        # a trace kept to be rerun notes what each layer read (``ReadParams``); a replay that keeps no trace gives
+        # each layer a plain copy (a read costs a dict lookup in C, not a Python call)
+        params = ctx.params = ReadParams(params_src) if self.track_reads else dict(params_src)
         try:
             out = fn(messages, ctx)       # (the run has the cyclic GC paused: see ``call_layer``)
         except WorkspaceError:
@@ -176,7 +185,7 @@ class Engine:
         else:
             findings = load_fix_findings(out.messages, fixes) + check(out.messages, new_dialect,
                                                                       before_file=before_file)
-        reads = params.reads
+        reads = params.reads if params.__class__ is ReadParams else (ALL,)
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
                     out.summary, new_dialect, dt, description, role, internal,

@@ -450,6 +450,10 @@ class _Walk:
         # the running context is extended in place while it is ours alone (``_call``): built by this loop and
         # passed through the pipeline unchanged, with no call's input kept
         self.owned = True
+        # no trace is kept: the steps need not note which parameters they read (the walk's own fork; back at the end)
+        self.engine.track_reads = self.opts.keep_traces
+        # the layers carry what they found from one call to the next (``LayerContext.memo``), dropped at the end
+        self.engine.memo = {}
         for k, j in enumerate(self.call_at):
             if cancel is not None and cancel.is_set():
                 break
@@ -620,6 +624,8 @@ class _Walk:
 
     def _finish(self, t0: float) -> ReplayResult:
         r = self.result
+        self.engine.track_reads = True
+        self.engine.memo = None
         if self.calibrator is not None:
             self.engine.tokens = self.base_tokens
             r.calibration = self.calibrator.overheads.public()
