@@ -141,3 +141,40 @@ def test_the_replay_turns_the_memo_on_and_off():
     eng = Engine("s08", {})
     r = replay(_session(10, 1), engine=eng)
     assert r.engine.memo is None and eng.memo is None
+
+
+# ------------------------------------------------------------------ the walk's inlined message counts
+_BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "image", "tool_result", "tool_use", "thinking", 3, None])},
+                          optional={"content": st.text(max_size=3)}),
+    st.text(max_size=3), st.integers(), st.none())
+_MESSAGE = st.one_of(
+    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool", None, 7])},
+                          optional={"content": st.one_of(st.text(max_size=4), st.lists(_BLOCK, max_size=4),
+                                                         st.integers(), st.none())}),
+    st.text(max_size=3), st.none(), st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MESSAGE)
+def test_the_walks_inlined_counts_are_the_block_helpers(m):
+    from compactscope.core.model.messages import block_type, blocks
+    from compactscope.core.replay import walk
+
+    def user_turn(m) -> bool:
+        if not isinstance(m, dict) or m.get("role") != "user":
+            return False
+        c = m.get("content")
+        if isinstance(c, str):
+            return bool(c.strip())
+        return any(block_type(b) in ("text", "image") for b in blocks(m))
+
+    def tool_results(m) -> int:
+        if not isinstance(m, dict):
+            return 0
+        if m.get("role") == "tool":
+            return 1
+        return sum(1 for b in blocks(m) if block_type(b) == "tool_result")
+
+    assert walk._is_user_turn(m) == user_turn(m)
+    assert walk._tool_results(m) == tool_results(m)
