@@ -178,3 +178,16 @@ def test_the_walks_inlined_counts_are_the_block_helpers(m):
 
     assert walk._is_user_turn(m) == user_turn(m)
     assert walk._tool_results(m) == tool_results(m)
+
+
+def test_a_replay_that_keeps_its_traces_still_notes_each_steps_reads(tmp_path):
+    from compactscope.core.files.workspace import Workspace
+    from compactscope.core.pipeline.engine import Engine
+    conv = _session(8, 2)
+    kept = replay(conv, "s08", workspace=Workspace(str(tmp_path / "w")), keep_traces=True)
+    assert kept.traces and all(s.reads is not None for t in kept.traces for s in t.steps)
+    assert "keep_recent" in kept.traces[-1].step("micro_compact").reads
+    eng = Engine("s08", {})
+    plain = replay(conv, engine=eng)
+    assert plain.engine.track_reads and eng.track_reads
+    assert [c.to_json() for c in plain.calls] == [c.to_json() for c in kept.calls]
