@@ -78,6 +78,9 @@ class LayerContext:
     system: Any = None
     tools: Any = None
     cancel: threading.Event | None = None
+    # what layers carry from one call to the next (``core.layers.s08_incremental``): the engine's ``memo``, a dict
+    # on a replay's engine, None elsewhere (a layer then computes everything from its input)
+    memo: dict | None = None
 
     @classmethod
     def default(cls, params: dict | None = None, **kw) -> "LayerContext":

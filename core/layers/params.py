@@ -131,7 +131,8 @@ class Settings:
         of them, like Claude Code's budget over s08's). Read when an attribute is asked for, so that the engine
         still learns which parameters a layer read (``ReadParams``: a rerun starts at the first layer that read a
         changed one)."""
-        return cast(S, _view_class(cls)(_defaults(cls), getattr(source, "params", source) or {}, cls.__name__))
+        view = _VIEWS.get(cls) or _view_class(cls)
+        return cast(S, view(getattr(source, "params", source) or {}))
 
 
 _DEFAULTS: dict[type, dict[str, Any]] = {}
@@ -146,11 +147,14 @@ def _defaults(cls: type) -> dict[str, Any]:
 
 
 class _View:
-    """A ``Settings`` seen through a parameter dict (see ``Settings.of``)."""
-    __slots__ = ("_defaults", "_params", "_name")
+    """A ``Settings`` seen through a parameter dict (see ``Settings.of``); its class (one per ``Settings`` class,
+    ``_view_class``) holds the defaults and the name, so a layer's ``of`` makes an object of one slot."""
+    __slots__ = ("_params",)
+    _defaults: dict = {}
+    _name = ""
 
-    def __init__(self, defaults: dict, params: Any, name: str):
-        self._defaults, self._params, self._name = defaults, params, name
+    def __init__(self, params: Any):
+        self._params = params
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -166,10 +170,10 @@ class _View:
 _VIEWS: dict[type, type] = {}
 
 
-def _reader(name: str) -> property:
+def _reader(name: str, default: Any) -> property:
     """A field of a view, read from its parameter dict (its default when absent)."""
     def read(self: _View) -> Any:
-        return self._params.get(name, self._defaults[name])
+        return self._params.get(name, default)
     return property(read)
 
 
@@ -180,7 +184,8 @@ def _view_class(cls: type) -> type:
     ``__getattr__`` (its AttributeError names the class)."""
     hit = _VIEWS.get(cls)
     if hit is None:
-        ns: dict[str, Any] = {"__slots__": ()}
-        ns.update((name, _reader(name)) for name in _defaults(cls))
+        defaults = _defaults(cls)
+        ns: dict[str, Any] = {"__slots__": (), "_defaults": defaults, "_name": cls.__name__}
+        ns.update((name, _reader(name, default)) for name, default in defaults.items())
         hit = _VIEWS[cls] = type(f"{cls.__name__}View", (_View,), ns)
     return hit

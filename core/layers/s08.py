@@ -22,6 +22,7 @@ from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, De
 from . import base as roles
 from .base import Layer, LayerContext
 from .params import Settings, param
+from . import s08_incremental as incremental
 
 
 MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"
@@ -271,6 +272,9 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     cfg = S08Params.of(ctx)
     keep_recent = cfg.keep_recent
     min_chars = cfg.micro_min_chars
+    if ctx.memo is not None and len(messages) >= incremental.MIN_MESSAGES:
+        # a replay over a long context: carried from the last call's output (``s08_incremental``)
+        return incremental.micro_compact_memo(messages, ctx.memo, keep_recent, min_chars, MICRO_PLACEHOLDER, _fmt)
     # the tool results in order, as three parallel lists (message index, block index, block): no tuple
     # per result for the garbage collector to track
     f_mi: list[int] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from time import perf_counter
 from itertools import compress
 from operator import is_not
 from dataclasses import dataclass, field
@@ -76,6 +77,12 @@ class Engine:
     state: dict = field(default_factory=dict)
     order: list[str] | None = None
     check: bool = True
+    # note the parameters each step read (``Step.reads``, what ``run(reuse=...)`` needs); a replay that keeps no
+    # trace turns it off on its own fork (its steps then say "not known": None)
+    track_reads: bool = True
+    # what layers carry from one call to the next (``LayerContext.memo``): a dict on an engine that runs over a
+    # growing list call after call (a replay's own fork, for its walk), None elsewhere; a fork has its own
+    memo: dict | None = None
 
     def __post_init__(self):
         if isinstance(self.strategy, str):
@@ -104,7 +111,8 @@ class Engine:
         workspace, summarizer = self.workspace, self.summarizer
         assert workspace is not None and summarizer is not None          # (made in __post_init__)
         return LayerContext(self.params, workspace, summarizer, self.meter, self.tokens,
-                            dict(self.state if state is None else state), meta or {}, now, system, tools, cancel)
+                            dict(self.state if state is None else state), meta or {}, now, system, tools, cancel,
+                            self.memo)
 
     def fork(self, *, state: dict | None = None, params: dict | None = None, strategy: str | Strategy | None = None,
              tokens: Any = _SAME, order: list[str] | None | object = _SAME, check: bool | None = None) -> "Engine":
@@ -132,12 +140,14 @@ class Engine:
         """One layer's step. ``params_src``: the run's parameters (each step reads its own ``ReadParams`` of them);
         ``known``: the step before, whose output is ``messages`` when it has one (its figures are this input's:
         the estimators are pure functions of the list, and the run's system prompt and tools are the same)."""
-        t0 = time.perf_counter()
+        t0 = perf_counter()
         internal = None
         state_in = ctx.state          # (never changed in place by the run: a layer's update makes a new dict)
         if params_src is None:
             params_src = ctx.params
-        params = ctx.params = ReadParams(params_src)
+        # a trace kept to be rerun notes what each layer read (``ReadParams``); a replay that keeps no trace gives
+        # each layer a plain copy (a read costs a dict lookup in C, not a Python call)
+        params = ctx.params = ReadParams(params_src) if self.track_reads else dict(params_src)
         try:
             out = fn(messages, ctx)       # (the run has the cyclic GC paused: see ``call_layer``)
         except WorkspaceError:
@@ -147,7 +157,7 @@ class Engine:
             internal = traceback.format_exc()
             out = LayerOutput.unchanged(messages, error=f"internal error in Compactscope's {layer_name} layer "
                                         f"({type(e).__name__}: {str(e)[:200]}); its input is passed on unchanged")
-        dt = time.perf_counter() - t0
+        dt = perf_counter() - t0
         new_dialect = out.dialect or dialect
         meter, tok = self.meter, self.tokens
         # chars/N is the size divided: found from the size just measured (what its ``tokens`` computes again)
@@ -175,7 +185,7 @@ class Engine:
         else:
             findings = load_fix_findings(out.messages, fixes) + check(out.messages, new_dialect,
                                                                       before_file=before_file)
-        reads = params.reads
+        reads = params.reads if params.__class__ is ReadParams else (ALL,)
         step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
                     out.summary, new_dialect, dt, description, role, internal,
@@ -222,8 +232,9 @@ class Engine:
         before = known_before_file(conversation)       # calls made before an excerpt's first line
         fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
         converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
-        kept = self._reusable(reuse, messages, (["convert"] if converting else []) + [item.name for item in todo],
-                              state_before, dialect)
+        kept = 0 if reuse is None else \
+            self._reusable(reuse, messages, (["convert"] if converting else []) + [item.name for item in todo],
+                           state_before, dialect)
         if reuse is not None and (kept or (reuse.input is messages and reuse.dialect_in == dialect)):
             input_findings = reuse.input_findings if self.check else []
         else:

@@ -271,15 +271,34 @@ def _is_user_turn(m) -> bool:
     c = m.get("content")
     if isinstance(c, str):
         return bool(c.strip())
-    return any(block_type(b) in ("text", "image") for b in blocks(m))
+    if not isinstance(c, list):
+        return False
+    for b in c:         # (``block_type(b) in ("text", "image")``, inlined: it runs for every new message)
+        t = b.get("type") if isinstance(b, dict) else None
+        if isinstance(t, str) and t in _TURN_TYPES:
+            return True
+    return False
+
+
+_TURN_TYPES = ("text", "image")
 
 
 def _tool_results(m) -> int:
+    """The tool results a message holds (``block_type(b) == "tool_result"`` over its blocks, inlined)."""
     if not isinstance(m, dict):
         return 0
     if m.get("role") == "tool":
         return 1
-    return sum(1 for b in blocks(m) if block_type(b) == "tool_result")
+    c = m.get("content")
+    if not isinstance(c, list):
+        return 0
+    n = 0
+    for b in c:
+        if isinstance(b, dict):
+            t = b.get("type")
+            if isinstance(t, str) and t == "tool_result":
+                n += 1
+    return n
 
 
 def _identity(origin, n: int) -> bool:
@@ -289,6 +308,7 @@ def _identity(origin, n: int) -> bool:
 
 
 _NOT_NONE = partial(is_not, None)
+_NONE_LAST = {None: -1}
 
 
 def _compose(cur: list | None, origin, n_in: int, n_context: int) -> list | None:
@@ -430,6 +450,10 @@ class _Walk:
         # the running context is extended in place while it is ours alone (``_call``): built by this loop and
         # passed through the pipeline unchanged, with no call's input kept
         self.owned = True
+        # no trace is kept: the steps need not note which parameters they read (the walk's own fork; back at the end)
+        self.engine.track_reads = self.opts.keep_traces
+        # the layers carry what they found from one call to the next (``LayerContext.memo``), dropped at the end
+        self.engine.memo = {}
         for k, j in enumerate(self.call_at):
             if cancel is not None and cancel.is_set():
                 break
@@ -579,7 +603,12 @@ class _Walk:
         # the recorded assistant message joins at the next call (it is the answer to this one). A context
         # kept whole keeps its sources: no Python loop over the context at every call (a long segment made
         # replay quadratic: 10k messages, 8 of 28 s)
-        return rec, out, src if same else [src[x] if x is not None else None for x in cur]
+        if same:
+            return rec, out, src
+        # each output message's source: ``src[x]``, None for a message a layer made (a list mapped in C: None
+        # becomes -1, the index of the None added at the end)
+        ext = src + [None]
+        return rec, out, list(map(ext.__getitem__, map(_NONE_LAST.get, cur, cur)))
 
     def _keep(self, rec: CallRecord, trace: Trace, context_before: list, state_before: dict) -> None:
         r = self.result
@@ -595,6 +624,8 @@ class _Walk:
 
     def _finish(self, t0: float) -> ReplayResult:
         r = self.result
+        self.engine.track_reads = True
+        self.engine.memo = None
         if self.calibrator is not None:
             self.engine.tokens = self.base_tokens
             r.calibration = self.calibrator.overheads.public()
