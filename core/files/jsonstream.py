@@ -1,10 +1,13 @@
 """One JSON document read in chunks, its big arrays element by element: never the whole file in memory.
 
 A file that holds one JSON value (a request body ``{"model": ..., "messages": [...]}``, a bare list of
-messages, a session snapshot) is read a megabyte at a time. Each chunk is scanned with numpy: the
-quotes that open or close a string (a quote after an odd run of backslashes is escaped, also across
-chunks), the punctuation outside strings, and the nesting level of each bracket, all in C; only the
-punctuation of the outermost one or two containers is walked in Python (a few tokens per message). Each
+messages, a session snapshot) is read a megabyte at a time. Each chunk of a document of ``NUMPY_BYTES`` or
+more is scanned with numpy: the quotes that open or close a string (a quote after an odd run of backslashes
+is escaped, also across chunks), the punctuation outside strings, and the nesting level of each bracket, all
+in C; only the punctuation of the outermost one or two containers is walked in Python (a few tokens per
+message). A smaller document is scanned without numpy (its import would be most of the peak's excess): a
+regex consumes whole strings and everything else up to the next bracket, so a message costs a few matches
+(``_TextScan``, the same tokens). Each
 piece between two such separators (a key, a value of the top-level object, an element of a streamed
 array) is parsed on its own with ``parse`` (the loaders' lenient reader) from its bytes, which are then
 dropped; short string values (a role, a block type) are kept once for the document (``share_strings``).
@@ -175,6 +178,74 @@ class _Scan:
         own = level + closes
         keep = own <= self.max_level
         return (s[keep] + base).tolist(), c[keep].tolist(), own[keep].tolist()
+
+
+# the pure-Python scan (``_TextScan``): one regex match consumes everything up to the next token it must look at,
+# whole strings included (possessive: no backtracking); a backslash escapes the next quote or backslash inside and
+# outside strings alike, as the vectorised scan reads a quote after an odd run of backslashes
+_STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_OUTSIDE_BS = rb'\\[\\"]|\\(?=[^\\"])'
+_SHALLOW = re.compile(rb'(?:[^"\[\]{},:\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb')*+', re.S)
+_DEEP = re.compile(rb'(?:[^"\[\]{}\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb')*+', re.S)
+_IN_STRING = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+', re.S)
+
+
+class _TextScan:
+    """``_Scan`` without numpy (the same tokens and carry from one chunk to the next), for a document too small
+    to pay numpy's import (~13 MB and ~0.1 s): at the levels deeper than ``max_level`` only brackets stop the
+    regex, so a message costs a few matches, its strings read in C."""
+
+    def __init__(self, max_level: int):
+        self.max_level = max_level
+        self.in_str = 0
+        self.bs = 0
+        self.depth = 0
+
+    def tokens(self, chunk: bytes, base: int) -> tuple[list, list, list]:
+        pos, n = 0, len(chunk)
+        if self.bs & 1 and n and chunk[0] in (0x22, 0x5C):
+            pos = 1                                  # escaped by the odd run of backslashes the last chunk ended with
+        if chunk.endswith(b"\\"):
+            run = n - len(chunk.rstrip(b"\\"))
+            self.bs = run + (self.bs if run == n else 0)
+        else:
+            self.bs = 0
+        ps: list = []
+        cs: list = []
+        owns: list = []
+        top, depth, in_str = self.max_level, self.depth, self.in_str
+        shallow, deep, string = _SHALLOW.match, _DEEP.match, _IN_STRING.match
+        while pos < n:
+            if in_str:
+                pos = string(chunk, pos).end()
+                if pos >= n or chunk[pos] != 0x22:
+                    break                            # the string goes on in the next chunk
+                in_str, pos = 0, pos + 1
+                continue
+            pos = (deep if depth > top else shallow)(chunk, pos).end()
+            if pos >= n:
+                break
+            c = chunk[pos]
+            if c == 0x22:
+                in_str, pos = 1, pos + 1             # a string the chunk cuts
+                continue
+            if c == 0x5C:
+                break                                # a backslash that ends the chunk
+            if c == 0x5B or c == 0x7B:
+                depth += 1
+                own = depth
+            elif c == 0x5D or c == 0x7D:
+                own = depth
+                depth -= 1
+            else:
+                own = depth
+            if own <= top:
+                ps.append(pos + base)
+                cs.append(c)
+                owns.append(own)
+            pos += 1
+        self.depth, self.in_str = depth, in_str
+        return ps, cs, owns
 
 
 class _Window:
@@ -457,8 +528,26 @@ def _skip_bom(f) -> int:
     return pos
 
 
+NUMPY_BYTES = 100_000_000    # a document this big is scanned with numpy; a smaller one without (``_TextScan``)
+
+
+def _scanner(f, max_level: int) -> Any:
+    """The scan for the file ``f``: numpy's for a big document (when numpy is there), else the pure-Python one,
+    which imports nothing: numpy's import (~13 MB) would be most of the peak's excess on a 20 MB document."""
+    at = f.tell()
+    size = f.seek(0, 2)
+    f.seek(at)
+    if size >= NUMPY_BYTES:
+        try:
+            import numpy  # noqa: F401
+        except ImportError:  # pragma: no cover - numpy comes with pyqtgraph
+            return _TextScan(max_level)
+        return _Scan(max_level)
+    return _TextScan(max_level)
+
+
 def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
-    scan = _Scan(max_level)
+    scan = _scanner(f, max_level)
     w = reader.w
     pos = w.base = w.cur = _skip_bom(f)
     for chunk in _chunks(f, chunk_size):
