@@ -106,7 +106,9 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
     meta: list[MessageMeta] = []
     system = tools = model = None
     if doc is None and first_line_is_object(probe):
+        from ..files.jsonstream import share_strings
         msgs = []
+        shared: dict = {}       # a role or a block type once for the file, as a streamed document keeps them
         for n, raw in iter_lines(probe.path):
             if raw is None:
                 problems.append(Problem(path, n, LINE_TOO_LONG, "error"))
@@ -121,6 +123,7 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
             if not _is_message(m):
                 problems.append(Problem(path, n, "not a message object (no \"role\"), skipped", "error"))
                 continue
+            share_strings(m, shared)
             msgs.append(m)
             meta.append(MessageMeta(Provenance(path, n), parse_timestamp(m.get("timestamp"))))
         if not msgs:
