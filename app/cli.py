@@ -55,7 +55,6 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
     defaults apply under those overrides (``engine.inferred`` says what and why; ``--no-infer`` turns it off)."""
     from compactscope.core import strategies
     from compactscope.core.pipeline.engine import Engine
-    from compactscope.core.strategies.spec import parse_assignments
     from compactscope.core.summarizers import make_summarizer
     from compactscope.core.files.workspace import Workspace
     own = params is None
@@ -67,7 +66,12 @@ def _engine(args, strategy_name: str, params: dict | None = None, conversation=N
         raise CliError(str(e.args[0])) from None
     if own:
         try:
-            params = parse_assignments(getattr(args, "set", None))
+            assignments = getattr(args, "set", None)
+            if assignments:             # (its module only when there is a --set: start-up, issue 27)
+                from compactscope.core.strategies.spec import parse_assignments
+                params = parse_assignments(assignments)
+            else:
+                params = {}
         except ValueError as e:
             raise CliError(str(e)) from None
         if getattr(args, "variant", None):

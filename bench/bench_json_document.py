@@ -22,9 +22,10 @@ bench/bench_memory.py does), as a ratio to the file's size. The reference is the
 Target (issue 27): a JSON document of any size at most 2x the file in memory (its elements streamed);
 the JSONL form is printed beside it for comparison. ``--whole`` also runs each document form the way the
 loaders read it before streaming (the whole file read and parsed at once: ``STREAM_BYTES`` set beyond the
-file), the figure the target was set against (3.9x). numpy's import (the scanner vectorises with it;
-the JSONL path does not import it) is printed too: a fixed 13 MB or so, which shows at small sizes
-(0.65x of a 20 MB file) and not at large ones (0.07x of 180 MB). Prints figures; asserts nothing.
+file), the figure the target was set against (3.9x). numpy's import is printed too: a fixed 13 MB or so,
+which would show at small sizes (0.65x of a 20 MB file) and at large ones (0.07x of 180 MB), so only a
+document of ``jsonstream.NUMPY_BYTES`` (1 GB) or more is scanned with numpy; a smaller one, and the JSONL
+form, never import it (each line says which). Prints figures; asserts nothing.
 """
 from __future__ import annotations
 
@@ -174,8 +175,10 @@ def main() -> int:
             path = tmp / f"conv-{mb:g}mb-{form}.json"
             t0 = time.perf_counter()
             size = write(path, form, mb)
-            print(f"{form} {size / 1e6:.1f} MB (written in {time.perf_counter() - t0:.1f} s)"
-                  + (f"; numpy's import is {numpy / size:.2f}x of it:" if form != "jsonl" else ":"))
+            from compactscope.core.files.jsonstream import NUMPY_BYTES
+            scan = "" if form == "jsonl" else f"; scanned with numpy, whose import is {numpy / size:.2f}x of it" \
+                if size >= NUMPY_BYTES else "; scanned without numpy"
+            print(f"{form} {size / 1e6:.1f} MB (written in {time.perf_counter() - t0:.1f} s){scan}:")
             ways = [("streamed" if form != "jsonl" else "lines", ["-m", "compactscope"])]
             if args.whole and form != "jsonl":
                 ways.append(("whole", ["-c", WHOLE]))

@@ -299,3 +299,82 @@ def test_thousands_of_small_elements_are_parsed_in_few_calls(monkeypatch):
     got, lines = read_document(io.BytesIO(raw), Pieces(), ("messages",), chunk_size=1 << 16)
     assert len(got["messages"]) == 20000 and lines == {("messages",): [1] * 20000}
     assert len(calls) < 100          # (one per chunk of 64 KB, not one per element)
+
+
+# -- the scan without numpy (``_TextScan``, every document under ``NUMPY_BYTES``) against numpy's (``_Scan``)
+_BYTES = st.lists(st.sampled_from([b'"', b"\\", b"\\\\", b'\\"', b"[", b"]", b"{", b"}", b",", b":", b" ", b"\n", b"a",
+                                   b"\\u00e9", b"\\ud83d\\ude00", "é漢\U0001f600".encode(), b"\xef\xbb\xbf", b"\xff",
+                                   b"1e400", b"NaN"]), max_size=60).map(b"".join)
+
+
+def _tokens(scan_class, raw: bytes, chunk: int, level: int) -> list:
+    scan = scan_class(level)
+    out = []
+    for at in range(0, len(raw), chunk):
+        out.append((scan.tokens(raw[at:at + chunk], at), scan.in_str, scan.bs & 1, scan.depth))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_BYTES, MESSAGES.map(lambda m: _text({"model": "m", "messages": m}, 0)),
+                 st.tuples(MESSAGES, st.integers(0, 4), st.integers(0, 200)).map(lambda t: _text(t[0], t[1])[:t[2]])),
+       st.integers(1, 50), st.integers(1, 3))
+def test_the_scan_without_numpy_gives_numpys_tokens(raw, chunk, level):
+    """The same tokens, levels and carried state (in a string or not, the parity of a run of backslashes, the
+    depth) for any bytes, broken, cut, escaped or nested as they may be, and any chunking."""
+    from compactscope.core.files.jsonstream import _Scan, _TextScan
+    assert _tokens(_TextScan, raw, chunk, level) == _tokens(_Scan, raw, chunk, level)
+
+
+def _both_scans(raw: bytes, stream=("messages", ""), chunk: int = 7):
+    """read_document's answer (or Broken) with the scan without numpy and with numpy's."""
+    from compactscope.core.files import jsonstream
+    answers = []
+    for limit in (jsonstream.NUMPY_BYTES, 0):
+        saved, jsonstream.NUMPY_BYTES = jsonstream.NUMPY_BYTES, limit
+        pieces = Pieces()
+        try:
+            answers.append((read_document(io.BytesIO(raw), pieces, stream, chunk_size=chunk), pieces.notes))
+        except Broken:
+            answers.append(Broken)
+        finally:
+            jsonstream.NUMPY_BYTES = saved
+    return answers
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(MESSAGES, st.integers(0, 4), st.integers(1, 64), st.data())
+def test_both_scans_read_a_document_alike_whole_cut_or_changed(msgs, fmt, chunk, data):
+    raw = _text({"model": "m", "messages": msgs}, fmt)
+    if data.draw(st.booleans()):
+        raw = raw[:data.draw(st.integers(0, len(raw)))]
+    if data.draw(st.booleans()):
+        raw = b"\xef\xbb\xbf" + raw
+    text, numpy = _both_scans(raw, chunk=chunk)
+    assert text == numpy
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"messages": ["' + b"x\\\"" * 300_000 + b'"], "s": "' + "é".encode() * 200_000 + b'"}',   # huge strings
+    b'{"messages": [' + b"[" * 3000 + b"]" * 3000 + b', {"a": "\\\\"}]}',                       # deep nesting
+    b'\xef\xbb\xbf{"messages": [{"t": "\\u00e9\\ud83d\\ude00\\"\\\\"}, "\\\\\\""]}',            # BOM and escapes
+    b'[{"role": "user", "content": "a\\\\"}, {"role": "user", "content": "\\"]"}]',
+    b'{"messages": [{"a": 1}] , "x": [1, {"b": "]"}]}', b'{"messages": [{"a": "\\"}]}',
+])
+def test_both_scans_read_odd_documents_alike(raw):
+    for chunk in (1, 2, 3, 5, 4096, 1 << 20):
+        text, numpy = _both_scans(raw, chunk=chunk)
+        assert text == numpy
+
+
+def test_a_small_document_is_read_without_importing_numpy(tmp_path):
+    import subprocess
+    import sys
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 100}] * 30000}))
+    code = ("import sys; from compactscope.core.loaders import base; base.STREAM_BYTES = 1; "
+            f"doc, lines = base.read_json_streamed(__import__('pathlib').Path({str(path)!r})); "
+            "assert len(doc['messages']) == 30000 and len(lines[('messages',)]) == 30000; "
+            "print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -352,3 +352,28 @@ def test_wrong_kind_of_corpus_use_is_a_clear_error(corpus, tmp_path):
     with pytest.raises(LoadError) as e:
         load(CORPUS)
     assert "folder" in str(e.value)
+
+
+def test_messages_with_nothing_more_share_one_empty_extra_that_refuses_writes(tmp_path):
+    import copy
+    import pickle
+
+    from compactscope.core.model.conversation import NO_EXTRA, MessageMeta, own_extra
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"},
+                                                           {"role": "assistant", "content": "yo"}]}))
+    conv = load(path).conversations[0]
+    assert all(m.extra is NO_EXTRA for m in conv.meta)            # one dict for every message, not one each
+    meta = conv.meta[0]
+    assert meta.extra == {} and repr(meta.extra) == "{}" and json.dumps(meta.extra) == "{}"
+    assert meta == MessageMeta(meta.provenance, meta.timestamp)
+    for write in (lambda e: e.__setitem__("k", 1), lambda e: e.setdefault("k", 1), lambda e: e.update(k=1)):
+        with pytest.raises(TypeError):
+            write(meta.extra)
+    assert NO_EXTRA == {}
+    for twin in (copy.deepcopy(meta), pickle.loads(pickle.dumps(meta))):
+        assert twin == meta
+        own_extra(twin)["k"] = 1
+        assert twin.extra == {"k": 1}
+    own_extra(meta)["k"] = 2
+    assert meta.extra == {"k": 2} and conv.meta[1].extra is NO_EXTRA and NO_EXTRA == {}

@@ -80,17 +80,18 @@ def _leaf(v: Any) -> str:
 
 def _write_leaves(v: Any, out: _Buffered, pad: str, close: str) -> None:
     """A list on the last streamed level (its items are leaves: a step's messages), in a tight loop: the items
-    encoded in runs of 256 and handed over joined, not through one call of ``_write`` and ``out`` each."""
+    encoded in runs of 64 and handed over joined, not through one call of ``_write`` and ``out`` each (a run of 256
+    messages held ~3 MB at once: 0.14x of a 20 MB file)."""
     it = iter(v)
     sep = "," + pad
-    run = list(islice(it, 256))
+    run = list(islice(it, 64))
     if not run:
         out("[]")
         return
     out("[" + pad)
     while run:
         out(sep.join(map(_leaf, run)))
-        run = list(islice(it, 256))
+        run = list(islice(it, 64))
         if run:
             out(sep)
     out(close)

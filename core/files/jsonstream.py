@@ -1,13 +1,15 @@
 """One JSON document read in chunks, its big arrays element by element: never the whole file in memory.
 
 A file that holds one JSON value (a request body ``{"model": ..., "messages": [...]}``, a bare list of
-messages, a session snapshot) is read a megabyte at a time. Each chunk is scanned with numpy: the
-quotes that open or close a string (a quote after an odd run of backslashes is escaped, also across
-chunks), the punctuation outside strings, and the nesting level of each bracket, all in C; only the
-punctuation of the outermost one or two containers is walked in Python (a few tokens per message). Each
-piece between two such separators (a key, a value of the top-level object, an element of a streamed
-array) is parsed on its own with ``parse`` (the loaders' lenient reader) from its bytes, which are then
-dropped; short string values (a role, a block type) are kept once for the document (``share_strings``).
+messages, a session snapshot) is read a megabyte at a time. Each chunk of a document of ``NUMPY_BYTES`` (1 GB)
+or more is scanned with numpy: the quotes that open or close a string (a quote after an odd run of backslashes
+is escaped, also across chunks), the punctuation outside strings, and the nesting level of each bracket, all
+in C; only the punctuation of the outermost one or two containers is walked in Python (a few tokens per
+message). A smaller document is scanned without numpy (its import would be most of the peak's excess): a
+regex consumes whole strings and everything else up to the next bracket, so a message costs a few matches
+(``_TextScan``, the same tokens). Each piece between two such separators (a key, a value of the top-level
+object, an element of a streamed array) is parsed on its own with ``parse`` (the loaders' lenient reader)
+from its bytes, which are then dropped; short string values (a role, a block type) are kept once for the document (``share_strings``).
 So the peak is the parsed value plus a chunk, never the file's bytes beside its parsed tree.
 
 ``read_document`` returns the value the whole parse would return, and the line of each element of the
@@ -177,6 +179,74 @@ class _Scan:
         return (s[keep] + base).tolist(), c[keep].tolist(), own[keep].tolist()
 
 
+# the pure-Python scan (``_TextScan``): one regex match consumes everything up to the next token it must look at,
+# whole strings included (possessive: no backtracking); a backslash escapes the next quote or backslash inside and
+# outside strings alike, as the vectorised scan reads a quote after an odd run of backslashes
+_STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_OUTSIDE_BS = rb'\\[\\"]|\\(?=[^\\"])'
+_SHALLOW = re.compile(rb'(?:[^"\[\]{},:\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb')*+', re.S)
+_DEEP = re.compile(rb'(?:[^"\[\]{}\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb')*+', re.S)
+_IN_STRING = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+', re.S)
+
+
+class _TextScan:
+    """``_Scan`` without numpy (the same tokens and carry from one chunk to the next), for a document too small
+    to pay numpy's import (~13 MB and ~0.1 s): at the levels deeper than ``max_level`` only brackets stop the
+    regex, so a message costs a few matches, its strings read in C."""
+
+    def __init__(self, max_level: int):
+        self.max_level = max_level
+        self.in_str = 0
+        self.bs = 0
+        self.depth = 0
+
+    def tokens(self, chunk: bytes, base: int) -> tuple[list, list, list]:
+        pos, n = 0, len(chunk)
+        if self.bs & 1 and n and chunk[0] in (0x22, 0x5C):
+            pos = 1                                  # escaped by the odd run of backslashes the last chunk ended with
+        if chunk.endswith(b"\\"):
+            run = n - len(chunk.rstrip(b"\\"))
+            self.bs = run + (self.bs if run == n else 0)
+        else:
+            self.bs = 0
+        ps: list = []
+        cs: list = []
+        owns: list = []
+        top, depth, in_str = self.max_level, self.depth, self.in_str
+        shallow, deep, string = _SHALLOW.match, _DEEP.match, _IN_STRING.match
+        while pos < n:
+            if in_str:
+                pos = string(chunk, pos).end()  # type: ignore[union-attr]  # (each pattern matches "")
+                if pos >= n or chunk[pos] != 0x22:
+                    break                            # the string goes on in the next chunk
+                in_str, pos = 0, pos + 1
+                continue
+            pos = (deep if depth > top else shallow)(chunk, pos).end()  # type: ignore[union-attr]
+            if pos >= n:
+                break
+            c = chunk[pos]
+            if c == 0x22:
+                in_str, pos = 1, pos + 1             # a string the chunk cuts
+                continue
+            if c == 0x5C:
+                break                                # a backslash that ends the chunk
+            if c == 0x5B or c == 0x7B:
+                depth += 1
+                own = depth
+            elif c == 0x5D or c == 0x7D:
+                own = depth
+                depth -= 1
+            else:
+                own = depth
+            if own <= top:
+                ps.append(pos + base)
+                cs.append(c)
+                owns.append(own)
+            pos += 1
+        self.depth, self.in_str = depth, in_str
+        return ps, cs, owns
+
+
 class _Window:
     """The bytes of the file from the start of the piece being read to the end of the last chunk, and the
     line number of any later position (a cursor that only moves forward)."""
@@ -218,6 +288,11 @@ class _Window:
         self.line_at(p)
         del self.buf[:p - self.base]
         self.base = p
+
+
+# the bytes of held-back elements parsed in one ``loads``: orjson sets aside about 14 times its input while it
+# parses (a 1 MB batch peaked 14 MB above its values: 0.7x of a 20 MB document), so a batch stays small
+BATCH_BYTES = 64 * 1024
 
 
 class _Reader:
@@ -330,6 +405,8 @@ class _Reader:
             if ch == 0x2C and own == (2 if self.kind == 0x7B else 1):
                 self.ends.append(p)                      # the next element of a held-back run (``_element``)
                 self.start = p + 1
+                if p - self.first >= BATCH_BYTES:
+                    self.flush()
                 return None
             self.flush()
         if own < 1:
@@ -457,8 +534,29 @@ def _skip_bom(f) -> int:
     return pos
 
 
+# a document this big is scanned with numpy; a smaller one without (``_TextScan``): numpy's import (~13 MB) is 0.07x
+# of a 180 MB document (claude_code's run peaked at 2.10x the file with it, 2.02x without), ~1% of this size;
+# the scan without it costs ~6 ns a byte against ~4 (+0.4 s CPU at 180 MB, on a run of 5-14 s)
+NUMPY_BYTES = 1_000_000_000
+
+
+def _scanner(f, max_level: int) -> Any:
+    """The scan for the file ``f``: numpy's for a big document (when numpy is there), else the pure-Python one,
+    which imports nothing: numpy's import (~13 MB) would be most of the peak's excess on a 20 MB document."""
+    at = f.tell()
+    size = f.seek(0, 2)
+    f.seek(at)
+    if size >= NUMPY_BYTES:
+        try:
+            import numpy  # noqa: F401
+        except ImportError:  # pragma: no cover - numpy comes with pyqtgraph
+            return _TextScan(max_level)
+        return _Scan(max_level)
+    return _TextScan(max_level)
+
+
 def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
-    scan = _Scan(max_level)
+    scan = _scanner(f, max_level)
     w = reader.w
     pos = w.base = w.cur = _skip_bom(f)
     for chunk in _chunks(f, chunk_size):

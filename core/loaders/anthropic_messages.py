@@ -9,7 +9,7 @@ last request's messages plus the last response, with usage per response.
 """
 from __future__ import annotations
 
-from ..model.conversation import Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.conversation import NO_EXTRA, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage, own_extra
 from ..model.messages import ANTHROPIC, detect_dialect
 from .base import (
     LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, document_lines, iter_lines, loads_lenient, note_problems,
@@ -88,7 +88,7 @@ def fix_repr(msgs: list, meta: list, path: str, problems: list) -> list:
                 m = {**m, "content": new}
                 fixed += 1
                 if i < len(meta):
-                    meta[i].extra["from_sdk_repr"] = True
+                    own_extra(meta[i])["from_sdk_repr"] = True
         out.append(m)
     if fixed:
         problems.append(Problem(path, 0, f"{fixed} message(s) held SDK repr strings (written with default=str); "
@@ -106,7 +106,9 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
     meta: list[MessageMeta] = []
     system = tools = model = None
     if doc is None and first_line_is_object(probe):
+        from ..files.jsonstream import share_strings
         msgs = []
+        shared: dict = {}       # a role or a block type once for the file, as a streamed document keeps them
         for n, raw in iter_lines(probe.path):
             if raw is None:
                 problems.append(Problem(path, n, LINE_TOO_LONG, "error"))
@@ -121,8 +123,9 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
             if not _is_message(m):
                 problems.append(Problem(path, n, "not a message object (no \"role\"), skipped", "error"))
                 continue
+            share_strings(m, shared)
             msgs.append(m)
-            meta.append(MessageMeta(Provenance(path, n), parse_timestamp(m.get("timestamp"))))
+            meta.append(MessageMeta(Provenance(path, n), parse_timestamp(m.get("timestamp")), extra=NO_EXTRA))
         if not msgs:
             raise LoadError(path, 0, "no message found: " + (str(problems[0]) if problems else "every line is blank"))
     else:
@@ -147,7 +150,8 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
             return lines[i] if i < len(lines) else 0
         msgs, where = _check_messages(items, path, line_of, problems)
         n_lines = len(lines)
-        meta = [MessageMeta(Provenance(path, lines[i] if i < n_lines else 0, note=f"message {i}")) for i in where]
+        meta = [MessageMeta(Provenance(path, lines[i] if i < n_lines else 0, note=f"message {i}"), extra=NO_EXTRA)
+                for i in where]
     msgs = fix_repr(msgs, meta, path, problems)
     if tools is not None and not isinstance(tools, list):
         tools = None

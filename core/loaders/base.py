@@ -242,7 +242,7 @@ def normalise_result(result) -> None:
 
     A conversation with nothing to fix is checked in one C pass (orjson) plus a quick type check per
     message, and not copied."""
-    from ..model.conversation import Problem
+    from ..model.conversation import Problem, own_extra
     from ..files.safeio import json_safe
     from ..model.shape import fix_message, fix_system, fix_tools, well_shaped
     for conv in result.conversations:
@@ -279,7 +279,7 @@ def normalise_result(result) -> None:
             msgs[i] = fixed
             meta = conv.meta_at(i)
             if i < len(conv.meta):
-                meta.extra["load_fixes"] = list(dict.fromkeys(notes))
+                own_extra(meta)["load_fixes"] = list(dict.fromkeys(notes))
             line = meta.provenance.line if meta.provenance is not None else 0
             problems.append(Problem(meta.provenance.path if meta.provenance is not None else result.path, line,
                                     f"message {i}: " + "; ".join(dict.fromkeys(notes)), "warning"))

@@ -14,7 +14,8 @@ import json
 import re
 
 from ..model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
-from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
+from ..model.conversation import (NO_EXTRA, CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance,
+                                  Usage, own_extra)
 from ..model.messages import OPENAI, detect_dialect
 from .anthropic_messages import fix_repr, first_line_is_object, read_messages
 from .base import LoadError, Probe, document_lines, note_problems, parse_timestamp, read_json_streamed
@@ -110,8 +111,9 @@ def summary_events(msgs: list, meta: list, kind: str = "hermes", one_context: bo
         if not (flagged or is_summary(m)):
             continue
         if mm is not None:
-            mm.extra["compaction_summary"] = True
-            mm.extra["summary_source"] = HERMES_SUMMARY_FLAG if flagged else "text prefix"
+            extra = own_extra(mm)
+            extra["compaction_summary"] = True
+            extra["summary_source"] = HERMES_SUMMARY_FLAG if flagged else "text prefix"
         at = 0 if one_context else i
         events.append(CompactionEvent(kind, at, summary_index=i, provenance=mm.provenance if mm else None,
                                       extra={"in_context": True} if one_context else {}))
@@ -158,7 +160,7 @@ def _build(items: list, path: str, line_of, problems: list, consume: bool = Fals
         msgs.append(msg)
         meta.append(MessageMeta(Provenance(path, line_of(i), note=f"message {i}"), ts, usage,
                                 m.get("model") if isinstance(m.get("model"), str) else None,
-                                m.get("id") if isinstance(m.get("id"), str) else None, extra))
+                                m.get("id") if isinstance(m.get("id"), str) else None, extra or NO_EXTRA))
     return msgs, meta
 
 
@@ -182,7 +184,8 @@ def load(probe: Probe) -> LoadResult:
     out_msgs, out_meta = [], []
     for m, mm in zip(msgs, meta):
         msg, extra = normalize(m)
-        mm.extra.update(extra)
+        if extra:
+            own_extra(mm).update(extra)
         out_msgs.append(msg)
         out_meta.append(mm)
     events, segments = summary_events(out_msgs, out_meta)

@@ -69,6 +69,30 @@ class MessageMeta:
     extra: dict = field(default_factory=dict)
 
 
+class _SharedEmpty(dict):
+    """The ``extra`` of the messages a document loader found nothing more about: one empty dict for all of them
+    (an empty dict each was 64 bytes a message, 0.05x of a 180 MB document). Equal to ``{}``, written as ``{}``;
+    it refuses writes, so nothing can fill it for every message at once: ``own_extra(meta)`` gives the meta a
+    dict of its own first."""
+    __slots__ = ()
+
+    def _shared(self, *args, **kwargs):
+        raise TypeError("this MessageMeta.extra is shared while empty: write through own_extra(meta)")
+
+    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _shared
+
+
+NO_EXTRA: dict = _SharedEmpty()
+
+
+def own_extra(meta: MessageMeta) -> dict:
+    """``meta.extra`` to write to: the meta's own dict, made when it still has the shared empty one."""
+    extra = meta.extra
+    if type(extra) is _SharedEmpty:          # (a copy made by pickle or deepcopy is one too)
+        extra = meta.extra = {}
+    return extra
+
+
 @dataclass
 class CompactionEvent:
     """A compaction that really happened, as the file records it."""
