@@ -157,3 +157,18 @@ def test_release_of_something_held_elsewhere_does_nothing_to_it():
     sh.release(keep)
     time.sleep(1.3)                                   # (past the wait for the caller)
     assert keep.calls == [1, 2] and keep.inputs == {"a": 1}
+
+
+def test_release_takes_nested_lists_dicts_and_tuples_apart_and_leaves_a_shared_inner_piece_whole():
+    import weakref
+    leaves = [_Result() for _ in range(2 * sh.RELEASE_CHUNK)]
+    refs = [weakref.ref(x) for x in leaves]
+    inner = {"kept": [1, 2]}
+    tree = {"calls": [(x, {"n": k}) for k, x in enumerate(leaves)], "more": {k: [k] for k in range(600)},
+            "shared": inner, "obj": _Holder(list(range(700)), inner)}
+    del leaves
+    sh.release(tree)
+    del tree
+    assert _eventually(lambda: all(r() is None for r in refs))
+    time.sleep(0.1)
+    assert inner == {"kept": [1, 2]}

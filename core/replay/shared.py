@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 MAX_KEYS = 4
 WAIT_STEP = 0.2          # seconds between a waiter's looks at its own cancel Event
-RELEASE_CHUNK = 256      # items of a list freed at a time by ``release`` (256 replayed calls: ~3 ms)
+RELEASE_CHUNK = 256      # items of a list or a dict taken out at a time by ``release``
 RELEASE_SETTLE = 0.05    # seconds more before it is taken apart
 RELEASE_WAIT = 100       # x 10 ms: how long ``release`` waits for its caller to let go of the object
 
@@ -142,25 +142,40 @@ def _release_loop() -> None:
 
 
 def _free(pieces: list) -> None:
-    """Take the objects of ``pieces`` apart when nothing but this list holds them: an object's attributes (its
-    ``__dict__``) and a list's items are let go of ``RELEASE_CHUNK`` at a time, the interpreter lock handed over
-    between chunks. A piece someone else holds (another view's copy shares the calls) is only let go of, never
-    emptied."""
+    """Take the objects of ``pieces`` apart when nothing but this list holds them: a list's or a dict's items and an
+    object's attributes (its ``__dict__``) are moved out ``RELEASE_CHUNK`` at a time and taken apart in turn, so
+    that no one deallocation frees much; the interpreter lock is handed over every few milliseconds. A piece
+    someone else holds (another view's copy shares the calls) is only let go of, never emptied."""
+    last = time.perf_counter()
     while pieces:
         x = pieces.pop()
-        if getrefcount(x) > 2:          # (x and getrefcount's argument): held elsewhere too
-            del x
-            continue
-        if isinstance(x, list):
-            while x:
-                del x[-RELEASE_CHUNK:]
-                time.sleep(0)
-        elif isinstance(getattr(x, "__dict__", None), dict) and not isinstance(x, type) and _unshared(x):
-            d = x.__dict__
-            pieces += d.values()
-            d.clear()
+        if getrefcount(x) <= 2:         # (x and getrefcount's argument): nobody else holds it
+            _take_apart(x, pieces)
         del x
-        time.sleep(0)
+        if time.perf_counter() - last > 0.002:
+            time.sleep(0)
+            last = time.perf_counter()
+
+
+def _take_apart(x: Any, pieces: list) -> None:
+    """Move a piece of what ``x`` holds onto ``pieces`` (the rest of ``x`` back on it, to be continued)."""
+    t = type(x)
+    if t is list:
+        if len(x) > RELEASE_CHUNK:
+            pieces.append(x)
+        pieces += x[-RELEASE_CHUNK:]
+        del x[-RELEASE_CHUNK:]
+    elif t is dict:
+        if len(x) > RELEASE_CHUNK:
+            pieces.append(x)
+        for _ in range(min(RELEASE_CHUNK, len(x))):
+            pieces += x.popitem()
+    elif t is tuple:
+        pieces += x
+    elif isinstance(getattr(x, "__dict__", None), dict) and not isinstance(x, type) and _unshared(x):
+        d = x.__dict__
+        pieces += d.values()
+        d.clear()
 
 
 def _unshared(x: Any) -> bool:
