@@ -39,6 +39,7 @@ OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
 _SYMBOL_MARKS = {"t": "\u25bc", "o": "\u25cf", "d": "\u25c6", "s": "\u25a0", "star": "\u2605", "p": "\u2b1f",
                  "h": "\u2b22", "t1": "\u25b2", "t2": "\u25b6", "t3": "\u25c0"}
 SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
+MARKER_CHUNK = 4096       # a layer's markers added this many at a time (``TimelineWidget._fill``): ~7 ms each
 
 
 class _Markers:
@@ -214,6 +215,7 @@ class TimelineWidget(QWidget):
         pi.getViewBox().sigResized.connect(lambda *_: self._fit_real_labels())
         pi.getViewBox().sigRangeChanged.connect(lambda *_: self._fit_real_labels())
         self.markers.layers = {}
+        self._fills: dict = {}                  # id(marker) -> (generation, points, marker) of its last _fill
         self.overlay_curves: list[pg.PlotDataItem] = []
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.scene().sigMouseMoved.connect(self._hovered)
@@ -276,7 +278,7 @@ class TimelineWidget(QWidget):
                 c.setData([], [])
             self.markers.real.setData([], [])
             for m in self.markers.layers.values():
-                m.setData([], [])
+                self._fill(m, np.array([]), np.array([]), 5, [])
             for c in self.overlay_curves:
                 c.setData([], [])
             self.threshold_line.hide()
@@ -331,13 +333,13 @@ class TimelineWidget(QWidget):
                 self.markers.layers[name] = m
             idx = [c.index for c in r.calls if name in c.fired]
             # (the size with the points: set before them, it re-made the last points' spots, ~0.2 s at 50k calls)
-            m.setData(np.array(idx, dtype=float), after[idx] if idx else np.array([]),
-                      size=9 if len(r.calls) <= 1500 else 5, data=[f"call {i}: {name}" for i in idx])
+            self._fill(m, np.array(idx, dtype=float), after[idx] if idx else np.array([]),
+                       9 if len(r.calls) <= 1500 else 5, [f"call {i}: {name}" for i in idx])
             m.show()
             self._legend_text(m, tr("{name} fired ({n})").format(name=name, n=f"{len(idx):,}"))
         for name, m in self.markers.layers.items():
             if name not in names:
-                m.setData([], [])
+                self._fill(m, np.array([]), np.array([]), 5, [])
                 m.hide()
         # overlays (comparison)
         while len(self.overlay_curves) < len(self.overlays):
@@ -373,6 +375,28 @@ class TimelineWidget(QWidget):
                           # the same rule as compactscope replay, said (the figures differ a lot either way)
                           + "; " + ct(calibration_words(r)))
         self._update_cursor_info()
+
+    def _fill(self, m, x: np.ndarray, y: np.ndarray, size: int, data: list) -> None:
+        """A layer's markers: the first ``MARKER_CHUNK`` points now, the others a chunk per turn of the event loop
+        (a scatter of 50k points made at once held the window ~90 ms, and four of them ~0.36 s). The points end
+        the same as one ``setData`` of them all makes; new points for the marker drop the chunks still to come."""
+        gen = self._fills.get(id(m), (0, 0))[0] + 1
+        self._fills[id(m)] = (gen, len(x), m)
+        m.setData(x[:MARKER_CHUNK], y[:MARKER_CHUNK], size=size, data=data[:MARKER_CHUNK])
+        if len(x) > MARKER_CHUNK:
+            QTimer.singleShot(0, self, lambda: self._fill_more(m, gen, x, y, size, data, MARKER_CHUNK))
+
+    def _fill_more(self, m, gen: int, x: np.ndarray, y: np.ndarray, size: int, data: list, k: int) -> None:
+        if self._fills.get(id(m), (0,))[0] != gen:
+            return                             # (other points were set meanwhile)
+        e = k + MARKER_CHUNK
+        m.addPoints(x=x[k:e], y=y[k:e], size=size, data=data[k:e])
+        if e < len(x):
+            QTimer.singleShot(0, self, lambda: self._fill_more(m, gen, x, y, size, data, e))
+
+    def markers_filling(self) -> bool:
+        """Whether some layer's markers are still being added (``_fill``)."""
+        return any(len(m.data) < n for _gen, n, m in self._fills.values())
 
     def _axis_title(self) -> None:
         """The y axis says its unit: "context (tokens)" or "context (chars)", in the window's language."""
