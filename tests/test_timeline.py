@@ -203,3 +203,23 @@ def test_markers_added_in_chunks_end_as_one_setdata_makes_them(qtbot, result, tm
     qtbot.waitUntil(lambda: not w.markers_filling(), timeout=10000)
     for name in other.layer_names:
         assert list(w.curve_data(f"marker:{name}")[0]) == [c.index for c in other.calls if name in c.fired]
+
+
+def test_the_columns_made_in_the_replays_worker_draw_what_the_calls_do(qtbot, result):
+    """``timeline_columns`` (made with the replay, in its worker) gives the timeline the same curves and markers it
+    reads from the calls itself, in either unit."""
+    from compactscope.core.replay.views import timeline_columns
+    names = ["raw", "before", "after", "real"] + [f"marker:{n}" for n in result.layer_names]
+    own, given = TimelineWidget(), TimelineWidget()
+    qtbot.addWidget(own)
+    qtbot.addWidget(given)
+    own.set_replays([result])
+    given.set_replays([result], columns=timeline_columns(result))
+    for unit in ("tokens", "size"):
+        own.set_unit(unit)
+        given.set_unit(unit)
+        for name in names:
+            a, b = own.curve_data(name), given.curve_data(name)
+            np.testing.assert_array_equal(a[0], b[0])
+            np.testing.assert_array_equal(a[1], b[1])
+    assert own.legend_entries() == given.legend_entries()

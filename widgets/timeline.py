@@ -16,6 +16,7 @@ clip-to-view and peak downsampling so 10k calls stay smooth.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from compactscope.core.analysis import divergence
 from compactscope.core.replay.calibration import calibration_words
 from compactscope.core.replay.evidence import untrusted_words
 from compactscope.core.replay.follow import mode_words, pair_words
+from compactscope.core.replay.views import fired_at
 from compactscope.core.strategies.base import PALETTE
 
 from compactscope.widgets.axes import IndexAxis, ShortAxis, axis_title, short_number
@@ -221,6 +223,7 @@ class TimelineWidget(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._hovered)
         self._iters: list = []
         self._totals: dict | None = None             # the result's totals() when they came with it
+        self._columns: dict | None = None            # its timeline_columns() when they came with it
         # ---- playback
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
@@ -231,12 +234,15 @@ class TimelineWidget(QWidget):
         """Show one replay (``core.replay.ReplayResult``); ``None`` clears the chart."""
         self.set_replays([result] if result is not None else [])
 
-    def set_replays(self, results: list, totals: dict | None = None, iterations: list | None = None) -> None:
-        """The first result is drawn in full; the others' 'sent' curves are overlaid for comparison. ``totals`` and
-        ``iterations``: the first result's ``totals()`` and ``iterations()`` when they were made with it."""
+    def set_replays(self, results: list, totals: dict | None = None, iterations: list | None = None,
+                    columns: dict | None = None) -> None:
+        """The first result is drawn in full; the others' 'sent' curves are overlaid for comparison. ``totals``,
+        ``iterations`` and ``columns``: the first result's ``totals()``, ``iterations()`` and
+        ``core.replay.views.timeline_columns`` when they were made with it (in the replay's worker)."""
         results = [r for r in results if r is not None]
         self.result = results[0] if results else None
         self._totals = totals if self.result is not None else None
+        self._columns = columns if self.result is not None else None
         self.overlays = results[1:]
         self._n = len(self.result.calls) if self.result else 0
         self.plot.getPlotItem().getAxis("bottom").set_count(self._n or None)     # ticks at calls only
@@ -262,7 +268,9 @@ class TimelineWidget(QWidget):
 
     def _series(self, result, attr_tokens: str, attr_size: str) -> np.ndarray:
         a = attr_tokens if self.unit == "tokens" else attr_size
-        return np.fromiter((getattr(c, a) for c in result.calls), dtype=float, count=len(result.calls))
+        if result is self.result and self._columns is not None:
+            return np.array(self._columns[a], dtype=float)
+        return np.fromiter(map(attrgetter(a), result.calls), dtype=float, count=len(result.calls))
 
     def layer_color(self, name: str, k: int) -> str:
         """The strategy's colour for the layer (``ReplayResult.layer_colors``), else the palette's."""
@@ -293,9 +301,11 @@ class TimelineWidget(QWidget):
         self.before_curve.setData(x, self._series(r, "tokens_before", "size_before"))
         self.after_curve.setData(x, after)
         # real context tokens (only in tokens)
-        if self.unit == "tokens" and any(c.real_tokens is not None for c in r.calls):
-            real = np.array([np.nan if c.real_tokens is None else c.real_tokens for c in r.calls], dtype=float)
-            self.real_curve.setData(x, real)
+        cols = self._columns
+        reals = ((cols["real_tokens"] if cols is not None else list(map(attrgetter("real_tokens"), r.calls)))
+                 if self.unit == "tokens" else [])
+        if reals.count(None) < len(reals):
+            self.real_curve.setData(x, np.array(reals, dtype=float))       # (None: NaN, no point)
         else:
             self.real_curve.setData([], [])
         # real boundaries
@@ -321,8 +331,9 @@ class TimelineWidget(QWidget):
             self.markers.threshold_text = (tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
                                    tr("threshold {approx}{n} chars")).format(approx=approx, n=fmt(thr))
         # layer markers: one scatter per layer, created once per layer name
+        fired = cols["fired_at"] if cols is not None else fired_at(r.calls)
         names = list(r.layer_names)
-        names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
+        names += sorted(set(fired) - set(names))   # on-demand layers (manual /compact)
         for k, name in enumerate(names):
             m = self.markers.layers.get(name)
             if m is None:
@@ -331,7 +342,7 @@ class TimelineWidget(QWidget):
                                        pen=pg.mkPen(col), name=tr("{name} fired").format(name=name))
                 pi.addItem(m)
                 self.markers.layers[name] = m
-            idx = [c.index for c in r.calls if name in c.fired]
+            idx = fired.get(name, [])
             # (the size with the points: set before them, it re-made the last points' spots, ~0.2 s at 50k calls)
             self._fill(m, np.array(idx, dtype=float), after[idx] if idx else np.array([]),
                        9 if len(r.calls) <= 1500 else 5, [f"call {i}: {name}" for i in idx])
