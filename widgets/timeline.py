@@ -47,11 +47,12 @@ MARKER_CHUNK = 4096       # a layer's markers added this many at a time (``Timel
 class _Markers:
     """The timeline's marks over its curves: the real compactions' stars, each layer's markers, the legend and the
     threshold's words."""
-    __slots__ = ("real", "layers", "legend", "threshold_text")
+    __slots__ = ("real", "layers", "legend", "threshold_text", "fills")
 
     def __init__(self) -> None:
         self.real: Any = None
         self.layers: dict = {}
+        self.fills: dict = {}                   # id(marker) -> (generation, points, marker) of its last _fill
         self.legend: Any = None
         self.threshold_text = ""
 
@@ -217,13 +218,12 @@ class TimelineWidget(QWidget):
         pi.getViewBox().sigResized.connect(lambda *_: self._fit_real_labels())
         pi.getViewBox().sigRangeChanged.connect(lambda *_: self._fit_real_labels())
         self.markers.layers = {}
-        self._fills: dict = {}                  # id(marker) -> (generation, points, marker) of its last _fill
         self.overlay_curves: list[pg.PlotDataItem] = []
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.scene().sigMouseMoved.connect(self._hovered)
         self._iters: list = []
-        self._totals: dict | None = None             # the result's totals() when they came with it
-        self._columns: dict | None = None            # its timeline_columns() when they came with it
+        # what came made with the result: its totals() ("totals") and timeline_columns() ("columns")
+        self._made: dict = {}
         # ---- playback
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
@@ -241,8 +241,7 @@ class TimelineWidget(QWidget):
         ``core.replay.views.timeline_columns`` when they were made with it (in the replay's worker)."""
         results = [r for r in results if r is not None]
         self.result = results[0] if results else None
-        self._totals = totals if self.result is not None else None
-        self._columns = columns if self.result is not None else None
+        self._made = {"totals": totals, "columns": columns} if self.result is not None else {}
         self.overlays = results[1:]
         self._n = len(self.result.calls) if self.result else 0
         self.plot.getPlotItem().getAxis("bottom").set_count(self._n or None)     # ticks at calls only
@@ -268,8 +267,9 @@ class TimelineWidget(QWidget):
 
     def _series(self, result, attr_tokens: str, attr_size: str) -> np.ndarray:
         a = attr_tokens if self.unit == "tokens" else attr_size
-        if result is self.result and self._columns is not None:
-            return np.array(self._columns[a], dtype=float)
+        cols = self._made.get("columns")
+        if result is self.result and cols is not None:
+            return np.array(cols[a], dtype=float)
         return np.fromiter(map(attrgetter(a), result.calls), dtype=float, count=len(result.calls))
 
     def layer_color(self, name: str, k: int) -> str:
@@ -301,7 +301,7 @@ class TimelineWidget(QWidget):
         self.before_curve.setData(x, self._series(r, "tokens_before", "size_before"))
         self.after_curve.setData(x, after)
         # real context tokens (only in tokens)
-        cols = self._columns
+        cols = self._made.get("columns")
         reals = ((cols["real_tokens"] if cols is not None else list(map(attrgetter("real_tokens"), r.calls)))
                  if self.unit == "tokens" else [])
         if reals.count(None) < len(reals):
@@ -374,7 +374,8 @@ class TimelineWidget(QWidget):
             else:
                 c.setData([], [])
         self._visibility()
-        t = self._totals if self._totals is not None else r.totals()
+        t = self._made.get("totals")
+        t = t if t is not None else r.totals()
         self.info.setToolTip(tr("{label}: strategy {strategy}, tokens by {estimator}").format(
             label=r.label, strategy=r.strategy, estimator=ct(r.token_estimator))
             + (tr("; calibrated: +{n} tokens not in the file").format(n=fmt(r.calibration["fixed"]))
@@ -391,14 +392,14 @@ class TimelineWidget(QWidget):
         """A layer's markers: the first ``MARKER_CHUNK`` points now, the others a chunk per turn of the event loop
         (a scatter of 50k points made at once held the window ~90 ms, and four of them ~0.36 s). The points end
         the same as one ``setData`` of them all makes; new points for the marker drop the chunks still to come."""
-        gen = self._fills.get(id(m), (0, 0))[0] + 1
-        self._fills[id(m)] = (gen, len(x), m)
+        gen = self.markers.fills.get(id(m), (0, 0))[0] + 1
+        self.markers.fills[id(m)] = (gen, len(x), m)
         m.setData(x[:MARKER_CHUNK], y[:MARKER_CHUNK], size=size, data=data[:MARKER_CHUNK])
         if len(x) > MARKER_CHUNK:
             QTimer.singleShot(0, self, lambda: self._fill_more(m, gen, x, y, size, data, MARKER_CHUNK))
 
     def _fill_more(self, m, gen: int, x: np.ndarray, y: np.ndarray, size: int, data: list, k: int) -> None:
-        if self._fills.get(id(m), (0,))[0] != gen:
+        if self.markers.fills.get(id(m), (0,))[0] != gen:
             return                             # (other points were set meanwhile)
         e = k + MARKER_CHUNK
         m.addPoints(x=x[k:e], y=y[k:e], size=size, data=data[k:e])
@@ -407,7 +408,7 @@ class TimelineWidget(QWidget):
 
     def markers_filling(self) -> bool:
         """Whether some layer's markers are still being added (``_fill``)."""
-        return any(len(m.data) < n for _gen, n, m in self._fills.values())
+        return any(len(m.data) < n for _gen, n, m in self.markers.fills.values())
 
     def _axis_title(self) -> None:
         """The y axis says its unit: "context (tokens)" or "context (chars)", in the window's language."""
