@@ -155,3 +155,24 @@ def test_the_events_are_computed_with_the_cyclic_gc_paused_and_given_back(monkey
     out = events_dock._compute(conv, engine, key(conv, st, {}, workspace=engine.workspace), State())
     assert out[1] is not None and out[3] == real(conv, out[1])     # the retention of the replay, as computed afresh
     assert seen[0] == ("partial", 1) and seen[1] == 1 and pauses_open() == 0 and gc.isenabled() == was
+
+
+def test_the_rows_and_pairs_a_view_replaces_are_freed_elsewhere_and_what_others_hold_stays(qtbot):
+    """The events list and the Kept and lost box let go of what they showed in pieces, in the release thread (100k
+    rows and 50k pairs freed at once held the window); a list someone else still holds is left whole."""
+    import time
+    import weakref
+    p, v = EventsPanel(), RetentionView()
+    qtbot.addWidget(p)
+    qtbot.addWidget(v)
+    p.set_events([EventRow("finding", k, 0, str(k)) for k in range(600)])
+    first = weakref.ref(p.rows[0])
+    mine = [EventRow("finding", 1, 0, "mine")]
+    p.set_events(mine)
+    qtbot.waitUntil(lambda: first() is None, timeout=10000)
+    p.set_events([EventRow("finding", 2, 0, "new")])
+    time.sleep(1.2)
+    assert mine == [EventRow("finding", 1, 0, "mine")] and p.rows[0].text == "new"
+    v.set_pairs([])
+    v.set_pairs([])
+    assert v.pairs == [] and not v.box.isEnabled()
