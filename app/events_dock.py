@@ -500,18 +500,10 @@ def _compute(conv, engine, shared_key, state) -> tuple:
     """In the background: (conversation, replay, events, retention, pairs: real call -> the simulated call the
     divergence report pairs with it). Courteous: it waits while the user steps, at each layer of each call
     replayed and every few thousand messages the API checker reads (the real events' findings: ~0.5 s at 100k
-    messages, made once and listed with and without the replay). All of it with the cyclic GC paused (``gc_paused``:
-    what it makes is long-lived and acyclic, and frozen after): the replay keeps every call's input, and the
-    findings, the pairing and the retention after it set off full collections in this thread, with the interpreter
-    lock held (gen1 collections of 0.2 s beside the window's steps, gen2 ones of 0.44-0.51 s at 100k messages)."""
-    from compactscope.core.session.loading import gc_paused
-    with gc_paused():
-        return _compute_events(conv, engine, shared_key, state)
-
-
-def _compute_events(conv, engine, shared_key, state) -> tuple:
+    messages, made once and listed with and without the replay)."""
     from compactscope.core.analysis import divergence
     from compactscope.core.analysis.retention import retention
+    from compactscope.core.session.loading import gc_paused
     if state.cancel.is_set():
         return conv, None, [], [], {}, None
     findings = ae.finding_events(conv, pause=state.cancel.is_set)
@@ -522,9 +514,12 @@ def _compute_events(conv, engine, shared_key, state) -> tuple:
     state.set_partial_result((conv, None, real, [], {}, (rows, row_stats(rows))))
     if state.cancel.is_set():
         return conv, None, [], [], {}, None
+    # the replay keeps every call's input: long-lived lists the cyclic GC would walk in this thread with the
+    # interpreter lock held (gen1 collections of 0.2 s beside the window's steps at 100k messages)
     from compactscope.core.replay.shared import shared
-    res = shared(shared_key, lambda: ae.replay_for(conv, engine, cancel=state.cancel), engine.strategy.name,
-                 state.cancel)
+    with gc_paused():
+        res = shared(shared_key, lambda: ae.replay_for(conv, engine, cancel=state.cancel), engine.strategy.name,
+                     state.cancel)
     if res is None or state.cancel.is_set():
         return conv, None, [], [], {}, None
     # the pairing walks every call (~0.4 s at 100k messages): here, not in the window's thread

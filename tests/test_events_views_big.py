@@ -126,37 +126,6 @@ def table_key(j: int) -> str:
     return COMPARISON_COLUMNS[j][0]
 
 
-def test_the_events_are_computed_with_the_cyclic_gc_paused_and_given_back(monkeypatch, tmp_path):
-    """The events' replay, findings, pairing and retention run with the cyclic GC paused (full collections in that
-    worker held the interpreter lock, and so the window, 0.4-0.5 s at 100k messages); it comes back after."""
-    import gc
-    import threading
-    from compactscope.app import events_dock
-    from compactscope.core.analysis import retention as rt
-    from compactscope.core.files.workspace import Workspace
-    from compactscope.core.loaders import load
-    from compactscope.core.pipeline.engine import Engine
-    from compactscope.core.replay.shared import key
-    from compactscope.core import strategies
-    from compactscope.core.runtime.gcpause import pauses_open
-    conv = load(EXAMPLE).main
-    seen = []
-    real = rt.retention
-    monkeypatch.setattr(rt, "retention", lambda *a, **k: seen.append(pauses_open()) or real(*a, **k))
-
-    class State:
-        cancel = threading.Event()
-
-        def set_partial_result(self, _v):
-            seen.append(("partial", pauses_open()))
-    st = strategies.get("claude_code")
-    engine = Engine(st, {}, workspace=Workspace(tmp_path / "ws"))
-    was = gc.isenabled()
-    out = events_dock._compute(conv, engine, key(conv, st, {}, workspace=engine.workspace), State())
-    assert out[1] is not None and out[3] == real(conv, out[1])     # the retention of the replay, as computed afresh
-    assert seen[0] == ("partial", 1) and seen[1] == 1 and pauses_open() == 0 and gc.isenabled() == was
-
-
 def test_the_rows_and_pairs_a_view_replaces_are_freed_elsewhere_and_what_others_hold_stays(qtbot):
     """The events list and the Kept and lost box let go of what they showed in pieces, in the release thread (100k
     rows and 50k pairs freed at once held the window); a list someone else still holds is left whole."""
