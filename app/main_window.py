@@ -518,7 +518,8 @@ class MainWindow(QMainWindow):
     def _replay_changed(self, results: list) -> None:
         rp = self.session.replay
         made = rp.replay_totals if len(rp.replay_totals) == len(results) else None
-        self.timeline_panel.timeline.set_replays(results, totals=made[0] if made else None, iterations=rp.iterations)
+        self.timeline_panel.timeline.set_replays(results, totals=made[0] if made else None, iterations=rp.iterations,
+                                                 columns=rp.columns if made else None)
         self.timeline_panel.comparison.set_results(results, totals=made)
         cur = self.session.replay.cursor
         if results and cur is not None and cur != self.timeline_panel.timeline.cursor():

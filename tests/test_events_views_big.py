@@ -124,3 +124,24 @@ def test_the_timeline_shows_the_totals_made_with_its_replay(qtbot, make_window):
 def table_key(j: int) -> str:
     from compactscope.widgets.comparison_table import COMPARISON_COLUMNS
     return COMPARISON_COLUMNS[j][0]
+
+
+def test_the_rows_and_pairs_a_view_replaces_are_freed_elsewhere_and_what_others_hold_stays(qtbot):
+    """The events list and the Kept and lost box let go of what they showed in pieces, in the release thread (100k
+    rows and 50k pairs freed at once held the window); a list someone else still holds is left whole."""
+    import time
+    import weakref
+    p, v = EventsPanel(), RetentionView()
+    qtbot.addWidget(p)
+    qtbot.addWidget(v)
+    p.set_events([EventRow("finding", k, 0, str(k)) for k in range(600)])
+    first = weakref.ref(p.rows[0])
+    mine = [EventRow("finding", 1, 0, "mine")]
+    p.set_events(mine)
+    qtbot.waitUntil(lambda: first() is None, timeout=10000)
+    p.set_events([EventRow("finding", 2, 0, "new")])
+    time.sleep(1.2)
+    assert mine == [EventRow("finding", 1, 0, "mine")] and p.rows[0].text == "new"
+    v.set_pairs([])
+    v.set_pairs([])
+    assert v.pairs == [] and not v.box.isEnabled()

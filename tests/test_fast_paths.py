@@ -263,3 +263,62 @@ def test_each_step_figures_are_the_estimators_over_its_lists(strategy, tmp_path)
                                        (s.messages, s.size_after, s.tokens_after)):
                 assert size == fresh.size(msgs)
                 assert tokens == eng.tokens.tokens(msgs, eng.meter, system=conv.system, tools=conv.tools)
+
+
+def test_pinned_pair_indexes_survive_the_lists_indexed_after_them(monkeypatch):
+    """The shown result's lists are pinned (``pin_pairs``): the events' replay indexes hundreds of lists after
+    them, and a parameter change's re-run still reads the pairs of the list it compacts without indexing it."""
+    from compactscope.core.analysis import pairs
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]}
+    res = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}
+    shown = [use, res]
+    pairs.PAIR_CACHE.clear()
+    pairs.pin_pairs([shown])
+    idx = pairs.pair_index(shown)
+    for k in range(3 * pairs.PAIR_LISTS):
+        pairs.pair_index([{"role": "user", "content": f"other {k}"}])
+    built = []
+    real = pairs.ToolPairIndex
+    monkeypatch.setattr(pairs, "ToolPairIndex", lambda msgs: built.append(len(msgs)) or real(msgs))
+    assert pairs.pair_index(list(shown)) is idx and built == []
+    pairs.pin_pairs([])                                   # another result shown: the pins before are let go
+    for k in range(3 * pairs.PAIR_LISTS):
+        pairs.pair_index([{"role": "user", "content": f"more {k}"}])
+    built.clear()
+    assert pairs.pair_index(list(shown)) is not idx and built == [2]
+    assert _index_facts(pairs.pair_index(shown)) == _index_facts(real(shown))
+
+
+def test_the_offline_summary_reads_each_message_once_and_says_the_same():
+    """The offline summary keeps what it reads of each message (by identity): asked again over nearly the same
+    turns (a parameter change moving hermes's cut) it reads only the new ones, and says what a fresh one says."""
+    from compactscope.core.summarizers import OfflineSummarizer, SummaryRequest
+    from compactscope.core.summarizers import offline
+    msgs = [{"role": "user", "content": "fix the parser"},
+            {"role": "assistant", "content": [{"type": "text", "text": "reading"},
+                                               {"type": "tool_use", "id": "a", "name": "Edit",
+                                                "input": {"file_path": "src/p.py", "command": "ls docs/x.md"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "is_error": True,
+                                          "content": "Traceback: boom"}]},
+            {"role": "assistant", "tool_calls": [{"id": "b", "function": {"name": "read_file",
+                                                                           "arguments": '{"path": "src/p.py"}'}}]},
+            {"role": "tool", "tool_call_id": "b", "content": "error: no such file"},
+            {"role": "user", "content": "and the tests"},
+            {"role": "assistant", "content": "  done  "}]
+
+    def summary(ms):
+        return OfflineSummarizer().summarize(SummaryRequest(prompt="", messages=tuple(ms))).text
+
+    first = summary(msgs)
+    read = []
+    real = offline._facts_of
+    offline._FACTS.compute = lambda m: read.append(m) or real(m)
+    try:
+        again = summary(msgs[1:])
+        assert read == []                                 # every message read before
+        assert summary(msgs + [{"role": "assistant", "content": "later"}]) != first and len(read) == 1
+    finally:
+        offline._FACTS.compute = real
+    copies = [dict(m) for m in msgs]                      # other objects: read afresh, the same summary
+    assert summary(copies) == first and again == summary([dict(m) for m in msgs[1:]])
+    assert "src/p.py" in first and "Traceback: boom" in first and "Edit x1" in first and "done" in first

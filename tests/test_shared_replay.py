@@ -104,3 +104,71 @@ def test_the_events_replay_and_the_timelines_are_the_same_run(tmp_path, name, st
     assert [c.to_json() for c in events.calls] == [c.to_json() for c in timeline.calls]
     assert events.states == timeline.states and events.calibration == timeline.calibration
     assert events.mode == timeline.mode and events.late == timeline.late
+
+
+def _eventually(cond, seconds: float = 10.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return cond()
+
+
+class _Holder:
+    def __init__(self, calls, inputs):
+        self.calls, self.inputs = calls, inputs
+
+
+def test_release_frees_in_pieces_what_only_it_holds_and_leaves_what_others_hold_whole():
+    """A replay result a view let go of is taken apart in the release thread (its lists emptied a chunk at a
+    time); a piece another view's copy still holds (the calls two copies share) is never emptied."""
+    import weakref
+    mine = [_Result() for _ in range(3 * sh.RELEASE_CHUNK + 5)]
+    gone = weakref.ref(mine[0])
+    shared_calls = [1, 2, 3]
+    other_view = _Holder(shared_calls, None)
+    sh.release(_Holder(mine, shared_calls))
+    del mine
+    assert _eventually(lambda: gone() is None)          # freed, by the release thread
+    time.sleep(0.1)
+    assert other_view.calls == [1, 2, 3] and other_view.calls is shared_calls
+
+
+def test_release_waits_for_its_caller_to_let_go_and_never_empties_a_result_an_asker_can_still_get():
+    """The caller drops its reference just after ``release``: the object is not freed in the caller's thread.
+    A finished shared replay is taken out of the table first: no later asker gets a result being emptied."""
+    import weakref
+    box = [_Result()]
+    box[0].calls = [_Result() for _ in range(10)]
+    k = ("k",)
+    held = sh.shared(k, box.pop, "a")               # the asker's copy; the table refers to it weakly
+    calls = weakref.ref(held.calls[0])
+    assert sh.shared(k, lambda: None, "b") is not None
+    sh.release(held)
+    del held
+    assert _eventually(lambda: calls() is None)
+    runs = []
+    assert sh.shared(k, lambda: runs.append(1) or _Result(), "c").label == "c" and runs == [1]
+
+
+def test_release_of_something_held_elsewhere_does_nothing_to_it():
+    keep = _Holder([1, 2], {"a": 1})
+    sh.release(keep)
+    time.sleep(1.3)                                   # (past the wait for the caller)
+    assert keep.calls == [1, 2] and keep.inputs == {"a": 1}
+
+
+def test_release_takes_nested_lists_dicts_and_tuples_apart_and_leaves_a_shared_inner_piece_whole():
+    import weakref
+    leaves = [_Result() for _ in range(2 * sh.RELEASE_CHUNK)]
+    refs = [weakref.ref(x) for x in leaves]
+    inner = {"kept": [1, 2]}
+    tree = {"calls": [(x, {"n": k}) for k, x in enumerate(leaves)], "more": {k: [k] for k in range(600)},
+            "shared": inner, "obj": _Holder(list(range(700)), inner)}
+    del leaves
+    sh.release(tree)
+    del tree
+    assert _eventually(lambda: all(r() is None for r in refs))
+    time.sleep(0.1)
+    assert inner == {"kept": [1, 2]}

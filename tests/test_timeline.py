@@ -173,3 +173,53 @@ def test_ten_thousand_calls_render_clipped_and_downsampled(qtbot):
     assert len(w.curve_data("marker:compact_history")[0]) == sum(c.summaries for c in res.calls)
     assert w.after_curve.opts["clipToView"] and w.after_curve.opts["autoDownsample"]
     # drawn clipped and downsampled, so a move costs the visible points (bench_gui.py prints the times)
+
+
+def test_markers_added_in_chunks_end_as_one_setdata_makes_them(qtbot, result, tmp_path, monkeypatch):
+    """A layer's markers are added a chunk per turn of the event loop (50k points at once held the window): once
+    done, each scatter holds the points, sizes and data one setData of them all makes; new points for the
+    markers (another replay) drop the chunks still to come."""
+    import pyqtgraph as pg
+    from compactscope.widgets import timeline as tl
+    monkeypatch.setattr(tl, "MARKER_CHUNK", 2)
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.set_replay(result)
+    big = [name for name in result.layer_names if sum(name in c.fired for c in result.calls) > 2]
+    assert big and w.markers_filling()
+    qtbot.waitUntil(lambda: not w.markers_filling(), timeout=10000)
+    for name in result.layer_names:
+        m = w.markers.layers[name]
+        fired = [c.index for c in result.calls if name in c.fired]
+        whole = pg.ScatterPlotItem()
+        whole.setData(np.array(fired, dtype=float), np.array([result.calls[i].tokens_after for i in fired], float),
+                      size=9, data=[f"call {i}: {name}" for i in fired])
+        for field in ("x", "y", "size", "data"):
+            assert list(m.data[field]) == list(whole.data[field])
+    other = replay(session(12), "s08", {"context_limit": 12_000, "keep_recent": 100},
+                   workspace=Workspace(tmp_path / "o"), summarizer=FixedSummarizer("S"))
+    w.set_replay(result)
+    w.set_replay(other)                                  # before the first's chunks are all added
+    qtbot.waitUntil(lambda: not w.markers_filling(), timeout=10000)
+    for name in other.layer_names:
+        assert list(w.curve_data(f"marker:{name}")[0]) == [c.index for c in other.calls if name in c.fired]
+
+
+def test_the_columns_made_in_the_replays_worker_draw_what_the_calls_do(qtbot, result):
+    """``timeline_columns`` (made with the replay, in its worker) gives the timeline the same curves and markers it
+    reads from the calls itself, in either unit."""
+    from compactscope.core.replay.views import timeline_columns
+    names = ["raw", "before", "after", "real"] + [f"marker:{n}" for n in result.layer_names]
+    own, given = TimelineWidget(), TimelineWidget()
+    qtbot.addWidget(own)
+    qtbot.addWidget(given)
+    own.set_replays([result])
+    given.set_replays([result], columns=timeline_columns(result))
+    for unit in ("tokens", "size"):
+        own.set_unit(unit)
+        given.set_unit(unit)
+        for name in names:
+            a, b = own.curve_data(name), given.curve_data(name)
+            np.testing.assert_array_equal(a[0], b[0])
+            np.testing.assert_array_equal(a[1], b[1])
+    assert own.legend_entries() == given.legend_entries()

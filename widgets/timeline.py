@@ -16,6 +16,7 @@ clip-to-view and peak downsampling so 10k calls stay smooth.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from compactscope.core.analysis import divergence
 from compactscope.core.replay.calibration import calibration_words
 from compactscope.core.replay.evidence import untrusted_words
 from compactscope.core.replay.follow import mode_words, pair_words
+from compactscope.core.replay.views import fired_at
 from compactscope.core.strategies.base import PALETTE
 
 from compactscope.widgets.axes import IndexAxis, ShortAxis, axis_title, short_number
@@ -39,16 +41,18 @@ OVERLAY_COLORS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9"]
 _SYMBOL_MARKS = {"t": "\u25bc", "o": "\u25cf", "d": "\u25c6", "s": "\u25a0", "star": "\u2605", "p": "\u2b1f",
                  "h": "\u2b22", "t1": "\u25b2", "t2": "\u25b6", "t3": "\u25c0"}
 SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
+MARKER_CHUNK = 4096       # a layer's markers added this many at a time (``TimelineWidget._fill``): ~7 ms each
 
 
 class _Markers:
     """The timeline's marks over its curves: the real compactions' stars, each layer's markers, the legend and the
     threshold's words."""
-    __slots__ = ("real", "layers", "legend", "threshold_text")
+    __slots__ = ("real", "layers", "legend", "threshold_text", "fills")
 
     def __init__(self) -> None:
         self.real: Any = None
         self.layers: dict = {}
+        self.fills: dict = {}                   # id(marker) -> (generation, points, marker) of its last _fill
         self.legend: Any = None
         self.threshold_text = ""
 
@@ -218,7 +222,8 @@ class TimelineWidget(QWidget):
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.scene().sigMouseMoved.connect(self._hovered)
         self._iters: list = []
-        self._totals: dict | None = None             # the result's totals() when they came with it
+        # what came made with the result: its totals() ("totals") and timeline_columns() ("columns")
+        self._made: dict = {}
         # ---- playback
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
@@ -229,12 +234,14 @@ class TimelineWidget(QWidget):
         """Show one replay (``core.replay.ReplayResult``); ``None`` clears the chart."""
         self.set_replays([result] if result is not None else [])
 
-    def set_replays(self, results: list, totals: dict | None = None, iterations: list | None = None) -> None:
-        """The first result is drawn in full; the others' 'sent' curves are overlaid for comparison. ``totals`` and
-        ``iterations``: the first result's ``totals()`` and ``iterations()`` when they were made with it."""
+    def set_replays(self, results: list, totals: dict | None = None, iterations: list | None = None,
+                    columns: dict | None = None) -> None:
+        """The first result is drawn in full; the others' 'sent' curves are overlaid for comparison. ``totals``,
+        ``iterations`` and ``columns``: the first result's ``totals()``, ``iterations()`` and
+        ``core.replay.views.timeline_columns`` when they were made with it (in the replay's worker)."""
         results = [r for r in results if r is not None]
         self.result = results[0] if results else None
-        self._totals = totals if self.result is not None else None
+        self._made = {"totals": totals, "columns": columns} if self.result is not None else {}
         self.overlays = results[1:]
         self._n = len(self.result.calls) if self.result else 0
         self.plot.getPlotItem().getAxis("bottom").set_count(self._n or None)     # ticks at calls only
@@ -260,7 +267,10 @@ class TimelineWidget(QWidget):
 
     def _series(self, result, attr_tokens: str, attr_size: str) -> np.ndarray:
         a = attr_tokens if self.unit == "tokens" else attr_size
-        return np.fromiter((getattr(c, a) for c in result.calls), dtype=float, count=len(result.calls))
+        cols = self._made.get("columns")
+        if result is self.result and cols is not None:
+            return np.array(cols[a], dtype=float)
+        return np.fromiter(map(attrgetter(a), result.calls), dtype=float, count=len(result.calls))
 
     def layer_color(self, name: str, k: int) -> str:
         """The strategy's colour for the layer (``ReplayResult.layer_colors``), else the palette's."""
@@ -276,7 +286,7 @@ class TimelineWidget(QWidget):
                 c.setData([], [])
             self.markers.real.setData([], [])
             for m in self.markers.layers.values():
-                m.setData([], [])
+                self._fill(m, np.array([]), np.array([]), 5, [])
             for c in self.overlay_curves:
                 c.setData([], [])
             self.threshold_line.hide()
@@ -291,9 +301,11 @@ class TimelineWidget(QWidget):
         self.before_curve.setData(x, self._series(r, "tokens_before", "size_before"))
         self.after_curve.setData(x, after)
         # real context tokens (only in tokens)
-        if self.unit == "tokens" and any(c.real_tokens is not None for c in r.calls):
-            real = np.array([np.nan if c.real_tokens is None else c.real_tokens for c in r.calls], dtype=float)
-            self.real_curve.setData(x, real)
+        cols = self._made.get("columns")
+        reals = ((cols["real_tokens"] if cols is not None else list(map(attrgetter("real_tokens"), r.calls)))
+                 if self.unit == "tokens" else [])
+        if reals.count(None) < len(reals):
+            self.real_curve.setData(x, np.array(reals, dtype=float))       # (None: NaN, no point)
         else:
             self.real_curve.setData([], [])
         # real boundaries
@@ -319,8 +331,9 @@ class TimelineWidget(QWidget):
             self.markers.threshold_text = (tr("threshold {approx}{n} tokens") if self.unit == "tokens" else
                                    tr("threshold {approx}{n} chars")).format(approx=approx, n=fmt(thr))
         # layer markers: one scatter per layer, created once per layer name
+        fired = cols["fired_at"] if cols is not None else fired_at(r.calls)
         names = list(r.layer_names)
-        names += sorted({n for c in r.calls for n in c.fired} - set(names))   # on-demand layers (manual /compact)
+        names += sorted(set(fired) - set(names))   # on-demand layers (manual /compact)
         for k, name in enumerate(names):
             m = self.markers.layers.get(name)
             if m is None:
@@ -329,15 +342,15 @@ class TimelineWidget(QWidget):
                                        pen=pg.mkPen(col), name=tr("{name} fired").format(name=name))
                 pi.addItem(m)
                 self.markers.layers[name] = m
-            idx = [c.index for c in r.calls if name in c.fired]
+            idx = fired.get(name, [])
             # (the size with the points: set before them, it re-made the last points' spots, ~0.2 s at 50k calls)
-            m.setData(np.array(idx, dtype=float), after[idx] if idx else np.array([]),
-                      size=9 if len(r.calls) <= 1500 else 5, data=[f"call {i}: {name}" for i in idx])
+            self._fill(m, np.array(idx, dtype=float), after[idx] if idx else np.array([]),
+                       9 if len(r.calls) <= 1500 else 5, [f"call {i}: {name}" for i in idx])
             m.show()
             self._legend_text(m, tr("{name} fired ({n})").format(name=name, n=f"{len(idx):,}"))
         for name, m in self.markers.layers.items():
             if name not in names:
-                m.setData([], [])
+                self._fill(m, np.array([]), np.array([]), 5, [])
                 m.hide()
         # overlays (comparison)
         while len(self.overlay_curves) < len(self.overlays):
@@ -361,7 +374,8 @@ class TimelineWidget(QWidget):
             else:
                 c.setData([], [])
         self._visibility()
-        t = self._totals if self._totals is not None else r.totals()
+        t = self._made.get("totals")
+        t = t if t is not None else r.totals()
         self.info.setToolTip(tr("{label}: strategy {strategy}, tokens by {estimator}").format(
             label=r.label, strategy=r.strategy, estimator=ct(r.token_estimator))
             + (tr("; calibrated: +{n} tokens not in the file").format(n=fmt(r.calibration["fixed"]))
@@ -373,6 +387,28 @@ class TimelineWidget(QWidget):
                           # the same rule as compactscope replay, said (the figures differ a lot either way)
                           + "; " + ct(calibration_words(r)))
         self._update_cursor_info()
+
+    def _fill(self, m, x: np.ndarray, y: np.ndarray, size: int, data: list) -> None:
+        """A layer's markers: the first ``MARKER_CHUNK`` points now, the others a chunk per turn of the event loop
+        (a scatter of 50k points made at once held the window ~90 ms, and four of them ~0.36 s). The points end
+        the same as one ``setData`` of them all makes; new points for the marker drop the chunks still to come."""
+        gen = self.markers.fills.get(id(m), (0, 0))[0] + 1
+        self.markers.fills[id(m)] = (gen, len(x), m)
+        m.setData(x[:MARKER_CHUNK], y[:MARKER_CHUNK], size=size, data=data[:MARKER_CHUNK])
+        if len(x) > MARKER_CHUNK:
+            QTimer.singleShot(0, self, lambda: self._fill_more(m, gen, x, y, size, data, MARKER_CHUNK))
+
+    def _fill_more(self, m, gen: int, x: np.ndarray, y: np.ndarray, size: int, data: list, k: int) -> None:
+        if self.markers.fills.get(id(m), (0,))[0] != gen:
+            return                             # (other points were set meanwhile)
+        e = k + MARKER_CHUNK
+        m.addPoints(x=x[k:e], y=y[k:e], size=size, data=data[k:e])
+        if e < len(x):
+            QTimer.singleShot(0, self, lambda: self._fill_more(m, gen, x, y, size, data, e))
+
+    def markers_filling(self) -> bool:
+        """Whether some layer's markers are still being added (``_fill``)."""
+        return any(len(m.data) < n for _gen, n, m in self.markers.fills.values())
 
     def _axis_title(self) -> None:
         """The y axis says its unit: "context (tokens)" or "context (chars)", in the window's language."""

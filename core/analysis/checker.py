@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ..model.messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
 from ..i18n import english as words
+from ..runtime.forget import on_forget
 
 
 @dataclass(frozen=True)
@@ -337,25 +338,35 @@ def check_conversation(conv, pause: Callable[[], Any] | None = None) -> list[Fin
     return out
 
 
-_fixes_memo: tuple = (None, 0, {})       # the last map asked about, its size, its answer
+# the last maps asked about: [(map, its size, its answer)], newest first. Two at least: a parameter change's run asks
+# with the session's map after the events' replay asked with its own (one memo: ~40 ms at 100k messages again)
+_FIXES_MEMO: list = []
+_FIXES_KEPT = 4
+
+
+def _forget_fixes() -> None:
+    _FIXES_MEMO.clear()
+
+
+on_forget(_forget_fixes)
 
 
 def load_fixes_by_identity(meta_by_id: dict) -> dict:
     """id(message) -> what the load changed in it (``meta.extra["load_fixes"]``), for the messages that
-    have such notes: from a ``meta_by_identity()`` map (empty when the load changed nothing). The answer
-    for the last map is kept: a replay asks once per model call with the same map (O(messages) per call
-    made hermes and s08 replay grow with the history)."""
-    global _fixes_memo
-    memo = _fixes_memo
-    if memo[0] is meta_by_id and memo[1] == len(meta_by_id):
-        return memo[2]
+    have such notes: from a ``meta_by_identity()`` map (empty when the load changed nothing). The answers
+    for the last few maps are kept: a replay asks once per model call with the same map (O(messages) per
+    call made hermes and s08 replay grow with the history), the session's runs with another."""
+    for entry in list(_FIXES_MEMO):
+        if entry[0] is meta_by_id and entry[1] == len(meta_by_id):
+            return entry[2]
     out = {}
     for k, meta in meta_by_id.items():
         extra = getattr(meta, "extra", None)
         fixes = extra.get("load_fixes") if isinstance(extra, dict) else None
         if fixes:
             out[k] = fixes
-    _fixes_memo = (meta_by_id, len(meta_by_id), out)
+    memo = [e for e in list(_FIXES_MEMO) if e[0] is not meta_by_id]
+    _FIXES_MEMO[:] = [(meta_by_id, len(meta_by_id), out)] + memo[:_FIXES_KEPT - 1]
     return out
 
 

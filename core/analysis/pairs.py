@@ -14,6 +14,10 @@ from ..model.messages import ToolPairIndex, block_type, blocks
 # shows the same stages again; an index over 10k messages costs ~50 ms to build.
 PAIR_CACHE: list = []
 PAIR_LISTS = 10          # lists kept: every stage of a run (hermes: the input and six steps), and a few more
+# the indexes of the lists the window shows (``pin_pairs``), kept apart from the lists indexed since: the events'
+# replay indexes a list per compaction (hundreds), which pushed the shown result's out of PAIR_CACHE, and a
+# parameter change's re-run of auto_compact indexed its 100k-message input again (~0.25 s)
+PAIR_PINS: list = []
 _PAIR_LOCK = threading.Lock()
 
 
@@ -53,7 +57,7 @@ def pair_index(messages: list) -> ToolPairIndex:
     an index over 10k messages)."""
     n = len(messages)
     with _PAIR_LOCK:                 # the pipeline's worker asks too (Claude Code's layers)
-        cache = list(PAIR_CACHE)
+        cache = list(PAIR_CACHE) + [p for p in PAIR_PINS if all(p[0] is not c[0] for c in PAIR_CACHE)]
     for msgs, idx in cache:
         if len(msgs) == n and all(map(is_, msgs, messages)):
             _remember_pairs(msgs, idx)
@@ -69,6 +73,21 @@ def pair_index(messages: list) -> ToolPairIndex:
         idx = ToolPairIndex(messages)
     _remember_pairs(tuple(messages), idx)
     return idx
+
+
+def pin_pairs(lists: list) -> None:
+    """Keep the tool pair indexes of ``lists`` (the shown result's: its input and the lists its steps made)
+    whatever is indexed after (the events' replay); the lists pinned before are let go. Each list is
+    indexed now if it is not yet (``pair_index``)."""
+    pins = []
+    for msgs in lists:
+        idx = pair_index(msgs)
+        with _PAIR_LOCK:          # (the tuple pair_index just remembered: no second copy of the list)
+            key = next((m for m, i in PAIR_CACHE if i is idx and len(m) == len(msgs) and all(map(is_, m, msgs))),
+                       None)
+        pins.append((key if key is not None else tuple(msgs), idx))
+    with _PAIR_LOCK:
+        PAIR_PINS[:] = pins
 
 
 def _remember_pairs(msgs: tuple, idx: ToolPairIndex) -> None:

@@ -14,12 +14,18 @@ runs, whose calibration is decided over all of them) does not share.
 from __future__ import annotations
 
 import copy
+import queue
 import threading
+import time
 import weakref
+from sys import getrefcount
 from typing import Any, Callable
 
 MAX_KEYS = 4
 WAIT_STEP = 0.2          # seconds between a waiter's looks at its own cancel Event
+RELEASE_CHUNK = 256      # items of a list or a dict taken out at a time by ``release``
+RELEASE_SETTLE = 0.05    # seconds more before it is taken apart
+RELEASE_WAIT = 100       # x 10 ms: how long ``release`` waits for its caller to let go of the object
 
 
 class _Entry:
@@ -103,3 +109,81 @@ def forget() -> None:
     """Drop every entry (tests; a fleet worker between sessions)."""
     with _LOCK:
         _ENTRIES.clear()
+
+
+_RELEASING: queue.Queue = queue.Queue()
+_RELEASER: list = []                 # the thread that frees what ``release`` is given, once started
+
+
+def release(obj: Any) -> None:
+    """Let go of a replay result (or anything) a view held, freed in pieces in a thread of its own: a replay's
+    50,000 calls at 100k messages freed at once held the interpreter lock 0.25-0.5 s, the window's thread
+    waiting (the events dock dropped its replay when the parameters changed). The caller drops its own reference
+    after the call; what others still hold is left alone (see ``_free``)."""
+    if obj is None:
+        return
+    with _LOCK:
+        if not _RELEASER:
+            t = threading.Thread(target=_release_loop, name="compactscope-release", daemon=True)
+            _RELEASER.append(t)
+            t.start()
+    _RELEASING.put(obj)
+
+
+def _release_loop() -> None:
+    while True:
+        pieces = [_RELEASING.get()]
+        for _ in range(RELEASE_WAIT):         # the caller lets go of its own reference just after the call
+            if getrefcount(pieces[0]) <= 2:     # (the list and getrefcount's argument)
+                break
+            time.sleep(0.01)
+        time.sleep(RELEASE_SETTLE)            # (the views the caller tells next let go of theirs)
+        _free(pieces)
+
+
+def _free(pieces: list) -> None:
+    """Take the objects of ``pieces`` apart when nothing but this list holds them: a list's or a dict's items and an
+    object's attributes (its ``__dict__``) are moved out ``RELEASE_CHUNK`` at a time and taken apart in turn, so
+    that no one deallocation frees much; the interpreter lock is handed over every few milliseconds. A piece
+    someone else holds (another view's copy shares the calls) is only let go of, never emptied."""
+    last = time.perf_counter()
+    while pieces:
+        x = pieces.pop()
+        if getrefcount(x) <= 2:         # (x and getrefcount's argument): nobody else holds it
+            _take_apart(x, pieces)
+        del x
+        if time.perf_counter() - last > 0.002:
+            time.sleep(0)
+            last = time.perf_counter()
+
+
+def _take_apart(x: Any, pieces: list) -> None:
+    """Move a piece of what ``x`` holds onto ``pieces`` (the rest of ``x`` back on it, to be continued)."""
+    t = type(x)
+    if t is list:
+        if len(x) > RELEASE_CHUNK:
+            pieces.append(x)
+        pieces += x[-RELEASE_CHUNK:]
+        del x[-RELEASE_CHUNK:]
+    elif t is dict:
+        if len(x) > RELEASE_CHUNK:
+            pieces.append(x)
+        for _ in range(min(RELEASE_CHUNK, len(x))):
+            pieces += x.popitem()
+    elif t is tuple:
+        pieces += x
+    elif isinstance(getattr(x, "__dict__", None), dict) and not isinstance(x, type) and _unshared(x):
+        d = x.__dict__
+        pieces += d.values()
+        d.clear()
+
+
+def _unshared(x: Any) -> bool:
+    """Whether nobody can reach ``x`` any more but the caller: its entry here (a weak reference another asker
+    would take it from) is dropped first; an object someone else refers to weakly is left whole."""
+    with _LOCK:
+        for k, e in list(_ENTRIES.items()):
+            if e.ref is not None and e.ref() is x:
+                e.ref = None
+                del _ENTRIES[k]
+    return weakref.getweakrefcount(x) == 0

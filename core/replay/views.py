@@ -3,7 +3,36 @@ totals (one comparison row), and real compactions next to the simulated ones. Pu
 ``ReplayResult`` (reached through its methods)."""
 from __future__ import annotations
 
+from array import array
+from operator import attrgetter
 from typing import Any
+
+# the figures of every call the timeline draws (``timeline_columns``)
+TIMELINE_FIGURES = ("raw_tokens", "raw_size", "tokens_before", "size_before", "tokens_after", "size_after",
+                    "real_tokens")
+
+
+def timeline_columns(result: Any) -> dict:
+    """What the timeline draws of a replay, an array of doubles per figure of its calls (``TIMELINE_FIGURES``;
+    real_tokens a list, None where the call has no recorded usage) and ``fired_at``: layer name -> the calls it fired at, in call order.
+    Made in the replay's worker: at 50k calls, walking the calls once per curve and once per layer held the
+    window's thread ~0.15 s."""
+    calls = result.calls
+    # (doubles in an array: the window's thread makes them a numpy array by a copy, not a conversion per call)
+    out: dict = {a: array("d", map(attrgetter(a), calls)) for a in TIMELINE_FIGURES if a != "real_tokens"}
+    out["real_tokens"] = list(map(attrgetter("real_tokens"), calls))
+    out["fired_at"] = fired_at(calls)
+    return out
+
+
+def fired_at(calls: list) -> dict:
+    """Layer name -> the indexes of the calls it fired at, in call order (one pass over the calls)."""
+    out: dict = {}
+    for c in calls:
+        if c.fired:
+            for name in set(c.fired):
+                out.setdefault(name, []).append(c.index)
+    return out
 
 
 def compactions(result: Any) -> list[dict]:

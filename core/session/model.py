@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..analysis import present
+from ..analysis.pairs import pin_pairs
 from ..files.workspace import Workspace
 from ..pipeline.engine import Engine, PipelineResult, run_with_variants
 from ..pipeline.facts import FACTS
@@ -152,9 +153,6 @@ class Session:
             if len(msgs) <= PREPARED_IN_RUN:          # (a bigger list's after its result is shown)
                 self._prepare_lists([result.trace.input] + [st.messages for st in result.trace.steps
                                                             if st.changed], state)
-            # the messages the run before made and this one replaced (a re-run of time_micro_compact: 50k at 100k
-            # messages) are held by nothing but the per-message table once that result is dropped: forget them
-            FACTS.collect(min_dead=len(FACTS) // 8)
         return result
 
     @staticmethod
@@ -163,7 +161,8 @@ class Session:
         on): the chart's bars of each list a stage shows (a chart without them draws them when they are here,
         ``events.prepared``) and the tool pairs of the input and of each list a step changed (showing a step
         selects the first message it changed and the list highlights its partners: indexing hermes's
-        converted list of 100k messages, or the input, froze the window ~0.4 s at its first visit). Made
+        converted list of 100k messages, or the input, froze the window ~0.4 s at its first visit); those
+        indexes are pinned (``pin_pairs``) so that the events' replay does not push them out. Made
         before the result was shown, they kept it from the screen ~1.5 s at 100k messages (they still are for a
         list of ``PREPARED_IN_RUN`` messages or fewer)."""
         with gc_paused():
@@ -175,6 +174,16 @@ class Session:
                 if state.cancel.is_set():
                     break
                 present.pair_index(msgs)
+            if not state.cancel.is_set():
+                # pinned: the events' replay indexes hundreds of lists after this, and a parameter change's
+                # re-run of Claude Code's auto_compact reads the pairs of the list it compacts
+                pin_pairs(lists)
+            if not state.cancel.is_set():
+                # the messages the run before made and this one replaced (a re-run of time_micro_compact: 50k at
+                # 100k messages) are held by nothing but the per-message table now that its result is dropped:
+                # forget them. (In the run, before its result was shown, the result before still held them, and
+                # the look over the whole table cost a parameter change 0.13-0.43 s at 100k messages.)
+                FACTS.collect(min_dead=len(FACTS) // 8)
         return lists
 
     def _prepared(self, _value) -> None:

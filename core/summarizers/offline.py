@@ -14,6 +14,7 @@ from ..i18n.catalog import language, translate
 from ..model.messages import block_type, blocks, content_text
 from .base import SummaryRequest, SummaryResult
 from ..files.jsonio import dict_at
+from ..pipeline.facts import ObjFact
 
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file")
 _PATH_RE = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|md|txt|json|ts|js|toml|yaml|yml|rs|go|c|h|cpp|java|sh)\b")
@@ -71,44 +72,60 @@ class _Headings:
         return head + self.space + value if value else head
 
 
+def _facts_of(m: dict) -> tuple:
+    """What the summary reads of one message: (real user text or None, the assistant's text or None, the tool calls
+    as (name, ((path, verb), ...), (paths the command mentions, ...)), the errors)."""
+    calls = []
+    for name, args in _calls(m):
+        named = []
+        for k in _PATH_KEYS:
+            v = args.get(k)
+            if isinstance(v, str) and v:
+                named.append((v, "written" if re.search(r"write|edit|create|replace|patch", name, re.I) else "read"))
+        cmd = args.get("command") or args.get("cmd")
+        mentioned = tuple(_PATH_RE.findall(cmd)[:5]) if isinstance(cmd, str) else ()
+        calls.append((name, tuple(named), mentioned))
+    errors = [_clip(content_text(b.get("content")), 160) for b in blocks(m)
+              if block_type(b) == "tool_result" and b.get("is_error")]
+    if m.get("role") == "tool" and isinstance(m.get("content"), str) and \
+            re.match(r"\s*(error|traceback|exception)", m["content"], re.I):
+        errors.append(_clip(m["content"], 160))
+    text = None
+    if m.get("role") == "assistant":
+        c = m.get("content")
+        t = c if isinstance(c, str) else "\n".join(str(b.get("text", "")) for b in blocks(m) if block_type(b) == "text")
+        text = t.strip() or None if t else None
+    return _is_real_user_text(m), text, tuple(calls), tuple(errors)
+
+
+# message -> what the summary reads of it (messages are never changed in place): a summary asked again over
+# nearly the same turns (a parameter change moving hermes's cut over 100k turns) reads each message once
+_FACTS = ObjFact("offline_summary_facts", _facts_of)
+
+
 class OfflineSummarizer:
     name = "offline summary (deterministic, no LLM)"
 
     def summarize(self, request: SummaryRequest, cancel=None) -> SummaryResult:
         msgs = [m for m in request.messages if isinstance(m, dict)]
-        first_request = next((t for t in map(_is_real_user_text, msgs) if t), None)
-        last_user = next((t for t in map(_is_real_user_text, reversed(msgs)) if t), None)
+        _FACTS.shown(len(msgs))
+        facts = list(map(_FACTS.get, msgs))
+        first_request = next((f[0] for f in facts if f[0]), None)
+        last_user = next((f[0] for f in reversed(facts) if f[0]), None)
         tools: Counter = Counter()
         files: dict[str, str] = {}
         errors: list[str] = []
-        for m in msgs:
-            for name, args in _calls(m):
+        for _user, _text, calls, errs in facts:
+            for name, named, mentioned in calls:
                 tools[name] += 1
-                for k in _PATH_KEYS:
-                    v = args.get(k)
-                    if isinstance(v, str) and v:
-                        verb = "written" if re.search(r"write|edit|create|replace|patch", name, re.I) else "read"
-                        if files.get(v) != "written":
-                            files[v] = verb
-                cmd = args.get("command") or args.get("cmd")
-                if isinstance(cmd, str):
-                    for p in _PATH_RE.findall(cmd)[:5]:
-                        files.setdefault(p, "mentioned")
-            for b in blocks(m):
-                if block_type(b) == "tool_result" and b.get("is_error"):
-                    errors.append(_clip(content_text(b.get("content")), 160))
-            if m.get("role") == "tool" and isinstance(m.get("content"), str) and \
-                    re.match(r"\s*(error|traceback|exception)", m["content"], re.I):
-                errors.append(_clip(m["content"], 160))
-        last_text = None
-        for m in reversed(msgs):
-            if m.get("role") == "assistant":
-                c = m.get("content")
-                t = c if isinstance(c, str) else "\n".join(
-                    str(b.get("text", "")) for b in blocks(m) if block_type(b) == "text")
-                if t and t.strip():
-                    last_text = t.strip()
-                    break
+                for v, verb in named:
+                    if files.get(v) != "written":
+                        files[v] = verb
+                for p in mentioned:
+                    files.setdefault(p, "mentioned")
+            if errs:
+                errors += errs
+        last_text = next((f[1] for f in reversed(facts) if f[1]), None)
         h = _Headings(language())
         lines = [h("(Offline summary: made by Compactscope from the message structure, no LLM was called.)"), ""]
         lines.append(h.field("Current goal", _clip(first_request, 400) if first_request
