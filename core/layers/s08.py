@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import json
 import re
-from typing import Any
 
 from ..model.messages import block_type, has_tool_use, is_tool_result_message
 from ..summarizers import SummaryError, SummaryRequest
@@ -289,11 +288,9 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
                         f_mi.append(mi)
                         f_bi.append(bi)
                         f_b.append(b)
-    n_found = len(f_b)
-    v: dict[str, Any] = {"tool_results": n_found, "keep_recent": keep_recent}
-    if n_found <= keep_recent:
-        return LayerOutput.unchanged(messages, f"{n_found} tool result(s) <= keep_recent {keep_recent}", vars=v)
-    n_older = n_found - keep_recent if keep_recent > 0 else n_found
+    v, early, n_older = incremental.micro_start(messages, len(f_b), keep_recent)
+    if early is not None:
+        return early
     edits: list[Edit] = []
     changed: dict[int, list] = {}
     # the loop runs once per older tool result (8,000 at 10k messages): names bound locally, Edit built
@@ -311,15 +308,11 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
         try:
             length = len(content)
         except TypeError:
-            add_edit(Edit(NOTE, f"skipped {tid}: its content is {type(content).__name__}; the teaching code "
-                                "would raise TypeError on len() here", message=mi, block=bi, tool_id=tid))
+            add_edit(incremental.type_note(tid, content, mi, bi))
             continue
         if length <= min_chars:
             if isinstance(content, list) and len(str(content)) > min_chars:
-                add_edit(Edit(NOTE, f"kept {tid}: its content is a list of {length} block(s), and len() counts "
-                                    f"blocks, not characters ({_fmt(len(str(content)))} chars): the seed's "
-                                    "quirk never compacts list results", message=mi, block=bi, tool_id=tid,
-                              old_len=len(str(content))))
+                add_edit(incremental.list_note(tid, length, len(str(content)), _fmt, mi, bi))
             continue
         if content == placeholder:
             continue
@@ -334,15 +327,7 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
         replaced += 1
     v["replaced"] = replaced
     v["kept_recent"] = [b.get("tool_use_id") for b in f_b[-keep_recent:]] if keep_recent > 0 else []
-    if not changed:
-        return LayerOutput.unchanged(messages, f"all {n_older} older tool result(s) are <= {min_chars} chars "
-                                               "or not strings", edits=edits, vars=v)
-    out = list(messages)
-    for mi, content in changed.items():
-        out[mi] = {**messages[mi], "content": content}
-    return LayerOutput(out, list(range(len(out))), edits, v,
-                       f"replaced {v['replaced']} of {n_older} older tool result(s); kept the last {keep_recent}",
-                       delta=Delta.replaced(changed))
+    return incremental.micro_finish(messages, changed, edits, v, n_older, keep_recent, min_chars)
 
 
 # ------------------------------------------------------------ L4 summary

@@ -130,11 +130,9 @@ def micro_compact_memo(messages: list, memo: dict, keep_recent: int, min_chars: 
     """``s08.micro_compact`` carried from the last call's output in ``memo`` (see the module's docstring)."""
     ents = _entries(messages, memo, min_chars, placeholder)
     memo[KEY] = ((min_chars, placeholder), messages, len(messages), ents)
-    n_found = sum(map(_COUNT, ents))
-    v: dict[str, Any] = {"tool_results": n_found, "keep_recent": keep_recent}
-    if n_found <= keep_recent:
-        return LayerOutput.unchanged(messages, f"{n_found} tool result(s) <= keep_recent {keep_recent}", vars=v)
-    n_older = n_found - keep_recent if keep_recent > 0 else n_found
+    v, early, n_older = micro_start(messages, sum(map(_COUNT, ents)), keep_recent)
+    if early is not None:
+        return early
     edits: list[Edit] = []
     changed: dict[int, list] = {}
     loud = list(compress(range(len(ents)), map(_LOUD, ents)))
@@ -146,18 +144,51 @@ def micro_compact_memo(messages: list, memo: dict, keep_recent: int, min_chars: 
             _edits(messages, mi, ents[mi][2], n_older - starts[mi], placeholder, fmt, edits, changed)
     v["replaced"] = sum(1 for e in edits if e.kind == REPLACE)
     v["kept_recent"] = _kept_recent(ents, keep_recent)
+    result = micro_finish(messages, changed, edits, v, n_older, keep_recent, min_chars)
+    if changed:
+        out = result.messages
+        out_ents = list(ents)
+        for mi in changed:
+            out_ents[mi] = entry(out[mi], min_chars, placeholder)
+        memo[KEY] = ((min_chars, placeholder), out, len(out), out_ents)    # what the next call's input is made of
+    return result
+
+
+def micro_start(messages: list, n_found: int, keep_recent: int) -> tuple[dict, LayerOutput | None, int]:
+    """micro_compact's vars, its output when no result is older than the last ``keep_recent`` (else None), and
+    how many are older (both paths, the full scan's and the carried one)."""
+    v: dict[str, Any] = {"tool_results": n_found, "keep_recent": keep_recent}
+    if n_found <= keep_recent:
+        return v, LayerOutput.unchanged(messages, f"{n_found} tool result(s) <= keep_recent {keep_recent}",
+                                        vars=v), 0
+    return v, None, n_found - keep_recent if keep_recent > 0 else n_found
+
+
+def micro_finish(messages: list, changed: dict, edits: list, v: dict, n_older: int, keep_recent: int,
+                 min_chars: int) -> LayerOutput:
+    """micro_compact's output from the new contents of the messages it ``changed`` (both paths)."""
     if not changed:
         return LayerOutput.unchanged(messages, f"all {n_older} older tool result(s) are <= {min_chars} chars "
                                                "or not strings", edits=edits, vars=v)
     out = list(messages)
-    out_ents = list(ents)
     for mi, content in changed.items():
         out[mi] = {**messages[mi], "content": content}
-        out_ents[mi] = entry(out[mi], min_chars, placeholder)
-    memo[KEY] = ((min_chars, placeholder), out, len(out), out_ents)    # what the next call's input is made of
     return LayerOutput(out, list(range(len(out))), edits, v,
                        f"replaced {v['replaced']} of {n_older} older tool result(s); kept the last {keep_recent}",
                        delta=Delta.replaced(changed))
+
+
+def type_note(tid: Any, content: Any, mi: int, bi: int) -> Edit:
+    """The note on an older result whose content has no len() (the seed code would raise there)."""
+    return Edit(NOTE, f"skipped {tid}: its content is {type(content).__name__}; the teaching code would raise "
+                      "TypeError on len() here", message=mi, block=bi, tool_id=tid)
+
+
+def list_note(tid: Any, length: int, chars: int, fmt: Callable[[int], str], mi: int, bi: int) -> Edit:
+    """The note on an older result whose content is a list of blocks with a long text (the seed's quirk)."""
+    return Edit(NOTE, f"kept {tid}: its content is a list of {length} block(s), and len() counts blocks, not "
+                      f"characters ({fmt(chars)} chars): the seed's quirk never compacts list results",
+                message=mi, block=bi, tool_id=tid, old_len=chars)
 
 
 def _edits(messages: list, mi: int, loud: tuple, older: int, placeholder: str, fmt: Callable[[int], str],
@@ -169,14 +200,9 @@ def _edits(messages: list, mi: int, loud: tuple, older: int, placeholder: str, f
             break
         tid = b.get("tool_use_id")
         if what == NOTE_TYPE:
-            add_edit(Edit(NOTE, f"skipped {tid}: its content is {type(b.get('content', '')).__name__}; the "
-                                "teaching code would raise TypeError on len() here", message=mi, block=bi,
-                          tool_id=tid))
+            add_edit(type_note(tid, b.get("content", ""), mi, bi))
         elif what == NOTE_LIST:
-            add_edit(Edit(NOTE, f"kept {tid}: its content is a list of {length} block(s), and len() counts "
-                                f"blocks, not characters ({fmt(chars)} chars): the seed's "
-                                "quirk never compacts list results", message=mi, block=bi, tool_id=tid,
-                          old_len=chars))
+            add_edit(list_note(tid, length, chars, fmt, mi, bi))
         else:
             blocks_ = changed.get(mi)
             if blocks_ is None:
