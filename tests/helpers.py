@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import struct
+import time
 import zlib
 
 
@@ -67,3 +68,13 @@ class BlockingSummarizer:
         if cancel is not None and cancel.wait(20):
             raise SummaryError("cancelled", kind="cancelled")
         return SummaryResult("late", "blocking")
+
+
+def wait_for(cond, timeout: float = 5.0) -> bool:
+    """Poll ``cond`` until it is true or ``timeout`` seconds have passed; its last value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()

@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anthropic
@@ -16,18 +15,10 @@ import pytest
 from compactscope.core.live.proxy import ProxyError, RecordingProxy, check_bind, is_loopback
 from compactscope.core.live.recorder import RecordingWriter, read_recording
 from tests.fakeapi import FakeAnthropic, message, rate_limited, reply, text_block, tool_use_block
+from helpers import wait_for
 
 KEY = "-".join(("sk", "ant", "proxytest-abcdefghijklmnop"))   # a fake key, assembled so secret scanners skip the source
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def wait_for(cond, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def raw_post(port: int, body: dict, extra_headers: str = "") -> socket.socket:

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from compactscope.core.loaders import load
 from compactscope.core.live.proxy import RecordingProxy, header_secrets, redact_url
 from compactscope.core.live.recorder import RecordingWriter, read_recording, scrub
 from tests.fakeapi import FakeAnthropic, message, reply, text_block
+from helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 # fake credentials, assembled so that secret scanners skip this source
@@ -27,15 +27,6 @@ CLIENT_KEY = "plain" + "clientkey" + "0123456789"                       # no sk-
 ANT_KEY = "-".join(("sk", "ant", "api03", "abcdefghijklmnopqrstuvwxyz0123"))
 BEARER = "oauth" + "token" + "ZYXWVUT98765"
 PASSWORD = "hunter2" + "hunter2"
-
-
-def wait_for(cond, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def send(port: int, raw: bytes, read_timeout: float = 5.0) -> bytes:

@@ -15,6 +15,7 @@ from compactscope.core.loaders import load
 from compactscope.core.pipeline.engine import Engine
 from compactscope.core.replay import compare, shared as sh
 from compactscope.core.strategies.spec import compare_runs
+from helpers import wait_for
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "assets" / "examples"
 
@@ -106,15 +107,6 @@ def test_the_events_replay_and_the_timelines_are_the_same_run(tmp_path, name, st
     assert events.mode == timeline.mode and events.late == timeline.late
 
 
-def _eventually(cond, seconds: float = 10.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return cond()
-
-
 class _Holder:
     def __init__(self, calls, inputs):
         self.calls, self.inputs = calls, inputs
@@ -130,7 +122,7 @@ def test_release_frees_in_pieces_what_only_it_holds_and_leaves_what_others_hold_
     other_view = _Holder(shared_calls, None)
     sh.release(_Holder(mine, shared_calls))
     del mine
-    assert _eventually(lambda: gone() is None)          # freed, by the release thread
+    assert wait_for(lambda: gone() is None, timeout=10.0)          # freed, by the release thread
     time.sleep(0.1)
     assert other_view.calls == [1, 2, 3] and other_view.calls is shared_calls
 
@@ -147,7 +139,7 @@ def test_release_waits_for_its_caller_to_let_go_and_never_empties_a_result_an_as
     assert sh.shared(k, lambda: None, "b") is not None
     sh.release(held)
     del held
-    assert _eventually(lambda: calls() is None)
+    assert wait_for(lambda: calls() is None, timeout=10.0)
     runs = []
     assert sh.shared(k, lambda: runs.append(1) or _Result(), "c").label == "c" and runs == [1]
 
@@ -169,6 +161,6 @@ def test_release_takes_nested_lists_dicts_and_tuples_apart_and_leaves_a_shared_i
     del leaves
     sh.release(tree)
     del tree
-    assert _eventually(lambda: all(r() is None for r in refs))
+    assert wait_for(lambda: all(r() is None for r in refs), timeout=10.0)
     time.sleep(0.1)
     assert inner == {"kept": [1, 2]}
