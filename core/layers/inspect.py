@@ -244,13 +244,15 @@ def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
                         "shrunk": shrunk, "summarized": len(covered), "result": res})
 
 
-def run_pass(kind: str, messages: list, ctx: LayerContext, count) -> R.Pass:
+def run_pass(kind: str, messages: list, ctx: LayerContext, count, prefix: list | None = None) -> R.Pass:
+    """One pass of the strategy; ``prefix``: the always-kept messages of the gate's input (never shared by an
+    edit pass: see ``R.edit_pass``)."""
     if kind == "edit":
         edit = InspectEditParams.of(ctx)
         excl = tuple(x.strip() for x in (edit.exclude_tools or "").split(",") if x.strip())
         keep = edit.keep_thinking_turns
         return R.edit_pass(messages, keep if keep == "all" else int(keep), edit.keep_tool_uses,
-                           edit.keep_tool_inputs, excl, edit.memory)
+                           edit.keep_tool_inputs, excl, edit.memory, frozenset(map(id, prefix or ())))
     if kind == "trim":
         trim = InspectTrimParams.of(ctx)
         return R.trim_pass(messages, trim.preserve, trim.memory, ctx.meta)
@@ -302,7 +304,7 @@ def _pass_layer(kind: str):
             return LayerOutput.unchanged(messages, "not triggered")
         count = _counter(ctx)
         try:
-            ps = run_pass(kind, messages, ctx, count)
+            ps = run_pass(kind, messages, ctx, count, st.get("prefix") or [])
         except SummaryError as e:
             return LayerOutput.unchanged(messages, "the summary failed: inspect-ai raises here; messages kept",
                                          error=f"summary failed: {e}", state={PASS: {**st, "failed": str(e)}})
@@ -352,7 +354,7 @@ def _repeat_layer(kind: str):
                 break
             prev = total
             try:
-                ps = run_pass(kind, cur, ctx, count)
+                ps = run_pass(kind, cur, ctx, count, st.get("prefix") or [])
             except SummaryError as e:
                 return LayerOutput.unchanged(messages, "the summary failed: inspect-ai raises here",
                                              error=f"summary failed in pass {n}: {e}",

@@ -1,0 +1,81 @@
+"""Passes that share the messages they leave as they were (instead of copying them) give, by value, what the
+copying passes give: Inspect's CompactionEdit pass over messages with and without reasoning, results cleared
+before, memory calls and prefix messages."""
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compactscope.core.layers import inspect_rules as IR
+
+
+def _inspect_message(rng: random.Random, k: int, calls: list) -> dict:
+    r = rng.random()
+    if r < 0.3 and calls:
+        cid = calls.pop(0)
+        content = IR.TOOL_RESULT_REMOVED if rng.random() < 0.4 else f"result {k} " * rng.randint(0, 4)
+        return {"role": "tool", "tool_call_id": cid, "content": content}
+    if r < 0.7:
+        m: dict = {"role": "assistant"}
+        kind = rng.random()
+        if kind < 0.25:
+            m["content"] = [{"type": "text", "text": f"a{k}"}]
+        elif kind < 0.4:
+            m["content"] = [{"type": "reasoning", "reasoning": "think"}, {"type": "text", "text": "x"}]
+        elif kind < 0.5:
+            m["content"] = []
+        elif kind < 0.6:
+            m["content"] = [{"type": "text", "text": "y"}]
+            m["reasoning"] = rng.choice(["", None, "why"])
+        elif kind < 0.7:
+            m["content"] = "plain"
+            m["reasoning_content"] = "r"
+        else:
+            m["content"] = [{"type": "text", "text": "z"}, "not a dict"]
+        n = rng.choice((0, 0, 1, 2))
+        m["tool_calls"] = []
+        for j in range(n):
+            cid = f"c{k}_{j}"
+            name = rng.choice(("bash", "read", IR.MEMORY_TOOL))
+            args = json.dumps({"command": "create", "file_text": "secret"} if name == IR.MEMORY_TOOL else {"p": k})
+            m["tool_calls"].append({"id": cid, "type": "function", "function": {"name": name, "arguments": args}})
+            calls.append(cid)
+        return m
+    return {"role": "user", "content": rng.choice(("go on", [{"type": "text", "text": "more"}]))}
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40), keep_uses=st.integers(0, 4),
+       keep_turns=st.sampled_from([0, 1, 2, "all"]), inputs=st.booleans(), memory=st.booleans(),
+       fresh_share=st.floats(0, 1))
+def test_an_edit_pass_that_shares_unchanged_messages_equals_the_copying_pass(seed, n, keep_uses, keep_turns, inputs,
+                                                                             memory, fresh_share):
+    rng = random.Random(seed)
+    calls: list = []
+    msgs = [{"role": "system", "content": "sys"}] + [_inspect_message(rng, k, calls) for k in range(n)]
+    everything = frozenset(map(id, msgs))           # every message "fresh": the pass copies as it always did
+    some = frozenset(id(m) for m in msgs if rng.random() < fresh_share)
+    copying = IR.edit_pass(msgs, keep_turns, keep_uses, inputs, (), memory, everything)
+    sharing = IR.edit_pass(msgs, keep_turns, keep_uses, inputs, (), memory, some)
+    assert sharing.messages == copying.messages
+    assert sharing.origin == copying.origin
+    assert sharing.changes == copying.changes
+    assert sharing.info == copying.info
+    for p, i in enumerate(sharing.origin):       # a fresh message the copying pass copied is copied here too
+        if i is not None and id(msgs[i]) in some and copying.messages[p] is not msgs[i]:
+            assert sharing.messages[p] is not msgs[i]
+
+
+def test_an_edit_pass_shares_a_message_it_leaves_as_it_was():
+    a = {"role": "assistant", "content": [{"type": "text", "text": "a"}],
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}
+    t = {"role": "tool", "tool_call_id": "c1", "content": IR.TOOL_RESULT_REMOVED}
+    msgs = [{"role": "user", "content": "u"}, a, t, {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+            {"role": "user", "content": "again"}]
+    out = IR.edit_pass(msgs, 0, 0, True, (), False)
+    assert out.messages[1] is a and out.messages[2] is t
+    fresh = IR.edit_pass(msgs, 0, 0, True, (), False, frozenset({id(a), id(t)}))
+    assert fresh.messages == out.messages and fresh.messages[1] is not a and fresh.messages[2] is not t
