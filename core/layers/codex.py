@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..pipeline.facts import BytesFact
 from ..pipeline.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
 from . import base as roles
@@ -98,16 +99,24 @@ class _Kinds:
     """``R.is_user_prompt``, ``R.is_initial_context`` and the item estimate of a message, each computed once per
     message object (the meter's per-message figures): a compaction at every call of a replay asks them of every
     message of its history."""
-    __slots__ = ("figure",)
+    __slots__ = ("figure", "_bits")
 
     def __init__(self, meter: Any):
         self.figure = meter.figure
+        self._bits: dict = {}          # id -> bits, for this layer's run (its messages live meanwhile): a layer asks
+        #                                several questions of each message of its history
+
+    def _kind(self, m: Any) -> int:
+        b = self._bits.get(id(m))
+        if b is None:
+            b = self._bits[id(m)] = self.figure(m, KIND_FIGURE, _kind_of)
+        return b
 
     def prompt(self, m: Any) -> bool:
-        return bool(self.figure(m, KIND_FIGURE, _kind_of) & PROMPT)
+        return bool(self._kind(m) & PROMPT)
 
     def initial(self, m: Any) -> bool:
-        return bool(self.figure(m, KIND_FIGURE, _kind_of) & INITIAL)
+        return bool(self._kind(m) & INITIAL)
 
     def tokens(self, m: Any) -> int:
         return self.figure(m, CodexTokens.figure_name, _figure)
@@ -255,11 +264,33 @@ def _trailing_input(messages: list, phase: str) -> int:
     return last + 1 if last >= 0 else len(messages)
 
 
-def _request_pieces(history: list):
+def _piece(m: Any) -> str:
     from ..model.text import readable_message_text
+    return f"[{m.get('role')}]\n{readable_message_text(m)}\n\n"
+
+
+def _request_pieces(history: list):
     for m in history:
-        yield f"[{m.get('role')}]\n{readable_message_text(m)}\n\n"
+        yield _piece(m)
     yield R.COMPACT_PROMPT
+
+
+def _piece_digest(m: Any) -> bytes:
+    import hashlib
+    return hashlib.sha256(_piece(m).encode("utf-8", "surrogatepass")).digest()
+
+
+# message -> sha256 of its piece of the compaction request: a compaction at every call of a replay hashed the
+# text of its whole history for the summary cache; now 32 bytes per message (kept per message object)
+_PIECE_DIGESTS = BytesFact("codex_piece_sha256", 32, _piece_digest)
+
+
+def _request_key_pieces(history: list):
+    """What identifies the request's prompt for the summary cache: equal exactly when the prompts are (the count of
+    items, the compaction prompt, each item as the digest of its piece)."""
+    yield f"{len(history)}:" + R.COMPACT_PROMPT
+    _PIECE_DIGESTS.shown(len(history))
+    yield _PIECE_DIGESTS.joined(history)
 
 
 def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
@@ -274,8 +305,8 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     window = int(cfg.model_context_window or 0)
     fixed = system_tokens(ctx.system) + R.approx_tokens(R.COMPACT_PROMPT)
     kinds = _Kinds(ctx.meter)
-    sizes = [kinds.tokens(m) for m in history]
-    total = fixed + sum(sizes)
+    total = fixed + ctx.meter.figure_sum(history, CodexTokens.figure_name, _figure)
+    sizes = [kinds.tokens(m) for m in history] if window > 0 and total > window else []
     while window > 0 and total > window and len(history) - dropped > 1:
         total -= sizes[dropped]
         dropped += 1
@@ -295,7 +326,7 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     v = {"request_items": len(history) + 1, "tools": 0, "request_kind": "compaction", "estimated_request_tokens": total,
          "dropped_oldest": dropped, "summarised_until": end}
     shown = [m for m in history if not kinds.initial(m)]
-    prompt: Any = LazyPrompt(lambda: _request_pieces(history))       # (SummaryRequest reads a lazy prompt)
+    prompt: Any = LazyPrompt(lambda: _request_pieces(history), lambda: _request_key_pieces(history))
     req = SummaryRequest(prompt, tuple(shown), ctx.system
                          if isinstance(ctx.system, str) else None, cfg.summary_max_tokens,
                          "codex_compact", {"request_kind": "compaction", "tools": 0})
