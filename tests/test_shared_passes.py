@@ -79,3 +79,71 @@ def test_an_edit_pass_shares_a_message_it_leaves_as_it_was():
     assert out.messages[1] is a and out.messages[2] is t
     fresh = IR.edit_pass(msgs, 0, 0, True, (), False, frozenset({id(a), id(t)}))
     assert fresh.messages == out.messages and fresh.messages[1] is not a and fresh.messages[2] is not t
+
+
+# ------------------------------------------------------------------ codex: facts kept per message
+def _codex_history(rng: random.Random, n: int) -> list:
+    from compactscope.core.layers import codex_rules as CR
+    out: list = []
+    for k in range(n):
+        r = rng.random()
+        if r < 0.3:
+            out.append({"role": "user", "content": rng.choice(["do it " * rng.randint(1, 400), "ok", ""])})
+        elif r < 0.4:
+            out.append({"role": "user", "content": CR.summary_text("s" * rng.randint(0, 50))})
+        elif r < 0.5:
+            out.append({"role": "developer", "content": "<permissions instructions>x"})
+        elif r < 0.6:
+            out.append({"role": "user", "content": [{"type": "input_text", "text": "<environment_context>y"}]})
+        elif r < 0.7 and out:
+            out.append(rng.choice(out))                 # the same object again
+        else:
+            out.append({"role": "assistant", "content": f"a{k}"})
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40), budget=st.integers(0, 3000))
+def test_codex_facts_kept_per_message_are_the_rules_read_afresh(seed, n, budget):
+    from compactscope.core.layers import codex as CX
+    from compactscope.core.layers import codex_rules as CR
+    from compactscope.core.pipeline.size import SizeMeter
+    rng = random.Random(seed)
+    msgs = _codex_history(rng, n)
+    kinds = CX._Kinds(SizeMeter())
+    for _ in range(2):                                  # computed, then read back
+        assert [kinds.prompt(m) for m in msgs] == [CR.is_user_prompt(m) for m in msgs]
+        assert [kinds.initial(m) for m in msgs] == [CR.is_initial_context(m) for m in msgs]
+        assert CR.select_user_messages(msgs, budget, kinds.prompt, kinds.text_tokens) == \
+            CR.select_user_messages(msgs, budget)
+        assert CR.initial_context(msgs, kinds.initial) == CR.initial_context(msgs)
+    CX._forget_facts()
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 12))
+def test_the_codex_summary_key_from_digests_tells_requests_apart_as_their_prompts_do(seed, n):
+    from compactscope.core.layers import codex as CX
+    from compactscope.core.summarizers import CachedSummarizer, LazyPrompt, SummaryRequest
+    rng = random.Random(seed)
+    a = _codex_history(rng, n)
+    b = [dict(m) for m in a]                                        # equal copies: the same prompt
+    c = _codex_history(rng, n)
+
+    def key(h):
+        lazy = LazyPrompt(lambda: CX._request_pieces(h), lambda: CX._request_key_pieces(h))
+        return CachedSummarizer.key("offline", SummaryRequest(lazy))   # type: ignore[arg-type]
+
+    def text(h):
+        return "".join(CX._request_pieces(h))
+    assert key(a) == key(b)
+    assert (key(a) == key(c)) == (text(a) == text(c))
+
+
+def test_forget_empties_the_codex_facts():
+    from compactscope.core.layers import codex as CX
+    from compactscope.core.runtime.forget import forget
+    CX._Kinds.prompt({"role": "user", "content": "x"})
+    assert CX._FACTS
+    forget()
+    assert not CX._FACTS

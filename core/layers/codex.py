@@ -23,6 +23,7 @@ from typing import Any
 
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..pipeline.facts import BytesFact
+from ..runtime.forget import on_forget
 from ..pipeline.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
 from . import base as roles
@@ -87,7 +88,6 @@ def _figure(m: Any, meter: Any = None) -> int:
 
 
 PROMPT, SUMMARY_ITEM, INITIAL = 1, 2, 4      # what a message is for Codex, as the bits of one per-message figure
-KIND_FIGURE = "codex_kind"
 
 
 def _kind_of(m: Any, meter: Any = None) -> int:
@@ -95,28 +95,52 @@ def _kind_of(m: Any, meter: Any = None) -> int:
         (INITIAL if R.is_initial_context(m) else 0)
 
 
+_FACTS_MAX = 1 << 17
+_FACTS: dict = {}        # id(message) -> (message, kind bits, (its text, approx tokens) or None); bounded, forgotten
+
+
+def _forget_facts() -> None:
+    _FACTS.clear()
+
+
+on_forget(_forget_facts)         # (a fleet worker drops the last session's messages)
+
+
+def _facts_of(m: Any) -> list:
+    e = _FACTS.get(id(m))
+    if e is not None and e[0] is m:
+        return e
+    if len(_FACTS) >= _FACTS_MAX:
+        _FACTS.clear()
+    e = _FACTS[id(m)] = [m, _kind_of(m), None]
+    return e
+
+
 class _Kinds:
-    """``R.is_user_prompt``, ``R.is_initial_context`` and the item estimate of a message, each computed once per
-    message object (the meter's per-message figures): a compaction at every call of a replay asks them of every
-    message of its history."""
-    __slots__ = ("figure", "_bits")
+    """``R.is_user_prompt``, ``R.is_initial_context``, a prompt's text and tokens, and the item estimate of a
+    message, each computed once per message object: a compaction at every call of a replay asks them of every
+    message of its history, several times per layer (a lookup in the meter's table cost 1-2 us; the kinds and
+    texts are kept in a bounded identity map of this module instead)."""
+    __slots__ = ("figure",)
 
     def __init__(self, meter: Any):
         self.figure = meter.figure
-        self._bits: dict = {}          # id -> bits, for this layer's run (its messages live meanwhile): a layer asks
-        #                                several questions of each message of its history
 
-    def _kind(self, m: Any) -> int:
-        b = self._bits.get(id(m))
-        if b is None:
-            b = self._bits[id(m)] = self.figure(m, KIND_FIGURE, _kind_of)
-        return b
+    @staticmethod
+    def prompt(m: Any) -> bool:
+        return bool(_facts_of(m)[1] & PROMPT)
 
-    def prompt(self, m: Any) -> bool:
-        return bool(self._kind(m) & PROMPT)
+    @staticmethod
+    def initial(m: Any) -> bool:
+        return bool(_facts_of(m)[1] & INITIAL)
 
-    def initial(self, m: Any) -> bool:
-        return bool(self._kind(m) & INITIAL)
+    @staticmethod
+    def text_tokens(m: Any) -> tuple[str, int]:
+        e = _facts_of(m)
+        if e[2] is None:
+            t = R.text_of(m)
+            e[2] = (t, R.approx_tokens(t))
+        return e[2]
 
     def tokens(self, m: Any) -> int:
         return self.figure(m, CodexTokens.figure_name, _figure)
@@ -354,7 +378,7 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
     request, trailing = messages[:at_prompt], messages[at_prompt + 1:]
     budget = cfg.user_message_max_tokens
     kinds = _Kinds(ctx.meter)
-    picked = R.select_user_messages(request, budget, kinds.prompt)
+    picked = R.select_user_messages(request, budget, kinds.prompt, kinds.text_tokens)
     edits: list[Edit] = []
     new: list = []
     origin: list = []
