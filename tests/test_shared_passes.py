@@ -147,3 +147,22 @@ def test_forget_empties_the_codex_facts():
     assert CX._FACTS
     forget()
     assert not CX._FACTS
+
+
+# ------------------------------------------------------------------ Inspect's count carried over a list
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 8))
+def test_inspect_counts_carried_over_a_list_equal_the_counts_afresh(seed, steps):
+    from compactscope.core.layers.inspect_count import JoinedCounter
+    rng = random.Random(seed)
+    carried = JoinedCounter(IR.pieces, len)
+    tokens = IR.InspectTokens()
+    lst: list = []
+    calls: list = []
+    for k in range(steps):
+        lst.extend(_inspect_message(rng, k * 10 + j, calls) for j in range(rng.randint(0, 4)))
+        if lst and rng.random() < 0.5:
+            i = rng.randrange(len(lst))
+            lst[i] = dict(lst[i]) if rng.random() < 0.5 else {"role": "user", "content": f"new {k}"}
+        assert carried.count(lst) == JoinedCounter(IR.pieces, len).count(list(lst))
+        assert tokens.count(lst) == IR.count_messages(list(lst))

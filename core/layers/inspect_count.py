@@ -16,7 +16,6 @@ safe joins the run before it) are counted per list, by their text (cached too). 
 """
 from __future__ import annotations
 
-from operator import is_
 from typing import Any, Callable
 
 _MAX_MESSAGES = 200_000
@@ -30,6 +29,14 @@ def safe_start(text: str) -> bool:
         return False
     c = text[0]
     return c != "/" and c.isprintable() and not c.isspace()
+
+
+def same_prefix(snapshot: list, messages: list) -> bool:
+    """Whether ``messages`` starts with the messages of ``snapshot`` (equal values; the same objects in C's
+    fast path)."""
+    n = len(snapshot)
+    return messages == snapshot if len(messages) == n else messages[:n] == snapshot
+
 
 
 class JoinedCounter:
@@ -83,9 +90,11 @@ class JoinedCounter:
         counted is kept: the same list, extended in place since (a replay's running context), costs its new
         messages only."""
         last = self._lists.get(id(messages))
-        # the same list again, or extended since: its first messages are still the ones counted (checked one by
-        # one: a caller may have replaced a message in place)
-        if last is not None and len(messages) >= len(last[0]) > 0 and all(map(is_, last[0], messages)):
+        # the same list again, or extended since: its first messages are still the ones counted (compared: a caller
+        # may have replaced a message in place; a list compares its items by identity first, in C, so an unchanged
+        # prefix costs ~2 ns a message against ~12 for a check with ``is`` one by one; an equal message in its place
+        # has the same count)
+        if last is not None and len(messages) >= len(last[0]) > 0 and same_prefix(last[0], messages):
             total, media, run, any_text = last[1], last[2], list(last[3]), last[4]
             start = len(last[0])
         else:
@@ -109,7 +118,7 @@ class JoinedCounter:
             self._lists.pop(id(messages), None)
             while len(self._lists) >= _MAX_LISTS:
                 self._lists.pop(next(iter(self._lists)))
-            self._lists[id(messages)] = (tuple(messages), total, media, tuple(run), any_text)
+            self._lists[id(messages)] = (list(messages), total, media, tuple(run), any_text)
         if run:
             total += self._run(run, False)
         return total, media, any_text
