@@ -166,3 +166,5 @@ def test_inspect_counts_carried_over_a_list_equal_the_counts_afresh(seed, steps)
             lst[i] = dict(lst[i]) if rng.random() < 0.5 else {"role": "user", "content": f"new {k}"}
         assert carried.count(lst) == JoinedCounter(IR.pieces, len).count(list(lst))
         assert tokens.count(lst) == IR.count_messages(list(lst))
+        other = lst[:rng.randint(0, len(lst))] + [_inspect_message(rng, 1000 + k, calls)]    # a shared prefix
+        assert carried.count(other) == JoinedCounter(IR.pieces, len).count(list(other))
