@@ -244,15 +244,13 @@ def _summary_pass(messages: list, ctx: LayerContext, count) -> R.Pass:
                         "shrunk": shrunk, "summarized": len(covered), "result": res})
 
 
-def run_pass(kind: str, messages: list, ctx: LayerContext, count, prefix: list | None = None) -> R.Pass:
-    """One pass of the strategy; ``prefix``: the always-kept messages of the gate's input (never shared by an
-    edit pass: see ``R.edit_pass``)."""
+def run_pass(kind: str, messages: list, ctx: LayerContext, count) -> R.Pass:
     if kind == "edit":
         edit = InspectEditParams.of(ctx)
         excl = tuple(x.strip() for x in (edit.exclude_tools or "").split(",") if x.strip())
         keep = edit.keep_thinking_turns
         return R.edit_pass(messages, keep if keep == "all" else int(keep), edit.keep_tool_uses,
-                           edit.keep_tool_inputs, excl, edit.memory, frozenset(map(id, prefix or ())))
+                           edit.keep_tool_inputs, excl, edit.memory)
     if kind == "trim":
         trim = InspectTrimParams.of(ctx)
         return R.trim_pass(messages, trim.preserve, trim.memory, ctx.meta)
@@ -304,7 +302,7 @@ def _pass_layer(kind: str):
             return LayerOutput.unchanged(messages, "not triggered")
         count = _counter(ctx)
         try:
-            ps = run_pass(kind, messages, ctx, count, st.get("prefix") or [])
+            ps = run_pass(kind, messages, ctx, count)
         except SummaryError as e:
             return LayerOutput.unchanged(messages, "the summary failed: inspect-ai raises here; messages kept",
                                          error=f"summary failed: {e}", state={PASS: {**st, "failed": str(e)}})
@@ -354,7 +352,7 @@ def _repeat_layer(kind: str):
                 break
             prev = total
             try:
-                ps = run_pass(kind, cur, ctx, count, st.get("prefix") or [])
+                ps = run_pass(kind, cur, ctx, count)
             except SummaryError as e:
                 return LayerOutput.unchanged(messages, "the summary failed: inspect-ai raises here",
                                              error=f"summary failed in pass {n}: {e}",

@@ -16,9 +16,10 @@ safe joins the run before it) are counted per list, by their text (cached too). 
 """
 from __future__ import annotations
 
+from itertools import compress, count
+from operator import ne
 from typing import Any, Callable
 
-from ..pipeline.size import common_prefix
 
 _MAX_MESSAGES = 200_000
 _MAX_RUNS = 50_000
@@ -33,6 +34,12 @@ def safe_start(text: str) -> bool:
         return False
     c = text[0]
     return c != "/" and c.isprintable() and not c.isspace()
+
+
+def equal_prefix(a: list, b: list) -> int:
+    """How many leading messages ``a`` and ``b`` share by value (the same object, or an equal copy: an edit pass
+    copies every message it touches, also into the same content), found in C."""
+    return next(compress(count(), map(ne, a, b)), min(len(a), len(b)))
 
 
 def same_prefix(snapshot: list, messages: list) -> bool:
@@ -93,8 +100,8 @@ class JoinedCounter:
         """(how many leading messages of ``messages`` a kept list stands for, that list's states up to there): the
         same list again or extended since (its first messages compared: a caller may have replaced a message in
         place; a list compares its items by identity first, in C, ~8x cheaper than ``is`` one by one; an equal
-        message in its place has the same count), else the kept list sharing the longest prefix of the same
-        objects with it (an edit pass's result shares every message it left as it was)."""
+        message in its place has the same count), else the kept list sharing the longest prefix of equal
+        messages with it (an edit pass's result: copies, mostly of the same content, of the last one's messages)."""
         last = self._lists.get(id(messages))
         if last is not None and len(messages) >= len(last[0]) > 0 and same_prefix(last[0], messages):
             return len(last[0]), last[1]
@@ -102,9 +109,9 @@ class JoinedCounter:
         if messages:
             first = messages[0]
             for old, old_states in reversed(list(self._lists.values())[-_RESUME_LISTS:]):
-                if not old or old[0] is not first or old is messages:
+                if not old or old is messages or (old[0] is not first and old[0] != first):
                     continue
-                k = common_prefix(old, messages)
+                k = equal_prefix(old, messages)
                 if k > best:
                     best, states = k, old_states
         return best, states[:best + 1]

@@ -538,22 +538,11 @@ def _result_after(msgs: list, results: dict, k: int, cid: Any) -> int | None:
                  and msgs[j].get("tool_call_id") == cid), None)
 
 
-def _unchanged_by_clearing(m: dict) -> bool:
-    """Whether ``_without_reasoning(m)`` would equal ``m`` (a list content with no reasoning anywhere: the copy
-    would hold the same keys and parts)."""
-    c = m.get("content")
-    return isinstance(c, list) and bool(c) and "reasoning" not in m and "reasoning_content" not in m and \
-        not any(isinstance(p, dict) and p.get("type") == "reasoning" for p in c)
-
-
 def edit_pass(messages: list, keep_thinking_turns: int | str, keep_tool_uses: int, keep_tool_inputs: bool,
-              exclude_tools: tuple, memory: bool, fresh: frozenset = frozenset()) -> Pass:
+              exclude_tools: tuple, memory: bool) -> Pass:
     """CompactionEdit.compact: clear old reasoning, then the oldest tool results (or whole calls)
     beyond the most recent ``keep_tool_uses``, clear saved memory content, drop trailing
-    assistant messages. A message the clearing leaves as it was (no reasoning; a result cleared before) is
-    shared, not copied (a compaction at every call of a replay copied, and counted again, the whole context),
-    unless its id is in ``fresh`` (the always-kept prefix: the assembly puts back a prefix message that is not
-    in the result, and a copy is not)."""
+    assistant messages."""
     msgs = list(messages)
     origin: list = list(range(len(msgs)))
     changes: list = []
@@ -567,8 +556,7 @@ def edit_pass(messages: list, keep_thinking_turns: int | str, keep_tool_uses: in
             if seen > int(keep_thinking_turns) and content_is_list(m):
                 had = bool(reasoning_of(m)) or any(isinstance(p, dict) and p.get("type") == "reasoning"
                                                     for p in m.get("content") or [] if isinstance(m.get("content"), list))
-                if had or id(m) in fresh or not _unchanged_by_clearing(m):
-                    msgs[k] = _without_reasoning(m)
+                msgs[k] = _without_reasoning(m)
                 if had:
                     changes.append(("reasoning", k, k, f"message {k}: reasoning cleared (assistant turn {seen} from "
                                                        f"the end, only {keep_thinking_turns} keep it)", {}))
@@ -591,8 +579,7 @@ def edit_pass(messages: list, keep_thinking_turns: int | str, keep_tool_uses: in
     for k, c, t in reversed(clear):
         if keep_tool_inputs:
             old = msgs[t]
-            if old.get("content") != TOOL_RESULT_REMOVED or id(old) in fresh:
-                msgs[t] = {**old, "content": TOOL_RESULT_REMOVED}
+            msgs[t] = {**old, "content": TOOL_RESULT_REMOVED}
             changes.append(("result", origin[t], t, f"tool result {c.get('id')} ({call_name(c)}) cleared",
                             {"tool_id": c.get("id"), "old_len": len(str(old.get("content") or "")),
                              "new_len": len(TOOL_RESULT_REMOVED)}))
