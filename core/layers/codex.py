@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
+from ..pipeline.facts import BytesFact
+from ..runtime.forget import on_forget
 from ..pipeline.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
 from . import base as roles
@@ -86,7 +88,6 @@ def _figure(m: Any, meter: Any = None) -> int:
 
 
 PROMPT, SUMMARY_ITEM, INITIAL = 1, 2, 4      # what a message is for Codex, as the bits of one per-message figure
-KIND_FIGURE = "codex_kind"
 
 
 def _kind_of(m: Any, meter: Any = None) -> int:
@@ -94,20 +95,52 @@ def _kind_of(m: Any, meter: Any = None) -> int:
         (INITIAL if R.is_initial_context(m) else 0)
 
 
+_FACTS_MAX = 1 << 17
+_FACTS: dict = {}        # id(message) -> (message, kind bits, (its text, approx tokens) or None); bounded, forgotten
+
+
+def _forget_facts() -> None:
+    _FACTS.clear()
+
+
+on_forget(_forget_facts)         # (a fleet worker drops the last session's messages)
+
+
+def _facts_of(m: Any) -> list:
+    e = _FACTS.get(id(m))
+    if e is not None and e[0] is m:
+        return e
+    if len(_FACTS) >= _FACTS_MAX:
+        _FACTS.clear()
+    e = _FACTS[id(m)] = [m, _kind_of(m), None]
+    return e
+
+
 class _Kinds:
-    """``R.is_user_prompt``, ``R.is_initial_context`` and the item estimate of a message, each computed once per
-    message object (the meter's per-message figures): a compaction at every call of a replay asks them of every
-    message of its history."""
+    """``R.is_user_prompt``, ``R.is_initial_context``, a prompt's text and tokens, and the item estimate of a
+    message, each computed once per message object: a compaction at every call of a replay asks them of every
+    message of its history, several times per layer (a lookup in the meter's table cost 1-2 us; the kinds and
+    texts are kept in a bounded identity map of this module instead)."""
     __slots__ = ("figure",)
 
     def __init__(self, meter: Any):
         self.figure = meter.figure
 
-    def prompt(self, m: Any) -> bool:
-        return bool(self.figure(m, KIND_FIGURE, _kind_of) & PROMPT)
+    @staticmethod
+    def prompt(m: Any) -> bool:
+        return bool(_facts_of(m)[1] & PROMPT)
 
-    def initial(self, m: Any) -> bool:
-        return bool(self.figure(m, KIND_FIGURE, _kind_of) & INITIAL)
+    @staticmethod
+    def initial(m: Any) -> bool:
+        return bool(_facts_of(m)[1] & INITIAL)
+
+    @staticmethod
+    def text_tokens(m: Any) -> tuple[str, int]:
+        e = _facts_of(m)
+        if e[2] is None:
+            t = R.text_of(m)
+            e[2] = (t, R.approx_tokens(t))
+        return e[2]
 
     def tokens(self, m: Any) -> int:
         return self.figure(m, CodexTokens.figure_name, _figure)
@@ -255,11 +288,33 @@ def _trailing_input(messages: list, phase: str) -> int:
     return last + 1 if last >= 0 else len(messages)
 
 
-def _request_pieces(history: list):
+def _piece(m: Any) -> str:
     from ..model.text import readable_message_text
+    return f"[{m.get('role')}]\n{readable_message_text(m)}\n\n"
+
+
+def _request_pieces(history: list):
     for m in history:
-        yield f"[{m.get('role')}]\n{readable_message_text(m)}\n\n"
+        yield _piece(m)
     yield R.COMPACT_PROMPT
+
+
+def _piece_digest(m: Any) -> bytes:
+    import hashlib
+    return hashlib.sha256(_piece(m).encode("utf-8", "surrogatepass")).digest()
+
+
+# message -> sha256 of its piece of the compaction request: a compaction at every call of a replay hashed the
+# text of its whole history for the summary cache; now 32 bytes per message (kept per message object)
+_PIECE_DIGESTS = BytesFact("codex_piece_sha256", 32, _piece_digest)
+
+
+def _request_key_pieces(history: list):
+    """What identifies the request's prompt for the summary cache: equal exactly when the prompts are (the count of
+    items, the compaction prompt, each item as the digest of its piece)."""
+    yield f"{len(history)}:" + R.COMPACT_PROMPT
+    _PIECE_DIGESTS.shown(len(history))
+    yield _PIECE_DIGESTS.joined(history)
 
 
 def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
@@ -274,8 +329,8 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     window = int(cfg.model_context_window or 0)
     fixed = system_tokens(ctx.system) + R.approx_tokens(R.COMPACT_PROMPT)
     kinds = _Kinds(ctx.meter)
-    sizes = [kinds.tokens(m) for m in history]
-    total = fixed + sum(sizes)
+    total = fixed + ctx.meter.figure_sum(history, CodexTokens.figure_name, _figure)
+    sizes = [kinds.tokens(m) for m in history] if window > 0 and total > window else []
     while window > 0 and total > window and len(history) - dropped > 1:
         total -= sizes[dropped]
         dropped += 1
@@ -295,7 +350,7 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     v = {"request_items": len(history) + 1, "tools": 0, "request_kind": "compaction", "estimated_request_tokens": total,
          "dropped_oldest": dropped, "summarised_until": end}
     shown = [m for m in history if not kinds.initial(m)]
-    prompt: Any = LazyPrompt(lambda: _request_pieces(history))       # (SummaryRequest reads a lazy prompt)
+    prompt: Any = LazyPrompt(lambda: _request_pieces(history), lambda: _request_key_pieces(history))
     req = SummaryRequest(prompt, tuple(shown), ctx.system
                          if isinstance(ctx.system, str) else None, cfg.summary_max_tokens,
                          "codex_compact", {"request_kind": "compaction", "tools": 0})
@@ -323,7 +378,7 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
     request, trailing = messages[:at_prompt], messages[at_prompt + 1:]
     budget = cfg.user_message_max_tokens
     kinds = _Kinds(ctx.meter)
-    picked = R.select_user_messages(request, budget, kinds.prompt)
+    picked = R.select_user_messages(request, budget, kinds.prompt, kinds.text_tokens)
     edits: list[Edit] = []
     new: list = []
     origin: list = []

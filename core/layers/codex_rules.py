@@ -171,13 +171,20 @@ def message_tokens(m: Any) -> int:
 
 
 # ------------------------------------------------------------------ the new history
+def _text_tokens(m: Any) -> tuple[str, int]:
+    t = text_of(m)
+    return t, approx_tokens(t)
+
+
 def select_user_messages(messages: list, budget: int = COMPACT_USER_MESSAGE_MAX_TOKENS,
-                         is_prompt: Callable[[Any], bool] | None = None) -> list[tuple[int, str, bool]]:
+                         is_prompt: Callable[[Any], bool] | None = None,
+                         text_tokens: Callable[[Any], tuple[str, int]] | None = None) -> list[tuple[int, str, bool]]:
     """The user's prompts Codex keeps, oldest first: ``(index in messages, text, cut)``, taken newest first while
     they fit ``budget`` tokens; the first that does not fit is cut in the middle to what is left, and older ones
     are dropped (``build_compacted_history_with_limit``). ``is_prompt``: ``is_user_prompt`` (or the same answers
-    kept per message)."""
+    kept per message; ``text_tokens``: a message's ``(text_of, approx_tokens of it)``, or the same kept)."""
     is_prompt = is_prompt or is_user_prompt
+    text_tokens = text_tokens or _text_tokens
     picked: list[tuple[int, str, bool]] = []
     remaining = budget
     if budget <= 0:
@@ -188,8 +195,7 @@ def select_user_messages(messages: list, budget: int = COMPACT_USER_MESSAGE_MAX_
             continue
         if remaining <= 0:
             break
-        t = text_of(m)
-        n = approx_tokens(t)
+        t, n = text_tokens(m)
         if n <= remaining:
             picked.append((i, t, False))
             remaining -= n
