@@ -170,6 +170,21 @@ NEW_SHAPES = [
      '{"client_secret": "[redacted]", "max_tokens": 4096, "input_tokens": 123456789}'),
     ("assigned_secret", f"refresh_token => '{_j('abcd1234', 'efgh')}'", "refresh_token => '[redacted]'"),
     ("assigned_secret", f'password = "{_j("correct", "horsebattery")}"', 'password = "[redacted]"'),
+    ("cli_flag", f"docker login --password={_j('Sup3r', 'S3cret99')} reg.io", "docker login --password=[redacted] reg.io"),
+    ("cli_flag", f"tool --api-key '{_j('abcdEFGH', '1234ijkl')}' --verbose", "tool --api-key '[redacted]' --verbose"),
+    ("cli_flag", f"aws configure set --secret-access-key {_j('wJalrXUt', 'nFEMIK7MDENG')}",
+     "aws configure set --secret-access-key [redacted]"),
+    ("cli_password", f"sshpass -p '{_j('hunter', '2xyz')}' ssh deploy@host", "sshpass -p '[redacted]' ssh deploy@host"),
+    ("cli_password", f"docker login -u bob -p {_j('Sup3r', 'S3cret99')} registry.io",
+     "docker login -u bob -p [redacted] registry.io"),
+    ("cli_password", f"mysql -u root -p{_j('S3cret', 'Passw0rd')} shop", "mysql -u root -p[redacted] shop"),
+    ("cli_password", f"curl -u admin:{_j('S3cret', 'Passw0rd')} https://api.example.com",
+     "curl -u admin:[redacted] https://api.example.com"),
+    ("digitalocean_token", f"doctl auth init -t {_j('dop_v1_', '4f8e2c1a9b7d6e5f' * 4)}", "doctl auth init -t [redacted]"),
+    ("databricks_token", f"host + {_j('dapi', '0123456789abcdef' * 2)}", "host + [redacted]"),
+    ("shopify_token", f"X-Shopify-Access-Token {_j('shpat_', '0123456789abcdef' * 2)}", "X-Shopify-Access-Token [redacted]"),
+    ("grafana_token", f"grafana {_j('glsa_', 'AbCdEfGhIjKlMnOpQrStUvWxYz012345', '_6789abcd')}", "grafana [redacted]"),
+    ("twilio_key", f"twilio api key {_j('SK', '0123456789abcdef' * 2)}.", "twilio api key [redacted]."),
 ]
 
 
@@ -188,6 +203,9 @@ def test_newer_shapes_are_scrubbed_and_their_labels_kept(shape, text, scrubbed):
     "token = access_token_value", "password: ********", "self.api_key = api_key", "secret: ${SECRET_VALUE}",
     "export GITHUB_TOKEN=$(gh auth token)", "the key: value pairs; monkey: bananaaaaas1", "author: Jonathan Smith",
     "max_tokens=8192 input_tokens: 123456789 budget_tokens = 100000", "sig=short", "SG.x.y",
+    "cmd --password $DB_PASSWORD", "cmd --token=${TOKEN}", "cmd --api-key \"$(cat key.txt)\"", "ls --color=auto",
+    "pytest --max-tokens 4096 --token-budget 100000", "cmd --secret-file /etc/app/secret.txt",
+    "git config --credential-helper store", "mysql -u root -p shop", "npm login --auth-type=legacy", "SKIP this TASK",
 ])
 def test_code_that_names_a_credential_without_holding_one_is_left_alone(text):
     s = Scrubber()

@@ -11,8 +11,8 @@ recording proxy) goes through a ``Scrubber`` first:
   the agent's API key) are replaced wherever they appear, as given or percent-encoded; a short one (under
   ``MIN_SECRET`` characters) only as a whole word, so that ordinary text stays;
 - **by shape**: strings shaped like a common credential (``SHAPES``: AWS key ids, AWS secret keys, GitHub
-  tokens, JWTs, bearer tokens typed as text, passwords in URLs, Anthropic/OpenAI/Slack keys, PEM private
-  keys) are replaced, unless the user keeps that shape on purpose (``keep``).
+  tokens, JWTs, bearer tokens typed as text, passwords in URLs and in command lines, Anthropic/OpenAI/Slack
+  keys, PEM private keys...) are replaced, unless the user keeps that shape on purpose (``keep``).
 
 Every replacement is counted by kind (never the value): ``summary()`` is what a call record carries as
 ``scrubbed``.
@@ -116,6 +116,39 @@ def _assigned_secret(m: re.Match) -> bool:
     return not bare_word or bool(quoted) or _ENV_NAME.match(name) is not None
 
 
+# A credential given to a command as a flag (``--password=...``, ``--token ...``, ``--api-key '...'``): the flag
+# stays, the value goes, when the flag's name says it holds a credential and the value is not a reference.
+_FLAG = re.compile(r"(?<![A-Za-z0-9_\-])--([A-Za-z][A-Za-z0-9_\-]{0,60})(?:=|[ \t]+)([\"']?)([^\s\"'`;|&<>]{6,})\2"
+                   r"(?=[\s\"'`;|&<>]|$)")
+# the short flags of the commands that take a password on the command line: ``sshpass -p PASS``,
+# ``docker login -p PASS``, ``mysql -pPASS`` (attached: ``mysql -p db`` asks for it), ``curl -u user:PASS``
+_SHORT_FLAG = re.compile(
+    r"\b(?:sshpass(?:[ \t]+-[a-oq-zA-Z](?:[ \t]+[^\s-]\S*)?)*[ \t]+-p[ \t]*"
+    r"|(?:docker|podman|helm|oras)[ \t]+(?:registry[ \t]+)?login\b[^\n;|&]*?[ \t]-p[ \t]+"
+    r"|(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?[ \t]-p"
+    r"|curl\b[^\n;|&]*?[ \t](?:-u[ \t]*|--user[ \t=]+)[\"']?[^\s:\"']+:)"
+    r"([\"']?)([^\s\"';|&]{3,})\1")
+
+
+_NOT_A_VALUE = re.compile(r"(?i)[_\-](?:file|path|dir|env|name|type|id|url|length|size|count|store|helper)$")
+
+
+def _flag_secret(m: re.Match) -> bool:
+    """Whether ``--name value`` passes a credential: the flag's name says so and the value is one (not
+    another flag, a reference such as ``$TOKEN``, a placeholder)."""
+    name, value = m.group(1), m.group(3)
+    if not is_secret_name(name) or _NOT_A_VALUE.search(name) or value.startswith(("-", "/", "./", "~")):
+        return False
+    if REDACTED in value or _REFERENCE.search(value):
+        return False
+    return value.lower() not in _TRIVIAL and len(set(value)) >= 4
+
+
+def _short_flag_secret(m: re.Match) -> bool:
+    value = m.group(2)
+    return REDACTED not in value and not _REFERENCE.search(value) and value.lower() not in _TRIVIAL
+
+
 _B = r"(?<![A-Za-z0-9])"       # no letter or digit runs into the shape
 _E = r"(?![A-Za-z0-9])"
 SHAPES: dict[str, Shape] = {s.name: s for s in (
@@ -170,6 +203,21 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
     Shape("assigned_secret", "a value assigned to a credential's name (DB_PASSWORD=..., \"client_secret\": \"...\")",
           _ASSIGNED, ("assw", "ASSW", "ecret", "ECRET", "oken", "OKEN", "key", "Key", "KEY", "uth", "UTH", "ookie",
                       "OOKIE", "redential", "REDENTIAL", "pwd", "PWD", "earer", "EARER"), 4, check=_assigned_secret),
+    Shape("cli_flag", "a credential passed as a command's flag (--password=..., --token ..., --api-key ...)",
+          _FLAG, ("--",), 3, check=_flag_secret),
+    Shape("cli_password", "a password after a command's short flag (sshpass -p, docker login -p, mysql -p..., "
+          "curl -u user:...)", _SHORT_FLAG, ("sshpass", "login", "mysql", "mariadb", "curl"), 2,
+          check=_short_flag_secret),
+    Shape("digitalocean_token", "DigitalOcean tokens (dop_v1_..., doo_v1_..., dor_v1_...)",
+          re.compile(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), ("_v1_",)),
+    Shape("databricks_token", "Databricks access tokens (dapi and 32 hex digits)",
+          re.compile(_B + r"dapi[a-f0-9]{32}(?:-[0-9]+)?" + _E), ("dapi",)),
+    Shape("shopify_token", "Shopify access tokens and shared secrets (shpat_..., shpss_..., shpca_..., shppa_...)",
+          re.compile(_B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _E), ("shpat_", "shpss_", "shpca_", "shppa_")),
+    Shape("grafana_token", "Grafana service account and cloud tokens (glsa_..., glc_...)",
+          re.compile(_B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"), ("glsa_", "glc_")),
+    Shape("twilio_key", "Twilio API keys (SK and 32 hex digits)",
+          re.compile(_B + r"SK[0-9a-fA-F]{32}" + _E), ("SK",)),
     Shape("private_key", "PEM private keys (-----BEGIN ... PRIVATE KEY-----)",
           re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
           ("PRIVATE KEY",)),
