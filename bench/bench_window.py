@@ -38,10 +38,11 @@ are printed beside it. Figures and targets:
   (``source``: a load arrived, ``result``/``stage``: a run's result shown, ``selection``...) and the cyclic GC's
   collections over 5 ms that overlapped it (a collection in any thread holds the interpreter lock, so the window
   waits too). A gap can be a worker's: the process's CPU counts every thread, and a worker holding the
-  interpreter lock holds the window too. Below the line, every stall over the target with where it happened:
-  ``faulthandler``'s watchdog (a C thread, it needs no interpreter lock) dumps every thread's stack 75-100 ms into
-  a gap and every 100 ms after; each busy thread's innermost frames are printed with how many dumps found it
-  there (a thread waiting in every dump is left out; the GUI thread in ``child`` is inside Qt, in C++);
+  interpreter lock holds the window too. Below the line, every stall over the target with where it happened: a
+  sampler thread takes every thread's stack every 20 ms from 75 ms into a gap (``sys._current_frames``; it needs
+  the interpreter lock, so a worker inside one long C call is seen just after it); each busy thread's innermost
+  frames are printed with how many samples found it there (a worker waiting in every sample is left out; the GUI
+  thread in ``child`` or ``wait`` is inside Qt, in C++, e.g. waiting for the interpreter lock between calls);
 * peak RSS of the process against the file size (issue 12's target 3x; printed, not judged here).
 """
 from __future__ import annotations
@@ -71,7 +72,7 @@ PARAM_CHANGE = {"s08": ("context_limit", 40_000), "claude_code": ("buffer", 12_0
 TARGETS = {"trace_ready": 5.0, "step": 0.050, "param_change": 0.500, "stall": 0.100}
 
 
-WHERE_AFTER = 0.1                   # a stack dump of every thread this long into a stall, and every as long after
+WHERE_AFTER = 0.1                   # every thread's stack sampled from 75 ms into a stall, every 20 ms
 WHERE_FRAMES = 4                    # the innermost frames kept of each thread's stack
 
 
@@ -79,20 +80,19 @@ def ms(t: float) -> str:
     return f"{t * 1000:.0f} ms"
 
 
-def short_frame(line: str) -> str:
-    """``File "/x/core/replay/walk.py", line 12 in run`` -> ``run walk.py:12``."""
-    try:
-        path, rest = line[len('File "'):].split('", line ', 1)
-        num, _, func = rest.partition(" in ")
-        return f"{func} {Path(path).name}:{num}"
-    except ValueError:
-        return line
+def stack_frames(frame) -> list[str]:
+    """The innermost ``WHERE_FRAMES`` frames of a stack, each as ``function file.py:line``."""
+    out = []
+    while frame is not None and len(out) < WHERE_FRAMES:
+        out.append(f"{frame.f_code.co_name} {Path(frame.f_code.co_filename).name}:{frame.f_lineno}")
+        frame = frame.f_back
+    return out
 
 
 def where_lines(where: list) -> list[str]:
-    """Each stall over the target with what every busy thread was doing in it (the stack dumps taken in it; a
-    thread waiting on a lock, a queue or the event loop in every dump is left out)."""
-    idle = ("wait ", "_wait_for_tstate_lock", "exec ", "processEvents", "get queue.py", "sleep", "_worker_loop")
+    """Each stall over the target with what every busy thread was doing in it (the stacks sampled in it; a
+    thread waiting on a lock or a queue is left out)."""
+    idle = ("wait threading.py", "_wait_for_tstate_lock", "get queue.py", "_release_loop shared.py:140")
     lines = []
     for phase, gap, wall, dumps in where:
         by_thread: dict = {}
@@ -103,8 +103,8 @@ def where_lines(where: list) -> list[str]:
                     by_thread.setdefault(name, {}).setdefault(key, 0)
                     by_thread[name][key] += 1
         what = "; ".join(f"{name}: " + ", ".join(f"{n}x {k}" for k, n in sorted(fs.items(), key=lambda x: -x[1])[:2])
-                         for name, fs in by_thread.items()) or "no thread busy in the dumps"
-        lines.append(f"      stall {ms(gap)} (wall {ms(wall)}) in {phase}, {len(dumps)} dump(s): {what}")
+                         for name, fs in by_thread.items()) or "no thread busy in the samples"
+        lines.append(f"      stall {ms(gap)} (wall {ms(wall)}) in {phase}, {len(dumps)} sample(s): {what}")
     return lines
 
 
@@ -136,16 +136,14 @@ class StallProbe:
         if events is not None:
             events.changed.connect(lambda ev: self._events.append(ev.type))
         gc.callbacks.append(self._gc)
-        # where each stall happened: faulthandler's watchdog (a C thread: it needs no interpreter lock) dumps every
-        # thread's stack when the timer has not re-armed it for WHERE_AFTER, and again every WHERE_AFTER after;
-        # re-armed every 5th tick (so it fires 75-100 ms into a gap)
-        import faulthandler
-        self._faulthandler = faulthandler
-        self._dumps = tempfile.TemporaryFile()
-        self._read = 0
-        self._ticks = 0
-        self._names: dict = {}
-        self.where: list = []           # every stall over the target: (phase, gap, wall, [stack dumps])
+        # where each stall happened: a sampler thread looks every 20 ms, and when the timer is 75 ms late takes every
+        # thread's stack (sys._current_frames, with the interpreter lock: a worker inside one long C call is seen
+        # just after it); the tick that ends the gap takes the samples made in it
+        self._samples: list = []        # the stacks sampled since the last tick
+        self._sampling = True
+        self._sampler = threading.Thread(target=self._sample_loop, name="bench-sampler", daemon=True)
+        self._sampler.start()
+        self.where: list = []           # every stall over the target: (phase, gap, wall, [stacks sampled])
 
     def _gc(self, phase, info) -> None:
         tid = self._threading.get_ident()
@@ -162,32 +160,19 @@ class StallProbe:
         self.last = time.perf_counter()
         self.last_cpu = time.process_time()
         self._events.clear()
-        self._rearm()
+        self._samples.clear()
         if not self.timer.isActive():
             self.timer.start()
 
-    def _rearm(self) -> None:
-        self._faulthandler.cancel_dump_traceback_later()
-        self._names = {t.ident: t.name for t in self._threading.enumerate()}
-        self._dumps.seek(0, os.SEEK_END)
-        self._read = self._dumps.tell()
-        self._faulthandler.dump_traceback_later(WHERE_AFTER, repeat=True, file=self._dumps)
-
-    def _dumped(self) -> list:
-        """The stack dumps written since the last re-arm, each as {thread name: its innermost frames}."""
-        self._dumps.seek(self._read)
-        text = self._dumps.read().decode("utf-8", "replace")
-        self._names.update((t.ident, t.name) for t in self._threading.enumerate())
-        dumps = []
-        for chunk in text.split("Timeout (")[1:]:
-            threads = {}
-            for block in chunk.split("\nThread 0x")[1:] + chunk.split("\nCurrent thread 0x")[1:]:
-                head, _, body = block.partition("\n")
-                name = self._names.get(int(head.split()[0], 16), head.split()[0])
-                frames = [line.strip() for line in body.splitlines() if line.strip().startswith("File ")]
-                threads[name] = [short_frame(f) for f in frames[:WHERE_FRAMES]]
-            dumps.append(threads)
-        return dumps
+    def _sample_loop(self) -> None:
+        while self._sampling:
+            time.sleep(0.02)
+            last = self.last
+            if last is not None and time.perf_counter() - last > WHERE_AFTER * 0.75 and len(self._samples) < 50:
+                names = {t.ident: t.name for t in self._threading.enumerate()}
+                me = self._threading.get_ident()
+                self._samples.append({names.get(tid, hex(tid)): stack_frames(f) for tid, f in
+                                      sys._current_frames().items() if tid != me})
 
     def _tick(self) -> None:
         now, cpu = time.perf_counter(), time.process_time()
@@ -204,17 +189,15 @@ class StallProbe:
                 self.why[self.phase] = "; ".join(x for x in (
                     ("events " + ", ".join(events)) if events else "", ("GC " + ", ".join(gcs)) if gcs else "") if x)
             if gap > TARGETS["stall"] and len(self.where) < 40:
-                self.where.append((self.phase, gap, wall, self._dumped()))
+                self.where.append((self.phase, gap, wall, list(self._samples)))
         self._events.clear()
-        self._ticks += 1
-        if self._ticks % 5 == 0 or (self.last is not None and now - self.last > WHERE_AFTER * 0.7):
-            self._rearm()
+        self._samples.clear()
         self.last, self.last_cpu = now, cpu
 
     def stop(self) -> None:
         import gc
         self.timer.stop()
-        self._faulthandler.cancel_dump_traceback_later()
+        self._sampling = False
         if self._gc in gc.callbacks:
             gc.callbacks.remove(self._gc)
 
