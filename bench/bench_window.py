@@ -42,7 +42,9 @@ are printed beside it. Figures and targets:
   sampler thread takes every thread's stack every 20 ms from 75 ms into a gap (``sys._current_frames``; it needs
   the interpreter lock, so a worker inside one long C call is seen just after it); each busy thread's innermost
   frames are printed with how many samples found it there (a worker waiting in every sample is left out; the GUI
-  thread in ``child`` or ``wait`` is inside Qt, in C++, e.g. waiting for the interpreter lock between calls);
+  thread in ``child`` or ``wait`` is inside Qt, in C++, e.g. waiting for the interpreter lock between calls), and
+  the GUI thread's own CPU in the gap (near the gap: the window's own work; far below it: it waited, for the
+  interpreter lock most likely);
 * peak RSS of the process against the file size (issue 12's target 3x; printed, not judged here).
 """
 from __future__ import annotations
@@ -94,7 +96,7 @@ def where_lines(where: list) -> list[str]:
     thread waiting on a lock or a queue is left out)."""
     idle = ("wait threading.py", "_wait_for_tstate_lock", "get queue.py", "_release_loop shared.py:140")
     lines = []
-    for phase, gap, wall, dumps in where:
+    for phase, gap, wall, dumps, gui in where:
         by_thread: dict = {}
         for d in dumps:
             for name, frames in d.items():
@@ -104,7 +106,8 @@ def where_lines(where: list) -> list[str]:
                     by_thread[name][key] += 1
         what = "; ".join(f"{name}: " + ", ".join(f"{n}x {k}" for k, n in sorted(fs.items(), key=lambda x: -x[1])[:2])
                          for name, fs in by_thread.items()) or "no thread busy in the samples"
-        lines.append(f"      stall {ms(gap)} (wall {ms(wall)}) in {phase}, {len(dumps)} sample(s): {what}")
+        lines.append(f"      stall {ms(gap)} (wall {ms(wall)}; the GUI thread's own CPU {ms(gui)}) in {phase}, "
+                     f"{len(dumps)} sample(s): {what}")
     return lines
 
 
@@ -123,6 +126,7 @@ class StallProbe:
         self.timer.timeout.connect(self._tick)
         self.last = None
         self.last_cpu = 0.0
+        self.last_gui = 0.0
         self.phase = "start"
         self.worst: dict = {}           # phase -> the longest gap (the smaller of its wall and CPU time)
         self.wall: dict = {}            # phase -> that gap's wall time
@@ -159,6 +163,7 @@ class StallProbe:
         self.phase = phase
         self.last = time.perf_counter()
         self.last_cpu = time.process_time()
+        self.last_gui = time.thread_time()
         self._events.clear()
         self._samples.clear()
         if not self.timer.isActive():
@@ -175,7 +180,7 @@ class StallProbe:
                                       sys._current_frames().items() if tid != me})
 
     def _tick(self) -> None:
-        now, cpu = time.perf_counter(), time.process_time()
+        now, cpu, gui = time.perf_counter(), time.process_time(), time.thread_time()
         if self.last is not None:
             wall = now - self.last
             gap = min(wall, cpu - self.last_cpu)
@@ -189,10 +194,10 @@ class StallProbe:
                 self.why[self.phase] = "; ".join(x for x in (
                     ("events " + ", ".join(events)) if events else "", ("GC " + ", ".join(gcs)) if gcs else "") if x)
             if gap > TARGETS["stall"] and len(self.where) < 40:
-                self.where.append((self.phase, gap, wall, list(self._samples)))
+                self.where.append((self.phase, gap, wall, list(self._samples), gui - self.last_gui))
         self._events.clear()
         self._samples.clear()
-        self.last, self.last_cpu = now, cpu
+        self.last, self.last_cpu, self.last_gui = now, cpu, gui
 
     def stop(self) -> None:
         import gc
