@@ -496,24 +496,43 @@ def _rows(events: list) -> list[EventRow]:
     return [EventRow(e.kind, e.call, e.segment, ct(e.text)) for e in events]
 
 
+_CANCELLED = object()
+
+
+def _paused_step(state, make):
+    """``make()`` with the cyclic GC paused, ``_CANCELLED`` when the task is cancelled before or after it. One step of
+    the dock's computation at a time: each makes ~100k objects at 100k messages (events, rows, items, pairs), and a
+    full collection they set off in this thread walked them all with the interpreter lock held (0.1-0.35 s, the
+    window waiting). The pause ends with its step, so a cancel between steps (or inside the retention's, which
+    stops at its next check) gives the GC back at once; a cancelled computation never runs on with the GC off."""
+    from compactscope.core.session.loading import gc_paused
+    if state.cancel.is_set():
+        return _CANCELLED
+    with gc_paused():
+        out = make()
+    return _CANCELLED if state.cancel.is_set() else out
+
+
 def _compute(conv, engine, shared_key, state) -> tuple:
     """In the background: (conversation, replay, events, retention, pairs: real call -> the simulated call the
     divergence report pairs with it). Courteous: it waits while the user steps, at each layer of each call
     replayed and every few thousand messages the API checker reads (the real events' findings: ~0.5 s at 100k
-    messages, made once and listed with and without the replay)."""
+    messages, made once and listed with and without the replay). What follows the replay runs a step at a time
+    with the cyclic GC paused (``_paused_step``)."""
     from compactscope.core.analysis import divergence
     from compactscope.core.analysis.retention import retention
     from compactscope.core.session.loading import gc_paused
+    none = conv, None, [], [], {}, None
     if state.cancel.is_set():
-        return conv, None, [], [], {}, None
+        return none
     findings = ae.finding_events(conv, pause=state.cancel.is_set)
     if state.cancel.is_set():
-        return conv, None, [], [], {}, None
+        return none
     real = ae.history_events(conv, None, findings=findings)
     rows = _rows(real)
     state.set_partial_result((conv, None, real, [], {}, (rows, row_stats(rows))))
     if state.cancel.is_set():
-        return conv, None, [], [], {}, None
+        return none
     # the replay keeps every call's input: long-lived lists the cyclic GC would walk in this thread with the
     # interpreter lock held (gen1 collections of 0.2 s beside the window's steps at 100k messages)
     from compactscope.core.replay.shared import shared
@@ -521,20 +540,28 @@ def _compute(conv, engine, shared_key, state) -> tuple:
         res = shared(shared_key, lambda: ae.replay_for(conv, engine, cancel=state.cancel), engine.strategy.name,
                      state.cancel)
     if res is None or state.cancel.is_set():
-        return conv, None, [], [], {}, None
+        return none
     # the pairing walks every call (~0.4 s at 100k messages): here, not in the window's thread
-    report = divergence.report(res, conv)
+    report = _paused_step(state, lambda: divergence.report(res, conv))
+    if report is _CANCELLED:
+        return none
     pairs: dict = {}
     for row in report["compactions"]:
         pairs.setdefault(row.get("real_call"), row.get("first_simulated_call"))
-    events, kept = ae.history_events(conv, res, findings=findings, report=report), \
-        retention(conv, res, pause=state.cancel.is_set)
-    if state.cancel.is_set():
-        return conv, None, [], [], {}, None           # (cancelled in the retention: what it found is incomplete)
+    events = _paused_step(state, lambda: ae.history_events(conv, res, findings=findings, report=report))
+    kept = _CANCELLED if events is _CANCELLED else \
+        _paused_step(state, lambda: retention(conv, res, pause=state.cancel.is_set))
+    if kept is _CANCELLED:
+        return none           # (cancelled, in the retention too: what it found is incomplete)
     # what the dock shows of them, made here too: the window's thread only hands it to the views
+    made = _paused_step(state, lambda: _made(events, kept, pairs, res.strategy))
+    return none if made is _CANCELLED else (conv, res, events, kept, pairs, made)
+
+
+def _made(events: list, kept: list, pairs: dict, strategy: str) -> tuple:
+    """What the dock's views show of the events and the retention: (rows, their stats, pairs, call -> pair)."""
     rows = _rows(events)
-    made = (rows, row_stats(rows), *make_pairs(kept, True, pairs, res.strategy))
-    return conv, res, events, kept, pairs, made
+    return (rows, row_stats(rows), *make_pairs(kept, True, pairs, strategy))
 
 
 def _watch(conv, term, replay, state) -> tuple:

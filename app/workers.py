@@ -42,7 +42,7 @@ class _Task(QRunnable):
         self.task()
 
 
-SWITCH_INTERVAL = 0.001      # seconds a worker running Python keeps the interpreter lock from the GUI thread
+SWITCH_INTERVAL = 0.0002     # seconds a worker running Python keeps the interpreter lock from the GUI thread
 
 
 def share_the_interpreter() -> None:

@@ -38,9 +38,18 @@ are printed beside it. Figures and targets:
   (``source``: a load arrived, ``result``/``stage``: a run's result shown, ``selection``...) and the cyclic GC's
   collections over 5 ms that overlapped it (a collection in any thread holds the interpreter lock, so the window
   waits too). A gap can be a worker's: the process's CPU counts every thread, and a worker holding the
-  interpreter lock holds the window too. For where exactly the time went, profile that phase (cProfile the
-  window's thread, or sample every thread's stack while the timer is late);
+  interpreter lock holds the window too. Below the line, every stall over the target with where it happened: a
+  sampler thread takes every thread's stack every 20 ms from 75 ms into a gap (``sys._current_frames``; it needs
+  the interpreter lock, so a worker inside one long C call is seen just after it); each busy thread's innermost
+  frames are printed with how many samples found it there (a worker waiting in every sample is left out; the GUI
+  thread in ``child`` or ``wait`` is inside Qt, in C++, e.g. waiting for the interpreter lock between calls), and
+  the GUI thread's own CPU in the gap (near the gap: the window's own work; far below it: it waited, for the
+  interpreter lock most likely);
 * peak RSS of the process against the file size (issue 12's target 3x; printed, not judged here).
+
+Byte-code is cached as an installed package's would be (as ``bench_startup.py`` does): ``PYTHONDONTWRITEBYTECODE``
+is dropped and ``PYTHONPYCACHEPREFIX`` points at a temporary folder that ``compileall`` fills before the first child,
+so that no module the window imports late is compiled from source inside a measured phase.
 """
 from __future__ import annotations
 
@@ -69,8 +78,41 @@ PARAM_CHANGE = {"s08": ("context_limit", 40_000), "claude_code": ("buffer", 12_0
 TARGETS = {"trace_ready": 5.0, "step": 0.050, "param_change": 0.500, "stall": 0.100}
 
 
+WHERE_AFTER = 0.1                   # every thread's stack sampled from 75 ms into a stall, every 20 ms
+WHERE_FRAMES = 4                    # the innermost frames kept of each thread's stack
+
+
 def ms(t: float) -> str:
     return f"{t * 1000:.0f} ms"
+
+
+def stack_frames(frame) -> list[str]:
+    """The innermost ``WHERE_FRAMES`` frames of a stack, each as ``function file.py:line``."""
+    out = []
+    while frame is not None and len(out) < WHERE_FRAMES:
+        out.append(f"{frame.f_code.co_name} {Path(frame.f_code.co_filename).name}:{frame.f_lineno}")
+        frame = frame.f_back
+    return out
+
+
+def where_lines(where: list) -> list[str]:
+    """Each stall over the target with what every busy thread was doing in it (the stacks sampled in it; a
+    thread waiting on a lock or a queue is left out)."""
+    idle = ("wait threading.py", "_wait_for_tstate_lock", "get queue.py", "_release_loop shared.py:140")
+    lines = []
+    for phase, gap, wall, dumps, gui in where:
+        by_thread: dict = {}
+        for d in dumps:
+            for name, frames in d.items():
+                if frames and not any(frames[0].startswith(x) or x in frames[0] for x in idle):
+                    key = " < ".join(frames)
+                    by_thread.setdefault(name, {}).setdefault(key, 0)
+                    by_thread[name][key] += 1
+        what = "; ".join(f"{name}: " + ", ".join(f"{n}x {k}" for k, n in sorted(fs.items(), key=lambda x: -x[1])[:2])
+                         for name, fs in by_thread.items()) or "no thread busy in the samples"
+        lines.append(f"      stall {ms(gap)} (wall {ms(wall)}; the GUI thread's own CPU {ms(gui)}) in {phase}, "
+                     f"{len(dumps)} sample(s): {what}")
+    return lines
 
 
 class StallProbe:
@@ -88,6 +130,7 @@ class StallProbe:
         self.timer.timeout.connect(self._tick)
         self.last = None
         self.last_cpu = 0.0
+        self.last_gui = 0.0
         self.phase = "start"
         self.worst: dict = {}           # phase -> the longest gap (the smaller of its wall and CPU time)
         self.wall: dict = {}            # phase -> that gap's wall time
@@ -101,6 +144,14 @@ class StallProbe:
         if events is not None:
             events.changed.connect(lambda ev: self._events.append(ev.type))
         gc.callbacks.append(self._gc)
+        # where each stall happened: a sampler thread looks every 20 ms, and when the timer is 75 ms late takes every
+        # thread's stack (sys._current_frames, with the interpreter lock: a worker inside one long C call is seen
+        # just after it); the tick that ends the gap takes the samples made in it
+        self._samples: list = []        # the stacks sampled since the last tick
+        self._sampling = True
+        self._sampler = threading.Thread(target=self._sample_loop, name="bench-sampler", daemon=True)
+        self._sampler.start()
+        self.where: list = []           # every stall over the target: (phase, gap, wall, [stacks sampled])
 
     def _gc(self, phase, info) -> None:
         tid = self._threading.get_ident()
@@ -116,12 +167,24 @@ class StallProbe:
         self.phase = phase
         self.last = time.perf_counter()
         self.last_cpu = time.process_time()
+        self.last_gui = time.thread_time()
         self._events.clear()
+        self._samples.clear()
         if not self.timer.isActive():
             self.timer.start()
 
+    def _sample_loop(self) -> None:
+        while self._sampling:
+            time.sleep(0.02)
+            last = self.last
+            if last is not None and time.perf_counter() - last > WHERE_AFTER * 0.75 and len(self._samples) < 50:
+                names = {t.ident: t.name for t in self._threading.enumerate()}
+                me = self._threading.get_ident()
+                self._samples.append({names.get(tid, hex(tid)): stack_frames(f) for tid, f in
+                                      sys._current_frames().items() if tid != me})
+
     def _tick(self) -> None:
-        now, cpu = time.perf_counter(), time.process_time()
+        now, cpu, gui = time.perf_counter(), time.process_time(), time.thread_time()
         if self.last is not None:
             wall = now - self.last
             gap = min(wall, cpu - self.last_cpu)
@@ -134,12 +197,16 @@ class StallProbe:
                 events = list(dict.fromkeys(self._events))
                 self.why[self.phase] = "; ".join(x for x in (
                     ("events " + ", ".join(events)) if events else "", ("GC " + ", ".join(gcs)) if gcs else "") if x)
+            if gap > TARGETS["stall"] and len(self.where) < 40:
+                self.where.append((self.phase, gap, wall, list(self._samples), gui - self.last_gui))
         self._events.clear()
-        self.last, self.last_cpu = now, cpu
+        self._samples.clear()
+        self.last, self.last_cpu, self.last_gui = now, cpu, gui
 
     def stop(self) -> None:
         import gc
         self.timer.stop()
+        self._sampling = False
         if self._gc in gc.callbacks:
             gc.callbacks.remove(self._gc)
 
@@ -299,6 +366,7 @@ def child(path: str, strategy: str, size: int, tabs: bool = True) -> None:
     out["stall_walls"] = probe.wall
     out["stalled_during"] = probe.during
     out["stalled_why"] = probe.why
+    out["stall_where"] = probe.where
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["file"] = size
     win.session.close()
@@ -348,6 +416,7 @@ def report(strategy: str, d: dict) -> list[str]:
     worst = max(d["stalls"].values(), default=0.0)
     lines.append(f"    longest UI stall {ms(worst)} = {worst / TARGETS['stall']:.2f}x target {ms(TARGETS['stall'])}  "
                  + ("OK" if worst <= TARGETS["stall"] else "OVER") + f": {stalls}")
+    lines.extend(where_lines(d.get("stall_where", [])))
     lines.append(f"    peak RSS {d['peak_rss'] / 1e6:.0f} MB = {d['peak_rss'] / d['file']:.2f}x the file; resident at "
                  + ", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in d["rss"].items()))
     return lines
@@ -371,7 +440,12 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-win-"))
     path = Path(args.file) if args.file else tmp / "session.jsonl"
     size = path.stat().st_size if args.file else write_session(path, args.messages)
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp / "cache")}
+    # byte-code cached as an installed package's is (as bench_startup.py does): without it every module the window
+    # imports late is compiled from source in the phase that first needs it (a stall of its own, not the window's)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(XDG_CACHE_HOME=str(tmp / "cache"), PYTHONPYCACHEPREFIX=str(tmp / "pyc"))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "app", "core", "widgets", "bench"], env=env,
+                   cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     what = path.name if args.file else f"{args.messages:,} messages"
     print(f"session: {what}, {size / 1e6:.1f} MB (Claude Code JSONL) on {os.cpu_count()} cores; each strategy in a "
           "fresh process")

@@ -28,12 +28,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
-from ..layers import codex_rules as R
 from ..model.messages import OPENAI
+from ..runtime.lazy import lazy_module
 from .base import LINE_TOO_LONG, JSONDecodeError, LoadError, Probe, iter_lines, loads_lenient, parse_timestamp
+
+if TYPE_CHECKING:
+    from ..layers import codex_rules as R
+else:                  # (every command that loads a file tries this loader first: the rules only for a rollout)
+    R = lazy_module(__package__.rpartition(".")[0] + ".layers.codex_rules", globals(), "R")
 
 FORMAT = "codex-rollout"
 AGENT = "Codex CLI"
