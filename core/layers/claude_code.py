@@ -214,6 +214,9 @@ class SessionTokens:
         self.final_output = False                # count a response's whole output, not its recorded placeholder
         self.result_tokens: dict = {}            # tool name -> median rough tokens of its results ("": all)
         self._verified: dict[int, tuple] = {}    # id(list) -> (list, start, upto): a known real prefix
+        # the last count: (list, its length, its last message, meter, tokens, anchored). The pipeline counts the
+        # same list more than once per call (a step's input, then auto_compact's own count): counted once
+        self._last: tuple | None = None
 
     FIGURE = "cc_content"
 
@@ -236,6 +239,7 @@ class SessionTokens:
         conv = getattr(conv, "context_of", None) or conv     # a real-context view: the whole conversation
         if conv is self._conv:
             return
+        self._last = None
         msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None)
         self._conv, self._anchors, self._starts, self.overhead, self.scale = None, {}, {}, 0, 1.0
         self._astart, self._atok = array("q"), []
@@ -359,6 +363,19 @@ class SessionTokens:
         return True
 
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
+        """The tokens of ``messages`` (``system`` and ``tools`` are in the overhead measured by ``bind``). A list
+        counted just before (the same object, length and last message: lists only grow in place) is not counted
+        again."""
+        last = self._last
+        if last is not None and last[0] is messages and last[1] == len(messages) and last[3] is meter and \
+                (not messages or messages[-1] is last[2]):
+            self.anchored = last[5]
+            return last[4]
+        n = self._count(messages, meter)
+        self._last = (messages, len(messages), messages[-1] if messages else None, meter, n, self.anchored)
+        return n
+
+    def _count(self, messages, meter) -> int:
         self.anchored = False
         if not messages:
             return 0
