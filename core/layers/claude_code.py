@@ -392,7 +392,12 @@ class SessionTokens:
                 # rest (the list may go on past the real context, e.g. across a real compaction it skipped)
                 if self._astart[i] == start and i - start == p and self._real_prefix(messages, start, p, meter):
                     self.anchored = True
-                    return self._atok[i] + self.rough(messages[p + 1:], meter) + self.unanswered(messages)
+                    # (what follows the anchor, a few messages: summed, not remembered as a list of its own, which
+                    # pushed the lists worth remembering out of the meter at every call)
+                    tail = messages[p + 1:]
+                    rest = meter.figure_sum(tail, self.FIGURE, _content_figure) // 4 if meter is not None \
+                        else self.rough(tail)
+                    return self._atok[i] + rest + self.unanswered(messages)
             if not found:
                 # no response yet in this segment: the call's own usage is what was sent
                 j = start + len(messages)
@@ -443,7 +448,7 @@ def _fmt(n) -> str:
 def _sub(ctx: LayerContext, **params) -> LayerContext:
     """The same context with some parameters renamed/overridden (to call an s08 layer)."""
     base = ctx.params
-    return dataclasses.replace(ctx, params=base.overlay(params) if hasattr(base, "overlay") else {**base, **params})
+    return ctx.with_params(base.overlay(params) if hasattr(base, "overlay") else {**base, **params})
 
 
 # ------------------------------------------------------------ budget, snip: the s08 functions
