@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..pipeline.size import CharsPerToken, SizeMeter, TokenEstimator
@@ -90,6 +90,14 @@ class LayerContext:
 
     def p(self, name: str, default: Any = None) -> Any:
         return self.params.get(name, default)
+
+    def with_params(self, params: dict) -> "LayerContext":
+        """The same context with other ``params`` (``dataclasses.replace`` without its per-call look at the fields:
+        a strategy that calls another's layer does it at every model call of a replay)."""
+        if self.__class__ is not LayerContext:
+            return replace(self, params=params)
+        return LayerContext(params, self.workspace, self.summarizer, self.meter, self.tokens, self.state, self.meta,
+                            self.now, self.system, self.tools, self.cancel, self.memo)
 
     def cancelled(self) -> bool:
         return bool(self.cancel and self.cancel.is_set())

@@ -34,7 +34,7 @@ from ..pipeline.trace import DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, 
 from . import s08
 from . import base as roles
 from .base import Layer, LayerContext
-from .claude_code_params import DEFAULT_COMPACTABLE, ClaudeCodeParams  # noqa: F401
+from .claude_code_params import DEFAULT_COMPACTABLE, IMAGE_TOKENS, ClaudeCodeParams, blocks_chars, content_chars  # noqa: F401
 from ..files.jsonio import dict_at
 from ..runtime.lazy import lazy_module
 
@@ -91,7 +91,7 @@ class RoughTokens:
     counts as a flat 2,000 tokens (its base64 text would count hundreds of thousands).
     Per-message figures are cached by identity, like ``SizeMeter``."""
     name = "chars/4, images 2,000"
-    IMAGE_TOKENS = 2000
+    IMAGE_TOKENS = IMAGE_TOKENS
     cpt = 4
 
     figure = "cc_rough"
@@ -129,49 +129,6 @@ def _content_figure(m, meter) -> int:
 
 # the same figure without a meter (a column of the one per-message table, as the meter's)
 _CONTENT_CHARS = IntFact("cc_content", lambda m: content_chars(m))
-
-
-def content_chars(m) -> int:
-    """Claude Code's rough count of one message (``roughTokenCountEstimationForMessages``), in chars:
-    the text of text and thinking blocks, a tool_use's name and JSON input, a tool_result's content,
-    and 4 x 2,000 for an image or document (a flat 2,000 tokens). Keys, quotes and ids are not counted,
-    unlike ``len(repr(m))``."""
-    if not isinstance(m, dict):
-        return len(str(m))
-    c = m.get("content")
-    if isinstance(c, str):
-        n = len(c)
-    else:
-        n = _blocks_chars(c) if isinstance(c, list) else 0
-    for call in m.get("tool_calls") or ():
-        if isinstance(call, dict):
-            n += len(json.dumps(call.get("function"), ensure_ascii=False, default=str))
-    return n
-
-
-def _blocks_chars(content: list) -> int:
-    n = 0
-    for b in content:
-        if not isinstance(b, dict):
-            n += len(str(b))
-            continue
-        t = b.get("type")
-        if t == "text":
-            n += len(str(b.get("text", "")))
-        elif t == "tool_use":
-            n += len(str(b.get("name", ""))) + len(json.dumps(b.get("input"), ensure_ascii=False, default=str))
-        elif t == "tool_result":
-            c = b.get("content")
-            n += len(c) if isinstance(c, str) else (_blocks_chars(c) if isinstance(c, list) else 0)
-        elif t == "thinking":
-            n += len(str(b.get("thinking", "")))
-        elif t == "redacted_thinking":
-            n += len(str(b.get("data", "")))
-        elif t in ("image", "document"):
-            n += 4 * RoughTokens.IMAGE_TOKENS
-        else:
-            n += len(json.dumps(b, ensure_ascii=False, default=str))
-    return n
 
 
 class SessionTokens:
@@ -214,6 +171,7 @@ class SessionTokens:
         self.final_output = False                # count a response's whole output, not its recorded placeholder
         self.result_tokens: dict = {}            # tool name -> median rough tokens of its results ("": all)
         self._verified: dict[int, tuple] = {}    # id(list) -> (list, start, upto): a known real prefix
+        self._last: tuple | None = None          # the last count: (list, length, last message, meter, n, anchored)
 
     FIGURE = "cc_content"
 
@@ -236,6 +194,7 @@ class SessionTokens:
         conv = getattr(conv, "context_of", None) or conv     # a real-context view: the whole conversation
         if conv is self._conv:
             return
+        self._last = None
         msgs, meta = getattr(conv, "messages", None), getattr(conv, "meta", None)
         self._conv, self._anchors, self._starts, self.overhead, self.scale = None, {}, {}, 0, 1.0
         self._astart, self._atok = array("q"), []
@@ -359,6 +318,17 @@ class SessionTokens:
         return True
 
     def tokens(self, messages, meter=None, *, system=None, tools=None) -> int:
+        """A list counted just before (the same object, length and last message: lists only grow in place) is not
+        counted again: a call counts its context as the first step's input, then in auto_compact."""
+        last, k = self._last, len(messages)
+        if last is not None and last[0] is messages and last[1] == k and last[3] is meter and (not k or messages[-1] is last[2]):
+            self.anchored = last[5]
+            return last[4]
+        n = self._count(messages, meter)
+        self._last = (messages, k, messages[-1] if k else None, meter, n, self.anchored)
+        return n
+
+    def _count(self, messages, meter) -> int:
         self.anchored = False
         if not messages:
             return 0
@@ -375,7 +345,9 @@ class SessionTokens:
                 # rest (the list may go on past the real context, e.g. across a real compaction it skipped)
                 if self._astart[i] == start and i - start == p and self._real_prefix(messages, start, p, meter):
                     self.anchored = True
-                    return self._atok[i] + self.rough(messages[p + 1:], meter) + self.unanswered(messages)
+                    tail = messages[p + 1:]      # (summed: a new list, remembering it in the meter cost more)
+                    rest = meter.figure_sum(tail, self.FIGURE, _content_figure) // 4 if meter else self.rough(tail)
+                    return self._atok[i] + rest + self.unanswered(messages)
             if not found:
                 # no response yet in this segment: the call's own usage is what was sent
                 j = start + len(messages)
@@ -413,7 +385,7 @@ def _result_medians(msgs: list, chars, meter) -> dict:
             if b.get("type") == "tool_use":
                 names[b.get("id")] = str(b.get("name"))
             elif b.get("type") == "tool_result":
-                n = _blocks_chars([b]) // 4
+                n = blocks_chars([b]) // 4
                 sizes.setdefault(names.get(b.get("tool_use_id"), "?"), []).append(n)
                 sizes.setdefault("", []).append(n)
     return {k: sorted(v)[len(v) // 2] for k, v in sizes.items()}
@@ -426,7 +398,7 @@ def _fmt(n) -> str:
 def _sub(ctx: LayerContext, **params) -> LayerContext:
     """The same context with some parameters renamed/overridden (to call an s08 layer)."""
     base = ctx.params
-    return dataclasses.replace(ctx, params=base.overlay(params) if hasattr(base, "overlay") else {**base, **params})
+    return ctx.with_params(base.overlay(params) if hasattr(base, "overlay") else {**base, **params})
 
 
 # ------------------------------------------------------------ budget, snip: the s08 functions

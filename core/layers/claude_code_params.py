@@ -1,7 +1,9 @@
 """Claude Code's parameters, declared once (its constants from autoCompact.ts and the rest, and its settings), and
-the version facts its layers read (which versions count a response's whole output), for ``layers.claude_code``."""
+the version facts its layers read (which versions count a response's whole output), and its rough count of a
+message (``content_chars``), for ``layers.claude_code``."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -115,3 +117,51 @@ def counts_final_output(conversation) -> bool:
         return False
     versions = session_versions(conversation)
     return not versions or versions[-1] >= FINAL_OUTPUT_SINCE
+
+
+# ------------------------------------------------------------ Claude Code's rough count of a message
+IMAGE_TOKENS = 2000          # an image or a document counts a flat 2,000 tokens
+
+
+def content_chars(m) -> int:
+    """Claude Code's rough count of one message (``roughTokenCountEstimationForMessages``), in chars:
+    the text of text and thinking blocks, a tool_use's name and JSON input, a tool_result's content,
+    and 4 x 2,000 for an image or document (a flat 2,000 tokens). Keys, quotes and ids are not counted,
+    unlike ``len(repr(m))``."""
+    if not isinstance(m, dict):
+        return len(str(m))
+    c = m.get("content")
+    if isinstance(c, str):
+        n = len(c)
+    else:
+        n = blocks_chars(c) if isinstance(c, list) else 0
+    for call in m.get("tool_calls") or ():
+        if isinstance(call, dict):
+            n += len(json.dumps(call.get("function"), ensure_ascii=False, default=str))
+    return n
+
+
+def blocks_chars(content: list) -> int:
+    """``content_chars`` of a list of blocks."""
+    n = 0
+    for b in content:
+        if not isinstance(b, dict):
+            n += len(str(b))
+            continue
+        t = b.get("type")
+        if t == "text":
+            n += len(str(b.get("text", "")))
+        elif t == "tool_use":
+            n += len(str(b.get("name", ""))) + len(json.dumps(b.get("input"), ensure_ascii=False, default=str))
+        elif t == "tool_result":
+            c = b.get("content")
+            n += len(c) if isinstance(c, str) else (blocks_chars(c) if isinstance(c, list) else 0)
+        elif t == "thinking":
+            n += len(str(b.get("thinking", "")))
+        elif t == "redacted_thinking":
+            n += len(str(b.get("data", "")))
+        elif t in ("image", "document"):
+            n += 4 * IMAGE_TOKENS
+        else:
+            n += len(json.dumps(b, ensure_ascii=False, default=str))
+    return n

@@ -26,6 +26,7 @@ from ..strategies.base import ANY
 from ..pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
 from .calibration import Calibrator, default_calibration, measure
 from .records import CallRecord, KeptInputs, LayerRecord, ReplayResult
+from ..runtime.gcpause import gc_paused
 
 REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
@@ -308,6 +309,7 @@ def _identity(origin, n: int) -> bool:
 
 
 _NOT_NONE = partial(is_not, None)
+_PAUSED_CALLS = 128        # calls walked in one pause of the cyclic GC (``_Walk.run``)
 _NONE_LAST = {None: -1}
 
 
@@ -440,13 +442,6 @@ class _Walk:
 
     def run(self, progress, cancel) -> ReplayResult:
         t0 = time.perf_counter()
-        msgs, metas, skip = self.p.msgs, self.p.metas, self.p.skip
-        context: list = []
-        src: list = []            # for each context message: its prepared index, or None (made by a layer)
-        last = turn = ts_from = 0
-        ts = None
-        total = len(self.call_at)
-        resets = self.resets
         # the running context is extended in place while it is ours alone (``_call``): built by this loop and
         # passed through the pipeline unchanged, with no call's input kept
         self.owned = True
@@ -454,9 +449,33 @@ class _Walk:
         self.engine.track_reads = self.opts.keep_traces
         # the layers carry what they found from one call to the next (``LayerContext.memo``), dropped at the end
         self.engine.memo = {}
+        # the cyclic GC paused over stretches of calls, not call by call (each ``Engine.run`` pauses it and freezes
+        # what it made when it ends: a freeze, and the collections the walk's own records set off between two runs,
+        # at every call); a stretch is short, so the rest of the program (the window's thread) has its GC back soon
+        pause = gc_paused()
+        pause.__enter__()
+        try:
+            self._walk(progress, cancel, pause)
+        finally:
+            pause.__exit__()
+        if self.shadow is not None and self.shadow.found is not None:
+            self.result.late[self.shadow.real_call] = self.shadow.found
+        return self._finish(t0)
+
+    def _walk(self, progress, cancel, pause) -> None:
+        msgs, metas, skip = self.p.msgs, self.p.metas, self.p.skip
+        context: list = []
+        src: list = []            # for each context message: its prepared index, or None (made by a layer)
+        last = turn = ts_from = 0
+        ts = None
+        total = len(self.call_at)
+        resets = self.resets
         for k, j in enumerate(self.call_at):
             if cancel is not None and cancel.is_set():
                 break
+            if k and k % _PAUSED_CALLS == 0:
+                pause.__exit__()
+                pause.__enter__()
             new = [i for i in range(last, j) if i not in skip]
             turn += any(_is_user_turn(msgs[i]) for i in new)
             raw_size, raw_tokens = self.raw.add([msgs[i] for i in new])
@@ -483,9 +502,6 @@ class _Walk:
             last = j
             if progress is not None and (k % 50 == 0 or k == total - 1):
                 progress(k + 1, total)
-        if self.shadow is not None and self.shadow.found is not None:
-            self.result.late[self.shadow.real_call] = self.shadow.found
-        return self._finish(t0)
 
     def _call(self, k, j, context, src, new, raw_size, raw_tokens, ts, turn, hold=False):
         """One call: the pipeline on the running context plus the new messages; its record, and the context
