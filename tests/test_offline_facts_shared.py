@@ -4,7 +4,7 @@ reads nothing of, one call tuple per tool name for calls that name no path (memo
 import compactscope.core.summarizers.offline as offline
 from compactscope.core.summarizers import OfflineSummarizer, SummaryRequest
 
-facts_of = getattr(offline, "_facts_of")
+facts_of = offline._facts_of
 
 
 def _session() -> list:

@@ -131,7 +131,7 @@ class OfflineSummarizer:
     def summarize(self, request: SummaryRequest, cancel=None) -> SummaryResult:
         msgs = [m for m in request.messages if isinstance(m, dict)]
         _FACTS.shown(len(msgs))
-        facts = list(map(_FACTS.get, msgs))
+        facts = _FACTS.values(msgs)
         first_request = next((f[0] for f in facts if f[0]), None)
         last_user = next((f[0] for f in reversed(facts) if f[0]), None)
         tools: Counter = Counter()

@@ -1,0 +1,32 @@
+"""ObjFact.values: the values of a list of objects, each as get() gives it (the fast pass when all are known,
+one by one otherwise)."""
+from compactscope.core.pipeline.facts import Facts, ObjFact
+
+
+def test_values_equal_get_known_missing_and_mixed():
+    calls = []
+
+    def compute(o):
+        calls.append(o["n"])
+        return ("v", o["n"])
+
+    fact = ObjFact("t_values", compute, Facts())
+    objs = [{"n": i} for i in range(50)]
+    assert fact.values(objs[:10]) == [("v", i) for i in range(10)]        # all missing: computed
+    assert calls == list(range(10))
+    assert fact.values(objs[:10]) == [("v", i) for i in range(10)]        # all known: none computed again
+    assert calls == list(range(10))
+    mixed = objs[5:20]
+    assert fact.values(mixed) == [fact.get(o) for o in mixed]
+    assert calls == list(range(20))
+    assert fact.values([]) == []
+
+
+def test_values_not_fooled_by_a_reused_id():
+    fact = ObjFact("t_values_id", lambda o: len(o), Facts())
+    a = [1, 2, 3]
+    assert fact.values([a]) == [3]
+    b = [1]
+    assert fact.values([b, a]) == [1, 3]
+    fact.forget(a)
+    assert fact.values([a, b]) == [3, 1]
