@@ -30,3 +30,17 @@ def test_values_not_fooled_by_a_reused_id():
     assert fact.values([b, a]) == [1, 3]
     fact.forget(a)
     assert fact.values([a, b]) == [3, 1]
+
+
+def test_bytes_joined_fast_pass_equals_the_loop():
+    from compactscope.core.pipeline.facts import BytesFact
+    fact = BytesFact("t_joined", 4, lambda o: bytes([o["n"] % 256]) * 4, Facts())
+    objs = [{"n": i} for i in range(300)]
+    assert fact.joined(objs[:100], compute=False) is None             # none known
+    first = fact.joined(objs[:100])                                    # computed
+    assert first == b"".join(bytes([i]) * 4 for i in range(100))
+    assert fact.joined(objs[:100]) == first                            # all known
+    assert fact.joined(iter(objs[:100])) == first                      # an iterator
+    assert fact.joined(objs[50:150]) == b"".join(bytes([i % 256]) * 4 for i in range(50, 150))
+    assert fact.joined([]) == b""
+    assert fact.joined(objs[:3] + [{"n": 7}], compute=False) is None
