@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import threading
 from array import array
+from operator import is_
 from sys import getrefcount
-from typing import Any, Callable, Generic, Iterable, TypeVar
+from typing import Any, Callable, Generic, Iterable, TypeVar, cast
 
 V = TypeVar("V")
 MISSING = -(1 << 63)            # an int column's "not computed" (figures are never this)
@@ -266,6 +267,24 @@ class ObjFact(_Fact[V]):
 
     def _column(self, g: _Generation):
         return self.facts.obj_column(g, self.name)
+
+    def values(self, objs: list) -> list:
+        """``[self.get(o) for o in objs]``, with the table lookups made a pass each in C when every one of
+        ``objs`` has its value already (a summary asked again over the same 100k turns after a parameter
+        change: a ``get`` per message cost ~2 us); otherwise (or on a generation swapped meanwhile) one by one."""
+        g = self.facts.gen
+        col = g.objs.get(self.name)
+        if col is not None and objs:
+            found = list(map(g.index.get, map(id, objs)))
+            if None not in found:
+                slots = cast("list[int]", found)
+                refs = g.refs
+                top = max(slots)
+                if len(refs) > top and len(col) > top and all(map(is_, map(refs.__getitem__, slots), objs)):
+                    out = list(map(col.__getitem__, slots))
+                    if None not in out:
+                        return out
+        return list(map(self.get, objs))
 
     def forget(self, obj: Any) -> None:
         g = self.facts.gen

@@ -95,7 +95,29 @@ def _facts_of(m: dict) -> tuple:
         c = m.get("content")
         t = c if isinstance(c, str) else "\n".join(str(b.get("text", "")) for b in blocks(m) if block_type(b) == "text")
         text = t.strip() or None if t else None
-    return _is_real_user_text(m), text, tuple(calls), tuple(errors)
+    user = _is_real_user_text(m)
+    if user is None and text is None and not calls and not errors:
+        return _NOTHING
+    return user, text, tuple(map(_shared_call, calls)) if calls else (), tuple(errors)
+
+
+# the facts of a message the summary reads nothing of (a tool result without an error, most of a session): one
+# tuple for all of them; a call that names no path and mentions none: one tuple per tool name (a bounded map), not
+# one per call (a 20 MB document's facts were ~0.1x of the file)
+_NOTHING: tuple = (None, None, (), ())
+_BARE_CALLS: dict = {}
+_BARE_KEPT = 512
+
+
+def _shared_call(call: tuple) -> tuple:
+    if call[1] or call[2]:
+        return call
+    kept = _BARE_CALLS.get(call[0])
+    if kept is not None:
+        return kept
+    if len(_BARE_CALLS) < _BARE_KEPT:
+        _BARE_CALLS[call[0]] = call
+    return call
 
 
 # message -> what the summary reads of it (messages are never changed in place): a summary asked again over
@@ -109,7 +131,7 @@ class OfflineSummarizer:
     def summarize(self, request: SummaryRequest, cancel=None) -> SummaryResult:
         msgs = [m for m in request.messages if isinstance(m, dict)]
         _FACTS.shown(len(msgs))
-        facts = list(map(_FACTS.get, msgs))
+        facts = _FACTS.values(msgs)
         first_request = next((f[0] for f in facts if f[0]), None)
         last_user = next((f[0] for f in reversed(facts) if f[0]), None)
         tools: Counter = Counter()
