@@ -399,7 +399,7 @@ class TimelineWidget(QWidget):
         if len(x) > MARKER_CHUNK:
             self.markers.queue.append([m, gen, x, y, size, data, MARKER_CHUNK])
             if len(self.markers.queue) == 1:
-                QTimer.singleShot(0, self, lambda: self._fill_more())
+                QTimer.singleShot(0, self, self._fill_more)
 
     def _fill_more(self) -> None:
         """One chunk of the first marker still filling, then the next turn of the event loop: one chunk a turn for
@@ -418,7 +418,7 @@ class TimelineWidget(QWidget):
         else:
             q.pop(0)
         if q:
-            QTimer.singleShot(0, self, lambda: self._fill_more())
+            QTimer.singleShot(0, self, self._fill_more)
 
     def markers_filling(self) -> bool:
         """Whether some layer's markers are still being added (``_fill``)."""

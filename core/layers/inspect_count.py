@@ -20,7 +20,6 @@ from itertools import compress, count
 from operator import ne
 from typing import Any, Callable
 
-
 _MAX_MESSAGES = 200_000
 _MAX_RUNS = 50_000
 _MAX_LISTS = 32
@@ -47,7 +46,6 @@ def same_prefix(snapshot: list, messages: list) -> bool:
     fast path)."""
     n = len(snapshot)
     return messages == snapshot if len(messages) == n else messages[:n] == snapshot
-
 
 
 class JoinedCounter:

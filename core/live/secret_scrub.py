@@ -103,14 +103,19 @@ _REFERENCE = re.compile(r"^(?:[$%{]|process\.env|os\.|env\.)|^[A-Za-z_][A-Za-z0-
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
+def _plain_value(value: str, distinct: int = 4) -> bool:
+    """Whether a value in a credential's place is one: not already replaced, not a reference (``$TOKEN``,
+    ``os.environ[...]``), not a placeholder (``none``, ``********``: fewer than ``distinct`` different characters)."""
+    return (REDACTED not in value and not _REFERENCE.search(value) and value.lower() not in _TRIVIAL
+            and len(set(value)) >= distinct)
+
+
 def _assigned_secret(m: re.Match) -> bool:
     """Whether ``name = value`` assigns a credential: the name says so, and the value is one (not a variable,
     a reference such as ``$TOKEN`` or ``os.environ[...]``, a placeholder like ``********``). A bare word of
     letters (``token = access_token_value``) counts only quoted or in an environment file's capitals."""
     name, quoted, value = m.group(2), m.group(3), m.group(4)
-    if not is_secret_name(name.rsplit(".", 1)[-1]) or REDACTED in value or _REFERENCE.search(value):
-        return False
-    if value.lower() in _TRIVIAL or len(set(value)) < 4:
+    if not is_secret_name(name.rsplit(".", 1)[-1]) or not _plain_value(value):
         return False
     bare_word = re.fullmatch(r"[A-Za-z_]+", value) is not None
     return not bare_word or bool(quoted) or _ENV_NAME.match(name) is not None
@@ -137,16 +142,12 @@ def _flag_secret(m: re.Match) -> bool:
     """Whether ``--name value`` passes a credential: the flag's name says so and the value is one (not
     another flag, a reference such as ``$TOKEN``, a placeholder)."""
     name, value = m.group(1), m.group(3)
-    if not is_secret_name(name) or _NOT_A_VALUE.search(name) or value.startswith(("-", "/", "./", "~")):
-        return False
-    if REDACTED in value or _REFERENCE.search(value):
-        return False
-    return value.lower() not in _TRIVIAL and len(set(value)) >= 4
+    return (is_secret_name(name) and not _NOT_A_VALUE.search(name) and not value.startswith(("-", "/", "./", "~"))
+            and _plain_value(value))
 
 
 def _short_flag_secret(m: re.Match) -> bool:
-    value = m.group(2)
-    return REDACTED not in value and not _REFERENCE.search(value) and value.lower() not in _TRIVIAL
+    return _plain_value(m.group(2), distinct=0)
 
 
 _B = r"(?<![A-Za-z0-9])"       # no letter or digit runs into the shape
