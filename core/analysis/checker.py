@@ -17,6 +17,7 @@ from ..runtime.forget import on_forget
 
 @dataclass(frozen=True)
 class Finding:
+    """One thing the API checker found: a code, the message (and block) it is in, and words saying what is wrong."""
     code: str
     message: int
     text: str

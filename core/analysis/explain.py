@@ -23,6 +23,7 @@ README_LACKS = ("the overlap check (head_end >= tail_start: return the list unch
 
 @dataclass
 class BoundaryExplanation:
+    """Why a boundary layer (snip, Hermes' head and tail) cut where it did: rows of reasons and the cuts."""
     title: str
     kind: str                                   # "snip" | "hermes" | "off" | "none"
     rows: list = field(default_factory=list)    # [(kind, text)]

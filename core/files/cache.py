@@ -190,6 +190,7 @@ def maybe_prune(root: Path, store: Store) -> threading.Thread | None:
 # ------------------------------------------------------------------ usage, prune, clear
 @dataclass
 class Usage:
+    """What the cache folder holds: bytes, sessions and objects, orphans, the cap and the oldest and newest use."""
     root: Path
     bytes: int = 0                 # every file once (hard links counted once)
     sessions: int = 0
@@ -276,6 +277,7 @@ def usage(root: Path | None = None) -> Usage:
 
 @dataclass
 class PruneResult:
+    """What a prune removed: sessions, objects, and the bytes before and after."""
     sessions_removed: int = 0
     objects_removed: int = 0
     bytes_before: int = 0

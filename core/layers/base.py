@@ -67,6 +67,8 @@ class ReadParams(dict):
 
 @dataclass
 class LayerContext:
+    """What a layer may read besides its messages: its parameters, the workspace, the summarizer, the size
+    meter and token estimator, the pipeline state, per-message metadata and the memo it carries between calls."""
     params: dict
     workspace: Workspace
     summarizer: CachedSummarizer
@@ -123,6 +125,7 @@ CONVERT = "convert"          # the pipeline's dialect conversion
 
 @dataclass(frozen=True)
 class Layer:
+    """One layer of a strategy's pipeline: a pure function over a message list, with its name and description."""
     name: str
     fn: LayerFn
     description: str

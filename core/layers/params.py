@@ -20,6 +20,7 @@ MAX_WHOLE = 2 ** 53          # larger whole numbers are not exact as JSON number
 
 @dataclass(frozen=True)
 class Param:
+    """One parameter of a strategy: its default, help text, choices or bounds, and unit."""
     name: str
     default: Any
     help: str

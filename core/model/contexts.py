@@ -32,6 +32,7 @@ class ContextError(ValueError):
 
 @dataclass(frozen=True)
 class Segment:
+    """A stretch of the history between real compactions: its messages, its calls, and the compaction that opened it."""
     index: int
     start: int                    # first message (index in the history)
     end: int                      # one past the last

@@ -121,6 +121,8 @@ class Problem:
 
 @dataclass
 class Conversation:
+    """A loaded conversation: its messages (in one dialect), system prompt and tools, per-message metadata,
+    the real compactions it recorded, and the problems its loader met."""
     messages: list
     dialect: str = ANTHROPIC
     system: Any = None

@@ -99,6 +99,7 @@ def replace_block(message: dict, index: int, new_block: dict) -> dict:
 # ----------------------------------------------------------- tool pairs
 @dataclass
 class ToolPair:
+    """One tool call and where it was answered: the tool_use's (message, block) and every tool_result for its id."""
     id: str
     name: str | None = None
     use: tuple[int, int] | None = None        # (message index, block index) of the call
@@ -311,6 +312,7 @@ def _openai_content(parts: list) -> Any:
 
 @dataclass
 class Converted:
+    """Messages converted to another dialect, with the input message each output message came from."""
     messages: list
     origin: list[int]      # for each output message, the input message it came from
     system: Any = None

@@ -472,6 +472,7 @@ def make_anthropic_counter(model: str | None = None, api_key: str | None = None,
 
 @dataclass(frozen=True)
 class Measure:
+    """A message list's size (in the meter's unit) and its token estimate."""
     size: int
     tokens: int
 

@@ -159,6 +159,8 @@ class IterationPolicy:
 
 @dataclass(frozen=True)
 class Strategy:
+    """A compaction strategy: its pipeline of layers (run in order before every model call), its parameters,
+    the dialect its layers work on, and its threshold."""
     name: str
     title: str
     description: str

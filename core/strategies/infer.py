@@ -16,6 +16,7 @@ from ..i18n.catalog import translate
 
 @dataclass
 class Inferred:
+    """Parameters read from a recording (its versions, model, real compactions), with why each was set."""
     params: dict = field(default_factory=dict)
     reasons: dict = field(default_factory=dict)      # param -> why, in words
     facts: dict = field(default_factory=dict)        # what was read: versions, model, peak real tokens, ...

@@ -85,6 +85,7 @@ class SummaryRequest:
 
 @dataclass(frozen=True)
 class SummaryResult:
+    """A summary a summarizer wrote, who wrote it, and (for an LLM) its model and token counts."""
     text: str
     summarizer: str               # who wrote it, shown next to the summary
     model: str | None = None
