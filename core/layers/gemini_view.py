@@ -346,3 +346,71 @@ def history_scan(messages: list, h: int, owner: Any = None) -> HistoryScan:
     if made and not st.stale:
         _SCANS.store(messages, h, st)
     return st
+
+
+# ------------------------------------------------------------------ the split point's view, per message
+def _make_share(m: Any) -> tuple | bool:
+    """What one message adds to the contents ``findCompressSplitPoint`` sizes: (its role, the JSON length of its
+    parts with every function response's name left empty, how many parts, the call ids whose names come on top, the
+    names it sets, whether a part is a function response, whether one is a function call); False when it both
+    sets names and reads them (counted the long way)."""
+    rec = _Recorder()
+    role, parts = message_parts(m, rec)
+    if rec and rec.read:
+        return False
+    return (role, sum(map(js_len, parts)), len(parts), tuple(rec.read), tuple(rec.items()),
+            any("functionResponse" in p for p in parts), any("functionCall" in p for p in parts))
+
+
+_SHARES: ObjFact = ObjFact("gemini_split_share", _make_share)
+_OPEN = {"user": js_len({"role": "user", "parts": []}), "model": js_len({"role": "model", "parts": []})}
+
+
+def _share(m: dict, names: dict) -> tuple:
+    """(role, JSON length of the parts, parts, has a function response, has a function call) of one message in
+    the history so far (``names``: the call names set before it, updated)."""
+    e = _SHARES.get(m)
+    if e is False:
+        role, parts = message_parts(m, names)
+        return (role, sum(map(js_len, parts)), len(parts), any("functionResponse" in p for p in parts),
+                any("functionCall" in p for p in parts))
+    role, size, n, read, sets, fr, fc = e
+    for cid in read:                    # the name's JSON string in place of "" (its quotes counted once)
+        size += js_len(names.get(cid, "")) - 2
+    if sets:
+        names.update(sets)
+    return role, size, n, fr, fc
+
+
+def split_shape(messages: list, h: int) -> tuple[list, list, bool, list]:
+    """What ``split_point`` reads of ``to_contents(messages[:h])``, from per-message figures: (each content's JSON
+    length, whether it is a user text content (no function response), whether the last one is a model answer
+    calling no function, each content's first message)."""
+    names: dict = {}
+    sizes: list[int] = []
+    parts: list[int] = []
+    texts: list[bool] = []
+    firsts: list[int] = []
+    calls = False
+    last = None
+    for i in range(h):
+        m = messages[i]
+        if not isinstance(m, dict):
+            continue
+        role, size, n, fr, fc = _share(m, names)
+        if role == "system":
+            continue
+        if role == last:
+            sizes[-1] += size
+            parts[-1] += n
+            texts[-1] = texts[-1] and not fr
+            calls = calls or fc
+        else:
+            sizes.append(_OPEN["model" if role == "model" else "user"] + size)
+            parts.append(n)
+            texts.append(role == "user" and not fr)
+            firsts.append(i)
+            calls, last = fc, role
+    for c, n in enumerate(parts):
+        sizes[c] += max(n - 1, 0)       # the commas between parts
+    return sizes, texts, bool(sizes) and last == "model" and not calls, firsts
