@@ -179,11 +179,9 @@ def estimate(messages: list) -> int:
     of lists that share their messages)."""
     names: dict = {}
     total = 0.0
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        e = _entry(m)
-        if e is None:
+    msgs = [m for m in messages if isinstance(m, dict)]
+    for m, e in zip(msgs, _ENTRIES.values(msgs)):        # (the table read in passes in C)
+        if not e:
             role, parts = message_parts(m, names)
             if role != "system":
                 total += math.fsum(part_tokens(p) for p in parts)
@@ -366,11 +364,10 @@ _SHARES: ObjFact = ObjFact("gemini_split_share", _make_share)
 _OPEN = {"user": js_len({"role": "user", "parts": []}), "model": js_len({"role": "model", "parts": []})}
 
 
-def _share(m: dict, names: dict) -> tuple:
+def _share(m: dict, e: tuple | bool, names: dict) -> tuple:
     """(role, JSON length of the parts, parts, has a function response, has a function call) of one message in
-    the history so far (``names``: the call names set before it, updated)."""
-    e = _SHARES.get(m)
-    if e is False:
+    the history so far (``e``: its ``_make_share``; ``names``: the call names set before it, updated)."""
+    if not isinstance(e, tuple):
         role, parts = message_parts(m, names)
         return (role, sum(map(js_len, parts)), len(parts), any("functionResponse" in p for p in parts),
                 any("functionCall" in p for p in parts))
@@ -393,11 +390,9 @@ def split_shape(messages: list, h: int) -> tuple[list, list, bool, list]:
     firsts: list[int] = []
     calls = False
     last = None
-    for i in range(h):
-        m = messages[i]
-        if not isinstance(m, dict):
-            continue
-        role, size, n, fr, fc = _share(m, names)
+    at = [i for i in range(h) if isinstance(messages[i], dict)]
+    for i, e in zip(at, _SHARES.values([messages[i] for i in at])):     # (the table read in passes in C)
+        role, size, n, fr, fc = _share(messages[i], e, names)
         if role == "system":
             continue
         if role == last:
