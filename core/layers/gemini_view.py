@@ -259,17 +259,18 @@ class HistoryScan:
     def estimate(self) -> int:
         return math.floor(self.total)
 
-    def add(self, i: int, m: Any) -> None:
+    def add(self, i: int, m: Any, facts: tuple | None = None) -> None:
+        """Scan message ``i``, ``m`` (``facts``: its ``_scan_facts``, when read already)."""
         if not isinstance(m, dict):
             self.sums.append(self.sums[-1])
             self.counts.append(self.counts[-1])
             self.outputs.append(())
             self.totals.append(self.total)
             return
-        ids = defined_ids(m)
+        e, weighable, ids = facts if facts is not None else _scan_facts(m)
         names, looked, log = self.names, self.looked, self.log
-        log.extend((i, False, cid, names.get(cid, _UNSET)) for cid in ids)
-        e = _entry(m)
+        for cid in ids:
+            log.append((i, False, cid, names.get(cid, _UNSET)))
         if e is None:
             role, parts = message_parts(m, names)
             if role != "system":
@@ -278,13 +279,20 @@ class HistoryScan:
         else:
             fixed, read, sets, system = e
             if not system:                  # (quarters: exact in any grouping)
-                self.total += fixed + sum(len(names.get(cid, "")) for cid in read) / 4
-            names.update(sets)
+                self.total += (fixed + sum(len(names.get(cid, "")) for cid in read) / 4) if read else fixed
+            if sets:
+                names.update(sets)
         for cid in ids:
             if cid in looked and looked[cid] != names.get(cid, ""):
                 self.stale = True
+        self.totals.append(self.total)
+        if not weighable:
+            self.outputs.append(())
+            self.sums.append(self.sums[-1])
+            self.counts.append(self.counts[-1])
+            return
         weighed = []
-        for j, text, tid, size in _weighable(m):
+        for j, text, tid, size in weighable:
             key = str(tid)
             log.append((i, True, key, looked.get(key, _UNSET)))
             name = looked[key] = names.get(key, "")
@@ -293,7 +301,6 @@ class HistoryScan:
             # parts_tokens of the response as the masking sees it: (its name's length + its JSON's) / 4, floored
             weighed.append((i, j, name, text, math.floor(len(name) / 4 + size / 4), tid))
         self.outputs.append(weighed or ())
-        self.totals.append(self.total)
         self.sums.append(self.sums[-1] + sum(w[4] for w in weighed))
         self.counts.append(self.counts[-1] + len(weighed))
 
@@ -309,6 +316,18 @@ _WEIGHABLE: ObjFact = ObjFact("gemini_weighable", _make_weighable)
 
 def _weighable(m: dict) -> tuple:
     return _WEIGHABLE.get(m)
+
+
+def _make_scan_facts(m: Any) -> tuple:
+    return _entry(m), _weighable(m), tuple(dict.fromkeys(defined_ids(m)))
+
+
+# what ``HistoryScan.add`` reads of one message: its ``_entry``, ``_weighable`` and ``defined_ids`` (once each)
+_SCAN_FACTS: ObjFact = ObjFact("gemini_scan_facts", _make_scan_facts)
+
+
+def _scan_facts(m: dict) -> tuple:
+    return _SCAN_FACTS.get(m)
 
 
 def defined_ids(m: dict) -> list[str]:
@@ -339,8 +358,15 @@ def history_scan(messages: list, h: int, owner: Any = None) -> HistoryScan:
         st, made = st.rolled_back(k), True
     elif not same and k < h:
         st = st.copy()
-    for i in range(k, h):
-        st.add(i, messages[i])
+    if h - k > 8:                       # (the table read in passes in C)
+        new = messages[k:h]
+        known = _SCAN_FACTS.values([m for m in new if isinstance(m, dict)])
+        it = iter(known)
+        for i, m in enumerate(new, k):
+            st.add(i, m, next(it) if isinstance(m, dict) else None)
+    else:
+        for i in range(k, h):
+            st.add(i, messages[i])
     if made and not st.stale:
         _SCANS.store(messages, h, st)
     return st
