@@ -82,3 +82,47 @@ def test_estimate_of_a_prefix_from_the_carried_scan(seed):
         assert st.estimate() == estimate(cur[:h])
         for at in {0, h // 2, h}:
             assert int(st.totals[at] // 1) == estimate(cur[:at])
+
+
+def _encoder_len(value) -> int:
+    import json
+    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _value(rng: random.Random, depth: int = 0):
+    pick = rng.randrange(12 if depth < 3 else 7)
+    if pick == 0:
+        return rng.choice(("", "a\"b\\c\n\t\x01", "é😀中", "\ud800 lone", "x" * rng.randint(200, 600)))
+    if pick == 1:
+        return rng.randint(-10 ** 20, 10 ** 20)
+    if pick == 2:
+        return rng.choice((0.1, -2.5e-300, float("nan"), float("inf"), 1e22))
+    if pick == 3:
+        return rng.choice((True, False, None))
+    if pick == 4:
+        return object() if rng.random() < 0.5 else b"bytes"          # written by default=str
+    if pick == 5:
+        return {1: "int key"} if rng.random() < 0.5 else {None: 0, True: 1}   # keys the encoder converts
+    if pick == 6:
+        class S(str):
+            pass
+        return S("a subclass")
+    if pick in (7, 8, 9):
+        return {rng.choice(("k", "ключ", "\"q\"", "x" * 300)) + str(i): _value(rng, depth + 1)
+                for i in range(rng.randint(0, 4))}
+    return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))] if pick == 10 else \
+        tuple(_value(rng, depth + 1) for _ in range(rng.randint(0, 3)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_js_len_is_the_encoders_length(seed):
+    from compactscope.core.layers.gemini_json import js_len
+    rng = random.Random(seed)
+    for _ in range(300):
+        v = _value(rng)
+        if isinstance(v, object) and type(v) is object:
+            v = [v]
+        assert js_len(v) == _encoder_len(v), repr(v)[:200]
+    long_text = "y" * 5000
+    assert js_len({"output": long_text}) == js_len({"output": long_text}) == 5000 + 13   # kept: the same again

@@ -11,20 +11,11 @@ from typing import Any
 
 from ..pipeline.facts import ObjFact
 from ..pipeline.listmemo import ListMemo
+from .gemini_json import js_len
 
 MASKED_TAG = "tool_output_masked"
 _UNSET = object()                       # a name the log saw unset
 EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
-
-
-def js_len(value: Any) -> int:
-    """JSON.stringify(value).length: compact JSON, in UTF-16 code units."""
-    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    if s.isascii():
-        return len(s)
-    # UTF-16 code units, counted in C (a scan of every character in Python was most of gemini_mask's time);
-    # a lone surrogate is one unit, as in JavaScript
-    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def text_of(content: Any) -> list[str]:
