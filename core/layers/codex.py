@@ -454,13 +454,15 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
     ctx_at = list(scan.ctx)
     context = list(map(request.__getitem__, ctx_at))
     # mid turn (InitialContextInjection::BeforeLastUserMessage), and as codex-cli 0.171.0 does before a turn too
+    s_out = len(new) - 1
     new, at = R.insert_before_last_prompt(new, context, kinds.prompt)
+    # where the summary is now (no message before it equals it: none is a summary; a list.index compared them all)
+    s_out += len(context) if at <= s_out else 0
     origin = origin[:at] + ctx_at + origin[at:]
     where = "before the last user message"
     if trailing:
         tail = [at_prompt + 1 + k for k, m in enumerate(trailing) if not kinds.initial(m)]
         new, origin = new + [messages[i] for i in tail], origin + tail
-    s_out = new.index(summary)
     # (the messages neither prompts nor kept: the initial context is never a prompt, and every prompt is one)
     gone = len(request) - prompts - len(ctx_at)
     edits.insert(0, Edit(SUMMARY, f"the history [{0}, {len(request)}) replaced by the summary behind Codex's prefix "
