@@ -44,3 +44,16 @@ def test_bytes_joined_fast_pass_equals_the_loop():
     assert fact.joined(objs[50:150]) == b"".join(bytes([i % 256]) * 4 for i in range(50, 150))
     assert fact.joined([]) == b""
     assert fact.joined(objs[:3] + [{"n": 7}], compute=False) is None
+
+
+def test_values_of_objects_with_a_slot_but_no_value_of_this_fact():
+    table = Facts()
+    other = ObjFact("t_other", lambda o: "other", table)
+    calls = []
+    fact = ObjFact("t_this", lambda o: calls.append(o["n"]) or o["n"] * 2, table)
+    objs = [{"n": i} for i in range(12)]
+    fact.values(objs[:3])
+    assert other.values(objs) == ["other"] * 12           # slots for all, this fact's value for three
+    assert fact.values(objs) == [2 * i for i in range(12)]
+    assert calls == list(range(12))                       # each made once, the known ones not again
+    assert fact.values(objs[::-1]) == [2 * i for i in range(12)][::-1] and calls == list(range(12))

@@ -19,6 +19,7 @@ by the last layer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
@@ -28,6 +29,8 @@ from ..pipeline.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
 from . import base as roles
 from . import codex_rules as R
+from .codex_scan import CodexScan, codex_scan
+from .codex_scan import forget as _forget_scans
 from .base import Layer, LayerContext
 from .params import Settings, param
 
@@ -101,6 +104,8 @@ _FACTS: dict = {}        # id(message) -> (message, kind bits, (its text, approx
 
 def _forget_facts() -> None:
     _FACTS.clear()
+    _forget_scans()
+    _SUMS.clear()
 
 
 on_forget(_forget_facts)         # (a fleet worker drops the last session's messages)
@@ -146,6 +151,45 @@ class _Kinds:
         return self.figure(m, CodexTokens.figure_name, _figure)
 
 
+def _key(m: Any) -> tuple:
+    return m.get("role"), R.text_of(m)
+
+
+def scan_of(messages: list, upto: int, ctx: LayerContext) -> CodexScan:
+    """``codex_scan`` of ``messages[:upto]`` with this module's per-message facts (kinds, prompt tokens) and the
+    meter's item estimate."""
+    figure, text_tokens = ctx.meter.figure, _Kinds.text_tokens
+    name = CodexTokens.figure_name
+
+    def add(st: CodexScan, m: Any) -> None:
+        st.add(m, _facts_of(m)[1], INITIAL, PROMPT, text_tokens, figure(m, name, _figure), _key)
+    return codex_scan(messages, upto, ctx.meta, add)
+
+
+_SUMS = ListMemo(8)         # per list: the prefix sums of Codex's item estimate, for the lists that share a prefix
+
+
+def item_total(messages: list, meter: Any) -> int:
+    """``meter.total`` of Codex's item estimate over ``messages``, carried from the prefix sums of a list this one
+    shares a prefix with (the contexts of a compacting replay are a few hundred messages, which the meter sums
+    whole each time; each call's new history starts with the prompts the previous one kept)."""
+    sums, k, same = _SUMS.find(messages, meter)
+    if sums is None:
+        sums, k, same = [0], 0, True
+    n = len(messages)
+    made = k < n
+    if k < len(sums) - 1:
+        sums, made = sums[:k + 1], True
+    elif not same and made:
+        sums = list(sums)
+    if made:
+        figure, name = meter.figure, CodexTokens.figure_name
+        for m in messages[k:]:
+            sums.append(sums[-1] + figure(m, name, _figure))
+        _SUMS.store(messages, n, sums)
+    return sums[n]
+
+
 class CodexTokens:
     """The strategy's token estimator: Codex's own figure for a history (``get_total_token_usage``). Bound to a
     recorded session (``bind``, as the engine does), it is the ``total_tokens`` the last response in the list
@@ -167,8 +211,7 @@ class CodexTokens:
         at, reported = last_reported(messages, self._meta)
         if at is not None and reported is not None:
             return reported + sum(self._size(m, meter) for m in messages[at + 1:])
-        total = meter.total(messages, self.figure_name, _figure) if meter is not None else \
-            sum(map(R.message_tokens, messages))
+        total = item_total(messages, meter) if meter is not None else sum(map(R.message_tokens, messages))
         return total + system_tokens(system)
 
     def _size(self, m: Any, meter: Any) -> int:
@@ -252,7 +295,7 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
         how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
                f"{_fmt(added)} for the {len(since)} item(s) since")
     else:
-        added = total = system_tokens(ctx.system) + ctx.meter.total(messages, CodexTokens.figure_name, _figure)
+        added = total = system_tokens(ctx.system) + item_total(messages, ctx.meter)
         how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
     v = {"phase": phase, "last_reported_total": reported, "reported_at": at, "estimated_since": added,
          "total_usage_tokens": total, "auto_compact_limit": lim, "last_response": last}
@@ -309,12 +352,17 @@ def _piece_digest(m: Any) -> bytes:
 _PIECE_DIGESTS = BytesFact("codex_piece_sha256", 32, _piece_digest)
 
 
-def _request_key_pieces(history: list):
+def _request_key_pieces(history: list, scan: CodexScan | None = None, messages: list | None = None,
+                        start: int = 0):
     """What identifies the request's prompt for the summary cache: equal exactly when the prompts are (the count of
-    items, the compaction prompt, each item as the digest of its piece)."""
+    items, the compaction prompt, each item as the digest of its piece). With ``scan`` (of ``messages``, where
+    ``history`` is ``messages[start:start + len(history)]``), the digests it keeps, extended to the history's end."""
     yield f"{len(history)}:" + R.COMPACT_PROMPT
     _PIECE_DIGESTS.shown(len(history))
-    yield _PIECE_DIGESTS.joined(history)
+    if scan is None or messages is None:
+        yield _PIECE_DIGESTS.joined(history)
+    else:
+        yield scan.digests(messages, start, start + len(history), _PIECE_DIGESTS.joined)
 
 
 def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
@@ -329,7 +377,8 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
     window = int(cfg.model_context_window or 0)
     fixed = system_tokens(ctx.system) + R.approx_tokens(R.COMPACT_PROMPT)
     kinds = _Kinds(ctx.meter)
-    total = fixed + ctx.meter.figure_sum(history, CodexTokens.figure_name, _figure)
+    scan = scan_of(messages, end, ctx)
+    total = fixed + scan.tok[end]
     sizes = [kinds.tokens(m) for m in history] if window > 0 and total > window else []
     while window > 0 and total > window and len(history) - dropped > 1:
         total -= sizes[dropped]
@@ -349,8 +398,9 @@ def codex_compact_request(messages: list, ctx: LayerContext) -> LayerOutput:
                                 "follows the compaction", start=end, end=len(messages)))
     v = {"request_items": len(history) + 1, "tools": 0, "request_kind": "compaction", "estimated_request_tokens": total,
          "dropped_oldest": dropped, "summarised_until": end}
-    shown = [m for m in history if not kinds.initial(m)]
-    prompt: Any = LazyPrompt(lambda: _request_pieces(history), lambda: _request_key_pieces(history))
+    shown = compress(history, scan.notinit[dropped:end])
+    prompt: Any = LazyPrompt(lambda: _request_pieces(history),
+                             lambda: _request_key_pieces(history, scan, messages, dropped))
     req = SummaryRequest(prompt, tuple(shown), ctx.system
                          if isinstance(ctx.system, str) else None, cfg.summary_max_tokens,
                          "codex_compact", {"request_kind": "compaction", "tools": 0})
@@ -378,45 +428,50 @@ def codex_build_history(messages: list, ctx: LayerContext) -> LayerOutput:
     request, trailing = messages[:at_prompt], messages[at_prompt + 1:]
     budget = cfg.user_message_max_tokens
     kinds = _Kinds(ctx.meter)
-    picked = R.select_user_messages(request, budget, kinds.prompt, kinds.text_tokens)
+    scan = scan_of(messages, at_prompt, ctx)
+    first, whole, cut = scan.select(budget)
+    taken = scan.prompts[first:first + whole]
     edits: list[Edit] = []
     new: list = []
     origin: list = []
-    for i, text, cut in picked:
-        if cut:
-            new.append({"role": "user", "content": text})
-            origin.append(None)
-            edits.append(Edit(NOTE, f"user message {i} cut to the tokens left of the {_fmt(budget)}-token budget",
-                              message=i))
-        else:
-            new.append(request[i])
-            origin.append(i)
-    prompts = sum(map(kinds.prompt, request))
-    if prompts > len(picked):
-        edits.append(Edit(DROP, f"{prompts - len(picked)} older user message(s) over the {_fmt(budget)}-token budget "
+    if cut is not None:
+        i = scan.prompts[cut]
+        new.append({"role": "user", "content": R.truncate_middle(kinds.text_tokens(request[i])[0],
+                                                                 scan.left(budget, first))})
+        origin.append(None)
+        edits.append(Edit(NOTE, f"user message {i} cut to the tokens left of the {_fmt(budget)}-token budget",
+                          message=i))
+    new += map(request.__getitem__, taken)
+    origin += taken
+    picked = whole + (cut is not None)
+    prompts = len(scan.prompts)
+    if prompts > picked:
+        edits.append(Edit(DROP, f"{prompts - picked} older user message(s) over the {_fmt(budget)}-token budget "
                                 "dropped"))
     summary = {"role": "user", "content": R.summary_text(p["reply"])}
     new.append(summary)
     origin.append(None)
-    ctx_at = R.initial_context(request, kinds.initial)
-    context = [request[i] for i in ctx_at]
+    ctx_at = list(scan.ctx)
+    context = list(map(request.__getitem__, ctx_at))
     # mid turn (InitialContextInjection::BeforeLastUserMessage), and as codex-cli 0.171.0 does before a turn too
+    s_out = len(new) - 1
     new, at = R.insert_before_last_prompt(new, context, kinds.prompt)
+    # where the summary is now (no message before it equals it: none is a summary; a list.index compared them all)
+    s_out += len(context) if at <= s_out else 0
     origin = origin[:at] + ctx_at + origin[at:]
     where = "before the last user message"
     if trailing:
         tail = [at_prompt + 1 + k for k, m in enumerate(trailing) if not kinds.initial(m)]
         new, origin = new + [messages[i] for i in tail], origin + tail
-    s_out = new.index(summary)
-    kept = {o for o in origin if o is not None}
-    gone = [i for i in range(len(request)) if i not in kept and not kinds.prompt(request[i])]
+    # (the messages neither prompts nor kept: the initial context is never a prompt, and every prompt is one)
+    gone = len(request) - prompts - len(ctx_at)
     edits.insert(0, Edit(SUMMARY, f"the history [{0}, {len(request)}) replaced by the summary behind Codex's prefix "
                                   f"({_fmt(len(summary['content']))} chars)", start=0, end=len(request), out=s_out,
                          new_len=len(summary["content"])))
-    edits.append(Edit(DROP, f"{len(gone)} item(s) dropped: tool calls, tool outputs and assistant messages"
+    edits.append(Edit(DROP, f"{gone} item(s) dropped: tool calls, tool outputs and assistant messages"
                       if gone else "nothing else dropped"))
     edits.append(Edit(INSERT, f"the initial context ({len(context)} message(s)) placed {where}"))
-    v = {"phase": p["phase"], "user_messages_kept": len(picked), "user_message_budget": budget,
+    v = {"phase": p["phase"], "user_messages_kept": picked, "user_message_budget": budget,
          "initial_context": len(context), "summary_at": s_out, "messages_after": len(new)}
     return LayerOutput(new, origin, edits, v, f"{len(request)} -> {len(new)} messages: the user's prompts, the "
                                               f"summary and the initial context", triggered=True, state={PASS: None})

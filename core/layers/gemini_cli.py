@@ -23,6 +23,7 @@ import math
 import os
 import re
 from bisect import bisect_left
+from operator import is_
 from dataclasses import dataclass
 from typing import Any, Callable
 from weakref import WeakKeyDictionary
@@ -34,7 +35,7 @@ from . import base as roles
 from .base import Layer, LayerContext
 from .gemini_view import (  # noqa: F401  (the CLI's view, re-exported: the layers' callers find it here)
     EXEMPT_TOOLS, MASKED_TAG, HistoryScan, estimate, estimate_from_scratch, history_scan, message_parts,
-    parts_tokens, result_text,
+    parts_tokens, result_text, split_shape,
     text_tokens, to_contents,
 )
 from .gemini_view import js_len as _js_len, part_tokens as _part_tokens, responses as _responses  # noqa: F401
@@ -132,22 +133,29 @@ def split_point(contents: list, fraction: float) -> tuple[int, dict]:
     """``findCompressSplitPoint``: the first user content that is not a function response at or after
     ``fraction`` of the characters (each content sized by its JSON); else everything when the history ends
     with a model answer that calls no function; else the last such user content (0: nothing)."""
-    sizes = [_js_len(c) for c in contents]
+    texts = [c["role"] == "user" and not any("functionResponse" in p for p in c["parts"]) for c in contents]
+    tail = contents[-1] if contents else None
+    plain_end = tail is not None and tail["role"] == "model" and not any("functionCall" in p for p in tail["parts"])
+    return split_from([_js_len(c) for c in contents], texts, plain_end, fraction)
+
+
+def split_from(sizes: list, texts: list, plain_end: bool, fraction: float) -> tuple[int, dict]:
+    """``split_point`` from what it reads of the contents: their JSON lengths, which are user texts, whether the
+    history ends with a model answer calling no function (``split_shape`` has them from per-message figures)."""
     total = sum(sizes)
     target = total * fraction
     last, cum = 0, 0
     v: dict = {"total_chars": total, "target_chars": round(target)}
-    for i, c in enumerate(contents):
-        if c["role"] == "user" and not any("functionResponse" in p for p in c["parts"]):
+    for i, text in enumerate(texts):
+        if text:
             if cum >= target:
                 v["rule"] = f"content {i}, the first user text at or after {round(target):,} chars (at {cum:,})"
                 return i, v
             last = i
         cum += sizes[i]
-    tail = contents[-1] if contents else None
-    if tail is not None and tail["role"] == "model" and not any("functionCall" in p for p in tail["parts"]):
+    if plain_end:
         v["rule"] = "no user text after the target and the history ends with a plain model answer: all of it"
-        return len(contents), v
+        return len(texts), v
     v["rule"] = (f"no user text after the target: the last one before it, content {last}" if last else
                  "no user text after the first content: nothing can be compressed")
     return last, v
@@ -180,6 +188,12 @@ def last_prompt_tokens(messages: list, h: int, ctx: LayerContext) -> tuple[int, 
     return history_scan(messages, h, ctx.meta).estimate(), "no response since the chat started: the CLI's " \
         "estimate of the history (chars/4)"
 
+
+
+def _estimate_upto(messages: list, h: int, at: int, ctx: LayerContext) -> int:
+    """``estimate(messages[:at])`` (``at <= h``) from the scan of ``messages[:h]`` kept per list: its total after
+    each position is the same sum in the same order."""
+    return math.floor(history_scan(messages, h, ctx.meta).totals[at])
 
 
 def _idle(messages: list, why: str, **kw) -> LayerOutput:
@@ -303,7 +317,8 @@ def gemini_truncate(messages: list, ctx: LayerContext) -> LayerOutput:
     out = history + messages[h:] if originals else messages
     why = "forced (/compress)" if v["force"] and count < v["threshold_tokens"] else \
         f"last prompt {_fmt(count)} tokens >= {_fmt(v['threshold_tokens'])}"
-    p = {"count": count, "h": h, "input": messages, "originals": originals, "estimate": estimate(messages[:h])}
+    p = {"count": count, "h": h, "input": messages, "originals": originals,
+         "estimate": _estimate_upto(messages, h, h, ctx)}
     if ctx.state.get(FAILED) and not v["force"]:
         # a summary inflated the history before: truncation only
         after = estimate(history)
@@ -327,10 +342,10 @@ def gemini_split(messages: list, ctx: LayerContext) -> LayerOutput:
     if not p:
         return _idle(messages, "no compression in this run")
     h = p["h"]
-    contents, owners = to_contents(messages[:h])
-    k, v = split_point(contents, 1 - PRESERVE_FRACTION)
-    at = owners[k][0] if k < len(owners) else h
-    v.update(contents=len(contents), split_content=k, split_message=at)
+    sizes, texts, plain_end, firsts = split_shape(messages, h)
+    k, v = split_from(sizes, texts, plain_end, 1 - PRESERVE_FRACTION)
+    at = firsts[k] if k < len(firsts) else h
+    v.update(contents=len(sizes), split_content=k, split_message=at)
     if at == 0:
         return _idle(messages, f"split point 0 ({v['rule']}): nothing to compress, {NOOP}", vars=v, triggered=False,
                      state={PASS: None})
@@ -351,11 +366,13 @@ def _transcript(messages: list) -> list[str]:
     return [json.dumps(c, ensure_ascii=False) + "\n" for c in contents]
 
 
-def _ask(ctx: LayerContext, turns: list, instruction: str, purpose: str, reply: str | None = None) -> dict:
-    """One of the two requests; the verification shows the model its first ``reply`` after the history."""
+def _ask(ctx: LayerContext, turns: list, instruction: str, purpose: str, reply: str | None = None,
+         transcript: list[str] | None = None) -> dict:
+    """One of the two requests; the verification shows the model its first ``reply`` after the history
+    (``transcript``: ``_transcript(turns)``, made once for both)."""
     said = [] if reply is None else [json.dumps({"role": "model", "parts": [{"text": reply}]}, ensure_ascii=False),
                                      "\n"]
-    prompt = "".join([*_transcript(turns), *said, "\n", instruction])
+    prompt = "".join([*(_transcript(turns) if transcript is None else transcript), *said, "\n", instruction])
     req = SummaryRequest(prompt, tuple(turns), SYSTEM, 4096, purpose, {"instruction": instruction})
     res = ctx.summarizer.summarize(req, ctx.cancel)
     text = res.text if isinstance(res.text, str) else str(res.text or "")
@@ -367,10 +384,12 @@ def _summaries(ctx: LayerContext, turns: list) -> tuple[str, dict, dict]:
                    for t in _text_of(m.get("content")))
     ask = ("integrate the still-relevant content of the previous <state_snapshot> into a new one" if previous else
            "generate a new <state_snapshot> of the history")
+    transcript = _transcript(turns)
     first = _ask(ctx, turns, f"Instruction (as the CLI asks): {ask}, after reasoning in a scratchpad.",
-                 "gemini_compress")
+                 "gemini_compress", transcript=transcript)
     second = _ask(ctx, turns, "Verification (as the CLI asks): critically evaluate that <state_snapshot> for "
-                  "omitted details; answer an improved one or the same again.", "gemini_verify", first["text"])
+                  "omitted details; answer an improved one or the same again.", "gemini_verify", first["text"],
+                  transcript)
     final = (second["text"].strip() or first["text"]).strip()
     return final, first, second
 
@@ -383,7 +402,9 @@ def gemini_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
     at, h = p["split"], p["h"]
     limit = cfg.token_limit
     original = [p["originals"].get(i, m) for i, m in enumerate(messages[:at])]
-    high_fidelity = estimate(original) < limit
+    # (the check's input up to the split, unless a layer between changed it: its estimate from the check's scan)
+    same = at <= p["h"] and all(map(is_, original, p["input"][:at]))
+    high_fidelity = (_estimate_upto(p["input"], p["h"], at, ctx) if same else estimate(original)) < limit
     turns = original if high_fidelity else messages[:at]
     v = {"compressed_messages": at, "summary_input": "the original history" if high_fidelity else
          "the truncated history (the original is over the token limit)"}
@@ -411,10 +432,12 @@ def gemini_summarize(messages: list, ctx: LayerContext) -> LayerOutput:
         edits.append(Edit(NOTE, "the session context is put back first, as the CLI starts every history"))
     info = {**second, "text": final, "first_reply": first["text"], "verification": second}
     kept = len(out) - (len(messages) - h)
-    loop, freed_share, _, _ = _loop_check(ctx, p, estimate(out[:kept]))
+    new_estimate = estimate(out[:kept])
+    loop, freed_share, _, _ = _loop_check(ctx, p, new_estimate)
     note = edits[0].text + (f"; a compression loop: it follows the previous compression at the next request and "
                             f"frees {freed_share:.0%} of the history" if loop else "")
-    state = {PASS: {**p, "kept": kept, "summary_at": 0}}
+    # (the estimate of the new history, for the next layer when it reads this very list)
+    state = {PASS: {**p, "kept": kept, "summary_at": 0, "new_history": (out, new_estimate)}}
     return LayerOutput(out, origin, edits, v, note, triggered=True, state=state, summary=info)
 
 
@@ -437,7 +460,8 @@ def gemini_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
     if not p or "kept" not in p:
         return _idle(messages, "no compression in this run", state={PASS: None})
     before = p["count"]
-    new = estimate(messages[:p["kept"]])
+    made = p.get("new_history")
+    new = made[1] if made is not None and made[0] is messages else estimate(messages[:p["kept"]])
     thr = threshold(ctx.params)
     v = {"tokens_before": before, "tokens_after": new, "freed_tokens": before - new}
     if new > before:

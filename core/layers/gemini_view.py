@@ -11,20 +11,11 @@ from typing import Any
 
 from ..pipeline.facts import ObjFact
 from ..pipeline.listmemo import ListMemo
+from .gemini_json import js_len
 
 MASKED_TAG = "tool_output_masked"
 _UNSET = object()                       # a name the log saw unset
 EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
-
-
-def js_len(value: Any) -> int:
-    """JSON.stringify(value).length: compact JSON, in UTF-16 code units."""
-    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    if s.isascii():
-        return len(s)
-    # UTF-16 code units, counted in C (a scan of every character in Python was most of gemini_mask's time);
-    # a lone surrogate is one unit, as in JavaScript
-    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def text_of(content: Any) -> list[str]:
@@ -179,11 +170,9 @@ def estimate(messages: list) -> int:
     of lists that share their messages)."""
     names: dict = {}
     total = 0.0
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        e = _entry(m)
-        if e is None:
+    msgs = [m for m in messages if isinstance(m, dict)]
+    for m, e in zip(msgs, _ENTRIES.values(msgs)):        # (the table read in passes in C)
+        if not e:
             role, parts = message_parts(m, names)
             if role != "system":
                 total += math.fsum(part_tokens(p) for p in parts)
@@ -261,17 +250,18 @@ class HistoryScan:
     def estimate(self) -> int:
         return math.floor(self.total)
 
-    def add(self, i: int, m: Any) -> None:
+    def add(self, i: int, m: Any, facts: tuple | None = None) -> None:
+        """Scan message ``i``, ``m`` (``facts``: its ``_scan_facts``, when read already)."""
         if not isinstance(m, dict):
             self.sums.append(self.sums[-1])
             self.counts.append(self.counts[-1])
             self.outputs.append(())
             self.totals.append(self.total)
             return
-        ids = defined_ids(m)
+        e, weighable, ids = facts if facts is not None else _scan_facts(m)
         names, looked, log = self.names, self.looked, self.log
-        log.extend((i, False, cid, names.get(cid, _UNSET)) for cid in ids)
-        e = _entry(m)
+        for cid in ids:
+            log.append((i, False, cid, names.get(cid, _UNSET)))
         if e is None:
             role, parts = message_parts(m, names)
             if role != "system":
@@ -280,13 +270,20 @@ class HistoryScan:
         else:
             fixed, read, sets, system = e
             if not system:                  # (quarters: exact in any grouping)
-                self.total += fixed + sum(len(names.get(cid, "")) for cid in read) / 4
-            names.update(sets)
+                self.total += (fixed + sum(len(names.get(cid, "")) for cid in read) / 4) if read else fixed
+            if sets:
+                names.update(sets)
         for cid in ids:
             if cid in looked and looked[cid] != names.get(cid, ""):
                 self.stale = True
+        self.totals.append(self.total)
+        if not weighable:
+            self.outputs.append(())
+            self.sums.append(self.sums[-1])
+            self.counts.append(self.counts[-1])
+            return
         weighed = []
-        for j, text, tid, size in _weighable(m):
+        for j, text, tid, size in weighable:
             key = str(tid)
             log.append((i, True, key, looked.get(key, _UNSET)))
             name = looked[key] = names.get(key, "")
@@ -295,7 +292,6 @@ class HistoryScan:
             # parts_tokens of the response as the masking sees it: (its name's length + its JSON's) / 4, floored
             weighed.append((i, j, name, text, math.floor(len(name) / 4 + size / 4), tid))
         self.outputs.append(weighed or ())
-        self.totals.append(self.total)
         self.sums.append(self.sums[-1] + sum(w[4] for w in weighed))
         self.counts.append(self.counts[-1] + len(weighed))
 
@@ -311,6 +307,18 @@ _WEIGHABLE: ObjFact = ObjFact("gemini_weighable", _make_weighable)
 
 def _weighable(m: dict) -> tuple:
     return _WEIGHABLE.get(m)
+
+
+def _make_scan_facts(m: Any) -> tuple:
+    return _entry(m), _weighable(m), tuple(dict.fromkeys(defined_ids(m)))
+
+
+# what ``HistoryScan.add`` reads of one message: its ``_entry``, ``_weighable`` and ``defined_ids`` (once each)
+_SCAN_FACTS: ObjFact = ObjFact("gemini_scan_facts", _make_scan_facts)
+
+
+def _scan_facts(m: dict) -> tuple:
+    return _SCAN_FACTS.get(m)
 
 
 def defined_ids(m: dict) -> list[str]:
@@ -341,8 +349,80 @@ def history_scan(messages: list, h: int, owner: Any = None) -> HistoryScan:
         st, made = st.rolled_back(k), True
     elif not same and k < h:
         st = st.copy()
-    for i in range(k, h):
-        st.add(i, messages[i])
+    if h - k > 8:                       # (the table read in passes in C)
+        new = messages[k:h]
+        known = _SCAN_FACTS.values([m for m in new if isinstance(m, dict)])
+        it = iter(known)
+        for i, m in enumerate(new, k):
+            st.add(i, m, next(it) if isinstance(m, dict) else None)
+    else:
+        for i in range(k, h):
+            st.add(i, messages[i])
     if made and not st.stale:
         _SCANS.store(messages, h, st)
     return st
+
+
+# ------------------------------------------------------------------ the split point's view, per message
+def _make_share(m: Any) -> tuple | bool:
+    """What one message adds to the contents ``findCompressSplitPoint`` sizes: (its role, the JSON length of its
+    parts with every function response's name left empty, how many parts, the call ids whose names come on top, the
+    names it sets, whether a part is a function response, whether one is a function call); False when it both
+    sets names and reads them (counted the long way)."""
+    rec = _Recorder()
+    role, parts = message_parts(m, rec)
+    if rec and rec.read:
+        return False
+    return (role, sum(map(js_len, parts)), len(parts), tuple(rec.read), tuple(rec.items()),
+            any("functionResponse" in p for p in parts), any("functionCall" in p for p in parts))
+
+
+_SHARES: ObjFact = ObjFact("gemini_split_share", _make_share)
+_OPEN = {"user": js_len({"role": "user", "parts": []}), "model": js_len({"role": "model", "parts": []})}
+
+
+def _share(m: dict, e: tuple | bool, names: dict) -> tuple:
+    """(role, JSON length of the parts, parts, has a function response, has a function call) of one message in
+    the history so far (``e``: its ``_make_share``; ``names``: the call names set before it, updated)."""
+    if not isinstance(e, tuple):
+        role, parts = message_parts(m, names)
+        return (role, sum(map(js_len, parts)), len(parts), any("functionResponse" in p for p in parts),
+                any("functionCall" in p for p in parts))
+    role, size, n, read, sets, fr, fc = e
+    for cid in read:                    # the name's JSON string in place of "" (its quotes counted once)
+        size += js_len(names.get(cid, "")) - 2
+    if sets:
+        names.update(sets)
+    return role, size, n, fr, fc
+
+
+def split_shape(messages: list, h: int) -> tuple[list, list, bool, list]:
+    """What ``split_point`` reads of ``to_contents(messages[:h])``, from per-message figures: (each content's JSON
+    length, whether it is a user text content (no function response), whether the last one is a model answer
+    calling no function, each content's first message)."""
+    names: dict = {}
+    sizes: list[int] = []
+    parts: list[int] = []
+    texts: list[bool] = []
+    firsts: list[int] = []
+    calls = False
+    last = None
+    at = [i for i in range(h) if isinstance(messages[i], dict)]
+    for i, e in zip(at, _SHARES.values([messages[i] for i in at])):     # (the table read in passes in C)
+        role, size, n, fr, fc = _share(messages[i], e, names)
+        if role == "system":
+            continue
+        if role == last:
+            sizes[-1] += size
+            parts[-1] += n
+            texts[-1] = texts[-1] and not fr
+            calls = calls or fc
+        else:
+            sizes.append(_OPEN["model" if role == "model" else "user"] + size)
+            parts.append(n)
+            texts.append(role == "user" and not fr)
+            firsts.append(i)
+            calls, last = fc, role
+    for c, n in enumerate(parts):
+        sizes[c] += max(n - 1, 0)       # the commas between parts
+    return sizes, texts, bool(sizes) and last == "model" and not calls, firsts

@@ -271,20 +271,38 @@ class ObjFact(_Fact[V]):
     def values(self, objs: list) -> list:
         """``[self.get(o) for o in objs]``, with the table lookups made a pass each in C when every one of
         ``objs`` has its value already (a summary asked again over the same 100k turns after a parameter
-        change: a ``get`` per message cost ~2 us); otherwise (or on a generation swapped meanwhile) one by one."""
+        change: a ``get`` per message cost ~2 us); when only some are missing (a summary at every call of a replay:
+        the history's new messages), those are made first and the passes made again; otherwise (or on a generation
+        swapped meanwhile) one by one."""
+        for _ in range(2):
+            out, missing = self._known(objs)
+            if out is not None:
+                return out
+            if not missing:
+                break
+            for o in missing:
+                self.get(o)
+        return list(map(self.get, objs))
+
+    def _known(self, objs: list) -> tuple[list | None, list | None]:
+        """(the values of ``objs``, None) when the table has each; else (None, the objects it has no value of), or
+        (None, None) when the passes cannot tell (an id given to a new object)."""
         g = self.facts.gen
         col = g.objs.get(self.name)
-        if col is not None and objs:
-            found = list(map(g.index.get, map(id, objs)))
-            if None not in found:
-                slots = cast("list[int]", found)
-                refs = g.refs
-                top = max(slots)
-                if len(refs) > top and len(col) > top and all(map(is_, map(refs.__getitem__, slots), objs)):
-                    out = list(map(col.__getitem__, slots))
-                    if None not in out:
-                        return out
-        return list(map(self.get, objs))
+        if col is None or not objs:
+            return (None, list(objs)) if objs else ([], None)
+        found = list(map(g.index.get, map(id, objs)))
+        if None in found:
+            return None, [o for o, s in zip(objs, found) if s is None]
+        slots = cast("list[int]", found)
+        refs = g.refs
+        top = max(slots)
+        if len(refs) > top and len(col) > top and all(map(is_, map(refs.__getitem__, slots), objs)):
+            out = list(map(col.__getitem__, slots))
+            if None not in out:
+                return out, None
+            return None, [o for o, v in zip(objs, out) if v is None]
+        return None, None
 
     def forget(self, obj: Any) -> None:
         g = self.facts.gen
