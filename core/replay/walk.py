@@ -311,6 +311,7 @@ def _identity(origin, n: int) -> bool:
 _NOT_NONE = partial(is_not, None)
 _PAUSED_CALLS = 128        # calls walked in one pause of the cyclic GC (``_Walk.run``)
 _NONE_LAST = {None: -1}
+_CLEARING = (REPLACE, PERSIST)     # edits that clear a tool result's content (``CallRecord.results_cleared``)
 
 
 def _compose(cur: list | None, origin, n_in: int, n_context: int) -> list | None:
@@ -346,26 +347,32 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
         else:
             # one that replaced messages in place keeps every position too
             origin = s.origin
-            if not (isinstance(origin, SameOrigin) and len(origin) == len(inp)):
-                cur = _compose(cur, origin, len(inp), n_context)
+            n_in = len(inp)
+            if not (origin.__class__ is SameOrigin and len(origin) == n_in):
+                cur = _compose(cur, origin, n_in, n_context)
             changed = s.changed
         made = bool(s.summary) and not err
+        layer = s.layer
         if changed or err:
             note = s.explain()
             if changed:
-                fired.append(s.layer)
-                events.append(f"{s.layer}: {note}")
+                fired.append(layer)
+                events.append(f"{layer}: {note}")
             if err:
-                errors.append(f"{s.layer}: {err}")
+                errors.append(f"{layer}: {err}")
                 if not changed:
-                    events.append(f"{s.layer}: failed: {err}")
+                    events.append(f"{layer}: failed: {err}")
         else:
             note = ""
-        add(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after, note,
+        add(LayerRecord(layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after, note,
                         s.triggered, err, made, s.role, s.internal, s.plugin_failed))
-        summaries += made
-        if s.edits:
-            cleared += sum(1 for e in s.edits if e.kind in (REPLACE, PERSIST) and e.tool_id is not None)
+        if made:
+            summaries += 1
+        edits = s.edits
+        if edits:
+            for e in edits:
+                if e.tool_id is not None and e.kind in _CLEARING:
+                    cleared += 1
     return records, cur, {"fired": fired, "events": events, "errors": errors, "summaries": summaries,
                           "cleared": cleared}
 
@@ -592,25 +599,33 @@ class _Walk:
             survived.discard(None)
             dropped_pos = [] if len(survived) == len(context) else \
                 list(filterfalse(survived.__contains__, range(len(context))))
-        dropped = [src[q] for q in dropped_pos if src[q] is not None]
-        first, final = (trace.steps[0], trace.steps[-1]) if trace.steps else (None, None)
-        meter, tok = self.engine.meter, self.engine.tokens
-        size_before = first.size_before if first else meter.size(context)
-        tokens_before = first.tokens_before if first else tok.tokens(context, meter)
+        if dropped_pos:
+            dropped = [origin[d] for d in map(src.__getitem__, dropped_pos) if d is not None]
+            results_dropped = sum(map(_tool_results, map(context.__getitem__, dropped_pos)))
+        else:
+            dropped, results_dropped = [], 0
+        steps = trace.steps
+        if steps:
+            first, final = steps[0], steps[-1]
+            size_before, tokens_before, size_after, tokens_after = \
+                first.size_before, first.tokens_before, final.size_after, final.tokens_after
+        else:
+            meter, tok = self.engine.meter, self.engine.tokens
+            size_after = size_before = meter.size(context)
+            tokens_after = tokens_before = tok.tokens(context, meter)
         at_end = j >= len(msgs)
         msg_index = len(self.conv.messages) if at_end else (origin[j] if origin[j] is not None else j)
+        real_tokens = None
+        if not at_end:
+            meta = self.p.metas[j]
+            u = meta.usage
+            if u is not None and u.context_tokens > 0 and not meta.extra.get("synthetic"):
+                real_tokens = u.context_tokens      # a record with no or zero usage (a failed call, a `<synthetic>`
+                #                                     record) is no context the API saw: not recorded
         rec = CallRecord(k, msg_index, len(new), raw_size, raw_tokens, len(context), len(out), size_before,
-                         final.size_after if final else size_before, tokens_before,
-                         final.tokens_after if final else tokens_before, layers, n["fired"], n["events"],
-                         [origin[d] for d in dropped], n["cleared"],
-                         sum(_tool_results(context[q]) for q in dropped_pos), n["summaries"], n["errors"], ts)
-        rec.turn = turn
-        u = None if at_end else self.p.metas[j].usage
-        if u is not None and u.context_tokens > 0 and not self.p.metas[j].extra.get("synthetic"):
-            rec.real_tokens = u.context_tokens      # a record with no or zero usage (a failed call, a `<synthetic>`
-                                                    # record) is no context the API saw: not recorded
-        if k in self.real_by_call:
-            rec.real_boundary = self.real_by_call[k]
+                         size_after, tokens_before, tokens_after, layers, n["fired"], n["events"], dropped,
+                         n["cleared"], results_dropped, n["summaries"], n["errors"], ts, real_tokens,
+                         self.real_by_call.get(k), None, turn)
         if self.opts.check:
             rec.findings = sum(1 for f in trace.final_findings if f.severity == "error")
         if self.calibrator is not None:
