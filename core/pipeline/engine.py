@@ -263,7 +263,7 @@ class Engine:
         for k, layer in enumerate(todo):
             if k < kept:
                 continue
-            if ctx.cancelled():
+            if cancel is not None and cancel.is_set():      # (``ctx.cancelled()``, inlined)
                 break
             if progress is not None:
                 progress(LayerProgress(k + 1, len(todo), layer))

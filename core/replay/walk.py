@@ -9,6 +9,7 @@ the agent had gone on with it.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from functools import partial
 from itertools import filterfalse
 from operator import eq, is_not
@@ -228,9 +229,11 @@ def call_positions(p: Prepared, pending_call: bool, max_calls: int | None) -> tu
 def real_compactions(conv: Conversation, p: Prepared, call_at: list[int]) -> list[dict]:
     """The recording's own compactions, each at the first call at or after its message."""
     out = []
+    n = len(call_at)
     for e in conv.events:
         mi = p.inv.get(e.message_index, e.message_index)
-        call = next((k for k, j in enumerate(call_at) if j >= mi), None)
+        k = bisect_left(call_at, mi)            # (the calls are in order: the first at or after, found by halving)
+        call = k if k < n else None
         out.append({"call": call, "message_index": e.message_index, "kind": e.kind, "trigger": e.trigger,
                     "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens})
     return out
@@ -483,9 +486,10 @@ class _Walk:
             if k and k % _PAUSED_CALLS == 0:
                 pause.__exit__()
                 pause.__enter__()
-            new = [i for i in range(last, j) if i not in skip]
-            turn += any(_is_user_turn(msgs[i]) for i in new)
-            raw_size, raw_tokens = self.raw.add([msgs[i] for i in new])
+            new = [i for i in range(last, j) if i not in skip] if skip else list(range(last, j))
+            new_msgs = list(map(msgs.__getitem__, new))
+            turn += any(map(_is_user_turn, new_msgs))
+            raw_size, raw_tokens = self.raw.add(new_msgs)
             reset = None
             while resets and resets[0].at <= j:
                 point = resets.pop(0)
@@ -505,23 +509,26 @@ class _Walk:
                     self.owned = False
                     new = []
                     self._follow_segment(reset)
-                rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn)
+                rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn,
+                                               new_msgs=new_msgs if new else None)
             last = j
             if progress is not None and (k % 50 == 0 or k == total - 1):
                 progress(k + 1, total)
 
-    def _call(self, k, j, context, src, new, raw_size, raw_tokens, ts, turn, hold=False):
-        """One call: the pipeline on the running context plus the new messages; its record, and the context
-        the next call starts from."""
-        msgs = self.p.msgs
+    def _call(self, k, j, context, src, new, raw_size, raw_tokens, ts, turn, hold=False, new_msgs=None):
+        """One call: the pipeline on the running context plus the new messages (``new``: their prepared indices;
+        ``new_msgs``: the messages, when the caller has them); its record, and the context the next call starts
+        from."""
+        if new_msgs is None:
+            new_msgs = list(map(self.p.msgs.__getitem__, new))
         # extended in place while the running context is ours alone (a new list per call copied the whole context
         # every time: a 50,000-message chain spent most of its replay copying and freeing lists)
         # (the kept inputs are each a length of such a list: ``KeptInputs``; a kept trace holds its input itself)
         if self.owned and not hold and not self.opts.keep_traces:
-            context = self.engine.meter.extend(context, [msgs[i] for i in new])
+            context = self.engine.meter.extend(context, new_msgs)
             src.extend(new)
         else:
-            context, src = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new
+            context, src = self.engine.meter.concat(context, new_msgs), src + new
         state_before = dict(self.engine.state)
         if self.calibrator is not None:
             raw_tokens += self.calibrator.before_call(k, hold=hold)
