@@ -351,8 +351,16 @@ class SizeMeter:
         if not known or after is before:
             return
         removed, added = list(removed), list(added)
-        self._remember(after, {k: v - self.figure_sum(removed, k, None) + self.figure_sum(added, k, None)
-                               for k, v in known.items()})
+        f = self.facts
+        if len(added) > f.peak:          # (as ``figure_sum`` notes it; the removed are fewer than ``before``)
+            f.peak = len(added)
+        totals = {}
+        for k, v in known.items():
+            if k == SIZE:         # (``figure_sum`` of SIZE without its checks: the lists are the layer's own)
+                totals[k] = v - (self._size_sum(removed) if removed else 0) + (self._size_sum(added) if added else 0)
+            else:
+                totals[k] = v - self.figure_sum(removed, k, None) + self.figure_sum(added, k, None)
+        self._remember(after, totals)
 
     def clear_lists(self) -> None:
         """Forget the totals of the lists measured (the per-message figures stay)."""
