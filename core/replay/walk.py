@@ -251,7 +251,9 @@ class _RawGrowth:
         self.lead = None
         self.history: list = []
 
-    def add(self, new: list) -> tuple[int, int]:
+    def add(self, new: list, count: bool = True) -> tuple[int, int | None]:
+        """The size and tokens of the history with ``new`` appended; the tokens None when not ``count`` and the
+        estimator is not additive (the caller has them from elsewhere, or asks ``tokens_now``)."""
         meter, tok = self.meter, self.tokens
         size_sum = meter.figure_sum(new)
         self.size_sum += size_sum
@@ -265,7 +267,11 @@ class _RawGrowth:
             return size, tok.tokens_from(self.est_sum, self.n, self.lead, system=self.view.system,
                                          tools=self.view.tools)
         self.history = meter.extend(self.history, new)      # ours alone: extended in place, the totals carried over
-        return size, tok.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
+        return size, self.tokens_now() if count else None
+
+    def tokens_now(self) -> int:
+        """The estimator over the whole history so far (a not additive one)."""
+        return self.tokens.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
 
 
 def _is_user_turn(m) -> bool:
@@ -410,6 +416,11 @@ class _Walk:
         self.calibrator = self._calibrator()
         if self.calibrator is not None:
             engine.tokens = self.calibrator.tokens        # the walk's own fork: restored at the end
+        # the running context holds the whole recorded history so far, as it was recorded: nothing compacted it,
+        # no real compaction reset it. Then the history's tokens (a not additive estimator: a count over the list)
+        # are the context's, which the pipeline's first step counts with the same estimator, system prompt and
+        # tools: a pure function of equal lists (an additive one sums running figures: nothing to spare)
+        self.pristine = self.calibrator is None and not self.raw.additive and engine.tokens is self.base_tokens
         r = self.result = ReplayResult(strat.name, dict(engine.params), label or strat.name,
                                        [layer.name for layer in engine.layers], [], *_threshold(strat, engine.params),
                                        self.real_events, engine.meter.name, engine.tokens.name, conv.source)
@@ -489,12 +500,18 @@ class _Walk:
             new = [i for i in range(last, j) if i not in skip] if skip else list(range(last, j))
             new_msgs = list(map(msgs.__getitem__, new))
             turn += any(map(_is_user_turn, new_msgs))
-            raw_size, raw_tokens = self.raw.add(new_msgs)
             reset = None
             while resets and resets[0].at <= j:
                 point = resets.pop(0)
                 if point.at >= last:
                     reset = point           # a real compaction before this call: the last one counts
+            if reset is not None:
+                self.pristine = False
+            # while the running context is the whole history (see ``pristine``) the history's tokens are the
+            # context's, counted by the pipeline's first step: not counted twice (``_call``). Not at the first call:
+            # its history is counted before the first run binds the estimator to the conversation (an estimator that
+            # reads the recorded usage counts it without, as it always did)
+            raw_size, raw_tokens = self.raw.add(new_msgs, count=not (self.pristine and k))
             for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
                 if metas[i].timestamp is not None:
                     ts = metas[i].timestamp
@@ -535,6 +552,11 @@ class _Walk:
         trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.dialect,
                                 layers=self._layers_for(k))
         before = context
+        if raw_tokens is None:
+            steps = trace.steps
+            raw_tokens = steps[0].tokens_before if steps and steps[0].input is context else self.raw.tokens_now()
+        if self.pristine and (hold or trace.output is not context):
+            self.pristine = False
         rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
         self.owned = context is before and not hold
         self._keep(rec, trace, context_before=trace.input, state_before=state_before)
