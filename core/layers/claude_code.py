@@ -23,6 +23,7 @@ import json
 import math
 import re
 from array import array
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from operator import is_
 
@@ -440,7 +441,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     gap_min = cfg.idle_gap_minutes
     keep = max(1, cfg.micro_keep_recent)     # Claude Code keeps at least one
     tools_p = cfg.compactable_tools
-    allowed = None if tools_p.strip() == "*" else {t.strip() for t in tools_p.split(",") if t.strip()}
+    allowed = _allowed_tools(tools_p)
     v: dict = {"idle_gap_minutes": gap_min, "keep_recent": keep}
     if gap_min <= 0:
         return LayerOutput.unchanged(messages, "time-based microcompact is off (idle_gap_minutes = 0)", vars=v)
@@ -508,6 +509,13 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 
 
 # ------------------------------------------------------------ auto-compact
+@lru_cache(maxsize=64)
+def _allowed_tools(tools_p: str) -> frozenset | None:
+    """The tool names of ``compactable_tools`` ("*": every tool, None), parsed once per value (the layer runs
+    before every replayed call)."""
+    return None if tools_p.strip() == "*" else frozenset(t.strip() for t in tools_p.split(",") if t.strip())
+
+
 def threshold(params: dict) -> int:
     """``window - min(max_output, summary_max_output) - buffer``: 167,000 for 200k, 32k, 20k, 13k.
     With ``cap_reserve`` off (Claude Code before 2.1.21) the whole ``max_output`` is reserved:

@@ -83,6 +83,9 @@ class Engine:
     # what layers carry from one call to the next (``LayerContext.memo``): a dict on an engine that runs over a
     # growing list call after call (a replay's own fork, for its walk), None elsewhere; a fork has its own
     memo: dict | None = None
+    # what every run over one conversation reads from it the same way (its calls answered before the file, the
+    # load's fixes): kept for the last conversation and meta map run over (a replay runs once per model call)
+    _per_conversation: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if isinstance(self.strategy, str):
@@ -140,14 +143,15 @@ class Engine:
         """One layer's step. ``params_src``: the run's parameters (each step reads its own ``ReadParams`` of them);
         ``known``: the step before, whose output is ``messages`` when it has one (its figures are this input's:
         the estimators are pure functions of the list, and the run's system prompt and tools are the same)."""
-        t0 = perf_counter()
         internal = None
         state_in = ctx.state          # (never changed in place by the run: a layer's update makes a new dict)
         if params_src is None:
             params_src = ctx.params
         # a trace kept to be rerun notes what each layer read (``ReadParams``); a replay that keeps no trace gives
         # each layer a plain copy (a read costs a dict lookup in C, not a Python call)
-        params = ctx.params = ReadParams(params_src) if self.track_reads else dict(params_src)
+        tracked = self.track_reads
+        params = ctx.params = ReadParams(params_src) if tracked else params_src.copy()
+        t0 = perf_counter()
         try:
             out = fn(messages, ctx)       # (the run has the cyclic GC paused: see ``call_layer``)
         except WorkspaceError:
@@ -168,28 +172,31 @@ class Engine:
             size_before = meter.size(messages)
             tokens_before = size_before // cpt if cpt else tok.tokens(messages, meter, system=ctx.system,
                                                                       tools=ctx.tools)
-        if out.messages is messages:
+        after = out.messages
+        if after is messages:
             size_after, tokens_after = size_before, tokens_before
         else:
-            delta = out.delta or _delta(messages, out.messages)
+            delta = out.delta or _delta(messages, after)
             if delta is not None:     # the output's totals from the input's, at the cost of the change
-                meter.derive(messages, out.messages, map(messages.__getitem__, delta.removed),
-                             map(out.messages.__getitem__, delta.added))
-            size_after = meter.size(out.messages)
-            tokens_after = size_after // cpt if cpt else tok.tokens(out.messages, meter, system=ctx.system,
+                meter.derive(messages, after, map(messages.__getitem__, delta.removed),
+                             map(after.__getitem__, delta.added))
+            size_after = meter.size(after)
+            tokens_after = size_after // cpt if cpt else tok.tokens(after, meter, system=ctx.system,
                                                                     tools=ctx.tools)
         if not self.check:
             findings = []
-        elif out.messages is messages and new_dialect == dialect and findings_before is not None:
+        elif after is messages and new_dialect == dialect and findings_before is not None:
             findings = findings_before        # the same list: the same findings (the checker is a pure function)
         else:
-            findings = load_fix_findings(out.messages, fixes) + check(out.messages, new_dialect,
-                                                                      before_file=before_file)
-        reads = params.reads if params.__class__ is ReadParams else (ALL,)
-        step = Step(layer_name, messages, out.messages, out.origin, out.edits, out.vars, out.note,
+            findings = load_fix_findings(after, fixes) + check(after, new_dialect, before_file=before_file)
+        if tracked:
+            reads = params.reads          # (a ReadParams: see above)
+            read: frozenset | None = None if ALL in reads else frozenset(reads)
+        else:
+            read = None                   # not known (every parameter, for ``run(reuse=...)``)
+        step = Step(layer_name, messages, after, out.origin, out.edits, out.vars, out.note,
                     size_before, size_after, tokens_before, tokens_after, findings, out.triggered, out.error,
-                    out.summary, new_dialect, dt, description, role, internal,
-                    None if ALL in reads else frozenset(reads), state_in, out.plugin_failed)
+                    out.summary, new_dialect, dt, description, role, internal, read, state_in, out.plugin_failed)
         if out.state:
             ctx.state = {**ctx.state, **out.state}    # a new dict: each step's ``state_before`` stays as it was
         return step, new_dialect
@@ -229,8 +236,7 @@ class Engine:
         steps: list[Step] = []
         made: Step | None = None                       # the last step made by this run (its figures are current)
         current = messages
-        before = known_before_file(conversation)       # calls made before an excerpt's first line
-        fixes = load_fixes_by_identity(meta)           # values the load made well-typed: the file's are bad
+        before, fixes = self._conversation_facts(conversation, meta)
         converting = self.strategy.dialect not in (dialect, ANY)  # ANY: a plugin that takes the input's own dialect
         kept = 0 if reuse is None else \
             self._reusable(reuse, messages, (["convert"] if converting else []) + [item.name for item in todo],
@@ -257,7 +263,7 @@ class Engine:
         for k, layer in enumerate(todo):
             if k < kept:
                 continue
-            if ctx.cancelled():
+            if cancel is not None and cancel.is_set():      # (``ctx.cancelled()``, inlined)
                 break
             if progress is not None:
                 progress(LayerProgress(k + 1, len(todo), layer))
@@ -268,8 +274,21 @@ class Engine:
             current, made = step.messages, step
         if keep_state:
             self.state = dict(ctx.state)
-        return Trace(self.strategy.name, dict(self.params), messages, steps, self.meter.name, self.tokens.name,
+        # (a replay's own fork keeps no trace: its parameters never change while it walks, none is copied per call)
+        params = self.params if not self.track_reads else dict(self.params)
+        return Trace(self.strategy.name, params, messages, steps, self.meter.name, self.tokens.name,
                      input_findings, state_before, ctx.state, [s.layer for s in steps], dialect, dialect_in)
+
+    def _conversation_facts(self, conversation: Any, meta: dict) -> tuple[frozenset, dict]:
+        """The calls made before an excerpt's first line and the values the load made well-typed (the file's are
+        bad) of ``conversation``: on a replay's own fork, kept while its runs are over the same view and meta map."""
+        pc = self._per_conversation
+        if pc is not None and pc[0] is conversation and pc[1] is meta and pc[2] == len(meta):
+            return pc[3], pc[4]
+        before, fixes = known_before_file(conversation), load_fixes_by_identity(meta)
+        if conversation is not None and self.memo is not None:     # (a replay's own fork: the same view each call)
+            self._per_conversation = (conversation, meta, len(meta), before, fixes)
+        return before, fixes
 
     def _reusable(self, prev: Trace | None, messages: list, names: list[str], state: dict, dialect: str) -> int:
         """How many leading steps of ``prev`` this run can keep (see ``run``)."""

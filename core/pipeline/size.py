@@ -193,7 +193,11 @@ class SizeMeter:
 
     def figure_sum(self, messages: Iterable, name: str = SIZE, fn: FigureFn | None = None) -> int:
         """The sum of the figure ``name`` over ``messages`` (each message's figure cached, the sum not)."""
-        if isinstance(messages, list):
+        if messages.__class__ is list:
+            f = self.facts
+            if len(messages) > f.peak:       # (``f.expect(len(messages))``, inlined: it runs several times a call)
+                f.peak = len(messages)
+        elif isinstance(messages, list):
             self.facts.expect(len(messages))
         if name == SIZE:
             return self._size_sum(messages)
@@ -347,8 +351,16 @@ class SizeMeter:
         if not known or after is before:
             return
         removed, added = list(removed), list(added)
-        self._remember(after, {k: v - self.figure_sum(removed, k, None) + self.figure_sum(added, k, None)
-                               for k, v in known.items()})
+        f = self.facts
+        if len(added) > f.peak:          # (as ``figure_sum`` notes it; the removed are fewer than ``before``)
+            f.peak = len(added)
+        totals = {}
+        for k, v in known.items():
+            if k == SIZE:         # (``figure_sum`` of SIZE without its checks: the lists are the layer's own)
+                totals[k] = v - (self._size_sum(removed) if removed else 0) + (self._size_sum(added) if added else 0)
+            else:
+                totals[k] = v - self.figure_sum(removed, k, None) + self.figure_sum(added, k, None)
+        self._remember(after, totals)
 
     def clear_lists(self) -> None:
         """Forget the totals of the lists measured (the per-message figures stay)."""

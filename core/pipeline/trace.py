@@ -144,7 +144,16 @@ class LayerOutput:
 
     @classmethod
     def unchanged(cls, messages: list, note: str = "", **kw) -> "LayerOutput":
+        if cls is LayerOutput and kw.keys() <= _QUICK:
+            # the fields by position (every layer that changes nothing comes here, at every call of a replay: the
+            # keywords and default factories cost 3-4x the construction itself)
+            return LayerOutput(messages, SameOrigin(len(messages)), kw["edits"] if "edits" in kw else [],
+                               kw["vars"] if "vars" in kw else {}, note, kw.get("triggered"),
+                               kw["state"] if "state" in kw else {}, kw.get("error"))
         return cls(messages, SameOrigin(len(messages)), note=note, **kw)
+
+
+_QUICK = frozenset(("edits", "vars", "triggered", "state", "error"))     # the keywords ``unchanged`` takes by position
 
 
 @dataclass

@@ -15,6 +15,7 @@ compacted: ``ReplayResult.late``. Pure Python, no Qt.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 FOLLOW = "follow"       # ReplayResult.mode: each real compaction predicted from the real start
@@ -66,7 +67,8 @@ def reset_points(conv, prepared, dialect: str, convert) -> list[ResetPoint]:
     bounds = sorted(set(conv.segments or [0]) | {0, len(msgs)})
     same = conv.dialect == dialect
     for s in starts:
-        end = next((b for b in bounds if b > s), len(msgs))
+        at_end = bisect_right(bounds, s)         # (the first bound past the start, found by halving)
+        end = bounds[at_end] if at_end < len(bounds) else len(msgs)
         copies = [i for i in range(s, end) if i < len(meta) and "copy_of" in meta[i].extra]
         first = next((i for i in range(s, end) if not (i < len(meta) and "copy_of" in meta[i].extra)), end)
         at = prepared.inv.get(first, len(prepared.msgs)) if first < len(msgs) else len(prepared.msgs)

@@ -9,6 +9,7 @@ the agent had gone on with it.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from functools import partial
 from itertools import filterfalse
 from operator import eq, is_not
@@ -228,9 +229,11 @@ def call_positions(p: Prepared, pending_call: bool, max_calls: int | None) -> tu
 def real_compactions(conv: Conversation, p: Prepared, call_at: list[int]) -> list[dict]:
     """The recording's own compactions, each at the first call at or after its message."""
     out = []
+    n = len(call_at)
     for e in conv.events:
         mi = p.inv.get(e.message_index, e.message_index)
-        call = next((k for k, j in enumerate(call_at) if j >= mi), None)
+        k = bisect_left(call_at, mi)            # (the calls are in order: the first at or after, found by halving)
+        call = k if k < n else None
         out.append({"call": call, "message_index": e.message_index, "kind": e.kind, "trigger": e.trigger,
                     "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens})
     return out
@@ -248,7 +251,9 @@ class _RawGrowth:
         self.lead = None
         self.history: list = []
 
-    def add(self, new: list) -> tuple[int, int]:
+    def add(self, new: list, count: bool = True) -> tuple[int, int | None]:
+        """The size and tokens of the history with ``new`` appended; the tokens None when not ``count`` and the
+        estimator is not additive (the caller has them from elsewhere, or asks ``tokens_now``)."""
         meter, tok = self.meter, self.tokens
         size_sum = meter.figure_sum(new)
         self.size_sum += size_sum
@@ -262,7 +267,11 @@ class _RawGrowth:
             return size, tok.tokens_from(self.est_sum, self.n, self.lead, system=self.view.system,
                                          tools=self.view.tools)
         self.history = meter.extend(self.history, new)      # ours alone: extended in place, the totals carried over
-        return size, tok.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
+        return size, self.tokens_now() if count else None
+
+    def tokens_now(self) -> int:
+        """The estimator over the whole history so far (a not additive one)."""
+        return self.tokens.tokens(self.history, self.meter, system=self.view.system, tools=self.view.tools)
 
 
 def _is_user_turn(m) -> bool:
@@ -311,6 +320,7 @@ def _identity(origin, n: int) -> bool:
 _NOT_NONE = partial(is_not, None)
 _PAUSED_CALLS = 128        # calls walked in one pause of the cyclic GC (``_Walk.run``)
 _NONE_LAST = {None: -1}
+_CLEARING = (REPLACE, PERSIST)     # edits that clear a tool result's content (``CallRecord.results_cleared``)
 
 
 def _compose(cur: list | None, origin, n_in: int, n_context: int) -> list | None:
@@ -346,26 +356,32 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
         else:
             # one that replaced messages in place keeps every position too
             origin = s.origin
-            if not (isinstance(origin, SameOrigin) and len(origin) == len(inp)):
-                cur = _compose(cur, origin, len(inp), n_context)
+            n_in = len(inp)
+            if not (origin.__class__ is SameOrigin and len(origin) == n_in):
+                cur = _compose(cur, origin, n_in, n_context)
             changed = s.changed
         made = bool(s.summary) and not err
+        layer = s.layer
         if changed or err:
             note = s.explain()
             if changed:
-                fired.append(s.layer)
-                events.append(f"{s.layer}: {note}")
+                fired.append(layer)
+                events.append(f"{layer}: {note}")
             if err:
-                errors.append(f"{s.layer}: {err}")
+                errors.append(f"{layer}: {err}")
                 if not changed:
-                    events.append(f"{s.layer}: failed: {err}")
+                    events.append(f"{layer}: failed: {err}")
         else:
             note = ""
-        add(LayerRecord(s.layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after, note,
+        add(LayerRecord(layer, changed, s.size_before, s.size_after, s.tokens_before, s.tokens_after, note,
                         s.triggered, err, made, s.role, s.internal, s.plugin_failed))
-        summaries += made
-        if s.edits:
-            cleared += sum(1 for e in s.edits if e.kind in (REPLACE, PERSIST) and e.tool_id is not None)
+        if made:
+            summaries += 1
+        edits = s.edits
+        if edits:
+            for e in edits:
+                if e.tool_id is not None and e.kind in _CLEARING:
+                    cleared += 1
     return records, cur, {"fired": fired, "events": events, "errors": errors, "summaries": summaries,
                           "cleared": cleared}
 
@@ -400,6 +416,11 @@ class _Walk:
         self.calibrator = self._calibrator()
         if self.calibrator is not None:
             engine.tokens = self.calibrator.tokens        # the walk's own fork: restored at the end
+        # the running context holds the whole recorded history so far, as it was recorded: nothing compacted it,
+        # no real compaction reset it. Then the history's tokens (a not additive estimator: a count over the list)
+        # are the context's, which the pipeline's first step counts with the same estimator, system prompt and
+        # tools: a pure function of equal lists (an additive one sums running figures: nothing to spare)
+        self.pristine = self.calibrator is None and not self.raw.additive and engine.tokens is self.base_tokens
         r = self.result = ReplayResult(strat.name, dict(engine.params), label or strat.name,
                                        [layer.name for layer in engine.layers], [], *_threshold(strat, engine.params),
                                        self.real_events, engine.meter.name, engine.tokens.name, conv.source)
@@ -476,14 +497,21 @@ class _Walk:
             if k and k % _PAUSED_CALLS == 0:
                 pause.__exit__()
                 pause.__enter__()
-            new = [i for i in range(last, j) if i not in skip]
-            turn += any(_is_user_turn(msgs[i]) for i in new)
-            raw_size, raw_tokens = self.raw.add([msgs[i] for i in new])
+            new = [i for i in range(last, j) if i not in skip] if skip else list(range(last, j))
+            new_msgs = list(map(msgs.__getitem__, new))
+            turn += any(map(_is_user_turn, new_msgs))
             reset = None
             while resets and resets[0].at <= j:
                 point = resets.pop(0)
                 if point.at >= last:
                     reset = point           # a real compaction before this call: the last one counts
+            if reset is not None:
+                self.pristine = False
+            # while the running context is the whole history (see ``pristine``) the history's tokens are the
+            # context's, counted by the pipeline's first step: not counted twice (``_call``). Not at the first call:
+            # its history is counted before the first run binds the estimator to the conversation (an estimator that
+            # reads the recorded usage counts it without, as it always did)
+            raw_size, raw_tokens = self.raw.add(new_msgs, count=not (self.pristine and k))
             for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
                 if metas[i].timestamp is not None:
                     ts = metas[i].timestamp
@@ -498,29 +526,37 @@ class _Walk:
                     self.owned = False
                     new = []
                     self._follow_segment(reset)
-                rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn)
+                rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn,
+                                               new_msgs=new_msgs if new else None)
             last = j
             if progress is not None and (k % 50 == 0 or k == total - 1):
                 progress(k + 1, total)
 
-    def _call(self, k, j, context, src, new, raw_size, raw_tokens, ts, turn, hold=False):
-        """One call: the pipeline on the running context plus the new messages; its record, and the context
-        the next call starts from."""
-        msgs = self.p.msgs
+    def _call(self, k, j, context, src, new, raw_size, raw_tokens, ts, turn, hold=False, new_msgs=None):
+        """One call: the pipeline on the running context plus the new messages (``new``: their prepared indices;
+        ``new_msgs``: the messages, when the caller has them); its record, and the context the next call starts
+        from."""
+        if new_msgs is None:
+            new_msgs = list(map(self.p.msgs.__getitem__, new))
         # extended in place while the running context is ours alone (a new list per call copied the whole context
         # every time: a 50,000-message chain spent most of its replay copying and freeing lists)
         # (the kept inputs are each a length of such a list: ``KeptInputs``; a kept trace holds its input itself)
         if self.owned and not hold and not self.opts.keep_traces:
-            context = self.engine.meter.extend(context, [msgs[i] for i in new])
+            context = self.engine.meter.extend(context, new_msgs)
             src.extend(new)
         else:
-            context, src = self.engine.meter.concat(context, [msgs[i] for i in new]), src + new
+            context, src = self.engine.meter.concat(context, new_msgs), src + new
         state_before = dict(self.engine.state)
         if self.calibrator is not None:
             raw_tokens += self.calibrator.before_call(k, hold=hold)
         trace = self.engine.run(context, conversation=self.view, now=ts, dialect=self.dialect,
                                 layers=self._layers_for(k))
         before = context
+        if raw_tokens is None:
+            steps = trace.steps
+            raw_tokens = steps[0].tokens_before if steps and steps[0].input is context else self.raw.tokens_now()
+        if self.pristine and (hold or trace.output is not context):
+            self.pristine = False
         rec, context, src = self._record(k, j, trace, context, src, new, raw_size, raw_tokens, ts, turn)
         self.owned = context is before and not hold
         self._keep(rec, trace, context_before=trace.input, state_before=state_before)
@@ -592,25 +628,33 @@ class _Walk:
             survived.discard(None)
             dropped_pos = [] if len(survived) == len(context) else \
                 list(filterfalse(survived.__contains__, range(len(context))))
-        dropped = [src[q] for q in dropped_pos if src[q] is not None]
-        first, final = (trace.steps[0], trace.steps[-1]) if trace.steps else (None, None)
-        meter, tok = self.engine.meter, self.engine.tokens
-        size_before = first.size_before if first else meter.size(context)
-        tokens_before = first.tokens_before if first else tok.tokens(context, meter)
+        if dropped_pos:
+            dropped = [origin[d] for d in map(src.__getitem__, dropped_pos) if d is not None]
+            results_dropped = sum(map(_tool_results, map(context.__getitem__, dropped_pos)))
+        else:
+            dropped, results_dropped = [], 0
+        steps = trace.steps
+        if steps:
+            first, final = steps[0], steps[-1]
+            size_before, tokens_before, size_after, tokens_after = \
+                first.size_before, first.tokens_before, final.size_after, final.tokens_after
+        else:
+            meter, tok = self.engine.meter, self.engine.tokens
+            size_after = size_before = meter.size(context)
+            tokens_after = tokens_before = tok.tokens(context, meter)
         at_end = j >= len(msgs)
         msg_index = len(self.conv.messages) if at_end else (origin[j] if origin[j] is not None else j)
+        real_tokens = None
+        if not at_end:
+            meta = self.p.metas[j]
+            u = meta.usage
+            if u is not None and u.context_tokens > 0 and not meta.extra.get("synthetic"):
+                real_tokens = u.context_tokens      # a record with no or zero usage (a failed call, a `<synthetic>`
+                #                                     record) is no context the API saw: not recorded
         rec = CallRecord(k, msg_index, len(new), raw_size, raw_tokens, len(context), len(out), size_before,
-                         final.size_after if final else size_before, tokens_before,
-                         final.tokens_after if final else tokens_before, layers, n["fired"], n["events"],
-                         [origin[d] for d in dropped], n["cleared"],
-                         sum(_tool_results(context[q]) for q in dropped_pos), n["summaries"], n["errors"], ts)
-        rec.turn = turn
-        u = None if at_end else self.p.metas[j].usage
-        if u is not None and u.context_tokens > 0 and not self.p.metas[j].extra.get("synthetic"):
-            rec.real_tokens = u.context_tokens      # a record with no or zero usage (a failed call, a `<synthetic>`
-                                                    # record) is no context the API saw: not recorded
-        if k in self.real_by_call:
-            rec.real_boundary = self.real_by_call[k]
+                         size_after, tokens_before, tokens_after, layers, n["fired"], n["events"], dropped,
+                         n["cleared"], results_dropped, n["summaries"], n["errors"], ts, real_tokens,
+                         self.real_by_call.get(k), None, turn)
         if self.opts.check:
             rec.findings = sum(1 for f in trace.final_findings if f.severity == "error")
         if self.calibrator is not None:
