@@ -55,3 +55,18 @@ def test_raw_tokens_across_real_and_simulated_compactions(strategy, tmp_path, mo
     conv = load(str(asset_path("examples", "cc_real_compaction.jsonl"))).main
     got = _raw(conv, strategy, tmp_path, False, monkeypatch)
     assert got and got == _raw(conv, strategy, tmp_path, True, monkeypatch)
+
+
+@pytest.mark.parametrize("strategy", ["claude_code", "s08"])
+def test_the_first_calls_raw_tokens_are_counted_as_a_run_counts_them(strategy, tmp_path):
+    """Call 0's history is counted with the estimator bound to the recording (Claude Code's anchors its count on
+    the recorded usage), as every later call's is: it was counted before the first run bound it (426 tokens at call
+    0 against 15,915 at call 1 on a real session). (Not hermes: its replay calibrates its estimate with the recorded
+    overhead, which a run does not.)"""
+    conv = load(str(asset_path("examples", "cc_real_compaction.jsonl"))).main
+    res = replay(conv, engine=Engine(strategy, workspace=Workspace(tmp_path / "replay")), max_calls=2)
+    first = res.calls[0]
+    context = conv.messages[:first.message_index]
+    trace = Engine(strategy, workspace=Workspace(tmp_path / "run")).run(context, conversation=conv)
+    assert first.raw_tokens == trace.steps[0].tokens_before
+    assert res.calls[1].raw_tokens >= first.raw_tokens

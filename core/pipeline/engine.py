@@ -215,16 +215,24 @@ class Engine:
         with gc_paused():
             return self._run(messages, conversation, now, cancel, layers, keep_state, dialect, system, progress, reuse)
 
+    def bind_tokens(self, conversation: Any) -> None:
+        """Bind the token estimator to ``conversation`` when it reads the recorded usage (Claude Code's: what it
+        learns from the file is the same for every list of it); ``run`` does it, and a replay before its first
+        call, so the history's tokens at call 0 are counted as at every later call."""
+        bind = getattr(self.tokens, "bind", None)
+        if bind is None:
+            return
+        try:
+            bind(conversation, meter=self.meter)     # the message figures shared through the meter
+        except TypeError:                            # an estimator from outside with bind(conversation)
+            bind(conversation)
+
     def _run(self, messages: list, conversation: Any, now: float | None, cancel: threading.Event | None,
              layers: Iterable[str] | None, keep_state: bool, dialect: str | None, system: Any,
              progress: Callable[[LayerProgress], Any] | None, reuse: Trace | None) -> Trace:
         meta = conversation.meta_by_identity() if conversation is not None else {}
-        bind = getattr(self.tokens, "bind", None)      # an estimator that reads the recorded usage
-        if bind is not None and conversation is not None:
-            try:
-                bind(conversation, meter=self.meter)     # the message figures shared through the meter
-            except TypeError:                            # an estimator from outside with bind(conversation)
-                bind(conversation)
+        if conversation is not None:
+            self.bind_tokens(conversation)
         system = system if system is not None else (conversation.system if conversation is not None else None)
         dialect = dialect or (conversation.dialect if conversation is not None else detect_dialect(messages))
         dialect_in = dialect

@@ -411,6 +411,7 @@ class _Walk:
         self.manual_layer = "manual_compact" if options.manual_compacts and any(
             item.name == "manual_compact" for item in strat.extra_layers) else None
         self.base_tokens = engine.tokens
+        engine.bind_tokens(self.view)        # before call 0's history is counted (``_RawGrowth``), as the run will
         self.raw = _RawGrowth(engine.meter, self.base_tokens, self.view)
         self.calibration_off = ""
         self.calibrator = self._calibrator()
@@ -508,10 +509,8 @@ class _Walk:
             if reset is not None:
                 self.pristine = False
             # while the running context is the whole history (see ``pristine``) the history's tokens are the
-            # context's, counted by the pipeline's first step: not counted twice (``_call``). Not at the first call:
-            # its history is counted before the first run binds the estimator to the conversation (an estimator that
-            # reads the recorded usage counts it without, as it always did)
-            raw_size, raw_tokens = self.raw.add(new_msgs, count=not (self.pristine and k))
+            # context's, counted by the pipeline's first step: not counted twice (``_call``)
+            raw_size, raw_tokens = self.raw.add(new_msgs, count=not self.pristine)
             for i in range(ts_from, j):      # the latest timestamp before the call, found incrementally
                 if metas[i].timestamp is not None:
                     ts = metas[i].timestamp
