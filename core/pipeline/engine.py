@@ -68,6 +68,8 @@ def _delta(before: list, after: list) -> Delta | None:
 
 @dataclass
 class Engine:
+    """Runs a strategy's pipeline: its parameters, workspace, summarizer, size meter and token estimator, and the
+    state its layers carry from one call to the next (the circuit breaker, a replay's memo)."""
     strategy: Strategy
     params: dict = field(default_factory=dict)
     workspace: Workspace | None = None

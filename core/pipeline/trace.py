@@ -28,6 +28,8 @@ NOTE = "note"            # an observation that changed nothing (quirk, skipped b
 
 @dataclass(slots=True)
 class Edit:
+    """One thing a layer did, in words and where: the input range or message (and block) it touched, the output
+    message it made, and the tool call it concerns."""
     kind: str
     text: str                                   # the edit in words
     start: int | None = None                    # input range [start, end)
@@ -158,6 +160,8 @@ _QUICK = frozenset(("edits", "vars", "triggered", "state", "error"))     # the k
 
 @dataclass
 class Step:
+    """One layer's run in a trace: its input and output lists, where each output message came from, its edits,
+    working variables and note, and the sizes and tokens before and after."""
     layer: str
     input: list
     messages: list
@@ -257,6 +261,8 @@ class Step:
 
 @dataclass
 class Trace:
+    """A pipeline's run over one list: the strategy and its parameters, the input, one step per layer, the
+    estimators' names, and what the checker found."""
     strategy: str
     params: dict
     input: list
