@@ -14,6 +14,8 @@ import threading
 from operator import is_
 from typing import Any, Callable, Generic, TypeVar
 
+from ..runtime.forget import on_forget
+
 R = TypeVar("R")
 
 
@@ -27,6 +29,7 @@ class ChunkMemo(Generic[R]):
         self._memo: dict[tuple[int, int], tuple[list, R]] = {}
         self._lock = threading.Lock()
         self.computed = 0                       # chunks computed (not found), for tests
+        on_forget(self.clear)                   # (between two sessions: core.runtime.forget)
 
     def chunk_result(self, chunk: list) -> R:
         """``fn(chunk)``, found or computed and remembered."""
