@@ -232,3 +232,25 @@ def test_rows_of_a_list_changed_in_place_packed_or_not_equal_the_loops():
                     assert [tuple(r) for r in A.align(step)] == want, (n, trial, pack)
             finally:
                 A.PACK_ROWS = old_pack
+
+
+def test_a_big_change_derived_from_the_same_layers_list_before_equals_a_fresh_sizing():
+    """``SizeMeter.derive`` with a big reported change (half the messages replaced) takes the totals of a list
+    measured before that shares nearly all of the new one (the layer's output before a parameter change)."""
+    from compactscope.core.pipeline.facts import Facts
+    from compactscope.core.pipeline.size import SizeMeter
+    meter = SizeMeter(facts=Facts())
+    inp = [{"role": "user", "content": "x" * (i % 17 + 1)} for i in range(2000)]
+    def replaced(lst, upto):
+        return [{"role": "user", "content": "short"} if i % 2 and i < upto else m for i, m in enumerate(lst)]
+    meter.size(inp)
+    old = replaced(inp, 1900)
+    changed = [i for i in range(2000) if old[i] is not inp[i]]
+    meter.derive(inp, old, [inp[i] for i in changed], [old[i] for i in changed])
+    new = old[:1800] + replaced(inp, 1950)[1800:]                  # the same layer, its cut moved
+    changed = [i for i in range(2000) if new[i] is not inp[i]]
+    for _ in range(3):                                              # other lists measured since
+        meter.size([inp[0]] + [{"role": "user", "content": "y"}] * 300)
+    meter.derive(inp, new, [inp[i] for i in changed], [new[i] for i in changed])
+    assert meter.size(new) == SizeMeter(facts=Facts()).size(new)
+    assert meter.size(old) == SizeMeter(facts=Facts()).size(old)
