@@ -84,6 +84,8 @@ def test_chunk_memo_computes_only_the_chunks_that_changed():
     changed = msgs[:9] + [{"v": 100}] + msgs[10:]
     assert memo.results(changed) == [6, 22, 38 - 9 + 100, 54, 33] and memo.computed == 6
     assert memo.results(msgs[:10]) == [6, 22, 17] and memo.computed == 7              # a shorter list
+    kept = len(memo)
+    assert memo.results(msgs[:4]) == [6] and memo.results([]) == [] and len(memo) == kept   # one chunk: not kept
 
 
 @pytest.mark.parametrize("edit", ["none", "first", "middle", "shorter", "longer"])

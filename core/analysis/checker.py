@@ -253,7 +253,8 @@ def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | 
 
 # a list is checked in chunks of this many messages, each chunk's findings kept by its messages, its place and
 # the calls open before it (``_OPENAI_CHUNKS``): a parameter change re-checking a re-run layer's list of 100k
-# messages checks only the chunks after the first message it changed
+# messages checks only the chunks after the first message it changed (a list of one chunk or less is not kept: the
+# events' replay checks hundreds of short contexts, which would push a long list's chunks out)
 CHECK_CHUNK = PAUSE_EVERY
 _OPENAI_CHUNKS: dict = {}           # (start, id of its first message, length) -> (chunk, entry, before_file, out, exit)
 _OPENAI_KEPT = 256
@@ -266,15 +267,23 @@ def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | Non
     if not messages:
         return [Finding("empty_list", 0, "the message list is empty")]
     state: tuple = (False, ())           # (a non-system message seen, the open calls as (id, (message, call)))
+    if len(messages) <= CHECK_CHUNK:     # one chunk (a replay's context): checked, not remembered
+        if pause is not None:
+            pause()
+        found, state = _openai_scan(messages, 0, state, before_file)
+        return found + _still_open(state)
     for start in range(0, len(messages), CHECK_CHUNK):
         if pause is not None:
             pause()
         found, state = _openai_chunk(messages[start:start + CHECK_CHUNK], start, state, before_file)
         out += found
-    for tid, (mi, ci) in state[1]:
-        out.append(Finding("unanswered_tool_use", mi, f"tool call {tid} waits for its result (last message)",
-                           ci, "warning", tool_id=tid))
-    return out
+    return out + _still_open(state)
+
+
+def _still_open(state: tuple) -> list[Finding]:
+    """The calls still open after the last message (``state``: the scan's after it)."""
+    return [Finding("unanswered_tool_use", mi, f"tool call {tid} waits for its result (last message)", ci,
+                    "warning", tool_id=tid) for tid, (mi, ci) in state[1]]
 
 
 def _openai_chunk(chunk: list, start: int, entry: tuple, before_file) -> tuple[list, tuple]:

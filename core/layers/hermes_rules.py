@@ -402,6 +402,9 @@ def latest_summary(messages: list, start: int, end: int) -> tuple[int | None, st
     end = min(end, len(messages))
     span = messages[start:end]
     size = _SUMMARY_AT.size
+    if not _SUMMARY_AT.remembers(len(span)):
+        at = _last_summary_in(span)
+        return (None, "") if at < 0 else (start + at, strip_summary_prefix(text_parts(messages[start + at].get("content"))))
     for k in range(((len(span) - 1) // size) * size, -1, -size):
         at = _SUMMARY_AT.chunk_result(span[k:k + size])
         if at >= 0:

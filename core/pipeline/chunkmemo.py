@@ -6,7 +6,9 @@ affects are the same objects (layers share unchanged messages, never change one 
 fixed chunks (``messages[k * size:(k + 1) * size]``, counted from the list's first message) finds each chunk
 before the change as it was, and only the chunks after it are read again. A chunk is found by the id of its first
 message and its length and checked message by message (``map(is_, ...)``, in C); the memo holds each chunk's
-messages, so that no id is reused while it is remembered, and forgets the oldest chunks past ``max_chunks``.
+messages, so that no id is reused while it is remembered, and forgets the oldest chunks past ``max_chunks``. Only
+a list longer than one chunk is remembered: the events' replay summarises hundreds of short contexts, which would
+push a long list's chunks out.
 """
 from __future__ import annotations
 
@@ -49,9 +51,17 @@ class ChunkMemo(Generic[R]):
         return r
 
     def results(self, messages: list) -> list[R]:
-        """The result of each chunk of ``messages``, in order (none for an empty list)."""
+        """The result of each chunk of ``messages``, in order (none for an empty list). A list of one chunk or
+        less is not remembered (see ``remembers``)."""
         n, size = len(messages), self.size
+        if not self.remembers(n):
+            return [self.fn(messages)] if messages else []
         return [self.chunk_result(messages[k:k + size]) for k in range(0, n, size)]
+
+    def remembers(self, n: int) -> bool:
+        """Whether the chunks of a list of ``n`` are remembered: only a list of more than one chunk's are (a
+        replay's hundreds of short contexts would push the long list's chunks out, and cost little to read)."""
+        return n > self.size
 
     def clear(self) -> None:
         with self._lock:
