@@ -8,6 +8,8 @@ suspicious (e.g. the last assistant message still waits for its results).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from operator import is_
+import threading
 from typing import Any, Callable
 
 from ..model.messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
@@ -250,13 +252,64 @@ def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | 
     return out
 
 
+# a list is checked in chunks of this many messages, each chunk's findings kept by its messages, its place and
+# the calls open before it (``_OPENAI_CHUNKS``): a parameter change re-checking a re-run layer's list of 100k
+# messages checks only the chunks after the first message it changed (a list of one chunk or less is not kept: the
+# events' replay checks hundreds of short contexts, which would push a long list's chunks out)
+CHECK_CHUNK = PAUSE_EVERY
+_OPENAI_CHUNKS: dict = {}           # (start, id of its first message, length) -> (chunk, entry, before_file, out, exit)
+_OPENAI_KEPT = 256
+_OPENAI_LOCK = threading.Lock()
+on_forget(_OPENAI_CHUNKS.clear)
+
+
 def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
     out: list[Finding] = []
     if not messages:
         return [Finding("empty_list", 0, "the message list is empty")]
-    open_calls: dict[str, tuple[int, int]] = {}
-    seen_non_system = False
-    for i, m in _numbered(messages, pause):
+    state: tuple = (False, ())           # (a non-system message seen, the open calls as (id, (message, call)))
+    if len(messages) <= CHECK_CHUNK:     # one chunk (a replay's context): checked, not remembered
+        if pause is not None:
+            pause()
+        found, state = _openai_scan(messages, 0, state, before_file)
+        return found + _still_open(state)
+    for start in range(0, len(messages), CHECK_CHUNK):
+        if pause is not None:
+            pause()
+        found, state = _openai_chunk(messages[start:start + CHECK_CHUNK], start, state, before_file)
+        out += found
+    return out + _still_open(state)
+
+
+def _still_open(state: tuple) -> list[Finding]:
+    """The calls still open after the last message (``state``: the scan's after it)."""
+    return [Finding("unanswered_tool_use", mi, f"tool call {tid} waits for its result (last message)", ci,
+                    "warning", tool_id=tid) for tid, (mi, ci) in state[1]]
+
+
+def _openai_chunk(chunk: list, start: int, entry: tuple, before_file) -> tuple[list, tuple]:
+    """(findings, state after) of ``chunk``, the messages from index ``start``, entered in state ``entry``: found
+    when the same messages were checked at the same place from the same state, else checked."""
+    key = (start, id(chunk[0]), len(chunk))
+    e = _OPENAI_CHUNKS.get(key)
+    if e is not None and e[1] == entry and (e[2] is before_file or e[2] == before_file) \
+            and all(map(is_, e[0], chunk)):
+        return e[3], e[4]
+    found, after = _openai_scan(chunk, start, entry, before_file)
+    with _OPENAI_LOCK:
+        _OPENAI_CHUNKS.pop(key, None)
+        while len(_OPENAI_CHUNKS) >= _OPENAI_KEPT:
+            _OPENAI_CHUNKS.pop(next(iter(_OPENAI_CHUNKS)), None)
+        _OPENAI_CHUNKS[key] = (chunk, entry, before_file, found, after)
+    return found, after
+
+
+def _openai_scan(chunk: list, start: int, entry: tuple, before_file) -> tuple[list, tuple]:  # noqa: C901
+    """The OpenAI dialect's checks of ``chunk`` (see ``_openai_chunk``)."""
+    out: list[Finding] = []
+    seen_non_system = entry[0]
+    open_calls: dict[str, tuple[int, int]] = dict(entry[1])
+    for i, m in enumerate(chunk, start):
         if not isinstance(m, dict):
             out.append(Finding("not_a_message", i, f"message is {words.a(type(m).__name__)}, not an object"))
             continue
@@ -305,10 +358,7 @@ def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | Non
                                    severity="warning"))
         elif role == "user" and _is_empty(m.get("content")):
             out.append(Finding("empty_content", i, "content is empty"))
-    for tid, (mi, ci) in open_calls.items():
-        out.append(Finding("unanswered_tool_use", mi, f"tool call {tid} waits for its result (last message)",
-                           ci, "warning", tool_id=tid))
-    return out
+    return out, (seen_non_system, tuple(open_calls.items()))
 
 
 def rejected(findings: list[Finding]) -> bool:

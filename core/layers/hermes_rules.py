@@ -19,6 +19,7 @@ from typing import Any
 
 from ..model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
 from ..model.text import text_parts
+from ..pipeline.chunkmemo import ChunkMemo
 
 # ----------------------------------------------------------------- texts
 TASK_HEADING = "## Historical Task Snapshot"
@@ -382,11 +383,33 @@ def is_summary_content(content: Any) -> bool:
     return text.startswith((SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES))
 
 
+def _last_summary_in(chunk: list) -> int:
+    """The index in ``chunk`` of its last summary message, -1 when it has none."""
+    for i in range(len(chunk) - 1, -1, -1):
+        if is_summary_content(chunk[i].get("content")):
+            return i
+    return -1
+
+
+# each fixed chunk of messages[start:end] -> where its last summary is: a parameter change moving the cut over
+# 100k messages reads the messages of the chunks after the change only
+_SUMMARY_AT: ChunkMemo[int] = ChunkMemo(_last_summary_in, size=2048, max_chunks=160)
+
+
 def latest_summary(messages: list, start: int, end: int) -> tuple[int | None, str]:
-    for i in range(end - 1, start - 1, -1):
-        c = messages[i].get("content")
-        if is_summary_content(c):
-            return i, strip_summary_prefix(text_parts(c))
+    """(index, body) of the last summary message in ``messages[start:end]``; (None, "") when there is none."""
+    start = max(start, 0)
+    end = min(end, len(messages))
+    span = messages[start:end]
+    size = _SUMMARY_AT.size
+    if not _SUMMARY_AT.remembers(len(span)):
+        at = _last_summary_in(span)
+        return (None, "") if at < 0 else (start + at, strip_summary_prefix(text_parts(messages[start + at].get("content"))))
+    for k in range(((len(span) - 1) // size) * size, -1, -size):
+        at = _SUMMARY_AT.chunk_result(span[k:k + size])
+        if at >= 0:
+            i = start + k + at
+            return i, strip_summary_prefix(text_parts(messages[i].get("content")))
     return None, ""
 
 

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from ..pipeline.chunkmemo import ChunkMemo
 from ..pipeline.facts import BytesFact
 from ..summarizers import LazyPrompt
 from ..model.text import text_parts
@@ -315,13 +316,23 @@ _turn_digests = BytesFact("hermes_turn_sha256", 32,
                           lambda m: hashlib.sha256(turn_text(m).encode("utf-8", "surrogatepass")).digest())
 
 
+def _chunk_digest(chunk: list) -> bytes:
+    return hashlib.sha256(_turn_digests.joined(chunk) or b"").digest()
+
+
+# each fixed chunk of the turns -> the digest of its turns' digests, kept by the chunk's messages: a parameter
+# change moving the cut over 100k turns looks up the turns of the chunks after the change only
+_chunk_digests: ChunkMemo[bytes] = ChunkMemo(_chunk_digest, size=2048, max_chunks=160)
+
+
 def summary_key_pieces(turns: list, previous: str | None, budget: int, focus: str | None):
     """What identifies ``summary_prompt`` for the summary cache: equal exactly when the prompts are (the head and
-    the tail as text, each turn as the digest of its text, kept per message)."""
+    the tail as text, the number of turns, and each fixed chunk of the turns as the digest of its turns' digests,
+    each turn's the digest of its text, kept per message)."""
     head, tail = _prompt_head(previous), _prompt_tail(budget, focus)
     yield f"{len(head)}:{len(tail)}:{len(turns)}:" + head + tail
     _turn_digests.shown(len(turns))
-    yield _turn_digests.joined(turns)
+    yield b"".join(_chunk_digests.results(turns))
 
 
 def summary_prompt_lazy(turns: list, previous: str | None, budget: int, focus: str | None) -> LazyPrompt:

@@ -20,7 +20,10 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping, Sequence
 from itertools import repeat
+from operator import is_not
 from typing import Any, NamedTuple
+
+from .trace import SameOrigin
 
 KEPT = "kept"
 CHANGED = "changed"
@@ -29,6 +32,7 @@ INSERTED = "inserted"
 DUPLICATED = "duplicated"
 KINDS = (KEPT, CHANGED, REMOVED, INSERTED, DUPLICATED)
 _KIND_CODE = {k: c for c, k in enumerate(KINDS)}
+_CHANGED_CODE = _KIND_CODE[CHANGED]
 
 
 class BlockChange(NamedTuple):
@@ -149,14 +153,18 @@ def _align_runs(n_in: int, origin, inp, outp, maps: bool = True, packed: bool = 
     def removed(a: int, b: int) -> None:
         if b > a:
             ri = len(rows)
-            left_rows.update(zip(range(a, b), range(ri, ri + b - a)))
+            _put_run(left_rows, range(a, b), ri)
             emit(b - a, range(a, b), None, REMOVED)
 
-    # outputs whose origin minus their position is the same form a run of consecutive inputs
-    keys = [None if o is None else o - k for k, o in enumerate(origin)]
+    # outputs whose origin minus their position is the same form a run of consecutive inputs (one run when each
+    # output stands at its input's place: a layer that replaced messages in place, or changed none)
+    if n_in and _in_place(origin, n_in):
+        runs: Any = ((0, n_in),)
+    else:
+        keys = [None if o is None else o - k for k, o in enumerate(origin)]
+        runs = ((d, sum(1 for _ in grp)) for d, grp in groupby(keys))
     j = 0
-    for d, grp in groupby(keys):
-        L = sum(1 for _ in grp)
+    for d, L in runs:
         j0, j1 = j, j + L                      # outputs j0..j1-1
         j = j1
         if d is None:
@@ -173,7 +181,7 @@ def _align_runs(n_in: int, origin, inp, outp, maps: bool = True, packed: bool = 
         if b > a:
             flush_pending()
             ri = len(rows)
-            right_rows.update(zip(range(j0 + a, j0 + b), range(ri, ri + b - a)))
+            _put_run(right_rows, range(j0 + a, j0 + b), ri)
             emit(b - a, range(v0 + a, v0 + b), range(j0 + a, j0 + b), DUPLICATED)
         # values in nxt..n_in-1: kept or changed
         c = min(max(n_in - v0, b), L)
@@ -182,10 +190,11 @@ def _align_runs(n_in: int, origin, inp, outp, maps: bool = True, packed: bool = 
             flush_pending()
             ri = len(rows)
             ins, outs = range(v0 + b, v0 + c), range(j0 + b, j0 + c)
-            kinds = [KEPT if o is p else CHANGED for o, p in zip(outp[j0 + b:j0 + c], inp[v0 + b:v0 + c])]
-            left_rows.update(zip(ins, range(ri, ri + c - b)))
-            right_rows.update(zip(outs, range(ri, ri + c - b)))
-            emit(c - b, ins, outs, kinds)
+            # each row's kind code: KEPT (0) when the output is its input, else CHANGED (1)
+            codes = bytearray(map(is_not, outp[j0 + b:j0 + c], inp[v0 + b:v0 + c]))
+            _put_run(left_rows, ins, ri)
+            _put_run(right_rows, outs, ri)
+            emit(c - b, ins, outs, codes if packed else [KINDS[k] for k in codes])
             nxt = v0 + c
         # values >= n_in: invalid, inserted
         if L > c:
@@ -193,6 +202,25 @@ def _align_runs(n_in: int, origin, inp, outp, maps: bool = True, packed: bool = 
     removed(nxt, n_in)
     flush_pending()
     return rows, left_rows, right_rows
+
+
+def _in_place(origin, n: int) -> bool:
+    """Whether ``origin`` is ``[0, 1, ..., n-1]`` (each output at its input's place)."""
+    if len(origin) != n:
+        return False
+    if isinstance(origin, SameOrigin):
+        return True
+    if isinstance(origin, range):
+        return origin == range(n)
+    return isinstance(origin, list) and origin[0] == 0 and origin[-1] == n - 1 and origin == list(range(n))
+
+
+def _put_run(rows_of: Any, keys: range, first_row: int) -> None:
+    """An index map's entries for the consecutive indexes ``keys``: rows ``first_row``, ``first_row + 1``, ..."""
+    if rows_of.__class__ is _ArrayMap:
+        rows_of.a[keys.start:keys.stop] = array("q", range(first_row, first_row + len(keys)))
+    else:
+        rows_of.update(zip(keys, range(first_row, first_row + len(keys))))
 
 
 class _Sink(dict):
@@ -232,19 +260,31 @@ class _ArrayMap:
         return v
 
 
-def _edit_rows(step, rows: Sequence[Row], left_rows: Any, right_rows: Any) -> Sequence[Row]:
-    """Attach edit indexes and block changes to the rows they concern (cost ~ rows touched by edits)."""
-    if not step.edits:
-        return rows
+def _touched_rows(edits: list, left_rows: Any, right_rows: Any) -> tuple[dict, list]:
+    """(row -> the indexes of the edits that concern it, in edit order; the range edits over consecutive rows as
+    (first row, end row, edit index))."""
     touched: dict[int, list] = {}
     spans: list = []      # (first row, end row, k): a range edit over consecutive rows (a summary of 100k)
-    for k, e in enumerate(step.edits):
-        if e.message is not None and e.message in left_rows:
-            touched.setdefault(left_rows[e.message], []).append(k)
-        if e.out is not None and e.out in right_rows:
-            touched.setdefault(right_rows[e.out], []).append(k)
+    lget, rget = left_rows.get, right_rows.get
+    for k, e in enumerate(edits):
+        if e.message is not None:
+            ri = lget(e.message)
+            if ri is not None:
+                lst = touched.get(ri)
+                if lst is None:
+                    touched[ri] = [k]
+                else:
+                    lst.append(k)
+        if e.out is not None:
+            ri = rget(e.out)
+            if ri is not None:
+                lst = touched.get(ri)
+                if lst is None:
+                    touched[ri] = [k]
+                else:
+                    lst.append(k)
         if e.start is not None and e.end is not None and e.end > e.start:
-            get = left_rows.get
+            get = lget
             a, b = max(e.start, 0), e.end
             # every input has one row and they follow the input order, so the range's rows are consecutive
             # when its ends are that far apart
@@ -260,6 +300,14 @@ def _edit_rows(step, rows: Sequence[Row], left_rows: Any, right_rows: Any) -> Se
                         touched[ri] = [k]
                     else:
                         lst.append(k)
+    return touched, spans
+
+
+def _edit_rows(step, rows: Sequence[Row], left_rows: Any, right_rows: Any) -> Sequence[Row]:
+    """Attach edit indexes and block changes to the rows they concern (cost ~ rows touched by edits)."""
+    if not step.edits:
+        return rows
+    touched, spans = _touched_rows(step.edits, left_rows, right_rows)
     # a span's rows are made in one go; the rows other edits touch too get the span's edit in their list
     # (and are made again below), and spans that overlap go row by row
     packed = isinstance(rows, PackedRows)
@@ -288,8 +336,9 @@ def _edit_rows(step, rows: Sequence[Row], left_rows: Any, right_rows: Any) -> Se
     shared: dict = {}
     single: dict = {}
     edits = step.edits
+    if packed and touched and out._edits is None:
+        out._edits = [()] * len(out._kind)
     for ri, lst in touched.items():
-        r = rows[ri]
         n = len(lst)
         if n == 1 or (n == 2 and lst[0] == lst[1]):
             k0 = lst[0]
@@ -301,16 +350,34 @@ def _edit_rows(step, rows: Sequence[Row], left_rows: Any, right_rows: Any) -> Se
             ks = shared.get(key)
             if ks is None:
                 ks = shared[key] = tuple(sorted(set(lst)))
+        if packed:                  # (the row's edits and block changes set in its columns: no Row made)
+            out._edits[ri] = ks
+            if out._kind[ri] != _CHANGED_CODE:
+                out._blocks.pop(ri, None)
+                continue
+            left = out._left[ri]
+            blocks = _block_changes(edits, ks, None if left < 0 else left)
+            if blocks:
+                out._blocks[ri] = blocks
+            else:
+                out._blocks.pop(ri, None)
+            continue
+        r = rows[ri]
         if r[2] != CHANGED:
             out[ri] = _new(Row, (r[0], r[1], r[2], ks, ()))
             continue
-        blocks = []
-        for k in ks:
-            e = edits[k]
-            if e.block is not None and e.message == r[0] and e.new_len is not None:
-                blocks.append(_new(BlockChange, (e.block, e.kind, e.old_len, e.new_len, e.tool_id, e.path)))
-        out[ri] = _new(Row, (r[0], r[1], r[2], ks, tuple(blocks)))
+        out[ri] = _new(Row, (r[0], r[1], r[2], ks, _block_changes(edits, ks, r[0])))
     return out
+
+
+def _block_changes(edits: list, ks: tuple, left: int | None) -> tuple:
+    """The block changes of a changed row (its input index ``left``) among the edits ``ks`` that concern it."""
+    blocks = []
+    for k in ks:
+        e = edits[k]
+        if e.block is not None and e.message == left and e.new_len is not None:
+            blocks.append(_new(BlockChange, (e.block, e.kind, e.old_len, e.new_len, e.tool_id, e.path)))
+    return tuple(blocks)
 
 
 class KeptRows(Sequence):
@@ -362,7 +429,11 @@ class PackedRows(Sequence):
         """n more rows: ``lefts``/``rights`` a range or list of indexes, or None; ``kinds`` a list, or one kind."""
         self._left.extend(repeat(-1, n) if lefts is None else lefts)
         self._right.extend(repeat(-1, n) if rights is None else rights)
-        self._kind.extend(repeat(_KIND_CODE[kinds], n) if isinstance(kinds, str) else map(_KIND_CODE.__getitem__, kinds))
+        if isinstance(kinds, bytearray):          # (kind codes)
+            self._kind.extend(kinds)
+        else:
+            self._kind.extend(repeat(_KIND_CODE[kinds], n) if isinstance(kinds, str)
+                              else map(_KIND_CODE.__getitem__, kinds))
         if self._edits is not None:
             self._edits.extend(repeat((), n))
 

@@ -45,6 +45,7 @@ _FNS: dict[str, FigureFn] = {}      # figure name -> its function (the first one
 _IMAGES = False         # a message with an image was measured (raw sizes then differ from sizes)
 _SCAN_MIN = 256         # a list shorter than this is summed, never derived from another (see SizeMeter._derived)
 _SCAN_LISTS = 2         # lists measured before that an unknown list is compared with
+_SCAN_LISTS_BIG = 8     # ... when a layer reported a big change (``SizeMeter.derive``)
 
 
 def common_prefix(a: list, b: list) -> int:
@@ -254,11 +255,12 @@ class SizeMeter:
             self._remember(messages, totals, base=e[4] if e is not None and e[0] is messages else None)
         return totals
 
-    def _derived(self, messages: list) -> dict | None:
+    def _derived(self, messages: list, scan: int = _SCAN_LISTS) -> dict | None:
         """The totals of a list not measured as it is, at the cost of what differs from one that was: the same
         list grown in place since (its old last message still in its place: lists are values in core, only their
         owner extends them), or another list that shares a long prefix with one measured (``prev + [m]``, found
-        by an identity scan in C, 20-30x cheaper per message than summing). None when neither holds."""
+        by an identity scan in C, 20-30x cheaper per message than summing; ``scan``: how many lists that start with
+        the same message are compared). None when neither holds."""
         n = len(messages)
         e = self._lists.get(id(messages))
         if e is not None and e[0] is messages and e[1] < n and (e[1] == 0 or messages[e[1] - 1] is e[2]):
@@ -278,7 +280,7 @@ class SizeMeter:
             if best is None or k > best[0]:
                 best = (k, e)
             tried += 1
-            if k == m or tried >= _SCAN_LISTS:
+            if k == m or tried >= scan:
                 break
         if best is None:
             return None
@@ -351,6 +353,13 @@ class SizeMeter:
         if not known or after is before:
             return
         removed, added = list(removed), list(added)
+        if len(removed) + len(added) > max(_SCAN_MIN, len(after) // 8):
+            # a big change (hermes's prune replaced 48k of 100k messages): a list measured before may share
+            # nearly all of ``after`` (the same layer's output in the run before a parameter change)
+            derived = self._derived(after, scan=_SCAN_LISTS_BIG)
+            if derived is not None and all(k in derived for k in known):
+                self._remember(after, derived)
+                return
         f = self.facts
         if len(added) > f.peak:          # (as ``figure_sum`` notes it; the removed are fewer than ``before``)
             f.peak = len(added)

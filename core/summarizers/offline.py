@@ -14,6 +14,7 @@ from ..i18n.catalog import language, translate
 from ..model.messages import block_type, blocks, content_text
 from .base import SummaryRequest, SummaryResult
 from ..files.jsonio import dict_at
+from ..pipeline.chunkmemo import ChunkMemo
 from ..pipeline.facts import ObjFact
 
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file")
@@ -125,29 +126,71 @@ def _shared_call(call: tuple) -> tuple:
 _FACTS = ObjFact("offline_summary_facts", _facts_of)
 
 
+_RANK = {"mentioned": 0, "read": 1, "written": 2}
+
+
+def _chunk_totals(msgs: list) -> tuple:
+    """What the summary counts of a run of messages: (first real user text, last one, tool name -> calls,
+    path -> verb (in the order first touched), how many errors, the last five, the last assistant text)."""
+    facts = _FACTS.values(msgs)
+    tools: dict[str, int] = {}
+    files: dict[str, str] = {}
+    n_errors = 0
+    last_errors: list[str] = []
+    for _user, _text, calls, errs in facts:
+        for name, named, mentioned in calls:
+            tools[name] = tools.get(name, 0) + 1
+            for v, verb in named:
+                if files.get(v) != "written":
+                    files[v] = verb
+            for p in mentioned:
+                files.setdefault(p, "mentioned")
+        if errs:
+            n_errors += len(errs)
+            last_errors = (last_errors + list(errs))[-5:]
+    return (next((f[0] for f in facts if f[0]), None), next((f[0] for f in reversed(facts) if f[0]), None),
+            tools, files, n_errors, last_errors, next((f[1] for f in reversed(facts) if f[1]), None))
+
+
+# the totals of each fixed chunk of the summarised messages, kept by the chunk's messages: a summary asked again
+# over nearly the same turns (a parameter change moving hermes's cut) reads only the chunks after the change
+_TOTALS: ChunkMemo[tuple] = ChunkMemo(_chunk_totals, size=2048, max_chunks=160)
+
+
+def _totals(msgs: list) -> tuple:
+    """``_chunk_totals`` of the whole list, merged from its chunks' (the same figures, in the same order: a file
+    keeps its first place and the strongest verb, written over read over mentioned)."""
+    first = last = last_text = None
+    tools: Counter = Counter()
+    files: dict[str, str] = {}
+    n_errors = 0
+    last_errors: list[str] = []
+    rank = _RANK
+    for c_first, c_last, c_tools, c_files, c_n, c_errors, c_text in _TOTALS.results(msgs):
+        first = first or c_first
+        last = c_last or last
+        last_text = c_text or last_text
+        tools.update(c_tools)
+        if not files:
+            files.update(c_files)
+        else:
+            for p, v in c_files.items():
+                cur = files.get(p)
+                if cur is None or rank[v] > rank[cur]:
+                    files[p] = v
+        if c_n:
+            n_errors += c_n
+            last_errors = (last_errors + c_errors)[-5:]
+    return first, last, tools, files, n_errors, last_errors, last_text
+
+
 class OfflineSummarizer:
     name = "offline summary (deterministic, no LLM)"
 
     def summarize(self, request: SummaryRequest, cancel=None) -> SummaryResult:
         msgs = [m for m in request.messages if isinstance(m, dict)]
         _FACTS.shown(len(msgs))
-        facts = _FACTS.values(msgs)
-        first_request = next((f[0] for f in facts if f[0]), None)
-        last_user = next((f[0] for f in reversed(facts) if f[0]), None)
-        tools: Counter = Counter()
-        files: dict[str, str] = {}
-        errors: list[str] = []
-        for _user, _text, calls, errs in facts:
-            for name, named, mentioned in calls:
-                tools[name] += 1
-                for v, verb in named:
-                    if files.get(v) != "written":
-                        files[v] = verb
-                for p in mentioned:
-                    files.setdefault(p, "mentioned")
-            if errs:
-                errors += errs
-        last_text = next((f[1] for f in reversed(facts) if f[1]), None)
+        first_request, last_user, tools, files, n_errors, last_errors, last_text = _totals(msgs)
         h = _Headings(language())
         lines = [h("(Offline summary: made by Compactscope from the message structure, no LLM was called.)"), ""]
         lines.append(h.field("Current goal", _clip(first_request, 400) if first_request
@@ -162,9 +205,9 @@ class OfflineSummarizer:
                 lines.append("- " + h(f"... and {len(files) - 30} more"))
         if tools:
             lines.append(h.field("Tools called", ", ".join(f"{n} x{c}" for n, c in tools.most_common())))
-        if errors:
-            lines.append(h.field(f"Errors ({len(errors)})", ""))
-            lines += [f"- {e}" for e in errors[-5:]]
+        if n_errors:
+            lines.append(h.field(f"Errors ({n_errors})", ""))
+            lines += [f"- {e}" for e in last_errors]
         if last_text:
             lines.append(h.field("Last assistant message", _clip(last_text, 500)))
         return SummaryResult("\n".join(lines), self.name)
