@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compactscope.core.layers import inspect_edit as E
 from compactscope.core.layers import inspect_rules as R
-from compactscope.core.layers.inspect import _edits
+from compactscope.core.layers.inspect import _by_identity, _edits
 
 
 @pytest.fixture
@@ -110,9 +110,14 @@ def test_carried_equals_full_on_growing_lists(always, seed, params):
             k = rng.randrange(len(context))
             context = context[:k] + [_message(rng, 99, open_ids)] + context[k + 1:]  # another message there
         context.extend(_message(rng, len(context), open_ids) for _ in range(rng.randint(0, 6)))
+        if context and rng.random() < 0.05:
+            context.append(context[rng.randrange(len(context))])       # a message there twice
         out = _check(context, memo, params)
         again = _check(out.messages, memo, params)                     # the repeated pass over its output
         _check(again.messages, memo, params)
+        back = E.by_identity(memo, out.messages, context)              # the repeat layer's "left as they were"
+        assert back is None or back == _by_identity(out.messages, context)
+        assert E.by_identity(memo, again.messages, context) is None
         if rng.random() < 0.3:
             context = list(out.messages) + [_message(rng, len(out.messages), open_ids)]   # going on from the output
 

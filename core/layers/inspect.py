@@ -29,7 +29,8 @@ from ..summarizers import SummaryError, SummaryRequest
 from ..pipeline.trace import INSERT, NOTE, Edit, LayerOutput, SameOrigin
 from . import inspect_rules as R
 from . import inspect_summary as RS
-from .inspect_edit import change_edits, edit_pass as carried_edit_pass, partition as carried_partition
+from .inspect_edit import by_identity as carried_identity, change_edits, edit_pass as carried_edit_pass, \
+    partition as carried_partition
 from .base import ASSEMBLE, MICRO, SNIP as SNIP_ROLE, SUMMARY as SUMMARY_ROLE, Layer, LayerContext
 from .params import IntOrAll, Settings, param
 
@@ -363,7 +364,8 @@ def _repeat_layer(kind: str):
                    f"{_fmt(st['tool_tokens'])}, prefix {_fmt(prefix_tokens)}, messages {_fmt(total - st['tool_tokens'])})"
                    f" after {len(passes)} pass(es): inspect-ai raises RuntimeError here and the model is not called")
             orig = st["input"]
-            return LayerOutput(orig, _by_identity(messages, orig), [Edit(NOTE, err)] + edits, v,
+            back = carried_identity(ctx.memo, messages, orig)
+            return LayerOutput(orig, _by_identity(messages, orig) if back is None else back, [Edit(NOTE, err)] + edits, v,
                                "compaction insufficient: the messages are left as they were", triggered=True,
                                error=err, state={PASS: {**st, "failed": err}})
         if len(passes) == 1:

@@ -106,7 +106,7 @@ class _Facts:
 class _State:
     """The pass over ``src[:n]``: per position its structure and output, the assistants, the tool uses."""
     __slots__ = ("src", "n", "last", "keys", "asst", "had", "uses", "tpos", "open", "mem", "full", "res", "res_edits",
-                 "c1", "cl")
+                 "c1", "cl", "ids", "dups", "copies", "back", "out")
 
     def __init__(self):
         self.src: list = []
@@ -124,6 +124,15 @@ class _State:
         self.res_edits: dict = {}     # where -> the edits of the first cleared uses, in order
         self.c1 = 0                   # how many assistants have their reasoning cleared
         self.cl = 0                   # how many uses have their result cleared
+        # the ids of its input's messages and of the copies in its output (how many positions hold each): a copy
+        # made for an earlier list is never put where it would be one of the input's messages (the full pass
+        # makes new ones); while no message is there twice (``dups``), each input message is in the output at
+        # its place or not at all (``back``: per position, k or None)
+        self.ids: dict = {}
+        self.dups = 0
+        self.copies: dict = {}
+        self.back: list = []
+        self.out: list | None = None  # the last output made from this state
 
     def copy(self) -> "_State":
         c = _State()
@@ -131,6 +140,7 @@ class _State:
         c.uses, c.tpos, c.open, c.mem, c.full = self.uses[:], dict(self.tpos), dict(self.open), self.mem[:], \
             self.full[:]
         c.res, c.res_edits, c.c1, c.cl = self.res[:], {w: e[:] for w, e in self.res_edits.items()}, self.c1, self.cl
+        c.ids, c.dups, c.copies, c.out, c.back = dict(self.ids), self.dups, dict(self.copies), None, self.back[:]
         return c
 
 
@@ -139,6 +149,9 @@ class _Memo:
         self.params = params
         self.states: dict[int, _State] = {}
         self.objects: dict[int, _Facts] = {}
+        # id(output) -> (output, the output made before it from the same state, the positions changed since)
+        self.lineage: dict[int, tuple] = {}
+        self.identity: tuple | None = None      # (output, its input, the input's length, the clean state)
 
 
 class _Positions:
@@ -162,7 +175,7 @@ def edit_pass(messages: list, memo: dict | None, keep_thinking_turns: int | str,
     if mm is None or mm.params != params:
         mm = memo[KEY] = _Memo(params)
     try:
-        st = _advance(mm, messages)
+        st, dirty = _advance(mm, messages)
     except Unsupported:
         mm.states.pop(id(messages), None)
         return R.edit_pass(messages, keep_thinking_turns, keep_tool_uses, keep_tool_inputs, exclude_tools, memory)
@@ -170,7 +183,32 @@ def edit_pass(messages: list, memo: dict | None, keep_thinking_turns: int | str,
     while len(mm.states) >= _MAX_STATES:
         mm.states.pop(next(iter(mm.states)))
     mm.states[id(messages)] = st
-    return _result(st, mm)
+    ps = _result(st, mm)
+    out = ps.messages
+    if st.out is not None:
+        mm.lineage.pop(id(out), None)
+        while len(mm.lineage) >= _MAX_STATES:
+            mm.lineage.pop(next(iter(mm.lineage)))
+        mm.lineage[id(out)] = (out, st.out, dirty)
+    st.out = out
+    if not st.dups:
+        mm.identity = (out, messages, len(messages), st)
+    return ps
+
+
+def by_identity(memo: dict | None, inp: list, out: list) -> list | None:
+    """Each message of ``out``'s index in ``inp`` (its last), None where it is not there: known without a look
+    at every message when ``inp`` is the last output of a state (see ``_State``) made from ``out`` as it
+    is now. None when not known."""
+    mm = memo.get(KEY) if memo is not None else None
+    e = mm.identity if mm is not None else None
+    if e is None or e[0] is not inp or e[1] is not out or len(out) != e[2]:
+        return None
+    st = e[3]
+    if st.dups or st.src is not out or st.n != len(out) or st.out is not inp:
+        return None
+    nout = len(inp)
+    return st.back[:nout] + [None] * (len(out) - nout)
 
 
 def _facts(mm: _Memo, m: Any) -> _Facts:
@@ -189,6 +227,18 @@ def _base(mm: _Memo, messages: list) -> tuple[_State, list]:
     if st is not None and st.src is messages and st.n <= len(messages) and \
             (st.n == 0 or messages[st.n - 1] is st.last):
         return st, []             # the same list, grown in place (lists are values: nobody replaces a message)
+    made = mm.lineage.get(id(messages))
+    if made is not None and made[0] is messages:
+        # an output of ours (the repeated pass's input): the output made before it from the same state differs
+        # from it only where that state changed since; that output's own state is taken over (its list is
+        # superseded: asked again, it is made anew)
+        parent = made[1]
+        st = mm.states.get(id(parent))
+        if st is not None and st.src is parent and st.n == len(parent) <= len(messages) and \
+                (st.n == 0 or parent[-1] is st.last):
+            del mm.states[id(parent)]
+            st.out = None
+            return st, [k for k in made[2] if k < st.n]
     best: tuple | None = None
     for old in reversed(list(mm.states.values())):
         if old.n > len(messages) or not old.n:
@@ -201,12 +251,17 @@ def _base(mm: _Memo, messages: list) -> tuple[_State, list]:
     return best[0].copy(), best[1]
 
 
-def _advance(mm: _Memo, messages: list) -> _State:
+def _advance(mm: _Memo, messages: list) -> tuple[_State, list]:
     keep_thinking, keep_uses, _, memory = mm.params
     st, changed = _base(mm, messages)
     n0, c1_old, cl_old = st.n, st.c1, st.cl
     dirty: list = []
+    old_src = st.src
     for k in changed:                                   # another object with the same structure at k
+        _forget(st, old_src[k])
+        _release(st, k)               # (its output is made again: the copy there may be this very message now)
+    for k in changed:
+        _note(st, messages[k])
         f = _facts(mm, messages[k])
         if f.key != st.keys[k]:
             raise Unsupported("a message of another structure in the prefix")
@@ -217,6 +272,8 @@ def _advance(mm: _Memo, messages: list) -> _State:
     st.src = messages
     # the new messages: their structure, the tool uses they make and answer
     first_answer: dict = {}
+    for m in messages[n0:]:
+        _note(st, m)
     for k in range(n0, len(messages)):
         f = _facts(mm, messages[k])
         st.keys.append(f.key)
@@ -256,12 +313,14 @@ def _advance(mm: _Memo, messages: list) -> _State:
                        {"tool_id": c.get("id"), "old_len": f.old_len, "new_len": len(R.TOOL_RESULT_REMOVED)}))
         dirty.append(t)
     # the output: the new messages, then the old positions that changed or crossed a boundary
-    full = st.full
+    full, back = st.full, st.back
     for k in range(n0, len(messages)):
-        full.append(_output(mm, st, k, messages[k], memory))
+        full.append(None)
+        back.append(k)
+        _place(mm, st, k, messages[k], memory)
     for k in dirty:
         if k < n0:
-            full[k] = _output(mm, st, k, messages[k], memory)
+            _place(mm, st, k, messages[k], memory)
     for k in changed:                     # a cleared result's change names its message's content length
         u = st.tpos.get(k)
         if u is not None and u < cl_old:
@@ -272,7 +331,55 @@ def _advance(mm: _Memo, messages: list) -> _State:
             for edits in st.res_edits.values():
                 if u < len(edits):
                     edits[u] = None
-    return st
+    return st, dirty
+
+
+def _note(st: _State, m: Any) -> None:
+    """Message ``m`` is at one more position of the input."""
+    i = id(m)
+    if i in st.copies:
+        raise Unsupported("a copy of ours in the input")
+    c = st.ids.get(i, 0)
+    st.ids[i] = c + 1
+    if c == 1:
+        st.dups += 1
+
+
+def _forget(st: _State, m: Any) -> None:
+    i = id(m)
+    c = st.ids.get(i, 0)
+    if c <= 1:
+        st.ids.pop(i, None)
+    else:
+        st.ids[i] = c - 1
+        if c == 2:
+            st.dups -= 1
+
+
+def _release(st: _State, k: int) -> None:
+    """The copy at output position k (if any) leaves the output."""
+    if st.back[k] is None:
+        old = id(st.full[k])
+        c = st.copies[old]
+        if c == 1:
+            del st.copies[old]
+        else:
+            st.copies[old] = c - 1
+        st.back[k] = k
+
+
+def _place(mm: _Memo, st: _State, k: int, m: Any, memory: bool) -> None:
+    """The output at position k of input message ``m``: the message itself or its copy, made once, or made anew
+    when the copy made before is one of the input's messages now."""
+    _release(st, k)
+    x = _output(mm, st, k, m, memory)
+    if x is m:
+        st.full[k], st.back[k] = m, k
+        return
+    if id(x) in st.ids:
+        x = _output(_Memo(mm.params), st, k, m, memory)      # (per-message facts of its own: new copies)
+    st.full[k], st.back[k] = x, None
+    st.copies[id(x)] = st.copies.get(id(x), 0) + 1
 
 
 def _toggle(positions: list, k: int, on: bool) -> None:

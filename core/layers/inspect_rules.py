@@ -301,7 +301,17 @@ def tools_tokens(tools: Any) -> int:
     """Inspect's count of the tool definitions: their JSON, concatenated, as one user message (1 with no
     tools: the empty message still counts)."""
     text = "".join(json.dumps(d) for d in (tool_definition(t) for t in tools or []) if d is not None)
-    return count_messages([{"role": "user", "content": text}])
+    key = (id(_Encoder.get()), text)
+    n = _TOOLS_TOKENS.get(key)
+    if n is None:
+        n = count_messages([{"role": "user", "content": text}])
+        if len(_TOOLS_TOKENS) >= 64:
+            _TOOLS_TOKENS.clear()
+        _TOOLS_TOKENS[key] = n
+    return n
+
+
+_TOOLS_TOKENS: dict = {}     # (id(encoder), the definitions' text) -> its count (asked several times at every call of a replay)
 
 
 class InspectTokens:

@@ -45,6 +45,7 @@ _FNS: dict[str, FigureFn] = {}      # figure name -> its function (the first one
 _IMAGES = False         # a message with an image was measured (raw sizes then differ from sizes)
 _SCAN_MIN = 256         # a list shorter than this is summed, never derived from another (see SizeMeter._derived)
 _SCAN_LISTS = 2         # lists measured before that an unknown list is compared with
+_SCAN_LISTS_CHANGED = 8  # ... when it is a layer's output that changed a large part of its input (``derive``)
 
 
 def common_prefix(a: list, b: list) -> int:
@@ -250,7 +251,7 @@ class SizeMeter:
             self._remember(messages, totals, base=e[4] if e is not None and e[0] is messages else None)
         return totals
 
-    def _derived(self, messages: list) -> dict | None:
+    def _derived(self, messages: list, scan: int = _SCAN_LISTS) -> dict | None:
         """The totals of a list not measured as it is, at the cost of what differs from one that was: the same
         list grown in place since (its old last message still in its place: lists are values in core, only their
         owner extends them), or another list that shares a long prefix with one measured (``prev + [m]``, found
@@ -274,7 +275,7 @@ class SizeMeter:
             if best is None or k > best[0]:
                 best = (k, e)
             tried += 1
-            if k == m or tried >= _SCAN_LISTS:
+            if k == m or tried >= scan:
                 break
         if best is None:
             return None
@@ -344,9 +345,16 @@ class SizeMeter:
         (a layer's reported change; a replaced message is in both): its totals follow from
         ``before``'s at the cost of the changed messages only."""
         known = self._known(before)
-        if not known or after is before:
-            return
+        if not known or after is before or self._entry(after) is not None:
+            return                # (``after`` measured as it is already: a layer that gave back an earlier list)
         removed, added = list(removed), list(added)
+        if len(added) >= _SCAN_MIN and len(added) * 4 > len(after) and isinstance(after, list):
+            # a change of a large part of the list (a pass that rewrites every older tool result, call after
+            # call): the list made by the same layer at the last call, measured then, may share most of it
+            totals = self._derived(after, scan=_SCAN_LISTS_CHANGED)
+            if totals is not None:
+                self._remember(after, totals)
+                return
         self._remember(after, {k: v - self.figure_sum(removed, k, None) + self.figure_sum(added, k, None)
                                for k, v in known.items()})
 
