@@ -56,6 +56,13 @@ def equal_prefix(a: list, b: list) -> int:
 _SCAN = 32
 
 
+def looks_same(a: list, b: list, samples: int = 8) -> bool:
+    """Whether ``a`` and ``b`` hold the same objects at a few places spread over their common length (a cheap
+    hint of which of two lists to compare first; never a proof)."""
+    n = min(len(a), len(b))
+    return n == 0 or all(a[j] is b[j] for j in range(n - 1, -1, -max(1, n // samples)))
+
+
 def same_prefix(snapshot: list, messages: list) -> bool:
     """Whether ``messages`` starts with the messages of ``snapshot`` (equal values; the same objects in C's
     fast path)."""
@@ -121,12 +128,21 @@ class JoinedCounter:
         best, states = 0, _START
         if messages:
             first = messages[0]
+            later = []
             for old, old_states in reversed(list(self._lists.values())[-_RESUME_LISTS:]):
                 if not old or old is messages or (old[0] is not first and old[0] != first):
+                    continue
+                if not looks_same(old, messages):      # (compared after the others: equal copies cost a compare
+                    later.append((old, old_states))    # of their content each)
                     continue
                 k = equal_prefix(old, messages)
                 if k > best:
                     best, states = k, old_states
+            if best * 2 < len(messages):
+                for old, old_states in later:
+                    k = equal_prefix(old, messages)
+                    if k > best:
+                        best, states = k, old_states
         return best, states[:best + 1]
 
     def count(self, messages: list) -> tuple[int, int, bool]:

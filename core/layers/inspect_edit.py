@@ -151,7 +151,7 @@ class _Memo:
         self.objects: dict[int, _Facts] = {}
         # id(output) -> (output, the output made before it from the same state, the positions changed since)
         self.lineage: dict[int, tuple] = {}
-        self.identity: tuple | None = None      # (output, its input, the input's length, the clean state)
+        self.identity: dict[int, tuple] = {}    # id(input) -> (its output, input, its length, the state)
 
 
 class _Positions:
@@ -191,8 +191,11 @@ def edit_pass(messages: list, memo: dict | None, keep_thinking_turns: int | str,
             mm.lineage.pop(next(iter(mm.lineage)))
         mm.lineage[id(out)] = (out, st.out, dirty)
     st.out = out
+    mm.identity.pop(id(messages), None)
     if not st.dups:
-        mm.identity = (out, messages, len(messages), st)
+        while len(mm.identity) >= _MAX_STATES:
+            mm.identity.pop(next(iter(mm.identity)))
+        mm.identity[id(messages)] = (out, messages, len(messages), st)
     return ps
 
 
@@ -201,7 +204,7 @@ def by_identity(memo: dict | None, inp: list, out: list) -> list | None:
     at every message when ``inp`` is the last output of a state (see ``_State``) made from ``out`` as it
     is now. None when not known."""
     mm = memo.get(KEY) if memo is not None else None
-    e = mm.identity if mm is not None else None
+    e = mm.identity.get(id(out)) if mm is not None else None
     if e is None or e[0] is not inp or e[1] is not out or len(out) != e[2]:
         return None
     st = e[3]

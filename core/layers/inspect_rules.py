@@ -34,7 +34,7 @@ from ..files.jsonio import dict_at
 from ..pipeline.facts import ObjFact
 from ..pipeline.trace import SameOrigin
 from .inspect_anchor import Anchors
-from .inspect_count import JoinedCounter
+from .inspect_count import JoinedCounter, looks_same
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"
 TOOL_CALL_REMOVED = "[Tool call: {name} (parameters and results removed from history)]"
@@ -350,7 +350,9 @@ class InspectTokens:
         its place has the same count)."""
         with self._lock:
             for ref, n in self._recent:
-                if len(ref) == len(messages) and ref == messages:     # (identity first, in C: see same_prefix)
+                # (identity first, in C: see same_prefix; a list of equal copies is left to the counter, which
+                # resumes from a list of the same objects: comparing the copies' content costs as much)
+                if len(ref) == len(messages) and looks_same(ref, messages) and ref == messages:
                     return n
         n = count_messages(messages)
         with self._lock:
