@@ -255,12 +255,42 @@ def _base(mm: _Memo, messages: list) -> tuple[_State, list]:
 
 
 def _advance(mm: _Memo, messages: list) -> tuple[_State, list]:
-    keep_thinking, keep_uses, _, memory = mm.params
+    """The state after ``messages`` (from the state of a list it extends or resembles) and the positions of the
+    output that changed since that state's last output."""
+    memory = mm.params[3]
     st, changed = _base(mm, messages)
     n0, c1_old, cl_old = st.n, st.c1, st.cl
-    dirty: list = []
+    dirty = _take_changed(mm, st, messages, changed)
+    st.src = messages
+    _take_new(mm, st, messages, n0)
+    st.n = len(messages)
+    st.last = messages[-1] if messages else None
+    dirty += _move_boundaries(mm, st, messages, c1_old, cl_old)
+    # the output: the new messages, then the old positions that changed or crossed a boundary
+    full, back = st.full, st.back
+    for k in range(n0, len(messages)):
+        full.append(None)
+        back.append(k)
+        _place(mm, st, k, messages[k], memory)
+    for k in dirty:
+        if k < n0:
+            _place(mm, st, k, messages[k], memory)
+    for k in changed:                     # a cleared result's change names its message's content length
+        u = st.tpos.get(k)
+        if u is not None and u < cl_old:
+            st.res[u] = _result_change(mm, messages, st.uses[u])
+            for edits in st.res_edits.values():
+                if u < len(edits):
+                    edits[u] = None
+    return st, dirty
+
+
+def _take_changed(mm: _Memo, st: _State, messages: list, changed: list) -> list:
+    """Positions of the state's list holding another object in ``messages``: checked to have the same structure
+    (else the full pass runs), their facts noted."""
+    memory = mm.params[3]
     old_src = st.src
-    for k in changed:                                   # another object with the same structure at k
+    for k in changed:
         _forget(st, old_src[k])
         _release(st, k)               # (its output is made again: the copy there may be this very message now)
     for k in changed:
@@ -271,9 +301,12 @@ def _advance(mm: _Memo, messages: list) -> tuple[_State, list]:
         if f.kind == _ASSISTANT:
             _toggle(st.had, k, f.had)
             _toggle(st.mem, k, memory and f.hit)
-        dirty.append(k)
-    st.src = messages
-    # the new messages: their structure, the tool uses they make and answer
+    return list(changed)
+
+
+def _take_new(mm: _Memo, st: _State, messages: list, n0: int) -> None:
+    """The messages from ``n0`` on: their structure, the tool uses they make and answer."""
+    memory = mm.params[3]
     first_answer: dict = {}
     for m in messages[n0:]:
         _note(st, m)
@@ -302,39 +335,27 @@ def _advance(mm: _Memo, messages: list) -> tuple[_State, list]:
                 st.uses.append((k, c, t))
             else:
                 st.open[cid] = st.open.get(cid, 0) + 1
-    st.n = len(messages)
-    st.last = messages[-1] if messages else None
-    # the boundaries, moved forward
+
+
+def _move_boundaries(mm: _Memo, st: _State, messages: list, c1_old: int, cl_old: int) -> list:
+    """The two boundaries moved forward; the positions that crossed one (their output changes)."""
+    keep_thinking, keep_uses = mm.params[0], mm.params[1]
     na = len(st.asst)
     st.c1 = 0 if keep_thinking == "all" else min(na, max(0, na - int(keep_thinking)))
     nu = len(st.uses)
     st.cl = nu if keep_uses == 0 else (nu - keep_uses if nu > keep_uses else 0)
-    dirty.extend(st.asst[c1_old:st.c1])
-    for _k, c, t in st.uses[cl_old:st.cl]:
-        f = _facts(mm, messages[t])
-        st.res.append(("result", t, t, f"tool result {c.get('id')} ({R.call_name(c)}) cleared",
-                       {"tool_id": c.get("id"), "old_len": f.old_len, "new_len": len(R.TOOL_RESULT_REMOVED)}))
-        dirty.append(t)
-    # the output: the new messages, then the old positions that changed or crossed a boundary
-    full, back = st.full, st.back
-    for k in range(n0, len(messages)):
-        full.append(None)
-        back.append(k)
-        _place(mm, st, k, messages[k], memory)
-    for k in dirty:
-        if k < n0:
-            _place(mm, st, k, messages[k], memory)
-    for k in changed:                     # a cleared result's change names its message's content length
-        u = st.tpos.get(k)
-        if u is not None and u < cl_old:
-            _, c, t = st.uses[u]
-            st.res[u] = ("result", t, t, f"tool result {c.get('id')} ({R.call_name(c)}) cleared",
-                         {"tool_id": c.get("id"), "old_len": _facts(mm, messages[t]).old_len,
-                          "new_len": len(R.TOOL_RESULT_REMOVED)})
-            for edits in st.res_edits.values():
-                if u < len(edits):
-                    edits[u] = None
-    return st, dirty
+    crossed = st.asst[c1_old:st.c1]
+    for use in st.uses[cl_old:st.cl]:
+        st.res.append(_result_change(mm, messages, use))
+        crossed.append(use[2])
+    return crossed
+
+
+def _result_change(mm: _Memo, messages: list, use: tuple) -> tuple:
+    _, c, t = use
+    return ("result", t, t, f"tool result {c.get('id')} ({R.call_name(c)}) cleared",
+            {"tool_id": c.get("id"), "old_len": _facts(mm, messages[t]).old_len,
+             "new_len": len(R.TOOL_RESULT_REMOVED)})
 
 
 def _note(st: _State, m: Any) -> None:
@@ -531,16 +552,20 @@ def partition(messages: list, meta: dict | None, memo: dict | None) -> tuple[R.P
     while len(states) >= _MAX_STATES:
         states.pop(next(iter(states)))
     states[id(messages)] = st
-    p = R.Partition(st.system[:], st.inp[:], st.conv)
     if st.inp:
-        p.conversation = st.conv[:]
-        return p, st.inp[:], st.summaries[:]
-    moved = 0                                  # no input marked: up to and including the first user message
-    for i in st.conv:
-        if facts(messages[i], meta)[1]:
+        return R.Partition(st.system[:], st.inp[:], st.conv[:]), st.inp[:], st.summaries[:]
+    moved = _unmarked_input(messages, meta, st.conv)
+    return R.Partition(st.system[:], st.conv[:moved], st.conv[moved:]), [], st.summaries[:]
+
+
+def _unmarked_input(messages: list, meta: dict | None, conv: list) -> int:
+    """With no message marked as the input: how many of the conversation's first messages are (up to and
+    including the first user message, stopping at a summary)."""
+    moved = 0
+    for i in conv:
+        if R.message_facts(messages[i], meta)[1]:
             break
         moved += 1
         if R.role(messages[i]) == "user":
             break
-    p.input, p.conversation = st.conv[:moved], st.conv[moved:]
-    return p, [], st.summaries[:]
+    return moved
