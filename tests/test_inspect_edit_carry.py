@@ -115,6 +115,9 @@ def test_carried_equals_full_on_growing_lists(always, seed, params):
         out = _check(context, memo, params)
         again = _check(out.messages, memo, params)                     # the repeated pass over its output
         _check(again.messages, memo, params)
+        if out.edits_for is not None:                                  # asked late: the state went on since
+            assert [e.to_json() for e in out.edits_for("x: ")] == \
+                [e.to_json() for e in _edits(out.changes, out.origin, "x: ")]
         back = E.by_identity(memo, out.messages, context)              # the repeat layer's "left as they were"
         assert back is None or back == _by_identity(out.messages, context)
         assert E.by_identity(memo, again.messages, context) is None

@@ -121,7 +121,7 @@ class _State:
         self.mem: list = []           # positions of the assistants whose memory calls are cleared, ascending
         self.full: list = []          # the output before the trailing assistant messages are dropped
         self.res: list = []           # the change of each cleared use, in order
-        self.res_edits: dict = {}     # where -> the edits of the first cleared uses, in order
+        self.res_edits: dict = {}     # where -> (the edits of the first cleared uses, in order; those made again)
         self.c1 = 0                   # how many assistants have their reasoning cleared
         self.cl = 0                   # how many uses have their result cleared
         # the ids of its input's messages and of the copies in its output (how many positions hold each): a copy
@@ -139,7 +139,7 @@ class _State:
         c.src, c.n, c.last, c.keys, c.asst, c.had = self.src, self.n, self.last, list(self.keys), self.asst[:], self.had[:]
         c.uses, c.tpos, c.open, c.mem, c.full = self.uses[:], dict(self.tpos), dict(self.open), self.mem[:], \
             self.full[:]
-        c.res, c.res_edits, c.c1, c.cl = self.res[:], {w: e[:] for w, e in self.res_edits.items()}, self.c1, self.cl
+        c.res, c.res_edits, c.c1, c.cl = self.res[:], {w: (e[0][:], e[1][:]) for w, e in self.res_edits.items()}, self.c1, self.cl
         c.ids, c.dups, c.copies, c.out, c.back = dict(self.ids), self.dups, dict(self.copies), None, self.back[:]
         return c
 
@@ -279,9 +279,10 @@ def _advance(mm: _Memo, messages: list) -> tuple[_State, list]:
         u = st.tpos.get(k)
         if u is not None and u < cl_old:
             st.res[u] = _result_change(mm, messages, st.uses[u])
-            for edits in st.res_edits.values():
+            for edits, stale in st.res_edits.values():
                 if u < len(edits):
                     edits[u] = None
+                    stale.append(u)
     return st, dirty
 
 
@@ -432,7 +433,7 @@ def _output(mm: _Memo, st: _State, k: int, m: Any, memory: bool) -> Any:
 
 def _result(st: _State, mm: _Memo) -> R.Pass:
     keep_thinking = mm.params[0]
-    full, keys = st.full, st.keys
+    full, keys, src = st.full, st.keys, st.src
     nout = len(full)
     trailing: list = []
     while nout and keys[nout - 1][0] == _ASSISTANT:
@@ -451,16 +452,19 @@ def _result(st: _State, mm: _Memo) -> R.Pass:
     changes = reasoning + cleared[::-1] + mem + trailing
     pos = _Positions(nout)
 
+    made_at, cl = st.n, st.cl
+
     def edits_for(where: str) -> list:
-        lst = st.res_edits.get(where)
-        if lst is None:
-            lst = st.res_edits[where] = []
-        for u in range(len(lst)):
+        if st.n != made_at or st.cl != cl or st.src is not src:      # (the state went on since: from the changes)
+            return change_edits(changes, pos, where)
+        lst, stale = st.res_edits.setdefault(where, ([], []))
+        for u in stale:
             if lst[u] is None:
                 lst[u] = change_edits([st.res[u]], pos, where)[0]
-        if len(lst) < st.cl:
-            lst.extend(change_edits(st.res[len(lst):st.cl], pos, where))
-        return change_edits(reasoning, pos, where) + lst[:st.cl][::-1] + change_edits(mem + trailing, pos, where)
+        stale.clear()
+        if len(lst) < cl:
+            lst.extend(change_edits(st.res[len(lst):cl], pos, where))
+        return change_edits(reasoning, pos, where) + lst[:cl][::-1] + change_edits(mem + trailing, pos, where)
     msgs = full[:nout]
     return R.Pass(msgs, SameOrigin(nout), changes, info={"tool_uses": len(st.uses), "cleared": st.cl},
                   edits_for=edits_for)
@@ -529,8 +533,11 @@ def partition(messages: list, meta: dict | None, memo: dict | None) -> tuple[R.P
                 [i for i, m in enumerate(messages) if R.message_facts(m, meta)[1]])
     entry = memo.get(PART_KEY)
     if entry is None or entry[0] is not meta:
-        entry = memo[PART_KEY] = (meta, {})
+        entry = memo[PART_KEY] = (meta, {}, {})
     states: dict = entry[1]
+    seen: dict = entry[2]            # id(message) -> (message, its facts): a list made anew (a compaction's
+    if len(seen) >= _MAX_OBJECTS:     # output, grown) is partitioned at the cost of a dict look-up per message
+        seen.clear()
     st = states.get(id(messages))
     if st is None or st.src is not messages or st.n > len(messages) or \
             (st.n and messages[st.n - 1] is not st.last):
@@ -543,7 +550,11 @@ def partition(messages: list, meta: dict | None, memo: dict | None) -> tuple[R.P
                 break
     facts = R.message_facts
     for i in range(st.n, len(messages)):
-        r, summary, marked = facts(messages[i], meta)
+        m = messages[i]
+        e = seen.get(id(m))
+        if e is None or e[0] is not m:
+            e = seen[id(m)] = (m, facts(m, meta))
+        r, summary, marked = e[1]
         if summary:
             st.summaries.append(i)
         (st.system if r == "system" else st.conv if summary or not marked else st.inp).append(i)
