@@ -22,7 +22,6 @@ handler's state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import count
 
 from ..model.messages import message_text
 from ..summarizers import SummaryError, SummaryRequest
@@ -301,7 +300,7 @@ def _pass_layer(kind: str):
 # ------------------------------------------------------------------ more passes
 def _by_identity(inp: list, out: list) -> list:
     """Each output message's index in ``inp`` (its last, for a message there twice), None when it is not there."""
-    where = dict(zip(map(id, inp), count()))
+    where = dict(zip(map(id, inp), range(len(inp))))
     return list(map(where.get, map(id, out)))
 
 
