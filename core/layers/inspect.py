@@ -25,9 +25,11 @@ from dataclasses import dataclass
 
 from ..model.messages import message_text
 from ..summarizers import SummaryError, SummaryRequest
-from ..pipeline.trace import DROP, INSERT, NOTE, REPLACE, SNIP, SUMMARY, Edit, LayerOutput
+from ..pipeline.trace import INSERT, NOTE, Edit, LayerOutput, SameOrigin
 from . import inspect_rules as R
 from . import inspect_summary as RS
+from .inspect_edit import by_identity as carried_identity, change_edits, edit_pass as carried_edit_pass, \
+    partition as carried_partition
 from .base import ASSEMBLE, MICRO, SNIP as SNIP_ROLE, SUMMARY as SUMMARY_ROLE, Layer, LayerContext
 from .params import IntOrAll, Settings, param
 
@@ -177,12 +179,10 @@ def inspect_gate(messages: list, ctx: LayerContext) -> LayerOutput:
         v["anchored"] = True
         v["counted"] = _counter(ctx).count(messages) + tool_tokens
     if forced or total > thr:
-        part = R.partition(messages, ctx.meta)
+        part, marked, summaries = carried_partition(messages, ctx.meta, ctx.memo)
         prefix = [messages[i] for i in part.system + part.input]
         v.update({"system": len(part.system), "input": len(part.input), "conversation": len(part.conversation),
-                  "partition": {"input": part.input,
-                                "marked_input": [i for i in part.input if R.message_facts(messages[i], ctx.meta)[2]],
-                                "summaries": [i for i, m in enumerate(messages) if R.message_facts(m, ctx.meta)[1]]}})
+                  "partition": {"input": part.input, "marked_input": marked, "summaries": summaries}})
         defs = [d for d in (R.tool_definition(t) for t in ctx.tools or []) if d is not None]
         if defs:
             v["tools"] = defs
@@ -249,50 +249,19 @@ def run_pass(kind: str, messages: list, ctx: LayerContext, count) -> R.Pass:
         edit = InspectEditParams.of(ctx)
         excl = tuple(x.strip() for x in (edit.exclude_tools or "").split(",") if x.strip())
         keep = edit.keep_thinking_turns
-        return R.edit_pass(messages, keep if keep == "all" else int(keep), edit.keep_tool_uses,
-                           edit.keep_tool_inputs, excl, edit.memory)
+        return carried_edit_pass(messages, ctx.memo, keep if keep == "all" else int(keep), edit.keep_tool_uses,
+                                 edit.keep_tool_inputs, excl, edit.memory)
     if kind == "trim":
         trim = InspectTrimParams.of(ctx)
         return R.trim_pass(messages, trim.preserve, trim.memory, ctx.meta)
     return _summary_pass(messages, ctx, count)
 
 
-def _runs(indices: list) -> list[tuple[int, int]]:
-    out: list = []
-    for i in sorted(set(indices)):
-        if out and out[-1][1] == i:
-            out[-1] = (out[-1][0], i + 1)
-        else:
-            out.append((i, i + 1))
-    return out
-
-
-def _edits(changes: list, origin: list, where: str = "") -> list[Edit]:
+def _edits(changes: list, origin: "list | SameOrigin", where: str = "") -> list[Edit]:
     """Edits in the trace's terms from a pass's changes (input indices; output ones from ``origin``)."""
-    out: list[Edit] = []
     if not changes:
-        return out
-    pos = {o: j for j, o in enumerate(origin) if o is not None}
-    for kind, i, j, text, extra in changes:
-        text = where + text
-        if kind == "summary":
-            runs = _runs(extra.get("indices", []))
-            a, b = (runs[0][0], runs[-1][1]) if runs else (None, None)
-            out.append(Edit(SUMMARY, text + f"; the summary is message {j}", start=a, end=b, out=j))
-        elif kind == "trimmed":
-            runs = _runs(extra.get("indices", []))
-            for a, b in runs:
-                out.append(Edit(SNIP, text if (a, b) == runs[0] else
-                                f"{where}messages {a}..{b - 1} trimmed", start=a, end=b))
-        elif kind in ("drop", "orphan", "trailing"):
-            out.append(Edit(DROP, text, start=i, end=None if i is None else i + 1, message=i,
-                            tool_id=extra.get("tool_id")))
-        elif kind in ("result", "call", "reasoning", "memory", "calls"):
-            out.append(Edit(REPLACE, text, message=i, out=pos.get(i), tool_id=extra.get("tool_id"),
-                            old_len=extra.get("old_len"), new_len=extra.get("new_len")))
-        else:
-            out.append(Edit(NOTE, text, message=i))
-    return out
+        return []
+    return change_edits(changes, {o: j for j, o in enumerate(origin) if o is not None}, where)
 
 
 def _pass_layer(kind: str):
@@ -318,7 +287,7 @@ def _pass_layer(kind: str):
         if ps.message is not None:
             res = ps.info["result"]
             summary = {**res.to_json(), "text": ps.info["text"], "replies": [ps.info["raw"]]}
-        edits = _edits(ps.changes, ps.origin)
+        edits = ps.edits_for("") if ps.edits_for is not None else _edits(ps.changes, ps.origin)
         note = f"{CLASS[kind]}: {len(messages)} -> {len(ps.messages)} messages, {_fmt(st['tokens_before'])} -> " \
                f"{_fmt(after)} tokens" + (" (still over the threshold)" if after > st["threshold"] else "")
         return LayerOutput(ps.messages, ps.origin, edits, v, note, triggered=True, summary=summary,
@@ -330,8 +299,9 @@ def _pass_layer(kind: str):
 
 # ------------------------------------------------------------------ more passes
 def _by_identity(inp: list, out: list) -> list:
-    where = {id(m): i for i, m in enumerate(inp)}
-    return [where.get(id(m)) for m in out]
+    """Each output message's index in ``inp`` (its last, for a message there twice), None when it is not there."""
+    where = dict(zip(map(id, inp), range(len(inp))))
+    return list(map(where.get, map(id, out)))
 
 
 def _repeat_layer(kind: str):
@@ -342,7 +312,7 @@ def _repeat_layer(kind: str):
         count = _counter(ctx)
         thr, total = st["threshold"], st["after"]
         cur = messages
-        origin: list[int | None] = list(range(len(messages)))
+        origin: list | SameOrigin = SameOrigin(len(messages))
         edits: list[Edit] = []
         passes = list(st["passes"])
         message = st.get("message")
@@ -362,13 +332,20 @@ def _repeat_layer(kind: str):
                                              error=f"{CLASS[kind]} raised {type(e).__name__} in pass {n}: {e}",
                                              state={PASS: {**st, "failed": str(e)}})
             total = st["tool_tokens"] + count.count(ps.messages)
-            new_origin = [None if o is None else origin[o] for o in ps.origin]
-            mapped = []
-            for k, i, j, t, x in ps.changes:           # input indices of this pass -> of this layer
-                if "indices" in x:
-                    x = {**x, "indices": [origin[a] for a in x["indices"] if origin[a] is not None]}
-                mapped.append((k, None if i is None else origin[i], j, t, x))
-            edits.extend(_edits(mapped, new_origin, f"pass {n}: "))      # (one position map per pass, not per change)
+            if isinstance(origin, SameOrigin) and isinstance(ps.origin, SameOrigin):
+                new_origin: list | SameOrigin = SameOrigin(len(ps.origin))     # (each still at its place)
+                mapped = ps.changes
+            else:
+                new_origin = [None if o is None else origin[o] for o in ps.origin]
+                mapped = []
+                for k, i, j, t, x in ps.changes:           # input indices of this pass -> of this layer
+                    if "indices" in x:
+                        x = {**x, "indices": [origin[a] for a in x["indices"] if origin[a] is not None]}
+                    mapped.append((k, None if i is None else origin[i], j, t, x))
+            if ps.edits_for is not None and mapped is ps.changes:
+                edits.extend(ps.edits_for(f"pass {n}: "))
+            else:
+                edits.extend(_edits(mapped, new_origin, f"pass {n}: "))      # (one position map per pass)
             origin = new_origin
             cur = ps.messages
             passes.append({"pass": n, "tokens": total, "messages": len(cur)})
@@ -386,7 +363,8 @@ def _repeat_layer(kind: str):
                    f"{_fmt(st['tool_tokens'])}, prefix {_fmt(prefix_tokens)}, messages {_fmt(total - st['tool_tokens'])})"
                    f" after {len(passes)} pass(es): inspect-ai raises RuntimeError here and the model is not called")
             orig = st["input"]
-            return LayerOutput(orig, _by_identity(messages, orig), [Edit(NOTE, err)] + edits, v,
+            back = carried_identity(ctx.memo, messages, orig)
+            return LayerOutput(orig, _by_identity(messages, orig) if back is None else back, [Edit(NOTE, err)] + edits, v,
                                "compaction insufficient: the messages are left as they were", triggered=True,
                                error=err, state={PASS: {**st, "failed": err}})
         if len(passes) == 1:

@@ -16,7 +16,7 @@ safe joins the run before it) are counted per list, by their text (cached too). 
 """
 from __future__ import annotations
 
-from itertools import compress, count
+from itertools import compress, count, islice
 from operator import ne
 from typing import Any, Callable
 
@@ -24,6 +24,8 @@ _MAX_MESSAGES = 200_000
 _MAX_RUNS = 50_000
 _MAX_LISTS = 32
 _RESUME_LISTS = 4        # the most recent lists a new list is compared with
+_MIN_KEPT = 8            # a shorter list is not kept (the one-message lists of the tool definitions, counted at
+                         # every call, took the places of the contexts a replay's next lists resume from)
 _START = [(0, 0, (), False)]     # the state before any message: (total, media, the open run, any text)
 
 
@@ -37,8 +39,28 @@ def safe_start(text: str) -> bool:
 
 def equal_prefix(a: list, b: list) -> int:
     """How many leading messages ``a`` and ``b`` share by value (the same object, or an equal copy: an edit pass
-    copies every message it touches, also into the same content), found in C."""
-    return next(compress(count(), map(ne, a, b)), min(len(a), len(b)))
+    copies every message it touches, also into the same content), found in C: slices compared as lists (the same
+    objects cost a pointer compare each), halving the part that differs, then one by one in the last few."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > _SCAN:              # the first difference is in [lo, hi)
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return next(compress(count(lo), map(ne, islice(a, lo, hi), islice(b, lo, hi))), hi)
+
+
+_SCAN = 32
+
+
+def looks_same(a: list, b: list, samples: int = 8) -> bool:
+    """Whether ``a`` and ``b`` hold the same objects at a few places spread over their common length (a cheap
+    hint of which of two lists to compare first; never a proof)."""
+    n = min(len(a), len(b))
+    return n == 0 or all(a[j] is b[j] for j in range(n - 1, -1, -max(1, n // samples)))
 
 
 def same_prefix(snapshot: list, messages: list) -> bool:
@@ -106,12 +128,21 @@ class JoinedCounter:
         best, states = 0, _START
         if messages:
             first = messages[0]
+            later = []
             for old, old_states in reversed(list(self._lists.values())[-_RESUME_LISTS:]):
                 if not old or old is messages or (old[0] is not first and old[0] != first):
+                    continue
+                if not looks_same(old, messages):      # (compared after the others: equal copies cost a compare
+                    later.append((old, old_states))    # of their content each)
                     continue
                 k = equal_prefix(old, messages)
                 if k > best:
                     best, states = k, old_states
+            if best * 2 < len(messages):
+                for old, old_states in later:
+                    k = equal_prefix(old, messages)
+                    if k > best:
+                        best, states = k, old_states
         return best, states[:best + 1]
 
     def count(self, messages: list) -> tuple[int, int, bool]:
@@ -133,7 +164,7 @@ class JoinedCounter:
                     total += closed
                     run = list(tail)
             states.append((total, media, tuple(run), any_text))
-        if messages:
+        if len(messages) >= _MIN_KEPT:
             self._lists.pop(id(messages), None)
             while len(self._lists) >= _MAX_LISTS:
                 self._lists.pop(next(iter(self._lists)))

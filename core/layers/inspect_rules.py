@@ -29,11 +29,12 @@ import json
 import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 from ..files.jsonio import dict_at
 from ..pipeline.facts import ObjFact
+from ..pipeline.trace import SameOrigin
 from .inspect_anchor import Anchors
-from .inspect_count import JoinedCounter
+from .inspect_count import JoinedCounter, looks_same
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"
 TOOL_CALL_REMOVED = "[Tool call: {name} (parameters and results removed from history)]"
@@ -300,7 +301,17 @@ def tools_tokens(tools: Any) -> int:
     """Inspect's count of the tool definitions: their JSON, concatenated, as one user message (1 with no
     tools: the empty message still counts)."""
     text = "".join(json.dumps(d) for d in (tool_definition(t) for t in tools or []) if d is not None)
-    return count_messages([{"role": "user", "content": text}])
+    key = (id(_Encoder.get()), text)
+    n = _TOOLS_TOKENS.get(key)
+    if n is None:
+        n = count_messages([{"role": "user", "content": text}])
+        if len(_TOOLS_TOKENS) >= 64:
+            _TOOLS_TOKENS.clear()
+        _TOOLS_TOKENS[key] = n
+    return n
+
+
+_TOOLS_TOKENS: dict = {}     # (id(encoder), the definitions' text) -> its count (asked several times at every call of a replay)
 
 
 class InspectTokens:
@@ -339,7 +350,9 @@ class InspectTokens:
         its place has the same count)."""
         with self._lock:
             for ref, n in self._recent:
-                if len(ref) == len(messages) and ref == messages:     # (identity first, in C: see same_prefix)
+                # (identity first, in C: see same_prefix; a list of equal copies is left to the counter, which
+                # resumes from a list of the same objects: comparing the copies' content costs as much)
+                if len(ref) == len(messages) and looks_same(ref, messages) and ref == messages:
                     return n
         n = count_messages(messages)
         with self._lock:
@@ -450,32 +463,41 @@ class Pass:
     what changed in words (``(kind, input index or None, output index or None, text, extra)``),
     and the message to append to the history (a summary), if any."""
     messages: list
-    origin: list
+    origin: list | SameOrigin
     changes: list = field(default_factory=list)
     message: dict | None = None
     info: dict = field(default_factory=dict)
+    # the trace's edits of ``changes`` given the prefix of their words (a carried pass keeps them from call to
+    # call); None: made from the changes
+    edits_for: Callable[[str], list] | None = None
+
+
+def memory_hit(m: Any) -> dict | None:
+    """The message with the saved content cleared from its memory tool calls' arguments; None when it has none."""
+    calls = calls_of(m)
+    if not calls:
+        return None
+    new_calls, hit = [], False
+    for c in calls:
+        if call_name(c) == MEMORY_TOOL:
+            try:
+                args = json.loads(c["function"].get("arguments") or "{}")
+            except (ValueError, TypeError, AttributeError):
+                args = None
+            if isinstance(args, dict) and any(a in args for a in MEMORY_ARGS):
+                args = {a: (MEMORY_SAVED if a in MEMORY_ARGS else v) for a, v in args.items()}
+                c = {**c, "function": {**c["function"], "arguments": json.dumps(args)}}
+                hit = True
+        new_calls.append(c)
+    return {**m, "tool_calls": new_calls} if hit else None
 
 
 def _clear_memory(msgs: list, origin: list, changes: list) -> tuple[list, list]:
     out = list(msgs)
     for k, m in enumerate(out):
-        calls = calls_of(m)
-        if not calls:
-            continue
-        new_calls, hit = [], False
-        for c in calls:
-            if call_name(c) == MEMORY_TOOL:
-                try:
-                    args = json.loads(c["function"].get("arguments") or "{}")
-                except (ValueError, TypeError, AttributeError):
-                    args = None
-                if isinstance(args, dict) and any(a in args for a in MEMORY_ARGS):
-                    args = {a: (MEMORY_SAVED if a in MEMORY_ARGS else v) for a, v in args.items()}
-                    c = {**c, "function": {**c["function"], "arguments": json.dumps(args)}}
-                    hit = True
-            new_calls.append(c)
-        if hit:
-            out[k] = {**m, "tool_calls": new_calls}
+        new = memory_hit(m)
+        if new is not None:
+            out[k] = new
             changes.append(("memory", origin[k], k, "memory tool call: saved content cleared from its arguments", {}))
     return out, origin
 
@@ -492,7 +514,7 @@ def _as_parts(m: dict) -> list:
     return [text_part(c)] if c else []
 
 
-def _without_reasoning(m: dict) -> dict:
+def without_reasoning(m: dict) -> dict:
     out = {k: v for k, v in m.items() if k not in ("reasoning", "reasoning_content")}
     c = m.get("content")
     if isinstance(c, list):
@@ -556,7 +578,7 @@ def edit_pass(messages: list, keep_thinking_turns: int | str, keep_tool_uses: in
             if seen > int(keep_thinking_turns) and content_is_list(m):
                 had = bool(reasoning_of(m)) or any(isinstance(p, dict) and p.get("type") == "reasoning"
                                                     for p in m.get("content") or [] if isinstance(m.get("content"), list))
-                msgs[k] = _without_reasoning(m)
+                msgs[k] = without_reasoning(m)
                 if had:
                     changes.append(("reasoning", k, k, f"message {k}: reasoning cleared (assistant turn {seen} from "
                                                        f"the end, only {keep_thinking_turns} keep it)", {}))

@@ -280,8 +280,8 @@ class SizeMeter:
             if best is None or k > best[0]:
                 best = (k, e)
             tried += 1
-            if k == m or tried >= scan:
-                break
+            if k == m or tried >= scan or (scan > _SCAN_LISTS and (m - k) + (n - k) <= n // 64):
+                break             # (a list differing in a few last messages: another could spare only those)
         if best is None:
             return None
         k, e = best
@@ -350,10 +350,10 @@ class SizeMeter:
         (a layer's reported change; a replaced message is in both): its totals follow from
         ``before``'s at the cost of the changed messages only."""
         known = self._known(before)
-        if not known or after is before:
-            return
+        if not known or after is before or self._entry(after) is not None:
+            return                # (``after`` measured as it is already: a layer that gave back an earlier list)
         removed, added = list(removed), list(added)
-        if len(removed) + len(added) > max(_SCAN_MIN, len(after) // 8):
+        if len(removed) + len(added) > max(_SCAN_MIN, len(after) // 8) and isinstance(after, list):
             # a big change (hermes's prune replaced 48k of 100k messages): a list measured before may share
             # nearly all of ``after`` (the same layer's output in the run before a parameter change)
             derived = self._derived(after, scan=_SCAN_LISTS_BIG)
