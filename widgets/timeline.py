@@ -44,6 +44,22 @@ SYMBOLS = ["t", "o", "d", "s", "star", "p", "h", "t1", "t2", "t3"]
 MARKER_CHUNK = 4096       # a layer's markers added this many at a time (``TimelineWidget._fill``): ~7 ms each
 
 
+class _CallLabels:
+    """The point labels of a layer's markers ("call 12: snip_compact"), made a chunk at a time as the chunks are
+    added (``TimelineWidget._fill``): made all at once, 50k of them per layer held the window's thread in
+    ``set_replays``."""
+    __slots__ = ("calls", "name")
+
+    def __init__(self, calls: list, name: str):
+        self.calls, self.name = calls, name
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __getitem__(self, part: slice) -> list:
+        name = self.name
+        return [f"call {i}: {name}" for i in self.calls[part]]
+
 class _Markers:
     """The timeline's marks over its curves: the real compactions' stars, each layer's markers, the legend and the
     threshold's words."""
@@ -346,12 +362,12 @@ class TimelineWidget(QWidget):
             idx = fired.get(name, [])
             # (the size with the points: set before them, it re-made the last points' spots, ~0.2 s at 50k calls)
             self._fill(m, np.array(idx, dtype=float), after[idx] if idx else np.array([]),
-                       9 if len(r.calls) <= 1500 else 5, [f"call {i}: {name}" for i in idx])
+                       9 if len(r.calls) <= 1500 else 5, _CallLabels(idx, name))
             m.show()
             self._legend_text(m, tr("{name} fired ({n})").format(name=name, n=f"{len(idx):,}"))
         for name, m in self.markers.layers.items():
             if name not in names:
-                self._fill(m, np.array([]), np.array([]), 5, [])
+                self._fill(m, np.array([]), np.array([]), 5, _CallLabels([], name))
                 m.hide()
         # overlays (comparison)
         while len(self.overlay_curves) < len(self.overlays):
@@ -389,7 +405,7 @@ class TimelineWidget(QWidget):
                           + "; " + ct(calibration_words(r)))
         self._update_cursor_info()
 
-    def _fill(self, m, x: np.ndarray, y: np.ndarray, size: int, data: list) -> None:
+    def _fill(self, m, x: np.ndarray, y: np.ndarray, size: int, data: "_CallLabels | list") -> None:
         """A layer's markers: the first ``MARKER_CHUNK`` points now, the others a chunk per turn of the event loop
         (a scatter of 50k points made at once held the window ~90 ms, and four of them ~0.36 s). The points end
         the same as one ``setData`` of them all makes; new points for the marker drop the chunks still to come."""
