@@ -270,19 +270,11 @@ def _touched_rows(edits: list, left_rows: Any, right_rows: Any) -> tuple[dict, l
         if e.message is not None:
             ri = lget(e.message)
             if ri is not None:
-                lst = touched.get(ri)
-                if lst is None:
-                    touched[ri] = [k]
-                else:
-                    lst.append(k)
+                touched.setdefault(ri, []).append(k)
         if e.out is not None:
             ri = rget(e.out)
             if ri is not None:
-                lst = touched.get(ri)
-                if lst is None:
-                    touched[ri] = [k]
-                else:
-                    lst.append(k)
+                touched.setdefault(ri, []).append(k)
         if e.start is not None and e.end is not None and e.end > e.start:
             get = lget
             a, b = max(e.start, 0), e.end
@@ -295,11 +287,7 @@ def _touched_rows(edits: list, left_rows: Any, right_rows: Any) -> tuple[dict, l
             for i in range(a, b):
                 ri = get(i)
                 if ri is not None:
-                    lst = touched.get(ri)
-                    if lst is None:
-                        touched[ri] = [k]
-                    else:
-                        lst.append(k)
+                    touched.setdefault(ri, []).append(k)
     return touched, spans
 
 

@@ -523,10 +523,10 @@ class _Walk:
                 if reset is not None:       # the file opens with a compacted context: the real one
                     context, src = reset.context(self.conv, self.p, j)
                     self.owned = False
-                    new = []
+                    new, new_msgs = [], []
                     self._follow_segment(reset)
                 rec, context, src = self._call(k, j, context, src, new, raw_size, raw_tokens, ts, turn,
-                                               new_msgs=new_msgs if new else None)
+                                               new_msgs=new_msgs)
             last = j
             if progress is not None and (k % 50 == 0 or k == total - 1):
                 progress(k + 1, total)
