@@ -83,6 +83,10 @@ class LayerContext:
     # what layers carry from one call to the next (``core.layers.s08_incremental``): the engine's ``memo``, a dict
     # on a replay's engine, None elsewhere (a layer then computes everything from its input)
     memo: dict | None = None
+    # False when no one will read the explanation of a step that changes nothing (a replay that keeps no trace:
+    # ``Engine.explain``): a layer may then return such a step without its note and vars. A step that changes the
+    # list, fails or triggers is always explained in full (the replay's records quote it).
+    explain: bool = True
 
     @classmethod
     def default(cls, params: dict | None = None, **kw) -> "LayerContext":
@@ -99,7 +103,7 @@ class LayerContext:
         if self.__class__ is not LayerContext:
             return replace(self, params=params)
         return LayerContext(params, self.workspace, self.summarizer, self.meter, self.tokens, self.state, self.meta,
-                            self.now, self.system, self.tools, self.cancel, self.memo)
+                            self.now, self.system, self.tools, self.cancel, self.memo, self.explain)
 
     def cancelled(self) -> bool:
         return bool(self.cancel and self.cancel.is_set())

@@ -82,6 +82,8 @@ class Engine:
     # note the parameters each step read (``Step.reads``, what ``run(reuse=...)`` needs); a replay that keeps no
     # trace turns it off on its own fork (its steps then say "not known": None)
     track_reads: bool = True
+    # the layers explain the steps that change nothing (``LayerContext.explain``): False in a replay that keeps no trace
+    explain: bool = True
     # what layers carry from one call to the next (``LayerContext.memo``): a dict on an engine that runs over a
     # growing list call after call (a replay's own fork, for its walk), None elsewhere; a fork has its own
     memo: dict | None = None
@@ -117,7 +119,7 @@ class Engine:
         assert workspace is not None and summarizer is not None          # (made in __post_init__)
         return LayerContext(self.params, workspace, summarizer, self.meter, self.tokens,
                             dict(self.state if state is None else state), meta or {}, now, system, tools, cancel,
-                            self.memo)
+                            self.memo, self.explain)
 
     def fork(self, *, state: dict | None = None, params: dict | None = None, strategy: str | Strategy | None = None,
              tokens: Any = _SAME, order: list[str] | None | object = _SAME, check: bool | None = None) -> "Engine":

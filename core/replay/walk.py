@@ -468,7 +468,7 @@ class _Walk:
         # passed through the pipeline unchanged, with no call's input kept
         self.owned = True
         # no trace is kept: the steps need not note which parameters they read (the walk's own fork; back at the end)
-        self.engine.track_reads = self.opts.keep_traces
+        self.engine.track_reads = self.engine.explain = self.opts.keep_traces
         # the layers carry what they found from one call to the next (``LayerContext.memo``), dropped at the end
         self.engine.memo = {}
         # the cyclic GC paused over stretches of calls, not call by call (each ``Engine.run`` pauses it and freezes
@@ -683,7 +683,7 @@ class _Walk:
 
     def _finish(self, t0: float) -> ReplayResult:
         r = self.result
-        self.engine.track_reads = True
+        self.engine.track_reads = self.engine.explain = True
         self.engine.memo = None
         if self.calibrator is not None:
             self.engine.tokens = self.base_tokens
