@@ -414,6 +414,8 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     cfg = ClaudeCodeParams.of(ctx)
     limit = cfg.snip_max_messages
     if limit <= 0:
+        if not ctx.explain:
+            return LayerOutput.unchanged(messages)      # (no one reads the explanation: ``LayerContext.explain``)
         return LayerOutput.unchanged(messages, "snip is off (snip_max_messages = 0): Claude Code gates it behind "
                                                "HISTORY_SNIP and its rules are not public",
                                      vars={"snip_max_messages": limit})
@@ -458,6 +460,8 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
         return LayerOutput.unchanged(messages, "the messages carry no timestamps, so the idle gap is unknown",
                                      vars=v)
     gap = (now - last_ai_ts) / 60.0
+    if gap < gap_min and not ctx.explain:
+        return LayerOutput.unchanged(messages)
     v.update(now=now, last_assistant=last_ai, last_assistant_time=last_ai_ts, gap_minutes=round(gap, 2))
     if gap < gap_min:
         return LayerOutput.unchanged(messages, f"{gap:.1f} min since the last assistant message (message "
@@ -670,6 +674,8 @@ def auto_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     tokens = ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools)
     failures = int(ctx.state.get("consecutive_failures", 0))
     max_failures = cfg.max_failures
+    if not ctx.explain and (not cfg.autocompact or tokens < limit or failures >= max_failures):
+        return LayerOutput.unchanged(messages, triggered=False)
     v = {"tokens": tokens, "threshold": limit, "window": cfg.window,
          "max_output": cfg.max_output, "buffer": cfg.buffer,
          "consecutive_failures": failures}

@@ -281,6 +281,13 @@ def last_reported(messages: list, meta: dict) -> tuple[int | None, int | None]:
     return answer
 
 
+def _idle_check(cfg, phase, lim, total) -> bool:
+    """The token check changes nothing and does not fire (no check in this phase, or under the limit)."""
+    if cfg.trigger == "always":
+        return False
+    return phase is None or lim is None or total < lim
+
+
 def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
     cfg = CodexParams.of(ctx)
     phase, last = _phase(messages)
@@ -292,10 +299,14 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
             since = [m for m in since if m.get("role") != "user"]
         added = ctx.meter.figure_sum(since, CodexTokens.figure_name, _figure)
         total = reported + added
+        if not ctx.explain and _idle_check(cfg, phase, lim, total):
+            return LayerOutput.unchanged(messages, triggered=False, state={PASS: None})
         how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
                f"{_fmt(added)} for the {len(since)} item(s) since")
     else:
         added = total = system_tokens(ctx.system) + item_total(messages, ctx.meter)
+        if not ctx.explain and _idle_check(cfg, phase, lim, total):
+            return LayerOutput.unchanged(messages, triggered=False, state={PASS: None})
         how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
     v = {"phase": phase, "last_reported_total": reported, "reported_at": at, "estimated_since": added,
          "total_usage_tokens": total, "auto_compact_limit": lim, "last_response": last}

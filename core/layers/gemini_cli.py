@@ -293,6 +293,8 @@ def _check(messages: list, ctx: LayerContext) -> tuple[dict, LayerOutput | None]
     thr = threshold(ctx.params)
     force = cfg.force
     since = int(ctx.state.get(SINCE, 0) or 0) + 1
+    if not ctx.explain and (not h or (not force and count < thr)):      # (no one reads it: ``LayerContext.explain``)
+        return {}, LayerOutput.unchanged(messages, triggered=False, state={PASS: None, SINCE: since})
     v = {"last_prompt_tokens": count, "count_from": why, "token_limit": limit,
          "compression_threshold": cfg.compression_threshold,
          "threshold_tokens": thr, "history_messages": h, "request_messages": len(messages) - h, "force": force}
@@ -617,6 +619,8 @@ def gemini_mask(messages: list, ctx: LayerContext) -> LayerOutput:
     v = {"prunable_tokens": prunable, "candidates": candidates, "protect_tokens": MASK_PROTECT_TOKENS,
          "min_prunable_tokens": MASK_MIN_PRUNABLE_TOKENS}
     if prunable < MASK_MIN_PRUNABLE_TOKENS:
+        if not ctx.explain:
+            return LayerOutput.unchanged(messages)
         return _idle(messages, f"{_fmt(prunable)} tokens of old tool output could be masked, under "
                                f"{_fmt(MASK_MIN_PRUNABLE_TOKENS)}: nothing masked", vars=v)
     out, edits = list(messages), []

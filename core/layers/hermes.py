@@ -138,6 +138,9 @@ def hermes_prune(messages: list, ctx: LayerContext) -> LayerOutput:
     # chart shows, as Hermes compares the API's real prompt tokens when it has them.
     est = ctx.tokens.tokens(messages, ctx.meter, system=ctx.system, tools=ctx.tools)
     trigger = cfg.trigger
+    if not ctx.explain and trigger != "always" and (est < b.threshold_tokens or st.get(INEFFECTIVE, 0) >= 2
+                                                    or st.get(COOLDOWN, 0) > _now(ctx)):
+        return LayerOutput.unchanged(messages, triggered=False, state={PASS: None})   # (``LayerContext.explain``)
     v = {"context_length": b.context_length, "threshold_pct": b.threshold_pct, "threshold_tokens": b.threshold_tokens,
          "threshold_why": b.why, "tail_budget": b.tail_budget, "estimated_tokens": est, "trigger": trigger}
     clear = {PASS: None}

@@ -121,6 +121,8 @@ def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
         return len(str(b.get("content", "")))
 
     total = sum(size_of(b) for _, b in blocks)
+    if total <= max_bytes and not ctx.explain:
+        return LayerOutput.unchanged(messages)      # (no one reads the explanation: ``LayerContext.explain``)
     vars_ = {"max_bytes": max_bytes, "persist_threshold": threshold, "results": len(blocks),
              "total_before": total}
     if total <= max_bytes:
@@ -183,6 +185,8 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     readme = cfg.variant == "readme"
     n = len(messages)
     if n <= max_messages:
+        if not ctx.explain:
+            return LayerOutput.unchanged(messages)
         return LayerOutput.unchanged(messages, f"{n} messages <= max_messages {max_messages}",
                                      vars={"messages": n, "max_messages": max_messages})
     keep_head, keep_tail = keep_head_p, max_messages - keep_head_p
@@ -367,6 +371,8 @@ def compact_history(messages: list, ctx: LayerContext) -> LayerOutput:
     max_failures = cfg.max_failures
     size = ctx.meter.raw_total(messages)      # the seed's len(str(messages)): an image's base64 text included
     failures = int(ctx.state.get("consecutive_failures", 0))
+    if not ctx.explain and (size <= limit or failures >= max_failures):
+        return LayerOutput.unchanged(messages, triggered=False)
     v = {"size": size, "context_limit": limit, "consecutive_failures": failures}
     if size <= limit:
         return LayerOutput.unchanged(messages, f"size {_fmt(size)} <= context_limit {_fmt(limit)}", vars=v,

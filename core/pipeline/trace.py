@@ -145,17 +145,14 @@ class LayerOutput:
     plugin_failed: bool = False        # ``error`` is a plugin's own failure (it raised, or returned no message list)
 
     @classmethod
-    def unchanged(cls, messages: list, note: str = "", **kw) -> "LayerOutput":
-        if cls is LayerOutput and kw.keys() <= _QUICK:
-            # the fields by position (every layer that changes nothing comes here, at every call of a replay: the
-            # keywords and default factories cost 3-4x the construction itself)
-            return LayerOutput(messages, SameOrigin(len(messages)), kw["edits"] if "edits" in kw else [],
-                               kw["vars"] if "vars" in kw else {}, note, kw.get("triggered"),
-                               kw["state"] if "state" in kw else {}, kw.get("error"))
-        return cls(messages, SameOrigin(len(messages)), note=note, **kw)
-
-
-_QUICK = frozenset(("edits", "vars", "triggered", "state", "error"))     # the keywords ``unchanged`` takes by position
+    def unchanged(cls, messages: list, note: str = "", edits: list | None = None, vars: dict | None = None,
+                  triggered: bool | None = None, state: dict | None = None, error: str | None = None,
+                  **kw) -> "LayerOutput":
+        """The output of a step that changes nothing: ``messages`` themselves, every one at its place."""
+        # the fields by position (every layer that changes nothing comes here, at every call of a replay: keywords
+        # and default factories cost 3-4x the construction itself)
+        return cls(messages, SameOrigin(len(messages)), [] if edits is None else edits, {} if vars is None else vars,
+                   note, triggered, {} if state is None else state, error, **kw)
 
 
 @dataclass
