@@ -277,7 +277,8 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     min_chars = cfg.micro_min_chars
     if ctx.memo is not None and len(messages) >= incremental.MIN_MESSAGES:
         # a replay over a long context: carried from the last call's output (``s08_incremental``)
-        return incremental.micro_compact_memo(messages, ctx.memo, keep_recent, min_chars, MICRO_PLACEHOLDER, _fmt)
+        return incremental.micro_compact_memo(messages, ctx.memo, keep_recent, min_chars, MICRO_PLACEHOLDER, _fmt,
+                                              ctx.explain)
     # the tool results in order, as three parallel lists (message index, block index, block): no tuple
     # per result for the garbage collector to track
     f_mi: list[int] = []
@@ -292,7 +293,7 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
                         f_mi.append(mi)
                         f_bi.append(bi)
                         f_b.append(b)
-    v, early, n_older = incremental.micro_start(messages, len(f_b), keep_recent)
+    v, early, n_older = incremental.micro_start(messages, len(f_b), keep_recent, ctx.explain)
     if early is not None:
         return early
     edits: list[Edit] = []
@@ -331,7 +332,7 @@ def micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
         replaced += 1
     v["replaced"] = replaced
     v["kept_recent"] = [b.get("tool_use_id") for b in f_b[-keep_recent:]] if keep_recent > 0 else []
-    return incremental.micro_finish(messages, changed, edits, v, n_older, keep_recent, min_chars)
+    return incremental.micro_finish(messages, changed, edits, v, n_older, keep_recent, min_chars, ctx.explain)
 
 
 # ------------------------------------------------------------ L4 summary

@@ -126,11 +126,11 @@ def _kept_recent(ents: list, keep_recent: int) -> list:
 
 
 def micro_compact_memo(messages: list, memo: dict, keep_recent: int, min_chars: int, placeholder: str,
-                       fmt: Callable[[int], str]) -> LayerOutput:
+                       fmt: Callable[[int], str], explain: bool = True) -> LayerOutput:
     """``s08.micro_compact`` carried from the last call's output in ``memo`` (see the module's docstring)."""
     ents = _entries(messages, memo, min_chars, placeholder)
     memo[KEY] = ((min_chars, placeholder), messages, len(messages), ents)
-    v, early, n_older = micro_start(messages, sum(map(_COUNT, ents)), keep_recent)
+    v, early, n_older = micro_start(messages, sum(map(_COUNT, ents)), keep_recent, explain)
     if early is not None:
         return early
     edits: list[Edit] = []
@@ -144,7 +144,7 @@ def micro_compact_memo(messages: list, memo: dict, keep_recent: int, min_chars: 
             _edits(messages, mi, ents[mi][2], n_older - starts[mi], placeholder, fmt, edits, changed)
     v["replaced"] = sum(1 for e in edits if e.kind == REPLACE)
     v["kept_recent"] = _kept_recent(ents, keep_recent)
-    result = micro_finish(messages, changed, edits, v, n_older, keep_recent, min_chars)
+    result = micro_finish(messages, changed, edits, v, n_older, keep_recent, min_chars, explain)
     if changed:
         out = result.messages
         out_ents = list(ents)
@@ -154,20 +154,27 @@ def micro_compact_memo(messages: list, memo: dict, keep_recent: int, min_chars: 
     return result
 
 
-def micro_start(messages: list, n_found: int, keep_recent: int) -> tuple[dict, LayerOutput | None, int]:
+def micro_start(messages: list, n_found: int, keep_recent: int, explain: bool = True
+                ) -> tuple[dict, LayerOutput | None, int]:
     """micro_compact's vars, its output when no result is older than the last ``keep_recent`` (else None), and
-    how many are older (both paths, the full scan's and the carried one)."""
+    how many are older (both paths, the full scan's and the carried one). Not ``explain``: that output without its
+    note and vars (``LayerContext.explain``)."""
     v: dict[str, Any] = {"tool_results": n_found, "keep_recent": keep_recent}
     if n_found <= keep_recent:
+        if not explain:
+            return v, LayerOutput.unchanged(messages), 0
         return v, LayerOutput.unchanged(messages, f"{n_found} tool result(s) <= keep_recent {keep_recent}",
                                         vars=v), 0
     return v, None, n_found - keep_recent if keep_recent > 0 else n_found
 
 
 def micro_finish(messages: list, changed: dict, edits: list, v: dict, n_older: int, keep_recent: int,
-                 min_chars: int) -> LayerOutput:
-    """micro_compact's output from the new contents of the messages it ``changed`` (both paths)."""
+                 min_chars: int, explain: bool = True) -> LayerOutput:
+    """micro_compact's output from the new contents of the messages it ``changed`` (both paths); when it changed
+    none and not ``explain``, without its note and vars."""
     if not changed:
+        if not explain:
+            return LayerOutput.unchanged(messages, edits=edits)
         return LayerOutput.unchanged(messages, f"all {n_older} older tool result(s) are <= {min_chars} chars "
                                                "or not strings", edits=edits, vars=v)
     out = list(messages)

@@ -244,7 +244,8 @@ class Engine:
                            tools=conversation.tools if conversation is not None else None, cancel=cancel)
         state_before = ctx.state           # (a copy of the engine's; steps replace it, never change it in place)
         params_src = ctx.params
-        todo = [self.strategy.layer(n) for n in layers] if layers is not None else self.layers
+        todo = [self.strategy.layer(n) for n in layers] if layers is not None else \
+            (self.strategy.layers if self.order is None else self.layers)     # (iterated only: no copy per run)
         steps: list[Step] = []
         made: Step | None = None                       # the last step made by this run (its figures are current)
         current = messages
