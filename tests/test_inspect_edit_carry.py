@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from compactscope.core.layers import inspect_edit as E
 from compactscope.core.layers import inspect_rules as R
 from compactscope.core.layers.inspect import _by_identity, _edits
+from compactscope.core.pipeline.trace import CLEARING, CountedEdits
 
 
 @pytest.fixture
@@ -67,6 +68,8 @@ def _same(a: R.Pass, b: R.Pass) -> None:
     ea = a.edits_for("") if a.edits_for else _edits(a.changes, a.origin)
     eb = _edits(b.changes, b.origin)
     assert [e.to_json() for e in ea] == [e.to_json() for e in eb]
+    if isinstance(ea, CountedEdits):        # the cleared results it counted where it made them: those it lists
+        assert ea.cleared == sum(1 for e in eb if e.tool_id is not None and e.kind in CLEARING)
     ea = a.edits_for("pass 2: ") if a.edits_for else _edits(a.changes, a.origin, "pass 2: ")
     assert [e.to_json() for e in ea] == [e.to_json() for e in _edits(b.changes, b.origin, "pass 2: ")]
 

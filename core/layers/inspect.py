@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..model.messages import message_text
 from ..summarizers import SummaryError, SummaryRequest
-from ..pipeline.trace import INSERT, NOTE, Edit, LayerOutput, SameOrigin
+from ..pipeline.trace import INSERT, NOTE, CountedEdits, Edit, LayerOutput, SameOrigin
 from . import inspect_rules as R
 from . import inspect_summary as RS
 from .inspect_edit import by_identity as carried_identity, change_edits, edit_pass as carried_edit_pass, \
@@ -298,6 +298,11 @@ def _pass_layer(kind: str):
 
 
 # ------------------------------------------------------------------ more passes
+def _counted(edits: list, cleared: int | None) -> list:
+    """``edits`` with how many of them clear a tool result, when that is known."""
+    return edits if cleared is None else CountedEdits(edits, cleared)
+
+
 def _by_identity(inp: list, out: list) -> list:
     """Each output message's index in ``inp`` (its last, for a message there twice), None when it is not there."""
     where = dict(zip(map(id, inp), range(len(inp))))
@@ -314,6 +319,7 @@ def _repeat_layer(kind: str):
         cur = messages
         origin: list | SameOrigin = SameOrigin(len(messages))
         edits: list[Edit] = []
+        cleared: int | None = 0       # how many of the edits clear a tool result, while every pass's edits say so
         passes = list(st["passes"])
         message = st.get("message")
         summaries = []
@@ -343,8 +349,12 @@ def _repeat_layer(kind: str):
                         x = {**x, "indices": [origin[a] for a in x["indices"] if origin[a] is not None]}
                     mapped.append((k, None if i is None else origin[i], j, t, x))
             if ps.edits_for is not None and mapped is ps.changes:
-                edits.extend(ps.edits_for(f"pass {n}: "))
+                made = ps.edits_for(f"pass {n}: ")
+                edits.extend(made)
+                if cleared is not None:
+                    cleared = cleared + made.cleared if isinstance(made, CountedEdits) else None
             else:
+                cleared = None
                 edits.extend(_edits(mapped, new_origin, f"pass {n}: "))      # (one position map per pass)
             origin = new_origin
             cur = ps.messages
@@ -364,7 +374,8 @@ def _repeat_layer(kind: str):
                    f" after {len(passes)} pass(es): inspect-ai raises RuntimeError here and the model is not called")
             orig = st["input"]
             back = carried_identity(ctx.memo, messages, orig)
-            return LayerOutput(orig, _by_identity(messages, orig) if back is None else back, [Edit(NOTE, err)] + edits, v,
+            edits = [Edit(NOTE, err)] + edits
+            return LayerOutput(orig, _by_identity(messages, orig) if back is None else back, _counted(edits, cleared), v,
                                "compaction insufficient: the messages are left as they were", triggered=True,
                                error=err, state={PASS: {**st, "failed": err}})
         if len(passes) == 1:
@@ -375,7 +386,7 @@ def _repeat_layer(kind: str):
             res = summaries[-1]["result"]
             summary = {**res.to_json(), "text": summaries[-1]["text"], "passes": len(summaries) + 1,
                        "replies": [x["raw"] for x in summaries]}
-        return LayerOutput(cur, origin, edits, v, f"{len(passes) - 1} more pass(es): {_fmt(st['after'])} -> "
+        return LayerOutput(cur, origin, _counted(edits, cleared), v, f"{len(passes) - 1} more pass(es): {_fmt(st['after'])} -> "
                                                   f"{_fmt(total)} tokens", triggered=True, summary=summary,
                            state={PASS: {**st, "after": total, "passes": passes, "message": message}})
     layer.__name__ = "inspect_repeat"

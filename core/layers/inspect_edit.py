@@ -24,7 +24,7 @@ from itertools import compress, count
 from operator import is_not
 from typing import Any
 
-from ..pipeline.trace import DROP, NOTE, REPLACE, SNIP, SUMMARY, Edit, SameOrigin
+from ..pipeline.trace import DROP, NOTE, REPLACE, SNIP, SUMMARY, CountedEdits, Edit, SameOrigin
 from . import inspect_rules as R
 
 KEY = "inspect.edit_pass"
@@ -106,7 +106,7 @@ class _Facts:
 class _State:
     """The pass over ``src[:n]``: per position its structure and output, the assistants, the tool uses."""
     __slots__ = ("src", "n", "last", "keys", "asst", "had", "uses", "tpos", "open", "mem", "full", "res", "res_edits",
-                 "c1", "cl", "ids", "dups", "copies", "back", "out")
+                 "c1", "cl", "noid", "ids", "dups", "copies", "back", "out")
 
     def __init__(self):
         self.src: list = []
@@ -124,6 +124,8 @@ class _State:
         self.res_edits: dict = {}     # where -> (the edits of the first cleared uses, in order; those made again)
         self.c1 = 0                   # how many assistants have their reasoning cleared
         self.cl = 0                   # how many uses have their result cleared
+        self.noid: list = []          # the uses (their order in ``uses``) whose call has no id, ascending: their
+        #                               cleared result's edit names no tool (the records count those that do)
         # the ids of its input's messages and of the copies in its output (how many positions hold each): a copy
         # made for an earlier list is never put where it would be one of the input's messages (the full pass
         # makes new ones); while no message is there twice (``dups``), each input message is in the output at
@@ -140,6 +142,7 @@ class _State:
         c.uses, c.tpos, c.open, c.mem, c.full = self.uses[:], dict(self.tpos), dict(self.open), self.mem[:], \
             self.full[:]
         c.res, c.res_edits, c.c1, c.cl = self.res[:], {w: (e[0][:], e[1][:]) for w, e in self.res_edits.items()}, self.c1, self.cl
+        c.noid = self.noid[:]
         c.ids, c.dups, c.copies, c.out, c.back = dict(self.ids), self.dups, dict(self.copies), None, self.back[:]
         return c
 
@@ -346,8 +349,11 @@ def _move_boundaries(mm: _Memo, st: _State, messages: list, c1_old: int, cl_old:
     nu = len(st.uses)
     st.cl = nu if keep_uses == 0 else (nu - keep_uses if nu > keep_uses else 0)
     crossed = st.asst[c1_old:st.c1]
-    for use in st.uses[cl_old:st.cl]:
+    for u in range(cl_old, st.cl):
+        use = st.uses[u]
         st.res.append(_result_change(mm, messages, use))
+        if use[1].get("id") is None:
+            st.noid.append(u)
         crossed.append(use[2])
     return crossed
 
@@ -464,7 +470,9 @@ def _result(st: _State, mm: _Memo) -> R.Pass:
         stale.clear()
         if len(lst) < cl:
             lst.extend(change_edits(st.res[len(lst):cl], pos, where))
-        return change_edits(reasoning, pos, where) + lst[:cl][::-1] + change_edits(mem + trailing, pos, where)
+        # (every cleared result's edit names its tool but those of a call without an id; the other edits none)
+        return CountedEdits(change_edits(reasoning, pos, where) + lst[:cl][::-1] +
+                            change_edits(mem + trailing, pos, where), cl - bisect_left(st.noid, cl))
     msgs = full[:nout]
     return R.Pass(msgs, SameOrigin(nout), changes, info={"tool_uses": len(st.uses), "cleared": st.cl},
                   edits_for=edits_for)

@@ -112,6 +112,23 @@ class SameOrigin(Sequence):
         return f"SameOrigin({self.n})"
 
 
+CLEARING = (REPLACE, PERSIST)      # the kinds of edit that clear a tool result's content (with its ``tool_id``)
+
+
+class CountedEdits(list):
+    """A step's edits, a plain list, with ``cleared``: how many of them clear a tool result (``tool_id`` set, kind in
+    ``CLEARING``), counted where they are made (a replay's records read it instead of looking at every edit: an edit
+    pass carried between calls lists n/2 cleared results at every call)."""
+    __slots__ = ("cleared",)
+
+    def __init__(self, edits=(), cleared: int = 0):
+        super().__init__(edits)
+        self.cleared = cleared
+
+    def __reduce__(self):
+        return CountedEdits, (list(self), self.cleared)
+
+
 @dataclass(frozen=True)
 class Delta:
     """What a layer changed, so the pipeline re-sizes in proportion to the change, not to the list:

@@ -24,7 +24,7 @@ from ..strategies.base import IterationPolicy
 from ..pipeline.size import SIZE, is_additive
 from ..strategies.base import Strategy
 from ..strategies.base import ANY
-from ..pipeline.trace import PERSIST, REPLACE, SameOrigin, Trace
+from ..pipeline.trace import CLEARING, CountedEdits, SameOrigin, Trace
 from .calibration import Calibrator, default_calibration, measure
 from .records import CallRecord, KeptInputs, LayerRecord, ReplayResult
 from ..runtime.gcpause import gc_paused
@@ -320,7 +320,7 @@ def _identity(origin, n: int) -> bool:
 _NOT_NONE = partial(is_not, None)
 _PAUSED_CALLS = 128        # calls walked in one pause of the cyclic GC (``_Walk.run``)
 _NONE_LAST = {None: -1}
-_CLEARING = (REPLACE, PERSIST)     # edits that clear a tool result's content (``CallRecord.results_cleared``)
+_CLEARING = CLEARING     # edits that clear a tool result's content (``CallRecord.results_cleared``)
 
 
 def _compose(cur: list | None, origin, n_in: int, n_context: int) -> list | None:
@@ -379,9 +379,12 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
             summaries += 1
         edits = s.edits
         if edits:
-            for e in edits:
-                if e.tool_id is not None and e.kind in _CLEARING:
-                    cleared += 1
+            if edits.__class__ is CountedEdits:
+                cleared += edits.cleared       # (counted where they were made: an edit pass lists n/2 at every call)
+            else:
+                for e in edits:
+                    if e.tool_id is not None and e.kind in _CLEARING:
+                        cleared += 1
     return records, cur, {"fired": fired, "events": events, "errors": errors, "summaries": summaries,
                           "cleared": cleared}
 
