@@ -299,15 +299,16 @@ def codex_token_check(messages: list, ctx: LayerContext) -> LayerOutput:
             since = [m for m in since if m.get("role") != "user"]
         added = ctx.meter.figure_sum(since, CodexTokens.figure_name, _figure)
         total = reported + added
-        if not ctx.explain and _idle_check(cfg, phase, lim, total):
-            return LayerOutput.unchanged(messages, triggered=False, state={PASS: None})
+    else:
+        since = None
+        added = total = system_tokens(ctx.system) + item_total(messages, ctx.meter)
+    if not ctx.explain and _idle_check(cfg, phase, lim, total):
+        return LayerOutput.unchanged(messages, triggered=False, state={PASS: None})    # (``LayerContext.explain``)
+    if since is None or reported is None:
+        how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
+    else:
         how = (f"the last response (message {at}) reported {_fmt(reported)} tokens, and Codex estimates "
                f"{_fmt(added)} for the {len(since)} item(s) since")
-    else:
-        added = total = system_tokens(ctx.system) + item_total(messages, ctx.meter)
-        if not ctx.explain and _idle_check(cfg, phase, lim, total):
-            return LayerOutput.unchanged(messages, triggered=False, state={PASS: None})
-        how = "no response since the last compaction reported its usage: Codex's estimate of the whole history"
     v = {"phase": phase, "last_reported_total": reported, "reported_at": at, "estimated_since": added,
          "total_usage_tokens": total, "auto_compact_limit": lim, "last_response": last}
     forced = cfg.trigger == "always"

@@ -320,7 +320,6 @@ def _identity(origin, n: int) -> bool:
 _NOT_NONE = partial(is_not, None)
 _PAUSED_CALLS = 128        # calls walked in one pause of the cyclic GC (``_Walk.run``)
 _NONE_LAST = {None: -1}
-_CLEARING = CLEARING     # edits that clear a tool result's content (``CallRecord.results_cleared``)
 
 
 def _compose(cur: list | None, origin, n_in: int, n_context: int) -> list | None:
@@ -383,7 +382,7 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
                 cleared += edits.cleared       # (counted where they were made: an edit pass lists n/2 at every call)
             else:
                 for e in edits:
-                    if e.tool_id is not None and e.kind in _CLEARING:
+                    if e.tool_id is not None and e.kind in CLEARING:
                         cleared += 1
     return records, cur, {"fired": fired, "events": events, "errors": errors, "summaries": summaries,
                           "cleared": cleared}
