@@ -9,13 +9,12 @@ file is only ever opened for reading, and only when it is a regular file.
 """
 from __future__ import annotations
 
-import gc
 import importlib
-from contextlib import contextmanager
 from typing import NoReturn
 from pathlib import Path
 
 from ..model.conversation import LoadResult
+from ..runtime.gcpause import gc_paused_load
 from .base import JSONDecodeError, LoadError, Probe, loads_lenient, normalise_result, read_json_document, read_probe
 
 # Tried in order: the most specific formats first.
@@ -64,7 +63,7 @@ def load(path: str | Path) -> LoadResult:
     for mod in _loaders():
         if mod.sniff(probe):
             try:
-                with _gc_paused():
+                with gc_paused_load():
                     result = mod.load(probe)
                     normalise_result(result)
                 return result
@@ -76,24 +75,6 @@ def load(path: str | Path) -> LoadResult:
             except Exception as e:  # a loader bug must still not show the user a traceback
                 raise LoadError(str(path), 0, f"could not read it as {mod.FORMAT}: {type(e).__name__}: {e}") from e
     _raise_unknown(probe)
-
-
-@contextmanager
-def _gc_paused():
-    """The cyclic GC off while a loader builds its result: a load makes a few objects per message and no cycles,
-    and each collection walked every object made so far again (300,000 one-character messages: a load of 2.5 s
-    CPU, 1.6 s without). The objects made go to the oldest generation after (freeze + unfreeze, no traversal),
-    so the first young collection does not walk them all at once (when nothing was frozen before)."""
-    was_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if not frozen:        # (an unfreeze would also thaw what the caller froze before)
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def _refuse_side_file(probe: Probe) -> None:
