@@ -24,6 +24,7 @@ import math
 import re
 from array import array
 from functools import lru_cache
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 from operator import is_
 
@@ -205,7 +206,9 @@ class SessionTokens:
         self._conv = conv
         from .claude_code_params import counts_final_output
         self.final_output = counts_final_output(conv) if self._final_override is None else self._final_override
-        mc = self.message_chars
+        # every message's figure, the unknown ones computed together (``SizeMeter.figures``): shared with the runs
+        figs = meter.figures(msgs, self.FIGURE, _content_figure) if meter is not None else \
+            [self.message_chars(m) for m in msgs]
         starts = sorted({s for s in (getattr(conv, "segments", None) or [0]) if 0 <= s < len(msgs)} | {0})
         self._starts = {id(msgs[s]): s for s in starts}
         seg, bounds = 0, starts[1:] + [len(msgs)]
@@ -234,7 +237,7 @@ class SessionTokens:
             start = starts[seg]
             out_tokens = u.output_tokens
             if self.final_output:      # Claude Code counted the answer's whole output; the file holds a placeholder
-                out_tokens = max(out_tokens, mc(m, meter) // 4)
+                out_tokens = max(out_tokens, figs[i] // 4)
             total = u.context_tokens + out_tokens
             anchors[id(m)] = i
             astart[i], atok[i] = start, total
@@ -246,11 +249,7 @@ class SessionTokens:
         # grew between two responses of one segment against the rough count of what was added
         # the rough count of any slice from prefix sums (a sum per anchor over its whole prefix was O(n^2):
         # 10k messages took a minute)
-        prefix = array("q", [0])
-        acc = 0
-        for m in msgs:
-            acc += mc(m, meter)
-            prefix.append(acc)
+        prefix = array("q", accumulate(figs, initial=0))
 
         def rough(a: int, b: int) -> int:
             return (prefix[b] - prefix[a]) // 4
@@ -268,7 +267,7 @@ class SessionTokens:
         # output, content counted at chars/4): the median over this session. At a call with no response before
         # it in its segment, the call's own usage (an exact count of all it sent) less this is what Claude Code
         # counted there: an excerpt's first call is counted from a response before the file.
-        self.result_tokens = _result_medians(msgs, mc, meter)
+        self.result_tokens = _result_medians(msgs, self.message_chars, meter)
         misses = sorted(misses)
         self.undercount = max(0, misses[len(misses) // 2]) if len(misses) >= 3 else 0
         self.scale = min(2.0, max(1.0, real_growth / rough_growth)) if rough_growth > 2_000 else 1.0

@@ -207,8 +207,30 @@ class SizeMeter:
         elif name not in _FNS:
             _FNS[name] = fn
         t, new = self._known_sum(messages, name)
-        figure = self.figure
-        return t + sum([figure(m, name, fn) for m in new])     # (figures not known yet: computed and kept)
+        if not new:
+            return t
+        # the figures not known yet, computed and kept in one go (``Facts.put_ints``: one lock, no call per
+        # message into the table; a 50,000-message chain spent a third of its first count in the table)
+        values = [fn(m, self) for m in new]
+        self.facts.put_ints(name, new, values)
+        return t + sum(values)
+
+    def figures(self, messages: list, name: str, fn: FigureFn) -> list[int]:
+        """The figure ``name`` of each of ``messages``, in order: ``[figure(m, name, fn) for m in messages]``,
+        with the unknown ones computed and kept together (``figure_sum``)."""
+        if name == SIZE:
+            self._size_sum(messages)
+            return [self.message_size(m) for m in messages]
+        self.figure_sum(messages, name, fn)
+        g = self.facts.gen
+        col = g.ints.get(name)
+        idx, refs = g.index.get, g.refs
+        out = []
+        for m in messages:       # (read back from the table; a slot lost to a new generation is computed again)
+            s = idx(id(m))
+            v = col[s] if col is not None and s is not None and refs[s] is m else MISSING
+            out.append(v if v != MISSING else self.figure(m, name, fn))
+        return out
 
     def _size_sum(self, messages: Iterable) -> int:
         """``figure_sum`` of SIZE: the known figures read from the table, the others measured together."""
