@@ -403,6 +403,12 @@ def _sub(ctx: LayerContext, **params) -> LayerContext:
 
 # ------------------------------------------------------------ budget, snip: the s08 functions
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
+    if not ctx.explain:
+        # no fresh tool results (the last message is not a user message with blocks: most calls of a chat):
+        # s08's budget changes nothing, and no one reads why (``LayerContext.explain``), so no sub-context is made
+        last = messages[-1] if messages else None
+        if not (isinstance(last, dict) and last.get("role") == "user" and isinstance(last.get("content"), list)):
+            return LayerOutput.unchanged(messages)
     cfg = ClaudeCodeParams.of(ctx)
     return s08.tool_result_budget(messages, _sub(
         ctx, max_bytes=cfg.budget_chars, persist_threshold=cfg.persist_threshold,
