@@ -447,8 +447,6 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     cfg = ClaudeCodeParams.of(ctx)
     gap_min = cfg.idle_gap_minutes
     keep = max(1, cfg.micro_keep_recent)     # Claude Code keeps at least one
-    tools_p = cfg.compactable_tools
-    allowed = _allowed_tools(tools_p)
     v: dict = {"idle_gap_minutes": gap_min, "keep_recent": keep}
     if gap_min <= 0:
         return LayerOutput.unchanged(messages, "time-based microcompact is off (idle_gap_minutes = 0)", vars=v)
@@ -471,6 +469,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     if gap < gap_min:
         return LayerOutput.unchanged(messages, f"{gap:.1f} min since the last assistant message (message "
                                                f"{last_ai}) < idle gap {gap_min:g} min", vars=v)
+    allowed = _allowed_tools(cfg.compactable_tools)    # (read after the quiet returns: most calls end above)
     pairs = pair_index(messages)       # shared with the views and the other layers over this list
     found = []   # (mi, bi, block, name)
     for mi, m in enumerate(messages):
