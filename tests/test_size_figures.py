@@ -244,3 +244,29 @@ def test_a_lazy_summary_prompt_is_hashed_in_pieces_and_built_only_when_read():
     assert built == [1, 1]                               # hashed twice (key), never joined
     assert lazy.prompt == plain.prompt and isinstance(lazy.prompt, str)
     assert built == [1, 1, 1] and lazy.prompt is lazy.prompt            # built once when read
+
+
+@given(st.lists(message, max_size=12), st.integers(min_value=0, max_value=12))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_figures_in_bulk_are_each_figure_computed_once(msgs, known):
+    """``SizeMeter.figures``: each message's figure in order (a repeated message object too), the same as asking
+    one by one, each unknown figure computed once and kept (asked again, none is computed)."""
+    from compactscope.core.pipeline.facts import Facts
+    meter = SizeMeter(facts=Facts())
+    msgs = msgs + msgs[:2]                # the same objects twice
+    calls: list = []
+
+    def fig(m, _meter):
+        calls.append(id(m))
+        return len(repr(m)) * 3 + 1
+    for m in msgs[:known]:                # some known before
+        meter.figure(m, "bulk_test", fig)
+    before = len(calls)
+    out = meter.figures(msgs, "bulk_test", fig)
+    assert out == [len(repr(m)) * 3 + 1 for m in msgs]
+    unknown = {id(m) for m in msgs[known:]} - {id(m) for m in msgs[:known]}
+    assert set(calls[before:]) == unknown
+    assert meter.figure_sum(msgs, "bulk_test", fig) == sum(out)
+    assert meter.figures(msgs, SIZE, None) == [meter.message_size(m) for m in msgs]
+    n = len(calls)
+    assert meter.figures(msgs, "bulk_test", fig) == out and len(calls) == n
