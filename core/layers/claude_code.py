@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import hashlib
 else:                                       # imported on first use (a headless command's start-up, issue 27)
     hashlib = lazy_module("hashlib", globals())
+_orjson = lazy_module("orjson", globals(), "_orjson")       # (the summary cache's digests: a headless command's start-up)
 
 CLEARED = "[Old tool result content cleared]"
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. "
@@ -601,10 +602,28 @@ def _compact_prompt(part: list) -> LazyPrompt:
     return LazyPrompt(pieces, key_pieces)
 
 
-# message -> sha256 of its JSON in the summary prompt: a summary asked again over the same messages (a
-# parameter change re-running auto_compact) is found in the cache without 100k json.dumps
-_json_digests = BytesFact(
-    "cc_json_sha256", 32, lambda m: hashlib.sha256(json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")).digest())
+def _json_digest(m) -> bytes:
+    """A digest of the message's JSON as the summary prompt holds it, for the summary cache's key (kept in this
+    process only): shared only by messages whose prompt JSON is the same, and always by an equal copy (found in
+    the cache again). The JSON is orjson's (compact, 8x faster than ``json.dumps``: every message of a compacted
+    context is hashed once), tagged so that it never meets the other form. orjson writes NaN and infinities as
+    null and cannot write lone surrogates, integers past 64 bits, keys that are not strings or (passed through)
+    dataclasses, datetimes and subclasses: a message with a null or any of those is hashed from the prompt's own
+    ``json.dumps`` text. (Messages hold JSON values: no Enum member, which orjson would write as its value.)"""
+    try:
+        b = _orjson.dumps(m, option=_orjson.OPT_PASSTHROUGH_DATACLASS | _orjson.OPT_PASSTHROUGH_DATETIME
+                          | _orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except TypeError:                    # (orjson.JSONEncodeError is a TypeError)
+        b = None
+    if b is None or b"null" in b:
+        return hashlib.sha256(b"j" + json.dumps(m, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
+                              ).digest()
+    return hashlib.sha256(b"o" + b).digest()
+
+
+# message -> the digest of its JSON in the summary prompt: a summary asked again over the same messages (a
+# parameter change re-running auto_compact) is found in the cache without serialising 100k messages again
+_json_digests = BytesFact("cc_json_sha256", 32, _json_digest)
 
 
 def recent_reads(messages: list, read_tools: set[str], limit: int | None = None) -> list[dict]:
