@@ -404,9 +404,7 @@ def _sub(ctx: LayerContext, **params) -> LayerContext:
 
 # ------------------------------------------------------------ budget, snip: the s08 functions
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
-    if not ctx.explain:
-        # no fresh tool results (the last message is not a user message with blocks: most calls of a chat):
-        # s08's budget changes nothing, and no one reads why (``LayerContext.explain``), so no sub-context is made
+    if not ctx.explain:     # no fresh tool results: s08's budget changes nothing, and no one reads why (no sub-context)
         last = messages[-1] if messages else None
         if not (isinstance(last, dict) and last.get("role") == "user" and isinstance(last.get("content"), list)):
             return LayerOutput.unchanged(messages)
@@ -621,8 +619,7 @@ def _json_digest(m) -> bytes:
     return hashlib.sha256(b"o" + b).digest()
 
 
-# message -> the digest of its JSON in the summary prompt: a summary asked again over the same messages (a
-# parameter change re-running auto_compact) is found in the cache without serialising 100k messages again
+# message -> its digest, kept: a summary asked again over the same messages is found without serialising them
 _json_digests = BytesFact("cc_json_sha256", 32, _json_digest)
 
 
