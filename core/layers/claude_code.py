@@ -268,7 +268,7 @@ class SessionTokens:
         # output, content counted at chars/4): the median over this session. At a call with no response before
         # it in its segment, the call's own usage (an exact count of all it sent) less this is what Claude Code
         # counted there: an excerpt's first call is counted from a response before the file.
-        self.result_tokens = _result_medians(msgs, self.message_chars, meter)
+        self.result_tokens = _result_medians(msgs)
         misses = sorted(misses)
         self.undercount = max(0, misses[len(misses) // 2]) if len(misses) >= 3 else 0
         self.scale = min(2.0, max(1.0, real_growth / rough_growth)) if rough_growth > 2_000 else 1.0
@@ -373,7 +373,7 @@ class SessionTokens:
                    if isinstance(b, dict) and b.get("type") == "tool_use")
 
 
-def _result_medians(msgs: list, chars, meter) -> dict:
+def _result_medians(msgs: list) -> dict:
     """Tool name -> the median rough tokens (chars/4 of the content) of its results in ``msgs``; "" -> of all."""
     names: dict = {}
     sizes: dict = {}
@@ -404,10 +404,8 @@ def _sub(ctx: LayerContext, **params) -> LayerContext:
 
 # ------------------------------------------------------------ budget, snip: the s08 functions
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
-    if not ctx.explain:     # no fresh tool results: s08's budget changes nothing, and no one reads why (no sub-context)
-        last = messages[-1] if messages else None
-        if not (isinstance(last, dict) and last.get("role") == "user" and isinstance(last.get("content"), list)):
-            return LayerOutput.unchanged(messages)
+    if not ctx.explain and s08.no_fresh_results(messages):   # s08's budget changes nothing, no one reads why
+        return LayerOutput.unchanged(messages)                   # (and no sub-context is made for it)
     cfg = ClaudeCodeParams.of(ctx)
     return s08.tool_result_budget(messages, _sub(
         ctx, max_bytes=cfg.budget_chars, persist_threshold=cfg.persist_threshold,

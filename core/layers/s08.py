@@ -103,18 +103,27 @@ def persisted_reference(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+def no_fresh_results(messages: list) -> str:
+    """Why the last message can hold no fresh tool results ("" when it can): the budget then changes nothing."""
+    last = messages[-1] if messages else None
+    if last is None:
+        return "there are no messages"
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return "the last message is not a user message (no fresh tool results)"
+    if not isinstance(last.get("content"), list):
+        return "the last message's content is a string, not tool results"
+    return ""
+
+
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
     cfg = S08Params.of(ctx)
     max_bytes = cfg.max_bytes
     threshold = cfg.persist_threshold
     preview = cfg.preview_chars
-    last = messages[-1] if messages else None
-    if last is None:
-        return LayerOutput.unchanged(messages, "there are no messages")
-    if not isinstance(last, dict) or last.get("role") != "user":
-        return LayerOutput.unchanged(messages, "the last message is not a user message (no fresh tool results)")
-    if not isinstance(last.get("content"), list):
-        return LayerOutput.unchanged(messages, "the last message's content is a string, not tool results")
+    why = no_fresh_results(messages)
+    if why:
+        return LayerOutput.unchanged(messages, why)
+    last = messages[-1]
     blocks = [(i, b) for i, b in enumerate(last["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"]
 
     def size_of(b: dict) -> int:

@@ -26,24 +26,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable
 from urllib.parse import quote, quote_plus
 
-
-class _LazyRegex:
-    """A regex compiled at its first use. The module's 35 shapes and rules took 15-25 ms to compile at import, and
-    every headless command imported it (the parser lists the shape names for ``--keep-secret-shape``): a third of
-    a command's own start-up (issue 27). After the first use the compiled pattern's methods are this object's own
-    attributes (no lookup through here again)."""
-
-    def __init__(self, source: str, flags: int = 0):
-        self._source = (source, flags)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        compiled = re.compile(*self.__dict__["_source"])
-        for method in ("search", "match", "fullmatch", "sub", "subn", "finditer", "findall", "split"):
-            setattr(self, method, getattr(compiled, method))
-        self.compiled = compiled
-        return getattr(compiled, name)
+from ..runtime.lazy import lazy_regex
 
 REDACTED = "[redacted]"
 MIN_SECRET = 8          # a known secret this long is replaced anywhere; shorter ones only as a whole word
@@ -53,11 +36,11 @@ _TRIVIAL = {"", "none", "null", "true", "false", "yes", "no", "n/a", "redacted",
             "changeme", "example", "secret", "password", "token"}
 
 # a key that names a credential, compared in snake case (camelCase split, "-" as "_", lower case)
-_SECRET_NAME = _LazyRegex(
+_SECRET_NAME = lazy_regex(
     r"api_?key|password|passwd|passphrase|secret|authori[sz]ation|cookie|credential|private_?key|access_?key|"
     r"session_?key|(?:^|_)token$|(?:api|auth|access|refresh|session|id|bearer|oauth|csrf|xsrf|github|gh)_?token|"
     r"bearer|(?:^|_)pwd$|(?:^|_)auth$")
-_CAMEL = _LazyRegex(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = lazy_regex(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @lru_cache(maxsize=8192)
@@ -84,7 +67,7 @@ class Shape:
     first: most strings hold none), and the part replaced (group 0, or a group after a label)."""
     name: str
     doc: str
-    pattern: Any                    # a regex (compiled at its first use: _LazyRegex)
+    pattern: Any                    # a regex (compiled at its first use: lazy_regex)
     triggers: tuple[str, ...]
     group: int = 0
     also: str = ""              # a substring every match holds besides a trigger
@@ -115,11 +98,11 @@ class Shape:
 
 # A credential assigned to a name that says so, as a .env file, a config or code holds it (``DB_PASSWORD=...``,
 # ``"client_secret": "..."``, ``api_key = '...'``, ``token: ...``): the name stays, the value goes.
-_ASSIGNED = _LazyRegex(
+_ASSIGNED = lazy_regex(
     r"(?<![A-Za-z0-9_\-])([\"']?)([A-Za-z_][A-Za-z0-9_.\-]{0,80})\1[ \t]*(?:=|:|=>)[ \t]*([\"']?)"
     r"([^\s\"'`,;(){}\[\]<>]{8,})(?=\3)(?=[\s\"'`,;(){}\[\]<>]|$)")
-_REFERENCE = _LazyRegex(r"^(?:[$%{]|process\.env|os\.|env\.)|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
-_ENV_NAME = _LazyRegex(r"^[A-Z][A-Z0-9_]*$")
+_REFERENCE = lazy_regex(r"^(?:[$%{]|process\.env|os\.|env\.)|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_ENV_NAME = lazy_regex(r"^[A-Z][A-Z0-9_]*$")
 
 
 def _plain_value(value: str, distinct: int = 4) -> bool:
@@ -142,11 +125,11 @@ def _assigned_secret(m: re.Match) -> bool:
 
 # A credential given to a command as a flag (``--password=...``, ``--token ...``, ``--api-key '...'``): the flag
 # stays, the value goes, when the flag's name says it holds a credential and the value is not a reference.
-_FLAG = _LazyRegex(r"(?<![A-Za-z0-9_\-])--([A-Za-z][A-Za-z0-9_\-]{0,60})(?:=|[ \t]+)([\"']?)([^\s\"'`;|&<>]{6,})\2"
+_FLAG = lazy_regex(r"(?<![A-Za-z0-9_\-])--([A-Za-z][A-Za-z0-9_\-]{0,60})(?:=|[ \t]+)([\"']?)([^\s\"'`;|&<>]{6,})\2"
                    r"(?=[\s\"'`;|&<>]|$)")
 # the short flags of the commands that take a password on the command line: ``sshpass -p PASS``,
 # ``docker login -p PASS``, ``mysql -pPASS`` (attached: ``mysql -p db`` asks for it), ``curl -u user:PASS``
-_SHORT_FLAG = _LazyRegex(
+_SHORT_FLAG = lazy_regex(
     r"\b(?:sshpass(?:[ \t]+-[a-oq-zA-Z](?:[ \t]+[^\s-]\S*)?)*[ \t]+-p[ \t]*"
     r"|(?:docker|podman|helm|oras)[ \t]+(?:registry[ \t]+)?login\b[^\n;|&]*?[ \t]-p[ \t]+"
     r"|(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?[ \t]-p"
@@ -154,7 +137,7 @@ _SHORT_FLAG = _LazyRegex(
     r"([\"']?)([^\s\"';|&]{3,})\1")
 
 
-_NOT_A_VALUE = _LazyRegex(r"(?i)[_\-](?:file|path|dir|env|name|type|id|url|length|size|count|store|helper)$")
+_NOT_A_VALUE = lazy_regex(r"(?i)[_\-](?:file|path|dir|env|name|type|id|url|length|size|count|store|helper)$")
 
 
 def _flag_secret(m: re.Match) -> bool:
@@ -173,52 +156,52 @@ _B = r"(?<![A-Za-z0-9])"       # no letter or digit runs into the shape
 _E = r"(?![A-Za-z0-9])"
 SHAPES: dict[str, Shape] = {s.name: s for s in (
     Shape("anthropic_key", "Anthropic API keys (sk-ant-...)",
-          _LazyRegex(r"sk-ant-[A-Za-z0-9_\-]{8,}"), ("sk-ant-",)),
+          lazy_regex(r"sk-ant-[A-Za-z0-9_\-]{8,}"), ("sk-ant-",)),
     Shape("openai_key", "other sk- keys (OpenAI: sk-..., sk-proj-...)",
-          _LazyRegex(r"(?<![A-Za-z])sk-(?:proj-)?[A-Za-z0-9_\-]{32,}"), ("sk-",)),
+          lazy_regex(r"(?<![A-Za-z])sk-(?:proj-)?[A-Za-z0-9_\-]{32,}"), ("sk-",)),
     Shape("aws_key_id", "AWS access key ids (AKIA..., ASIA...)",
-          _LazyRegex(_B + r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}" + _E),
+          lazy_regex(_B + r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}" + _E),
           ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA")),
     Shape("aws_secret_key", "AWS secret keys after their name (aws_secret_access_key=...)",
-          _LazyRegex(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{16,})"),
+          lazy_regex(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{16,})"),
           ("ecret", "ECRET"), 1),
     Shape("github_token", "GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_)",
-          _LazyRegex(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})" + _E),
+          lazy_regex(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})" + _E),
           ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     Shape("slack_token", "Slack tokens (xoxb-, xoxp-...)",
-          _LazyRegex(_B + r"xox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
+          lazy_regex(_B + r"xox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
     Shape("jwt", "JSON Web Tokens (eyJ....eyJ....sig)",
-          _LazyRegex(_B + r"eyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}"), ("eyJ",)),
+          lazy_regex(_B + r"eyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}"), ("eyJ",)),
     Shape("bearer", "a bearer token typed as text (Bearer abc123..., with a digit in it)",
-          _LazyRegex(r"(?i)\bbearer\s+((?=[A-Za-z._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{8,}=*)"),
+          lazy_regex(r"(?i)\bbearer\s+((?=[A-Za-z._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{8,}=*)"),
           ("earer", "EARER"), 1),
     Shape("auth_header", "an auth header typed as text (Authorization: Basic ..., x-api-key: ...)",
-          _LazyRegex(r"(?i)\b(?:authorization|x-api-key|api-key|apikey|x-auth-token)[\"']?\s*[:=]\s*[\"']?"
+          lazy_regex(r"(?i)\b(?:authorization|x-api-key|api-key|apikey|x-auth-token)[\"']?\s*[:=]\s*[\"']?"
                      r"(?:(?:basic|token|digest|bearer)\s+)?([A-Za-z0-9._~+/\-]{8,}=*)"),
           ("uthori", "UTHORI", "pi-key", "PI-KEY", "pikey", "PIKEY", "piKey", "uth-token", "UTH-TOKEN"), 1),
     Shape("url_password", "the password in a URL (https://user:PASSWORD@host)",
-          _LazyRegex(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'<>]*:(?!\[redacted\]@)([^\s/@\"'<>]+)@"), ("://",), 1, "@"),
+          lazy_regex(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'<>]*:(?!\[redacted\]@)([^\s/@\"'<>]+)@"), ("://",), 1, "@"),
     Shape("google_api_key", "Google API keys (AIza...)",
-          _LazyRegex(_B + r"AIza[0-9A-Za-z_\-]{35}" + _E), ("AIza",)),
+          lazy_regex(_B + r"AIza[0-9A-Za-z_\-]{35}" + _E), ("AIza",)),
     Shape("google_oauth", "Google OAuth access tokens and client secrets (ya29...., GOCSPX-...)",
-          _LazyRegex(_B + r"(?:ya29\.[0-9A-Za-z_\-]{20,}|GOCSPX-[0-9A-Za-z_\-]{20,})"), ("ya29.", "GOCSPX-")),
+          lazy_regex(_B + r"(?:ya29\.[0-9A-Za-z_\-]{20,}|GOCSPX-[0-9A-Za-z_\-]{20,})"), ("ya29.", "GOCSPX-")),
     Shape("stripe_key", "Stripe secret and restricted keys (sk_live_..., rk_test_...)",
-          _LazyRegex(_B + r"[sr]k_(?:live|test)_[0-9A-Za-z]{16,}" + _E), ("k_live_", "k_test_")),
+          lazy_regex(_B + r"[sr]k_(?:live|test)_[0-9A-Za-z]{16,}" + _E), ("k_live_", "k_test_")),
     Shape("gitlab_token", "GitLab tokens (glpat-, gldt-, glptt-, glrt-)",
-          _LazyRegex(_B + r"gl(?:pat|dt|ptt|rt)-[0-9A-Za-z_\-]{20,}"), ("glpat-", "gldt-", "glptt-", "glrt-")),
+          lazy_regex(_B + r"gl(?:pat|dt|ptt|rt)-[0-9A-Za-z_\-]{20,}"), ("glpat-", "gldt-", "glptt-", "glrt-")),
     Shape("npm_token", "npm access tokens (npm_...)",
-          _LazyRegex(_B + r"npm_[A-Za-z0-9]{36}" + _E), ("npm_",)),
+          lazy_regex(_B + r"npm_[A-Za-z0-9]{36}" + _E), ("npm_",)),
     Shape("huggingface_token", "Hugging Face tokens (hf_...)",
-          _LazyRegex(_B + r"hf_[A-Za-z0-9]{30,}" + _E), ("hf_",)),
+          lazy_regex(_B + r"hf_[A-Za-z0-9]{30,}" + _E), ("hf_",)),
     Shape("pypi_token", "PyPI upload tokens (pypi-AgEIcHlwaS5vcmc...)",
-          _LazyRegex(_B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{20,}"), ("pypi-AgEI",)),
+          lazy_regex(_B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{20,}"), ("pypi-AgEI",)),
     Shape("sendgrid_key", "SendGrid API keys (SG.....)",
-          _LazyRegex(_B + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), ("SG.",)),
+          lazy_regex(_B + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), ("SG.",)),
     Shape("slack_webhook", "Slack incoming webhooks (https://hooks.slack.com/services/...)",
-          _LazyRegex(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}"),
+          lazy_regex(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}"),
           ("hooks.slack.com",)),
     Shape("azure_key", "Azure storage and service bus keys, SAS signatures (AccountKey=..., sig=...)",
-          _LazyRegex(r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|sig)=([A-Za-z0-9%+/=]{20,})"),
+          lazy_regex(r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|sig)=([A-Za-z0-9%+/=]{20,})"),
           ("ccountKey=", "ccessKey=", "sig="), 1),
     Shape("assigned_secret", "a value assigned to a credential's name (DB_PASSWORD=..., \"client_secret\": \"...\")",
           _ASSIGNED, ("assw", "ASSW", "ecret", "ECRET", "oken", "OKEN", "key", "Key", "KEY", "uth", "UTH", "ookie",
@@ -229,23 +212,23 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
           "curl -u user:...)", _SHORT_FLAG, ("sshpass", "login", "mysql", "mariadb", "curl"), 2,
           check=_short_flag_secret),
     Shape("digitalocean_token", "DigitalOcean tokens (dop_v1_..., doo_v1_..., dor_v1_...)",
-          _LazyRegex(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), ("_v1_",)),
+          lazy_regex(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), ("_v1_",)),
     Shape("databricks_token", "Databricks access tokens (dapi and 32 hex digits)",
-          _LazyRegex(_B + r"dapi[a-f0-9]{32}(?:-[0-9]+)?" + _E), ("dapi",)),
+          lazy_regex(_B + r"dapi[a-f0-9]{32}(?:-[0-9]+)?" + _E), ("dapi",)),
     Shape("shopify_token", "Shopify access tokens and shared secrets (shpat_..., shpss_..., shpca_..., shppa_...)",
-          _LazyRegex(_B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _E), ("shpat_", "shpss_", "shpca_", "shppa_")),
+          lazy_regex(_B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _E), ("shpat_", "shpss_", "shpca_", "shppa_")),
     Shape("grafana_token", "Grafana service account and cloud tokens (glsa_..., glc_...)",
-          _LazyRegex(_B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"), ("glsa_", "glc_")),
+          lazy_regex(_B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"), ("glsa_", "glc_")),
     Shape("twilio_key", "Twilio API keys (SK and 32 hex digits)",
-          _LazyRegex(_B + r"SK[0-9a-fA-F]{32}" + _E), ("SK",)),
+          lazy_regex(_B + r"SK[0-9a-fA-F]{32}" + _E), ("SK",)),
     Shape("private_key", "PEM private keys (-----BEGIN ... PRIVATE KEY-----)",
-          _LazyRegex(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
+          lazy_regex(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
           ("PRIVATE KEY",)),
 )}
 
 
 # one scan tells whether a string may hold any shape at all (most strings hold none)
-_TRIGGERS = _LazyRegex("|".join(sorted({re.escape(t) for s in SHAPES.values() for t in s.triggers}, key=len,
+_TRIGGERS = lazy_regex("|".join(sorted({re.escape(t) for s in SHAPES.values() for t in s.triggers}, key=len,
                                        reverse=True)))
 
 

@@ -216,21 +216,11 @@ class SizeMeter:
         return t + sum(values)
 
     def figures(self, messages: list, name: str, fn: FigureFn) -> list[int]:
-        """The figure ``name`` of each of ``messages``, in order: ``[figure(m, name, fn) for m in messages]``,
-        with the unknown ones computed and kept together (``figure_sum``)."""
-        if name == SIZE:
-            self._size_sum(messages)
-            return [self.message_size(m) for m in messages]
+        """The figure ``name`` of each of ``messages``, in order, the unknown ones computed and kept together
+        (``figure_sum``), then each read from the table."""
         self.figure_sum(messages, name, fn)
-        g = self.facts.gen
-        col = g.ints.get(name)
-        idx, refs = g.index.get, g.refs
-        out = []
-        for m in messages:       # (read back from the table; a slot lost to a new generation is computed again)
-            s = idx(id(m))
-            v = col[s] if col is not None and s is not None and refs[s] is m else MISSING
-            out.append(v if v != MISSING else self.figure(m, name, fn))
-        return out
+        figure = self.figure
+        return [figure(m, name, fn) for m in messages]
 
     def _size_sum(self, messages: Iterable) -> int:
         """``figure_sum`` of SIZE: the known figures read from the table, the others measured together."""
