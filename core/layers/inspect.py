@@ -426,6 +426,8 @@ def inspect_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
         edits.append(Edit(NOTE, f"{'message ' + str(o) if o is not None else 'a restored prefix message'} merged "
                                 f"into the {out[j].get('role')} message before it (provider merging: "
                                 f"{cfg.provider_merging})", message=o, out=j))
+    if not edits:       # nothing put back, nothing merged: the spliced list is the input's messages in their places
+        out = messages
     count = _counter(ctx)
     after = count.count(out)
     v = {"strategy": CLASS.get(st.get("kind", ""), ""), "tokens_before": st["tokens_before"],
@@ -435,8 +437,8 @@ def inspect_assemble(messages: list, ctx: LayerContext) -> LayerOutput:
          "summary_appended_to_history": message is not None and not absorbed}
     note = (f"compaction event: tokens {_fmt(st['tokens_before'])} -> {_fmt(after)}, messages "
             f"{len(st['input'])} -> {len(out)}")
-    if not edits and out is messages:
-        return LayerOutput.unchanged(messages, note, vars=v, state={PASS: None, WARNED: False})
+    if not edits:
+        return LayerOutput.unchanged(messages, note, vars=v, triggered=True, state={PASS: None, WARNED: False})
     return LayerOutput(out, origin, edits, v, note, triggered=True, state={PASS: None, WARNED: False})
 
 

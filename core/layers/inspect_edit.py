@@ -550,19 +550,12 @@ def partition(messages: list, meta: dict | None, memo: dict | None) -> tuple[R.P
     if st is None or st.src is not messages or st.n > len(messages) or \
             (st.n and messages[st.n - 1] is not st.last):
         st = _Part()
-        for old in reversed(list(states.values())):        # another list sharing the first messages by identity
-            if 0 < old.n <= len(messages) and old.src[old.n - 1] is old.last and \
-                    not any(map(is_not, messages[:old.n], old.src)):
-                st.system, st.inp, st.conv, st.summaries = old.system[:], old.inp[:], old.conv[:], old.summaries[:]
-                st.n = old.n
-                break
-    facts = R.message_facts
+        old = _like(states, messages, seen, meta)      # another list holding the same first messages (or copies)
+        if old is not None:
+            st.system, st.inp, st.conv, st.summaries = old.system[:], old.inp[:], old.conv[:], old.summaries[:]
+            st.n = old.n
     for i in range(st.n, len(messages)):
-        m = messages[i]
-        e = seen.get(id(m))
-        if e is None or e[0] is not m:
-            e = seen[id(m)] = (m, facts(m, meta))
-        r, summary, marked = e[1]
+        r, summary, marked = _message_facts(seen, messages[i], meta)
         if summary:
             st.summaries.append(i)
         (st.system if r == "system" else st.conv if summary or not marked else st.inp).append(i)
@@ -575,6 +568,35 @@ def partition(messages: list, meta: dict | None, memo: dict | None) -> tuple[R.P
         return R.Partition(st.system[:], st.inp[:], st.conv[:]), st.inp[:], st.summaries[:]
     moved = _unmarked_input(messages, meta, st.conv)
     return R.Partition(st.system[:], st.conv[:moved], st.conv[moved:]), [], st.summaries[:]
+
+
+def _message_facts(seen: dict, m: Any, meta: dict | None) -> tuple:
+    """``inspect_rules.message_facts`` of ``m``, kept in ``seen`` by identity (the message held there)."""
+    e = seen.get(id(m))
+    if e is None or e[0] is not m:
+        e = seen[id(m)] = (m, R.message_facts(m, meta))
+    return e[1]
+
+
+def _like(states: dict, messages: list, seen: dict, meta: dict | None) -> _Part | None:
+    """A partitioned list whose messages are the first of ``messages``, or are where ``messages`` holds another
+    object with the same part (system, input, conversation) and summary flag: the input of the call before, when
+    a compaction there replaced a few of its messages (an edit pass's cleared copies). The positions that hold
+    other objects are found in C; only they are looked at one by one."""
+    for old in reversed(list(states.values())):
+        if not (0 < old.n <= len(messages)) or old.src[old.n - 1] is not old.last:
+            continue
+        src = old.src
+        diff = list(compress(count(), map(is_not, messages[:old.n], src)))
+        if len(diff) * 8 > old.n:
+            continue
+        for k in diff:
+            a, b = _message_facts(seen, src[k], meta), _message_facts(seen, messages[k], meta)
+            if a[1:] != b[1:] or (a[0] == "system") != (b[0] == "system"):
+                break
+        else:
+            return old
+    return None
 
 
 def _unmarked_input(messages: list, meta: dict | None, conv: list) -> int:

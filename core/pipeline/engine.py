@@ -180,7 +180,9 @@ class Engine:
         if after is messages:
             size_after, tokens_after = size_before, tokens_before
         else:
-            delta = out.delta or _delta(messages, after)
+            # (a list measured as it is already, e.g. an earlier step's input given back, needs no delta: found in C
+            # over the whole list, it was the cost of such a step)
+            delta = None if meter.knows(after) else out.delta or _delta(messages, after)
             if delta is not None:     # the output's totals from the input's, at the cost of the change
                 meter.derive(messages, after, map(messages.__getitem__, delta.removed),
                              map(after.__getitem__, delta.added))

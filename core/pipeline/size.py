@@ -316,6 +316,10 @@ class SizeMeter:
                 self._lists.pop(next(iter(self._lists)))
             self._lists[id(messages)] = [messages, len(messages), messages[-1] if messages else None, totals, base]
 
+    def knows(self, messages: list) -> bool:
+        """Whether the totals of ``messages`` as it is now are remembered (``size`` costs a look-up)."""
+        return self._entry(messages) is not None
+
     def base(self, messages: list) -> list | None:
         """The list ``messages`` was made from by ``concat`` (its first messages are that list's), or None."""
         e = self._entry(messages)

@@ -348,6 +348,9 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
     errors: list[str] = []
     cleared = summaries = 0
     add = records.append
+    # a run that gave back its input (a layer undid the others: Inspect's "compaction insufficient") keeps every
+    # position: the steps' origins are not composed (each a walk over the whole context)
+    compose = trace.output is not trace.input
     for s in trace.steps:
         inp, out, err = s.input, s.messages, s.error
         if out is inp:
@@ -356,7 +359,7 @@ def layer_records(trace: Trace, n_context: int) -> tuple[list[LayerRecord], list
             # one that replaced messages in place keeps every position too
             origin = s.origin
             n_in = len(inp)
-            if not (origin.__class__ is SameOrigin and len(origin) == n_in):
+            if compose and not (origin.__class__ is SameOrigin and len(origin) == n_in):
                 cur = _compose(cur, origin, n_in, n_context)
             changed = s.changed
         made = bool(s.summary) and not err
