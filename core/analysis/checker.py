@@ -7,6 +7,7 @@ suspicious (e.g. the last assistant message still waits for its results).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, replace
 from operator import is_
 import threading
@@ -162,6 +163,17 @@ _CLEAN: dict[str, Any] = {
 }
 
 
+# the findings of the last Anthropic lists checked, by list (held, so an id is not reused): (list, its length then,
+# its last message then, before_file, the per-message findings, their messages). A message's findings read only
+# it, the messages beside it and whether it is the last, so a list grown at its end since (a replay's running
+# context, call after call), or one that starts with the same messages, is checked from its old last message on:
+# checking the whole context at every call made ``replay --check`` quadratic (a 50,000-message chain: 437 s)
+_ANTHROPIC_KEPT: dict = {}
+_ANTHROPIC_LISTS = 8
+_ANTHROPIC_LOCK = threading.Lock()
+on_forget(_ANTHROPIC_KEPT.clear)
+
+
 def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
     out: list[Finding] = []
     n = len(messages)
@@ -171,7 +183,48 @@ def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | 
     first = messages[k0]
     if not isinstance(first, dict) or first.get("role") != "user":
         out.append(Finding("first_not_user", k0, "the first message is not from the user"))
-    for i, m in _numbered(messages, pause):
+    start, body, marks = _anthropic_kept(messages, before_file) if pause is None else (0, [], [])
+    found = _anthropic_messages(messages, start, before_file, pause)
+    body = body + found
+    marks = marks + [f.message for f in found]
+    if pause is None and n > 1:
+        with _ANTHROPIC_LOCK:
+            _ANTHROPIC_KEPT.pop(id(messages), None)
+            while len(_ANTHROPIC_KEPT) >= _ANTHROPIC_LISTS:
+                _ANTHROPIC_KEPT.pop(next(iter(_ANTHROPIC_KEPT)), None)
+            _ANTHROPIC_KEPT[id(messages)] = (messages, n, messages[-1], before_file, body, marks)
+    return out + body
+
+
+def _anthropic_kept(messages: list, before_file) -> tuple[int, list, list]:
+    """(where to check ``messages`` from, the findings before there, their messages) from a list checked before
+    that ``messages`` starts with (see ``_ANTHROPIC_KEPT``); (0, [], []) when there is none."""
+    n = len(messages)
+    with _ANTHROPIC_LOCK:
+        same = _ANTHROPIC_KEPT.get(id(messages))
+        recent = list(_ANTHROPIC_KEPT.values())
+    best = None
+    if same is not None and same[0] is messages and 1 < same[1] <= n and messages[same[1] - 1] is same[2]:
+        best = same                               # the same list, grown in place since
+    else:
+        for e in reversed(recent):                # the most recent first: a list that starts with its messages
+            old, k = e[0], e[1]
+            if old is not messages and 1 < k <= n and len(old) >= k and old[k - 1] is e[2] and \
+                    messages[k - 1] is e[2] and all(map(is_, messages[:k], old[:k])):
+                best = e
+                break
+    if best is None or not (best[3] is before_file or best[3] == before_file):
+        return 0, [], []
+    start = best[1] - 1                           # its last message is checked again (it is no longer the last)
+    cut = bisect_left(best[5], start)
+    return start, best[4][:cut], best[5][:cut]
+
+
+def _anthropic_messages(messages: list, start: int, before_file, pause: Callable[[], Any] | None) -> list[Finding]:
+    """The findings of ``messages[start:]``, each message's read with the messages beside it."""
+    out: list[Finding] = []
+    n = len(messages)
+    for i, m in (_numbered(messages, pause) if not start else enumerate(messages[start:], start)):
         if not isinstance(m, dict):
             out.append(Finding("not_a_message", i, f"message is {words.a(type(m).__name__)}, not an object"))
             continue
