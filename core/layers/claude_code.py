@@ -36,6 +36,7 @@ from ..pipeline.trace import DROP, INSERT, NOTE, REPLACE, SUMMARY, Delta, Edit, 
 from . import s08
 from . import base as roles
 from .base import Layer, LayerContext
+from .claude_code_times import last_times, timestamp
 from .claude_code_params import DEFAULT_COMPACTABLE, IMAGE_TOKENS, ClaudeCodeParams, blocks_chars, content_chars  # noqa: F401
 from ..files.jsonio import dict_at
 from ..runtime.lazy import lazy_module
@@ -426,18 +427,8 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 
 
 # ------------------------------------------------------------ time-based microcompact
-def _timestamp(ctx: LayerContext, m) -> float | None:
-    meta = ctx.meta.get(id(m))
-    ts = getattr(meta, "timestamp", None) if meta is not None else None
-    return float(ts) if isinstance(ts, (int, float)) else None
-
-
 def latest_timestamp(messages: list, ctx: LayerContext) -> float | None:
-    for m in reversed(messages):
-        ts = _timestamp(ctx, m)
-        if ts is not None:
-            return ts
-    return None
+    return last_times(messages, ctx.meta, ctx.memo)[0]
 
 
 def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
@@ -447,15 +438,8 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     v: dict = {"idle_gap_minutes": gap_min, "keep_recent": keep}
     if gap_min <= 0:
         return LayerOutput.unchanged(messages, "time-based microcompact is off (idle_gap_minutes = 0)", vars=v)
-    now = ctx.now if ctx.now is not None else latest_timestamp(messages, ctx)
-    last_ai, last_ai_ts = None, None
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, dict) and m.get("role") == "assistant":
-            ts = _timestamp(ctx, m)
-            if ts is not None:
-                last_ai, last_ai_ts = i, ts
-                break
+    latest, last_ai, last_ai_ts = last_times(messages, ctx.meta, ctx.memo)
+    now = ctx.now if ctx.now is not None else latest
     if now is None or last_ai_ts is None or last_ai is None:
         return LayerOutput.unchanged(messages, "the messages carry no timestamps, so the idle gap is unknown",
                                      vars=v)
@@ -490,7 +474,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
         content = b.get("content")
         if content == CLEARED:
             continue
-        ts = _timestamp(ctx, messages[mi])
+        ts = timestamp(ctx.meta, messages[mi])
         age_ok = (now - ts) / 60.0 >= gap_min if ts is not None else mi < last_ai
         if not age_ok:
             edits.append(Edit(NOTE, f"kept {tid}: younger than the idle gap", message=mi, block=bi, tool_id=tid))

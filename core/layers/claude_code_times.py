@@ -1,0 +1,77 @@
+"""The times Claude Code's time-based microcompact reads: the latest timestamp of a message list (the "now" when
+the call's own is not known) and its last assistant message with a timestamp.
+
+Both are found from the end of the list, so a list whose last messages carry no timestamp is walked back to the
+last one that does: a session with none (an Anthropic or OpenAI log) was walked whole at every call of a replay
+(30,000 one-character messages: 82 s). A message list whose messages all lack one is answered from the meta map
+at once (looked at once per map), and in a replay (``LayerContext.memo``) a list grown at its end since, or one
+that starts with the same messages, is walked over its new messages only. Pure Python, no Qt.
+"""
+from __future__ import annotations
+
+import threading
+from operator import is_
+from typing import Any
+
+_KEY = "claude_code.times"
+_MAPS: dict = {}              # id(meta map) -> (the map, its length then, whether any message has a timestamp)
+_MAPS_KEPT = 8
+_LOCK = threading.Lock()
+
+
+def timestamp(meta: dict, m: Any) -> float | None:
+    """The recorded time of ``m`` in seconds, from the id -> MessageMeta map; None when it has none."""
+    mt = meta.get(id(m))
+    ts = getattr(mt, "timestamp", None) if mt is not None else None
+    return float(ts) if isinstance(ts, (int, float)) else None
+
+
+def _any_timestamp(meta: dict) -> bool:
+    e = _MAPS.get(id(meta))
+    if e is not None and e[0] is meta and e[1] == len(meta):
+        return e[2]
+    found = any(isinstance(getattr(mt, "timestamp", None), (int, float)) for mt in meta.values())
+    with _LOCK:
+        while len(_MAPS) >= _MAPS_KEPT:
+            _MAPS.pop(next(iter(_MAPS)))
+        _MAPS[id(meta)] = (meta, len(meta), found)
+    return found
+
+
+def _scan(messages: list, start: int, meta: dict) -> tuple:
+    """(latest timestamp, last assistant's index, its timestamp) over ``messages[start:]``, from the end."""
+    now = ai = ai_ts = None
+    for i in range(len(messages) - 1, start - 1, -1):
+        m = messages[i]
+        ts = timestamp(meta, m)
+        if ts is None:
+            continue
+        if now is None:
+            now = ts
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            ai, ai_ts = i, ts
+            break
+    return now, ai, ai_ts
+
+
+def last_times(messages: list, meta: dict, memo: dict | None) -> tuple:
+    """(the latest timestamp of ``messages``, the index of its last assistant message with a timestamp, that
+    timestamp), each None when there is none."""
+    if not meta or not _any_timestamp(meta):
+        return None, None, None
+    start, before = 0, (None, None, None)
+    e = memo.get(_KEY) if memo is not None else None
+    if e is not None and e[3] is meta:
+        old, n, last = e[0], e[1], e[2]
+        if 0 < n <= len(messages) and messages[n - 1] is last and \
+                (old is messages or all(map(is_, messages[:n], old[:n]))):
+            start, before = n, e[4]
+    now, ai, ai_ts = _scan(messages, start, meta)
+    if start:
+        now = before[0] if now is None else now
+        if ai is None:
+            ai, ai_ts = before[1], before[2]
+    found = (now, ai, ai_ts)
+    if memo is not None and messages:
+        memo[_KEY] = (messages, len(messages), messages[-1], meta, found)
+    return found
