@@ -1,7 +1,7 @@
 """The API checker on a list grown at its end, or on a new list that starts with one checked before, goes on from
 the old list's last message: the findings are those of a check from scratch, list after list (a replay's running
 context, checked at every call with ``replay --check``, made the command quadratic: 437 s on a 50,000-message
-chain)."""
+chain; 20,000 messages in the OpenAI dialect took 5.9 s, 0.9 s without the check)."""
 from __future__ import annotations
 
 import random
@@ -32,22 +32,41 @@ def _message(rng: random.Random, k: int) -> dict:
     return {"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": tid}], "n": k}
 
 
-def _fresh(messages: list, before_file=()) -> list:
+def _openai_message(rng: random.Random, k: int) -> dict:
+    r = rng.random()
+    tid = f"t{rng.randrange(6)}"
+    if r < 0.25:
+        return {"role": "user", "content": rng.choice(["go", "", None])}
+    if r < 0.5:
+        calls = [{"id": tid, "type": "function", "function": {"name": "Read", "arguments": "{}"}}]
+        if rng.random() < 0.2:
+            calls.append({"id": 7, "function": {}})
+        return {"role": "assistant", "content": rng.choice(["", "ok", None]), "tool_calls": calls}
+    if r < 0.8:
+        return {"role": "tool", "tool_call_id": rng.choice([tid, "t9"]), "content": "r"}
+    if r < 0.9:
+        return {"role": rng.choice(["system", "developer"]), "content": "s"}
+    return {"role": rng.choice(["assistant", "robot"]), "content": "", "n": k}
+
+
+def _fresh(messages: list, before_file=(), dialect: str = "anthropic") -> list:
     # ``pause`` checks every message afresh (the kept lists are neither read nor written)
-    return check(messages, "anthropic", before_file=before_file, pause=lambda: None)
+    return check(messages, dialect, before_file=before_file, pause=lambda: None)
 
 
 @settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 10 ** 6))
-def test_a_grown_or_extended_list_has_the_findings_of_a_fresh_check(seed):
+@given(seed=st.integers(0, 10 ** 6), dialect=st.sampled_from(["anthropic", "openai"]))
+def test_a_grown_or_extended_list_has_the_findings_of_a_fresh_check(seed, dialect):
     rng = random.Random(seed)
     checker._ANTHROPIC_KEPT.clear()
+    checker._OPENAI_KEPT_LISTS.clear()
+    make = _message if dialect == "anthropic" else _openai_message
     ctx: list = []
     before = frozenset({"t3"}) if rng.random() < 0.3 else ()
     k = 0
     for _ in range(rng.randint(1, 25)):
         op = rng.random()
-        new = [_message(rng, k + j) for j in range(rng.randint(0, 4))]
+        new = [make(rng, k + j) for j in range(rng.randint(0, 4))]
         k += len(new)
         if op < 0.5:
             ctx.extend(new)                               # grown in place
@@ -57,12 +76,12 @@ def test_a_grown_or_extended_list_has_the_findings_of_a_fresh_check(seed):
             ctx = ctx[:rng.randrange(len(ctx))] + new     # cut, then grown
         elif op < 0.95 and ctx:
             j = rng.randrange(len(ctx))                   # one message replaced, in a new list
-            ctx = ctx[:j] + [_message(rng, -1)] + ctx[j + 1:] + new
+            ctx = ctx[:j] + [make(rng, -1)] + ctx[j + 1:] + new
         else:
             ctx = [m for m in ctx if rng.random() < 0.8] + new
         if rng.random() < 0.2:
             before = frozenset({"t3"}) if not before else ()
-        assert check(ctx, "anthropic", before_file=before) == _fresh(ctx, before)
+        assert check(ctx, dialect, before_file=before) == _fresh(ctx, before, dialect)
 
 
 def test_the_old_last_message_is_checked_again_when_the_list_grows():

@@ -163,15 +163,56 @@ _CLEAN: dict[str, Any] = {
 }
 
 
-# the findings of the last Anthropic lists checked, by list (held, so an id is not reused): (list, its length then,
-# its last message then, before_file, the per-message findings, their messages). A message's findings read only
-# it, the messages beside it and whether it is the last, so a list grown at its end since (a replay's running
-# context, call after call), or one that starts with the same messages, is checked from its old last message on:
-# checking the whole context at every call made ``replay --check`` quadratic (a 50,000-message chain: 437 s)
-_ANTHROPIC_KEPT: dict = {}
-_ANTHROPIC_LISTS = 8
-_ANTHROPIC_LOCK = threading.Lock()
-on_forget(_ANTHROPIC_KEPT.clear)
+class _Kept:
+    """The last lists of one dialect checked, by list (held, so an id is not reused): (list, its length then, its
+    last message then, before_file, what the check kept of it). A list grown at its end since (a replay's running
+    context, checked at every call), or a new one that starts with the same messages, goes on from there: checking
+    the whole context at every call made ``replay --check`` quadratic (a 50,000-message chain: 437 s)."""
+
+    LISTS = 8
+
+    def __init__(self) -> None:
+        self.lists: dict = {}
+        self.lock = threading.Lock()
+        on_forget(self.clear)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.lists.clear()
+
+    def put(self, messages: list, before_file, kept: Any) -> None:
+        if len(messages) < 2:
+            return
+        with self.lock:
+            self.lists.pop(id(messages), None)
+            while len(self.lists) >= self.LISTS:
+                self.lists.pop(next(iter(self.lists)), None)
+            self.lists[id(messages)] = (messages, len(messages), messages[-1], before_file, kept)
+
+    def find(self, messages: list, before_file) -> tuple[int, Any] | None:
+        """(the length of a list checked before that ``messages`` starts with, what was kept of it), or None."""
+        n = len(messages)
+        with self.lock:
+            same = self.lists.get(id(messages))
+            recent = list(self.lists.values())
+        best = None
+        if same is not None and same[0] is messages and 1 < same[1] <= n and messages[same[1] - 1] is same[2]:
+            best = same                               # the same list, grown in place since
+        else:
+            for e in reversed(recent):                # the most recent first: a list that starts with its messages
+                old, k = e[0], e[1]
+                if old is not messages and 1 < k <= n and len(old) >= k and old[k - 1] is e[2] and \
+                        messages[k - 1] is e[2] and all(map(is_, messages[:k], old[:k])):
+                    best = e
+                    break
+        if best is None or not (best[3] is before_file or best[3] == before_file):
+            return None
+        return best[1], best[4]
+
+
+# per Anthropic list: its per-message findings and their messages (a message's findings read only it, the messages
+# beside it and whether it is the last: a grown list is checked again from its old last message on)
+_ANTHROPIC_KEPT = _Kept()
 
 
 def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
@@ -183,41 +224,19 @@ def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | 
     first = messages[k0]
     if not isinstance(first, dict) or first.get("role") != "user":
         out.append(Finding("first_not_user", k0, "the first message is not from the user"))
-    start, body, marks = _anthropic_kept(messages, before_file) if pause is None else (0, [], [])
-    found = _anthropic_messages(messages, start, before_file, pause)
-    body = body + found
-    marks = marks + [f.message for f in found]
-    if pause is None and n > 1:
-        with _ANTHROPIC_LOCK:
-            _ANTHROPIC_KEPT.pop(id(messages), None)
-            while len(_ANTHROPIC_KEPT) >= _ANTHROPIC_LISTS:
-                _ANTHROPIC_KEPT.pop(next(iter(_ANTHROPIC_KEPT)), None)
-            _ANTHROPIC_KEPT[id(messages)] = (messages, n, messages[-1], before_file, body, marks)
+    start, body, marks = 0, [], []
+    found = _ANTHROPIC_KEPT.find(messages, before_file) if pause is None else None
+    if found is not None:
+        start = found[0] - 1                  # its last message is checked again (it is no longer the last)
+        old_body, old_marks = found[1]
+        cut = bisect_left(old_marks, start)
+        body, marks = old_body[:cut], old_marks[:cut]
+    new = _anthropic_messages(messages, start, before_file, pause)
+    body = body + new
+    marks = marks + [f.message for f in new]
+    if pause is None:
+        _ANTHROPIC_KEPT.put(messages, before_file, (body, marks))
     return out + body
-
-
-def _anthropic_kept(messages: list, before_file) -> tuple[int, list, list]:
-    """(where to check ``messages`` from, the findings before there, their messages) from a list checked before
-    that ``messages`` starts with (see ``_ANTHROPIC_KEPT``); (0, [], []) when there is none."""
-    n = len(messages)
-    with _ANTHROPIC_LOCK:
-        same = _ANTHROPIC_KEPT.get(id(messages))
-        recent = list(_ANTHROPIC_KEPT.values())
-    best = None
-    if same is not None and same[0] is messages and 1 < same[1] <= n and messages[same[1] - 1] is same[2]:
-        best = same                               # the same list, grown in place since
-    else:
-        for e in reversed(recent):                # the most recent first: a list that starts with its messages
-            old, k = e[0], e[1]
-            if old is not messages and 1 < k <= n and len(old) >= k and old[k - 1] is e[2] and \
-                    messages[k - 1] is e[2] and all(map(is_, messages[:k], old[:k])):
-                best = e
-                break
-    if best is None or not (best[3] is before_file or best[3] == before_file):
-        return 0, [], []
-    start = best[1] - 1                           # its last message is checked again (it is no longer the last)
-    cut = bisect_left(best[5], start)
-    return start, best[4][:cut], best[5][:cut]
 
 
 def _anthropic_messages(messages: list, start: int, before_file, pause: Callable[[], Any] | None) -> list[Finding]:
@@ -316,21 +335,33 @@ _OPENAI_LOCK = threading.Lock()
 on_forget(_OPENAI_CHUNKS.clear)
 
 
+# per OpenAI list: the scan's findings and its state after the list's messages (the calls still open): a grown
+# list is scanned on from its old end
+_OPENAI_KEPT_LISTS = _Kept()
+
+
 def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
     out: list[Finding] = []
     if not messages:
         return [Finding("empty_list", 0, "the message list is empty")]
     state: tuple = (False, ())           # (a non-system message seen, the open calls as (id, (message, call)))
-    if len(messages) <= CHECK_CHUNK:     # one chunk (a replay's context): checked, not remembered
+    kept = _OPENAI_KEPT_LISTS.find(messages, before_file) if pause is None else None
+    if kept is not None:
+        n, (old, state) = kept
+        found, state = _openai_scan(messages[n:], n, state, before_file)
+        out = old + found
+    elif len(messages) <= CHECK_CHUNK:   # one chunk: not kept by its messages (see CHECK_CHUNK)
         if pause is not None:
             pause()
-        found, state = _openai_scan(messages, 0, state, before_file)
-        return found + _still_open(state)
-    for start in range(0, len(messages), CHECK_CHUNK):
-        if pause is not None:
-            pause()
-        found, state = _openai_chunk(messages[start:start + CHECK_CHUNK], start, state, before_file)
-        out += found
+        out, state = _openai_scan(messages, 0, state, before_file)
+    else:
+        for start in range(0, len(messages), CHECK_CHUNK):
+            if pause is not None:
+                pause()
+            found, state = _openai_chunk(messages[start:start + CHECK_CHUNK], start, state, before_file)
+            out += found
+    if pause is None:
+        _OPENAI_KEPT_LISTS.put(messages, before_file, (out, state))
     return out + _still_open(state)
 
 
