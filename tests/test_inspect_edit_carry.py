@@ -192,9 +192,37 @@ def test_carried_partition_equals_the_full_one(seed):
             elif r < 0.3:
                 m["metadata"] = {"summary": True}
             context.append(m)
-        got = E.partition(context, meta, memo)
-        part = R.partition(context, meta)
-        want = (part, [i for i in part.input if R.message_facts(context[i], meta)[2]],
-                [i for i, m in enumerate(context) if R.message_facts(m, meta)[1]])
-        assert (got[0].system, got[0].input, got[0].conversation, got[1], got[2]) == \
-            (want[0].system, want[0].input, want[0].conversation, want[1], want[2])
+        assert_carried_partition(context, meta, memo)
+
+
+def assert_carried_partition(context: list, meta: dict, memo: dict) -> None:
+    """The carried partition of ``context`` is the one made from scratch."""
+    got = E.partition(context, meta, memo)
+    part = R.partition(context, meta)
+    want = (part, [i for i in part.input if R.message_facts(context[i], meta)[2]],
+            [i for i, m in enumerate(context) if R.message_facts(m, meta)[1]])
+    assert (got[0].system, got[0].input, got[0].conversation, got[1], got[2]) == \
+        (want[0].system, want[0].input, want[0].conversation, want[1], want[2])
+
+
+def test_partition_goes_on_from_a_list_with_a_few_copies_of_the_same_part():
+    """A list whose few replaced messages (an edit pass's cleared copies) are of the same part goes on from the
+    call before's partition; one whose replaced message changed part (a summary, a system message) starts afresh."""
+    rng = random.Random(5)
+    for _ in range(60):
+        meta: dict = {}
+        memo: dict = {}
+        msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "task", "source": "input"}]
+        msgs += [{"role": rng.choice(("user", "assistant", "tool")), "content": str(i)} for i in range(70)]
+        E.partition(msgs, meta, memo)
+        nxt = list(msgs)
+        for k in rng.sample(range(2, len(nxt)), 3):
+            r = rng.random()
+            if r < 0.6:
+                nxt[k] = {**nxt[k], "content": "cleared"}                    # the same part: carried
+            elif r < 0.8:
+                nxt[k] = {**nxt[k], "metadata": {"summary": True}}            # now a summary
+            else:
+                nxt[k] = {"role": "system", "content": "late system"}         # now a system message
+        nxt += [{"role": "user", "content": "more"}]
+        assert_carried_partition(nxt, meta, memo)
