@@ -167,7 +167,8 @@ class _Kept:
     """The last lists of one dialect checked, by list (held, so an id is not reused): (list, its length then, its
     last message then, before_file, what the check kept of it). A list grown at its end since (a replay's running
     context, checked at every call), or a new one that starts with the same messages, goes on from there: checking
-    the whole context at every call made ``replay --check`` quadratic (a 50,000-message chain: 437 s)."""
+    the whole context at every call made ``replay --check`` quadratic (a 50,000-message chain: 437 s). Lists are
+    values in core, as the size meter takes them: only their owner extends one, nobody replaces a message in place."""
 
     LISTS = 8
 
