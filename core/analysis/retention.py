@@ -248,7 +248,43 @@ def _word_in(text: str, hay: str) -> bool:
     return rx.search(hay) is not None
 
 
-def judge(items: list[Item], replaced: str, replacement: str) -> tuple[list[Item], list[Item]]:
+class Joined:
+    """Texts joined with newlines, searched as ``x in joined`` without the one string: held as chunks of at least
+    ``chunk`` characters each (the last may be shorter), so each search is a short call in C. The events' replay
+    runs in a worker beside the window; searching the joined text of 100k replaced messages (a 100 MB string, and
+    building it) held the interpreter lock for a tenth of a second at a time, and the window froze meanwhile."""
+
+    CHUNK = 1 << 18
+
+    def __init__(self, texts: Iterable[str], chunk: int = CHUNK):
+        self.chunk = chunk
+        self.chunks: list[str] = []
+        part: list[str] = []
+        size = 0
+        for t in texts:
+            part.append(t)
+            size += len(t) + 1
+            if size >= chunk:
+                self.chunks.append("\n".join(part))
+                part, size = [], 0
+        if part:
+            self.chunks.append("\n".join(part))
+
+    def __contains__(self, x: str) -> bool:
+        chunks = self.chunks
+        if len(x) > self.chunk:              # (longer than a chunk: it may span several, the whole text is searched)
+            return x in "\n".join(chunks)
+        k = len(x) - 1
+        for i, c in enumerate(chunks):
+            if x in c:
+                return True
+            # across the newline between this chunk and the next (each at least ``chunk`` long, but the last)
+            if i + 1 < len(chunks) and x in c[len(c) - k:] + "\n" + chunks[i + 1][:k]:
+                return True
+        return not chunks and x == ""
+
+
+def judge(items: list[Item], replaced: "str | Joined", replacement: str) -> tuple[list[Item], list[Item]]:
     """(kept, lost): kept when the item's text is a whole word of ``replacement``, lost when it is not in it at
     all; only items whose text is in ``replaced`` are judged."""
     kept, lost = [], []
@@ -280,7 +316,7 @@ def _real(conv: Any, text: TextCache) -> Iterator[Retention]:
 
 def _retention(kind: str, call: int | None, segment: int, left: list, after: list, text: TextCache,
                summary: str = "") -> Retention:
-    replaced = "\n".join(text(m) for m in left)
+    replaced = Joined(text(m) for m in left)
     replacement = "\n".join(text(m) for m in after)
     kept, lost = judge(context_items(left), replaced, replacement)
     return Retention(kind, call, segment, kept, lost, replacement, len(left), summary)
