@@ -26,7 +26,6 @@ def plain(messages: list, meta: dict) -> tuple:
 def test_carried_times_are_the_plain_ones(seed, share):
     rng = random.Random(seed)
     meta: dict = {}
-    memo: dict = {}
     ctx: list = []
     made: list = []       # every message held: a freed one's id would be another's (the map is keyed by id)
     t = 1000.0
@@ -45,15 +44,15 @@ def test_carried_times_are_the_plain_ones(seed, share):
             ctx = ctx + new                           # a new list starting with the old one
         else:
             ctx = ctx[:rng.randrange(len(ctx) + 1)] + new    # cut, then grown
-        assert T.last_times(ctx, meta, memo) == plain(ctx, meta)
-        assert T.last_times(ctx, meta, None) == plain(ctx, meta)
+        assert T.last_times(ctx, meta) == plain(ctx, meta)
+        assert T.last_times(ctx, meta) == plain(ctx, meta)           # asked again
 
 
 def test_a_session_without_timestamps_is_answered_from_its_meta_map():
     msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": "x"} for i in range(1000)]
     meta = {id(m): MessageMeta(None, None) for m in msgs}
-    assert T.last_times(msgs, meta, None) == (None, None, None)
+    assert T.last_times(msgs, meta) == (None, None, None)
     # a timestamp added to the map (a new map length) is seen
     late = {"role": "assistant", "content": "y"}
     meta[id(late)] = MessageMeta(None, 5.0)
-    assert T.last_times(msgs + [late], meta, None) == (5.0, 1000, 5.0)
+    assert T.last_times(msgs + [late], meta) == (5.0, 1000, 5.0)

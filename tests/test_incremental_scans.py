@@ -16,7 +16,7 @@ from compactscope.core.layers.codex import last_reported
 from compactscope.core.layers import inspect_rules as IR
 from compactscope.core.layers.inspect_anchor import Anchors
 from compactscope.core.model.conversation import MessageMeta, Usage
-from compactscope.core.pipeline.listmemo import ListMemo
+from compactscope.core.runtime.listmemo import ListMemo
 
 
 # ------------------------------------------------------------------ the memo itself

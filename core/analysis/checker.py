@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..model.messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
 from ..i18n import english as words
 from ..runtime.forget import on_forget
+from ..runtime.listmemo import ListMemo
 
 
 @dataclass(frozen=True)
@@ -163,57 +164,14 @@ _CLEAN: dict[str, Any] = {
 }
 
 
-class _Kept:
-    """The last lists of one dialect checked, by list (held, so an id is not reused): (list, its length then, its
-    last message then, before_file, what the check kept of it). A list grown at its end since (a replay's running
-    context, checked at every call), or a new one that starts with the same messages, goes on from there: checking
-    the whole context at every call made ``replay --check`` quadratic (a 50,000-message chain: 437 s). Lists are
-    values in core, as the size meter takes them: only their owner extends one, nobody replaces a message in place."""
-
-    LISTS = 8
-
-    def __init__(self) -> None:
-        self.lists: dict = {}
-        self.lock = threading.Lock()
-        on_forget(self.clear)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.lists.clear()
-
-    def put(self, messages: list, before_file, kept: Any) -> None:
-        if len(messages) < 2:
-            return
-        with self.lock:
-            self.lists.pop(id(messages), None)
-            while len(self.lists) >= self.LISTS:
-                self.lists.pop(next(iter(self.lists)), None)
-            self.lists[id(messages)] = (messages, len(messages), messages[-1], before_file, kept)
-
-    def find(self, messages: list, before_file) -> tuple[int, Any] | None:
-        """(the length of a list checked before that ``messages`` starts with, what was kept of it), or None."""
-        n = len(messages)
-        with self.lock:
-            same = self.lists.get(id(messages))
-            recent = list(self.lists.values())
-        best = None
-        if same is not None and same[0] is messages and 1 < same[1] <= n and messages[same[1] - 1] is same[2]:
-            best = same                               # the same list, grown in place since
-        else:
-            for e in reversed(recent):                # the most recent first: a list that starts with its messages
-                old, k = e[0], e[1]
-                if old is not messages and 1 < k <= n and len(old) >= k and old[k - 1] is e[2] and \
-                        messages[k - 1] is e[2] and all(map(is_, messages[:k], old[:k])):
-                    best = e
-                    break
-        if best is None or not (best[3] is before_file or best[3] == before_file):
-            return None
-        return best[1], best[4]
-
-
-# per Anthropic list: its per-message findings and their messages (a message's findings read only it, the messages
-# beside it and whether it is the last: a grown list is checked again from its old last message on)
-_ANTHROPIC_KEPT = _Kept()
+# The last lists checked, per dialect (``ListMemo``): a list grown at its end since (a replay's running context,
+# checked at every call), or a new one that starts with the same messages, is checked from there on: checking the
+# whole context at every call made ``replay --check`` quadratic (a 50,000-message chain: 437 s). Anthropic: a
+# message's findings read only it, the messages beside it and whether it is the last, so the per-message findings
+# (and their messages) before the shared prefix's last message stand. A background check (``pause``) neither reads
+# nor writes them.
+_ANTHROPIC_KEPT = ListMemo(8)
+on_forget(_ANTHROPIC_KEPT.clear)
 
 
 def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
@@ -226,17 +184,16 @@ def _check_anthropic(messages: list, before_file=(), pause: Callable[[], Any] | 
     if not isinstance(first, dict) or first.get("role") != "user":
         out.append(Finding("first_not_user", k0, "the first message is not from the user"))
     start, body, marks = 0, [], []
-    found = _ANTHROPIC_KEPT.find(messages, before_file) if pause is None else None
-    if found is not None:
-        start = found[0] - 1                  # its last message is checked again (it is no longer the last)
-        old_body, old_marks = found[1]
-        cut = bisect_left(old_marks, start)
-        body, marks = old_body[:cut], old_marks[:cut]
+    kept, k, _ = _ANTHROPIC_KEPT.find(messages) if pause is None else (None, 0, False)
+    if kept is not None and k > 0 and kept[0] == before_file:
+        start = k - 1                         # the shared prefix's last message is checked again (its next changed)
+        cut = bisect_left(kept[2], start)
+        body, marks = kept[1][:cut], kept[2][:cut]
     new = _anthropic_messages(messages, start, before_file, pause)
     body = body + new
     marks = marks + [f.message for f in new]
     if pause is None:
-        _ANTHROPIC_KEPT.put(messages, before_file, (body, marks))
+        _ANTHROPIC_KEPT.store(messages, n, (before_file, body, marks))
     return out + body
 
 
@@ -336,9 +293,10 @@ _OPENAI_LOCK = threading.Lock()
 on_forget(_OPENAI_CHUNKS.clear)
 
 
-# per OpenAI list: the scan's findings and its state after the list's messages (the calls still open): a grown
-# list is scanned on from its old end
-_OPENAI_KEPT_LISTS = _Kept()
+# OpenAI: the scan's findings and its state after all of a list's messages (the calls still open), for a list that
+# starts with all of them
+_OPENAI_KEPT_LISTS = ListMemo(8)
+on_forget(_OPENAI_KEPT_LISTS.clear)
 
 
 def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | None = None) -> list[Finding]:
@@ -346,11 +304,10 @@ def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | Non
     if not messages:
         return [Finding("empty_list", 0, "the message list is empty")]
     state: tuple = (False, ())           # (a non-system message seen, the open calls as (id, (message, call)))
-    kept = _OPENAI_KEPT_LISTS.find(messages, before_file) if pause is None else None
-    if kept is not None:
-        n, (old, state) = kept
-        found, state = _openai_scan(messages[n:], n, state, before_file)
-        out = old + found
+    kept, k, _ = _OPENAI_KEPT_LISTS.find(messages) if pause is None else (None, 0, False)
+    if kept is not None and k == kept[1] and kept[0] == before_file:
+        found, state = _openai_scan(messages[k:], k, kept[3], before_file)
+        out = kept[2] + found
     elif len(messages) <= CHECK_CHUNK:   # one chunk: not kept by its messages (see CHECK_CHUNK)
         if pause is not None:
             pause()
@@ -362,7 +319,7 @@ def _check_openai(messages: list, before_file=(), pause: Callable[[], Any] | Non
             found, state = _openai_chunk(messages[start:start + CHECK_CHUNK], start, state, before_file)
             out += found
     if pause is None:
-        _OPENAI_KEPT_LISTS.put(messages, before_file, (out, state))
+        _OPENAI_KEPT_LISTS.store(messages, len(messages), (before_file, len(messages), out, state))
     return out + _still_open(state)
 
 

@@ -405,8 +405,9 @@ def _sub(ctx: LayerContext, **params) -> LayerContext:
 
 # ------------------------------------------------------------ budget, snip: the s08 functions
 def tool_result_budget(messages: list, ctx: LayerContext) -> LayerOutput:
-    if not ctx.explain and s08.no_fresh_results(messages):   # s08's budget changes nothing, no one reads why
-        return LayerOutput.unchanged(messages)                   # (and no sub-context is made for it)
+    why = s08.no_fresh_results(messages)      # s08's budget would change nothing: said here, no sub-context made
+    if why:
+        return LayerOutput.unchanged(messages, why)
     cfg = ClaudeCodeParams.of(ctx)
     return s08.tool_result_budget(messages, _sub(
         ctx, max_bytes=cfg.budget_chars, persist_threshold=cfg.persist_threshold,
@@ -427,10 +428,6 @@ def snip_compact(messages: list, ctx: LayerContext) -> LayerOutput:
 
 
 # ------------------------------------------------------------ time-based microcompact
-def latest_timestamp(messages: list, ctx: LayerContext) -> float | None:
-    return last_times(messages, ctx.meta, ctx.memo)[0]
-
-
 def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     cfg = ClaudeCodeParams.of(ctx)
     gap_min = cfg.idle_gap_minutes
@@ -438,7 +435,7 @@ def time_micro_compact(messages: list, ctx: LayerContext) -> LayerOutput:
     v: dict = {"idle_gap_minutes": gap_min, "keep_recent": keep}
     if gap_min <= 0:
         return LayerOutput.unchanged(messages, "time-based microcompact is off (idle_gap_minutes = 0)", vars=v)
-    latest, last_ai, last_ai_ts = last_times(messages, ctx.meta, ctx.memo)
+    latest, last_ai, last_ai_ts = last_times(messages, ctx.meta)
     now = ctx.now if ctx.now is not None else latest
     if now is None or last_ai_ts is None or last_ai is None:
         return LayerOutput.unchanged(messages, "the messages carry no timestamps, so the idle gap is unknown",

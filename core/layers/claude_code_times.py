@@ -4,19 +4,24 @@ the call's own is not known) and its last assistant message with a timestamp.
 Both are found from the end of the list, so a list whose last messages carry no timestamp is walked back to the
 last one that does: a session with none (an Anthropic or OpenAI log) was walked whole at every call of a replay
 (30,000 one-character messages: 82 s). A message list whose messages all lack one is answered from the meta map
-at once (looked at once per map), and in a replay (``LayerContext.memo``) a list grown at its end since, or one
-that starts with the same messages, is walked over its new messages only. Pure Python, no Qt.
+at once (looked at once per map), and a list grown at its end since, or one that starts with all the messages of a
+list asked before (``ListMemo``: a replay's running context), is walked over its new messages only. Pure Python, no
+Qt.
 """
 from __future__ import annotations
 
 import threading
-from operator import is_
 from typing import Any
 
-_KEY = "claude_code.times"
+from ..runtime.listmemo import ListMemo
+from ..runtime.forget import on_forget
+
+_TIMES = ListMemo()           # per list: (how many messages, what ``last_times`` found over them); owner: the meta map
 _MAPS: dict = {}              # id(meta map) -> (the map, its length then, whether any message has a timestamp)
 _MAPS_KEPT = 8
 _LOCK = threading.Lock()
+on_forget(_TIMES.clear)
+on_forget(_MAPS.clear)         # (a fleet worker drops the last session's messages)
 
 
 def timestamp(meta: dict, m: Any) -> float | None:
@@ -54,24 +59,20 @@ def _scan(messages: list, start: int, meta: dict) -> tuple:
     return now, ai, ai_ts
 
 
-def last_times(messages: list, meta: dict, memo: dict | None) -> tuple:
+def last_times(messages: list, meta: dict) -> tuple:
     """(the latest timestamp of ``messages``, the index of its last assistant message with a timestamp, that
     timestamp), each None when there is none."""
     if not meta or not _any_timestamp(meta):
         return None, None, None
-    start, before = 0, (None, None, None)
-    e = memo.get(_KEY) if memo is not None else None
-    if e is not None and e[3] is meta:
-        old, n, last = e[0], e[1], e[2]
-        if 0 < n <= len(messages) and messages[n - 1] is last and \
-                (old is messages or all(map(is_, messages[:n], old[:n]))):
-            start, before = n, e[4]
+    kept, k, _ = _TIMES.find(messages, meta)
+    start = k if kept is not None and k == kept[0] else 0
     now, ai, ai_ts = _scan(messages, start, meta)
     if start:
+        before = kept[1]
         now = before[0] if now is None else now
         if ai is None:
             ai, ai_ts = before[1], before[2]
     found = (now, ai, ai_ts)
-    if memo is not None and messages:
-        memo[_KEY] = (messages, len(messages), messages[-1], meta, found)
+    if messages:
+        _TIMES.store(messages, len(messages), (len(messages), found))
     return found

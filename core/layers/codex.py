@@ -25,7 +25,7 @@ from typing import Any
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..pipeline.facts import BytesFact
 from ..runtime.forget import on_forget
-from ..pipeline.listmemo import ListMemo
+from ..runtime.listmemo import ListMemo
 from ..pipeline.trace import BOUNDARY, DROP, INSERT, NOTE, SUMMARY, Edit, LayerOutput
 from . import base as roles
 from . import codex_rules as R

@@ -18,7 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any, Callable
 
-from ..pipeline.listmemo import ListMemo
+from ..runtime.listmemo import ListMemo
 
 DIGEST = 32                     # bytes per piece digest (sha256)
 

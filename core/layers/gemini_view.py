@@ -10,7 +10,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..pipeline.facts import ObjFact
-from ..pipeline.listmemo import ListMemo
+from ..runtime.listmemo import ListMemo
 from .gemini_json import js_len
 
 MASKED_TAG = "tool_output_masked"

@@ -15,7 +15,7 @@ import threading
 from bisect import bisect_left, bisect_right, insort
 from typing import Any, Callable
 
-from ..pipeline.listmemo import ListMemo
+from ..runtime.listmemo import ListMemo
 
 _NONE = float("inf")            # the key of a message no call of the segment saw
 

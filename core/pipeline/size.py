@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from itertools import compress, count
-from operator import is_not
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from .facts import FACTS, MISSING, Facts
 from ..runtime.lazy import lazy_module
+from ..runtime.listmemo import common_prefix
 
 if TYPE_CHECKING:
     import hashlib
@@ -46,11 +45,6 @@ _IMAGES = False         # a message with an image was measured (raw sizes then d
 _SCAN_MIN = 256         # a list shorter than this is summed, never derived from another (see SizeMeter._derived)
 _SCAN_LISTS = 2         # lists measured before that an unknown list is compared with
 _SCAN_LISTS_BIG = 8     # ... when a layer reported a big change (``SizeMeter.derive``)
-
-
-def common_prefix(a: list, b: list) -> int:
-    """How many leading messages ``a`` and ``b`` share (the same objects), found in C."""
-    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
 def chars_and_raw(m: Any) -> tuple[int, int]:

@@ -15,9 +15,14 @@ read): a new owner clears it, so it never holds more than one conversation's lis
 from __future__ import annotations
 
 import threading
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
-from .size import common_prefix
+
+def common_prefix(a: list, b: list) -> int:
+    """How many leading messages ``a`` and ``b`` share (the same objects), found in C."""
+    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
 class ListMemo:
