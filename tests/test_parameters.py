@@ -3,7 +3,6 @@ attributes (never a default written again), a value is validated once, and docs/
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from compactscope.core import strategies
 from compactscope.core.layers.base import ReadParams
 from compactscope.core.layers.claude_code_params import ClaudeCodeParams
+from compactscope.core.runtime.record import record
 from compactscope.core.layers.codex import CodexParams
 from compactscope.core.layers.gemini_cli import GeminiCliParams
 from compactscope.core.layers.hermes import HermesParams
@@ -40,7 +40,7 @@ def test_no_builtin_layer_writes_a_default_again():
     assert found == []
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Demo(Settings):
     limit: int = param(10, "the limit", minimum=1, maximum=100, unit="tokens")
     mode: str = param("a", "the mode", choices=("a", "b"))

@@ -8,18 +8,18 @@ suspicious (e.g. the last assistant message still waits for its results).
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass, replace
 from operator import is_
 import threading
 from typing import Any, Callable
 
+from ..runtime.record import record, replace
 from ..model.messages import KNOWN_BLOCK_TYPES, OPENAI, block_type, blocks, detect_dialect
 from ..i18n import english as words
 from ..runtime.forget import on_forget
 from ..runtime.listmemo import ListMemo
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """One thing the API checker found: a code, the message (and block) it is in, and words saying what is wrong."""
     code: str

@@ -7,8 +7,8 @@ head/middle/tail boundaries. ``find_boundary_step(trace)`` picks the step to exp
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
+from ..runtime.record import field, record
 from ..layers.base import BOUNDARIES, BUDGET, MICRO, SNIP
 from ..pipeline.trace import PERSIST, REPLACE
 
@@ -21,7 +21,7 @@ README_LACKS = ("the overlap check (head_end >= tail_start: return the list unch
 # "result" (what is kept, what goes), "anchor" (a message kept on purpose), "note", "error"
 
 
-@dataclass
+@record
 class BoundaryExplanation:
     """Why a boundary layer (snip, Hermes' head and tail) cut where it did: rows of reasons and the cuts."""
     title: str
@@ -236,7 +236,7 @@ def variant_rows(step, vstep) -> list:
                        + why)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LostResult:
     """A tool result a layer replaced with a placeholder although nobody persisted it and the model never saw
     it (it is in the latest batch, after the last assistant message): its content is now nowhere."""

@@ -25,9 +25,9 @@ while the cap still bounds real model turns.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.record import field, record
 from ..layers.base import VIEW, Layer, LayerContext
 from ..layers.hermes import HermesParams
 from ..model.text import visible_text
@@ -146,7 +146,7 @@ MOA_LAYER = Layer("moa_reference_view", _moa_layer,
                   "folded into capped previews, ending on a user turn", label="MoA view", role=VIEW)
 
 
-@dataclass
+@record
 class IterationBudget:
     """The turn loop's iteration cap.
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import struct
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..runtime.record import record
 from ..pipeline.facts import FACTS, BytesFact, ObjFact
 from ..model.messages import ToolPairIndex, block_type, blocks  # noqa: F401 - present's names before
 from ..pipeline.size import MessageChars
@@ -40,7 +40,7 @@ LINE_WIDTH = 400
 RAW, STRING, TOOL_TEXT, TOOL_CALL = "@raw", "@string", "@tool_text", "@tool_call"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Part:
     index: int          # block index; -1 for string or raw content; the call index for a tool call
     kind: str           # a block type, or RAW / STRING / TOOL_TEXT / TOOL_CALL
@@ -88,7 +88,7 @@ def chip_type(t: str | None) -> str:
     return {STRING: "text", TOOL_TEXT: "tool_result", TOOL_CALL: "tool_use"}.get(t, "other") if t else "other"
 
 
-@dataclass
+@record
 class Chip:
     """One part of a message, as a line in a view."""
     block: int              # block index (-1 = string content; OpenAI tool_calls: the call index)
@@ -263,7 +263,7 @@ BARS_LISTS = 12         # every stage of a run and a few more: stepping back and
 _BARS_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SizeBars:
     """What the size chart draws of a list: ``group`` messages a bar (1 up to ``CHART_BARS`` messages), the
     bars' x edges, and per block type the stacked height of each bar (the cumulative size up to that type;

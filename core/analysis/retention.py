@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+from ..runtime.record import field, record
 from .session_events import TextCache, call_output, first_reply, message_text, real_compactions
 from ..model.messages import block_type, blocks
 
@@ -43,7 +43,7 @@ NUMBER_RX = re.compile(r"(?<![\w.,:/-])\d{3,}(?![\w.,:/-])")
 PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "target_file")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Item:
     kind: str
     text: str
@@ -56,7 +56,7 @@ class Item:
         return d
 
 
-@dataclass
+@record
 class Retention:
     kind: str                    # "real" | "simulated"
     call: int | None

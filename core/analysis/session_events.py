@@ -17,9 +17,9 @@ JSON. The texts are English (the window translates them with ``core.i18n``). Pur
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from ..runtime.record import field, record
 from ..model.conversation import Conversation
 from ..model.contexts import call_indices, segment_of, segments
 
@@ -31,7 +31,7 @@ LOOP_FREED = 0.25       # ... that freed less than this share of the tokens befo
 SKIP_KEYS = frozenset({"signature", "data", "type", "role", "cache_control"})   # base64, block types: not text
 
 
-@dataclass
+@record
 class Event:
     kind: str
     call: int | None
@@ -93,7 +93,7 @@ def message_call(conv: Conversation, message_index: int) -> int:
     return bisect_right(call_indices(conv), message_index)
 
 
-@dataclass
+@record
 class RealCompaction:
     """A real compaction: the segment it opened, the call it came before, the event and its summary."""
     segment: int

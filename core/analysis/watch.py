@@ -9,14 +9,14 @@ tool inputs and results, ids). Pure Python, no Qt.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.record import field, record
 from .session_events import TextCache, call_output, call_segment, first_reply, real_compactions, real_label
 from ..model.contexts import call_indices, segments
 
 
-@dataclass
+@record
 class Lost:
     call: int | None
     by: str                  # "real auto compaction" or "<strategy>: <layer>"
@@ -27,7 +27,7 @@ class Lost:
         return {"call": self.call, "by": self.by, "kind": self.kind, "segment": self.segment}
 
 
-@dataclass
+@record
 class Context:
     segment: int
     present: bool
@@ -40,7 +40,7 @@ class Context:
                 "first_call": self.first_call, "last_call": self.last_call}
 
 
-@dataclass
+@record
 class Watch:
     term: str
     contexts: list[Context] = field(default_factory=list)

@@ -24,10 +24,10 @@ import stat
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ..runtime.record import field, record
 from ..runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def maybe_prune(root: Path, store: Store) -> threading.Thread | None:
 
 
 # ------------------------------------------------------------------ usage, prune, clear
-@dataclass
+@record
 class Usage:
     """What the cache folder holds: bytes, sessions and objects, orphans, the cap and the oldest and newest use."""
     root: Path
@@ -275,7 +275,7 @@ def usage(root: Path | None = None) -> Usage:
     return u
 
 
-@dataclass
+@record
 class PruneResult:
     """What a prune removed: sessions, objects, and the bytes before and after."""
     sessions_removed: int = 0

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
+from ..runtime.record import field, record
 from .. import strategies
 
 FORMAT_VERSION = 4          # 2: post_levels; 3: worker_peak_mb; 4: a row per session of a file, duplicates
@@ -18,7 +18,7 @@ class FleetError(Exception):
     """A fleet run cannot start or go on (bad arguments, an unreadable results file): its text says why."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Run:
     """One strategy configuration replayed over every session."""
     label: str                  # as the user wrote it (shown in tables and figures)
@@ -53,7 +53,7 @@ def column_key(label: str, taken: set[str]) -> str:
 OWN = "own pipeline"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FleetConfig:
     strategy: str | None = None                     # --strategy; None: each file's own pipeline (strategies.own)
     params: dict = field(default_factory=dict)      # --set, as text

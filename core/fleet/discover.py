@@ -15,8 +15,8 @@ loads the file. Nothing is ever written.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
+from ..runtime.record import field, record
 
 # Extensions a transcript may have when found by walking a folder (a file named directly is
 # taken whatever its name: formats are detected by content).
@@ -26,7 +26,7 @@ AGENT_PREFIX = "agent-"
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "dist-packages"}
 
 
-@dataclass
+@record
 class SessionFile:
     path: str                       # absolute
     size: int
@@ -34,7 +34,7 @@ class SessionFile:
     subagent_files: list[str] = field(default_factory=list)   # old-style agent-*.jsonl of this session
 
 
-@dataclass
+@record
 class Discovery:
     sessions: list[SessionFile]
     orphan_agents: list[str]        # agent-*.jsonl whose session is not among the files found

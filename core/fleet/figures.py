@@ -7,24 +7,24 @@ threshold, a ``Reevaluation``. Pure Python, no Qt.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..runtime.record import field, record
 from .model import FleetData, Reevaluation, fmt_num
 
 REAL, REAL_MANUAL, REPLAY, WHATIF, OTHER = "#ea580c", "#f59e0b", "#2563eb", "#dc2626", "#64748b"
 RUNS = ["#0d9488", "#be123c", "#a16207", "#4d7c0f", "#6d28d9", "#db2777"]
 
 
-@dataclass
+@record
 class Series:
     label: str
     counts: np.ndarray
     color: str
 
 
-@dataclass
+@record
 class Histogram:
     key: str
     title: str
@@ -39,7 +39,7 @@ class Histogram:
         return not any(int(s.counts.sum()) for s in self.series)
 
 
-@dataclass
+@record
 class Bars:
     key: str
     title: str

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..runtime.record import record
 from .config import FleetConfig
 from .store import read_meta
 
@@ -29,7 +29,7 @@ LIFT = np.int64(1) << np.int64(40)
 POST_CAP = 0.8          # a summary leaves at most this share of the threshold (else it would fire again at once)
 
 
-@dataclass
+@record
 class Reevaluation:
     threshold: float
     compactions: np.ndarray      # per session: compactions at the threshold (automatic + the user's /compact)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..runtime.record import field, record
 from .config import FleetConfig, FleetError
 from .discover import Discovery, discover
 from .worker import SessionTask
 
 
-@dataclass
+@record
 class Progress:
     done: int = 0                 # files finished in this run
     total: int = 0                # files to replay in this run
@@ -56,7 +56,7 @@ def duration(s: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-@dataclass
+@record
 class FleetSummary:
     out: str
     engine: str

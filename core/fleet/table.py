@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..runtime.record import record
 from .config import version_key
 from .model import FleetData, Reevaluation, fmt_num
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Column:
     key: str
     title: str

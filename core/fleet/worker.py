@@ -22,14 +22,14 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from dataclasses import dataclass
 
+from ..runtime.record import record
 from .. import strategies
 from ..layers.base import MANUAL
 from .config import FleetConfig, Run, version_key
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SessionTask:
     path: str
     size: int

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from ..runtime.record import field, record, replace
 from ..pipeline.size import CharsPerToken, SizeMeter, TokenEstimator
 from ..summarizers import CachedSummarizer, OfflineSummarizer
 from ..pipeline.trace import LayerOutput
@@ -65,7 +65,7 @@ class ReadParams(dict):
         return ReadParams(merged, self.reads)
 
 
-@dataclass
+@record
 class LayerContext:
     """What a layer may read besides its messages: its parameters, the workspace, the summarizer, the size
     meter and token estimator, the pipeline state, per-message metadata and the memo it carries between calls."""
@@ -127,7 +127,7 @@ VIEW = "view"                # a derived view of the context (not a compaction)
 CONVERT = "convert"          # the pipeline's dialect conversion
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layer:
     """One layer of a strategy's pipeline: a pure function over a message list, with its name and description."""
     name: str
@@ -141,7 +141,7 @@ class Layer:
         return self.fn(messages, ctx)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LayerProgress:
     """Reported by ``Engine.run(progress=...)`` before a layer runs: layer ``index`` of ``total``
     (1-based) of this run."""

@@ -18,7 +18,6 @@ microcompact -> (context collapse: not public, not reproduced) -> auto-compact.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
@@ -28,6 +27,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 from operator import is_
 
+from ..runtime.record import replace
 from ..model.messages import block_type, blocks, content_text, replace_block
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..pipeline.facts import BytesFact, IntFact
@@ -733,7 +733,7 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
     for edit in r_edits:
         if edit.kind == INSERT:
             k += 1
-            edit = dataclasses.replace(edit, out=k)
+            edit = replace(edit, out=k)
         edits.append(edit)
     out += restored
     dropped_total = len(messages) - sum(1 for m in part if m.get("content") != PTL_MARKER)

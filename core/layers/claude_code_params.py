@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
+from ..runtime.record import record
 from .params import Settings, param
 
 DEFAULT_COMPACTABLE = "Read,Bash,Grep,Glob,WebSearch,WebFetch,Edit,Write"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClaudeCodeParams(Settings):
     """Claude Code's parameters: its constants (autoCompact.ts and the rest) and its settings."""
 

@@ -18,10 +18,10 @@ by the last layer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import compress
 from typing import Any
 
+from ..runtime.record import record
 from ..summarizers import LazyPrompt, SummaryError, SummaryRequest
 from ..pipeline.facts import BytesFact
 from ..runtime.forget import on_forget
@@ -42,7 +42,7 @@ MID_TURN, PRE_TURN, MANUAL = "mid_turn", "pre_turn", "manual"
 DEFAULT_WINDOW = 272_000        # the context window of the models Codex ships for (gpt-5 family)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CodexParams(Settings):
     """Codex CLI's compaction settings (config.toml) and constants."""
 

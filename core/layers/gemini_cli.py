@@ -24,10 +24,10 @@ import os
 import re
 from bisect import bisect_left
 from operator import is_
-from dataclasses import dataclass
 from typing import Any, Callable
 from weakref import WeakKeyDictionary
 
+from ..runtime.record import record
 from ..files.workspace import PERSIST_DIR
 from ..summarizers import SummaryError, SummaryRequest
 from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, SUMMARY, Edit, LayerOutput
@@ -50,7 +50,7 @@ TRUNCATE_TOOL_OUTPUT_THRESHOLD = 40_000  # chars, the CLI's default truncateTool
 DEFAULT_TOKEN_LIMIT = 1_048_576
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GeminiCliParams(Settings):
     """Gemini CLI's compression settings (its model.compressionThreshold, the model's token limit)."""
 

@@ -14,10 +14,10 @@ Deliberate differences from the real package are listed in ``docs/hermes.md``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import time
 
+from ..runtime.record import record
 from ..summarizers import SummaryError, SummaryRequest
 from ..model.text import text_parts
 from ..pipeline.trace import BOUNDARY, DROP, NOTE, REPLACE, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
@@ -41,7 +41,7 @@ PROGRESS = "hermes_last_progress"
 COOLDOWN_SECONDS = 60
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HermesParams(Settings):
     """hermes-agent's ContextCompressor parameters (its config keys and constants)."""
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from dataclasses import dataclass, field
 
+from ..runtime.record import field, record
 from ..pipeline.trace import REPLACE, Edit
 from ..runtime.forget import on_forget
 from . import hermes_rules as R
@@ -31,7 +31,7 @@ def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
-@dataclass
+@record
 class _Pass:
     """What the pass found in one list: its calls, its back-references (the whole list) and, for the messages
     before ``covered``, the old-result and argument replacements (index order)."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.record import field, record
 from ..model.markers import HERMES_MERGED_SUMMARY_DELIMITER, HERMES_SUMMARY_FLAG
 from ..model.text import text_parts
 from ..pipeline.chunkmemo import ChunkMemo
@@ -297,7 +297,7 @@ class HermesTokens:
 
 
 # ----------------------------------------------------------------- threshold
-@dataclass(frozen=True)
+@record(frozen=True)
 class Budgets:
     context_length: int
     max_tokens: int | None
@@ -618,7 +618,7 @@ def dedup_key(text: str) -> str:
 
 
 # ----------------------------------------------------------------- boundaries
-@dataclass
+@record
 class Cut:
     """Where the tail starts, and every step that moved it (for the stepper)."""
     index: int

@@ -21,8 +21,8 @@ handler's state.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ..runtime.record import record
 from ..model.messages import message_text
 from ..summarizers import SummaryError, SummaryRequest
 from ..pipeline.trace import INSERT, NOTE, CountedEdits, Edit, LayerOutput, SameOrigin
@@ -70,7 +70,7 @@ Also list every file saved to memory in this conversation: its path, what it hol
 """
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InspectParams(Settings):
     """What the three Inspect strategies share: the trigger and the handler's settings."""
 
@@ -96,7 +96,7 @@ class InspectParams(Settings):
         choices=tuple(R.MERGES))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InspectEditParams(InspectParams):
     """CompactionEdit's parameters."""
 
@@ -114,7 +114,7 @@ class InspectEditParams(InspectParams):
     exclude_tools: str = param("", "comma-separated tool names whose uses and results are never cleared")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InspectTrimParams(InspectParams):
     """CompactionTrim's parameters."""
 
@@ -123,7 +123,7 @@ class InspectTrimParams(InspectParams):
         minimum=0.0, maximum=1.0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InspectSummaryParams(InspectParams):
     """CompactionSummary's parameters."""
 

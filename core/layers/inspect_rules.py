@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import threading
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Any, Callable
+from ..runtime.record import field, record
 from ..files.jsonio import dict_at
 from ..pipeline.facts import ObjFact
 from ..pipeline.trace import SameOrigin
@@ -405,7 +405,7 @@ def call_name(call: dict) -> str:
     return str(fn.get("name") or "")
 
 
-@dataclass
+@record
 class Partition:
     """Indices of the system messages, the input (always kept) and the conversation."""
     system: list = field(default_factory=list)
@@ -457,7 +457,7 @@ def resolve_threshold(threshold: float, window: int) -> int:
 
 
 # ------------------------------------------------------------------ passes (lists with origins)
-@dataclass
+@record
 class Pass:
     """One compaction pass: the new list, where each message came from (input index or None),
     what changed in words (``(kind, input index or None, output index or None, text, extra)``),

@@ -10,15 +10,15 @@ when the strategy resolves its parameters; and what a layer reads: ``cfg = S08Pa
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, TypeVar, cast
 
+from ..runtime.record import MISSING, field, fields, record
 from ..i18n import english as words
 
 MAX_WHOLE = 2 ** 53          # larger whole numbers are not exact as JSON numbers (and mean nothing here)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Param:
     """One parameter of a strategy: its default, help text, choices or bounds, and unit."""
     name: str
@@ -112,7 +112,7 @@ def param(default: Any, help: str, *, choices: tuple | None = None, minimum: flo
 S = TypeVar("S", bound="Settings")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """The typed parameters of a strategy (subclass it as a frozen dataclass of ``param`` fields)."""
 

@@ -10,11 +10,11 @@ is shared with the input.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import json
 import re
 
+from ..runtime.record import record
 from ..model.messages import block_type, has_tool_use, is_tool_result_message
 from ..summarizers import SummaryError, SummaryRequest
 from ..pipeline.trace import BOUNDARY, NOTE, PERSIST, REPLACE, SNIP, SUMMARY, Delta, Edit, LayerOutput, SameOrigin
@@ -41,7 +41,7 @@ SUMMARY_PROMPT = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class S08Params(Settings):
     """The s08 pipeline's parameters (the course code's constants)."""
 

@@ -19,10 +19,10 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..runtime.record import record
 from .. import strategies
 from ..model.messages import ANTHROPIC, to_anthropic
 from ..pipeline.engine import Engine
@@ -321,7 +321,7 @@ def block_to_dict(b: Any) -> dict:
     return b.model_dump(mode="json", exclude_none=True)
 
 
-@dataclass
+@record
 class CallInfo:
     """One model call as the UI sees it."""
     n: int

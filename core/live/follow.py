@@ -23,10 +23,10 @@ import os
 import stat
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..runtime.record import record
 from ..model.conversation import LoadResult
 from ..files.jsonio import NotAFile, open_regular
 
@@ -44,7 +44,7 @@ RESTARTS = (REWRITTEN, TRUNCATED, REPLACED, RECREATED)
 _MARK = 4096                 # bytes at the start and just before the read position, checked on every change
 
 
-@dataclass
+@record
 class FollowUpdate:
     result: LoadResult | None           # the reloaded file (None when it could not be loaded yet)
     new_lines: list                     # [(1-based line number, raw bytes)] complete lines since the last update

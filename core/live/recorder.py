@@ -17,12 +17,12 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import orjson as _orjson
 
+from ..runtime.record import field, record
 from ..files.jsonio import (
     JSONDecodeError, LINE_TOO_LONG, dict_at, drop_mistyped, iter_lines, loads_lenient, open_regular, parse_timestamp,
 )
@@ -292,7 +292,7 @@ class RecordingWriter:
 
 
 # ------------------------------------------------------------------ reader
-@dataclass
+@record
 class CallRecord:
     seq: int
     line: int
@@ -312,7 +312,7 @@ class CallRecord:
         return m if isinstance(m, list) else []
 
 
-@dataclass
+@record
 class ReadResult:
     header: dict | None
     calls: list[CallRecord]

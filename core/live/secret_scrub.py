@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 from urllib.parse import quote, quote_plus
 
+from ..runtime.record import record
 from ..runtime.lazy import lazy_regex
 
 REDACTED = "[redacted]"
@@ -61,7 +61,7 @@ def _keep_prefix(group: int) -> Callable[[re.Match], str]:
     return repl
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shape:
     """A credential shape: the regex, the cheap substrings one of which a match must contain (checked
     first: most strings hold none), and the part replaced (group 0, or a group after a label)."""

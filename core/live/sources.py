@@ -10,24 +10,24 @@ recording proxy's calls. Pure Python; the window's live controller shows these.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.record import field, fields, record
 from ..model.conversation import Conversation, Usage
 
 
 # ------------------------------------------------------------------ the agent's events
-@dataclass(frozen=True)
+@record(frozen=True)
 class AgentEvent:
     pass
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class UserSent(AgentEvent):
     text: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PipelineRan(AgentEvent):
     """The strategy's pipeline ran before a model call (``call``: ``core.agent.CallInfo``)."""
     trace: Any
@@ -35,12 +35,12 @@ class PipelineRan(AgentEvent):
     call: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Streamed(AgentEvent):
     text: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Responded(AgentEvent):
     message: dict
     usage: dict | None
@@ -55,13 +55,13 @@ class Responded(AgentEvent):
         return u.context_tokens if u is not None else 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Retrying(AgentEvent):
     status: int
     text: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolRan(AgentEvent):
     name: str
     input: Any
@@ -70,7 +70,7 @@ class ToolRan(AgentEvent):
     id: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Compacted(AgentEvent):
     """A compaction outside the pipeline: "reactive" (prompt too long) or "compact_tool"."""
     kind: str
@@ -78,19 +78,19 @@ class Compacted(AgentEvent):
     messages: list
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Failed(AgentEvent):
     error: Any                      # core.agent.AgentError
     call: Any = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TurnDone(AgentEvent):
     text: str
     calls: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TurnStopped(AgentEvent):
     calls: int
 
@@ -105,12 +105,12 @@ def agent_event(kind: str, data: dict) -> AgentEvent | None:
     cls = EVENT_TYPES.get(kind)
     if cls is None:
         return None
-    names = cls.__dataclass_fields__
+    names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
 # ------------------------------------------------------------------ the proxy's calls
-@dataclass
+@record
 class ProxyCallView:
     """One proxied call, put into words."""
     n: int                               # 1-based call number

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 # shared with the loaders from here (explicit re-exports)
+from ..runtime.record import field, record
 from ..files.jsonio import (
     LINE_TOO_LONG as LINE_TOO_LONG, MAX_LINE_BYTES as MAX_LINE_BYTES, JSONDecodeError as JSONDecodeError,
     NotAFile as NotAFile, drop_mistyped as drop_mistyped, iter_lines as iter_lines, loads as loads,
@@ -34,7 +34,7 @@ class LoadError(Exception):
         return f"{where}: {self.message}"
 
 
-@dataclass
+@record
 class Probe:
     """The first bytes of a file, read once and shared by every sniffer."""
     path: Path

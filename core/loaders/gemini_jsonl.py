@@ -33,9 +33,9 @@ message, as the CLI merges them into one content): a model answer is an assistan
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.record import field, record
 from ..model.conversation import CompactionEvent, Conversation, LoadResult, MessageMeta, Problem, Provenance, Usage
 from ..model.messages import ANTHROPIC
 from .gemini import result_text
@@ -173,7 +173,7 @@ def record_messages(rec: dict, where: Provenance, answered: set) -> list[tuple[d
     return out
 
 
-@dataclass
+@record
 class _Out:
     """The messages being built, with their metadata."""
     path: str
@@ -214,7 +214,7 @@ def _key(m: dict) -> str:
 
 
 # ------------------------------------------------------------------ the file
-@dataclass
+@record
 class _Reader:
     path: str
     answered: set

@@ -18,11 +18,9 @@ Python, no Qt.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ..runtime.record import record, replace
 from .conversation import CompactionEvent, Conversation
 
 
@@ -30,7 +28,7 @@ class ContextError(ValueError):
     """The asked-for segment or call does not exist (the message says what does)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Segment:
     """A stretch of the history between real compactions: its messages, its calls, and the compaction that opened it."""
     index: int
@@ -116,7 +114,7 @@ def _norm(k: int, n: int, what: str, kind: str) -> int:
 def _view(conv, start: int, end: int, segment: Segment, call: int | None) -> Conversation:
     events = []
     if segment.event is not None:
-        events = [dataclasses.replace(segment.event, message_index=0,
+        events = [replace(segment.event, message_index=0,
                                       summary_index=0 if segment.event.summary_index is not None else None)]
     extra = dict(conv.extra or {})
     if segment.index > 0:       # a later segment starts at a root (the compact summary), not mid-session
@@ -124,7 +122,7 @@ def _view(conv, start: int, end: int, segment: Segment, call: int | None) -> Con
     extra["context"] = {"segment": segment.index, "segments": len(conv.segments or [0]), "call": call,
                         "start": start, "end": end, "history_messages": len(conv.messages),
                         "label": segment.label() + (f", at model call {call}" if call is not None else "")}
-    return dataclasses.replace(conv, messages=conv.messages[start:end], meta=conv.meta[start:end],
+    return replace(conv, messages=conv.messages[start:end], meta=conv.meta[start:end],
                                events=events, segments=[0], extra=extra, context_of=conv.context_of or conv)
 
 
@@ -349,7 +347,7 @@ def summary_badge(event) -> str:
     return _SUMMARY_BADGE.get(event.kind, "compaction summary")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Mark:
     """A real compaction as the views draw it: ``boundary`` (a marker row before ``first``, the first
     message after it that a list shows) and ``summary`` (the summary message, badged), by identity."""

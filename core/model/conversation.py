@@ -2,13 +2,13 @@
 recorded about it (usage, real compaction events, metadata)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.record import field, record
 from .messages import ANTHROPIC
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@record(slots=True, unsafe_hash=True)
 class Provenance:
     """Where a message came from: file and 1-based line(s) (line 0 = whole file), or for a
     database, the table and the row (its rowid/primary key) that holds it. A value: never changed once made,
@@ -32,7 +32,7 @@ class Provenance:
         return f"{self.path}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Usage:
     """Token usage of one assistant response as the API reported it."""
     input_tokens: int = 0
@@ -57,7 +57,7 @@ class Usage:
                    num("cache_creation_input_tokens"), num("cache_read_input_tokens"))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class MessageMeta:
     """What the file says about one message, beyond the API content. (Slots: one per message, 100k+ of
     them in a big session.)"""
@@ -93,7 +93,7 @@ def own_extra(meta: MessageMeta) -> dict:
     return extra
 
 
-@dataclass
+@record
 class CompactionEvent:
     """A compaction that really happened, as the file records it."""
     kind: str                      # "claude_code", "hermes", "inspect", "recording"
@@ -106,7 +106,7 @@ class CompactionEvent:
     extra: dict = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Problem:
     """Something wrong in the file that did not stop the load."""
     path: str
@@ -119,7 +119,7 @@ class Problem:
         return f"{where}: {self.text}"
 
 
-@dataclass
+@record
 class Conversation:
     """A loaded conversation: its messages (in one dialect), system prompt and tools, per-message metadata,
     the real compactions it recorded, and the problems its loader met."""
@@ -197,7 +197,7 @@ class Conversation:
         return msgs
 
 
-@dataclass
+@record
 class LoadResult:
     """Everything a file holds: one or more conversations, the main one first."""
     path: str

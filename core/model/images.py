@@ -13,8 +13,8 @@ import base64
 import binascii
 import math
 import struct
-from dataclasses import dataclass
 
+from ..runtime.record import record
 from ..files.jsonio import dict_at
 
 MAX_EDGE = 1568
@@ -24,7 +24,7 @@ FALLBACK_TOKENS = MAX_TOKENS
 HEADER_B64 = 64 * 1024          # base64 characters decoded to find the dimensions (JPEG SOF can be late)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ImageInfo:
     media_type: str | None
     width: int | None

@@ -10,9 +10,10 @@ with the same first words the user typed (at least ``MIN_FIRST_TEXT`` characters
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
+
+from ..runtime.record import replace
 
 MIN_FIRST_TEXT = 20
 MAX_FILES = 200
@@ -144,4 +145,4 @@ def borrow(conv, other, reason: str = ""):
                        "reason": reason or same_session(conv, other) or "",
                        "system_from_other": not conv.system and bool(other.system),
                        "tools_from_other": not conv.tools and bool(other.tools)}
-    return dataclasses.replace(conv, system=system, tools=tools, extra=extra)
+    return replace(conv, system=system, tools=tools, extra=extra)

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from array import array
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from ..runtime.record import field, record
 from .text import readable_message_text, readable_text
 from ..files.jsonio import dict_at
 
@@ -97,7 +97,7 @@ def replace_block(message: dict, index: int, new_block: dict) -> dict:
 
 
 # ----------------------------------------------------------- tool pairs
-@dataclass
+@record
 class ToolPair:
     """One tool call and where it was answered: the tool_use's (message, block) and every tool_result for its id."""
     id: str
@@ -310,7 +310,7 @@ def _openai_content(parts: list) -> Any:
     return parts
 
 
-@dataclass
+@record
 class Converted:
     """Messages converted to another dialect, with the input message each output message came from."""
     messages: list

@@ -17,9 +17,9 @@ import time
 from time import perf_counter
 from itertools import compress
 from operator import is_not
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, cast
 
+from ..runtime.record import field, record
 from .. import strategies
 from ..analysis.checker import check, known_before_file, load_fix_findings, load_fixes_by_identity
 from ..model.conversation import Conversation
@@ -66,7 +66,7 @@ def _delta(before: list, after: list) -> Delta | None:
     return Delta.replaced(compress(range(len(after)), map(is_not, after, before)))
 
 
-@dataclass
+@record
 class Engine:
     """Runs a strategy's pipeline: its parameters, workspace, summarizer, size meter and token estimator, and the
     state its layers carry from one call to the next (the circuit breaker, a replay's memo)."""
@@ -339,7 +339,7 @@ def run_pipeline(messages: list, strategy: str | Strategy = "s08", params: dict 
 
 
 # ------------------------------------------------------------------ the viewer's job
-@dataclass
+@record
 class VariantRun:
     """A variant run beside the main one: its trace (None when it failed) or why it failed."""
     variant: Variant
@@ -358,7 +358,7 @@ class VariantRun:
         return None
 
 
-@dataclass
+@record
 class PipelineResult:
     """What ``run_with_variants`` returns: the main trace, the variants beside it, how long it
     took, whether it was cancelled, the resolved parameters, and (for a replayed model call) the

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
+from ..runtime.record import record
 from .facts import FACTS, MISSING, Facts
 from ..runtime.lazy import lazy_module
 from ..runtime.listmemo import common_prefix
@@ -501,7 +501,7 @@ def make_anthropic_counter(model: str | None = None, api_key: str | None = None,
     return AnthropicTokenCounter(api.client(), api.model)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Measure:
     """A message list's size (in the meter's unit) and its token estimate."""
     size: int

@@ -8,10 +8,10 @@ output. A ``Trace`` is the ordered steps of one pipeline run.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from operator import is_not
 from typing import Any, Iterable, Sequence
 
+from ..runtime.record import field, record
 from ..analysis.checker import Finding
 
 # Edit kinds
@@ -26,7 +26,7 @@ CONVERT = "convert"      # dialect conversion
 NOTE = "note"            # an observation that changed nothing (quirk, skipped block, ...)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Edit:
     """One thing a layer did, in words and where: the input range or message (and block) it touched, the output
     message it made, and the tool call it concerns."""
@@ -129,7 +129,7 @@ class CountedEdits(list):
         return CountedEdits, (list(self), self.cleared)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Delta:
     """What a layer changed, so the pipeline re-sizes in proportion to the change, not to the list:
     ``removed`` = input indices whose message is not in the output (dropped, or replaced by a new
@@ -145,7 +145,7 @@ class Delta:
         return cls(idx, idx)
 
 
-@dataclass
+@record
 class LayerOutput:
     """What a layer function returns. The pipeline wraps it into a Step."""
     messages: list
@@ -172,7 +172,7 @@ class LayerOutput:
                    note, triggered, {} if state is None else state, error, **kw)
 
 
-@dataclass
+@record
 class Step:
     """One layer's run in a trace: its input and output lists, where each output message came from, its edits,
     working variables and note, and the sizes and tokens before and after."""
@@ -273,7 +273,7 @@ class Step:
         return d
 
 
-@dataclass
+@record
 class Trace:
     """A pipeline's run over one list: the strategy and its parameters, the input, one step per layer, the
     estimators' names, and what the checker found."""

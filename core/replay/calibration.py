@@ -8,8 +8,8 @@ to every estimate, so a strategy's threshold compares with reality (``calibrate=
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass
 
+from ..runtime.record import record
 from ..pipeline.size import is_additive
 
 NOTE = ("overhead = real context tokens - estimate of the recorded context; fixed = system prompt, tools and "
@@ -50,7 +50,7 @@ class OffsetTokens:
         return self.base.tokens(messages, meter, system=system, tools=tools) + int(self.offset)
 
 
-@dataclass
+@record
 class Overheads:
     """Per call: ``per_call[k]`` = real context tokens - estimate of the recorded context (the
     current segment up to the call), None without usage; ``segment[k]`` = the call's segment

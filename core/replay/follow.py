@@ -16,13 +16,13 @@ compacted: ``ReplayResult.late``. Pure Python, no Qt.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from ..runtime.record import field, record
 
 FOLLOW = "follow"       # ReplayResult.mode: each real compaction predicted from the real start
 FREE = "free"           # the free-running what-if: its own summaries all the way
 
 
-@dataclass
+@record
 class ResetPoint:
     """Where a real segment starts, in the walk's prepared list: ``at`` (prepared index of its first kept
     message), ``lead`` (the messages a real compaction re-sent, in the strategy's dialect: a hermes segment holds

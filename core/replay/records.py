@@ -5,17 +5,17 @@ and is reached through the result's methods (``totals()``, ``iterations()``, ``t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any
 
+from ..runtime.record import field, record
 from ..pipeline.engine import Engine
 from ..strategies.base import IterationPolicy
 from ..pipeline.trace import Trace
 from . import output, views
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class LayerRecord:
     """One layer's run before one model call."""
     layer: str
@@ -49,7 +49,7 @@ class LayerRecord:
         return d
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class CallRecord:
     """The pipeline before one model call: sizes and tokens in the strategy's units, what fired."""
     index: int                      # call number, 0-based
@@ -142,7 +142,7 @@ class KeptInputs(Sequence):
     __hash__ = None  # type: ignore[assignment]
 
 
-@dataclass
+@record
 class ReplayResult:
     """A whole replay. The first fields are its public data; the ``repr=False`` ones are what a
     rerun of one call needs (the running context and engine state before each call)."""

@@ -13,9 +13,9 @@ from bisect import bisect_left
 from functools import partial
 from itertools import filterfalse
 from operator import eq, is_not
-from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable
 
+from ..runtime.record import fields, record
 from .. import strategies
 from ..model.conversation import Conversation, MessageMeta
 from ..model.messages import OPENAI, block_type, blocks, to_anthropic, to_openai
@@ -32,7 +32,7 @@ from ..runtime.gcpause import gc_paused
 REAL_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReplayOptions:
     """How to replay (each also a keyword of ``replay``):
 
@@ -137,7 +137,7 @@ def _as_conversation(conv) -> Conversation:
     raise TypeError(f"replay takes a Conversation, a LoadResult or a message list, not {type(conv).__name__}")
 
 
-@dataclass
+@record
 class Prepared:
     """The conversation in the strategy's dialect: ``msgs``, their ``metas``, ``origin`` (the
     conversation index of each, None when made by the conversion), ``skip`` (indices left out:

@@ -4,15 +4,15 @@
 ``html`` and ``markdown`` write the two sections."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..runtime.record import field, record
 from ..model.describe import clip
 
 MAX_EVENTS = 2000          # a report lists at most this many events (the rest counted)
 
 
-@dataclass
+@record
 class HistoryFacts:
     events: list = field(default_factory=list)        # session_events.Event
     retention: list = field(default_factory=list)     # retention.Retention

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ..runtime.record import field, record
 from ..pipeline.align import align, summarize_rows
 from ..model.contexts import WHOLE, locate_call, whole_history_note
 from ..model.conversation import Conversation, LoadResult, MessageMeta
@@ -25,7 +25,7 @@ from ..replay import ReplayResult, replay as run_replay, threshold_for
 from ..pipeline.trace import SUMMARY, Edit, Step, Trace
 
 
-@dataclass
+@record
 class SummaryText:
     """The full text of one compaction summary, real (recorded in the file) or simulated."""
     origin: str                 # "real" (the file recorded it), "run" (this report's pipeline run), "replay"
@@ -35,7 +35,7 @@ class SummaryText:
     facts: dict = field(default_factory=dict)   # trigger, pre_tokens, summarizer, call, run, ...
 
 
-@dataclass
+@record
 class StageFacts:
     """One layer's run: the Step, its label, and its before/after rows (``core.align``)."""
     number: int                 # 1-based position in the trace
@@ -45,7 +45,7 @@ class StageFacts:
     counts: dict
 
 
-@dataclass
+@record
 class ReplayFacts:
     """The replay of the conversation's whole life: the main run first, then the compared runs."""
     runs: list                  # ReplayResult
@@ -55,7 +55,7 @@ class ReplayFacts:
     seconds: float = 0.0
 
 
-@dataclass
+@record
 class ReportSource:
     """What the report is about: the file, the conversation and the messages the pipeline ran over."""
     title: str
@@ -69,7 +69,7 @@ class ReportSource:
     call: int | None                    # the recorded context before this model call
 
 
-@dataclass
+@record
 class Report:
     source: ReportSource
     replayed_call: int | None           # the trace is the replay's run before this model call

@@ -9,11 +9,11 @@ an exception in one callback does not stop the others (it is re-raised after all
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from typing import Any, Callable
+from .record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Event:
     type: str
     value: Any = None

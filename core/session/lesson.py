@@ -12,9 +12,9 @@ presenter layout and the narration panel (app/lessons.py).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from ..runtime.record import field, record
 
 FORMAT = 1
 LANGS = ("en", "zh_CN")
@@ -67,7 +67,7 @@ def text(value: Any, lang: str = "en") -> str:
     return "" if value is None else str(value)
 
 
-@dataclass
+@record
 class Slide:
     index: int                      # 0-based
     title: Any                      # str or {lang: str}
@@ -82,7 +82,7 @@ class Slide:
         return text(self.narration, lang)
 
 
-@dataclass
+@record
 class Lesson:
     name: str
     path: Path
@@ -314,7 +314,7 @@ def _summary_layers(replay) -> set:
     return {n for n in names if "compact" in n or "summar" in n} or names
 
 
-@dataclass
+@record
 class Check:
     probe: str
     expected: Any

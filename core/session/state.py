@@ -2,10 +2,10 @@
 stages, a stage's view, the chart's series and the cross-check's state."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..runtime.record import field, record
 from ..runtime.events import Emitter, EventGroup
 from ..strategies.base import Strategy, Verdict
 
@@ -54,14 +54,14 @@ class SessionEvents(EventGroup):
 EVENTS = SessionEvents.declared()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Notice:
     """An error for the banner: what happened, and what to do."""
     what: str
     todo: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StageInfo:
     """One stage of the stepper: Original, then one per step."""
     name: str
@@ -70,7 +70,7 @@ class StageInfo:
     explanation: str
 
 
-@dataclass
+@record
 class StageView:
     """What the message list and the panels show for the current stage in the current view mode."""
     messages: list
@@ -84,7 +84,7 @@ class StageView:
     shown: int = 0                                     # the stage whose messages these are
 
 
-@dataclass
+@record
 class ChartSeries:
     labels: list
     sizes: list
@@ -95,7 +95,7 @@ class ChartSeries:
     movable: bool
 
 
-@dataclass
+@record
 class CheckState:
     """The strategy's cross-check of the shown run: its name, the verdict (None while it runs)."""
     name: str

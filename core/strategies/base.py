@@ -12,9 +12,9 @@ the views, the CLI and replay read from it instead of testing strategy or layer 
 from __future__ import annotations
 
 import linecache
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..runtime.record import field, record
 from ..layers.base import BUDGET, MANUAL, MICRO, REACTIVE, SNIP, SUMMARY, Layer
 from ..layers.params import Param  # noqa: F401 - where strategies and plugins have always found it
 from ..model.messages import ANTHROPIC
@@ -30,7 +30,7 @@ PALETTE = ("#dc2626", "#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#d
            "#ca8a04")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Threshold:
     """Where a strategy compacts. ``param``: the parameter that IS the threshold (a chart drag
     sets it); ``fn(params)``: a threshold derived from several parameters; ``to_params(value,
@@ -62,7 +62,7 @@ class Threshold:
         return self.param if self.param is not None and self.fn is None else "compaction threshold"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Variant:
     """Another way to run the strategy, shown beside the main run when it is not the one
     selected: the main run's parameters with ``overrides``, only the layers up to and including
@@ -91,7 +91,7 @@ class Variant:
 MATCH, DIFFER, SKIPPED = "match", "differ", "skipped"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     """A cross-check's answer: ``status`` MATCH, DIFFER, or SKIPPED (nothing was compared: the
     reference is not installed, the run did not compact, ...); ``text`` says it in words."""
@@ -115,7 +115,7 @@ class Verdict:
         return self.status == DIFFER
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CrossCheck:
     """Compare a finished ``Trace`` of the strategy with a reference implementation. ``check`` is a
     function ``trace -> Verdict``, or its name as ``"package.module:function"`` (imported when the
@@ -145,7 +145,7 @@ class CrossCheck:
         return v if isinstance(v, Verdict) else Verdict(DIFFER, str(v))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IterationPolicy:
     """The agent loop's iteration cap that replay walks call by call (``ReplayResult.iterations``):
     every model call consumes one; a call before which the context was compacted also consumed one
@@ -157,7 +157,7 @@ class IterationPolicy:
     source: str = "seed 002's turn-loop cap (hermes-agent's max_iterations default)"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Strategy:
     """A compaction strategy: its pipeline of layers (run in order before every model call), its parameters,
     the dialect its layers work on, and its threshold."""

@@ -5,8 +5,8 @@ prints it for any folder of sessions).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ..runtime.record import record
 from .claude_code_evidence import context_drops, kept_over_budget, memoised, real_calls, time_micro_evidence
 from ..layers.claude_code_params import (
     ClaudeCodeParams, parse_version, session_versions,
@@ -24,7 +24,7 @@ def fmt_version(t: tuple) -> str:
     return ".".join(map(str, t))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """From version ``since`` on (until the next rule), these parameters; ``fact`` in words,
     ``source`` where it comes from."""

@@ -7,14 +7,14 @@ from the session). A strategy without inference answers an empty one. Pure Pytho
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.record import field, record
 from ..i18n import english as words
 from ..i18n.catalog import translate
 
 
-@dataclass
+@record
 class Inferred:
     """Parameters read from a recording (its versions, model, real compactions), with why each was set."""
     params: dict = field(default_factory=dict)
@@ -98,7 +98,7 @@ def infer_params(strategy, conversation) -> Inferred:
     return fn(conversation)
 
 
-@dataclass
+@record
 class Evidence:
     """What a recording says about a threshold, measured with a strategy's own estimate of the real
     contexts (``Conversation.segments``: each the context the API saw after a real compaction):

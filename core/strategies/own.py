@@ -18,8 +18,8 @@ strategy is not the pipeline the file's agent ran (``StrategyChoice.warning``). 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
+from ..runtime.record import record
 from ..i18n import english as words
 from ..files.jsonio import dict_at
 
@@ -38,7 +38,7 @@ _INSPECT = {"CompactionEdit": "inspect_edit", "CompactionTrim": "inspect_trim", 
             "edit": "inspect_edit", "trim": "inspect_trim", "summary": "inspect_summary"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Own:
     """The file's own pipeline: the strategy, who wrote the file ("" when no agent is recognised) and why,
     in words."""
@@ -52,7 +52,7 @@ class Own:
         return bool(self.agent)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StrategyChoice:
     """The strategy a command runs and why: ``name`` (a strategy spec), ``chosen`` (the user named it)
     and the file's ``own`` pipeline."""

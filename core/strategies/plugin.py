@@ -45,12 +45,12 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import orjson
 
+from ..runtime.record import record, replace
 from ..analysis.blackbox import infer_output
 from ..layers.base import Layer, LayerContext
 from ..model.messages import ANTHROPIC, OPENAI, block_type, blocks, detect_dialect, message_text
@@ -68,7 +68,7 @@ CANCEL_GRACE = 2.0               # seconds a cancelled plugin gets to return bef
 
 
 # ------------------------------------------------------------------ spec parsing
-@dataclass(frozen=True)
+@record(frozen=True)
 class Spec:
     kind: str                    # "file" or "module"
     target: str                  # absolute path, or module name

@@ -6,9 +6,9 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..runtime.record import record
 from .base import Param
 
 
@@ -24,7 +24,7 @@ class PluginError(KeyError):
 
 
 # ------------------------------------------------------------------ parameters
-@dataclass(frozen=True)
+@record(frozen=True)
 class PluginParam(Param):
     """A parameter read from a plugin function's keyword argument: its type comes from the
     annotation when there is one (so a ``None`` default still takes numbers)."""

@@ -12,9 +12,9 @@ back into ``k=v`` strings and parsed again.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Iterable
 
+from ..runtime.record import field, record
 from .base import Strategy
 
 RUN_FORMAT = "[LABEL=]NAME[:KEY=VALUE,...]"
@@ -57,7 +57,7 @@ def parse_run_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     return label or (name + (":" + rest.strip() if rest.strip() else "")), name, params
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunSpec:
     """One run to replay or compare: a label, the strategy, and its resolved parameters."""
     label: str

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, cast
 
+from ..runtime.record import field, record
 from ..runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class LazyPrompt:
         return "".join(self.pieces())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SummaryRequest:
     """What a strategy asks for. ``prompt`` is the full user prompt (it already
     contains the conversation text as the strategy formats it); ``messages`` are
@@ -83,7 +83,7 @@ class SummaryRequest:
         return self.prompt_pieces()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SummaryResult:
     """A summary a summarizer wrote, who wrote it, and (for an LLM) its model and token counts."""
     text: str
