@@ -307,8 +307,8 @@ _BYTES = st.lists(st.sampled_from([b'"', b"\\", b"\\\\", b'\\"', b"[", b"]", b"{
                                    b"1e400", b"NaN"]), max_size=60).map(b"".join)
 
 
-def _tokens(scan_class, raw: bytes, chunk: int, level: int) -> list:
-    scan = scan_class(level)
+def _tokens(scan_class, raw: bytes, chunk: int, level: int, *args) -> list:
+    scan = scan_class(level, *args)
     out = []
     for at in range(0, len(raw), chunk):
         out.append((scan.tokens(raw[at:at + chunk], at), scan.in_str, scan.bs & 1, scan.depth))
@@ -323,7 +323,9 @@ def test_the_scan_without_numpy_gives_numpys_tokens(raw, chunk, level):
     """The same tokens, levels and carried state (in a string or not, the parity of a run of backslashes, the
     depth) for any bytes, broken, cut, escaped or nested as they may be, and any chunking."""
     from compactscope.core.files.jsonstream import _Scan, _TextScan
-    assert _tokens(_TextScan, raw, chunk, level) == _tokens(_Scan, raw, chunk, level)
+    numpy = _tokens(_Scan, raw, chunk, level)
+    for groups in (0, 1, 2, 8):            # bracket by bracket, and whole groups up to 1, 2 and 8 deep in one match
+        assert _tokens(_TextScan, raw, chunk, level, groups) == numpy
 
 
 def _both_scans(raw: bytes, stream=("messages", ""), chunk: int = 7):

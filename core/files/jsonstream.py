@@ -6,8 +6,8 @@ or more is scanned with numpy: the quotes that open or close a string (a quote a
 is escaped, also across chunks), the punctuation outside strings, and the nesting level of each bracket, all
 in C; only the punctuation of the outermost one or two containers is walked in Python (a few tokens per
 message). A smaller document is scanned without numpy (its import would be most of the peak's excess): a
-regex consumes whole strings and everything else up to the next bracket, so a message costs a few matches
-(``_TextScan``, the same tokens). Each piece between two such separators (a key, a value of the top-level
+regex consumes whole strings and whole bracketed groups below the levels it walks, so a message costs a match or
+two (``_TextScan``, the same tokens). Each piece between two such separators (a key, a value of the top-level
 object, an element of a streamed array) is parsed on its own with ``parse`` (the loaders' lenient reader)
 from its bytes, which are then dropped; short string values (a role, a block type) are kept once for the document (``share_strings``).
 So the peak is the parsed value plus a chunk, never the file's bytes beside its parsed tree.
@@ -187,14 +187,39 @@ _OUTSIDE_BS = rb'\\[\\"]|\\(?=[^\\"])'
 _SHALLOW = re.compile(rb'(?:[^"\[\]{},:\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb')*+', re.S)
 _DEEP = re.compile(rb'(?:[^"\[\]{}\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb')*+', re.S)
 _IN_STRING = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+', re.S)
+GROUP_LEVELS = 8               # how deep a bracketed group the scan without numpy consumes in one regex match
+GROUP_BYTES = 256 * 1024       # a smaller document is scanned bracket by bracket (the group regex takes 4 ms to compile)
+
+
+def _balanced(levels: int = GROUP_LEVELS) -> tuple[Any, Any]:
+    """``_SHALLOW`` and ``_DEEP`` that also consume whole bracketed groups, nested up to ``GROUP_LEVELS`` deep, with
+    their strings: every token inside such a group sits deeper than the level the scan is at, so none is lost, and
+    a message or a whole array of them costs one match, not one per bracket. (Any closing bracket closes a group,
+    as the scan counts depth.) A group the match cannot take whole (cut by the chunk's end, or deeper) is left to
+    the bracket-by-bracket walk. Compiled once, when a document is first scanned."""
+    hit = _BALANCED.get(levels)
+    if hit is None:
+        atom = rb'[^"\[\]{}\\]++|' + _STRING + rb'|' + _OUTSIDE_BS
+        group = rb'[\[{](?:' + atom + rb')*+[\]}]'
+        for _ in range(levels - 1):
+            group = rb'[\[{](?:' + atom + rb'|' + group + rb')*+[\]}]'
+        hit = _BALANCED[levels] = (re.compile(rb'(?:[^"\[\]{},:\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb'|' + group + rb')*+',
+                                re.S).match,
+                                   re.compile(rb'(?:' + atom + rb'|' + group + rb')*+', re.S).match)
+    return hit
+
+
+_BALANCED: dict = {}
 
 
 class _TextScan:
     """``_Scan`` without numpy (the same tokens and carry from one chunk to the next), for a document too small
     to pay numpy's import (~13 MB and ~0.1 s): at the levels deeper than ``max_level`` only brackets stop the
-    regex, so a message costs a few matches, its strings read in C."""
+    regex, its strings read in C; with ``group_levels`` (a document of ``GROUP_BYTES`` or more) a whole bracketed
+    group below ``max_level``, up to that deep, is one match too (``_balanced``), so a message, or a probe's whole array of them, costs one."""
 
-    def __init__(self, max_level: int):
+    def __init__(self, max_level: int, group_levels: int = GROUP_LEVELS):
+        self.group_levels = group_levels
         self.max_level = max_level
         self.in_str = 0
         self.bs = 0
@@ -214,6 +239,10 @@ class _TextScan:
         owns: list = []
         top, depth, in_str = self.max_level, self.depth, self.in_str
         shallow, deep, string = _SHALLOW.match, _DEEP.match, _IN_STRING.match
+        shallow_groups, deep_groups = _balanced(self.group_levels) if self.group_levels else (shallow, deep)
+        # groups are consumed whole at a depth up to ``whole``; one the match could not take is walked bracket by
+        # bracket until it closes (so no byte is looked at by more than one failed match)
+        whole = n
         while pos < n:
             if in_str:
                 pos = string(chunk, pos).end()  # type: ignore[union-attr]  # (each pattern matches "")
@@ -221,7 +250,12 @@ class _TextScan:
                     break                            # the string goes on in the next chunk
                 in_str, pos = 0, pos + 1
                 continue
-            pos = (deep if depth > top else shallow)(chunk, pos).end()  # type: ignore[union-attr]
+            if depth < top or depth > whole:
+                pos = (deep if depth > top else shallow)(chunk, pos).end()  # type: ignore[union-attr]
+            else:
+                pos = (deep_groups if depth > top else shallow_groups)(chunk, pos).end()
+                if pos < n and (chunk[pos] == 0x5B or chunk[pos] == 0x7B):
+                    whole = depth                    # a group not taken whole: walked inside
             if pos >= n:
                 break
             c = chunk[pos]
@@ -236,6 +270,8 @@ class _TextScan:
             elif c == 0x5D or c == 0x7D:
                 own = depth
                 depth -= 1
+                if depth <= whole:
+                    whole = n
             else:
                 own = depth
             if own <= top:
@@ -550,9 +586,9 @@ def _scanner(f, max_level: int) -> Any:
         try:
             import numpy  # noqa: F401
         except ImportError:  # pragma: no cover - numpy comes with pyqtgraph
-            return _TextScan(max_level)
+            return _TextScan(max_level, GROUP_LEVELS if size >= GROUP_BYTES else 0)
         return _Scan(max_level)
-    return _TextScan(max_level)
+    return _TextScan(max_level, GROUP_LEVELS if size >= GROUP_BYTES else 0)
 
 
 def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
