@@ -253,7 +253,7 @@ class _TextScan:
             if depth < top or depth > whole:
                 pos = (deep if depth > top else shallow)(chunk, pos).end()  # type: ignore[union-attr]
             else:
-                pos = (deep_groups if depth > top else shallow_groups)(chunk, pos).end()
+                pos = (deep_groups if depth > top else shallow_groups)(chunk, pos).end()  # type: ignore[union-attr]
                 if pos < n and (chunk[pos] == 0x5B or chunk[pos] == 0x7B):
                     whole = depth                    # a group not taken whole: walked inside
             if pos >= n:
