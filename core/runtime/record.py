@@ -8,7 +8,7 @@ defaults and default factories, ``init``/``repr``/``compare``/``metadata`` per f
 
 Why not ``dataclasses`` itself: it compiles source text for each of up to six methods of every class, about
 0.7 ms a class (1.4 ms a frozen one). For the 46 classes a headless ``run`` defines that was 19 ms of every
-command's start-up, half the bare interpreter's own. Here ``__init__`` is compiled when the class is first
+command's start-up, half the bare interpreter's own (the imports of ``run`` went from 69 to 41 ms). Here ``__init__`` is compiled when the class is first
 instantiated (one compile per class, none for a class only imported), and ``__eq__``, ``__hash__``, ``__repr__``
 and the frozen guards are shared functions over the class's field names.
 
@@ -16,8 +16,7 @@ A record is still a dataclass to other code: ``dataclasses.fields``, ``replace``
 work on it (``__dataclass_fields__`` is built, importing ``dataclasses``, the first time something asks for it),
 so a plugin may treat the values it is given as the dataclasses the documentation calls them, and declare its
 own ``Settings`` with ``@dataclass(frozen=True)`` on top of the project's (``fields`` here reads such a class's
-``dataclasses`` fields). Instances pickle
-and copy as plain objects do (the fleet sends them to its workers).
+``dataclasses`` fields). Instances pickle and copy as plain objects do (the fleet sends them to its workers).
 """
 from __future__ import annotations
 
