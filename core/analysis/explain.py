@@ -7,7 +7,6 @@ head/middle/tail boundaries. ``find_boundary_step(trace)`` picks the step to exp
 """
 from __future__ import annotations
 
-
 from ..runtime.record import field, record
 from ..layers.base import BOUNDARIES, BUDGET, MICRO, SNIP
 from ..pipeline.trace import PERSIST, REPLACE

@@ -192,7 +192,7 @@ GROUP_BYTES = 256 * 1024       # a smaller document is scanned bracket by bracke
 
 
 def _balanced(levels: int = GROUP_LEVELS) -> tuple[Any, Any]:
-    """``_SHALLOW`` and ``_DEEP`` that also consume whole bracketed groups, nested up to ``GROUP_LEVELS`` deep, with
+    """``_SHALLOW`` and ``_DEEP`` that also consume whole bracketed groups, nested up to ``levels`` deep, with
     their strings: every token inside such a group sits deeper than the level the scan is at, so none is lost, and
     a message or a whole array of them costs one match, not one per bracket. (Any closing bracket closes a group,
     as the scan counts depth.) A group the match cannot take whole (cut by the chunk's end, or deeper) is left to
@@ -203,9 +203,9 @@ def _balanced(levels: int = GROUP_LEVELS) -> tuple[Any, Any]:
         group = rb'[\[{](?:' + atom + rb')*+[\]}]'
         for _ in range(levels - 1):
             group = rb'[\[{](?:' + atom + rb'|' + group + rb')*+[\]}]'
-        hit = _BALANCED[levels] = (re.compile(rb'(?:[^"\[\]{},:\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb'|' + group + rb')*+',
-                                re.S).match,
-                                   re.compile(rb'(?:' + atom + rb'|' + group + rb')*+', re.S).match)
+        shallow = rb'(?:[^"\[\]{},:\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb'|' + group + rb')*+'
+        deep = rb'(?:' + atom + rb'|' + group + rb')*+'
+        hit = _BALANCED[levels] = (re.compile(shallow, re.S).match, re.compile(deep, re.S).match)
     return hit
 
 
@@ -216,7 +216,8 @@ class _TextScan:
     """``_Scan`` without numpy (the same tokens and carry from one chunk to the next), for a document too small
     to pay numpy's import (~13 MB and ~0.1 s): at the levels deeper than ``max_level`` only brackets stop the
     regex, its strings read in C; with ``group_levels`` (a document of ``GROUP_BYTES`` or more) a whole bracketed
-    group below ``max_level``, up to that deep, is one match too (``_balanced``), so a message, or a probe's whole array of them, costs one."""
+    group below ``max_level``, up to that deep, is one match too (``_balanced``): a message, or a probe's whole
+    array of them, costs one."""
 
     def __init__(self, max_level: int, group_levels: int = GROUP_LEVELS):
         self.group_levels = group_levels

@@ -98,7 +98,7 @@ class LayerContext:
         return self.params.get(name, default)
 
     def with_params(self, params: dict) -> "LayerContext":
-        """The same context with other ``params`` (``dataclasses.replace`` without its per-call look at the fields:
+        """The same context with other ``params`` (``replace`` without its per-call look at the fields:
         a strategy that calls another's layer does it at every model call of a replay)."""
         if self.__class__ is not LayerContext:
             return replace(self, params=params)

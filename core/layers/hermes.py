@@ -14,7 +14,6 @@ Deliberate differences from the real package are listed in ``docs/hermes.md``.
 """
 from __future__ import annotations
 
-
 import time
 
 from ..runtime.record import record

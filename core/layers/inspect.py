@@ -21,7 +21,6 @@ handler's state.
 """
 from __future__ import annotations
 
-
 from ..runtime.record import record
 from ..model.messages import message_text
 from ..summarizers import SummaryError, SummaryRequest

@@ -10,7 +10,6 @@ is shared with the input.
 """
 from __future__ import annotations
 
-
 import json
 import re
 

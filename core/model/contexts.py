@@ -115,7 +115,7 @@ def _view(conv, start: int, end: int, segment: Segment, call: int | None) -> Con
     events = []
     if segment.event is not None:
         events = [replace(segment.event, message_index=0,
-                                      summary_index=0 if segment.event.summary_index is not None else None)]
+                          summary_index=0 if segment.event.summary_index is not None else None)]
     extra = dict(conv.extra or {})
     if segment.index > 0:       # a later segment starts at a root (the compact summary), not mid-session
         extra["starts_mid_session"], extra["results_before_file"] = False, []
@@ -123,7 +123,7 @@ def _view(conv, start: int, end: int, segment: Segment, call: int | None) -> Con
                         "start": start, "end": end, "history_messages": len(conv.messages),
                         "label": segment.label() + (f", at model call {call}" if call is not None else "")}
     return replace(conv, messages=conv.messages[start:end], meta=conv.meta[start:end],
-                               events=events, segments=[0], extra=extra, context_of=conv.context_of or conv)
+                   events=events, segments=[0], extra=extra, context_of=conv.context_of or conv)
 
 
 def segment_context(conv, k: int = -1) -> Conversation:

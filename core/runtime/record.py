@@ -20,9 +20,8 @@ own ``Settings`` with ``@dataclass(frozen=True)`` on top of the project's (``fie
 """
 from __future__ import annotations
 
-import sys
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -214,8 +213,8 @@ class _DataclassFields:
 # ----------------------------------------------------------------- the decorator
 def _is_classvar(annotation: Any) -> bool:
     if isinstance(annotation, str):
-        return annotation.startswith(("ClassVar", "typing.ClassVar", "t.ClassVar"))
-    return getattr(annotation, "__origin__", None) is getattr(sys.modules.get("typing"), "ClassVar", object())
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
 
 
 def _own_fields(cls: type) -> list[Field]:

@@ -5,7 +5,6 @@ prints it for any folder of sessions).
 """
 from __future__ import annotations
 
-
 from ..runtime.record import record
 from .claude_code_evidence import context_drops, kept_over_budget, memoised, real_calls, time_micro_evidence
 from ..layers.claude_code_params import (
