@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactscope.core.files.jsonio import loads_lenient
-from compactscope.core.files.jsonstream import SHALLOW_MAX, Broken, Pieces, read_document, shallow_value
+from compactscope.core.files import jsonstream
+from compactscope.core.files.jsonstream import SHALLOW_MAX, Broken, Pieces, probe_document, read_document, shallow_value
 from compactscope.core.loaders import LoadError, base, load, read_probe
 from compactscope.core.loaders.base import array_element_lines
 
@@ -239,6 +240,91 @@ def test_shallow_value_is_none_for_what_is_not_one_object_on_the_first_line():
         assert shallow_value(io.BytesIO(raw), lambda r, d: loads_lenient(r)) is None
     assert shallow_value(io.BytesIO(b'\n {"a": [1, {"b": 2}]}\n{"x"'), lambda r, d: loads_lenient(r)) == \
         {"a": [1, {"b": 2}]}
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(MESSAGES, st.dictionaries(st.sampled_from(["model", "system", "tools", "x"]), VALUES, max_size=3),
+       st.integers(0, 4), st.integers(1, 40), st.integers(8, 200), st.sampled_from([b"", b"\n", b"\n  \n", b"\n{}",
+                                                                                      b" 1", b"\n{\"a\": 1}\n"]))
+def test_the_load_probes_one_pass_gives_the_shallow_value_and_the_streamed_read(msgs, others, fmt, chunk, big,
+                                                                                  tail):
+    """``probe_document``: the shallow value ``shallow_value`` gives, and, only when the pass read the whole file
+    as one document with nothing left out, the value and lines ``read_document`` gives (with any value over
+    ``SHALLOW_MAX`` (here made small) left out, or more after the document, the loader must read it again)."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(jsonstream, "SHALLOW_MAX", big)
+    try:
+        raw = _text({**others, "messages": msgs}, fmt) + tail
+        want_shallow = shallow_value(io.BytesIO(raw), lambda r, d: loads_lenient(r), chunk_size=chunk)
+        try:
+            got_shallow, whole = probe_document(io.BytesIO(raw), Pieces(), chunk_size=chunk)
+        except Broken:
+            return                                  # (the loader then asks shallow_value)
+        assert got_shallow == want_shallow
+        try:
+            read = read_document(io.BytesIO(raw), Pieces(), ("messages",), chunk_size=chunk)
+        except Broken:
+            read = None
+        others_small = all(len(json.dumps(v, ensure_ascii=False).encode()) < big // 2 for v in others.values())
+        if read is None or want_shallow is None:
+            assert whole is None
+        elif others_small:
+            assert whole == read
+        else:
+            assert whole in (None, read)
+    finally:
+        monkeypatch.undo()
+
+
+def test_a_load_reads_a_one_line_document_once(tmp_path, monkeypatch):
+    """The load's probe reads a one-line request body whole as it looks at its first line, and the loader takes
+    that read: the file is walked once, the conversation is the one two reads give. A loader that reads the file
+    its own way (Gemini's session JSON) makes the probe let go of it first."""
+    walks = []
+    real = jsonstream._walk
+    monkeypatch.setattr(jsonstream, "_walk", lambda f, reader, *a, **k: walks.append(reader.shallow) or
+                        real(f, reader, *a, **k))
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i} " + "x" * 3000} for i in range(1000)]
+    p = tmp_path / "body.json"
+    p.write_text(json.dumps({"model": "m", "messages": msgs, "system": "be brief"}))
+    assert p.stat().st_size >= base.STREAM_BYTES and b"\n" not in p.read_bytes()
+    once = load(p)
+    assert walks == [True]
+    monkeypatch.setattr(base.Probe, "take_document", lambda self: None)
+    walks.clear()
+    twice = load(p)
+    assert walks == [True, False]
+    assert _dump(once) == _dump(twice) and len(once.main.messages) == 1000 and once.main.system == "be brief"
+    assert [m.provenance.line for m in once.main.meta] == [1] * 1000
+    assert len({id(m.provenance) for m in once.main.meta}) == 1          # one Provenance for the line, shared
+    monkeypatch.undo()
+    # a document that is not the whole file (more after it): read again by the loader, its error as before
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(p.read_bytes() + b" 7")
+    with pytest.raises(LoadError) as e:
+        load(bad)
+    assert e.value.path == str(bad) and "column" in e.value.message
+    # another loader: the probe's read is dropped before it loads
+    kept = []
+    real_probe = base.read_probe
+    import compactscope.core.loaders as loaders
+    monkeypatch.setattr(loaders, "read_probe", lambda path: kept.append(real_probe(path)) or kept[-1])
+    g = tmp_path / "session.json"
+    g.write_text(json.dumps({"sessionId": "s1", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z",
+                             "messages": [{"id": f"i{i}", "type": "user" if i % 2 == 0 else "gemini",
+                                           "timestamp": "2026-01-01T00:00:00Z", "content": "y" * 3000}
+                                          for i in range(1000)]}))
+    dropped = []
+    real_take = base.Probe.take_document
+    monkeypatch.setattr(base.Probe, "take_document", lambda self: dropped.append(real_take(self)) or dropped[-1])
+    from compactscope.core.loaders import gemini
+    real_gemini = gemini.load
+    held = []
+    monkeypatch.setattr(gemini, "load", lambda probe: held.append(probe._document) or real_gemini(probe))
+    got = load(g)
+    assert got.format == "gemini-cli" and len(got.main.messages) == 1000 and held == [None]
+    assert kept[-1].keep_document and kept[-1]._document is None
+    assert dropped[0] is not None and len(dropped[0][0]["messages"]) == 1000     # read by the probe, then let go
 
 
 def test_the_corpus_and_example_documents_load_the_same_streamed_and_whole(monkeypatch):

@@ -16,7 +16,8 @@ So the peak is the parsed value plus a chunk, never the file's bytes beside its 
 streamed arrays. Anything the scanner does not take as well-formed (broken or truncated JSON, a scalar
 document, text after the value, a key that is not a string) raises ``Broken``: the caller then parses
 the file whole, as before, for its exact error message. ``shallow_value`` reads the top-level object of
-a file's first line without its big values (a probe, which must not read a whole document).
+a file's first line without its big values (a probe, which must not read a whole document); ``probe_document``
+gives that and, in the same pass, ``read_document``'s answer for a one-line document (a load's probe).
 
 Neutral ground like ``jsonio``: it imports nothing else of Compactscope but ``jsonio`` and ``safeio``."""
 from __future__ import annotations
@@ -349,6 +350,9 @@ class _Reader:
         self.after = -1          # where a streamed array closed (its value must end there)
         self.big = False         # shallow: the value being read is too big, its bytes dropped
         self.big_value: Any = None
+        self.skipped = False     # shallow: a value was too big to keep (the root is not the whole document)
+        self.stream_at = -1      # where the streamed array being filled opened
+        self.big_streamed: list = []      # shallow: the streamed keys whose arrays are over ``SHALLOW_MAX``
         self.shared: dict = {}   # the short strings of the streamed elements (``share_strings``)
         self.inner_lines: Callable[[str, bytes], dict] | None = None
         self.drop: frozenset = frozenset()
@@ -495,6 +499,8 @@ class _Reader:
             if not self.w.blank(self.after + 1, p):
                 raise Broken("text after an array", self.after + 1)
             self.root[self.key] = self.items
+            if self.shallow and self.after - self.stream_at > SHALLOW_MAX:
+                self.big_streamed.append(self.key)
             self.after, self.items = -1, None
         elif self.big or (self.shallow and p - self.start > SHALLOW_MAX):
             self.check_big(p)
@@ -512,10 +518,9 @@ class _Reader:
             if ch not in _OPEN or self.key is None or self.after >= 0:
                 raise Broken("unbalanced brackets", p)
             self.inner = ch
-            if ch == 0x5B and self.key in self.stream and self.w.first_nonspace(self.start, p) == p \
-                    and not self.shallow:
+            if ch == 0x5B and self.key in self.stream and self.w.first_nonspace(self.start, p) == p:
                 self.items, self.lines[(self.key,)] = [], []
-                self.start = p + 1
+                self.start, self.stream_at = p + 1, p
             return None
         streamed = self.items is not None and self.after < 0
         if ch in _OPEN:
@@ -546,12 +551,13 @@ class _Reader:
     def check_big(self, end: int = -1) -> None:
         """Shallow: a top-level value over ``SHALLOW_MAX`` is not kept, an empty one of its kind stands for it."""
         end = self.w.end if end < 0 else end
-        if not self.shallow or self.big or self.key is None or end - self.start <= SHALLOW_MAX:
+        if not self.shallow or self.big or self.key is None or self.items is not None \
+                or end - self.start <= SHALLOW_MAX:
             return
         first = self.w.first_nonspace(self.start, end)
         c = self.w.buf[first - self.w.base]
         self.big_value = {} if c == 0x7B else [] if c == 0x5B else "" if c == 0x22 else None
-        self.big = True
+        self.big = self.skipped = True
 
 
 def _chunks(f, size: int) -> Iterator[bytes]:
@@ -660,9 +666,35 @@ def shallow_value(f, parse: Callable[[bytes, int], Any], chunk_size: int = 1024 
         _walk(f, reader, 1, chunk_size, stop_at_root=True)
     except Broken:
         return None
+    return _first_line_object(reader)
+
+
+def _first_line_object(reader: _Reader) -> Any:
     w = reader.w
     rest = w.buf[reader.closed + 1 - w.base:]
     nl = rest.find(b"\n")
     if rest[:nl if nl >= 0 else len(rest)].strip(_WS):
         return None                     # more on the first line than one value
     return reader.root if isinstance(reader.root, dict) else None
+
+
+def probe_document(f, parse: Callable[[bytes, int], Any], stream: tuple = ("messages",),
+                   chunk_size: int | None = None) -> tuple[Any, tuple | None]:
+    """(``shallow_value``'s answer, ``read_document``'s (value, lines) or None) from one pass: the arrays at the
+    keys ``stream`` are read element by element as ``read_document`` reads them, and stand in the shallow value
+    as ``[]`` when over ``SHALLOW_MAX``, as any big value does. The second part is there only when that pass read
+    the whole file as one document (no other value was too big to keep, nothing but blanks after it): a loader
+    of such a one-line document then need not read it again. Broken (and the errors of ``parse``) as
+    ``read_document`` raises them: the caller then asks ``shallow_value``, whose walk checks less."""
+    reader = _Reader(frozenset(stream), parse, shallow=True)
+    _walk(f, reader, 2, chunk_size or CHUNK, stop_at_root=True)
+    value = _first_line_object(reader)
+    if value is None:
+        return None, None
+    whole = None
+    if not reader.skipped and not reader.w.buf[reader.closed + 1 - reader.w.base:].strip(_WS) \
+            and all(not chunk.strip(_WS) for chunk in _chunks(f, chunk_size or CHUNK)):
+        whole = (value, reader.lines)
+    if reader.big_streamed:
+        value = {k: [] if k in reader.big_streamed else v for k, v in value.items()}
+    return value, whole

@@ -59,12 +59,16 @@ def not_transcript(path: str | Path) -> str:
 def load(path: str | Path) -> LoadResult:
     """Load any supported file. Raises ``LoadError`` (with file and line) and nothing else."""
     probe = read_probe(path)
+    probe.keep_document = True          # a one-line document's first look is its read (``Probe.take_document``)
     _refuse_side_file(probe)
     for mod in _loaders():
         if mod.sniff(probe):
+            if not getattr(mod, "TAKES_PROBED_DOCUMENT", False):
+                probe.take_document()     # (let go: this loader reads the file its own way)
             try:
                 with gc_paused_load():
                     result = mod.load(probe)
+                    probe.take_document()
                     normalise_result(result)
                 return result
             except LoadError:

@@ -18,6 +18,7 @@ from .base import (
 from .sdk_repr import content_from_repr
 
 FORMAT = "anthropic-messages"
+TAKES_PROBED_DOCUMENT = True    # a one-line document the load's probe read whole is not read again
 
 
 def _is_message(x) -> bool:
@@ -132,7 +133,11 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
         found_lines = doc_lines
         if doc is None:
             notes = []
-            doc, found_lines = read_json_streamed(probe.path, notes)
+            taken = probe.take_document()
+            if taken is not None:
+                doc, found_lines, notes = taken
+            else:
+                doc, found_lines = read_json_streamed(probe.path, notes)
             problems += note_problems(path, notes)
         if isinstance(doc, dict):
             if not isinstance(doc.get("messages"), list):
@@ -149,8 +154,10 @@ def read_messages(probe: Probe, doc=None, doc_lines: dict | None = None) -> tupl
         def line_of(i: int) -> int:
             return lines[i] if i < len(lines) else 0
         msgs, where = _check_messages(items, path, line_of, problems)
+        # one Provenance a line, shared (a value, never changed): a one-line document's messages all have one
+        at_line = {n: Provenance(path, n) for n in {*lines, 0}}
         n_lines = len(lines)
-        meta = [MessageMeta(Provenance(path, lines[i] if i < n_lines else 0, note=f"message {i}"), extra=NO_EXTRA)
+        meta = [MessageMeta(at_line[lines[i] if i < n_lines else 0], None, None, None, None, NO_EXTRA)
                 for i in where]
     msgs = fix_repr(msgs, meta, path, problems)
     if tools is not None and not isinstance(tools, list):
@@ -211,6 +218,7 @@ def load(probe: Probe) -> LoadResult:
     doc = doc_lines = None
     notes: list = []
     if probe.starts_with(b"{") and '"cycles"' in probe.text_head and not first_line_is_object(probe):
+        probe.take_document()           # (read again, with its cycles)
         doc, doc_lines = read_json_streamed(probe.path, notes, ("messages", "cycles"))
         if isinstance(doc, dict) and isinstance(doc.get("cycles"), list) and not isinstance(doc.get("messages"), list):
             return _load_cycles(probe, doc, notes)

@@ -42,6 +42,10 @@ class Probe:
     size: int
     _first_lines: list | None = field(default=None, repr=False)
     _first_value: Any = field(default=None, repr=False)
+    # a load's probe: a one-line document read for its first line is read whole in the same pass, kept for
+    # its loader (``take_document``); other probes (a sniff, a look at siblings) only skim it
+    keep_document: bool = field(default=False, repr=False)
+    _document: tuple | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         self._first_value = _UNSET
@@ -88,11 +92,35 @@ class Probe:
             elif h.startswith(b"{"):
                 from ..files.jsonstream import shallow_value
                 with open_regular(self.path) as f:
-                    value = shallow_value(f, lambda raw, depth: loads_lenient(raw))
+                    value = self._document_first_value(f) if self.keep_document and \
+                        STREAM_BYTES <= self.size <= MAX_JSON_BYTES else _UNSET
+                    if value is _UNSET:
+                        f.seek(0)
+                        value = shallow_value(f, lambda raw, depth: loads_lenient(raw))
         except (OSError, MemoryError, LoadError, ValueError, RecursionError) + tuple(JSONDecodeError):
             value = None
         self._first_value = value
         return value
+
+    def _document_first_value(self, f) -> Any:
+        """``first_line_value`` of a load's probe: the pass that reads the first line's top-level object also
+        reads the document's ``messages`` as ``read_json_streamed`` does, and keeps it when that was the whole
+        file. _UNSET when the stricter walk of that pass finds the file broken (the shallow one says more)."""
+        from ..files.jsonstream import Broken, Pieces, probe_document
+        pieces = Pieces()
+        try:
+            value, whole = probe_document(f, pieces, ("messages",))
+        except (Broken, MemoryError, RecursionError):
+            return _UNSET
+        if whole is not None:
+            self._document = (whole[0], whole[1], pieces.notes)
+        return value
+
+    def take_document(self) -> tuple | None:
+        """(value, lines, notes) as ``read_json_streamed(path, notes)`` gives them, when this load's probe read
+        the whole one-line document already (``keep_document``); once (the probe lets go of it), else None."""
+        doc, self._document = self._document, None
+        return doc
 
     def starts_with(self, *prefixes: bytes) -> bool:
         h = self.head.lstrip(b"\xef\xbb\xbf \t\r\n")
