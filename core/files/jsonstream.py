@@ -192,7 +192,7 @@ GROUP_LEVELS = 8               # how deep a bracketed group the scan without num
 GROUP_BYTES = 256 * 1024       # a smaller document is scanned bracket by bracket (the group regex takes 4 ms to compile)
 
 
-def _balanced(levels: int = GROUP_LEVELS) -> tuple[Any, Any]:
+def _balanced(levels: int = GROUP_LEVELS) -> tuple[Any, Any, Any]:
     """``_SHALLOW`` and ``_DEEP`` that also consume whole bracketed groups, nested up to ``levels`` deep, with
     their strings: every token inside such a group sits deeper than the level the scan is at, so none is lost, and
     a message or a whole array of them costs one match, not one per bracket. (Any closing bracket closes a group,
@@ -206,7 +206,9 @@ def _balanced(levels: int = GROUP_LEVELS) -> tuple[Any, Any]:
             group = rb'[\[{](?:' + atom + rb'|' + group + rb')*+[\]}]'
         shallow = rb'(?:[^"\[\]{},:\\]++|' + _STRING + rb'|' + _OUTSIDE_BS + rb'|' + group + rb')*+'
         deep = rb'(?:' + atom + rb'|' + group + rb')*+'
-        hit = _BALANCED[levels] = (re.compile(shallow, re.S).match, re.compile(deep, re.S).match)
+        run = rb'(?:' + shallow + rb',)*+'
+        hit = _BALANCED[levels] = (re.compile(shallow, re.S).match, re.compile(deep, re.S).match,
+                                   re.compile(run, re.S).match)
     return hit
 
 
@@ -218,14 +220,23 @@ class _TextScan:
     to pay numpy's import (~13 MB and ~0.1 s): at the levels deeper than ``max_level`` only brackets stop the
     regex, its strings read in C; with ``group_levels`` (a document of ``GROUP_BYTES`` or more) a whole bracketed
     group below ``max_level``, up to that deep, is one match too (``_balanced``): a message, or a probe's whole
-    array of them, costs one."""
+    array of them, costs one.
 
-    def __init__(self, max_level: int, group_levels: int = GROUP_LEVELS):
+    ``runs`` (with ``group_levels``): in an array at ``max_level``, the elements that sit on one line, each with
+    its comma, are one match and one token, ``RUN`` at the last comma (up to ``RUN_BYTES``): the reader parses
+    them in one batch and needs no comma of theirs, as they all have one line; it finds them again
+    (``split_run``) only when it must read them one by one."""
+
+    def __init__(self, max_level: int, group_levels: int = GROUP_LEVELS, runs: bool = False):
         self.group_levels = group_levels
         self.max_level = max_level
+        self.runs = runs and group_levels > 0
         self.in_str = 0
         self.bs = 0
         self.depth = 0
+        self.top_array = False       # the container open at ``max_level`` is an array
+        self.last_sep = 0            # where the last comma (or bracket) at ``max_level`` was
+        self.short = True            # the element before it was short: a run is worth trying after it
 
     def tokens(self, chunk: bytes, base: int) -> tuple[list, list, list]:
         pos, n = 0, len(chunk)
@@ -239,9 +250,12 @@ class _TextScan:
         ps: list = []
         cs: list = []
         owns: list = []
-        top, depth, in_str = self.max_level, self.depth, self.in_str
+        top, depth, in_str, top_array, short = self.max_level, self.depth, self.in_str, self.top_array, self.short
         shallow, deep, string = _SHALLOW.match, _DEEP.match, _IN_STRING.match
-        shallow_groups, deep_groups = _balanced(self.group_levels) if self.group_levels else (shallow, deep)
+        shallow_groups, deep_groups, run_match = _balanced(self.group_levels) if self.group_levels else \
+            (shallow, deep, shallow)            # (no runs without groups)
+        runs = self.runs
+        ran = -1                                     # where the last run stopped (not tried again there)
         # groups are consumed whole at a depth up to ``whole``; one the match could not take is walked bracket by
         # bracket until it closes (so no byte is looked at by more than one failed match)
         whole = n
@@ -255,6 +269,17 @@ class _TextScan:
             if depth < top or depth > whole:
                 pos = (deep if depth > top else shallow)(chunk, pos).end()  # type: ignore[union-attr]
             else:
+                if runs and short and top_array and depth == top and pos != ran:
+                    stop = pos + RUN_BYTES if pos + RUN_BYTES < n else n
+                    nl = chunk.find(b"\n", pos, stop)
+                    ran = run_match(chunk, pos, nl if nl >= 0 else stop).end()  # type: ignore[union-attr]
+                    if ran > pos:
+                        ps.append(ran - 1 + base)    # elements on one line, each with its comma: one token
+                        cs.append(RUN)
+                        owns.append(depth)
+                        self.last_sep = ran - 1 + base
+                        pos = ran
+                        continue
                 pos = (deep_groups if depth > top else shallow_groups)(chunk, pos).end()  # type: ignore[union-attr]
                 if pos < n and (chunk[pos] == 0x5B or chunk[pos] == 0x7B):
                     whole = depth                    # a group not taken whole: walked inside
@@ -269,6 +294,8 @@ class _TextScan:
             if c == 0x5B or c == 0x7B:
                 depth += 1
                 own = depth
+                if depth == top:
+                    top_array = c == 0x5B
             elif c == 0x5D or c == 0x7D:
                 own = depth
                 depth -= 1
@@ -280,9 +307,25 @@ class _TextScan:
                 ps.append(pos + base)
                 cs.append(c)
                 owns.append(own)
+                if own == top and runs:
+                    # after a long element (a tool result) the next is likely long too: no run tried on it
+                    short = pos + base - self.last_sep < RUN_BYTES // 4
+                    self.last_sep = pos + base
             pos += 1
-        self.depth, self.in_str = depth, in_str
+        self.depth, self.in_str, self.top_array, self.short = depth, in_str, top_array, short
         return ps, cs, owns
+
+
+RUN = 0x12C             # ``_TextScan``'s token for a run of elements on one line, at its last comma
+RUN_BYTES = 32 * 1024   # a run is at most this long (a batch of them stays small: ``BATCH_BYTES``)
+
+
+def split_run(piece: bytes) -> list:
+    """The offsets in ``piece`` (elements and their commas, as one ``RUN`` holds them) of the commas that end
+    its elements."""
+    scan = _TextScan(1, 0)
+    ps, cs, owns = scan.tokens(b"[" + piece + b"]", -1)
+    return [p for p, c in zip(ps, cs) if c == 0x2C]        # (tokens at level 1 only: the elements' own commas)
 
 
 class _Window:
@@ -351,7 +394,7 @@ class _Reader:
         self.big = False         # shallow: the value being read is too big, its bytes dropped
         self.big_value: Any = None
         self.skipped = False     # shallow: a value was too big to keep (the root is not the whole document)
-        self.stream_at = -1      # where the streamed array being filled opened
+        self.stream_at = -1      # where the value of the streamed array being filled starts
         self.big_streamed: list = []      # shallow: the streamed keys whose arrays are over ``SHALLOW_MAX``
         self.shared: dict = {}   # the short strings of the streamed elements (``share_strings``)
         self.inner_lines: Callable[[str, bytes], dict] | None = None
@@ -361,6 +404,7 @@ class _Reader:
         self.batch = isinstance(parse, Pieces)
         self.first = 0           # where the first element held back starts
         self.ends: list = []     # where each element held back ends (its comma)
+        self.runs: list = []     # the ends that are ``RUN``s (elements on one line, their commas not told)
 
     # -- the pieces
     def _value(self, a: int, b: int, depth: int = 1) -> Any:
@@ -378,16 +422,28 @@ class _Reader:
             raise Broken("a key is not a string", a)
         self.key = k
 
-    def _element(self, a: int, b: int, lines: list, closing: bool) -> None:
+    def _element(self, a: int, b: int, lines: list, closing: bool, run: bool = False) -> None:
+        """The element(s) from ``a`` to the separator at ``b`` (``run``: a ``RUN`` of them, ``b`` its last comma)."""
         assert self.items is not None
         if not closing and self.batch and (self.kind == 0x5B or self.inner_lines is None) \
                 and self.key not in self.drop:
             if not self.ends:
                 self.first = a
             self.ends.append(b)                        # (each next one starts after this one's comma)
+            if run:
+                self.runs.append(b)
             return None
         self.flush()
+        if run:
+            for e in self._run_ends(a, b):
+                self._one(a, e, lines, False)
+                a = e + 1
+            return None
         self._one(a, b, lines, closing)
+
+    def _run_ends(self, a: int, b: int) -> list:
+        """The commas that end the elements of the ``RUN`` from ``a`` to its last comma at ``b``."""
+        return [a + q for q in split_run(self.w.piece(a, b + 1))]
 
     def flush(self) -> None:
         """Parse the elements held back (``batch``): all in one ``loads`` of their bytes as one array, in C.
@@ -404,8 +460,15 @@ class _Reader:
             values = loads(b"[" + w.buf[a0 - w.base:ends[-1] - w.base] + b"]")
         except (ValueError, RecursionError, MemoryError):      # (orjson's errors are ValueErrors)
             values = None
+        one_line = not w.buf.count(b"\n", a0 - w.base, ends[-1] - w.base)
+        if self.runs:
+            if type(values) is list and one_line:
+                self.runs = []
+                ends = [0] * len(values)               # (a valid array: as many elements as its commas end)
+            else:
+                ends = self._told(a0, ends)
         parsed = type(values) is list and len(values) == len(ends)
-        if parsed and not w.buf.count(b"\n", a0 - w.base, ends[-1] - w.base):
+        if parsed and one_line:
             lines.extend([w.line_at(a0)] * len(ends))  # one line holds them all
         else:
             for a, b in zip([a0, *(e + 1 for e in ends[:-1])], ends):   # (each starts after the comma before it)
@@ -421,6 +484,16 @@ class _Reader:
         for value in values:
             share_strings(value, shared)
         items.extend(values)
+
+    def _told(self, a0: int, ends: list) -> list:
+        """``ends`` with each ``RUN`` in it told as the commas of its elements."""
+        runs, self.runs = set(self.runs), []
+        out: list = []
+        a = a0
+        for e in ends:
+            out += self._run_ends(a, e) if e in runs else [e]
+            a = e + 1
+        return out
 
     def _one(self, a: int, b: int, lines: list, closing: bool) -> None:
         assert self.items is not None
@@ -443,8 +516,10 @@ class _Reader:
     # -- the tokens
     def token(self, p: int, ch: int, own: int) -> None:
         if self.ends:
-            if ch == 0x2C and own == (2 if self.kind == 0x7B else 1):
+            if (ch == 0x2C or ch == RUN) and own == (2 if self.kind == 0x7B else 1):
                 self.ends.append(p)                      # the next element of a held-back run (``_element``)
+                if ch == RUN:
+                    self.runs.append(p)
                 self.start = p + 1
                 if p - self.first >= BATCH_BYTES:
                     self.flush()
@@ -480,7 +555,7 @@ class _Reader:
             raise Broken("mismatched brackets", p)
         if self.kind == 0x5B:
             if self.items is not None:
-                self._element(self.start, p, self.lines[()], ch != 0x2C)
+                self._element(self.start, p, self.lines[()], ch != 0x2C and ch != RUN, ch == RUN)
             else:
                 raise Broken("unexpected array", p)      # (a root array is always streamed)
         elif self.key is None:
@@ -499,7 +574,7 @@ class _Reader:
             if not self.w.blank(self.after + 1, p):
                 raise Broken("text after an array", self.after + 1)
             self.root[self.key] = self.items
-            if self.shallow and self.after - self.stream_at > SHALLOW_MAX:
+            if self.shallow and p - self.stream_at > SHALLOW_MAX:   # (measured as any value is)
                 self.big_streamed.append(self.key)
             self.after, self.items = -1, None
         elif self.big or (self.shallow and p - self.start > SHALLOW_MAX):
@@ -520,7 +595,7 @@ class _Reader:
             self.inner = ch
             if ch == 0x5B and self.key in self.stream and self.w.first_nonspace(self.start, p) == p:
                 self.items, self.lines[(self.key,)] = [], []
-                self.start, self.stream_at = p + 1, p
+                self.start, self.stream_at = p + 1, self.start
             return None
         streamed = self.items is not None and self.after < 0
         if ch in _OPEN:
@@ -532,7 +607,7 @@ class _Reader:
         if ch in _CLOSE and ch != self.inner + 2:
             raise Broken("mismatched brackets", p)
         if streamed:
-            self._element(self.start, p, self.lines[(self.key,)], ch != 0x2C)
+            self._element(self.start, p, self.lines[(self.key,)], ch != 0x2C and ch != RUN, ch == RUN)
             self.start = p + 1
         if ch in _CLOSE:
             self.inner = 0
@@ -583,6 +658,9 @@ def _skip_bom(f) -> int:
 NUMPY_BYTES = 1_000_000_000
 
 
+RUN_ELEMENTS = True     # the scan without numpy takes elements on one line as a ``RUN`` (one token)
+
+
 def _scanner(f, max_level: int) -> Any:
     """The scan for the file ``f``: numpy's for a big document (when numpy is there), else the pure-Python one,
     which imports nothing: numpy's import (~13 MB) would be most of the peak's excess on a 20 MB document."""
@@ -593,9 +671,9 @@ def _scanner(f, max_level: int) -> Any:
         try:
             import numpy  # noqa: F401
         except ImportError:  # pragma: no cover - numpy comes with pyqtgraph
-            return _TextScan(max_level, GROUP_LEVELS if size >= GROUP_BYTES else 0)
+            return _TextScan(max_level, GROUP_LEVELS if size >= GROUP_BYTES else 0, RUN_ELEMENTS)
         return _Scan(max_level)
-    return _TextScan(max_level, GROUP_LEVELS if size >= GROUP_BYTES else 0)
+    return _TextScan(max_level, GROUP_LEVELS if size >= GROUP_BYTES else 0, RUN_ELEMENTS)
 
 
 def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
