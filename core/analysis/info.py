@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import repeat
+from operator import attrgetter, contains
 from typing import Any
 
 from .checker import check_conversation
@@ -28,11 +30,13 @@ def tool_pair_counts(messages: list) -> tuple[int, int]:
     for m in messages:
         if not isinstance(m, dict):
             continue
+        content = m.get("content")
+        if content.__class__ is str and len(m) == 2 and "role" in m:
+            continue                                  # {"role", "content": text}: no tool call, no result
         if m.get("role") == "tool":
             if isinstance(m.get("tool_call_id"), str):
                 result(m["tool_call_id"])
             continue
-        content = m.get("content")
         for b in content if isinstance(content, list) else ():      # (``blocks``)
             t = block_type(b)
             if t == "tool_use" and isinstance(b.get("id"), str):
@@ -45,6 +49,16 @@ def tool_pair_counts(messages: list) -> tuple[int, int]:
                 calls += 1
                 open_calls[call["id"]] = False
     return calls + len(orphans), answered
+
+
+_EXTRA = attrgetter("extra")
+
+
+def _role_counts(messages: list) -> dict:
+    """{role: how many messages have it} ("?" for an item that is no message object)."""
+    if all(m.__class__ is dict for m in messages):
+        return dict(Counter(map(dict.get, messages, repeat("role"))))
+    return dict(Counter(m.get("role") if isinstance(m, dict) else "?" for m in messages))
 
 
 _DETAIL = ("type", "strategy", "mode", "messages_before", "messages_after", "session_id")
@@ -86,8 +100,8 @@ def describe(result: LoadResult) -> dict:
                              "where": str(e.provenance) if e.provenance else None},
                             **_event_detail(c, e)) for e in c.events],
             # messages a real compaction re-sent (segments that hold the whole compacted context)
-            "copies": sum(1 for m in c.meta if "copy_of" in m.extra),
-            "role_counts": dict(Counter(m.get("role") if isinstance(m, dict) else "?" for m in c.messages)),
+            "copies": sum(map(contains, map(_EXTRA, c.meta), repeat("copy_of"))),
+            "role_counts": _role_counts(c.messages),
             "kind": c.extra.get("kind") if isinstance(c.extra, dict) else None,
             "findings": [dict(f.to_json(), where=str(c.meta_at(f.message).provenance or "")) for f in findings],
             "finding_counts": dict(Counter(f.code for f in findings)),

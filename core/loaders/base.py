@@ -294,7 +294,9 @@ def normalise_result(result) -> None:
                 setattr(conv, attr, None if attr == "model" else "")
         msgs = conv.messages
         unsafe = _needs_fixing(msgs)
-        for i, m in enumerate(msgs):
+        # (when nothing is unsafe, only the messages not well shaped are looked at again: one pass in a listcomp)
+        for i in range(len(msgs)) if unsafe else [i for i, m in enumerate(msgs) if not well_shaped(m)]:
+            m = msgs[i]
             notes = []
             fixed = json_safe(m, notes) if unsafe else m
             if not well_shaped(fixed):

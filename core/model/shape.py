@@ -229,9 +229,11 @@ def well_shaped(m: Any) -> bool:
     """True when ``m`` already has the shape (``fix_message`` would return it unchanged); quick."""
     if m.__class__ is not dict:
         return False
+    c = m.get("content")
+    if c.__class__ is str and len(m) == 2 and m.get("role").__class__ is str:
+        return True                          # the commonest message: {"role": ..., "content": "text"}
     if not _fields_ok(m, _MESSAGE_FIELDS):
         return False
-    c = m.get("content")
     if c is not None and c.__class__ is not str and c.__class__ is not dict:
         if c.__class__ is not list or not _blocks_ok(c):
             return False
