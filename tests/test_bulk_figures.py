@@ -36,6 +36,29 @@ def test_put_ints_answers_as_slot_and_write_do(items, factor, floor, peak):
     assert len(bulk.gen.refs) == len(single.gen.refs)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 400), min_size=30, max_size=300), st.integers(1, 3), st.integers(1, 600),
+       st.integers(0, 200), st.integers(0, 3))
+def test_put_ints_of_many_new_objects_at_once_answers_as_slot_and_write_do(picks, factor, floor, peak, known):
+    """Mostly objects new to the table, each once (then written in C, ``_put_new``), with a few known or twice,
+    with or without a column yet, small or big capacity: the table answers as the one-by-one writes leave it."""
+    pool = [{"k": i} for i in range(401)]
+    objs = [pool[i] for i in dict.fromkeys(picks)] if known % 2 else [pool[i] for i in picks]
+    values = [i * 7 for i in range(len(objs))]
+    bulk, single = Facts(factor, floor), Facts(factor, floor)
+    for f in (bulk, single):
+        f.expect(peak)
+        if known >= 2:
+            _one_by_one(f, pool[400:], [1])           # a column and a slot before
+            f.int_column(f.gen, "m")
+    bulk.put_ints("n", objs, values)
+    _one_by_one(single, objs, values)
+    for o in pool:
+        assert bulk.int_value(o, "n") == single.int_value(o, "n")
+        assert bulk.int_value(o, "m") == single.int_value(o, "m")
+    assert len(bulk.gen.refs) == len(single.gen.refs) and bulk.gen.cap == single.gen.cap
+
+
 def test_measure_new_sums_and_keeps_what_measure_chars_would():
     msgs = [{"role": "user", "content": "x" * i} for i in range(3000)]
     msgs.append({"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png",
@@ -49,3 +72,12 @@ def test_measure_new_sums_and_keeps_what_measure_chars_would():
     assert meter.raw_size(msgs[-2]) == len(repr(msgs[-2])) != meter.message_size(msgs[-2])   # (the image's raw size kept)
     assert meter.size(msgs) == 2 + want + 2 * (len(msgs) - 1)
     assert SizeMeter(facts=Facts()).size(msgs) == meter.size(list(msgs))
+
+
+def test_put_ints_grows_to_hold_one_more_than_a_chunk():
+    objs = [{"k": i} for i in range(1025)]
+    bulk, single = Facts(4, 4096), Facts(4, 4096)
+    bulk.put_ints("n", objs, list(range(1025)))
+    _one_by_one(single, objs, list(range(1025)))
+    assert bulk.gen.cap == single.gen.cap >= 1025 and len(bulk.gen.ints["n"]) == bulk.gen.cap
+    assert [bulk.int_value(o, "n") for o in objs] == list(range(1025))

@@ -79,14 +79,7 @@ class Facts:
             s = len(g.refs)
             g.refs.append(obj)
             if s >= g.cap:
-                grow = max(_CHUNK, g.cap // 4)
-                for col in g.ints.values():
-                    col.extend(array("q", [MISSING]) * grow)
-                for ocol in g.objs.values():
-                    ocol.extend([None] * grow)
-                for name, bcol in g.bins.items():
-                    bcol.extend(bytes(grow * self._strides[name]))
-                g.cap += grow
+                self._grow(g)
         else:                     # the id's object died and the id was given to a new object
             g.refs[s] = obj
             for col in g.ints.values():
@@ -98,11 +91,52 @@ class Facts:
         g.index[k] = s
         return g, s
 
+    def _grow(self, g: _Generation) -> None:
+        """More capacity for every column of ``g``."""
+        grow = max(_CHUNK, g.cap // 4)
+        for col in g.ints.values():
+            col.extend(array("q", [MISSING]) * grow)
+        for ocol in g.objs.values():
+            ocol.extend([None] * grow)
+        for name, bcol in g.bins.items():
+            bcol.extend(bytes(grow * self._strides[name]))
+        g.cap += grow
+
+    def _put_new(self, name: str, objs: list, values: list) -> bool:
+        """``put_ints`` when every object is new to the table, each once, and all fit in its generation: slots,
+        index and column written in C (300,000 new messages: 0.18 s in the loop). False, nothing done, else."""
+        n = len(objs)
+        g = self.gen
+        s0 = len(g.refs)
+        if n < 32 or s0 + n > max(self.factor * self.peak, self.floor):
+            return False
+        ids = list(map(id, objs))
+        if not g.index.keys().isdisjoint(ids):
+            return False
+        new = dict(zip(ids, range(s0, s0 + n)))
+        if len(new) != n:
+            return False                              # an object twice
+        try:
+            column = array("q", values)
+        except (TypeError, OverflowError):
+            return False                              # (the loop says what is wrong with a value)
+        while s0 + n > g.cap:
+            self._grow(g)
+        col = g.ints.get(name)
+        if col is None:
+            col = g.ints[name] = array("q", [MISSING]) * g.cap
+        g.refs.extend(objs)
+        g.index.update(new)
+        col[s0:s0 + n] = column
+        return True
+
     def put_ints(self, name: str, objs: list, values: list) -> None:
         """Set the int column ``name`` of each of ``objs`` to its value in ``values``, adding the slots that are
         missing: what ``slot`` and a column write do per object, for a whole list under one lock (the first
         sizing of 300,000 small messages spent 1.5 us on each in the table, 0.25 us on its figure)."""
         with self._lock:
+            if self._put_new(name, objs, values):
+                return
             g = self.gen
             index, refs = g.index, g.refs
             col = g.ints.get(name)
