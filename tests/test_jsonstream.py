@@ -431,6 +431,27 @@ def test_a_run_after_a_held_element_is_told_again_when_its_batch_is_read_one_by_
         assert got[True] == got[False], chunk
 
 
+@pytest.mark.parametrize("drop", [(), ("messages",)])
+def test_runs_the_scan_parses_are_the_elements_whatever_the_chunks_cut(monkeypatch, drop):
+    """The scan parses a run of objects from a separator to the last "}," in one loads: numbers cut by a chunk
+    (1234 read as 34 if it parsed from the chunk's start), strings holding "},", dropped keys and top-level arrays
+    read as without runs, and as the whole parse."""
+    msgs = []
+    for i in range(60):
+        msgs += [123456 + i, {"role": "user", "content": "a},{b" if i % 3 else f"m{i}"}, "s},", [{"x": 1}, 2]]
+    monkeypatch.setattr(jsonstream, "GROUP_BYTES", 0)
+    for value in ({"model": "m", "messages": msgs}, msgs):
+        raw = json.dumps(value).encode()
+        for chunk in (*range(3, 120, 5), 1 << 20):
+            got = {}
+            for runs in (True, False):
+                monkeypatch.setattr(jsonstream, "RUN_ELEMENTS", runs)
+                got[runs] = read_document(io.BytesIO(raw), Pieces(), ("messages", ""), chunk_size=chunk, drop=drop)
+            assert got[True] == got[False], chunk
+            if not drop:
+                assert got[True][0] == value
+
+
 def test_split_run_tells_the_commas_of_the_elements_only():
     piece = b'{"a": [1, 2]}, "x,y", [3, {"b": ","}], 4,'
     assert [piece[q:q + 1] for q in jsonstream.split_run(piece)] == [b","] * 4

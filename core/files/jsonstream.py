@@ -236,6 +236,7 @@ class _TextScan:
         self.depth = 0
         self.top_array = False       # the container open at ``max_level`` is an array
         self.last_sep = 0            # where the last comma (or bracket) at ``max_level`` was
+        self.parsed: dict = {}       # a ``RUN``'s end -> its elements' values, when one loads parsed them all
         self.short = True            # the element before it was short: a run is worth trying after it
 
     def tokens(self, chunk: bytes, base: int) -> tuple[list, list, list]:
@@ -256,6 +257,7 @@ class _TextScan:
             (shallow, deep, shallow)            # (no runs without groups)
         runs = self.runs
         ran = -1                                     # where the last run stopped (not tried again there)
+        sep_end = -1                                 # just after the last separator at ``max_level`` in this chunk
         # groups are consumed whole at a depth up to ``whole``; one the match could not take is walked bracket by
         # bracket until it closes (so no byte is looked at by more than one failed match)
         whole = n
@@ -272,13 +274,27 @@ class _TextScan:
                 if runs and short and top_array and depth == top and pos != ran:
                     stop = pos + RUN_BYTES if pos + RUN_BYTES < n else n
                     nl = chunk.find(b"\n", pos, stop)
-                    ran = run_match(chunk, pos, nl if nl >= 0 else stop).end()  # type: ignore[union-attr]
+                    end = nl if nl >= 0 else stop
+                    # objects from a separator on: the values one loads reads up to the last "}," (valid JSON
+                    # elements end where the regex would end them), no regex over their bytes; else the regex
+                    cut = chunk.rfind(b"},", pos, end) if pos == sep_end else -1
+                    values = None
+                    if cut > pos:
+                        try:
+                            values = loads(b"[" + chunk[pos:cut + 1] + b"]")
+                        except (ValueError, RecursionError, MemoryError):
+                            values = None
+                    if values is not None:
+                        ran = cut + 2
+                        self.parsed[cut + 1 + base] = values
+                    else:
+                        ran = run_match(chunk, pos, end).end()  # type: ignore[union-attr]
                     if ran > pos:
                         ps.append(ran - 1 + base)    # elements on one line, each with its comma: one token
                         cs.append(RUN)
                         owns.append(depth)
                         self.last_sep = ran - 1 + base
-                        pos = ran
+                        pos = sep_end = ran
                         continue
                 pos = (deep_groups if depth > top else shallow_groups)(chunk, pos).end()  # type: ignore[union-attr]
                 if pos < n and (chunk[pos] == 0x5B or chunk[pos] == 0x7B):
@@ -311,6 +327,7 @@ class _TextScan:
                     # after a long element (a tool result) the next is likely long too: no run tried on it
                     short = pos + base - self.last_sep < RUN_BYTES // 4
                     self.last_sep = pos + base
+                    sep_end = pos + 1
             pos += 1
         self.depth, self.in_str, self.top_array, self.short = depth, in_str, top_array, short
         return ps, cs, owns
@@ -405,6 +422,7 @@ class _Reader:
         self.first = 0           # where the first element held back starts
         self.ends: list = []     # where each element held back ends (its comma)
         self.runs: list = []     # the ends that are ``RUN``s (elements on one line, their commas not told)
+        self.parsed: dict = {}   # the scan's values of the ``RUN``s it parsed (``_TextScan.parsed``)
 
     # -- the pieces
     def _value(self, a: int, b: int, depth: int = 1) -> Any:
@@ -485,6 +503,22 @@ class _Reader:
             share_strings(value, shared)
         items.extend(values)
 
+    def _parsed_run(self, p: int, values: list, own: int) -> bool:
+        """A ``RUN`` the scan parsed whole, taken as its values when its array is streamed in batches (its
+        elements are those a batch would parse); False (then read as any run) elsewhere."""
+        if self.items is None or self.after >= 0 or own != (2 if self.kind == 0x7B else 1) or not self.batch \
+                or not (self.kind == 0x5B or self.inner_lines is None) or self.key in self.drop:
+            return False
+        self.flush()
+        lines = self.lines[()] if self.kind == 0x5B else self.lines[(self.key,)]
+        lines.extend([self.w.line_at(self.start)] * len(values))    # (a run is on one line)
+        shared = self.shared
+        for value in values:
+            share_strings(value, shared)
+        self.items.extend(values)
+        self.start = p + 1
+        return True
+
     def _told(self, a0: int, ends: list) -> list:
         """``ends`` with each ``RUN`` in it told as the commas of its elements."""
         runs, self.runs = set(self.runs), []
@@ -515,6 +549,10 @@ class _Reader:
 
     # -- the tokens
     def token(self, p: int, ch: int, own: int) -> None:
+        if ch == RUN and self.parsed:
+            values = self.parsed.pop(p, None)
+            if values is not None and self._parsed_run(p, values, own):
+                return None
         if self.ends:
             if (ch == 0x2C or ch == RUN) and own == (2 if self.kind == 0x7B else 1):
                 self.ends.append(p)                      # the next element of a held-back run (``_element``)
@@ -678,6 +716,7 @@ def _scanner(f, max_level: int) -> Any:
 
 def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
     scan = _scanner(f, max_level)
+    reader.parsed = getattr(scan, "parsed", reader.parsed)
     w = reader.w
     pos = w.base = w.cur = _skip_bom(f)
     for chunk in _chunks(f, chunk_size):
