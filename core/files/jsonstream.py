@@ -225,7 +225,9 @@ class _TextScan:
     ``runs`` (with ``group_levels``): in an array at ``max_level``, the elements that sit on one line, each with
     its comma, are one match and one token, ``RUN`` at the last comma (up to ``RUN_BYTES``): the reader parses
     them in one batch and needs no comma of theirs, as they all have one line; it finds them again
-    (``split_run``) only when it must read them one by one."""
+    (``split_run``) only when it must read them one by one. A run of objects that starts at a separator is first
+    tried as one ``loads`` up to its last "},": when those bytes are valid JSON elements they end where the regex
+    would end them, and their values (``parsed``, by the run's end) spare the reader its batch."""
 
     def __init__(self, max_level: int, group_levels: int = GROUP_LEVELS, runs: bool = False):
         self.group_levels = group_levels
