@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactscope.core.files.jsonio import loads_lenient
-from compactscope.core.files import jsonstream
+from compactscope.core.files import jsonscan, jsonstream
 from compactscope.core.files.jsonstream import SHALLOW_MAX, Broken, Pieces, probe_document, read_document, shallow_value
 from compactscope.core.loaders import LoadError, base, load, read_probe
 from compactscope.core.loaders.base import array_element_lines
@@ -393,7 +393,7 @@ def test_elements_on_one_line_read_as_a_run_are_those_read_one_by_one(msgs, fmt,
     raw = _text(value, fmt).replace(b'"@ODD@"', odd)
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(jsonstream, "GROUP_BYTES", 0)
-    monkeypatch.setattr(jsonstream, "RUN_BYTES", run_bytes)
+    monkeypatch.setattr(jsonscan, "RUN_BYTES", run_bytes)
 
     def read(runs: bool):
         monkeypatch.setattr(jsonstream, "RUN_ELEMENTS", runs)
@@ -419,7 +419,7 @@ def test_a_run_after_a_held_element_is_told_again_when_its_batch_is_read_one_by_
     msgs = [{"role": "user", "content": f"m{i}" if i % 5 else "x" * 200} for i in range(40)]   # (no run tried
     raw = json.dumps({"messages": msgs}).encode().replace(b'"m22"', odd)                # after a long one)
     monkeypatch.setattr(jsonstream, "GROUP_BYTES", 0)
-    monkeypatch.setattr(jsonstream, "RUN_BYTES", 400)
+    monkeypatch.setattr(jsonscan, "RUN_BYTES", 400)
     for chunk in (*range(5, 90, 7), 1 << 20):
         got = {}
         for runs in (True, False):
@@ -469,7 +469,7 @@ def test_thousands_of_small_elements_are_parsed_in_few_calls(monkeypatch):
     assert len(calls) < 100          # (one per chunk of 64 KB, not one per element)
 
 
-# -- the scan without numpy (``_TextScan``, every document under ``NUMPY_BYTES``) against numpy's (``_Scan``)
+# -- the scan without numpy (``TextScan``, every document under ``NUMPY_BYTES``) against numpy's (``Scan``)
 _BYTES = st.lists(st.sampled_from([b'"', b"\\", b"\\\\", b'\\"', b"[", b"]", b"{", b"}", b",", b":", b" ", b"\n", b"a",
                                    b"\\u00e9", b"\\ud83d\\ude00", "é漢\U0001f600".encode(), b"\xef\xbb\xbf", b"\xff",
                                    b"1e400", b"NaN"]), max_size=60).map(b"".join)
@@ -490,10 +490,10 @@ def _tokens(scan_class, raw: bytes, chunk: int, level: int, *args) -> list:
 def test_the_scan_without_numpy_gives_numpys_tokens(raw, chunk, level):
     """The same tokens, levels and carried state (in a string or not, the parity of a run of backslashes, the
     depth) for any bytes, broken, cut, escaped or nested as they may be, and any chunking."""
-    from compactscope.core.files.jsonstream import _Scan, _TextScan
-    numpy = _tokens(_Scan, raw, chunk, level)
+    from compactscope.core.files.jsonscan import Scan, TextScan
+    numpy = _tokens(Scan, raw, chunk, level)
     for groups in (0, 1, 2, 8):            # bracket by bracket, and whole groups up to 1, 2 and 8 deep in one match
-        assert _tokens(_TextScan, raw, chunk, level, groups) == numpy
+        assert _tokens(TextScan, raw, chunk, level, groups) == numpy
 
 
 def _both_scans(raw: bytes, stream=("messages", ""), chunk: int = 7):
