@@ -19,6 +19,7 @@ class Scan:
 
     def __init__(self, max_level: int):
         self.max_level = max_level
+        self.parsed: dict = {}       # (``TextScan.parsed``: this scan parses no run)
         self.in_str = 0
         self.bs = 0
         self.depth = 0
@@ -153,7 +154,7 @@ class TextScan:
             (shallow, deep, shallow)            # (no runs without groups)
         runs = self.runs
         ran = -1                                     # where the last run stopped (not tried again there)
-        sep_end = -1                                 # just after the last separator at ``max_level`` in this chunk
+        sep_end = -1                                 # just after the last token at ``max_level`` in this chunk
         # groups are consumed whole at a depth up to ``whole``; one the match could not take is walked bracket by
         # bracket until it closes (so no byte is looked at by more than one failed match)
         whole = n

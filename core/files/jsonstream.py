@@ -491,7 +491,7 @@ def _scanner(f, max_level: int) -> Any:
 
 def _walk(f, reader: _Reader, max_level: int, chunk_size: int, stop_at_root: bool = False) -> None:
     scan = _scanner(f, max_level)
-    reader.parsed = getattr(scan, "parsed", reader.parsed)
+    reader.parsed = scan.parsed
     w = reader.w
     pos = w.base = w.cur = _skip_bom(f)
     for chunk in _chunks(f, chunk_size):
