@@ -545,10 +545,51 @@ def test_a_partner_is_found_by_a_look_at_first_lines_never_by_loading_siblings(t
     found = join.partners(mine, conv)
     assert [Path(d["path"]).name for d in found] == ["proxy-20260701.jsonl"] and found[0]["has_system"]
     assert loaded == ["proxy-20260701.jsonl"]                     # the four big siblings were never loaded
-    # and the other way round: from the recording, the session file is found
+    # and the other way round: from the recording, the session file is found, told by its first lines (a Claude
+    # Code session file has no system prompt or tools to lend: nothing in it is worth its load)
     loaded.clear()
     back = join.partners(rec, real(rec).main)
-    assert [Path(d["path"]).name for d in back] == [mine.name] and loaded == [mine.name]
+    assert [Path(d["path"]).name for d in back] == [mine.name] and loaded == []
+    assert back[0]["reason"] == f"the same session id {SID}" and not back[0]["has_system"] | back[0]["has_tools"]
+
+
+def test_big_session_files_of_the_same_session_id_are_told_by_their_first_lines_never_loaded(tmp_path, monkeypatch):
+    """A resumed session, a copy or a fork in the same folder carries the same session id in its first lines: it
+    is reported as the same session as a load of it would report it, and never loaded, so ``info`` costs what it
+    costs alone; a same-id file that is not a Claude Code session (a recording) is still loaded."""
+    from compactscope.core.model import join
+    from compactscope.core import loaders
+    folder = tmp_path / "project"
+    folder.mkdir()
+    mine = _cc_session(folder / f"{SID}.jsonl", SID, 10)
+    for k in range(3):
+        _cc_session(folder / f"copy-{k}.jsonl", SID, 2000)
+    _recording_of(folder / "proxy.jsonl", SID)
+    other = _cc_session(folder / "other.jsonl", "0000000f-1111-4222-8333-444455556666", 10)
+    other.write_text(other.read_text().replace('"text": "ok 1"', f'"text": "see {SID}"', 1), encoding="utf-8")
+    log = folder / "requests.jsonl"     # a request log (refused by a load) whose fourth line is a session record
+    log.write_text("".join(json.dumps({"request_index": i, "path": "/v1/messages", "body": {"n": i}}) + "\n"
+                           for i in range(3)) + mine.read_text().splitlines()[0] + "\n", encoding="utf-8")
+    real = loaders.load
+    conv = real(mine).main
+    expected = {}                       # what loading each sibling finds (the old way)
+    for p in sorted(folder.iterdir()):
+        if p != mine and p != log:
+            for c in real(p).conversations:
+                why = join.same_session(conv, c)
+                if why:
+                    expected[p.name] = (why, bool(c.system), bool(c.tools))
+                    break
+    with pytest.raises(loaders.LoadError, match="request log"):
+        real(log)                       # (so a load of it never reported it either)
+    loaded: list[str] = []
+    monkeypatch.setattr(loaders, "load", lambda p, *a, **k: loaded.append(Path(p).name) or real(p, *a, **k))
+    found = join.partners(mine, conv)
+    assert {Path(d["path"]).name: (d["reason"], d["has_system"], d["has_tools"]) for d in found} == expected
+    assert sorted(expected) == ["copy-0.jsonl", "copy-1.jsonl", "copy-2.jsonl", "proxy.jsonl"]
+    assert Path(found[0]["path"]).name == "proxy.jsonl"                      # the one that lends comes first
+    assert sorted(loaded) == ["other.jsonl", "proxy.jsonl", "requests.jsonl"]  # the other id's head names SID in a
+    #                                                                           text, the log is no session: loaded
 
 
 def test_a_partner_without_a_session_id_is_found_by_its_first_words(tmp_path, monkeypatch):

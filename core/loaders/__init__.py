@@ -44,10 +44,18 @@ def _loaders():
 def detect(path: str | Path) -> str:
     """The name of the format of the file at ``path``; LoadError when none fits."""
     probe = read_probe(path)
+    fmt = sniff_format(probe)
+    if fmt is None:
+        raise LoadError(str(path), 0, probe.describe_unknown())
+    return fmt
+
+
+def sniff_format(probe: Probe) -> str | None:
+    """The name of the format the first bytes in ``probe`` show (the loader ``load`` would pick), or None."""
     for mod in _loaders():
         if mod.sniff(probe):
             return mod.FORMAT
-    raise LoadError(str(path), 0, probe.describe_unknown())
+    return None
 
 
 def not_transcript(path: str | Path) -> str:
@@ -108,4 +116,4 @@ def _raise_unknown(probe: Probe) -> NoReturn:
     raise LoadError(str(probe.path), 0, probe.describe_unknown())
 
 
-__all__ = ["load", "detect", "not_transcript", "LoadError", "Probe", "read_probe"]
+__all__ = ["load", "detect", "sniff_format", "not_transcript", "LoadError", "Probe", "read_probe"]

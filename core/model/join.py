@@ -96,12 +96,40 @@ def _probes(conv) -> list[bytes]:
     return [runs[0][:80].strip().encode()] if runs else []
 
 
+def _session_file(p: Path, conv) -> dict | None:
+    """``partners``' entry for ``p`` when its first lines show a Claude Code session file of ``conv``'s session id
+    (what its load would find: its first conversation record's ``sessionId``), told without loading it: such a
+    file never holds a system prompt or tools, so there is nothing more to read in it. None: load it to tell (another
+    format, no complete record in its first lines, another id, or ``conv`` has no session id)."""
+    from ..loaders import LoadError, claude_code, read_probe, sniff_format
+    from ..loaders.claude_code_chain import CONVERSATION_TYPES
+    from ..loaders.side_files import kind
+    sid = session_id(conv)
+    if not sid:
+        return None
+    try:
+        probe = read_probe(p)
+    except LoadError:
+        return None
+    first = next((x for x in probe.first_json_lines(20) if isinstance(x, dict) and x.get("type") in CONVERSATION_TYPES
+                  and isinstance(x.get("message"), dict)), None)
+    if first is None or first.get("sessionId") != sid:
+        return None
+    if sniff_format(probe) != claude_code.FORMAT or kind(probe):
+        return None
+    return {"path": str(p), "conversation": None, "index": 0, "reason": f"the same session id {sid}",
+            "has_system": False, "has_tools": False}
+
+
 def partners(path, conv, folders=None, limit: int = MAX_FILES) -> list[dict]:
     """Other files (the file's own folder, and ``folders``) holding the same session:
     ``{"path", "conversation", "index", "reason", "has_system", "has_tools"}``, the fullest first.
 
     A sibling is loaded only when its first lines name the session (its id, or the first words the user
-    typed): a session among big files of other sessions costs a look at their first 64 KB, not their load."""
+    typed): a session among big files of other sessions costs a look at their first 64 KB, not their load. A
+    Claude Code session file of the same session id is told from its first lines alone (``conversation`` None):
+    it holds no system prompt or tools to lend, and a session's folder may hold big ones (a resumed session, a
+    copy)."""
     from ..loaders import LoadError, load
     probes = _probes(conv)
     if not probes:
@@ -120,6 +148,10 @@ def partners(path, conv, folders=None, limit: int = MAX_FILES) -> list[dict]:
             seen.add(rp)
             head = _head(p)
             if not any(x in head for x in probes):
+                continue
+            told = _session_file(p, conv)
+            if told is not None:
+                out.append(told)
                 continue
             try:
                 res = load(p)
