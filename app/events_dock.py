@@ -74,6 +74,10 @@ class EventsController(QObject):
         self._opened = False                     # a file was just opened: show its first real compaction's event
         self._lost: list = []                    # the last watch's removals
         self._conv: Any = None                   # the conversation the events are of
+        # {"made": (conversation, its finding events)}: the API checker's findings of the real contexts depend on the
+        # conversation alone, so a parameter or strategy change reuses them (checked again, ~0.35 s at 100k messages
+        # in the worker, beside the window showing the new run). Written by the worker in one assignment.
+        self._findings: dict = {}
         self._refresh_wanted = False             # a new conversation: compute its events once its first run is shown
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -152,6 +156,7 @@ class EventsController(QObject):
         if conv is None or conv is self._conv:        # another segment or call of the same conversation
             return
         self._conv = conv
+        self._findings = {}                      # (the old conversation's: not held on to)
         self._opened = True
         self.worker.cancel()
         release([self.events, self.retention, self.replay])
@@ -187,7 +192,8 @@ class EventsController(QObject):
         from compactscope.core.replay.shared import key
         # the timeline replays the same run when it is shown with one run: computed once for both
         self.worker.start(_compute, conv, engine, key(conv, engine.strategy, engine.params, order=engine.order,
-                                                      summarizer=self.summarizer_spec, workspace=engine.workspace))
+                                                      summarizer=self.summarizer_spec, workspace=engine.workspace),
+                          findings=self._findings)
 
     def _engine(self):
         from compactscope.core.pipeline.engine import Engine
@@ -513,22 +519,29 @@ def _paused_step(state, make):
     return _CANCELLED if state.cancel.is_set() else out
 
 
-def _compute(conv, engine, shared_key, state) -> tuple:
+def _compute(conv, engine, shared_key, state, findings: dict | None = None) -> tuple:
     """In the background: (conversation, replay, events, retention, pairs: real call -> the simulated call the
     divergence report pairs with it). Courteous: it waits while the user steps, at each layer of each call
     replayed and every few thousand messages the API checker reads (the real events' findings: ~0.5 s at 100k
-    messages, made once and listed with and without the replay). What follows the replay runs a step at a time
-    with the cyclic GC paused (``_paused_step``)."""
+    messages, made once per conversation and listed with and without the replay: kept in ``findings``,
+    ``{"made": (conversation, events)}``, for the next computation of the same conversation). What follows the
+    replay runs a step at a time with the cyclic GC paused (``_paused_step``)."""
     from compactscope.core.analysis import divergence
     from compactscope.core.analysis.retention import retention
     from compactscope.core.session.loading import gc_paused
     none = conv, None, [], [], {}, None
     if state.cancel.is_set():
         return none
-    findings = ae.finding_events(conv, pause=state.cancel.is_set)
-    if state.cancel.is_set():
-        return none
-    real = ae.history_events(conv, None, findings=findings)
+    known = (findings or {}).get("made")
+    if known is not None and known[0] is conv:
+        found = known[1]
+    else:
+        found = ae.finding_events(conv, pause=state.cancel.is_set)
+        if state.cancel.is_set():
+            return none               # (stopped in the middle: what it found is incomplete, not kept)
+        if findings is not None:
+            findings["made"] = (conv, found)
+    real = ae.history_events(conv, None, findings=found)
     rows = _rows(real)
     state.set_partial_result((conv, None, real, [], {}, (rows, row_stats(rows))))
     if state.cancel.is_set():
@@ -548,7 +561,7 @@ def _compute(conv, engine, shared_key, state) -> tuple:
     pairs: dict = {}
     for row in report["compactions"]:
         pairs.setdefault(row.get("real_call"), row.get("first_simulated_call"))
-    events = _paused_step(state, lambda: ae.history_events(conv, res, findings=findings, report=report))
+    events = _paused_step(state, lambda: ae.history_events(conv, res, findings=found, report=report))
     kept = _CANCELLED if events is _CANCELLED else \
         _paused_step(state, lambda: retention(conv, res, pause=state.cancel.is_set))
     if kept is _CANCELLED:

@@ -99,6 +99,29 @@ def test_a_parameter_change_keeps_the_events_shown_until_the_new_ones_are_there(
     assert [p.title for p in again] == [p.title for p in ec.retention_view.pairs]
 
 
+def test_a_parameter_change_reuses_the_findings_of_the_same_conversation(qtbot, make_window, monkeypatch):
+    """The API checker's findings of the real contexts depend on the conversation alone: a parameter change lists
+    them again without checking every message again; another file is checked."""
+    from compactscope.core.analysis import checker
+    real, calls = checker.check_conversation, []
+    monkeypatch.setattr(checker, "check_conversation", lambda conv, **k: calls.append(conv) or real(conv, **k))
+    w = make_window()
+    w.session.setup.set_strategy("s08")
+    assert w.open_path(str(EXAMPLES / "readme_parallel.json"), remember=False)
+    ec = w.events_controller
+    assert ec.wait(120000)
+    conv = w.session.source.conversation
+    found = [r.text for r in ec.panel.rows if r.kind == "finding"]
+    assert found and calls == [conv]
+    w.session.setup.set_param("keep_recent", 1)
+    assert ec.wait(120000) and w.session.setup.params["keep_recent"] == 1
+    assert [r.text for r in ec.panel.rows if r.kind == "finding"] == found and calls == [conv]
+    assert ec.replay is not None and ec.replay.params["keep_recent"] == 1
+    assert w.open_path(str(EXAMPLES / "short_session.json"), remember=False)
+    assert ec.wait(120000)
+    assert len(calls) == 2 and calls[1] is w.session.source.conversation is not conv
+
+
 def test_the_timeline_shows_the_totals_made_with_its_replay(qtbot, make_window):
     w = make_window()
     w.session.setup.set_strategy("claude_code")
