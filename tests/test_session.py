@@ -123,6 +123,34 @@ def test_cross_check_verdict_is_an_event(session):
     assert c.verdict.status in (MATCH, SKIPPED) and session.log.count("verdict") >= 2
 
 
+def test_the_cross_check_waits_until_the_result_is_shown_and_the_user_has_looked(tmp_path):
+    """The real package's run over the trace (seconds at 100k messages) starts after the result is shown and is
+    courteous: while the user acts (the window calls ``user_active`` on "ready" and on each step) it waits."""
+    from compactscope.core.runtime import jobs
+    from compactscope.core.runtime.jobs import ThreadExecutor, user_active
+    from compactscope.core.strategies.base import CrossCheck, Verdict
+    seen: list = []
+
+    def check(trace):
+        seen.append((list(s.log), jobs.COURTESY.should_wait()))
+        return Verdict(MATCH, "the same")
+    from compactscope.core import strategies
+    from compactscope.core.runtime.record import replace
+    ex = ThreadExecutor()
+    s = Session(Workspace(tmp_path / "ws"), executor=ex)
+    assert s.source.open(str(LONG)) and ex.wait(60) and not seen     # (s08, the file's own: no cross-check)
+    s.log = []
+    s.events.changed.connect(lambda ev: s.log.append(ev.type))
+    s.events.changed.connect(lambda ev: user_active(0.5) if ev.type == "ready" else None)   # as the window does
+    s.setup.set_strategy(replace(strategies.get("hermes"), cross_check=CrossCheck("fake", check)))
+    assert ex.wait(60) and ex.wait(60)
+    assert len(seen) == 1
+    log, waiting = seen[0]
+    assert "ready" in log and log.index("ready") < log.index("verdict")   # started after the result was shown
+    assert not waiting                                                       # ... and once the user's pause ended
+    assert s.crosscheck.check.verdict.status == MATCH
+
+
 def test_replay_cursor_and_call_shown(session):
     session.source.open(str(LONG))
     session.replay.set_compare(["hermes"], "tight=s08:max_messages=20")

@@ -17,8 +17,10 @@ class CrossCheckPart:
 
     def __init__(self, s: Session, ex: Executor):
         self.s = s
+        # courteous: it starts once the user has had a look at the result just shown (the real package's run over a
+        # 100k-message trace took the interpreter from the window painting it: hermes's parameter change)
         self.checker = Worker(ex, self._check_done, self._check_failed, policy=LATEST,
-                              name="cross-check")
+                              name="cross-check", courteous=True)
         # cross-check
         self.check: CheckState | None = None
         self._checking = None                        # the trace being checked
@@ -34,11 +36,18 @@ class CrossCheckPart:
             return
         self._checking = tr
         self.set_check(CheckState(cc.name, cc.description))
-        self.checker.start(lambda state, tr=tr: (tr, checked_verdict(cc, tr)))
+        self.checker.start(self._checked, cc, tr)
+
+    @staticmethod
+    def _checked(cc, tr, state) -> tuple:
+        """In the background: (the trace, its verdict); None when a newer run came first."""
+        if state.cancel.is_set():       # (a courteous wait first, while the user looks at the result or steps)
+            return tr, None
+        return tr, checked_verdict(cc, tr)
 
     def _check_done(self, res) -> None:
         tr, verdict = res
-        if tr is not self.s.trace or self.check is None:
+        if tr is not self.s.trace or self.check is None or verdict is None:
             return                       # a newer run is shown (its check is waiting or running)
         self.set_check(CheckState(self.check.name, self.check.description, verdict))
 

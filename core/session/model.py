@@ -271,7 +271,6 @@ class Session:
         if self.pending_view is not None:
             pending, self.pending_view = self.pending_view, None
             self.view.apply_view(pending)
-        self.crosscheck.start_check()
         if len(tr.input) > PREPARED_IN_RUN:        # (a smaller list's were made in the run)
             self.prepare_lists([tr.input] + [st.messages for st in tr.steps if st.changed])
         if ci is not None:
@@ -280,6 +279,8 @@ class Session:
             if want is not None and want != ci and self.replay.follow:
                 self.replay.start_call_job(want)
         self.events.ready(result)
+        # after "ready": the window counts a result shown as the user's action, and the check waits for it
+        self.crosscheck.start_check()
 
     def persisted_file(self, text: str) -> tuple[str, str] | None:
         """For a persisted tool result's text: (path, content) of the file it points to, looked up in
