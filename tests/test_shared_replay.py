@@ -144,6 +144,34 @@ def test_release_waits_for_its_caller_to_let_go_and_never_empties_a_result_an_as
     assert sh.shared(k, lambda: runs.append(1) or _Result(), "c").label == "c" and runs == [1]
 
 
+def test_release_waits_while_the_user_acts_or_a_run_goes_on(monkeypatch):
+    """Freeing is courteous: nothing is taken apart while the user acts (``user_active``: a step, a result just
+    shown) or while a foreground run goes on in another thread; once both are over it is freed."""
+    import weakref
+    from compactscope.core.runtime import jobs
+    monkeypatch.setattr(sh, "_PACE", jobs.CourteousEvent())   # (no slice left over from another test's waits)
+    mine = [_Result() for _ in range(2 * sh.RELEASE_CHUNK)]
+    gone = weakref.ref(mine[0])
+    running, done = threading.Event(), threading.Event()
+
+    def run():                                     # a foreground run (the pipeline's) in another thread
+        jobs.COURTESY.enter()
+        running.set()
+        done.wait(10)
+        jobs.COURTESY.leave()
+    t = threading.Thread(target=run)
+    t.start()
+    assert running.wait(5)
+    jobs.user_active(0.3)
+    sh.release(_Holder(mine, None))
+    del mine
+    time.sleep(0.5)                                # (past the wait for the caller and the user's pause)
+    assert gone() is not None and jobs.COURTESY.should_wait()      # the run goes on: nothing freed yet
+    done.set()
+    t.join()
+    assert wait_for(lambda: gone() is None, timeout=10.0)
+
+
 def test_release_of_something_held_elsewhere_does_nothing_to_it():
     keep = _Holder([1, 2], {"a": 1})
     sh.release(keep)
