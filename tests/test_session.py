@@ -151,6 +151,35 @@ def test_the_cross_check_waits_until_the_result_is_shown_and_the_user_has_looked
     assert s.crosscheck.check.verdict.status == MATCH
 
 
+def test_a_big_lists_steps_are_aligned_after_its_result_is_shown_but_the_stage_it_opens_at(tmp_path, monkeypatch):
+    """Over a big list (more than ``PREPARED_IN_RUN`` messages) the run aligns only the step of the stage the result
+    opens at; the other steps' rows are made in the background once the result is shown (a parameter change's
+    result came 0.3 s later for hermes's five steps at 100k messages), and they are the same rows."""
+    from compactscope.core.pipeline.align import align
+    from compactscope.core.runtime.jobs import user_active
+    from compactscope.core.session import model
+    monkeypatch.setattr(model, "PREPARED_IN_RUN", 10)
+    ex = ThreadExecutor()
+    s = Session(Workspace(tmp_path / "ws"), executor=ex)
+    assert s.source.open(str(LONG)) and ex.wait(60)
+    assert len(s.source.source_messages) > model.PREPARED_IN_RUN
+    s.view.set_stage(3)                                 # micro_compact's stage: its step is run again below
+    at_ready: list = []
+    s.events.changed.connect(lambda ev: user_active(0.5) if ev.type == "result" else None)  # the preparer waits
+    s.events.changed.connect(lambda ev: at_ready.append(
+        [s.view.align.peek(st) is not None for st in s.trace.steps]) if ev.type == "ready" else None)
+    before = list(s.trace.steps)
+    s.setup.set_param("keep_recent", 1)                 # (read by micro_compact: the steps before it are kept)
+    assert ex.wait(60) and ex.wait(60)
+    steps = s.trace.steps
+    kept = [any(st is b for b in before) for st in steps]
+    assert kept == [True, True, False, False]
+    assert s.view.stage == 3 and at_ready == [[True, True, True, False]]     # the kept ones and the one shown
+    assert all(s.view.align.peek(st) is not None and s.view.status_after.peek(st) is not None
+               and s.view.status_before.peek(st) is not None for st in steps)
+    assert [list(s.view.align.peek(st)) for st in steps] == [list(align(st)) for st in steps]
+
+
 def test_replay_cursor_and_call_shown(session):
     session.source.open(str(LONG))
     session.replay.set_compare(["hermes"], "tight=s08:max_messages=20")

@@ -81,6 +81,10 @@ class CourteousEvent(threading.Event):
         super().__init__()
         self._free_until = 0.0
 
+    def is_set_now(self) -> bool:
+        """Whether it is set, without waiting."""
+        return super().is_set()
+
     def is_set(self) -> bool:
         now = time.monotonic()
         if now >= self._free_until:
