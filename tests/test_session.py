@@ -164,6 +164,10 @@ def test_a_big_lists_steps_are_aligned_after_its_result_is_shown_but_the_stage_i
     assert s.source.open(str(LONG)) and ex.wait(60)
     assert len(s.source.source_messages) > model.PREPARED_IN_RUN
     s.view.set_stage(3)                                 # micro_compact's stage: its step is run again below
+    made_here: list = []                                # the steps aligned in the thread that shows the result
+    compute = s.view.align.compute
+    s.view.align.compute = lambda st: (threading.current_thread() is threading.main_thread()
+                                       and made_here.append(st.layer), compute(st))[1]
     at_ready: list = []
     s.events.changed.connect(lambda ev: user_active(0.5) if ev.type == "result" else None)  # the preparer waits
     s.events.changed.connect(lambda ev: at_ready.append(
@@ -175,9 +179,18 @@ def test_a_big_lists_steps_are_aligned_after_its_result_is_shown_but_the_stage_i
     kept = [any(st is b for b in before) for st in steps]
     assert kept == [True, True, False, False]
     assert s.view.stage == 3 and at_ready == [[True, True, True, False]]     # the kept ones and the one shown
+    assert made_here == []                              # (none made by the thread showing the result)
     assert all(s.view.align.peek(st) is not None and s.view.status_after.peek(st) is not None
                and s.view.status_before.peek(st) is not None for st in steps)
     assert [list(s.view.align.peek(st)) for st in steps] == [list(align(st)) for st in steps]
+    # a view waiting for the result (a compacted file opens at its first layer that changed the list): the stage
+    # shown before and the one it asks for are both aligned in the run
+    at_ready.clear()
+    s.view.set_stage(2)
+    s.pending_view = {"stage": "last"}
+    s.setup.set_param("keep_recent", 2)
+    assert ex.wait(60) and ex.wait(60)
+    assert s.view.stage == 4 and at_ready == [[True, True, False, True]] and made_here == []
 
 
 def test_replay_cursor_and_call_shown(session):

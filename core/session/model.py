@@ -38,7 +38,7 @@ from .crosscheck import CrossCheckPart
 from .replay import ReplayPart
 from .setup import SetupPart
 from .source import SourcePart
-from .view import ViewPart
+from .view import ViewPart, view_stage
 
 __all__ = ["AFTER", "BEFORE", "EVENTS", "FILTER_KEYS", "SNAPSHOT_VERSION", "TABS", "ChartSeries", "CheckState", "Notice",
            "Session", "SessionEvents", "StageInfo", "StageView", "gc_paused", "stage_label"]
@@ -148,11 +148,11 @@ class Session:
             # a big list's steps: only the one the window will show first (the rest after the result is shown,
             # ``_prepare``: hermes's five re-run steps over 100k messages took 0.3 s of a parameter change)
             big = len(msgs) > PREPARED_IN_RUN
-            first = self._first_shown(result.trace) if big else None
+            first = self._first_shown(result.trace) if big else []
             for step in result.trace.steps:
                 if state.cancel.is_set():
                     break
-                if big and step is not first:
+                if big and not any(step is x for x in first):
                     continue
                 self._align(step)
             if not big:                                 # (a bigger list's after its result is shown)
@@ -160,10 +160,14 @@ class Session:
                                                             if st.changed], state)
         return result
 
-    def _first_shown(self, trace):
-        """The step whose stage the result opens at (``_pipeline_done`` keeps the stage shown), or None."""
-        k = min(self.view.stage, len(trace.steps))
-        return trace.steps[k - 1] if k > 0 else None
+    def _first_shown(self, trace) -> list:
+        """The steps whose stages the result shows first: ``_pipeline_done`` shows the stage shown before, then
+        applies the view waiting for it, if any (a compacted file opens at the first layer that changed the list)."""
+        stages = {min(self.view.stage, len(trace.steps))}
+        pending = self.pending_view
+        if pending is not None:
+            stages.add(view_stage(pending, trace.steps))
+        return [trace.steps[k - 1] for k in sorted(stages) if k > 0]
 
     def _align(self, step) -> None:
         """What the views draw of a step (its aligned rows, each side's status), made once per step."""

@@ -16,6 +16,17 @@ if TYPE_CHECKING:
     from .model import Session
 
 
+def view_stage(view: dict, steps: list) -> int:
+    """The stage a saved or asked-for view (``apply_view``) opens at over ``steps``: its number, a layer's name
+    (lessons), "last" or "changed" (the first layer that changed the list)."""
+    stage = view.get("stage") or 0
+    if isinstance(stage, str):
+        stage = len(steps) if stage == "last" else \
+            compaction_stage(steps) if stage == "changed" else \
+            next((k + 1 for k, st in enumerate(steps) if st.layer == stage), 0)
+    return max(0, min(int(stage), len(steps)))
+
+
 class ViewPart:
     """What the stepper and the message list show: the stage, the view mode, the selection, the tab and filters, and what is drawn on the shown list."""
 
@@ -226,14 +237,7 @@ class ViewPart:
         if mode != self.view_mode:
             self.view_mode = mode
             self.s.events.view_mode(mode)
-        stage = view.get("stage") or 0
-        if isinstance(stage, str):          # a layer's name (lessons), or "last"
-            steps = self.s.trace.steps if self.s.trace else []
-            stage = len(steps) if stage == "last" else \
-                compaction_stage(steps) if stage == "changed" else \
-                next((k + 1 for k, st in enumerate(steps) if st.layer == stage), 0)
-        stage = int(stage)
         self.selection = None
-        self.show_stage(max(0, min(stage, len(self.s.trace.steps) if self.s.trace else 0)), remap_from=None)
+        self.show_stage(view_stage(view, self.s.trace.steps if self.s.trace else []), remap_from=None)
         if view.get("selection") is not None:
             self.select(int(view["selection"]), view.get("block"))
