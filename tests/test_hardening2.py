@@ -567,6 +567,10 @@ def test_big_session_files_of_the_same_session_id_are_told_by_their_first_lines_
     _recording_of(folder / "proxy.jsonl", SID)
     other = _cc_session(folder / "other.jsonl", "0000000f-1111-4222-8333-444455556666", 10)
     other.write_text(other.read_text().replace('"text": "ok 1"', f'"text": "see {SID}"', 1), encoding="utf-8")
+    agent = folder / "agent-1a2b3c.jsonl"   # a subagent's transcript: sidechain records with the session's id
+    agent.write_text("".join(json.dumps({**json.loads(x), "isSidechain": True}) + "\n"
+                             for x in _cc_session(tmp_path / "a.jsonl", SID, 6).read_text().splitlines()),
+                     encoding="utf-8")
     log = folder / "requests.jsonl"     # a request log (refused by a load) whose fourth line is a session record
     log.write_text("".join(json.dumps({"request_index": i, "path": "/v1/messages", "body": {"n": i}}) + "\n"
                            for i in range(3)) + mine.read_text().splitlines()[0] + "\n", encoding="utf-8")
@@ -574,7 +578,7 @@ def test_big_session_files_of_the_same_session_id_are_told_by_their_first_lines_
     conv = real(mine).main
     expected = {}                       # what loading each sibling finds (the old way)
     for p in sorted(folder.iterdir()):
-        if p != mine and p != log:
+        if p not in (mine, log, agent):
             for c in real(p).conversations:
                 why = join.same_session(conv, c)
                 if why:
@@ -585,8 +589,9 @@ def test_big_session_files_of_the_same_session_id_are_told_by_their_first_lines_
     loaded: list[str] = []
     monkeypatch.setattr(loaders, "load", lambda p, *a, **k: loaded.append(Path(p).name) or real(p, *a, **k))
     found = join.partners(mine, conv)
+    expected[agent.name] = (f"the same session id {SID}", False, False)    # (its load made a sidechain without it)
     assert {Path(d["path"]).name: (d["reason"], d["has_system"], d["has_tools"]) for d in found} == expected
-    assert sorted(expected) == ["copy-0.jsonl", "copy-1.jsonl", "copy-2.jsonl", "proxy.jsonl"]
+    assert sorted(expected) == ["agent-1a2b3c.jsonl", "copy-0.jsonl", "copy-1.jsonl", "copy-2.jsonl", "proxy.jsonl"]
     assert Path(found[0]["path"]).name == "proxy.jsonl"                      # the one that lends comes first
     assert sorted(loaded) == ["other.jsonl", "proxy.jsonl", "requests.jsonl"]  # the other id's head names SID in a
     #                                                                           text, the log is no session: loaded

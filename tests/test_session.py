@@ -249,6 +249,11 @@ def test_snapshot_restores_the_whole_state(session, tmp_path):
     assert third.restore(session.snapshot())
     assert third.view.tab == "timeline" and third.replay.replay_results and third.replay.cursor == 4 and third.replay.shown_call == 4
     assert not third.restore({"version": 99}) and "another version" in third.error.what
+    # a saved state edited by hand: a stage that is no number, no layer's name, opens at the original
+    for bad in ([1], "nosuch_layer", "12abc", float("nan"), float("inf"), {"k": 1}):
+        fourth = Session(Workspace(tmp_path / "ws4"))
+        assert fourth.restore({**snap, "view": {**snap["view"], "stage": bad, "selection": None}})
+        assert fourth.error is None and fourth.view.stage == 0 and fourth.trace is not None
 
 
 def test_background_runs_deliver_on_the_home_thread(tmp_path):

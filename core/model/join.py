@@ -98,9 +98,11 @@ def _probes(conv) -> list[bytes]:
 
 def _session_file(p: Path, conv) -> dict | None:
     """``partners``' entry for ``p`` when its first lines show a Claude Code session file of ``conv``'s session id
-    (what its load would find: its first conversation record's ``sessionId``), told without loading it: such a
-    file never holds a system prompt or tools, so there is nothing more to read in it. None: load it to tell (another
-    format, no complete record in its first lines, another id, or ``conv`` has no session id)."""
+    (its first conversation record's ``sessionId``, which its load takes as the session's), told without loading it:
+    such a file never holds a system prompt or tools, so there is nothing more to read in it. A subagent's transcript
+    (``agent-*.jsonl``, every record a sidechain's) carries its parent session's id and is listed too (its load made
+    a sidechain conversation without the id, which was not). None: load it to tell (another format, no complete
+    record in its first lines, another id, or ``conv`` has no session id)."""
     from ..loaders import LoadError, claude_code, read_probe, sniff_format
     from ..loaders.claude_code_chain import CONVERSATION_TYPES
     from ..loaders.side_files import kind

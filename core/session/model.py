@@ -165,7 +165,7 @@ class Session:
         applies the view waiting for it, if any (a compacted file opens at the first layer that changed the list)."""
         stages = {min(self.view.stage, len(trace.steps))}
         pending = self.pending_view
-        if pending is not None:
+        if isinstance(pending, dict):
             stages.add(view_stage(pending, trace.steps))
         return [trace.steps[k - 1] for k in sorted(stages) if k > 0]
 

@@ -18,13 +18,18 @@ if TYPE_CHECKING:
 
 def view_stage(view: dict, steps: list) -> int:
     """The stage a saved or asked-for view (``apply_view``) opens at over ``steps``: its number, a layer's name
-    (lessons), "last" or "changed" (the first layer that changed the list)."""
+    (lessons), "last" or "changed" (the first layer that changed the list); the original (0) for anything else (a
+    saved state edited by hand)."""
     stage = view.get("stage") or 0
     if isinstance(stage, str):
         stage = len(steps) if stage == "last" else \
             compaction_stage(steps) if stage == "changed" else \
             next((k + 1 for k, st in enumerate(steps) if st.layer == stage), 0)
-    return max(0, min(int(stage), len(steps)))
+    try:
+        k = int(stage)
+    except (TypeError, ValueError, OverflowError):
+        k = 0
+    return max(0, min(k, len(steps)))
 
 
 class ViewPart:
