@@ -165,6 +165,16 @@ def sniff(probe: Probe) -> bool:
 PROBE_SCAN = 64 * 1024
 
 
+def head_session_id(probe: Probe) -> str | None:
+    """The session id a load of the probed file takes (its first conversation record's ``sessionId``, as ``_read``
+    keeps it in its envelope), when such a record is complete among its first lines; None otherwise."""
+    for x in probe.first_json_lines(20):
+        if isinstance(x, dict) and x.get("type") in CONVERSATION_TYPES and isinstance(x.get("message"), dict):
+            sid = x.get("sessionId")
+            return sid if isinstance(sid, str) else None
+    return None
+
+
 # --------------------------------------------------------------------------- reading
 
 def _read(path_str: str, path) -> tuple:

@@ -104,7 +104,6 @@ def _session_file(p: Path, conv) -> dict | None:
     a sidechain conversation without the id, which was not). None: load it to tell (another format, no complete
     record in its first lines, another id, or ``conv`` has no session id)."""
     from ..loaders import LoadError, claude_code, read_probe, sniff_format
-    from ..loaders.claude_code_chain import CONVERSATION_TYPES
     from ..loaders.side_files import kind
     sid = session_id(conv)
     if not sid:
@@ -113,11 +112,7 @@ def _session_file(p: Path, conv) -> dict | None:
         probe = read_probe(p)
     except LoadError:
         return None
-    first = next((x for x in probe.first_json_lines(20) if isinstance(x, dict) and x.get("type") in CONVERSATION_TYPES
-                  and isinstance(x.get("message"), dict)), None)
-    if first is None or first.get("sessionId") != sid:
-        return None
-    if sniff_format(probe) != claude_code.FORMAT or kind(probe):
+    if claude_code.head_session_id(probe) != sid or sniff_format(probe) != claude_code.FORMAT or kind(probe):
         return None
     return {"path": str(p), "conversation": None, "index": 0, "reason": f"the same session id {sid}",
             "has_system": False, "has_tools": False}

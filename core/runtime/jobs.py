@@ -81,10 +81,6 @@ class CourteousEvent(threading.Event):
         super().__init__()
         self._free_until = 0.0
 
-    def is_set_now(self) -> bool:
-        """Whether it is set, without waiting."""
-        return super().is_set()
-
     def is_set(self) -> bool:
         now = time.monotonic()
         if now >= self._free_until:
@@ -107,6 +103,10 @@ class TaskState:
 
     def is_interruption_requested(self) -> bool:
         return self.cancel.is_set()
+
+    def cancelled(self) -> bool:
+        """Whether the task was cancelled, without a courteous task's wait (``cancel.is_set()`` waits first)."""
+        return threading.Event.is_set(self.cancel)
 
     def set_partial_result(self, value: Any) -> None:
         self._worker._post(self._tid, "partial", value)

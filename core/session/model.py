@@ -181,10 +181,9 @@ class Session:
         shown); the rows then go on while the user steps (each step waiting here would leave the window to align
         the stage it shows itself, ~0.1 s at 100k messages), stopped only by a cancel."""
         if steps and not state.cancel.is_set():
-            now = getattr(state.cancel, "is_set_now", state.cancel.is_set)
             with gc_paused():
                 for step in steps:
-                    if now():
+                    if state.cancelled():
                         break
                     self._align(step)
         return self._prepare_lists(lists, state)
