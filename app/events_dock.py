@@ -28,9 +28,10 @@ AUTOMATIC_SUMMARIZERS = ("offline", "fixed")     # the events' own replay never 
 CHART_DOCK = 230          # app/docks.py's height of the chart's dock
 
 
-def item_kind(kind: str) -> str:
+def item_kinds() -> dict[str, str]:
+    """An item's kind in the window's language, per kind (made once per list of pairs: tens of thousands of items)."""
     return {"request": tr("request"), "path": tr("path"), "tool": tr("tool"), "error": tr("error"),
-            "identifier": tr("identifier"), "number": tr("number")}.get(kind, kind)
+            "identifier": tr("identifier"), "number": tr("number")}
 
 
 class EventsController(QObject):
@@ -472,6 +473,7 @@ def make_pairs(retention: list, replayed: bool, paired: dict, strategy: str) -> 
     pairs: list[Pair] = []
     used: set = set()
     by_call: dict = {}
+    words = _Words(strategy)
     for r in real:
         k = paired.get(r.call)
         other = sim.get(k) if k is not None else None
@@ -480,22 +482,34 @@ def make_pairs(retention: list, replayed: bool, paired: dict, strategy: str) -> 
         by_call[r.call] = len(pairs)
         title = tr("Real compaction before call {call} (segment {segment})").format(call=r.call, segment=r.segment)
         note = "" if other is not None or not replayed else tr("The replay made no compaction near this one.")
-        pairs.append(Pair(title, _side(r, strategy), _side(other, strategy) if other is not None else None))
+        pairs.append(Pair(title, _side(r, words), _side(other, words) if other is not None else None))
         if note and pairs[-1].real is not None:
             pairs[-1].real.note = note
+    simulated = tr("Simulated compaction before call {call}")
     for k, r in sorted(sim.items()):
         if k not in used:
             by_call.setdefault(k, len(pairs))
-            pairs.append(Pair(tr("Simulated compaction before call {call}").format(call=k), None, _side(r, strategy)))
+            pairs.append(Pair(simulated.format(call=k), None, _side(r, words)))
     return pairs, by_call
 
 
-def _side(r, strategy: str) -> Side:
-    title = tr("Real summary (the file's), before call {call}").format(call=r.call) if r.kind == "real" else \
-        tr("Simulated by {strategy}, before call {call}").format(strategy=strategy, call=r.call)
+class _Words:
+    """The words of a list of pairs in the window's language, each translated once (not once per compaction)."""
+
+    def __init__(self, strategy: str):
+        self.strategy = strategy
+        self.kinds = item_kinds()
+        self.real = tr("Real summary (the file's), before call {call}")
+        self.simulated = tr("Simulated by {strategy}, before call {call}")
+
+
+def _side(r, words: _Words) -> Side:
+    title = words.real.format(call=r.call) if r.kind == "real" else \
+        words.simulated.format(strategy=words.strategy, call=r.call)
     last = r.last_request()
-    return Side(title, r.summary, [(item_kind(i.kind), i.text) for i in r.kept],
-                [(item_kind(i.kind), i.text) for i in r.lost], (last[0].text, last[1]) if last else None)
+    kinds = words.kinds
+    return Side(title, r.summary, [(kinds.get(i.kind, i.kind), i.text) for i in r.kept],
+                [(kinds.get(i.kind, i.kind), i.text) for i in r.lost], (last[0].text, last[1]) if last else None)
 
 
 def _rows(events: list) -> list[EventRow]:

@@ -17,7 +17,7 @@ JSON. The texts are English (the window translates them with ``core.i18n``). Pur
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..runtime.record import field, record
 from ..model.conversation import Conversation
@@ -77,6 +77,23 @@ class TextCache:
         t = message_text(m)
         self._d[id(m)] = (m, t)
         return t
+
+    def many(self, msgs: Iterable) -> list[str]:
+        """``[self(m) for m in msgs]``, the lookup inlined (a replay's retention asks it for the whole context of
+        every compaction)."""
+        d = self._d
+        get = d.get
+        out: list[str] = []
+        add = out.append
+        for m in msgs:
+            hit = get(id(m))
+            if hit is not None and hit[0] is m:
+                add(hit[1])
+            else:
+                t = message_text(m)
+                d[id(m)] = (m, t)
+                add(t)
+        return out
 
 
 # ------------------------------------------------------------------ where calls and compactions are
