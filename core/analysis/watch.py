@@ -9,7 +9,9 @@ tool inputs and results, ids). Pure Python, no Qt.
 """
 from __future__ import annotations
 
-from typing import Any
+from itertools import compress, count, islice
+from operator import ne
+from typing import Any, Callable
 
 from ..runtime.record import field, record
 from .session_events import TextCache, call_output, call_segment, first_reply, real_compactions, real_label
@@ -99,25 +101,65 @@ def _real_losses(conv: Any, term: str, text: TextCache, contexts: list[Context])
     return out
 
 
+def shared_prefix(a: list, b: list) -> int:
+    """How many leading messages ``a`` and ``b`` share by value (the same objects, or equal copies), found in C:
+    the lists compared whole (the same objects cost a pointer compare each), else halving the part that differs."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n                              # (the first difference is in [lo, hi))
+    while hi - lo > 32:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return next(compress(count(lo), map(ne, islice(a, lo, hi), islice(b, lo, hi))), hi)
+
+
+class Presence:
+    """Whether each list asked holds a message ``has(m)`` is true of (a function of the message's value), carried
+    from the list asked before it: the leading messages the two share keep the first one that holds it, so a
+    call's context costs the messages after them. A replay's contexts grow from call to call (each the last one's output
+    and the new messages): a term in no message was looked for in every message of every call's context, a
+    quadratic walk (a 100k-message Claude Code session's replay: thousands of messages at each of 50,000 calls)."""
+
+    def __init__(self, has: Callable[[Any], bool]):
+        self.has = has
+        self.last: list = []
+        self.first: int | None = None          # the first message of ``last`` that holds it
+
+    def __call__(self, msgs: list) -> bool:
+        p = shared_prefix(self.last, msgs) if self.last else 0
+        if self.first is not None and self.first < p:
+            first: int | None = self.first     # (``msgs`` has it there too, and nothing before it)
+        else:                                  # (none of the shared messages holds it)
+            has = self.has
+            first = next((i for i, m in enumerate(islice(msgs, p, None), p) if has(m)), None)
+        self.last, self.first = msgs, first
+        return first is not None
+
+
 def _simulated(conv: Any, term: str, text: TextCache, result: Any) -> tuple[list[tuple[int, int]], list[Lost]]:
     has: dict[int, bool] = {}
 
+    def has_term(m: Any) -> bool:
+        v = has.get(id(m))
+        if v is None:
+            v = has[id(m)] = term in text(m)
+        return v
+
     def holds(msgs: list) -> bool:
-        for m in msgs:
-            v = has.get(id(m))
-            if v is None:
-                v = has[id(m)] = term in text(m)
-            if v:
-                return True
-        return False
+        return any(map(has_term, msgs))
 
     present, lost = [], []
+    presence = Presence(has_term)
     for c in result.calls:
         if c.index >= len(result.inputs):
             break
-        before = holds(result.inputs[c.index])
+        before = presence(result.inputs[c.index])
         changed = any(lr.changed for lr in c.layers)
-        after = holds(call_output(result, c.index)) if before and changed else before
+        after = presence(call_output(result, c.index)) if before and changed else before
         present.append(after)
         if before and not after:
             lost.append(Lost(c.index, f"{result.strategy}: {_layer_that_removed(result, c.index, holds)}", "simulated",
