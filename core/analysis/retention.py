@@ -66,7 +66,8 @@ class Retention:
     segment: int
     kept: list[Item] = field(default_factory=list)
     lost: list[Item] = field(default_factory=list)
-    replacement: str = ""        # the text that replaced the context (the summary and what followed)
+    # (the text that replaced the context is judged against, not kept: a snipping replay's 50,000 compactions at
+    # 100k messages each held its whole output context's text, half a gigabyte in the window)
     replaced_messages: int = 0
     summary: str = ""            # the summary itself, when one was made
 
@@ -355,7 +356,7 @@ def _retention(kind: str, call: int | None, segment: int, left: list, after: lis
     replaced = Joined(text.many(left))
     replacement = "\n".join(text.many(after) if after_texts is None else after_texts)
     kept, lost = judge(context_items(left), replaced, replacement)
-    return Retention(kind, call, segment, kept, lost, replacement, len(left), summary)
+    return Retention(kind, call, segment, kept, lost, len(left), summary)
 
 
 def _simulated(conv: Any, result: Any, text: TextCache) -> Iterator[Retention]:
