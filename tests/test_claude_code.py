@@ -286,6 +286,8 @@ def test_prompt_too_long_drops_oldest_groups_and_retries(tmp_path):
     assert s.sizes == [21, 19, 17]
     assert all(b < a for a, b in zip(s.sizes, s.sizes[1:]))
     assert out.vars["ptl_retries"] == 2
+    # the last prompt's 17 messages: the retry's marker (the rest began with an assistant turn) and 16 of the 21
+    assert out.vars["ptl_dropped_messages"] == 5
     assert "Summary:\n1. Primary Request" in out.messages[0]["content"]
     assert sum(1 for e in out.edits if e.kind == "drop") == out.vars["ptl_retries"]
     # never fits: gives up after 3 retries, the failure counts for the breaker

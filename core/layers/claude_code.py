@@ -25,7 +25,7 @@ from array import array
 from functools import lru_cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
-from operator import is_
+from operator import is_, methodcaller
 
 from ..runtime.record import replace
 from ..model.messages import block_type, blocks, content_text, replace_block
@@ -56,6 +56,7 @@ CONTINUE_TEXT = ("\nPlease continue the conversation from where we left it off w
                  "further questions. Continue with the last task that you were asked to work on.")
 TRUNCATED = "\n\n[... truncated: the file is larger than the per-file restore budget]"
 PTL_MARKER = "[earlier conversation truncated for compaction retry]"
+_CONTENT = methodcaller("get", "content")
 
 NO_TOOLS_PREAMBLE = (
     "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n"
@@ -736,7 +737,8 @@ def compact(messages: list, ctx: LayerContext, v: dict, why: str, purpose: str) 
             edit = replace(edit, out=k)
         edits.append(edit)
     out += restored
-    dropped_total = len(messages) - sum(1 for m in part if m.get("content") != PTL_MARKER)
+    # (the markers a retry put in counted in C: ``part`` is the whole summarised context, 100k messages)
+    dropped_total = len(messages) - len(part) + list(map(_CONTENT, part)).count(PTL_MARKER)
     v.update(summarised=len(messages), ptl_retries=attempt, summary_input_messages=len(part),
              transcript=str(transcript), analysis_stripped="<analysis>" in res.text, **r_vars)
     if dropped_total:
