@@ -114,7 +114,8 @@ def iter_lines(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int
                 yield n, raw
 
 
-_TS_CACHE: dict = {}
+_TS_CACHE: dict = {}        # "2026-01-20T15" -> its seconds since the epoch
+_TS_MINUTES: dict = {}      # "2026-01-20T15:07" -> its seconds since the epoch
 
 
 def parse_timestamp(value: Any) -> float | None:
@@ -126,18 +127,25 @@ def parse_timestamp(value: Any) -> float | None:
         return v / 1000.0 if v > 1e11 else v
     if not isinstance(value, str) or not value:
         return None
-    # fast path for the usual "2026-01-20T15:07:58.839Z": the hour is parsed once and cached, the minute and
-    # seconds added (the same float as parsing the minute: base + 60 x minute is an exact integer either way)
+    # fast path for the usual "2026-01-20T15:07:58.839Z": the hour is parsed once and cached, the minute added
+    # and cached too, the seconds added (the same float as parsing the minute: hour + 60 x minute is an exact
+    # integer either way; a load reads one per line)
     if len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[16] == ":" and value[13] == ":":
-        base = _TS_CACHE.get(value[:13])
+        base = _TS_MINUTES.get(value[:16])
         if base is None:
-            base = parse_timestamp(value[:13] + ":00:00+00:00")
-            if base is not None and len(_TS_CACHE) < 100000:
-                _TS_CACHE[value[:13]] = base
-        minute = value[14:16]
-        if base is not None and minute.isdigit() and minute.isascii() and int(minute) < 60:
+            hour = _TS_CACHE.get(value[:13])
+            if hour is None:
+                hour = parse_timestamp(value[:13] + ":00:00+00:00")
+                if hour is not None and len(_TS_CACHE) < 100000:
+                    _TS_CACHE[value[:13]] = hour
+            minute = value[14:16]
+            if hour is not None and minute.isdigit() and minute.isascii() and int(minute) < 60:
+                base = hour + int(minute) * 60
+                if len(_TS_MINUTES) < 100000:
+                    _TS_MINUTES[value[:16]] = base
+        if base is not None:
             try:
-                return base + int(minute) * 60 + float(value[17:23])
+                return base + float(value[17:23])
             except ValueError:
                 pass
     from datetime import datetime, timezone
