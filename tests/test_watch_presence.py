@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from compactscope.core.analysis.watch import Presence, shared_prefix
+from compactscope.core.analysis.watch import Presence
+from compactscope.core.runtime.listmemo import equal_prefix
 
 _POOL = [{"role": "user", "content": t} for t in ("a", "b", "term here", "c", "d", "term", "e")]
 
@@ -30,10 +31,10 @@ def test_presence_is_a_look_at_every_message(steps):
 
 @settings(max_examples=300, deadline=None)
 @given(a=st.lists(st.integers(0, 3), max_size=80), b=st.lists(st.integers(0, 3), max_size=80))
-def test_shared_prefix_is_the_longest_equal_prefix(a, b):
+def test_equal_prefix_is_the_longest_equal_prefix(a, b):
     pool = [{"k": i} for i in range(4)]
     la, lb = [pool[i] for i in a], [dict(pool[i]) for i in b]        # (b holds copies: equal, not the same)
-    k = shared_prefix(la, lb)
+    k = equal_prefix(la, lb)
     assert la[:k] == lb[:k] and (k == min(len(la), len(lb)) or la[k] != lb[k])
 
 

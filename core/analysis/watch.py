@@ -9,10 +9,10 @@ tool inputs and results, ids). Pure Python, no Qt.
 """
 from __future__ import annotations
 
-from itertools import compress, count, islice
-from operator import ne
+from itertools import islice
 from typing import Any, Callable
 
+from ..runtime.listmemo import equal_prefix
 from ..runtime.record import field, record
 from .session_events import TextCache, call_output, call_segment, first_reply, real_compactions, real_label
 from ..model.contexts import call_indices, segments
@@ -101,22 +101,6 @@ def _real_losses(conv: Any, term: str, text: TextCache, contexts: list[Context])
     return out
 
 
-def shared_prefix(a: list, b: list) -> int:
-    """How many leading messages ``a`` and ``b`` share by value (the same objects, or equal copies), found in C:
-    the lists compared whole (the same objects cost a pointer compare each), else halving the part that differs."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n                              # (the first difference is in [lo, hi))
-    while hi - lo > 32:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return next(compress(count(lo), map(ne, islice(a, lo, hi), islice(b, lo, hi))), hi)
-
-
 class Presence:
     """Whether each list asked holds a message ``has(m)`` is true of (a function of the message's value), carried
     from the list asked before it: the leading messages the two share keep the first one that holds it, so a
@@ -130,7 +114,7 @@ class Presence:
         self.first: int | None = None          # the first message of ``last`` that holds it
 
     def __call__(self, msgs: list) -> bool:
-        p = shared_prefix(self.last, msgs) if self.last else 0
+        p = equal_prefix(self.last, msgs) if self.last else 0
         if self.first is not None and self.first < p:
             first: int | None = self.first     # (``msgs`` has it there too, and nothing before it)
         else:                                  # (none of the shared messages holds it)

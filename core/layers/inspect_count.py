@@ -16,9 +16,9 @@ safe joins the run before it) are counted per list, by their text (cached too). 
 """
 from __future__ import annotations
 
-from itertools import compress, count, islice
-from operator import ne
 from typing import Any, Callable
+
+from ..runtime.listmemo import equal_prefix
 
 _MAX_MESSAGES = 200_000
 _MAX_RUNS = 50_000
@@ -35,25 +35,6 @@ def safe_start(text: str) -> bool:
         return False
     c = text[0]
     return c != "/" and c.isprintable() and not c.isspace()
-
-
-def equal_prefix(a: list, b: list) -> int:
-    """How many leading messages ``a`` and ``b`` share by value (the same object, or an equal copy: an edit pass
-    copies every message it touches, also into the same content), found in C: slices compared as lists (the same
-    objects cost a pointer compare each), halving the part that differs, then one by one in the last few."""
-    lo, hi = 0, min(len(a), len(b))
-    if a[:hi] == b[:hi]:
-        return hi
-    while hi - lo > _SCAN:              # the first difference is in [lo, hi)
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return next(compress(count(lo), map(ne, islice(a, lo, hi), islice(b, lo, hi))), hi)
-
-
-_SCAN = 32
 
 
 def looks_same(a: list, b: list, samples: int = 8) -> bool:
