@@ -14,6 +14,7 @@ import pytest
 
 from compactscope.core.loaders import LoadError, load
 from compactscope.core.loaders import inspect as inspect_loader
+from compactscope.core.loaders.base import Probe
 
 from helpers import deflated_zeros, deflated_zip
 
@@ -184,3 +185,24 @@ def test_hostile_ids_in_an_inspect_sample(tmp_path):
     p.write_text(json.dumps({"version": 2, "eval": {"task": "t"}, "samples": [s]}))
     conv = load(p).main
     assert conv.messages[3]["tool_call_id"] == "{'k': 1}" and len(conv.meta) == len(conv.messages)
+
+
+def test_an_archive_asking_for_a_zip_version_zipfile_cannot_read_is_refused_in_words(tmp_path):
+    import zipfile
+    path = tmp_path / "v91.eval"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("header.json", json.dumps({"eval": {"task": "t"}, "version": 2}))
+        z.writestr("samples/s_epoch_1.json", json.dumps(SAMPLE))
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:                       # each central directory entry's "version needed to extract": 9.1
+        data[at + 6:at + 8] = (91).to_bytes(2, "little")
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    before = path.read_bytes()
+    for read in (load, lambda p: inspect_loader.load(Probe(p, p.read_bytes()[:65536], p.stat().st_size))):
+        with pytest.raises(LoadError) as e:
+            read(path)
+        assert "zip file version 9.1" in str(e.value) and "inspect log convert --to json" in str(e.value)
+        assert "NotImplementedError" not in str(e.value)
+    assert path.read_bytes() == before

@@ -76,7 +76,7 @@ def _zip_has_samples(probe: Probe) -> bool:
     try:
         with zipfile.ZipFile(probe.path) as z:
             names = z.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
         return False
     return "header.json" in names or any(n.startswith("samples/") for n in names)
 
@@ -705,6 +705,9 @@ def _load_eval(probe: Probe) -> LoadResult:
                                                              "warning"))
     except zipfile.BadZipFile as e:
         raise LoadError(path, 0, f"a broken zip archive: {e}") from None
+    except NotImplementedError as e:     # (its directory asks for a zip version or feature zipfile does not read)
+        raise LoadError(path, 0, f"a zip archive Compactscope cannot read ({e}): re-save the log with `inspect log "
+                                 "convert --to json` and open the .json") from None
     except (OSError, EOFError, ValueError, KeyError) as e:
         raise LoadError(path, 0, f"cannot read the archive: {type(e).__name__}: {e}") from None
     return _result(path, convs)
